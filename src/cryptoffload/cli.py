@@ -1,0 +1,225 @@
+"""The ``cryptoffload`` command line (typer + rich).
+
+User mistakes (bad options, profiles, traces) end with a one-line ``error: ...`` on stderr and
+exit code 2, never a traceback; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cryptoffload import __version__
+from cryptoffload.errors import CryptoffloadError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
+study_app = typer.Typer(no_args_is_help=True, help="Run one study (a paper reproduced and extended).")
+calibrate_app = typer.Typer(help="Measure this machine's costs into a *measured* profile.",
+                            invoke_without_command=True)
+trace_app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
+app.add_typer(study_app, name="study")
+app.add_typer(calibrate_app, name="calibrate")
+app.add_typer(trace_app, name="trace")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str], None]]]:
+    """A rich progress bar handed to studies as ``progress(total) -> advance(label)``."""
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err_console, transient=False, disable=not enabled)
+
+    def start(total: int) -> Callable[[str], None]:
+        task = prog.add_task("starting", total=total)
+
+        def advance(label: str) -> None:
+            prog.update(task, advance=1, description=label)
+        return advance
+
+    with prog:
+        yield start
+
+
+@app.command()
+def version() -> None:
+    """Print the package version."""
+    console.print(__version__)
+
+
+# ---- studies ------------------------------------------------------------------------------
+@study_app.command("list")
+def study_list() -> None:
+    """List the available studies."""
+    from cryptoffload.studies import STUDIES, study_module
+
+    for name in STUDIES:
+        console.print(f"[bold]{name}[/bold]  {study_module(name).TITLE}")
+
+
+def _parse_floats(text: Optional[str], what: str) -> Optional[list[float]]:
+    if text is None:
+        return None
+    from cryptoffload.errors import ConfigError
+
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'") from None
+
+
+@study_app.command("fpga-reconfig")
+def study_fpga_reconfig(
+    quick: bool = typer.Option(False, "--quick", help="Reduced run (61,000 requests per rate), under 30 s."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the generated traces (simulation only)."),
+    out: Path = typer.Option(Path("out/fpga-reconfig"), "--out", help="Output folder."),
+    rates: Optional[str] = typer.Option(None, "--rates", help="Comma-separated request rates (req/s)."),
+    policies: Optional[str] = typer.Option(None, "--policies", help="Comma-separated policies (default: all)."),
+    requests: Optional[int] = typer.Option(None, "--requests", help="Requests per rate (default 610,000; quick 61,000)."),
+    profile: str = typer.Option("virtex2_ciphers", "--profile", help="Platform profile (name or TOML path)."),
+    sw_profile: Optional[str] = typer.Option(None, "--sw-profile",
+                                             help="Measured software profile (from `calibrate ciphers`) for a 'this machine' table."),
+    reconfig_ms: Optional[float] = typer.Option(None, "--reconfig-ms",
+                                                help="Override reconfiguration time (default: from bitstream size and clock)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Replay a log (CSV time,client,bytes or Common Log Format)."),
+    history: Optional[Path] = typer.Option(None, "--history", help="History log for the n-gram tables (default: generated, other seed)."),
+    window_mb: float = typer.Option(5.0, "--window-mb", help="Prediction interval in MB (paper: 5)."),
+    engine: str = typer.Option("fast", "--engine", help="fast (numba) or simpy (reference model, slow)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Seed 002: FPGA reconfiguration hidden by overlap and request prediction."""
+    from cryptoffload.policies.reconfig import POLICIES
+    from cryptoffload.report.tables import render_result
+    from cryptoffload.studies import fpga_reconfig as st
+
+    cfg = st.FpgaReconfigConfig(
+        quick=quick, seed=seed, requests=requests, rates=_parse_floats(rates, "--rates"),
+        policies=[p.strip().lower() for p in policies.split(",") if p.strip()] if policies else list(POLICIES),
+        profile=profile, sw_profile=sw_profile, reconfig_ms=reconfig_ms,
+        trace=str(trace) if trace else None, history=str(history) if history else None,
+        window_mb=window_mb, engine=engine)
+    cfg.validate()
+    with progress_bar(not no_progress) as prog:
+        result = st.run(cfg, out, prog)
+    render_result(result, console)
+    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+
+
+# ---- report -------------------------------------------------------------------------------
+@app.command()
+def report(
+    out: Path = typer.Option(Path("report"), "--out", help="Report folder (index.html + one folder per study)."),
+    full: bool = typer.Option(False, "--full", help="Full mode instead of quick mode."),
+    seed: int = typer.Option(1, "--seed"),
+    calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate",
+                                   help="Measure this machine's cipher throughput for the 'this machine' tables."),
+) -> None:
+    """Run every available study (quick mode by default) and write OUT/index.html."""
+    from cryptoffload.machine import machine_info
+    from cryptoffload.report.html import write_index
+    from cryptoffload.report.tables import render_result
+    from cryptoffload.studies import STUDIES
+    from cryptoffload.studies import fpga_reconfig as st
+
+    results, failures = [], []
+    sw_profile = None
+    if calibrate:
+        from cryptoffload.sim.calibrate import calibrate_ciphers
+
+        sw_profile = str(calibrate_ciphers(out / "calibration" / "ciphers.toml", seconds=0.05 if not full else 0.3,
+                                           progress=True))
+    for name in STUDIES:
+        if name == "fpga-reconfig":
+            cfg = st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile)
+            with progress_bar() as prog:
+                res = st.run(cfg, out / name, prog)
+            render_result(res, console)
+            results.append((res, name))
+    index = write_index(results, out, machine_info(), failures)
+    console.print(f"wrote {index}")
+
+
+# ---- calibration --------------------------------------------------------------------------
+@calibrate_app.callback()
+def calibrate_all(ctx: typer.Context,
+                  out_dir: Path = typer.Option(Path("calibration"), "--out-dir", help="Folder for the measured profiles."),
+                  seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library.")) -> None:
+    """Without a subcommand: run every calibration into OUT_DIR."""
+    if ctx.invoked_subcommand is None:
+        _calibrate_ciphers(out_dir / "ciphers.toml", seconds)
+
+
+def _calibrate_ciphers(out: Path, seconds: float) -> None:
+    from cryptoffload.profiles import load_profile
+    from cryptoffload.report.tables import render_table
+    from cryptoffload.sim.calibrate import calibrate_ciphers, comparison_table
+
+    path = calibrate_ciphers(out, seconds=seconds, progress=True)
+    render_table(comparison_table(load_profile(path)), console)
+    console.print(f"wrote {path}")
+
+
+@calibrate_app.command("ciphers")
+def calibrate_ciphers_cmd(
+    out: Path = typer.Option(Path("calibration/ciphers.toml"), "--out", help="Profile to write (TOML)."),
+    seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library."),
+) -> None:
+    """Measure software throughput of the seed-002 ciphers on this machine (one core)."""
+    _calibrate_ciphers(out, seconds)
+
+
+# ---- traces -------------------------------------------------------------------------------
+@trace_app.command("generate")
+def trace_generate(
+    out: Path = typer.Option(..., "--out", help="CSV file to write."),
+    requests: int = typer.Option(610_000, "--requests"),
+    rate: Optional[float] = typer.Option(None, "--rate", help="Rescale to this mean rate (req/s); default: log time."),
+    seed: int = typer.Option(1, "--seed"),
+) -> None:
+    """Generate a seed-002 request trace (the paper's inverse CDFs) as CSV."""
+    from cryptoffload.crypto.ciphers import CIPHERS
+    from cryptoffload.workloads.web_trace import generate_trace, save_trace_csv
+
+    tr = generate_trace(requests, seed=seed)
+    if rate is not None:
+        tr = tr.rescaled(rate)
+    save_trace_csv(tr, out, cipher_names=CIPHERS)
+    console.print(f"wrote {out}: {len(tr):,} requests over {tr.span:,.1f} s ({tr.offered_rate:,.2f} req/s)")
+
+
+@trace_app.command("inspect")
+def trace_inspect(path: Path) -> None:
+    """Read a log (CSV or Common Log Format) and report what it holds, bad lines included."""
+    import numpy as np
+
+    from cryptoffload.crypto.ciphers import DISPLAY_NAMES, CIPHERS
+    from cryptoffload.workloads.web_trace import load_trace
+
+    tr = load_trace(path, cipher_names=CIPHERS)
+    console.print(f"{path}: {len(tr):,} requests, {tr.span:,.1f} s, {tr.offered_rate:,.2f} req/s, "
+                  f"{len(np.unique(tr.client)):,} clients, mean size {tr.size.mean():,.0f} B")
+    mix = tr.cipher_mix("count")
+    console.print("cipher mix: " + ", ".join(f"{DISPLAY_NAMES[c]} {m:.3f}" for c, m in zip(CIPHERS, mix)))
+    if tr.bad_lines:
+        console.print(f"[yellow]{tr.bad_lines} bad line(s)[/yellow], e.g.: " + "; ".join(tr.bad_examples))
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point: typer handles usage errors (exit 2); our user errors become one line."""
+    try:
+        app(args=argv)
+    except CryptoffloadError as exc:
+        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""User-facing errors.
+
+Every mistake a user can make (bad profile, malformed trace, unknown policy, ...) raises a
+subclass of :class:`CryptoffloadError`. The CLI turns these into a one-line message and exit
+code 2; anything else is a bug and keeps its traceback.
+"""
+
+
+class CryptoffloadError(Exception):
+    """Base class of errors caused by user input rather than by a bug."""
+
+
+class ProfileError(CryptoffloadError):
+    """A cost profile is missing, malformed, or lacks a field (message names file and field)."""
+
+
+class TraceError(CryptoffloadError):
+    """A request trace cannot be read or generated as asked."""
+
+
+class ConfigError(CryptoffloadError):
+    """An option value is out of range or names something unknown (policy, cipher, study)."""
+
+
+class BackendUnavailable(CryptoffloadError):
+    """An optional native library or accelerator is not present on this machine."""

@@ -1,0 +1,164 @@
+"""Cost profiles: TOML files in which every number carries its source.
+
+Why a source per value: a simulator is only as trustworthy as its inputs, and a reader of a
+report must be able to tell a number cited from a paper table from one measured on this
+machine. So a profile value is always written as an inline table::
+
+    [ciphers.aes-ecb]
+    software_mbps = { value = 266.7, source = "Niwa et al. 2005, Table 2" }
+
+and the file has a ``[meta]`` table with ``name``, ``kind`` ("cited" or "measured") and
+``description``. :func:`load_profile` refuses a file with a missing or non-numeric field with a
+message naming the file and the dotted field, so a typo never turns into a silent default.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+import tomli_w
+
+from cryptoffload.errors import ProfileError
+
+PROFILE_KINDS = ("cited", "measured", "derived")
+
+
+@dataclass(frozen=True)
+class ProfileValue:
+    """One number and where it comes from."""
+
+    value: float
+    source: str
+
+
+@dataclass
+class Profile:
+    """A validated cost profile: ``values`` maps dotted field names to :class:`ProfileValue`."""
+
+    path: str
+    name: str
+    kind: str
+    description: str
+    values: dict[str, ProfileValue] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def value(self, dotted: str) -> float:
+        try:
+            return self.values[dotted].value
+        except KeyError:
+            raise ProfileError(f"{self.path}: field '{dotted}' is missing") from None
+
+    def source(self, dotted: str) -> str:
+        try:
+            return self.values[dotted].source
+        except KeyError:
+            raise ProfileError(f"{self.path}: field '{dotted}' is missing") from None
+
+    def get(self, dotted: str, default: float | None = None) -> float | None:
+        v = self.values.get(dotted)
+        return default if v is None else v.value
+
+    def section(self, prefix: str) -> dict[str, dict[str, float]]:
+        """Group ``prefix.<key>.<field>`` values as ``{key: {field: value}}``."""
+        out: dict[str, dict[str, float]] = {}
+        pre = prefix + "."
+        for name, pv in self.values.items():
+            if name.startswith(pre):
+                rest = name[len(pre):]
+                if "." in rest:
+                    key, fld = rest.rsplit(".", 1)
+                    out.setdefault(key, {})[fld] = pv.value
+        return out
+
+
+def builtin_profile_path(name: str) -> Path:
+    """Path of a profile shipped with the package (``name`` without ``.toml``)."""
+    res = resources.files("cryptoffload.profiles").joinpath(f"{name}.toml")
+    return Path(str(res))
+
+
+def resolve_profile(name_or_path: str | os.PathLike[str]) -> Path:
+    """Accept a path to a TOML file or the name of a built-in profile."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists() or os.sep in str(name_or_path):
+        if not p.is_file():
+            raise ProfileError(f"{p}: profile file not found")
+        return p
+    builtin = builtin_profile_path(str(name_or_path))
+    if not builtin.is_file():
+        raise ProfileError(f"unknown profile '{name_or_path}' (not a file and not a built-in profile)")
+    return builtin
+
+
+def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue]) -> None:
+    for key, val in node.items():
+        dotted = f"{prefix}.{key}" if prefix else key
+        if isinstance(val, dict) and ("value" in val or "source" in val):
+            if "value" not in val:
+                raise ProfileError(f"{path}: field '{dotted}' has a source but no value")
+            raw = val["value"]
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+                raise ProfileError(f"{path}: field '{dotted}' is not a finite number: {raw!r}")
+            src = val.get("source")
+            if not isinstance(src, str) or not src.strip():
+                raise ProfileError(f"{path}: field '{dotted}' has no source")
+            out[dotted] = ProfileValue(float(raw), src)
+        elif isinstance(val, dict):
+            _walk(val, dotted, path, out)
+        else:
+            raise ProfileError(
+                f"{path}: field '{dotted}' must be {{ value = <number>, source = \"...\" }}, got {val!r}"
+            )
+
+
+def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] = ()) -> Profile:
+    """Load and validate a profile; ``required`` lists dotted fields that must be present."""
+    path = resolve_profile(name_or_path)
+    shown = f"profiles/{path.name}" if path == builtin_profile_path(path.stem) else str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{shown}: not valid TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{shown}: cannot read ({exc})") from None
+    meta = data.pop("meta", None)
+    if not isinstance(meta, dict):
+        raise ProfileError(f"{shown}: field 'meta' is missing")
+    for key in ("name", "kind", "description"):
+        if not isinstance(meta.get(key), str) or not meta[key].strip():
+            raise ProfileError(f"{shown}: field 'meta.{key}' is missing")
+    if meta["kind"] not in PROFILE_KINDS:
+        raise ProfileError(f"{shown}: field 'meta.kind' must be one of {', '.join(PROFILE_KINDS)}")
+    values: dict[str, ProfileValue] = {}
+    _walk(data, "", shown, values)
+    for req in required:
+        if req not in values:
+            raise ProfileError(f"{shown}: field '{req}' is missing")
+    return Profile(shown, meta["name"], meta["kind"], meta["description"], values, meta)
+
+
+def write_profile(
+    path: str | os.PathLike[str],
+    meta: dict[str, Any],
+    values: dict[str, ProfileValue],
+) -> Path:
+    """Write a profile atomically (temp file + rename) so a crash never leaves half a file."""
+    tree: dict[str, Any] = {"meta": dict(meta)}
+    for dotted, pv in values.items():
+        node = tree
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = {"value": pv.value, "source": pv.source}
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(tomli_w.dumps(tree), encoding="utf-8")
+    os.replace(tmp, out)
+    return out

@@ -1,0 +1,75 @@
+"""Terminal rendering of study tables: ours beside the paper's, with provenance in the title."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from cryptoffload.report.result import StudyResult, Table
+
+
+def fmt(v: Any) -> str:
+    """Numbers with 3 significant digits (the precision of the papers' tables)."""
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if v != v:
+            return "—"
+        a = abs(v)
+        if a == 0:
+            return "0"
+        if a >= 1e5 or a < 1e-3:
+            return f"{v:.3g}"
+        if a >= 100:
+            return f"{v:,.0f}" if a >= 1000 else f"{v:.1f}"
+        return f"{v:.3g}"
+    return str(v)
+
+
+def merged_rows(table: Table) -> tuple[list[str], list[list[str]]]:
+    """Header and rows with each value column as 'ours (paper)' when the paper has one."""
+    k = table.key_columns
+    header = list(table.columns)
+    rows = []
+    for r in table.rows:
+        p = table.paper_row(r[:k]) if table.paper else None
+        cells = [fmt(v) for v in r[:k]]
+        for j in range(k, len(r)):
+            ours = fmt(r[j])
+            if p is not None and p[j] is not None:
+                ours = f"{ours} ({fmt(p[j])})"
+            cells.append(ours)
+        rows.append(cells)
+    return header, rows
+
+
+def render_table(table: Table, console: Console) -> None:
+    title = f"{table.title}  [{table.provenance}]"
+    if table.paper:
+        title += "  ours (paper)"
+    rt = RichTable(title=title, title_justify="left")
+    header, rows = merged_rows(table)
+    for i, h in enumerate(header):
+        rt.add_column(h, justify="left" if i < table.key_columns else "right")
+    for r in rows:
+        rt.add_row(*r)
+    console.print(rt)
+    if table.note:
+        console.print(f"[dim]{table.note}[/dim]")
+
+
+def render_result(result: StudyResult, console: Console | None = None) -> None:
+    console = console or Console()
+    console.rule(f"{result.title} ({result.mode} mode, seed {result.seed})")
+    for table in result.tables.values():
+        render_table(table, console)
+    for line in result.headline:
+        console.print(f"• {line}")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
