@@ -37,16 +37,26 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str
     """A rich progress bar handed to studies as ``progress(total) -> advance(label)``."""
     prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=err_console, transient=False, disable=not enabled)
+    started = False
 
     def start(total: int) -> Callable[[str], None]:
+        # The bar is drawn only once the work starts, so an input error found before that
+        # (profile, trace, options) leaves stderr with its one error line and nothing else.
+        nonlocal started
+        if not started:
+            prog.start()
+            started = True
         task = prog.add_task("starting", total=total)
 
         def advance(label: str) -> None:
             prog.update(task, advance=1, description=label)
         return advance
 
-    with prog:
+    try:
         yield start
+    finally:
+        if started:
+            prog.stop()
 
 
 @app.command()
@@ -158,12 +168,10 @@ def calibrate_all(ctx: typer.Context,
 
 
 def _calibrate_ciphers(out: Path, seconds: float) -> None:
-    from cryptoffload.profiles import load_profile
-    from cryptoffload.report.tables import render_table
-    from cryptoffload.sim.calibrate import calibrate_ciphers, comparison_table
+    from cryptoffload.sim.calibrate import calibrate_ciphers
 
-    path = calibrate_ciphers(out, seconds=seconds, progress=True)
-    render_table(comparison_table(load_profile(path)), console)
+    # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
+    path = calibrate_ciphers(out, seconds=seconds, progress=True, console=console)
     console.print(f"wrote {path}")
 
 
@@ -217,7 +225,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     try:
         app(args=argv)
     except CryptoffloadError as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False)
+        # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
+        message = " ".join(str(exc).splitlines())
+        err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

@@ -169,7 +169,12 @@ def test_interrupted_job_is_charged_what_it_used() -> None:
         p.interrupt()
 
     sim.process(killer())
-    after = sim.process(dev.execute(1.0))
+
+    def later() -> ProcessGenerator:
+        # queued when this process first runs, i.e. after the victim's request
+        return (yield from dev.execute(1.0))
+
+    after = sim.process(later())
     sim.run()
     assert dev.busy_time == pytest.approx(2.0)
     assert after.value.start == 1.0 and after.value.finish == 2.0
@@ -228,7 +233,7 @@ def test_device_rejects_empty_name() -> None:
 
 # -- reconfigurable devices -------------------------------------------------------------------
 def test_reconfig_time_from_bitstream_virtex2() -> None:
-    # XC2V6000 bitstream through 8-bit SelectMAP at 66 MHz.
+    # A 29,063,072-bit Virtex-II bitstream through an 8-bit port at 66 MHz.
     t = reconfig_time_from_bitstream(29_063_072, 8, 66e6)
     assert t == pytest.approx(29_063_072 / 528e6, rel=1e-12)
     assert t == pytest.approx(0.05504, abs=5e-6)
@@ -254,15 +259,20 @@ def test_reconfigure_then_execute_ordering_and_accounting() -> None:
     assert fpga.loaded == frozenset()  # full reconfiguration: nothing usable meanwhile
     assert fpga.reconfig_until == 0.25
     assert fpga.reconfig_time_spent == pytest.approx(0.1)
+    assert fpga.target == frozenset({"des", "3des"})  # what is being written counts
+    late = sim.process(fpga.execute("3des", 0.5))  # accepted while reconfiguring
+    with pytest.raises(ConfigError):
+        fpga.execute("aes", 0.5)  # the old set is gone
     sim.run(until=0.5)
     assert fpga.busy and not fpga.reconfiguring
     assert fpga.loaded == frozenset({"des", "3des"})
     sim.run()
     assert (rc.value.start, rc.value.finish) == (0.0, 0.25)
     assert (job.value.arrival, job.value.start, job.value.finish) == (0.0, 0.25, 1.25)
+    assert (late.value.arrival, late.value.start, late.value.finish) == (0.1, 1.25, 1.75)
     assert fpga.reconfig_count == 1 and fpga.reconfig_time_spent == 0.25
-    assert fpga.busy_time == 1.0 and fpga.jobs == 1  # reconfiguration is not busy time
-    assert fpga.utilisation(sim.now) == pytest.approx(0.8)
+    assert fpga.busy_time == 1.5 and fpga.jobs == 2  # reconfiguration is not busy time
+    assert fpga.utilisation(sim.now) == pytest.approx(1.5 / 1.75)
     assert sim.metrics.latency("des").mean == 1.25
     rep = sim.summary()["resources"]["fpga"]
     assert rep["reconfig_count"] == 1 and rep["reconfig_time"] == 0.25

@@ -300,8 +300,12 @@ def _argmax_table(before: np.ndarray, after: np.ndarray, ns: int, n_after: int |
 class OracleNext(ZerothOrder):
     """Knows the future: the real state of the interval that starts at each request."""
 
+    def __init__(self, history_cipher: np.ndarray, k: int, window: float = WINDOW_BYTES) -> None:
+        super().__init__(history_cipher, k)
+        self.window = window
+
     def predict(self, cipher: np.ndarray, size: np.ndarray, states: IntervalStates | None = None) -> Prediction:
-        st = states if states is not None else interval_states(cipher, size, self.k)
+        st = states if states is not None else interval_states(cipher, size, self.k, self.window)
         rank = global_ranking(cipher, self.k)
         filler = filler_for(rank, self.k)
         pa, pb = _states_to_pairs(st.after, self.k, pair_members(self.k), filler, int(rank[0]), int(rank[1]))

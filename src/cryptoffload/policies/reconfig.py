@@ -147,7 +147,7 @@ class Oracle(ReconfigPolicy):
 
     def prepare(self, ctx):
         super().prepare(ctx)
-        self._set_prediction(ngram.OracleNext(ctx.history_cipher, ctx.k).predict(ctx.cipher, ctx.size, ctx.states))
+        self._set_prediction(ngram.OracleNext(ctx.history_cipher, ctx.k, ctx.window).predict(ctx.cipher, ctx.size, ctx.states))
 
 
 class Fixed(ReconfigPolicy):

@@ -148,17 +148,35 @@ def write_profile(
     meta: dict[str, Any],
     values: dict[str, ProfileValue],
 ) -> Path:
-    """Write a profile atomically (temp file + rename) so a crash never leaves half a file."""
+    """Write a profile atomically (temp file + rename) so a crash never leaves half a file.
+
+    Refuses (``ProfileError``) anything :func:`load_profile` would not read back as given: a
+    non-finite value, an empty source, an empty name part, a field under ``meta``, a table
+    named ``value`` or ``source``, or a field that is also a table of other fields."""
+    out = Path(path)
     tree: dict[str, Any] = {"meta": dict(meta)}
+    names = set(values)
     for dotted, pv in values.items():
-        node = tree
         parts = dotted.split(".")
+        raw = pv.value
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+            raise ProfileError(f"{out}: field '{dotted}' is not a finite number: {raw!r}")
+        if not isinstance(pv.source, str) or not pv.source.strip():
+            raise ProfileError(f"{out}: field '{dotted}' has no source")
+        if (not all(parts) or parts[0] == "meta" or any(p in ("value", "source") for p in parts[:-1])
+                or any(".".join(parts[:i]) in names for i in range(1, len(parts)))):
+            raise ProfileError(f"{out}: field name '{dotted}' cannot be written as a profile field")
+        node = tree
         for part in parts[:-1]:
             node = node.setdefault(part, {})
-        node[parts[-1]] = {"value": pv.value, "source": pv.source}
-    out = Path(path)
+        node[parts[-1]] = {"value": raw, "source": pv.source}
+    text = tomli_w.dumps(tree)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(tomli_w.dumps(tree), encoding="utf-8")
-    os.replace(tmp, out)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return out

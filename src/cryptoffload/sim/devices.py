@@ -83,9 +83,21 @@ class _Server:
         kind: Hashable | None,
         on_start: Callable[[], None] | None = None,
     ) -> ProcessGenerator:
+        # The place in the FIFO queue is taken now, at call time, not when the returned
+        # generator first runs: jobs and reconfigurations issued in one instant keep the order
+        # in which they were issued.
+        return self._serve_with(self._res.request(), self.sim.env.now, duration, kind, on_start)
+
+    def _serve_with(
+        self,
+        request: simpy.Event,
+        arrival: float,
+        duration: float,
+        kind: Hashable | None,
+        on_start: Callable[[], None] | None,
+    ) -> ProcessGenerator:
         env = self.sim.env
-        arrival = env.now
-        with self._res.request() as req:
+        with request as req:
             yield req
             if on_start is not None:
                 on_start()
@@ -127,8 +139,8 @@ def reconfig_time_from_bitstream(bits: float, bits_per_clock: float, clock_hz: f
     """Seconds to load a full bitstream through a configuration port.
 
     Papers quote bitstream size, port width and configuration clock rather than a time, so a
-    profile derives the time from those (e.g. Virtex-II XC2V6000 through SelectMAP:
-    29,063,072 bits, 8 bits per clock at 66 MHz, about 55 ms).
+    profile derives the time from those: a 29,063,072-bit Virtex-II bitstream loaded 8 bits
+    per clock at 66 MHz takes about 55 ms.
     """
     return check_positive("bits", bits) / (
         check_positive("bits_per_clock", bits_per_clock) * check_positive("clock_hz", clock_hz)
@@ -163,6 +175,7 @@ class ReconfigurableDevice(_Server):
         self._loaded = self._check_set(initial)
         self._pending: dict[int, frozenset[Hashable]] = {}
         self._reconfig_start: float | None = None
+        self._incoming: frozenset[Hashable] | None = None
         self._reconfig_done = 0.0
         self.reconfig_count = 0
         self.reconfig_until = 0.0
@@ -182,6 +195,8 @@ class ReconfigurableDevice(_Server):
         """
         if self._pending:
             return next(reversed(self._pending.values()))
+        if self._incoming is not None:  # being written right now
+            return self._incoming
         return self._loaded
 
     @property
@@ -229,24 +244,26 @@ class ReconfigurableDevice(_Server):
     def reconfigure(self, new_set: Iterable[Hashable]) -> ProcessGenerator:
         """Replace the loaded set by ``new_set`` after the jobs already queued.
 
-        The reconfiguration is registered when this method is called (so that
-        :attr:`target` and later ``execute`` calls see it), so start the returned generator
-        at once.
+        The reconfiguration is registered, and its place in the FIFO queue taken, when this
+        method is called (so that :attr:`target` and ``execute`` calls made afterwards, even
+        in the same instant before the returned process first runs, queue behind it); start
+        the returned generator at once.
         """
         fs = self._check_set(new_set)
         token = next(self._tokens)
         self._pending[token] = fs
-        return self._reconfigure(token, fs)
+        return self._reconfigure(token, fs, self._res.request())
 
-    def _reconfigure(self, token: int, fs: frozenset[Hashable]) -> ProcessGenerator:
+    def _reconfigure(self, token: int, fs: frozenset[Hashable], request: simpy.Event) -> ProcessGenerator:
         env = self.sim.env
         arrival = env.now
         try:
-            with self._res.request() as req:
+            with request as req:
                 yield req
                 del self._pending[token]
                 start = env.now
                 self._loaded = frozenset()
+                self._incoming = fs
                 self._reconfig_start = start
                 self.reconfig_until = start + self.reconfig_time
                 self.reconfig_count += 1
@@ -256,6 +273,7 @@ class ReconfigurableDevice(_Server):
                     completed = True
                 finally:
                     self._reconfig_start = None
+                    self._incoming = None
                     self._reconfig_done += self.reconfig_time if completed else env.now - start
                     if completed:
                         self._loaded = fs

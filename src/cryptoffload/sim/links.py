@@ -201,7 +201,7 @@ class Link:
         heap = self._heap
         # The timer was set for the head's completion: snap to it so rounding in ``_advance``
         # can never leave a sliver of work that would need another, zero-length step.
-        pass
+        self._v = max(self._v, heap[0][0])
         tie = self._v + 8 * math.ulp(self._v)
         while heap and (heap[0][2].cancelled or heap[0][0] <= tie):
             _, _, flow = heapq.heappop(heap)

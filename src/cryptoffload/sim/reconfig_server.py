@@ -58,18 +58,20 @@ def simulate_simpy(time: np.ndarray, cipher: np.ndarray, size: np.ndarray, costs
     latency = np.empty(n)
     service = np.empty(n)
     on_fpga = np.zeros(n, dtype=bool)
-    state = {"pair": tuple(policy.initial), "reconf": None, "sw_free": 0.0, "fpga_free": 0.0,
+    state = {"pair": tuple(policy.initial), "reconf": None, "until": -np.inf, "sw_free": 0.0, "fpga_free": 0.0,
              "last_use": {}, "finish_last": 0.0}
 
     def start_reconfig(pair: tuple[int, int]) -> simpy.Process:
+        # Policies reconfigure only an idle FPGA, so it starts now; the device sets its own
+        # reconfig_until only once its process runs, later in this same instant.
         state["pair"] = pair
+        state["until"] = env.now + costs.reconfig_time
         proc = env.process(fpga.reconfigure(pair))
         state["reconf"] = proc
         return proc
 
     def view() -> FpgaView:
-        return FpgaView(env.now, state["pair"], fpga.reconfig_until if fpga.reconfig_count else -np.inf,
-                        state["fpga_free"], state["sw_free"])
+        return FpgaView(env.now, state["pair"], state["until"], state["fpga_free"], state["sw_free"])
 
     def request(i: int):
         c, s, t = int(cipher[i]), float(size[i]), float(time[i])
@@ -79,7 +81,7 @@ def simulate_simpy(time: np.ndarray, cipher: np.ndarray, size: np.ndarray, costs
             return
         with lock.request() as slot:
             yield slot
-            if fpga.reconfiguring and env.now >= fpga.reconfig_until:
+            if fpga.reconfiguring and env.now >= state["until"]:
                 yield state["reconf"]  # finishing at this very instant: let it land first
             d = policy.decide(i, c, view())
             if d.blocking:  # Hardware: reconfigure to the request's cipher + the MRU circuit
@@ -108,7 +110,7 @@ def simulate_simpy(time: np.ndarray, cipher: np.ndarray, size: np.ndarray, costs
         if d.reconfigure_to is not None:
             start_reconfig(d.reconfigure_to)
         if d.run_on == "fpga":
-            state["fpga_free"] = max(t, state["fpga_free"], fpga.reconfig_until) + hw
+            state["fpga_free"] = max(t, state["fpga_free"], state["until"]) + hw
             yield from fpga.execute(c, hw)
             on_fpga[i] = True
             service[i] = hw

@@ -1,0 +1,269 @@
+"""Profile loader: every value is ``{ value = <number>, source = "..." }`` and every refusal
+names the file and the dotted field."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cryptoffload.errors import CryptoffloadError, ProfileError
+from cryptoffload.profiles import (
+    ProfileValue,
+    builtin_profile_path,
+    load_profile,
+    resolve_profile,
+    write_profile,
+)
+from cryptoffload.sim.reconfig_platform import required_fields
+
+META = '[meta]\nname = "t"\nkind = "cited"\ndescription = "a test profile"\n'
+GOOD_BODY = (
+    "[board]\n"
+    'slots = { value = 2, source = "paper A, section 3" }\n'
+    'clock_hz = { value = 66e6, source = "paper A, section 2" }\n'
+    "[ciphers.aes-ecb]\n"
+    'fpga_mbps = { value = 8880.0, source = "paper A, Table 2" }\n'
+)
+
+
+def _write(tmp_path: Path, text: str, name: str = "p.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _refused(path: Path, *needles: str, required: tuple[str, ...] = ()) -> str:
+    with pytest.raises(ProfileError) as info:
+        load_profile(path, required=required)
+    msg = str(info.value)
+    assert str(path) in msg, msg
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
+# ---- accepted files -----------------------------------------------------------------------
+def test_good_profile_loads_values_sources_and_meta(tmp_path: Path) -> None:
+    prof = load_profile(_write(tmp_path, META + GOOD_BODY), required=("board.slots", "ciphers.aes-ecb.fpga_mbps"))
+    assert (prof.name, prof.kind, prof.description) == ("t", "cited", "a test profile")
+    assert prof.value("board.slots") == 2.0 and isinstance(prof.value("board.slots"), float)
+    assert prof.value("board.clock_hz") == 66e6
+    assert prof.source("ciphers.aes-ecb.fpga_mbps") == "paper A, Table 2"
+    assert prof.get("board.nothing") is None and prof.get("board.nothing", 1.5) == 1.5
+    assert prof.section("ciphers") == {"aes-ecb": {"fpga_mbps": 8880.0}}
+    assert set(prof.values) == {"board.slots", "board.clock_hz", "ciphers.aes-ecb.fpga_mbps"}
+
+
+def test_profile_accessors_name_the_missing_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + GOOD_BODY)
+    prof = load_profile(path)
+    for accessor in (prof.value, prof.source):
+        with pytest.raises(ProfileError, match=r"board\.nothing"):
+            accessor("board.nothing")
+
+
+# ---- refused files: message names the file and the dotted field ---------------------------
+def test_missing_required_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + GOOD_BODY)
+    _refused(path, "'ciphers.des-ecb.fpga_mbps'", "missing", required=("board.slots", "ciphers.des-ecb.fpga_mbps"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"fast"', "true", "false", "nan", "+inf", "-inf", "[1, 2]", "2000-01-01"],
+    ids=["string", "true", "false", "nan", "inf", "-inf", "array", "date"],
+)
+def test_non_numeric_or_non_finite_value(tmp_path: Path, value: str) -> None:
+    path = _write(tmp_path, META + GOOD_BODY + f'bad_mbps = {{ value = {value}, source = "x" }}\n')
+    _refused(path, "'ciphers.aes-ecb.bad_mbps'", "not a finite number")
+
+
+def test_value_without_source(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + "[board]\nslots = { value = 2 }\n")
+    _refused(path, "'board.slots'", "no source")
+
+
+@pytest.mark.parametrize("source", ['""', '"   "', "3"], ids=["empty", "blank", "not-a-string"])
+def test_empty_or_non_string_source(tmp_path: Path, source: str) -> None:
+    path = _write(tmp_path, META + f"[board]\nslots = {{ value = 2, source = {source} }}\n")
+    _refused(path, "'board.slots'", "no source")
+
+
+def test_source_without_value(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + '[board]\nslots = { source = "paper" }\n')
+    _refused(path, "'board.slots'", "no value")
+
+
+def test_bare_number_without_inline_table(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + "[board]\nslots = 2\n")
+    _refused(path, "'board.slots'", "value = <number>")
+
+
+def test_missing_meta(tmp_path: Path) -> None:
+    _refused(_write(tmp_path, GOOD_BODY), "'meta'", "missing")
+
+
+def test_meta_that_is_not_a_table(tmp_path: Path) -> None:
+    _refused(_write(tmp_path, 'meta = "x"\n' + GOOD_BODY), "'meta'")
+
+
+@pytest.mark.parametrize("key", ["name", "kind", "description"])
+def test_missing_meta_key(tmp_path: Path, key: str) -> None:
+    lines = [ln for ln in META.splitlines() if not ln.startswith(key)]
+    path = _write(tmp_path, "\n".join(lines) + "\n" + GOOD_BODY)
+    _refused(path, f"'meta.{key}'", "missing")
+
+
+@pytest.mark.parametrize("key", ["name", "description"])
+def test_blank_meta_key(tmp_path: Path, key: str) -> None:
+    meta = {"name": "t", "kind": "cited", "description": "d", key: "   "}
+    text = "[meta]\n" + "".join(f'{k} = "{v}"\n' for k, v in meta.items())
+    _refused(_write(tmp_path, text + GOOD_BODY), f"'meta.{key}'")
+
+
+def test_bad_meta_kind(tmp_path: Path) -> None:
+    path = _write(tmp_path, META.replace('kind = "cited"', 'kind = "guessed"') + GOOD_BODY)
+    msg = _refused(path, "'meta.kind'")
+    assert "cited" in msg and "measured" in msg
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    path = _write(tmp_path, META + "[board\nslots = { value = 2, source = 'x' }\n")
+    _refused(path, "not valid TOML")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin.toml"
+    path.write_bytes(META.encode() + b'[board]\nslots = { value = 2, source = "caf\xe9" }\n')
+    _refused(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.toml"
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    assert str(path) in str(info.value) and "not found" in str(info.value)
+
+
+def test_missing_file_without_toml_suffix_but_with_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="not found"):
+        resolve_profile(str(tmp_path / "absent"))
+
+
+def test_unknown_builtin_name() -> None:
+    with pytest.raises(ProfileError) as info:
+        load_profile("no_such_profile_xyz")
+    assert "no_such_profile_xyz" in str(info.value)
+
+
+def test_profile_error_is_a_user_error() -> None:
+    assert issubclass(ProfileError, CryptoffloadError)
+
+
+# ---- built-in profile ---------------------------------------------------------------------
+def test_builtin_virtex2_profile_has_every_required_field_with_a_source() -> None:
+    req = required_fields()
+    assert len(req) > 10
+    prof = load_profile("virtex2_ciphers", required=req)
+    assert prof.kind == "cited"
+    assert prof.path == "profiles/virtex2_ciphers.toml"
+    assert builtin_profile_path("virtex2_ciphers").is_file()
+    for name in req:
+        assert math.isfinite(prof.value(name))
+    for name, pv in prof.values.items():
+        assert isinstance(pv.source, str) and pv.source.strip(), name
+    assert prof.value("board.slots") == 2
+    assert prof.value("ciphers.aes-ecb.fpga_mbps") == 8880.0
+
+
+def test_builtin_profile_by_path_is_the_same_profile() -> None:
+    by_name = load_profile("virtex2_ciphers")
+    by_path = load_profile(builtin_profile_path("virtex2_ciphers"))
+    assert by_name.values == by_path.values
+
+
+# ---- writing ------------------------------------------------------------------------------
+def _meta(kind: str = "measured") -> dict:
+    return {"name": "rt", "kind": kind, "description": "round trip", "cpu": "test cpu", "cores": 4,
+            "libraries": {"libgcrypt": "1.10"}, "cipher_ids": ["aes-ecb", "des-ecb"]}
+
+
+def test_write_then_load_round_trip(tmp_path: Path) -> None:
+    values = {
+        "board.slots": ProfileValue(2, "paper, section 3.2"),
+        "board.config_clock_hz": ProfileValue(66e6, "paper, section 2.3"),
+        "ciphers.aes-ecb.software_mbps": ProfileValue(28362.5, 'measured "here", 1 core'),
+        "ciphers.des-ecb.software_mbps": ProfileValue(1e-9, "tiny\nmulti-line source"),
+    }
+    out = write_profile(tmp_path / "sub" / "rt.toml", _meta(), values)
+    assert out == tmp_path / "sub" / "rt.toml"
+    prof = load_profile(out, required=list(values))
+    assert prof.kind == "measured" and prof.name == "rt"
+    assert prof.meta["cores"] == 4 and prof.meta["libraries"] == {"libgcrypt": "1.10"}
+    assert prof.values == {k: ProfileValue(float(v.value), v.source) for k, v in values.items()}
+
+
+def test_write_is_atomic_and_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    write_profile(path, _meta(), {"a.b": ProfileValue(1.0, "s1")})
+    write_profile(path, _meta(), {"a.b": ProfileValue(2.0, "s2")})
+    assert load_profile(path).values == {"a.b": ProfileValue(2.0, "s2")}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.toml"]
+
+
+def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    write_profile(path, _meta(), {"a.b": ProfileValue(1.0, "s1")})
+    before = path.read_bytes()
+    with pytest.raises(Exception):
+        write_profile(path, {**_meta(), "bad": object()}, {"a.b": ProfileValue(2.0, "s2")})
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.toml"]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"a.b": ProfileValue(math.nan, "s")},
+        {"a.b": ProfileValue(math.inf, "s")},
+        {"a.b": ProfileValue(1.0, "  ")},
+        {"a.b": ProfileValue(1.0, "s"), "a.b.c": ProfileValue(2.0, "s")},  # leaf and table at once
+        {"a.b.c": ProfileValue(2.0, "s"), "a.b": ProfileValue(1.0, "s")},
+        {"a.value.c": ProfileValue(1.0, "s")},  # would read back as a value, not a table
+        {"meta.x": ProfileValue(1.0, "s")},
+        {"a..b": ProfileValue(1.0, "s")},
+    ],
+    ids=["nan", "inf", "blank-source", "leaf-then-table", "table-then-leaf", "value-table", "meta", "empty-part"],
+)
+def test_write_refuses_what_would_not_load_back(tmp_path: Path, values: dict) -> None:
+    path = tmp_path / "p.toml"
+    with pytest.raises(ProfileError):
+        write_profile(path, _meta(), values)
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+_part = st.from_regex(r"[a-z][a-z0-9_-]{0,7}", fullmatch=True).filter(lambda s: s not in ("meta", "value", "source"))
+_field = st.tuples(_part, _part, _part).map(".".join)
+_number = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=-(2**53), max_value=2**53),
+)
+_source = st.text(min_size=1, max_size=40).filter(lambda s: s.strip())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.dictionaries(_field, st.builds(ProfileValue, _number, _source), min_size=1, max_size=8))
+def test_random_values_round_trip_exactly(tmp_path: Path, values: dict[str, ProfileValue]) -> None:
+    path = write_profile(tmp_path / "h.toml", _meta(), values)
+    prof = load_profile(path, required=list(values))
+    assert set(prof.values) == set(values)
+    for k, pv in values.items():
+        got = prof.values[k]
+        assert got.value == pv.value
+        assert math.copysign(1.0, got.value) == math.copysign(1.0, pv.value)
+        assert got.source == pv.source
