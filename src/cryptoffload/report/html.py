@@ -65,7 +65,7 @@ def table_html(table: Table) -> str:
 def study_html(result: StudyResult, fig_prefix: str) -> str:
     parts = [f"<h2 id='{_e(result.study)}'>{_e(result.title)}</h2>"]
     parts.append(f"<p class='meta'>study <code>{_e(result.study)}</code> · {_e(result.mode)} mode · seed "
-                 f"{result.seed} · {result.elapsed_s:.1f} s · profiles: {_e(', '.join(result.profiles))}</p>")
+                 f"{_e(result.seed)} · {result.elapsed_s:.1f} s · profiles: {_e(', '.join(result.profiles))}</p>")
     if result.paper:
         parts.append(f"<p class='meta'>paper: {_e(result.paper)}</p>")
     if result.headline:
@@ -87,7 +87,7 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     toc = "".join(f"<li><a href='#{_e(r.study)}'>{_e(r.title)}</a></li>" for r, _ in results)
     body = [f"<h1>cryptoffload report</h1><p class='meta'>version {__version__} · {now} · "
-            f"{_e(machine.get('cpu', '?'))}, {machine.get('cores', '?')} cores</p>",
+            f"{_e(machine.get('cpu', '?'))}, {_e(machine.get('cores', '?'))} cores</p>",
             "<p>Each table shows our result beside the paper's. Badges say where numbers come from: "
             "<span class='badge simulated'>simulated</span> by our models, "
             "<span class='badge measured'>measured</span> on this machine, "

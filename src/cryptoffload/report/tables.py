@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from cryptoffload.report.result import StudyResult, Table
@@ -50,26 +51,28 @@ def merged_rows(table: Table) -> tuple[list[str], list[list[str]]]:
 
 
 def render_table(table: Table, console: Console) -> None:
-    title = f"{table.title}  [{table.provenance}]"
+    # Text is escaped: rich would read "[simulated]" (or any bracket in a title, cell or note)
+    # as markup and drop it.
+    title = escape(f"{table.title}  [{table.provenance}]")
     if table.paper:
         title += "  ours (paper)"
     rt = RichTable(title=title, title_justify="left")
     header, rows = merged_rows(table)
     for i, h in enumerate(header):
-        rt.add_column(h, justify="left" if i < table.key_columns else "right")
+        rt.add_column(escape(h), justify="left" if i < table.key_columns else "right")
     for r in rows:
-        rt.add_row(*r)
+        rt.add_row(*(escape(c) for c in r))
     console.print(rt)
     if table.note:
-        console.print(f"[dim]{table.note}[/dim]")
+        console.print(f"[dim]{escape(table.note)}[/dim]")
 
 
 def render_result(result: StudyResult, console: Console | None = None) -> None:
     console = console or Console()
-    console.rule(f"{result.title} ({result.mode} mode, seed {result.seed})")
+    console.rule(escape(f"{result.title} ({result.mode} mode, seed {result.seed})"))
     for table in result.tables.values():
         render_table(table, console)
     for line in result.headline:
-        console.print(f"• {line}")
+        console.print(f"• {escape(line)}")
     for note in result.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")

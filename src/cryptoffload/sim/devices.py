@@ -8,7 +8,9 @@ what the closed forms we test against (M/D/1, M/M/1) assume. Scheduling decision
 Every ``execute``/``reconfigure`` method validates its arguments when called and returns a
 SimPy process generator, so a mistake raises at the call site rather than deep inside the
 event loop. Use it as ``timing = yield from dev.execute(d)`` inside a process, or start it with
-``sim.process(dev.execute(d))``; either way it returns a :class:`~.core.JobTiming`.
+``sim.process(dev.execute(d))``; either way it returns a :class:`~.core.JobTiming`. The
+place in the FIFO queue is taken at the call, so start the generator in the same instant (a
+generator created and never run would hold its place, and possibly a server, for ever).
 """
 
 from __future__ import annotations

@@ -1,0 +1,97 @@
+"""report/index.html: every study's tables beside the paper's, badges, figure links, notes;
+nothing from the results is inserted unescaped."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cryptoffload import __version__
+from cryptoffload.report.html import table_html, write_index
+from cryptoffload.report.result import StudyResult, Table
+
+EVIL = "<script>alert('x')</script>"
+
+
+def _study(name: str, title: str, **kw) -> StudyResult:
+    res = StudyResult(study=name, title=title, mode="quick", seed=3, version="0.1.0",
+                      machine={"cpu": "c", "cores": 2}, figures=["p90_vs_rate.png", "load_factor.png"],
+                      profiles=["profiles/virtex2_ciphers.toml"], headline=["Predict/Oracle 1.20"],
+                      notes=["differs from the paper"], paper="Niwa et al. 2005", elapsed_s=2.0)
+    res.add(Table("table6", "Table 6 p90 relative", ["rate", "predict", "oracle_p90_s"],
+                  [[10, 1.234, 0.000508], [1000, 2.5, 1.89]], "simulated",
+                  paper=[[10, 1.17, 0.000508]], note="a caption"))
+    res.add(Table("sw", "Software throughput", ["cipher", "software_mbps"], [["AES-ECB", 28362.5]], "measured"))
+    for k, v in kw.items():
+        setattr(res, k, v)
+    return res
+
+
+def test_index_holds_each_study_tables_paper_badges_and_images(tmp_path: Path) -> None:
+    a = _study("fpga-reconfig", "FPGA reconfiguration study")
+    b = _study("other-study", "Another study", figures=["other.png"])
+    path = write_index([(a, "fpga-reconfig"), (b, "other/")], tmp_path / "report",
+                       machine={"cpu": "Test CPU 9000", "cores": 16})
+    assert path == tmp_path / "report" / "index.html"
+    doc = path.read_text(encoding="utf-8")
+    assert doc.startswith("<!doctype html>") and doc.rstrip().endswith("</html>")
+    assert "Test CPU 9000" in doc and "16 cores" in doc and __version__ in doc
+    for title in ("FPGA reconfiguration study", "Another study", "Table 6 p90 relative", "Software throughput"):
+        assert title in doc
+    # ours and the paper's values, formatted
+    assert "<td>1.23</td><td class='paper'>1.17</td>" in doc
+    assert "<td>28,362</td>" in doc
+    assert "<td class='paper'>—</td>" in doc  # rate 1000 has no paper row
+    # badges
+    assert "<span class='badge simulated'>simulated</span>" in doc
+    assert "<span class='badge measured'>measured</span>" in doc
+    # figures linked under each study's folder
+    assert "<img src='fpga-reconfig/p90_vs_rate.png'" in doc
+    assert "<img src='fpga-reconfig/load_factor.png'" in doc
+    assert "<img src='other/other.png'" in doc
+    assert doc.count("<img ") == 3
+    # notes, headline, caption, table of contents
+    assert "<div class='note'>differs from the paper</div>" in doc
+    assert "Predict/Oracle 1.20" in doc and "a caption" in doc
+    assert "<a href='#fpga-reconfig'>" in doc and "<h2 id='other-study'>" in doc
+    # nothing fetched from the network, no script
+    assert "http://" not in doc and "https://" not in doc and "<script" not in doc.lower()
+    assert [p.name for p in path.parent.iterdir()] == ["index.html"]
+
+
+def test_index_escapes_html_from_results(tmp_path: Path) -> None:
+    res = _study("evil", EVIL, notes=[EVIL], headline=[EVIL], paper=EVIL, profiles=[EVIL],
+                 figures=["a'><script>x</script>.png"], seed=EVIL)  # as a hand-edited result.json could hold
+    res.add(Table("t", EVIL, ["k", EVIL], [[EVIL, 1.0]], "cited", paper=[[EVIL, 2.0]], note=EVIL))
+    path = write_index([(res, "evil")], tmp_path, machine={"cpu": EVIL, "cores": EVIL},
+                       failures=[("bad-study", EVIL)])
+    doc = path.read_text(encoding="utf-8")
+    assert "<script" not in doc.lower()
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in doc
+    # every occurrence of the string came back escaped (title, toc, notes, headline, paper,
+    # profiles, table title, header, key cell, note, failure, machine, seed)
+    assert doc.count("&lt;script&gt;alert") >= 12
+    assert "study bad-study failed" in doc
+
+
+def test_index_without_paper_has_single_header_row(tmp_path: Path) -> None:
+    t = Table("t", "Plain", ["cipher", "share"], [["AES", 0.25]], "cited")
+    html = table_html(t)
+    assert "<th>ours</th>" not in html and "class='paper'" not in html
+    assert "<td class='key'>AES</td><td>0.25</td>" in html
+
+
+def test_table_html_pairs_ours_and_paper_columns() -> None:
+    t = Table("t", "T", ["rate", "a", "b"], [[10, 1.0, 2.0]], "simulated", paper=[[10, None, 3.0]])
+    html = table_html(t)
+    assert html.count("<th>ours</th><th>paper</th>") == 2
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
+    assert cells == ["10", "1", "—", "2", "3"]
+
+
+def test_index_rewrite_leaves_no_temp_file(tmp_path: Path) -> None:
+    write_index([(_study("s", "First"), "s")], tmp_path, machine={})
+    write_index([(_study("s", "Second"), "s")], tmp_path, machine={})
+    doc = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "Second" in doc and "First" not in doc
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]

@@ -1,0 +1,214 @@
+"""Study results: the Table invariants, the one writer (complete result or nothing that looks
+complete), result.json as the architecture's contract says, and the PNG figures."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from cryptoffload.report.plots import line_plot
+from cryptoffload.report.result import StudyResult, Table, load_result, write_result
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CONTRACT_KEYS = {"study", "mode", "seed", "version", "machine", "tables", "figures", "profiles", "notes"}
+
+
+def _table(**kw) -> Table:
+    args = dict(id="table6_p90_vs_oracle", title="Table 6", columns=["rate", "predict", "oracle_p90_s"],
+                rows=[[10, 1.02, 0.0005], [100, 1.5, 0.0009]], provenance="simulated",
+                paper=[[10, 1.0, 0.000508], [200, 2.02, None]])
+    args.update(kw)
+    return Table(**args)
+
+
+def _result(**kw) -> StudyResult:
+    res = StudyResult(study="fpga-reconfig", title="FPGA study", mode="quick", seed=1, version="0.1.0",
+                      machine={"cpu": "test cpu", "cores": 2}, profiles=["profiles/virtex2_ciphers.toml"],
+                      notes=["a note"], headline=["a headline"], paper="Niwa et al.", elapsed_s=1.25,
+                      extra={"claims": {"ordering": True}})
+    res.add(_table())
+    res.add(Table("table7_cipher_mix", "Table 7", ["cipher", "share"], [["AES-ECB", 0.1], ["DES-ECB", 0.9]], "cited"))
+    for k, v in kw.items():
+        setattr(res, k, v)
+    return res
+
+
+def _png(path: Path) -> None:
+    line_plot(path, [1, 10, 100], {"a": [1.0, 2.0, 3.0]}, title="t", xlabel="x", ylabel="y")
+
+
+def _read_csv(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+# ---- Table --------------------------------------------------------------------------------
+def test_table_rejects_a_row_of_the_wrong_width() -> None:
+    with pytest.raises(ValueError, match="does not match columns"):
+        _table(rows=[[10, 1.0]])
+    with pytest.raises(ValueError, match="does not match columns"):
+        _table(rows=[[10, 1.0, 2.0, 3.0]])
+
+
+def test_table_rejects_a_paper_row_of_the_wrong_width() -> None:
+    with pytest.raises(ValueError, match="does not match columns"):
+        _table(paper=[[10, 1.0]])
+
+
+@pytest.mark.parametrize("prov", ["", "guessed", "Simulated", None])
+def test_table_rejects_bad_provenance(prov) -> None:
+    with pytest.raises(ValueError, match="provenance"):
+        _table(provenance=prov)
+
+
+@pytest.mark.parametrize("prov", ["simulated", "measured", "cited", "mixed"])
+def test_table_accepts_each_provenance(prov: str) -> None:
+    assert _table(provenance=prov).provenance == prov
+
+
+def test_paper_row_matches_on_key_columns() -> None:
+    t = _table()
+    assert t.paper_row([10]) == [10, 1.0, 0.000508]
+    assert t.paper_row([100]) is None
+    t2 = Table("t", "t", ["rate", "policy", "v"], [[10, "a", 1.0]], "simulated",
+               paper=[[10, "b", 2.0], [10, "a", 3.0]], key_columns=2)
+    assert t2.paper_row([10, "a"]) == [10, "a", 3.0]
+
+
+# ---- write_result -------------------------------------------------------------------------
+def test_write_result_writes_csvs_figures_and_contract_json(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "study"
+    res = _result()
+    path = write_result(res, out, [("p90_vs_rate.png", _png)])
+    assert path == out / "result.json"
+    assert sorted(p.name for p in out.iterdir()) == sorted([
+        "result.json", "p90_vs_rate.png", "table6_p90_vs_oracle.csv", "table6_p90_vs_oracle_paper.csv",
+        "table7_cipher_mix.csv"])
+    assert (out / "p90_vs_rate.png").read_bytes()[:8] == PNG_MAGIC
+
+    assert _read_csv(out / "table6_p90_vs_oracle.csv") == [
+        ["rate", "predict", "oracle_p90_s"], ["10", "1.02", "0.0005"], ["100", "1.5", "0.0009"]]
+    # None is an empty cell
+    assert _read_csv(out / "table6_p90_vs_oracle_paper.csv")[2] == ["200", "2.02", ""]
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert CONTRACT_KEYS <= set(data)
+    assert (data["study"], data["mode"], data["seed"], data["version"]) == ("fpga-reconfig", "quick", 1, "0.1.0")
+    assert data["machine"] == {"cpu": "test cpu", "cores": 2}
+    assert data["figures"] == ["p90_vs_rate.png"]
+    assert data["profiles"] == ["profiles/virtex2_ciphers.toml"]
+    assert data["notes"] == ["a note"]
+    assert set(data["tables"]) == {"table6_p90_vs_oracle", "table7_cipher_mix"}
+    for t in data["tables"].values():
+        assert {"columns", "rows", "paper", "provenance"} <= set(t)
+    t6 = data["tables"]["table6_p90_vs_oracle"]
+    assert t6["columns"] == ["rate", "predict", "oracle_p90_s"]
+    assert t6["rows"] == [[10, 1.02, 0.0005], [100, 1.5, 0.0009]]
+    assert t6["paper"] == [[10, 1.0, 0.000508], [200, 2.02, None]]
+    assert t6["provenance"] == "simulated"
+    assert data["tables"]["table7_cipher_mix"]["paper"] is None
+    assert data["tables"]["table7_cipher_mix"]["provenance"] == "cited"
+    assert not [p for p in out.iterdir() if p.name.startswith(".partial-")]
+
+
+def test_nan_and_inf_become_null_and_numpy_becomes_plain_numbers(tmp_path: Path) -> None:
+    res = _result()
+    res.tables.clear()
+    res.add(Table("t", "t", ["k", "a", "b", "c"],
+                  [[1, math.nan, math.inf, -math.inf], [np.int64(2), np.float64(0.5), np.float32(0.25), np.nan]],
+                  "simulated", paper=[[1, float("nan"), 1.0, None]]))
+    res.extra = {"x": np.float64(math.nan), "y": [np.int64(3), math.inf]}
+    path = write_result(res, tmp_path)
+    text = path.read_text(encoding="utf-8")
+    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    t = data["tables"]["t"]
+    assert t["rows"] == [[1, None, None, None], [2, 0.5, 0.25, None]]
+    assert t["paper"] == [[1, None, 1.0, None]]
+    assert data["extra"] == {"x": None, "y": [3, None]}
+    assert _read_csv(tmp_path / "t.csv")[1:] == [["1", "", "", ""], ["2", "0.5", "0.25", ""]]
+
+
+def test_load_result_round_trips(tmp_path: Path) -> None:
+    res = _result()
+    path = write_result(res, tmp_path, [("fig.png", _png)])
+    back = load_result(path)
+    assert back == res
+    assert back.tables["table6_p90_vs_oracle"].paper_row([10]) == [10, 1.0, 0.000508]
+    assert back.figures == ["fig.png"]
+
+
+def test_rewrite_replaces_the_result(tmp_path: Path) -> None:
+    write_result(_result(notes=["first"]), tmp_path)
+    write_result(_result(notes=["second"]), tmp_path)
+    assert load_result(tmp_path / "result.json").notes == ["second"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".partial-")]
+
+
+def _boom(path: Path) -> None:
+    path.write_bytes(b"half a png")
+    raise RuntimeError("figure failed")
+
+
+def test_failing_figure_leaves_nothing_in_a_new_folder(tmp_path: Path) -> None:
+    out = tmp_path / "new"
+    with pytest.raises(RuntimeError, match="figure failed"):
+        write_result(_result(), out, [("ok.png", _png), ("bad.png", _boom)])
+    # The folder itself may have been created, but it holds nothing: no result.json, no CSV,
+    # no figure, no staging folder.
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_failing_figure_keeps_the_previous_complete_result_untouched(tmp_path: Path) -> None:
+    """What the code does: the old result is removed only once every new file is staged, so a
+    failure while drawing leaves the previous run's files, result.json included, exactly as
+    they were (a complete older result, never a mix of old and new)."""
+    old = _result(notes=["old run"])
+    write_result(old, tmp_path, [("ok.png", _png)])
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    new = _result(notes=["new run"])
+    new.tables["table6_p90_vs_oracle"].rows = [[10, 9.99, 9.99], [100, 9.99, 9.99]]
+    new.add(Table("extra_table", "extra", ["a"], [[1]], "simulated"))
+    with pytest.raises(RuntimeError):
+        write_result(new, tmp_path, [("ok.png", _png), ("bad.png", _boom)])
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert after == before
+    assert load_result(tmp_path / "result.json").notes == ["old run"]
+
+
+def test_failing_csv_leaves_nothing(tmp_path: Path) -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("cannot print")
+
+    res = _result()
+    res.add(Table("bad", "bad", ["a"], [[Unprintable()]], "simulated"))
+    with pytest.raises(RuntimeError):
+        write_result(res, tmp_path / "o")
+    assert not (tmp_path / "o").exists() or list((tmp_path / "o").iterdir()) == []
+
+
+# ---- plots --------------------------------------------------------------------------------
+def test_line_plot_writes_a_png_and_closes_its_figure(tmp_path: Path) -> None:
+    before = plt.get_fignums()
+    path = tmp_path / "p.png"
+    line_plot(path, [10, 100, 1000], {"predict": [0.1, 0.2, 0.4], "oracle": [0.1, 0.15, 0.3]},
+              title="p90", xlabel="rate", ylabel="s", paper={"predict": [0.1, 0.3]}, paper_x=[10, 1000],
+              hline=1.0, subtitle="sub")
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC
+    assert len(data) > 1000
+    assert plt.get_fignums() == before
+
+
+def test_line_plot_linear_axes(tmp_path: Path) -> None:
+    path = tmp_path / "lin.png"
+    line_plot(path, [0, 1, 2], {"a": [0.0, -1.0, 2.0]}, title="t", xlabel="x", ylabel="y", logx=False, logy=False)
+    assert path.read_bytes()[:8] == PNG_MAGIC

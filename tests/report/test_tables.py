@@ -1,0 +1,105 @@
+"""Terminal tables: number formatting and 'ours (paper)' cells."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from cryptoffload.report.result import StudyResult, Table
+from cryptoffload.report.tables import fmt, merged_rows, render_result, render_table
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "—"),
+        (True, "True"),
+        (0, "0"),
+        (1234, "1,234"),
+        (-1234567, "-1,234,567"),
+        (0.0, "0"),
+        (math.nan, "—"),
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (12.345, "12.3"),
+        (99.44, "99.4"),
+        (123.44, "123.4"),
+        (999.94, "999.9"),
+        (1234.6, "1,235"),
+        (-1500.0, "-1,500"),
+        (99_999.0, "99,999"),
+        (2.5e6, "2.5e+06"),
+        (0.001, "0.001"),
+        (0.0001234, "0.000123"),
+        (5e-9, "5e-09"),
+        (math.inf, "inf"),
+        (np.float64(1.5), "1.5"),
+        ("AES-ECB", "AES-ECB"),
+    ],
+)
+def test_fmt(value, text: str) -> None:
+    assert fmt(value) == text
+
+
+def _table() -> Table:
+    return Table("t6", "Table 6", ["rate", "predict", "nopredict"],
+                 rows=[[10, 1.02, 2.5], [100, 1.5, None], [300, 1.1, 1.2]], provenance="simulated",
+                 paper=[[10, 1.0, None], [100, 1.29, 3.0]])
+
+
+def test_merged_rows_shows_ours_then_paper_in_parentheses() -> None:
+    header, rows = merged_rows(_table())
+    assert header == ["rate", "predict", "nopredict"]
+    assert rows == [
+        ["10", "1.02 (1)", "2.5"],           # paper has no nopredict value at 10
+        ["100", "1.5 (1.29)", "— (3)"],      # we have none, the paper has one
+        ["300", "1.1", "1.2"],               # the paper has no row for 300
+    ]
+
+
+def test_merged_rows_without_paper() -> None:
+    t = Table("t", "t", ["cipher", "share"], [["AES", 0.25]], "measured")
+    assert merged_rows(t) == (["cipher", "share"], [["AES", "0.25"]])
+
+
+def test_merged_rows_with_two_key_columns() -> None:
+    t = Table("t", "t", ["rate", "policy", "p90"], [[10, "a", 2.0], [10, "b", 3.0]], "simulated",
+              paper=[[10, "b", 4.0]], key_columns=2)
+    assert merged_rows(t)[1] == [["10", "a", "2"], ["10", "b", "3 (4)"]]
+
+
+def test_render_result_prints_tables_provenance_headline_and_notes() -> None:
+    res = StudyResult("s", "My study", "quick", 7, "0.1.0", {"cpu": "c", "cores": 1},
+                      headline=["the headline"], notes=["the note"])
+    res.add(_table())
+    console = Console(record=True, width=200, force_terminal=False)
+    render_result(res, console)
+    text = " ".join(console.export_text().split())  # the title wraps to the table's width
+    for needle in ("My study", "quick mode", "seed 7", "Table 6", "[simulated]", "ours (paper)",
+                   "1.5 (1.29)", "the headline", "note: the note"):
+        assert needle in text, needle
+
+
+def test_brackets_in_titles_cells_and_notes_are_shown_verbatim() -> None:
+    res = StudyResult("s", "Study [x]", "quick", 1, "0.1.0", {}, headline=["[bold]h[/bold]"],
+                      notes=["see [/docs]"])
+    res.add(Table("t", "T [ms]", ["name [unit]", "v"], [["[red]AES[/red]", 1.0]], "measured",
+                  note="caption [/x]"))
+    console = Console(record=True, width=200)
+    render_result(res, console)
+    text = console.export_text()
+    for needle in ("Study [x]", "T [ms]", "[measured]", "name [unit]", "[red]AES[/red]", "[bold]h[/bold]",
+                   "see [/docs]", "caption [/x]"):
+        assert needle in text, needle
+
+
+def test_render_table_prints_the_note() -> None:
+    t = Table("t", "Tbl", ["a", "b"], [[1, 2.0]], "cited", note="a caption here")
+    console = Console(record=True, width=120)
+    render_table(t, console)
+    text = console.export_text()
+    assert "Tbl" in text and "[cited]" in text and "a caption here" in text
+    assert "ours (paper)" not in text
