@@ -29,6 +29,8 @@ app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(trace_app, name="trace")
 
 console = Console()
+if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
+    console = Console(width=200)
 err_console = Console(stderr=True)
 
 
@@ -194,8 +196,11 @@ def trace_generate(
 ) -> None:
     """Generate a seed-002 request trace (the paper's inverse CDFs) as CSV."""
     from cryptoffload.crypto.ciphers import CIPHERS
+    from cryptoffload.errors import ConfigError
     from cryptoffload.workloads.web_trace import generate_trace, save_trace_csv
 
+    if requests < 1:  # an empty trace file is one `trace inspect` and the studies refuse
+        raise ConfigError(f"--requests must be at least 1, got {requests}")
     tr = generate_trace(requests, seed=seed)
     if rate is not None:
         tr = tr.rescaled(rate)

@@ -25,6 +25,8 @@ def fmt(v: Any) -> str:
         a = abs(v)
         if a == 0:
             return "0"
+        if v.is_integer() and 1 <= a < 1e5:  # rates, counts: 100 not 100.0
+            return f"{int(v):,}"
         if a >= 1e5 or a < 1e-3:
             return f"{v:.3g}"
         if a >= 100:
