@@ -151,8 +151,13 @@ def report(
     for name in STUDIES:
         if name == "fpga-reconfig":
             cfg = st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile)
-            with progress_bar() as prog:
-                res = st.run(cfg, out / name, prog)
+            try:
+                with progress_bar() as prog:
+                    res = st.run(cfg, out / name, prog)
+            except CryptoffloadError as exc:  # one study's bad input must not hide the others
+                failures.append((name, str(exc)))
+                err_console.print(f"error: study {name}: {exc}", markup=False, highlight=False)
+                continue
             render_result(res, console)
             results.append((res, name))
     index = write_index(results, out, machine_info(), failures)
