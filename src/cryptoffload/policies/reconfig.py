@@ -79,6 +79,13 @@ class ReconfigPolicy:
     def prepare(self, ctx: PolicyContext) -> None:
         """Compute whatever the decision rule needs (predictions are trace-only, see ngram)."""
         self.initial = ngram.ZerothOrder(ctx.history_cipher, ctx.k).pair
+        model = self.predictor(ctx)
+        if model is not None:
+            self._set_prediction(model.predict(ctx.cipher, ctx.size, ctx.states))
+
+    def predictor(self, ctx: PolicyContext) -> ngram.ZerothOrder | None:
+        """The prediction model of an overlap policy (None: the policy predicts nothing)."""
+        return None
 
     def _set_prediction(self, pred: ngram.Prediction) -> None:
         self.pred_a, self.pred_b, self.prediction_sources = pred.pred_a, pred.pred_b, pred.source
@@ -126,28 +133,24 @@ class Nopredict(ReconfigPolicy):
     name, label = "nopredict", "Nopredict"
     description = "overlap: software while reconfiguring to two random circuits"
 
-    def prepare(self, ctx):
-        super().prepare(ctx)
-        self._set_prediction(ngram.RandomPair(ctx.history_cipher, ctx.k, ctx.seed).predict(ctx.cipher, ctx.size))
+    def predictor(self, ctx):
+        return ngram.RandomPair(ctx.history_cipher, ctx.k, ctx.seed)
 
 
 class Predict(ReconfigPolicy):
     name, label = "predict", "Predict"
     description = "overlap + the paper's static 2-gram over 5 MB intervals (0th-order fallback)"
 
-    def prepare(self, ctx):
-        super().prepare(ctx)
-        model = ngram.TwoGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
-        self._set_prediction(model.predict(ctx.cipher, ctx.size, ctx.states))
+    def predictor(self, ctx):
+        return ngram.TwoGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
 
 
 class Oracle(ReconfigPolicy):
     name, label = "oracle", "Oracle"
     description = "overlap + perfect knowledge of the next interval's two main ciphers"
 
-    def prepare(self, ctx):
-        super().prepare(ctx)
-        self._set_prediction(ngram.OracleNext(ctx.history_cipher, ctx.k, ctx.window).predict(ctx.cipher, ctx.size, ctx.states))
+    def predictor(self, ctx):
+        return ngram.OracleNext(ctx.history_cipher, ctx.k, ctx.window)
 
 
 class Fixed(ReconfigPolicy):
@@ -197,20 +200,16 @@ class PredictOnline(ReconfigPolicy):
         super().__init__()
         self.decay = decay
 
-    def prepare(self, ctx):
-        super().prepare(ctx)
-        model = ngram.OnlineTwoGram(ctx.history_cipher, ctx.history_size, ctx.k, self.decay, ctx.window)
-        self._set_prediction(model.predict(ctx.cipher, ctx.size, ctx.states))
+    def predictor(self, ctx):
+        return ngram.OnlineTwoGram(ctx.history_cipher, ctx.history_size, ctx.k, self.decay, ctx.window)
 
 
 class Predict3Gram(ReconfigPolicy):
     name, label, paper = "predict-3gram", "Predict-3gram", False
     description = "overlap + 3-gram (two previous intervals), backing off to 2-gram and 0th order"
 
-    def prepare(self, ctx):
-        super().prepare(ctx)
-        model = ngram.ThreeGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
-        self._set_prediction(model.predict(ctx.cipher, ctx.size, ctx.states))
+    def predictor(self, ctx):
+        return ngram.ThreeGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
 
 
 class Parallel(Predict):
