@@ -248,7 +248,9 @@ class Handle:
             algo_id = ALGORITHMS[algo]
             mode_id = MODES[mode]
         except KeyError:
-            raise ConfigError(f"libgcrypt binding has no algorithm/mode {algo!r}/{mode!r}") from None
+            raise ConfigError(
+                f"libgcrypt binding has no algorithm/mode {algo!r}/{mode!r}"
+            ) from None
         self._lib = _load().cdll
         self._h = None
         self.algo = algo

@@ -581,7 +581,8 @@ def open_context(
     """Set up ``name`` with ``key`` (and IV) once and return a :class:`CipherContext`."""
     spec, key, iv, _ = _checked(name, key, iv, None)
     impl = _backend(spec, backend)
-    return CipherContext(name, impl.name, decrypt, impl.context(spec.algo, spec.mode, key, iv, decrypt))
+    ctx = impl.context(spec.algo, spec.mode, key, iv, decrypt)
+    return CipherContext(name, impl.name, decrypt, ctx)
 
 
 def request_encryptor(
