@@ -6,8 +6,10 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Debian packages the project needs at run time (libgcrypt: real ciphers for calibration).
-APT_PACKAGES := libgcrypt20
+# Debian packages the project needs (libgcrypt: real ciphers for calibration; GMP headers and
+# gcc: the native Paillier core is compiled by pip install; libssl-dev: Intel's crypto_mb,
+# linked into it, refers to OpenSSL's BN functions).
+APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc
 
 .PHONY: demo test setup apt clean bench
 

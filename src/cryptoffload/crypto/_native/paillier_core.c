@@ -1,0 +1,749 @@
+/*
+ * Native core of cryptoffload's Paillier: fixed-base exponentiation for DJN encryption,
+ * CRT decryption and batch modular exponentiation.
+ *
+ * Why native: a Paillier encryption at n = 1024 bits is a few dozen 2048-bit modular
+ * multiplications once the randomness h_s^a comes from a fixed-base table; in Python each of
+ * those costs more in interpreter overhead than in arithmetic. Why GMP's mpn layer and our own
+ * Montgomery reduction: mpz_powm cannot reuse a table across calls, and the mpn functions run
+ * in time that depends only on operand sizes, which the constant-time mode relies on.
+ *
+ * Two arithmetic back ends share one table layout idea (k windows of w bits, entry e of window
+ * i holds base^(e * 2^(i*w)) in Montgomery form):
+ *   - GMP: one encryption at a time, 64-bit limbs, Montgomery radix 2^(64*N).
+ *   - IFMA (optional, COPL_HAVE_MBX): eight encryptions at a time, 52-bit digits in Intel's
+ *     multi-buffer layout (digit j of lane l at [j*8 + l]), multiplied with crypto_mb's
+ *     ifma_amm52xD_mb8 (almost-Montgomery multiplication, radix 2^(52*D)).
+ *
+ * Constant time: the table lookup indexes by digits of the secret exponent. In constant-time
+ * mode every lookup reads every entry of the window (GMP: masked OR over all entries; IFMA:
+ * every 8-entry vector is loaded and the wanted one is picked with a permute and a mask), so
+ * the memory trace does not depend on the exponent. Variable-time mode reads one entry.
+ *
+ * All big numbers cross the boundary as little-endian arrays of 64-bit words of a fixed
+ * length, so nothing here branches on the size of a secret value.
+ */
+#include <gmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef COPL_HAVE_MBX
+#include <immintrin.h>
+#include <crypto_mb/cpu_features.h>
+#include <crypto_mb/exp.h>
+/* Exported by libcrypto_mb.a (pinned version); not in its public headers. */
+void ifma_amm52x20_mb8(int64u *out, const int64u *a, const int64u *b, const int64u *m, const int64u *k0);
+void ifma_amm52x40_mb8(int64u *out, const int64u *a, const int64u *b, const int64u *m, const int64u *k0);
+void ifma_amm52x60_mb8(int64u *out, const int64u *a, const int64u *b, const int64u *m, const int64u *k0);
+void ifma_amm52x79_mb8(int64u *out, const int64u *a, const int64u *b, const int64u *m, const int64u *k0);
+typedef void (*amm_fn)(int64u *, const int64u *, const int64u *, const int64u *, const int64u *);
+#endif
+
+/* GMP's assembly Montgomery reduction: exported by libgmp (since 5.0) though documented only
+ * in gmp-impl.h; same contract as the loop it replaces (invm = -1/m mod 2^64, returns carry). */
+mp_limb_t __gmpn_redc_1(mp_ptr rp, mp_ptr up, mp_srcptr mp, mp_size_t n, mp_limb_t invm);
+
+#define LIMB_BITS 64
+#define DIGIT_BITS 52
+#define DIGIT_MASK ((uint64_t)0xFFFFFFFFFFFFFull)
+
+/* ----------------------------------------------------------------------------------------- */
+/* helpers                                                                                     */
+
+static uint64_t neg_inverse_mod_2_64(uint64_t m0)
+{
+    uint64_t inv = m0; /* correct to 3 bits for odd m0; Newton doubles the bits each step */
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - m0 * inv;
+    return (uint64_t)0 - inv;
+}
+
+/* mask of all ones when a == b, computed without a branch */
+static inline uint64_t eq_mask(uint64_t a, uint64_t b)
+{
+    uint64_t x = a ^ b;
+    return ((x | ((uint64_t)0 - x)) >> 63) - 1;
+}
+
+static void mpz_from_words(mpz_t z, const uint64_t *w, int n)
+{
+    mpz_import(z, (size_t)n, -1, sizeof(uint64_t), 0, 0, w);
+}
+
+static void mpz_to_words(uint64_t *w, int n, const mpz_t z)
+{
+    size_t count = 0;
+    memset(w, 0, (size_t)n * sizeof(uint64_t));
+    if (mpz_sizeinbase(z, 2) <= (size_t)n * 64)
+        mpz_export(w, &count, -1, sizeof(uint64_t), 0, 0, z);
+}
+
+/* digit i (w bits) of a little-endian exponent of nwords 64-bit words */
+static inline unsigned exp_digit(const uint64_t *e, int nwords, int i, int w)
+{
+    int bit = i * w;
+    int word = bit >> 6, off = bit & 63;
+    uint64_t v = 0;
+    if (word < nwords) {
+        v = e[word] >> off;
+        if (off + w > 64 && word + 1 < nwords)
+            v |= e[word + 1] << (64 - off);
+    }
+    return (unsigned)(v & ((1u << w) - 1u));
+}
+
+/* Montgomery product r = a*b/R mod m (r < R, not fully reduced), R = 2^(64N).
+ * t needs 2N words. Constant time: mpn_mul_n and mpn_addmul_1 depend on sizes only, and the
+ * final correction is a masked subtraction. */
+static void mont_mul(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *m,
+                     int N, mp_limb_t minv, mp_limb_t *t)
+{
+    mpn_mul_n(t, a, b, N);
+    mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
+    mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
+/* reduce r < R to r < m, with m >= R/4 (top word of m non-zero and >= 2^62 not required:
+ * three masked subtractions cover R/m <= 4) */
+static void final_reduce(mp_limb_t *r, const mp_limb_t *m, int N, mp_limb_t *tmp)
+{
+    for (int k = 0; k < 3; k++) {
+        mp_limb_t borrow = mpn_sub_n(tmp, r, m, N);
+        mpn_cnd_swap(borrow == 0, r, tmp, N);
+    }
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* fixed-base context                                                                          */
+
+typedef struct {
+    int N;           /* 64-bit words of the modulus (n^2) */
+    int nn;          /* words of n */
+    int mod_bits;
+    int exp_bits;
+    int w, k, E;     /* window bits, windows, entries per window (2^w) */
+    int ct;          /* constant-time lookup */
+    int backend;     /* 0 = GMP, 1 = IFMA */
+    mp_limb_t *m, *n, minv;
+    mp_limb_t *tab;  /* GMP: [k][E][N] Montgomery form */
+    size_t table_bytes;
+#ifdef COPL_HAVE_MBX
+    int D;           /* 52-bit digits */
+    amm_fn amm;
+    uint64_t *tab52; /* IFMA: ct ? [k][D][E] : [k][E][D] */
+    uint64_t *m_mb8, *k0_mb8;
+#endif
+} copl_fb;
+
+int copl_have_ifma(void)
+{
+#ifdef COPL_HAVE_MBX
+    int64u f = mbx_get_cpu_features();
+    return mbx_is_crypto_mb_applicable(f) ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+int copl_built_with_ifma(void)
+{
+#ifdef COPL_HAVE_MBX
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+#ifdef COPL_HAVE_MBX
+static int ifma_digits_for(int mod_bits, amm_fn *fn)
+{
+    /* almost-Montgomery needs 4m < 2^(52D) */
+    if (mod_bits + 2 <= 20 * 52) { *fn = ifma_amm52x20_mb8; return 20; }
+    if (mod_bits + 2 <= 40 * 52) { *fn = ifma_amm52x40_mb8; return 40; }
+    if (mod_bits + 2 <= 60 * 52) { *fn = ifma_amm52x60_mb8; return 60; }
+    if (mod_bits + 2 <= 79 * 52) { *fn = ifma_amm52x79_mb8; return 79; }
+    return 0;
+}
+
+/* split an integer given as mpz into D 52-bit digits (plain array) */
+static void mpz_to_digits(uint64_t *d, int D, const mpz_t z)
+{
+    mpz_t t;
+    mpz_init_set(t, z);
+    for (int j = 0; j < D; j++) {
+        d[j] = mpz_get_ui(t) & DIGIT_MASK;
+        mpz_fdiv_q_2exp(t, t, DIGIT_BITS);
+    }
+    mpz_clear(t);
+}
+
+/* 64-bit words -> 52-bit digits (lane l of an mb8 buffer) */
+static void words_to_mb8_lane(uint64_t *mb, int D, int lane, const uint64_t *w, int nw)
+{
+    for (int j = 0; j < D; j++) {
+        int bit = j * DIGIT_BITS;
+        int word = bit >> 6, off = bit & 63;
+        uint64_t v = 0;
+        if (word < nw) {
+            v = w[word] >> off;
+            if (off + DIGIT_BITS > 64 && word + 1 < nw)
+                v |= w[word + 1] << (64 - off);
+        }
+        mb[j * 8 + lane] = v & DIGIT_MASK;
+    }
+}
+
+/* lane l of an mb8 buffer (digits possibly unnormalised) -> 64-bit words */
+static void mb8_lane_to_words(uint64_t *w, int nw, const uint64_t *mb, int D, int lane)
+{
+    memset(w, 0, (size_t)nw * sizeof(uint64_t));
+    unsigned __int128 carry = 0;
+    int bit = 0;
+    /* accumulate digit by digit with carry so unnormalised digits are handled */
+    uint64_t acc_words[160];
+    memset(acc_words, 0, sizeof(acc_words));
+    for (int j = 0; j < D; j++) {
+        unsigned __int128 v = (unsigned __int128)mb[j * 8 + lane] + carry;
+        uint64_t digit = (uint64_t)v & DIGIT_MASK;
+        carry = v >> DIGIT_BITS;
+        int word = bit >> 6, off = bit & 63;
+        acc_words[word] |= digit << off;
+        if (off + DIGIT_BITS > 64)
+            acc_words[word + 1] |= digit >> (64 - off);
+        bit += DIGIT_BITS;
+    }
+    memcpy(w, acc_words, (size_t)nw * sizeof(uint64_t));
+}
+#endif
+
+void copl_fb_free(copl_fb *c)
+{
+    if (!c)
+        return;
+    free(c->m);
+    free(c->n);
+    free(c->tab);
+#ifdef COPL_HAVE_MBX
+    free(c->tab52);
+    free(c->m_mb8);
+    free(c->k0_mb8);
+#endif
+    free(c);
+}
+
+size_t copl_fb_table_bytes(const copl_fb *c) { return c->table_bytes; }
+int copl_fb_backend(const copl_fb *c) { return c->backend; }
+
+/*
+ * Build a fixed-base table for base (< m) modulo m = n^2 (N words), exponents of exp_bits
+ * bits, windows of w bits. backend: 0 GMP, 1 IFMA. Returns NULL on bad arguments or memory.
+ */
+copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
+                     int exp_bits, int w, int ct, int backend)
+{
+    if (N < 1 || nn < 1 || exp_bits < 1 || w < 1 || w > 16 || !(mod[0] & 1) || mod[N - 1] == 0)
+        return NULL;
+#ifndef COPL_HAVE_MBX
+    if (backend != 0)
+        return NULL;
+#endif
+    copl_fb *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->N = N;
+    c->nn = nn;
+    c->exp_bits = exp_bits;
+    c->w = w;
+    c->E = 1 << w;
+    c->k = (exp_bits + w - 1) / w;
+    c->ct = ct ? 1 : 0;
+    c->backend = backend;
+    c->m = malloc((size_t)N * sizeof(mp_limb_t));
+    c->n = malloc((size_t)nn * sizeof(mp_limb_t));
+    if (!c->m || !c->n) {
+        copl_fb_free(c);
+        return NULL;
+    }
+    memcpy(c->m, mod, (size_t)N * sizeof(mp_limb_t));
+    memcpy(c->n, n, (size_t)nn * sizeof(mp_limb_t));
+    c->minv = neg_inverse_mod_2_64(mod[0]);
+
+    mpz_t M, B, cur, x, Rz;
+    mpz_inits(M, B, cur, x, Rz, NULL);
+    mpz_from_words(M, mod, N);
+    c->mod_bits = (int)mpz_sizeinbase(M, 2);
+    mpz_from_words(B, base, N);
+    mpz_mod(B, B, M);
+
+    int ok = 1;
+    if (backend == 0) {
+        size_t words = (size_t)c->k * c->E * N;
+        c->table_bytes = words * sizeof(mp_limb_t);
+        c->tab = malloc(c->table_bytes);
+        if (!c->tab)
+            ok = 0;
+        for (int i = 0; ok && i < c->k; i++) {
+            mpz_set_ui(cur, 1);
+            for (int e = 0; e < c->E; e++) {
+                /* Montgomery form: cur * 2^(64N) mod M */
+                mpz_mul_2exp(x, cur, (mp_bitcnt_t)64 * N);
+                mpz_mod(x, x, M);
+                mpz_to_words(c->tab + ((size_t)i * c->E + e) * N, N, x);
+                mpz_mul(cur, cur, B);
+                mpz_mod(cur, cur, M);
+            }
+            /* next window's base: B^(2^w) */
+            for (int s = 0; s < w; s++) {
+                mpz_mul(B, B, B);
+                mpz_mod(B, B, M);
+            }
+        }
+    }
+#ifdef COPL_HAVE_MBX
+    else {
+        int D = ifma_digits_for(c->mod_bits, &c->amm);
+        if (D == 0) {
+            ok = 0;
+        } else {
+            c->D = D;
+            size_t words = (size_t)c->k * c->E * D;
+            c->table_bytes = words * sizeof(uint64_t);
+            c->tab52 = aligned_alloc(64, (c->table_bytes + 63) & ~(size_t)63);
+            c->m_mb8 = aligned_alloc(64, (size_t)D * 8 * sizeof(uint64_t));
+            c->k0_mb8 = aligned_alloc(64, 8 * sizeof(uint64_t));
+            if (!c->tab52 || !c->m_mb8 || !c->k0_mb8)
+                ok = 0;
+        }
+        if (ok) {
+            uint64_t *d = malloc((size_t)c->D * sizeof(uint64_t));
+            uint64_t k0 = neg_inverse_mod_2_64(mod[0]) & DIGIT_MASK;
+            for (int l = 0; l < 8; l++)
+                words_to_mb8_lane(c->m_mb8, c->D, l, mod, N), c->k0_mb8[l] = k0;
+            for (int i = 0; ok && i < c->k; i++) {
+                mpz_set_ui(cur, 1);
+                for (int e = 0; e < c->E; e++) {
+                    mpz_mul_2exp(x, cur, (mp_bitcnt_t)DIGIT_BITS * c->D);
+                    mpz_mod(x, x, M);
+                    mpz_to_digits(d, c->D, x);
+                    for (int j = 0; j < c->D; j++) {
+                        size_t pos = c->ct ? ((size_t)i * c->D + j) * c->E + e
+                                           : ((size_t)i * c->E + e) * c->D + j;
+                        c->tab52[pos] = d[j];
+                    }
+                    mpz_mul(cur, cur, B);
+                    mpz_mod(cur, cur, M);
+                }
+                for (int s = 0; s < w; s++) {
+                    mpz_mul(B, B, B);
+                    mpz_mod(B, B, M);
+                }
+            }
+            free(d);
+        }
+    }
+#endif
+    mpz_clears(M, B, cur, x, Rz, NULL);
+    if (!ok) {
+        copl_fb_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* GMP back end: out = table product for one exponent, Montgomery form, not reduced */
+static void fb_pow_gmp(const copl_fb *c, const uint64_t *e, int ew, mp_limb_t *acc, mp_limb_t *sel,
+                       mp_limb_t *t)
+{
+    const int N = c->N, E = c->E;
+    for (int i = 0; i < c->k; i++) {
+        unsigned dgt = exp_digit(e, ew, i, c->w);
+        const mp_limb_t *win = c->tab + (size_t)i * E * N;
+        const mp_limb_t *entry;
+        if (c->ct) {
+            memset(sel, 0, (size_t)N * sizeof(mp_limb_t));
+            for (int x = 0; x < E; x++) {
+                uint64_t mask = eq_mask((uint64_t)x, dgt);
+                const mp_limb_t *src = win + (size_t)x * N;
+                for (int j = 0; j < N; j++)
+                    sel[j] |= src[j] & mask;
+            }
+            entry = sel;
+        } else {
+            entry = win + (size_t)dgt * N;
+            if (i + 1 < c->k) { /* the next window's entry is known now: fetch it during this product */
+                const char *nx = (const char *)(win + (size_t)E * N + (size_t)exp_digit(e, ew, i + 1, c->w) * N);
+                for (int o = 0; o < N * 8; o += 64)
+                    __builtin_prefetch(nx + o);
+            }
+        }
+        if (i == 0)
+            memcpy(acc, entry, (size_t)N * sizeof(mp_limb_t));
+        else
+            mont_mul(acc, acc, entry, c->m, N, c->minv, t);
+    }
+}
+
+#ifdef COPL_HAVE_MBX
+/* Constant-time lookup of window i for eight lanes: every 8-entry block of every digit row is
+ * loaded; a permute picks each lane's entry inside the block and a mask keeps it only in the
+ * block that holds it. Table layout [k][D][E]. */
+__attribute__((target("avx512f"))) static void ct_gather_mb8(const copl_fb *c, int i, const uint64_t *const lane_exp[8],
+                                                           int ew, uint64_t *dst)
+{
+    const int D = c->D, E = c->E;
+    const uint64_t *win = c->tab52 + (size_t)i * D * E;
+    uint64_t dg[8];
+    for (int l = 0; l < 8; l++)
+        dg[l] = exp_digit(lane_exp[l], ew, i, c->w);
+    __m512i dv = _mm512_loadu_si512((const void *)dg);
+    __m512i lo = _mm512_and_si512(dv, _mm512_set1_epi64(7));
+    __m512i hi = _mm512_srli_epi64(dv, 3);
+    int blocks = E >= 8 ? E / 8 : 1;
+    __mmask8 km[8192];
+    for (int x = 0; x < blocks; x++)
+        km[x] = _mm512_cmpeq_epi64_mask(hi, _mm512_set1_epi64(x));
+    for (int j = 0; j < D; j++) {
+        const uint64_t *row = win + (size_t)j * E;
+        __m512i v = _mm512_setzero_si512();
+        if (E >= 8) {
+            for (int x = 0; x < blocks; x++) {
+                __m512i blk = _mm512_loadu_si512((const void *)(row + 8 * x));
+                v = _mm512_mask_mov_epi64(v, km[x], _mm512_permutexvar_epi64(lo, blk));
+            }
+        } else {
+            uint64_t tmp8[8] = {0};
+            memcpy(tmp8, row, (size_t)E * sizeof(uint64_t));
+            v = _mm512_permutexvar_epi64(lo, _mm512_loadu_si512((const void *)tmp8));
+        }
+        _mm512_storeu_si512((void *)(dst + (size_t)j * 8), v);
+    }
+}
+#endif
+
+/*
+ * DJN encryption core for count plaintexts:
+ *   out_i = h^(a_i) * (1 + m_i * n) mod n^2
+ * msgs: count * nn words (each < n), exps: count * ew words, out: count * N words.
+ * Returns 0 on success.
+ */
+int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uint64_t *exps, int ew,
+                    uint64_t *out)
+{
+    const int N = c->N, nn = c->nn;
+    if (2 * nn > N + 1)
+        return -1;
+    mp_limb_t *acc = malloc(sizeof(mp_limb_t) * (size_t)N * 6 + sizeof(mp_limb_t) * 4);
+    if (!acc)
+        return -2;
+    mp_limb_t *sel = acc + N, *t = sel + N, *gm = t + 2 * N + 2, *tmp = gm + N;
+    int rc = 0;
+    if (c->backend == 0) {
+        for (int s = 0; s < count; s++) {
+            fb_pow_gmp(c, exps + (size_t)s * ew, ew, acc, sel, t);
+            /* gm = 1 + m*n (< n^2 since m < n), plain form; Montgomery product with the
+             * Montgomery-form acc gives h^a * gm in plain form directly */
+            memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
+            mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
+            memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
+            mpn_add_1(gm, gm, N, 1);
+            mont_mul(acc, acc, gm, c->m, N, c->minv, t);
+            final_reduce(acc, c->m, N, tmp);
+            memcpy(out + (size_t)s * N, acc, (size_t)N * sizeof(mp_limb_t));
+        }
+    }
+#ifdef COPL_HAVE_MBX
+    else {
+        const int D = c->D, E = c->E;
+        uint64_t *a = aligned_alloc(64, (size_t)D * 8 * sizeof(uint64_t));
+        uint64_t *b = aligned_alloc(64, (size_t)D * 8 * sizeof(uint64_t));
+        uint64_t *r = aligned_alloc(64, (size_t)D * 8 * sizeof(uint64_t));
+        if (!a || !b || !r) {
+            free(a), free(b), free(r), free(acc);
+            return -2;
+        }
+        for (int s0 = 0; s0 < count; s0 += 8) {
+            int lanes = count - s0 < 8 ? count - s0 : 8;
+            const uint64_t *lane_exp[8];
+            for (int l = 0; l < 8; l++)
+                lane_exp[l] = exps + (size_t)(s0 + (l < lanes ? l : 0)) * ew;
+            for (int i = 0; i < c->k; i++) {
+                uint64_t *dst = (i == 0) ? a : b;
+                if (c->ct) {
+                    ct_gather_mb8(c, i, lane_exp, ew, dst);
+                } else {
+                    const uint64_t *win = c->tab52 + (size_t)i * E * D;
+                    if (i + 1 < c->k) { /* prefetch the next window's eight entries */
+                        for (int l = 0; l < 8; l++) {
+                            const char *nx = (const char *)(win + (size_t)E * D +
+                                                            (size_t)exp_digit(lane_exp[l], ew, i + 1, c->w) * D);
+                            for (int o = 0; o < D * 8; o += 64)
+                                __builtin_prefetch(nx + o);
+                        }
+                    }
+                    for (int l = 0; l < 8; l++) {
+                        const uint64_t *src = win + (size_t)exp_digit(lane_exp[l], ew, i, c->w) * D;
+                        for (int j = 0; j < D; j++)
+                            dst[j * 8 + l] = src[j];
+                    }
+                }
+                if (i > 0) {
+                    c->amm((int64u *)r, (const int64u *)a, (const int64u *)b, (const int64u *)c->m_mb8, (const int64u *)c->k0_mb8);
+                    uint64_t *sw = a;
+                    a = r;
+                    r = sw;
+                }
+            }
+            /* multiply by 1 + m*n (plain form) leaves plain h^a (1 + m n) */
+            for (int l = 0; l < 8; l++) {
+                int s = s0 + (l < lanes ? l : 0);
+                memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
+                mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
+                memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
+                mpn_add_1(gm, gm, N, 1);
+                words_to_mb8_lane(b, D, l, gm, N);
+            }
+            c->amm((int64u *)r, (const int64u *)a, (const int64u *)b, (const int64u *)c->m_mb8, (const int64u *)c->k0_mb8);
+            for (int l = 0; l < lanes; l++) {
+                mb8_lane_to_words(acc, N, r, D, l);
+                final_reduce(acc, c->m, N, tmp);
+                memcpy(out + (size_t)(s0 + l) * N, acc, (size_t)N * sizeof(mp_limb_t));
+            }
+        }
+        free(a), free(b), free(r);
+    }
+#endif
+    free(acc);
+    return rc;
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* generic batch modular exponentiation (the unit of work a QAT-style engine offloads)         */
+
+/* out_i = base_i ^ exp_i mod mod_i, GMP. secret != 0 uses mpz_powm_sec (odd moduli only). */
+int copl_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, int ew, const uint64_t *mods,
+                    int N, int secret, uint64_t *out)
+{
+    mpz_t b, e, m, r;
+    mpz_inits(b, e, m, r, NULL);
+    int rc = 0;
+    for (int s = 0; s < count; s++) {
+        mpz_from_words(b, bases + (size_t)s * N, N);
+        mpz_from_words(e, exps + (size_t)s * ew, ew);
+        mpz_from_words(m, mods + (size_t)s * N, N);
+        if (mpz_sgn(m) == 0) {
+            rc = -1;
+            break;
+        }
+        if (secret && mpz_odd_p(m) && mpz_sgn(e) > 0)
+            mpz_powm_sec(r, b, e, m);
+        else
+            mpz_powm(r, b, e, m);
+        mpz_to_words(out + (size_t)s * N, N, r);
+    }
+    mpz_clears(b, e, m, r, NULL);
+    return rc;
+}
+
+/* Eight-lane IFMA modexp through crypto_mb (what Intel's IPCL does): all lanes share one
+ * modulus of mod_bits (1024/2048/3072/4096). Returns -3 when not built with IFMA. */
+int copl_mbx_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, int exp_bits, const uint64_t *mod,
+                        int mod_bits, uint64_t *out)
+{
+#ifdef COPL_HAVE_MBX
+    int N = mod_bits / 64, ew = (exp_bits + 63) / 64;
+    int buflen = mbx_exp_BufferSize(mod_bits);
+    if (buflen <= 0)
+        return -1;
+    int8u *buf = aligned_alloc(64, ((size_t)buflen + 63) & ~(size_t)63);
+    if (!buf)
+        return -2;
+    int rc = 0;
+    for (int s0 = 0; s0 < count && rc == 0; s0 += 8) {
+        int64u *o[8];
+        const int64u *bp[8], *ep[8], *mp[8];
+        int64u scratch[8][64];
+        for (int l = 0; l < 8; l++) {
+            int s = s0 + l;
+            if (s < count) {
+                o[l] = (int64u *)(out + (size_t)s * N);
+                bp[l] = (const int64u *)(bases + (size_t)s * N);
+                ep[l] = (const int64u *)(exps + (size_t)s * ew);
+            } else {
+                o[l] = scratch[l];
+                bp[l] = (const int64u *)bases;
+                ep[l] = (const int64u *)exps;
+            }
+            mp[l] = (const int64u *)mod;
+        }
+        mbx_status st = mbx_exp_mb8(o, bp, ep, exp_bits, mp, mod_bits, buf, buflen);
+        if (st != MBX_STATUS_OK)
+            rc = -4;
+    }
+    free(buf);
+    return rc;
+#else
+    (void)count, (void)bases, (void)exps, (void)exp_bits, (void)mod, (void)mod_bits, (void)out;
+    return -3;
+#endif
+}
+
+/* ----------------------------------------------------------------------------------------- */
+/* CRT decryption                                                                              */
+
+typedef struct {
+    int N, nn, ph;          /* words of n^2, n, p^2 (= q^2 words, p and q of equal size) */
+    mpz_t p, q, p2, q2, pm1, qm1, hp, hq, pinvq, n;
+    int pbits;
+    uint64_t *p2w, *q2w, *pm1w, *qm1w;
+} copl_dec;
+
+void copl_dec_free(copl_dec *d)
+{
+    if (!d)
+        return;
+    mpz_clears(d->p, d->q, d->p2, d->q2, d->pm1, d->qm1, d->hp, d->hq, d->pinvq, d->n, NULL);
+    free(d->p2w);
+    free(d->q2w);
+    free(d->pm1w);
+    free(d->qm1w);
+    free(d);
+}
+
+/* p, q: pw words each; hp = L_p(g^(p-1) mod p^2)^(-1) mod p etc. are computed here (g = n+1). */
+copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
+{
+    copl_dec *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    mpz_inits(d->p, d->q, d->p2, d->q2, d->pm1, d->qm1, d->hp, d->hq, d->pinvq, d->n, NULL);
+    mpz_from_words(d->p, p, pw);
+    mpz_from_words(d->q, q, pw);
+    mpz_mul(d->n, d->p, d->q);
+    mpz_mul(d->p2, d->p, d->p);
+    mpz_mul(d->q2, d->q, d->q);
+    mpz_sub_ui(d->pm1, d->p, 1);
+    mpz_sub_ui(d->qm1, d->q, 1);
+    d->pbits = (int)mpz_sizeinbase(d->p, 2);
+    d->nn = (int)((mpz_sizeinbase(d->n, 2) + 63) / 64);
+    d->N = 2 * d->nn;
+    d->ph = 2 * pw;
+    mpz_t g, t;
+    mpz_inits(g, t, NULL);
+    mpz_add_ui(g, d->n, 1);
+    /* hp = (L_p(g^(p-1) mod p^2))^-1 mod p */
+    mpz_powm(t, g, d->pm1, d->p2);
+    mpz_sub_ui(t, t, 1);
+    mpz_divexact(t, t, d->p);
+    int ok = mpz_invert(d->hp, t, d->p);
+    mpz_powm(t, g, d->qm1, d->q2);
+    mpz_sub_ui(t, t, 1);
+    mpz_divexact(t, t, d->q);
+    ok = ok && mpz_invert(d->hq, t, d->q);
+    ok = ok && mpz_invert(d->pinvq, d->p, d->q);
+    mpz_clears(g, t, NULL);
+    d->p2w = calloc((size_t)d->ph, sizeof(uint64_t));
+    d->q2w = calloc((size_t)d->ph, sizeof(uint64_t));
+    d->pm1w = calloc((size_t)pw, sizeof(uint64_t));
+    d->qm1w = calloc((size_t)pw, sizeof(uint64_t));
+    if (!ok || !d->p2w || !d->q2w || !d->pm1w || !d->qm1w) {
+        copl_dec_free(d);
+        return NULL;
+    }
+    mpz_to_words(d->p2w, d->ph, d->p2);
+    mpz_to_words(d->q2w, d->ph, d->q2);
+    mpz_to_words(d->pm1w, pw, d->pm1);
+    mpz_to_words(d->qm1w, pw, d->qm1);
+    return d;
+}
+
+/* m = CRT(L_p(xp) hp mod p, L_q(xq) hq mod q) */
+static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t)
+{
+    mpz_sub_ui(xp, xp, 1);
+    mpz_divexact(xp, xp, d->p);
+    mpz_mul(xp, xp, d->hp);
+    mpz_mod(xp, xp, d->p);
+    mpz_sub_ui(xq, xq, 1);
+    mpz_divexact(xq, xq, d->q);
+    mpz_mul(xq, xq, d->hq);
+    mpz_mod(xq, xq, d->q);
+    mpz_sub(t, xq, xp);
+    mpz_mul(t, t, d->pinvq);
+    mpz_mod(t, t, d->q);
+    mpz_mul(t, t, d->p);
+    mpz_add(m, xp, t);
+}
+
+/*
+ * Decrypt count ciphertexts (N words each) into count plaintexts (nn words each).
+ * use_ifma: both half-size exponentiations of eight ciphertexts go through crypto_mb's
+ * 8-lane modexp (constant time); otherwise mpz_powm_sec. Returns 0 on success, -5 when a
+ * ciphertext is not a valid residue (the L function's division is not exact).
+ */
+int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int use_ifma)
+{
+    mpz_t c, xp, xq, m, t;
+    mpz_inits(c, xp, xq, m, t, NULL);
+    int rc = 0;
+#ifdef COPL_HAVE_MBX
+    int ph_bits = d->ph * 64;
+    if (use_ifma && (ph_bits == 1024 || ph_bits == 2048 || ph_bits == 3072 || ph_bits == 4096)) {
+        int buflen = mbx_exp_BufferSize(ph_bits);
+        int8u *buf = aligned_alloc(64, ((size_t)buflen + 63) & ~(size_t)63);
+        uint64_t *bp = calloc((size_t)8 * d->ph, sizeof(uint64_t));
+        uint64_t *bq = calloc((size_t)8 * d->ph, sizeof(uint64_t));
+        uint64_t *rp = calloc((size_t)8 * d->ph, sizeof(uint64_t));
+        uint64_t *rq = calloc((size_t)8 * d->ph, sizeof(uint64_t));
+        if (!buf || !bp || !bq || !rp || !rq)
+            rc = -2;
+        for (int s0 = 0; rc == 0 && s0 < count; s0 += 8) {
+            int lanes = count - s0 < 8 ? count - s0 : 8;
+            int64u *op[8], *oq[8];
+            const int64u *ip[8], *iq[8], *ep[8], *eq[8], *mp[8], *mq[8];
+            for (int l = 0; l < 8; l++) {
+                int s = s0 + (l < lanes ? l : 0);
+                mpz_from_words(c, cts + (size_t)s * d->N, d->N);
+                mpz_mod(xp, c, d->p2);
+                mpz_mod(xq, c, d->q2);
+                mpz_to_words(bp + (size_t)l * d->ph, d->ph, xp);
+                mpz_to_words(bq + (size_t)l * d->ph, d->ph, xq);
+                op[l] = (int64u *)(rp + (size_t)l * d->ph);
+                oq[l] = (int64u *)(rq + (size_t)l * d->ph);
+                ip[l] = (const int64u *)(bp + (size_t)l * d->ph);
+                iq[l] = (const int64u *)(bq + (size_t)l * d->ph);
+                ep[l] = (const int64u *)d->pm1w;
+                eq[l] = (const int64u *)d->qm1w;
+                mp[l] = (const int64u *)d->p2w;
+                mq[l] = (const int64u *)d->q2w;
+            }
+            if (mbx_exp_mb8(op, ip, ep, d->pbits, mp, ph_bits, buf, buflen) != MBX_STATUS_OK ||
+                mbx_exp_mb8(oq, iq, eq, d->pbits, mq, ph_bits, buf, buflen) != MBX_STATUS_OK) {
+                rc = -4;
+                break;
+            }
+            for (int l = 0; l < lanes; l++) {
+                mpz_from_words(xp, rp + (size_t)l * d->ph, d->ph);
+                mpz_from_words(xq, rq + (size_t)l * d->ph, d->ph);
+                dec_combine(d, m, xp, xq, t);
+                mpz_to_words(out + (size_t)(s0 + l) * d->nn, d->nn, m);
+            }
+        }
+        free(buf), free(bp), free(bq), free(rp), free(rq);
+        mpz_clears(c, xp, xq, m, t, NULL);
+        return rc;
+    }
+#endif
+    (void)use_ifma;
+    for (int s = 0; s < count; s++) {
+        mpz_from_words(c, cts + (size_t)s * d->N, d->N);
+        mpz_mod(xp, c, d->p2);
+        mpz_mod(xq, c, d->q2);
+        mpz_powm_sec(xp, xp, d->pm1, d->p2);
+        mpz_powm_sec(xq, xq, d->qm1, d->q2);
+        dec_combine(d, m, xp, xq, t);
+        mpz_to_words(out + (size_t)s * d->nn, d->nn, m);
+    }
+    mpz_clears(c, xp, xq, m, t, NULL);
+    return rc;
+}
