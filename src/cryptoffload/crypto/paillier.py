@@ -48,15 +48,22 @@ FORMAT_VERSION = 1
 CIPHERTEXT_MAGIC = b"COPC"
 BACKENDS = ("auto", "ifma", "gmp", "gmpy2")
 
-# Window sizes chosen by `python benchmarks/paillier.py --choose-window` on a Xeon with
-# AVX512-IFMA (see docs/crypto/paillier.md): (backend, constant_time) -> bits. Memory for
-# n = 1024 is k * 2^w entries of 256 bytes (GMP) or 320 bytes (IFMA), k = ceil(512 / w).
-DEFAULT_WINDOWS: dict[tuple[str, bool], int] = {
-    ("ifma", False): 12,
-    ("ifma", True): 6,
-    ("gmp", False): 12,
-    ("gmp", True): 5,
+# Window sizes chosen by `python benchmarks/paillier.py --choose-window` on the development
+# machine (Xeon with AVX512-IFMA, 2 cores; benchmarks/results/paillier_windows.json):
+# key bits -> (backend, constant_time) -> window bits. Keys between sizes use the smaller
+# size's row. Memory is ceil(exp_bits / w) * 2^w entries of one n^2-sized number each.
+DEFAULT_WINDOWS_BY_BITS: dict[int, dict[tuple[str, bool], int]] = {
+    1024: {("ifma", False): 12, ("ifma", True): 6, ("gmp", False): 12, ("gmp", True): 5},
+    2048: {("ifma", False): 10, ("ifma", True): 7, ("gmp", False): 11, ("gmp", True): 6},
 }
+
+
+def default_window(bits: int, backend: str, constant_time: bool) -> int:
+    sizes = sorted(DEFAULT_WINDOWS_BY_BITS)
+    row = DEFAULT_WINDOWS_BY_BITS[max([b for b in sizes if b <= bits], default=sizes[0])]
+    return row.get((backend, constant_time), 0)
+
+
 DEFAULT_MAX_TABLE_BYTES = 256 * 1024 * 1024
 
 
@@ -150,7 +157,7 @@ class PublicKey:
     def encryptor(self, backend: str = "auto", constant_time: bool = True, window: int | None = None) -> "Encryptor":
         """A cached :class:`Encryptor` (tables are built once per key and option set)."""
         resolved = resolve_backend(backend)
-        w = window or DEFAULT_WINDOWS.get((resolved, constant_time), 0)
+        w = window or default_window(self.bits, resolved, constant_time)
         key = (resolved, constant_time, w)
         with self._lock:
             enc = self._encryptors.get(key)
@@ -335,9 +342,13 @@ def key_from_dict(d: dict[str, object]) -> PublicKey | PrivateKey:
         raise CiphertextFormatError("not a cryptoffload Paillier key")
     if d.get("version") != FORMAT_VERSION:
         raise CiphertextFormatError(f"unsupported key format version {d.get('version')!r}")
-    pub = PublicKey(_parse_hex(d, "n"), _parse_hex(d, "hs"))
-    if d.get("fingerprint") != pub.fingerprint.hex():
+    n = _parse_hex(d, "n")
+    if n < 3 or d.get("fingerprint") != _fingerprint(n).hex():
         raise CiphertextFormatError("key fingerprint does not match its modulus (garbled key data)")
+    try:
+        pub = PublicKey(n, _parse_hex(d, "hs"))
+    except ConfigError as exc:
+        raise CiphertextFormatError(f"invalid key data: {exc}") from None
     if d.get("kind") == "public":
         return pub
     if d.get("kind") == "private":
@@ -538,7 +549,7 @@ class Encryptor:
         if self.backend == "gmpy2":
             self.window = 0
             return
-        w = window if window is not None else DEFAULT_WINDOWS[(self.backend, constant_time)]
+        w = window if window is not None else default_window(pk.bits, self.backend, constant_time)
         if window is None:
             while w > 2 and table_bytes_estimate(pk, self.backend, w) > max_table_bytes:
                 w -= 1
