@@ -24,7 +24,9 @@ study_app = typer.Typer(no_args_is_help=True, help="Run one study (a paper repro
 calibrate_app = typer.Typer(help="Measure this machine's costs into a *measured* profile.",
                             invoke_without_command=True)
 trace_app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
+paillier_app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption and decryption (files).")
 app.add_typer(study_app, name="study")
+app.add_typer(paillier_app, name="paillier")
 app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(trace_app, name="trace")
 
@@ -125,6 +127,134 @@ def study_fpga_reconfig(
     console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
 
 
+@study_app.command("paillier-offload")
+def study_paillier_offload(
+    quick: bool = typer.Option(False, "--quick", help="Reduced run (3,000 simulated, 512 measured encryptions)."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the simulation (cryptography is never seeded)."),
+    out: Path = typer.Option(Path("out/paillier-offload"), "--out", help="Output folder."),
+    bits: int = typer.Option(1024, "--bits", help="Key size of the measured half (paper: 1024, a study setting)."),
+    sim_count: Optional[int] = typer.Option(None, "--sim-encryptions", help="Simulated encryptions per mode (default 30,000)."),
+    measure_count: Optional[int] = typer.Option(None, "--encryptions", help="Measured encryptions per mode (default 4,000)."),
+    engine: str = typer.Option("auto", "--engine", help="Offload engine for the measured modes: auto, ifma, cpu, cpu-threads, gpu."),
+    threads: int = typer.Option(64, "--threads", help="Threads of the S2-like mode."),
+    inflight: int = typer.Option(256, "--inflight", help="Encryptions in flight in the coroutine modes."),
+    profile: str = typer.Option("qat_dh8970", "--profile", help="QAT cost profile (name or TOML path)."),
+    measure: bool = typer.Option(True, "--measure/--no-measure", help="Also measure on this machine."),
+    all_cores: bool = typer.Option(True, "--all-cores/--one-core", help="Also measure with every core."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Seed 003: Paillier offload to QAT with coroutines (simulated) and on this machine (measured)."""
+    from cryptoffload.report.tables import render_result
+    from cryptoffload.studies import paillier_offload as st
+
+    cfg = st.PaillierOffloadConfig(quick=quick, seed=seed, bits=bits, sim_count=sim_count, measure_count=measure_count,
+                                   engine=engine, threads=threads, inflight=inflight, profile=profile,
+                                   measure=measure, all_cores=all_cores)
+    cfg.validate()
+    with progress_bar(not no_progress) as prog:
+        result = st.run(cfg, out, prog)
+    render_result(result, console)
+    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+
+
+# ---- paillier -----------------------------------------------------------------------------
+def _read_ints(path: Path) -> list[int]:
+    from cryptoffload.crypto.paillier import PaillierError
+
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise PaillierError(f"cannot read {path}: {exc.strerror}") from None
+    values = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                values.append(int(line.strip()))
+            except ValueError:
+                raise PaillierError(f"{path}:{no}: not an integer: {line.strip()[:40]!r}") from None
+    return values
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    import os
+    import secrets
+
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@paillier_app.command("keygen")
+def paillier_keygen(
+    out: Path = typer.Option(..., "--out", help="Private key file (JSON, written with mode 0600)."),
+    public_out: Optional[Path] = typer.Option(None, "--public-out", help="Public key file (default: OUT with .pub)."),
+    bits: int = typer.Option(2048, "--bits", help="Modulus size (>= 2048 unless --insecure-study-size)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Allow keys below 112-bit security (to reproduce a paper, e.g. 1024)."),
+) -> None:
+    """Generate a Paillier key pair."""
+    from cryptoffload.crypto import paillier as pl
+
+    pl.check_key_bits(bits, insecure_study_size)
+    pub_path = public_out or out.with_name(out.name + ".pub")
+    for p in (out, pub_path):
+        if p.exists():
+            raise pl.PaillierError(f"{p} exists; refusing to overwrite a key")
+    pk, sk = pl.generate_keypair(bits, insecure_study_size=insecure_study_size)
+    pl.save_key(sk, out)
+    pl.save_key(pk, pub_path)
+    console.print(f"wrote {out} (private, 0600) and {pub_path} (public); fingerprint {pk.fingerprint.hex()}")
+
+
+@paillier_app.command("encrypt")
+def paillier_encrypt(
+    key: Path = typer.Option(..., "--key", help="Public (or private) key file."),
+    infile: Path = typer.Option(..., "--in", help="Integers, one per line (signed)."),
+    out: Path = typer.Option(..., "--out", help="Ciphertext file (binary, versioned, key fingerprint)."),
+    backend: str = typer.Option("auto", "--backend", help="auto, ifma, gmp or gmpy2."),
+    variable_time: bool = typer.Option(False, "--variable-time",
+                                       help="Faster table lookup that leaks cache access patterns (see docs)."),
+) -> None:
+    """Encrypt signed integers into a ciphertext file."""
+    from cryptoffload.crypto import paillier as pl
+
+    k = pl.load_key(key)
+    pk = k.public_key if isinstance(k, pl.PrivateKey) else k
+    values = [pl.encode_signed(pk, v) for v in _read_ints(infile)]
+    cts = pk.encrypt_many(values, backend=backend, constant_time=not variable_time, progress=True)
+    _write_atomic(out, pl.ciphertexts_to_bytes(cts))
+    console.print(f"wrote {out}: {len(cts):,} ciphertexts ({pk.encryptor(backend, not variable_time).describe()})")
+
+
+@paillier_app.command("decrypt")
+def paillier_decrypt(
+    key: Path = typer.Option(..., "--key", help="Private key file."),
+    infile: Path = typer.Option(..., "--in", help="Ciphertext file from `paillier encrypt`."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write integers here (default: print)."),
+) -> None:
+    """Decrypt a ciphertext file to signed integers."""
+    from cryptoffload.crypto import paillier as pl
+
+    sk = pl.load_key(key)
+    if not isinstance(sk, pl.PrivateKey):
+        raise pl.PaillierError(f"{key} holds a public key; decryption needs the private key")
+    try:
+        data = infile.read_bytes()
+    except OSError as exc:
+        raise pl.PaillierError(f"cannot read {infile}: {exc.strerror}") from None
+    cts = pl.ciphertexts_from_bytes(sk.public_key, data)
+    values = [pl.decode_signed(sk.public_key, m) for m in sk.decrypt_many(cts)]
+    text = "".join(f"{v}\n" for v in values)
+    if out is None:
+        console.print(text, end="", markup=False, highlight=False)
+    else:
+        _write_atomic(out, text.encode())
+        console.print(f"wrote {out}: {len(values):,} integers")
+
+
 # ---- report -------------------------------------------------------------------------------
 @app.command()
 def report(
@@ -140,6 +270,7 @@ def report(
     from cryptoffload.report.tables import render_result
     from cryptoffload.studies import STUDIES
     from cryptoffload.studies import fpga_reconfig as st
+    from cryptoffload.studies import paillier_offload as po
 
     results, failures = [], []
     sw_profile = None
@@ -148,18 +279,24 @@ def report(
 
         sw_profile = str(calibrate_ciphers(out / "calibration" / "ciphers.toml", seconds=0.05 if not full else 0.3,
                                            progress=True))
+    runners = {
+        "fpga-reconfig": lambda prog: st.run(st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile),
+                                             out / "fpga-reconfig", prog),
+        "paillier-offload": lambda prog: po.run(po.PaillierOffloadConfig(quick=not full, seed=seed),
+                                                out / "paillier-offload", prog),
+    }
     for name in STUDIES:
-        if name == "fpga-reconfig":
-            cfg = st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile)
-            try:
-                with progress_bar() as prog:
-                    res = st.run(cfg, out / name, prog)
-            except CryptoffloadError as exc:  # one study's bad input must not hide the others
-                failures.append((name, str(exc)))
-                err_console.print(f"error: study {name}: {exc}", markup=False, highlight=False)
-                continue
-            render_result(res, console)
-            results.append((res, name))
+        if name not in runners:
+            continue
+        try:
+            with progress_bar() as prog:
+                res = runners[name](prog)
+        except CryptoffloadError as exc:  # one study's bad input must not hide the others
+            failures.append((name, str(exc)))
+            err_console.print(f"error: study {name}: {exc}", markup=False, highlight=False)
+            continue
+        render_result(res, console)
+        results.append((res, name))
     index = write_index(results, out, machine_info(), failures)
     console.print(f"wrote {index}")
 

@@ -259,3 +259,19 @@ def test_key_serialisation_and_file_permissions(keys, tmp_path) -> None:
         pl.key_from_dict(d)
     with pytest.raises(pl.PaillierError, match="cannot read"):
         pl.load_key(tmp_path / "missing.json")
+
+
+@pytest.mark.skipif(not native.ifma_available(), reason="no AVX512-IFMA on this CPU (or crypto_mb missing)")
+def test_mbx_refuses_moduli_it_would_get_wrong() -> None:
+    import secrets
+    for bits, ok in ((2048, True), (2029, True), (2028, False), (1990, False), (1024, True), (988, False),
+                     (3069, True), (3068, False), (4057, True), (4056, False), (5000, False)):
+        m = secrets.randbits(bits) | (1 << (bits - 1)) | 1
+        assert (native.mbx_kernel_bits(m) is not None) == ok, bits
+        if ok:
+            bs = [secrets.randbelow(m) for _ in range(3)]
+            es = [secrets.randbits(300) for _ in range(3)]
+            assert native.mbx_powm_batch(bs, es, 300, m) == [int(gmpy2.powmod(b, e, m)) for b, e in zip(bs, es)]
+        else:
+            with pytest.raises(ConfigError, match="cannot exponentiate"):
+                native.mbx_powm_batch([3], [5], 3, m)

@@ -689,3 +689,20 @@ class RandomnessPool:
 def ciphertexts_to_bytes(cts: Iterable[Ciphertext]) -> bytes:
     """Concatenate serialised ciphertexts (each self-describing, fixed length per key)."""
     return b"".join(c.to_bytes() for c in cts)
+
+
+def ciphertexts_from_bytes(pk: PublicKey, data: bytes) -> list[Ciphertext]:
+    """Split :func:`ciphertexts_to_bytes` output; any bad record refuses the whole file."""
+    size = len(CIPHERTEXT_MAGIC) + 1 + 16 + pk.ciphertext_bytes
+    if len(data) % size:
+        # a foreign key's records have another size: say so rather than "truncated"
+        if len(data) >= 21 and data[:4] == CIPHERTEXT_MAGIC and data[5:21] != pk.fingerprint:
+            raise KeyMismatchError(f"ciphertexts were made under key {data[5:21].hex()}, not this key {pk.fingerprint.hex()}")
+        raise CiphertextFormatError(f"ciphertext data is {len(data)} bytes, not a multiple of {size} (truncated or garbled)")
+    out = []
+    for i in range(0, len(data), size):
+        try:
+            out.append(pk.ciphertext_from_bytes(data[i:i + size]))
+        except CiphertextFormatError as exc:
+            raise CiphertextFormatError(f"ciphertext {i // size}: {exc}") from None
+    return out

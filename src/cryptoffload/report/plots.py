@@ -38,3 +38,37 @@ def line_plot(path: Path, x: Sequence[float], series: dict[str, Sequence[float]]
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def bar_plot(path: Path, labels: Sequence[str], values: Sequence[float], *, title: str, ylabel: str,
+             kinds: Sequence[str] | None = None, paper: Sequence[float | None] | None = None,
+             logy: bool = True, hline: float | None = None, hline_label: str = "") -> None:
+    """Horizontal comparison of named values; ``kinds`` (e.g. measured/simulated) colour the
+    bars so a simulated bar never looks like a measured one; paper values are drawn as markers."""
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.38 * len(labels) + 1.2)), dpi=110)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    kind_list = list(kinds) if kinds is not None else ["value"] * len(labels)
+    palette = {k: colors[i % len(colors)] for i, k in enumerate(dict.fromkeys(kind_list))}
+    ys = list(range(len(labels)))[::-1]
+    ax.barh(ys, values, color=[palette[k] for k in kind_list])
+    for k, col in palette.items():
+        ax.barh([], [], color=col, label=k)
+    if paper is not None:
+        px = [(v, y) for v, y in zip(paper, ys) if v is not None]
+        if px:
+            ax.plot([v for v, _ in px], [y for _, y in px], "kx", ms=7, label="paper")
+    if hline is not None:
+        ax.axvline(hline, color="grey", lw=0.8, ls=":", label=hline_label or None)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=8)
+    if logy:
+        ax.set_xscale("log")
+    ax.set_xlabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    finally:
+        plt.close(fig)

@@ -144,6 +144,26 @@ def powm_batch(bases: Sequence[int], exps: Sequence[int], modulus: int, secret: 
     return _unpack(bytes(_ffi.buffer(out)), count, N)
 
 
+MBX_SIZES = (1024, 2048, 3072, 4096)
+
+
+def mbx_kernel_bits(modulus: int) -> int | None:
+    """The crypto_mb kernel size (1024/2048/3072/4096) that computes correctly modulo
+    ``modulus``, or None.
+
+    Measured here: crypto_mb pads the modulus to the kernel size and returns wrong results
+    (not merely unreduced ones) once the modulus's top 52-bit digit is zero, e.g. for every
+    modulus of 2,028 bits or fewer on the 2,048-bit kernel. So a kernel is usable only when
+    the modulus has more than 52 * (digits - 1) bits.
+    """
+    bits = modulus.bit_length()
+    for size in MBX_SIZES:
+        if bits <= size:
+            digits = -(-size // 52)
+            return size if bits > 52 * (digits - 1) else None
+    return None
+
+
 def mbx_powm_batch(bases: Sequence[int], exps: Sequence[int], exp_bits: int, modulus: int) -> list[int]:
     """``b_i^e_i mod modulus`` eight lanes at a time with Intel crypto_mb (IPCL's method).
 
@@ -154,9 +174,10 @@ def mbx_powm_batch(bases: Sequence[int], exps: Sequence[int], exp_bits: int, mod
     count = len(bases)
     if count == 0:
         return []
-    mod_bits = next((b for b in (1024, 2048, 3072, 4096) if modulus.bit_length() <= b), None)
+    mod_bits = mbx_kernel_bits(modulus)
     if mod_bits is None:
-        raise ConfigError("crypto_mb supports moduli up to 4096 bits")
+        raise ConfigError(f"crypto_mb cannot exponentiate modulo a {modulus.bit_length()}-bit number "
+                          "(needs a size just below 1024, 2048, 3072 or 4096 bits); use GMP")
     N = mod_bits // 64
     ew = words_for_bits(exp_bits)
     b = _ffi.from_buffer("uint64_t[]", _pack([x % modulus for x in bases], N))
@@ -186,6 +207,10 @@ class CrtDecryptor:
         if ptr == _ffi.NULL:
             raise ConfigError("invalid private key: p, q do not give an invertible decryption")
         self._ptr = _ffi.gc(ptr, _lib.copl_dec_free)
+        # the C side runs p^2 and q^2 on the kernel of its word size; only valid when both
+        # fill that kernel (see mbx_kernel_bits)
+        size = 64 * 2 * self.pw
+        self.ifma_ok = mbx_kernel_bits(p * p) == size and mbx_kernel_bits(q * q) == size
 
     def decrypt(self, ciphertexts: Sequence[int], use_ifma: bool) -> list[int]:
         count = len(ciphertexts)
@@ -193,7 +218,8 @@ class CrtDecryptor:
             return []
         cts = _ffi.from_buffer("uint64_t[]", _pack(ciphertexts, self.N))
         out = _ffi.new("uint64_t[]", count * self.nn)
-        rc = _lib.copl_dec_batch(self._ptr, count, cts, out, 1 if (use_ifma and ifma_available()) else 0)
+        rc = _lib.copl_dec_batch(self._ptr, count, cts, out,
+                                 1 if (use_ifma and self.ifma_ok and ifma_available()) else 0)
         if rc != 0:
             raise RuntimeError(f"native decryption failed (code {rc})")
         return _unpack(bytes(_ffi.buffer(out)), count, self.nn)
