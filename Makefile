@@ -21,6 +21,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fpga_reconfig.py
+	$(BIN)/python benchmarks/paillier.py
 
 setup: $(STAMP)
 
@@ -43,4 +44,4 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) report build *.egg-info src/*.egg-info
+	rm -rf $(VENV) report build *.egg-info src/*.egg-info src/cryptoffload/crypto/_native/*.so

@@ -50,15 +50,16 @@ def bar_plot(path: Path, labels: Sequence[str], values: Sequence[float], *, titl
     kind_list = list(kinds) if kinds is not None else ["value"] * len(labels)
     palette = {k: colors[i % len(colors)] for i, k in enumerate(dict.fromkeys(kind_list))}
     ys = list(range(len(labels)))[::-1]
+    from matplotlib.patches import Patch
+
     ax.barh(ys, values, color=[palette[k] for k in kind_list])
-    for k, col in palette.items():
-        ax.barh([], [], color=col, label=k)
+    handles: list = [Patch(color=col, label=k) for k, col in palette.items()]
     if paper is not None:
         px = [(v, y) for v, y in zip(paper, ys) if v is not None]
         if px:
-            ax.plot([v for v, _ in px], [y for _, y in px], "kx", ms=7, label="paper")
+            handles += ax.plot([v for v, _ in px], [y for _, y in px], "kx", ms=7, label="paper")
     if hline is not None:
-        ax.axvline(hline, color="grey", lw=0.8, ls=":", label=hline_label or None)
+        handles.append(ax.axvline(hline, color="grey", lw=0.8, ls=":", label=hline_label or "reference"))
     ax.set_yticks(ys)
     ax.set_yticklabels(labels, fontsize=8)
     if logy:
@@ -66,7 +67,7 @@ def bar_plot(path: Path, labels: Sequence[str], values: Sequence[float], *, titl
     ax.set_xlabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, axis="x", which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(handles=handles, fontsize=7)
     fig.tight_layout()
     try:
         fig.savefig(path)
