@@ -36,6 +36,7 @@ int copl_mbx_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, 
 copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw);
 void copl_dec_free(copl_dec *d);
 int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int use_ifma);
+int copl_column_products(int rows, int cols, const uint64_t *vals, const uint64_t *mod, int N, uint64_t *out);
 """
 
 

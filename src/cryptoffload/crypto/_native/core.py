@@ -112,18 +112,24 @@ class FixedBaseTable:
 
     def encrypt(self, messages: Sequence[int], exponents: Sequence[int]) -> list[int]:
         """``base^a_i * (1 + m_i n) mod n^2`` for each pair; messages must be < n."""
+        return _unpack(self.encrypt_to_words(messages, exponents), len(messages), self.N)
+
+    def encrypt_to_words(self, messages: Sequence[int], exponents: Sequence[int]) -> bytes:
+        """Like :meth:`encrypt` but returns the ciphertexts as one buffer of little-endian
+        64-bit words (``N`` per ciphertext): what goes on the wire or into
+        :func:`column_products` without ever becoming Python integers."""
         count = len(messages)
         if count != len(exponents):
             raise ConfigError("messages and exponents differ in length")
         if count == 0:
-            return []
+            return b""
         msgs = _ffi.from_buffer("uint64_t[]", _pack(messages, self.nn))
         exps = _ffi.from_buffer("uint64_t[]", _pack(exponents, self.ew))
         out = _ffi.new("uint64_t[]", count * self.N)
         rc = _lib.copl_fb_encrypt(self._ptr, count, msgs, exps, self.ew, out)
         if rc != 0:
             raise RuntimeError(f"native fixed-base encryption failed (code {rc})")
-        return _unpack(bytes(_ffi.buffer(out)), count, self.N)
+        return bytes(_ffi.buffer(out))
 
 
 def powm_batch(bases: Sequence[int], exps: Sequence[int], modulus: int, secret: bool = False) -> list[int]:
@@ -223,3 +229,31 @@ class CrtDecryptor:
         if rc != 0:
             raise RuntimeError(f"native decryption failed (code {rc})")
         return _unpack(bytes(_ffi.buffer(out)), count, self.nn)
+
+
+def column_products(words: bytes, rows: int, cols: int, modulus: int) -> list[int]:
+    """Products mod ``modulus`` of each column of a row-major ``rows x cols`` matrix given as
+    little-endian 64-bit words (``words_for_bits(modulus)`` per value, each value < modulus).
+
+    This is Paillier aggregation: record r's ciphertext for plaintext index c sits at
+    (r, c); the result is one aggregated ciphertext per index. One C call, GIL released.
+    """
+    require_native()
+    N = words_for_bits(modulus.bit_length())
+    if rows < 1 or cols < 1:
+        raise ConfigError("need at least one row and one column")
+    if len(words) != rows * cols * N * 8:
+        raise ConfigError(f"buffer holds {len(words)} bytes, expected {rows * cols * N * 8} "
+                          f"({rows} x {cols} values of {N * 8} bytes)")
+    vals = _ffi.from_buffer("uint64_t[]", words)
+    m = _ffi.from_buffer("uint64_t[]", _pack([modulus], N))
+    out = _ffi.new("uint64_t[]", cols * N)
+    rc = _lib.copl_column_products(rows, cols, vals, m, N, out)
+    if rc != 0:
+        raise ConfigError("column products need an odd modulus")
+    return _unpack(bytes(_ffi.buffer(out)), cols, N)
+
+
+def ints_to_words(values: Sequence[int], modulus: int) -> bytes:
+    """Integers as the little-endian word buffer :func:`column_products` reads."""
+    return _pack(values, words_for_bits(modulus.bit_length()))

@@ -747,3 +747,46 @@ int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *
     mpz_clears(c, xp, xq, m, t, NULL);
     return rc;
 }
+
+/* ----------------------------------------------------------------------------------------- */
+/* aggregation: products of ciphertexts, column by column                                      */
+
+/*
+ * out[c] = prod over r of vals[r][c] mod m, for a row-major matrix of rows x cols values of
+ * N words each (every value < m). Homomorphic addition of Paillier ciphertexts is this product;
+ * a batch of uploaded records is a matrix (record x plaintext index).
+ *
+ * Montgomery products chain without conversions: k values multiplied with mont_mul give
+ * prod * R^-(k-1), fixed at the end by one product with R^(k-1) (in Montgomery form).
+ */
+int copl_column_products(int rows, int cols, const uint64_t *vals, const uint64_t *mod, int N, uint64_t *out)
+{
+    if (rows < 1 || cols < 1 || N < 1 || !(mod[0] & 1))
+        return -1;
+    mp_limb_t minv = neg_inverse_mod_2_64(mod[0]);
+    mp_limb_t *acc = malloc(sizeof(mp_limb_t) * (size_t)N * 6);
+    if (!acc)
+        return -2;
+    mp_limb_t *t = acc + N, *corr = t + 2 * N, *tmp = corr + N;
+    mpz_t M, Rk, e;
+    mpz_inits(M, Rk, e, NULL);
+    mpz_from_words(M, mod, N);
+    /* corr = R^(rows-1) in Montgomery form = R^rows mod M */
+    mpz_set_ui(Rk, 1);
+    mpz_mul_2exp(Rk, Rk, (mp_bitcnt_t)64 * N);
+    mpz_mod(Rk, Rk, M);
+    mpz_set_ui(e, (unsigned long)rows);
+    mpz_powm(Rk, Rk, e, M);
+    mpz_to_words(corr, N, Rk);
+    for (int c = 0; c < cols; c++) {
+        memcpy(acc, vals + (size_t)c * N, (size_t)N * sizeof(mp_limb_t));
+        for (int r = 1; r < rows; r++)
+            mont_mul(acc, acc, vals + ((size_t)r * cols + c) * N, mod, N, minv, t);
+        mont_mul(acc, acc, corr, mod, N, minv, t);
+        final_reduce(acc, mod, N, tmp);
+        memcpy(out + (size_t)c * N, acc, (size_t)N * sizeof(mp_limb_t));
+    }
+    mpz_clears(M, Rk, e, NULL);
+    free(acc);
+    return 0;
+}
