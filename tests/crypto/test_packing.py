@@ -7,6 +7,7 @@ encryption (Paillier addition is plaintext addition mod n) and run many more.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,7 @@ from cryptoffload.errors import CryptoffloadError
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+MEDIUM = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture(scope="module")
@@ -327,3 +329,140 @@ def test_accumulator_refuses_mismatches(keys, other_keys):
         PackedAccumulator(layout, a.ciphertexts * 2, 3)
     with pytest.raises(PackingOverflowError):
         PackedAccumulator(layout, a.ciphertexts, 3, weight=11)
+
+
+# --------------------------------------------------------------------------------------------
+# mask headroom (unpacking without revealing the sums) and vectorised packing
+
+
+def test_mask_headroom_geometry():
+    # 17 value + 1 sign + 20 guard = 38-bit signed slot, + 40 mask bits + 1 carry bit = 79
+    assert slot_geometry(1024, 17, 1_000_000, mask_bits=40) == (20, 79, 12)
+    assert slot_geometry(1024, 17, 1_000_000, mask_bits=80) == (20, 119, 8)
+    assert slot_geometry(1024, 17, 1_000_000, mask_bits=0) == slot_geometry(1024, 17, 1_000_000)
+    # seed 003 records with masks: d = 20, symmetric (230 values) or full (420), |y| <= 26 -> 21 bits
+    assert plaintexts_for_record(230, 1024, 21, 1_000_000, mask_bits=40) == 20
+    assert plaintexts_for_record(420, 1024, 21, 1_000_000, mask_bits=40) == 35
+    assert plaintexts_for_record(230, 1024, 21, 1_000_000, mask_bits=80) == 29
+    assert plaintexts_for_record(420, 1024, 21, 1_000_000, mask_bits=80) == 53
+    with pytest.raises(PackingError, match="mask headroom"):
+        slot_geometry(120, 17, 1_000_000, mask_bits=80)
+    with pytest.raises(PackingError, match="mask bits"):
+        slot_geometry(1024, 17, 10, mask_bits=-1)
+
+
+def test_mask_constants(keys):
+    layout = PackingLayout.for_key(keys[0], 17, 1000, mask_bits=40)
+    assert layout.signed_bits == 17 + 1 + 10
+    assert layout.slot_bits == layout.signed_bits + 41
+    assert layout.mask_bias == 1 << 27
+    assert layout.mask_limit == 1 << 68
+    # the worst slot: bias + largest sum + largest mask still fits the slot
+    assert layout.mask_bias + layout.capacity * layout.max_value + layout.mask_limit - 1 < 1 << layout.slot_bits
+    assert layout.mask_bias - layout.capacity * layout.max_value >= 0
+    assert all(0 <= m < layout.mask_limit for m in layout.random_masks(50))
+    assert len(set(layout.random_masks(50))) == 50
+
+
+@MEDIUM
+@given(case=packing_case(max_vb=30), stat=st.sampled_from([1, 40, 80]), extreme=st.booleans(), data=st.data())
+def test_masked_sums_split_without_borrows(keys, case, stat, extreme, data):
+    pk, _ = keys
+    vb, max_add, max_scalar, length, vectors = case
+    if length == 0:
+        return
+    layout = PackingLayout.for_key(pk, vb, max_add, max_scalar, mask_bits=stat)
+    weight = min(len(vectors), layout.capacity)
+    vectors = vectors[:weight]
+    n = pk.n
+    total = [0] * layout.plaintexts_needed(length)
+    for vec in vectors:
+        total = [(t + p) % n for t, p in zip(total, layout.pack(vec))]
+    sums = [sum(v[i] for v in vectors) for i in range(length)]
+    if extreme:  # the largest masks allowed
+        masks = [layout.mask_limit - 1] * length
+    else:
+        masks = [data.draw(st.integers(0, layout.mask_limit - 1)) for _ in range(length)]
+    masked = [(t + m) % n for t, m in zip(total, layout.pack_mask(masks))]
+    fields = layout.unpack_masked(masked, length)
+    assert all(0 <= f < 1 << layout.slot_bits for f in fields)
+    assert layout.unmask(fields, masks) == sums
+    assert fields == [s + layout.mask_bias + m for s, m in zip(sums, masks)]
+
+
+def test_mask_helpers_refuse_misuse(keys):
+    pk, _ = keys
+    plain = PackingLayout.for_key(pk, 17, 100)
+    for call in (lambda: plain.pack_mask([1]), lambda: plain.unpack_masked([1]), lambda: plain.random_masks(2)):
+        with pytest.raises(PackingError, match="no mask headroom"):
+            call()
+    layout = PackingLayout.for_key(pk, 17, 100, mask_bits=40)
+    with pytest.raises(PackingError, match="mask 1 "):
+        layout.pack_mask([0, layout.mask_limit])
+    with pytest.raises(PackingError, match="mask 0 "):
+        layout.pack_mask([-1])
+    with pytest.raises(PackingOverflowError, match="not below"):
+        layout.unpack_masked([1 << (layout.slots * layout.slot_bits)])
+    with pytest.raises(PackingError, match="masks"):
+        layout.unmask([1, 2], [1])
+    with pytest.raises(PackingError, match="length"):
+        layout.unpack_masked([0], layout.slots + 1)
+
+
+def test_masked_layout_still_unpacks_signed_sums(keys):
+    """Headroom only widens the slot: the signed-digit API works unchanged on it."""
+    pk, sk = keys
+    layout = PackingLayout.for_fixed_point(pk, FixedPoint(16), 1.0, 1000, mask_bits=40)
+    acc = PackedAccumulator.encrypt_fixed(layout, [0.5, -1.0, 0.25])
+    acc += PackedAccumulator.encrypt_fixed(layout, [-0.75, -1.0, 1.0])
+    assert acc.decrypt_fixed(sk) == [-0.25, -2.0, 1.25]
+
+
+def test_encrypted_mask_round_trip(keys):
+    pk, sk = keys
+    layout = PackingLayout.for_key(pk, 17, 1000, mask_bits=40)
+    vals = [65536, -65536, 3, -1, 0] * 5
+    acc = PackedAccumulator.encrypt(layout, vals) + PackedAccumulator.encrypt(layout, vals)
+    masks = layout.random_masks(len(vals))
+    masked = [c + pk.encrypt(m) for c, m in zip(acc.ciphertexts, layout.pack_mask(masks))]
+    fields = layout.unpack_masked(sk.decrypt_many(masked), len(vals))
+    assert fields != [2 * v for v in vals]
+    assert layout.unmask(fields, masks) == [2 * v for v in vals]
+
+
+@FAST
+@given(vb=st.integers(1, 62), max_add=st.integers(1, 1 << 30), stat=st.sampled_from([0, 40]),
+       rows=st.integers(1, 4), cols=st.integers(1, 60), data=st.data())
+def test_pack_array_equals_pack(keys, vb, max_add, stat, rows, cols, data):
+    pk, _ = keys
+    try:
+        layout = PackingLayout.for_key(pk, vb, max_add, mask_bits=stat)
+    except PackingError:
+        return
+    weight = data.draw(st.integers(1, min(layout.capacity, 1 << 20)))
+    lim = min(weight * layout.max_value, (1 << 62))
+    values = data.draw(st.lists(st.lists(st.integers(-lim, lim), min_size=cols, max_size=cols),
+                                min_size=rows, max_size=rows))
+    got = layout.pack_array(np.array(values, dtype=np.int64), weight)
+    expected = [p % pk.n for row in values for p in layout._pack_unchecked(row)]
+    assert got == expected
+    if weight == 1:
+        assert got == [p for row in values for p in layout.pack(row)]
+
+
+def test_pack_array_refuses_bad_input(keys):
+    pk, _ = keys
+    layout = PackingLayout.for_key(pk, 8, 10)
+    assert layout.pack_array(np.zeros((0, 3), dtype=np.int64)) == []
+    assert layout.pack_array(np.array([1, -2, 3])) == layout.pack([1, -2, 3])
+    with pytest.raises(PackingOverflowError, match="row 1 value 2 "):
+        layout.pack_array(np.array([[1, 2, 3], [1, 2, 256]]))
+    assert layout.pack_array(np.array([[2550]]), weight=10) == layout.pack_array(np.array([[2550]]), weight=10)
+    with pytest.raises(PackingOverflowError):
+        layout.pack_array(np.array([[2551]]), weight=10)
+    with pytest.raises(PackingOverflowError, match="capacity"):
+        layout.pack_array(np.array([[1]]), weight=11)
+    with pytest.raises(PackingError, match="integer array"):
+        layout.pack_array(np.array([[0.5]]))
+    with pytest.raises(PackingError, match="weight"):
+        layout.pack_array(np.array([[1]]), weight=0)

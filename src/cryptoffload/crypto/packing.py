@@ -35,13 +35,40 @@ integer never wraps modulo n *and* stays inside the signed range |m| <= n//3 tha
 :func:`decode_signed` and python-paillier use, for every modulus of that bit length: two
 parties with different keys of the same size agree on the layout. The margin costs two bits
 per plaintext, less than one slot.
+
+Mask headroom (``mask_bits``, for unpacking without revealing the sums)
+    A slot value cannot be extracted homomorphically (a carry from one slot reaches the
+    next), so a party that must split a packed sum into separate ciphertexts has to decrypt
+    it. To let a key holder (the CSP of the ridge protocol) do that without learning the sums,
+    the evaluator first adds a packed *mask*: to slot j the bias ``B = 2^(w-1)`` (w the signed
+    slot width above) and a uniform ``rho_j`` in ``[0, 2^(w + mask_bits))``. The biased sum
+    ``U_j = T_j + B`` lies in ``[0, 2^w)``, so ``U_j + rho_j`` is non-negative and below
+    ``2^(w + mask_bits + 1)``: the slot is widened to ``w + mask_bits + 1`` bits and nothing
+    carries across slots. The decrypted slot is then independent of ``U_j`` up to statistical
+    distance ``2^w / 2^(w + mask_bits) = 2^-mask_bits`` (the extra bit is what buys exactly
+    ``2^-mask_bits``; with a ``w + mask_bits``-bit slot the mask range halves and so does the
+    hiding). The whole masked plaintext is a plain non-negative number below
+    ``2^(slots * slot_bits) <= 2^(key_bits - 2) < n``: no borrows, no wrap modulo n, and
+    :meth:`PackingLayout.unpack_masked` splits it by bit fields. Whoever holds the masks
+    subtracts ``B + rho_j`` again (in the ridge protocol homomorphically, under another key).
+    ``mask_bits = 0`` (the default) is the layout without headroom, as before.
+
+Vectorised packing (:meth:`PackingLayout.pack_array`): a chunk of records as a numpy int64
+array is turned into packed Python ints with one ``int.from_bytes`` per plaintext. Each value
+is offset by ``2^k`` (k the bit length of the largest allowed |value|) to make it a
+non-negative field narrower than the slot, the fields are OR-ed into a little-endian byte
+buffer with numpy (disjoint bit ranges, so OR is addition), and the constant
+``2^k * sum_j 2^(j w)`` is subtracted afterwards: the result equals :meth:`pack` exactly.
 """
 
 from __future__ import annotations
 
 import math
+import secrets
 from dataclasses import dataclass, field
 from typing import Sequence
+
+import numpy as np
 
 from cryptoffload.crypto.paillier import (
     Ciphertext,
@@ -71,20 +98,32 @@ def _positive_int(value: object, what: str) -> int:
     return value
 
 
-def slot_geometry(key_bits: int, value_bits: int, max_additions: int, max_scalar: int = 1) -> tuple[int, int, int]:
+def _mask_bits(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise PackingError(f"mask bits must be a non-negative integer, got {value!r}")
+    return value
+
+
+def slot_geometry(key_bits: int, value_bits: int, max_additions: int, max_scalar: int = 1,
+                  mask_bits: int = 0) -> tuple[int, int, int]:
     """``(guard_bits, slot_bits, slots)`` for a key of ``key_bits`` bits.
 
-    Depends only on the key's bit length (not on n itself), so planning needs no key."""
+    ``slot_bits = value_bits + 1 + guard_bits``, plus ``mask_bits + 1`` of mask headroom when
+    ``mask_bits > 0`` (see the module docstring). Depends only on the key's bit length (not
+    on n itself), so planning needs no key."""
     key_bits = _positive_int(key_bits, "key bits")
     value_bits = _positive_int(value_bits, "value bits")
     capacity = _positive_int(max_additions, "max_additions") * _positive_int(max_scalar, "max_scalar")
+    mask_bits = _mask_bits(mask_bits)
     guard_bits = (capacity - 1).bit_length()  # ceil(log2(capacity)), 0 for a capacity of 1
-    slot_bits = value_bits + 1 + guard_bits
+    headroom = mask_bits + 1 if mask_bits else 0
+    slot_bits = value_bits + 1 + guard_bits + headroom
     usable = key_bits - KEY_MARGIN_BITS
     slots = max(usable, 0) // slot_bits
     if slots < 1:
+        extra = f" + {headroom} mask headroom" if headroom else ""
         raise PackingError(
-            f"a {slot_bits}-bit slot ({value_bits} value + 1 sign + {guard_bits} guard bits) does not fit "
+            f"a {slot_bits}-bit slot ({value_bits} value + 1 sign + {guard_bits} guard bits{extra}) does not fit "
             f"the {usable} usable bits of a {key_bits}-bit key")
     return guard_bits, slot_bits, slots
 
@@ -106,9 +145,9 @@ def regression_record_values(d: int) -> int:
 
 
 def plaintexts_for_record(value_count: int, key_bits: int, value_bits: int, max_additions: int,
-                          max_scalar: int = 1) -> int:
+                          max_scalar: int = 1, mask_bits: int = 0) -> int:
     """How many packed plaintexts a record of ``value_count`` values needs, without a key."""
-    slots = slot_geometry(key_bits, value_bits, max_additions, max_scalar)[2]
+    slots = slot_geometry(key_bits, value_bits, max_additions, max_scalar, mask_bits)[2]
     return -(-_positive_int(value_count, "value count") // slots)
 
 
@@ -126,20 +165,22 @@ class PackingLayout:
     slot_bits: int
     slots: int
     fixed_point: FixedPoint | None = None
+    mask_bits: int = 0
 
     @classmethod
     def for_key(cls, public_key: PublicKey, value_bits: int, max_additions: int, max_scalar: int = 1,
-                fixed_point: FixedPoint | None = None) -> "PackingLayout":
+                fixed_point: FixedPoint | None = None, mask_bits: int = 0) -> "PackingLayout":
         if not isinstance(public_key, PublicKey):
             raise PackingError(f"expected a PublicKey, got {type(public_key).__name__}")
-        guard, width, slots = slot_geometry(public_key.bits, value_bits, max_additions, max_scalar)
-        return cls(public_key, value_bits, max_additions, max_scalar, guard, width, slots, fixed_point)
+        guard, width, slots = slot_geometry(public_key.bits, value_bits, max_additions, max_scalar, mask_bits)
+        return cls(public_key, value_bits, max_additions, max_scalar, guard, width, slots, fixed_point, mask_bits)
 
     @classmethod
     def for_fixed_point(cls, public_key: PublicKey, fixed_point: FixedPoint, max_abs: float, max_additions: int,
-                        max_scalar: int = 1) -> "PackingLayout":
+                        max_scalar: int = 1, mask_bits: int = 0) -> "PackingLayout":
         """A layout for floats |x| <= ``max_abs`` encoded with ``fixed_point``."""
-        return cls.for_key(public_key, value_bits_for(fixed_point, max_abs), max_additions, max_scalar, fixed_point)
+        return cls.for_key(public_key, value_bits_for(fixed_point, max_abs), max_additions, max_scalar, fixed_point,
+                           mask_bits)
 
     @property
     def capacity(self) -> int:
@@ -152,6 +193,147 @@ class PackingLayout:
 
     def plaintexts_needed(self, value_count: int) -> int:
         return -(-_positive_int(value_count, "value count") // self.slots)
+
+    # -- mask headroom ---------------------------------------------------------------------
+    @property
+    def signed_bits(self) -> int:
+        """Width w of the signed slot without mask headroom: every admissible slot sum T has
+        |T| < 2^(w-1)."""
+        return self.value_bits + 1 + self.guard_bits
+
+    @property
+    def mask_bias(self) -> int:
+        """B = 2^(w-1): added to every slot with the mask so that T + B is in [0, 2^w)."""
+        return 1 << (self.signed_bits - 1)
+
+    @property
+    def mask_limit(self) -> int:
+        """Masks are drawn uniformly from [0, mask_limit) = [0, 2^(w + mask_bits))."""
+        return 1 << (self.signed_bits + self.mask_bits)
+
+    def _require_headroom(self) -> None:
+        if self.mask_bits < 1:
+            raise PackingError("this layout has no mask headroom; build it with mask_bits > 0")
+
+    def random_masks(self, count: int) -> list[int]:
+        """``count`` fresh uniform masks from ``secrets`` (one per value, not per slot of padding)."""
+        self._require_headroom()
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise PackingError(f"mask count must be a non-negative integer, got {count!r}")
+        bits = self.signed_bits + self.mask_bits
+        return [secrets.randbits(bits) for _ in range(count)]
+
+    def pack_mask(self, masks: Sequence[int]) -> list[int]:
+        """Plaintexts holding ``B + rho_j`` in slot j (padding slots get B alone).
+
+        Added to packed sums of ``len(masks)`` values (a Paillier addition), it turns every slot
+        into the non-negative ``T_j + B + rho_j`` that :meth:`unpack_masked` splits."""
+        self._require_headroom()
+        limit, bias = self.mask_limit, self.mask_bias
+        for i, rho in enumerate(masks):
+            if isinstance(rho, bool) or not isinstance(rho, int) or not 0 <= rho < limit:
+                raise PackingError(f"mask {i} must be an int in [0, 2^{self.signed_bits + self.mask_bits})")
+        w, s = self.slot_bits, self.slots
+        out: list[int] = []
+        for start in range(0, len(masks), s):
+            p = 0
+            for j in reversed(range(s)):
+                rho = masks[start + j] if start + j < len(masks) else 0
+                p = (p << w) + bias + rho
+            out.append(p)
+        return out
+
+    def unpack_masked(self, plaintexts: Sequence[int], length: int | None = None) -> list[int]:
+        """Slot fields ``T_j + B + rho_j`` of masked plaintexts (decrypted, in [0, n)), padding
+        dropped when ``length`` is given. Plain bit fields: masking leaves no borrows. A value
+        beyond the slots means the sum was not masked with this layout, or overflowed."""
+        self._require_headroom()
+        w, s = self.slot_bits, self.slots
+        top, field_mask = 1 << (w * s), (1 << w) - 1
+        out: list[int] = []
+        for index, p in enumerate(plaintexts):
+            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < top:
+                raise PackingOverflowError(
+                    f"masked plaintext {index} is not below 2^{w * s} (not masked with this layout, or overflowed)")
+            for _ in range(s):
+                out.append(p & field_mask)
+                p >>= w
+        if length is not None:
+            if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= len(out):
+                raise PackingError(f"length must be 0..{len(out)} for {len(plaintexts)} plaintexts, got {length!r}")
+            del out[length:]
+        return out
+
+    def unmask(self, fields: Sequence[int], masks: Sequence[int]) -> list[int]:
+        """The slot sums T_j from masked fields and their masks (the in-the-clear inverse of
+        :meth:`pack_mask`; the ridge protocol does this subtraction under encryption)."""
+        if len(fields) != len(masks):
+            raise PackingError(f"{len(fields)} masked fields but {len(masks)} masks")
+        bias = self.mask_bias
+        return [f - bias - rho for f, rho in zip(fields, masks)]
+
+    # -- vectorised packing ----------------------------------------------------------------
+    def pack_array(self, values: "np.ndarray", weight: int = 1) -> list[int]:
+        """Packed plaintexts (in [0, n)) for each row of an integer array, row-major: row i's
+        plaintexts are ``out[i*P:(i+1)*P]`` with ``P = plaintexts_needed(columns)``.
+
+        Equals ``pack`` of every row; built with numpy and one ``int.from_bytes`` per
+        plaintext (module docstring). ``weight`` allows rows that are already sums of up to
+        ``weight`` vectors (|value| <= weight * max_value, weight <= capacity)."""
+        arr = np.asarray(values)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.dtype.kind not in "iu":
+            raise PackingError(f"pack_array needs a 2-D integer array, got {arr.ndim}-D {arr.dtype}")
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+            raise PackingError(f"weight must be a positive integer, got {weight!r}")
+        if weight > self.capacity:
+            raise PackingOverflowError(f"weight {weight} exceeds the layout's capacity of {self.capacity}")
+        rows, count = arr.shape
+        if rows == 0 or count == 0:
+            return []
+        limit = weight * self.max_value
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < -limit or hi > limit:
+            bad = np.argwhere((arr < -limit) | (arr > limit))[0]
+            raise PackingOverflowError(
+                f"row {int(bad[0])} value {int(bad[1])} exceeds what {weight} additions of "
+                f"{self.value_bits}-bit values can hold")
+        w, s, n = self.slot_bits, self.slots, self.public_key.n
+        planes = -(-count // s)
+        off_bits = limit.bit_length()
+        if off_bits + 1 + 7 > 64:  # a shifted field would not fit a 64-bit lane: plain Python
+            out: list[int] = []
+            for row in arr.tolist():
+                out.extend(p % n for p in self._pack_unchecked(row))
+            return out
+        offset = 1 << off_bits
+        shifted = (arr.astype(np.int64) + offset).astype(np.uint64)
+        row_bytes = -(-(s * w) // 8) + 8
+        buf = np.zeros((rows, planes, row_bytes), dtype=np.uint8)
+        for idx in range(count):
+            plane, j = divmod(idx, s)
+            byte, shift = divmod(j * w, 8)
+            field_bytes = (shifted[:, idx] << np.uint64(shift)).astype("<u8").view(np.uint8).reshape(rows, 8)
+            buf[:, plane, byte:byte + 8] |= field_bytes
+        consts = []
+        for plane in range(planes):
+            in_plane = min(s, count - plane * s)
+            consts.append(offset * sum(1 << (j * w) for j in range(in_plane)))
+        data = buf.tobytes()
+        frm = int.from_bytes
+        return [(frm(data[k * row_bytes:(k + 1) * row_bytes], "little") - consts[k % planes]) % n
+                for k in range(rows * planes)]
+
+    def _pack_unchecked(self, values: Sequence[int]) -> list[int]:
+        w, s = self.slot_bits, self.slots
+        out: list[int] = []
+        for start in range(0, len(values), s):
+            p = 0
+            for x in reversed(values[start:start + s]):
+                p = (p << w) + x
+            out.append(p)
+        return out
 
     # -- packing ---------------------------------------------------------------------------
     def pack_signed(self, values: Sequence[int]) -> list[int]:

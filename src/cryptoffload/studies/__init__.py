@@ -15,6 +15,7 @@ from cryptoffload.errors import ConfigError
 STUDIES: dict[str, str] = {
     "fpga-reconfig": "cryptoffload.studies.fpga_reconfig",
     "paillier-offload": "cryptoffload.studies.paillier_offload",
+    "ridge": "cryptoffload.studies.ridge",
 }
 
 

@@ -1,0 +1,233 @@
+"""Per-record uploads at scale: encode, pack, encrypt and aggregate chunks of records on Dask
+workers, the way seed 003 places an aggregation proxy inside the providers' network.
+
+Why this shape: a million records at 20 ciphertexts each is 20 million ciphertexts (5 GB at
+n = 1024). Holding them is pointless and shipping them to one process is slow, so each worker
+takes a chunk of records, encrypts every record separately (the paper's per-record workload:
+each record is its own owner), multiplies the chunk's ciphertexts column by column in one C
+call (:func:`~cryptoffload.crypto._native.core.column_products`, straight from the word
+buffer the encryption wrote, never as Python integers), and returns only the chunk's
+aggregate. The driver folds aggregates as they complete (a product mod n^2: associative and
+commutative), so memory holds one chunk per worker. Wire bytes are counted as if every
+record's ciphertexts were sent.
+
+Data: synthetic records are generated *on the worker* from ``(seed, record range)`` (fixed
+blocks, so the records do not depend on the chunking), so no data crosses the cluster; the same function regenerates any chunk for an accuracy check.
+Each worker also returns the float normal equations (X^T X, X^T y) of its chunk, so the
+plaintext reference solution needs no second pass over the data.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+
+import gmpy2
+import numpy as np
+
+from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
+from cryptoffload.crypto.paillier import PublicKey
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import DEFAULT_NOISE_CLIP, algorithm1_y_bound
+
+
+BLOCK = 8_192
+"""Records are generated in blocks of this many, each from its own seeded stream, so any range
+of records can be made anywhere, whatever the chunking."""
+
+
+def _block(seed: int, b: int, d: int, noise_clip: float) -> tuple[np.ndarray, np.ndarray]:
+    beta = np.random.default_rng([seed, 0xBE7A]).uniform(-1.0, 1.0, d)
+    rng = np.random.default_rng([seed, b])
+    X = rng.uniform(-1.0, 1.0, (BLOCK, d))
+    e = np.clip(rng.standard_normal(BLOCK), -noise_clip, noise_clip)
+    bound = algorithm1_y_bound(d, noise_clip)
+    return X, np.clip(X @ beta + e, -bound, bound)
+
+
+def chunk_records(seed: int, start: int, size: int, d: int, noise_clip: float = DEFAULT_NOISE_CLIP
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Records ``start .. start + size`` of an Algorithm-1 data set (X uniform in [-1, 1),
+    beta fixed by ``seed``, e ~ N(0, 1) clipped). The same records whatever the chunking, and
+    computable on any worker. Not the stream of
+    :func:`~cryptoffload.workloads.ridge_data.generate` (which is sequential); the same
+    distribution."""
+    if start < 0 or size < 0:
+        raise ConfigError("record ranges must be non-negative")
+    xs, ys = [], []
+    pos, end = start, start + size
+    while pos < end:
+        b = pos // BLOCK
+        X, y = _block(seed, b, d, noise_clip)
+        lo, hi = pos - b * BLOCK, min(end - b * BLOCK, BLOCK)
+        xs.append(X[lo:hi])
+        ys.append(y[lo:hi])
+        pos = b * BLOCK + hi
+    if not xs:
+        return np.empty((0, d)), np.empty(0)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """What a worker needs: the upload public key (as hex), the parameters, which chunk."""
+
+    n_hex: str
+    hs_hex: str
+    params: dict
+    seed: int
+    start: int
+    size: int
+    backend: str = "auto"
+    constant_time: bool = True
+
+
+@dataclass
+class ChunkResult:
+    """A chunk's (or a fold of chunks') aggregate and accounting."""
+
+    aggregate: list[int]
+    records: int
+    ciphertexts: int
+    wire_bytes: int
+    encode_s: float
+    encrypt_s: float
+    aggregate_s: float
+    xtx: np.ndarray
+    xty: np.ndarray
+    peak_rss_bytes: int
+    workers_seen: set[int] = field(default_factory=set)
+
+
+_PROVIDERS: dict[tuple, Provider] = {}
+
+
+def _provider(task: ChunkTask) -> Provider:
+    """One Provider (and fixed-base table) per worker process and key: building the table
+    takes longer than encrypting a small chunk."""
+    key = (task.n_hex, task.hs_hex, tuple(sorted(task.params.items())), task.backend, task.constant_time)
+    prov = _PROVIDERS.get(key)
+    if prov is None:
+        pk = PublicKey(int(task.n_hex, 16), int(task.hs_hex, 16))
+        prov = Provider(RidgeParams(**task.params), pk, backend=task.backend, constant_time=task.constant_time)
+        _PROVIDERS.clear()
+        _PROVIDERS[key] = prov
+    return prov
+
+
+def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
+    """Encode, pack and encrypt every record of the chunk separately, then aggregate the
+    chunk's ciphertexts column by column (top-level, so Dask pickles it by reference)."""
+    from cryptoffload.crypto._native import core as native
+
+    prov = _provider(task)
+    pk = prov.public_key
+    X, y = chunk_records(task.seed, task.start, task.size, prov.params.d)
+    t0 = time.perf_counter()
+    plaintexts = prov.pack(prov.encode(X, y))
+    t1 = time.perf_counter()
+    enc = pk.encryptor(task.backend, task.constant_time)
+    exps = [secrets.randbits(pk.exp_bits) for _ in range(len(plaintexts))]
+    if enc._table is not None:
+        words = enc._table.encrypt_to_words(plaintexts, exps)
+    else:
+        words = native.ints_to_words(enc.encrypt_raw(plaintexts, exps), pk.nsquare)
+    t2 = time.perf_counter()
+    agg = native.column_products(words, task.size, prov.plaintexts, pk.nsquare)
+    t3 = time.perf_counter()
+    count = len(plaintexts)
+    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, t3 - t2,
+                       X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
+
+
+def merge(n2: int):
+    """A reducer for :meth:`DaskRunner.map_chunks` folding chunk results mod ``n2``."""
+    def fold(a: ChunkResult, b: ChunkResult) -> ChunkResult:
+        return ChunkResult([int(gmpy2.mpz(x) * y % n2) for x, y in zip(a.aggregate, b.aggregate)],
+                           a.records + b.records, a.ciphertexts + b.ciphertexts, a.wire_bytes + b.wire_bytes,
+                           a.encode_s + b.encode_s, a.encrypt_s + b.encrypt_s, a.aggregate_s + b.aggregate_s,
+                           a.xtx + b.xtx, a.xty + b.xty, max(a.peak_rss_bytes, b.peak_rss_bytes),
+                           a.workers_seen | b.workers_seen)
+    return fold
+
+
+@dataclass
+class BulkRun:
+    """The folded aggregate plus wall time of the distributed stage."""
+
+    result: ChunkResult
+    wall_s: float
+    chunks: int
+    workers: int
+
+    def summary(self) -> dict:
+        d = asdict(self.result)
+        for k in ("aggregate", "xtx", "xty", "workers_seen"):
+            d.pop(k)
+        d.update(wall_s=self.wall_s, chunks=self.chunks, workers=self.workers)
+        return d
+
+
+def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+             chunk: int = 20_000, backend: str = "auto", constant_time: bool = True,
+             progress: bool | str = "encrypt + aggregate") -> BulkRun:
+    """Per-record upload of ``records`` generated records over ``runner``'s Dask workers."""
+    if records < 1 or chunk < 1:
+        raise ConfigError("records and chunk must be positive")
+    if records > params.max_records:
+        raise ConfigError(f"{records} records exceed max_records = {params.max_records}")
+    tasks = []
+    for start in range(0, records, chunk):
+        tasks.append(ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
+                               min(chunk, records - start), backend, constant_time))
+    t0 = time.perf_counter()
+    folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, reduce=merge(upload_pk.nsquare))
+    return BulkRun(folded, time.perf_counter() - t0, len(tasks), runner.workers)
+
+
+@dataclass
+class SumResult:
+    """A chunk's encoded integer sums (the per-provider mode's pre-aggregation in the clear)."""
+
+    values: np.ndarray
+    records: int
+    encode_s: float
+    xtx: np.ndarray
+    xty: np.ndarray
+
+
+def sum_chunk(task: ChunkTask) -> SumResult:
+    """Encode a chunk and sum it in the clear (top-level for Dask)."""
+    prov = _provider(task)
+    X, y = chunk_records(task.seed, task.start, task.size, prov.params.d)
+    t0 = time.perf_counter()
+    values = prov.encode(X, y).sum(axis=0)
+    return SumResult(values, task.size, time.perf_counter() - t0, X.T @ X, X.T @ y)
+
+
+def _fold_sums(a: SumResult, b: SumResult) -> SumResult:
+    return SumResult(a.values + b.values, a.records + b.records, a.encode_s + b.encode_s, a.xtx + b.xtx, a.xty + b.xty)
+
+
+def run_per_provider(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+                     chunk: int = 50_000, backend: str = "auto", constant_time: bool = True,
+                     progress: bool | str = "encode + sum") -> tuple[BulkRun, list[int]]:
+    """The same records as :func:`run_bulk`, but one provider sums them in the clear and
+    encrypts one packed (A; b). Returns the accounting and that upload's ciphertexts."""
+    if records < 1 or chunk < 1:
+        raise ConfigError("records and chunk must be positive")
+    tasks = [ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
+                       min(chunk, records - start), backend, constant_time)
+             for start in range(0, records, chunk)]
+    t0 = time.perf_counter()
+    sums = runner.map_chunks(sum_chunk, tasks, progress=progress, reduce=_fold_sums)
+    prov = Provider(params, upload_pk, backend=backend, constant_time=constant_time)
+    t1 = time.perf_counter()
+    cts = prov.encrypt(prov.pack(sums.values[None, :], max(records, 1)))
+    t2 = time.perf_counter()
+    res = ChunkResult(list(cts), sums.records, len(cts), len(cts) * upload_pk.ciphertext_bytes, sums.encode_s,
+                      t2 - t1, 0.0, sums.xtx, sums.xty, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    return BulkRun(res, t2 - t0, len(tasks), runner.workers), list(cts)

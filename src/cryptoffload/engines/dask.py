@@ -1,0 +1,337 @@
+"""Spread chunks of work over cores and machines with Dask distributed.
+
+Why Dask: a study or a bulk encryption splits into independent chunks, and the same code
+should use every core of this machine or every core of a few machines. ``distributed``
+already schedules tasks, ships arguments and results, retries, and brings back worker
+exceptions; so there is no cluster manager of our own here, only :class:`DaskRunner`, a thin
+context manager around a ``distributed.Client``:
+
+* ``DaskRunner()`` starts a ``LocalCluster`` in-process: worker *processes* (one per core,
+  one thread each, so Python-side work never contends for one GIL), no dashboard (no port to
+  claim), logging silenced to warnings. It is closed with the runner.
+* ``DaskRunner("tcp://host:8786")`` (the CLI's ``--scheduler``) connects to a running
+  cluster and leaves it running on exit. Start one with::
+
+      dask scheduler                          # on one machine; prints tcp://HOST:8786
+      dask worker tcp://HOST:8786 --nworkers 8 --nthreads 1    # on each machine
+
+  A malformed address is refused before connecting (:func:`parse_scheduler`); an
+  unreachable one fails within ``timeout`` seconds with a one-line
+  :class:`~cryptoffload.errors.ConfigError` naming it.
+
+Functions given to :meth:`DaskRunner.map_chunks` must be top-level functions of an importable
+module (``cryptoffload...`` or another installed package): they are pickled by reference,
+so the code they call has to be installed on every worker, at the same version. Worker
+processes are started with ``spawn``; a script using the runner needs the usual
+``if __name__ == "__main__":`` guard. Large inputs shared by all chunks (a public key, a
+table) go out once with :meth:`DaskRunner.scatter`; put the returned future inside each
+chunk, e.g. ``[(pk_future, c) for c in chunks]``, and Dask hands the worker the object.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+from contextlib import suppress
+from functools import cache
+from typing import Any, Callable, Iterable, TypeVar
+
+from cryptoffload.errors import ConfigError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_PORT = 8786
+_MISSING: Any = object()
+
+_TCP_RE = re.compile(
+    r"^(?P<scheme>tcp|tls)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
+    r":(?P<port>[0-9]{1,5})$")
+_ADDRESS_HELP = "expected tcp://HOST:PORT, tls://HOST:PORT or inproc://..."
+
+
+def parse_scheduler(text: str) -> str:
+    """The scheduler address ``text`` names, normalised (spaces stripped, scheme in lower
+    case): ``tcp://HOST:PORT``, ``tls://HOST:PORT`` (IPv6 hosts in brackets) or
+    ``inproc://...``. Anything else raises :class:`ConfigError` without connecting."""
+    raw = text.strip() if isinstance(text, str) else text
+    if not isinstance(raw, str) or not raw:
+        raise ConfigError(f"malformed Dask scheduler address {text!r}: {_ADDRESS_HELP}")
+    scheme, sep, rest = raw.partition("://")
+    if sep:
+        raw = f"{scheme.lower()}://{rest}"
+    if raw.startswith("inproc://") and len(raw) > len("inproc://"):
+        return raw
+    m = _TCP_RE.match(raw)
+    if m and 1 <= int(m["port"]) <= 65535:
+        return raw
+    hint = ""
+    if not sep and re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+", raw):
+        hint = f" (did you mean tcp://{raw if ':' in raw else f'{raw}:{DEFAULT_PORT}'}?)"
+    elif m:
+        hint = " (port out of range)"
+    raise ConfigError(f"malformed Dask scheduler address {text!r}: {_ADDRESS_HELP}{hint}")
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    m = _TCP_RE.match(address)
+    if not m:
+        return None
+    return m["host"].strip("[]"), int(m["port"])
+
+
+def _default_workers() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+@cache
+def _make_client_class() -> type:   # distributed is imported only when a runner starts
+    from distributed import Client
+
+    class _Client(Client):  # type: ignore[misc]
+        """A Client whose connection attempt as a whole is bounded by its ``timeout`` (the
+        stock one waits forever on a port that accepts but never answers the handshake), and
+        that stops its event-loop thread when it fails to connect (the stock one leaves it
+        running, and the caller never gets the object to close)."""
+
+        def start(self, **kwargs: Any) -> None:
+            if not self.asynchronous and "callback_timeout" not in kwargs:
+                kwargs["callback_timeout"] = self._timeout   # consumed by utils.sync
+            try:
+                super().start(**kwargs)
+            except BaseException:
+                with suppress(Exception):
+                    self.status = "closed"
+                    self._loop_runner.stop()
+                raise
+
+    return _Client
+
+
+class DaskRunner:
+    """A ``distributed.Client`` on a local cluster (``scheduler=None``) or on a running one.
+
+    ``workers``: local worker processes (default: one per usable core); with a remote
+    ``scheduler``, wait (up to ``timeout``) until that many workers have joined.
+    ``threads_per_worker`` and ``memory_limit`` (per worker; ``"auto"`` splits this machine's
+    memory, ``None`` for no limit) apply to a local cluster only. ``timeout``: seconds to
+    reach the scheduler. Connects on construction; use as a context manager, or call
+    :meth:`close`. ``client`` is the underlying ``distributed.Client`` (not set as the
+    global default, so other Dask code in the process is unaffected).
+    """
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
+                 threads_per_worker: int = 1, memory_limit: str | int | None = "auto",
+                 timeout: float = 5.0) -> None:
+        self.address = parse_scheduler(scheduler) if scheduler is not None else None
+        if workers is not None and (not isinstance(workers, int) or workers < 1):
+            raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+        if not isinstance(threads_per_worker, int) or threads_per_worker < 1:
+            raise ConfigError(f"threads_per_worker must be a positive integer, got {threads_per_worker!r}")
+        if not timeout > 0:
+            raise ConfigError(f"timeout must be positive, got {timeout!r}")
+        self.timeout = float(timeout)
+        self.cluster: Any = None
+        self.client: Any = None
+        try:
+            if self.address is None:
+                self._start_local(workers or _default_workers(), threads_per_worker, memory_limit)
+            else:
+                self._connect(self.address, workers)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- start and stop -------------------------------------------------------------------
+
+    def _start_local(self, workers: int, threads_per_worker: int, memory_limit: Any) -> None:
+        from distributed import LocalCluster
+
+        self.cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
+            memory_limit=memory_limit, host="127.0.0.1", dashboard_address=None,
+            # no dashboard; the scheduler's small HTTP server (health, metrics) still starts,
+            # so give it any free local port instead of 8787 (taken when two clusters run)
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.WARNING)
+        self.client = _make_client_class()(self.cluster, set_as_default=False, timeout=self.timeout)
+
+    def _connect(self, address: str, workers: int | None) -> None:
+        hp = _host_port(address)
+        if hp is not None:  # fail at once on a refused or unresolvable address
+            try:
+                socket.create_connection(hp, timeout=self.timeout).close()
+            except OSError as e:
+                reason = "connection refused" if isinstance(e, ConnectionRefusedError) else (
+                    "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e)))
+                raise ConfigError(f"cannot reach the Dask scheduler at {address}: {reason} "
+                                  f"(is `dask scheduler` running there?)") from None
+        try:
+            self.client = _make_client_class()(address, set_as_default=False, timeout=self.timeout)
+        except TimeoutError:
+            raise ConfigError(f"cannot connect to the Dask scheduler at {address}: no answer within "
+                              f"{self.timeout:g} s (is a Dask scheduler listening there?)") from None
+        except (OSError, TypeError, ValueError) as e:
+            msg = " ".join(str(e).split()) or type(e).__name__
+            raise ConfigError(f"cannot connect to the Dask scheduler at {address}: {msg}") from None
+        if workers is not None:
+            try:
+                self.client.wait_for_workers(workers, timeout=self.timeout)
+            except (TimeoutError, OSError):
+                raise ConfigError(
+                    f"only {self.workers} of {workers} Dask workers joined {address} "
+                    f"within {self.timeout:g} s") from None
+
+    def close(self) -> None:
+        """Close the client, then the local cluster if this runner started one (idempotent)."""
+        client, cluster = self.client, self.cluster
+        self.client = self.cluster = None
+        try:
+            if client is not None:
+                with suppress(Exception):
+                    client.close(timeout=self.timeout)
+        finally:
+            if cluster is not None:
+                with suppress(Exception):
+                    cluster.close(timeout=self.timeout)
+
+    def __enter__(self) -> DaskRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _live(self) -> Any:
+        if self.client is None:
+            raise RuntimeError("DaskRunner is closed")
+        return self.client
+
+    # -- information ----------------------------------------------------------------------
+
+    @property
+    def local(self) -> bool:
+        """True when this runner started (and owns) its cluster."""
+        return self.address is None
+
+    @property
+    def scheduler_address(self) -> str:
+        return self._live().scheduler.address
+
+    @property
+    def workers(self) -> int:
+        """Workers connected now."""
+        return len(self._live().nthreads())
+
+    @property
+    def cores(self) -> int:
+        """Worker threads in all, i.e. chunks that run at once."""
+        return sum(self._live().nthreads().values())
+
+    def describe(self) -> str:
+        """One line: ``local Dask cluster tcp://127.0.0.1:41234: 2 workers, 2 threads``."""
+        nthreads = self._live().nthreads()
+        kind = "local Dask cluster" if self.local else "remote Dask scheduler"
+        w, c = len(nthreads), sum(nthreads.values())
+        return (f"{kind} {self.scheduler_address}: {w} worker{'s' * (w != 1)}, "
+                f"{c} thread{'s' * (c != 1)}")
+
+    def __repr__(self) -> str:
+        if self.client is None:
+            return "<DaskRunner closed>"
+        return f"<DaskRunner {self.describe()}>"
+
+    # -- work -----------------------------------------------------------------------------
+
+    def scatter(self, obj: Any, broadcast: bool = True) -> Any:
+        """Send ``obj`` to the workers once (to every one with ``broadcast``) and return its
+        future; pass that inside chunks instead of the object. A list or dict is scattered
+        element by element, as ``Client.scatter`` does."""
+        return self._live().scatter(obj, broadcast=broadcast)
+
+    def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *,
+                   progress: bool | str = False, reduce: Callable[[Any, R], Any] | None = None,
+                   retries: int = 0, initial: Any = _MISSING) -> Any:
+        """``fn(chunk)`` for each chunk on the workers; the results in chunk order.
+
+        ``fn`` must be a top-level function of an importable module (see the module
+        docstring); each chunk must pickle. ``progress``: draw a ``rich`` bar on stderr,
+        labelled with it when a string. ``retries``: re-runs of a chunk whose worker failed
+        or raised. A worker's exception is raised here as the original type and message;
+        the chunks not yet done are cancelled.
+
+        With ``reduce``, results are folded as they complete instead of listed —
+        ``value = reduce(value, result)``, starting from ``initial`` or else the first result
+        to arrive — so only the running value is held here, and each worker's copy is
+        released as soon as it is folded. Completion order is arbitrary, so ``reduce`` must
+        be associative and commutative (sums, products mod n, element-wise adds). With no
+        chunks, the result is ``[]``, or ``initial`` (a ConfigError when missing).
+        """
+        from distributed import as_completed
+
+        client = self._live()
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {fn!r}")
+        if not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+        items = list(chunks)
+        if not items:
+            if reduce is None:
+                return []
+            if initial is _MISSING:
+                raise ConfigError("cannot reduce over no chunks without an initial value")
+            return initial
+
+        futures = client.map(fn, items, pure=False, retries=retries or None)
+        del items
+        index = {f.key: i for i, f in enumerate(futures)}
+        pending = {f.key: f for f in futures}   # our references; dropping one frees the result
+        done = as_completed(futures, loop=client.loop)
+        del futures
+        results: list[Any] = [None] * len(index) if reduce is None else []
+        acc = initial
+        label = progress if isinstance(progress, str) else "chunks"
+        bar = _progress_bar() if progress else None
+        try:
+            if bar is not None:
+                bar.start()
+                task = bar.add_task(label, total=len(index))
+            if reduce is None:
+                for batch in done.batches():   # one gather per batch of completed chunks
+                    values = client.gather(batch)
+                    for f, v in zip(batch, values):
+                        results[index[f.key]] = v
+                        del pending[f.key]
+                    if bar is not None:
+                        bar.advance(task, len(batch))
+                return results
+            for f in done:
+                v = f.result()
+                del pending[f.key], f
+                acc = v if acc is _MISSING else reduce(acc, v)
+                del v
+                if bar is not None:
+                    bar.advance(task, 1)
+            return acc
+        finally:
+            if pending:    # an error or an interrupt: stop the rest
+                with suppress(Exception):
+                    done.clear()
+                    client.cancel(list(pending.values()))
+                pending.clear()
+            if bar is not None:
+                bar.stop()
+
+
+def _progress_bar() -> Any:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+
+
+__all__ = ["DaskRunner", "parse_scheduler", "DEFAULT_PORT"]

@@ -1,0 +1,83 @@
+"""Per-record and per-provider uploads on Dask workers against the in-process parties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cryptoffload.apps.ridge import protocol as P
+from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import algorithm1_y_bound
+
+D = 4
+
+
+@pytest.fixture(scope="module")
+def runner():
+    from cryptoffload.engines.dask import DaskRunner
+
+    with DaskRunner(workers=2) as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
+def setup():
+    params = P.RidgeParams(d=D, max_records=10_000, y_bound=algorithm1_y_bound(D), lam=1.0)
+    csp = P.Csp.generate(params, upload_bits=1024, insecure_study_size=True)
+    return params, csp
+
+
+def test_records_do_not_depend_on_the_chunking() -> None:
+    from cryptoffload.apps.ridge.bulk import BLOCK
+
+    whole = chunk_records(5, 0, 2 * BLOCK + 77, D)
+    parts = [chunk_records(5, s, min(1000, 2 * BLOCK + 77 - s), D) for s in range(0, 2 * BLOCK + 77, 1000)]
+    assert np.array_equal(whole[0], np.concatenate([p[0] for p in parts]))
+    assert np.array_equal(whole[1], np.concatenate([p[1] for p in parts]))
+    assert not np.array_equal(chunk_records(6, 0, 10, D)[0], whole[0][:10])
+    assert np.abs(whole[0]).max() <= 1.0 and np.abs(whole[1]).max() <= algorithm1_y_bound(D)
+
+
+def test_bulk_aggregate_decrypts_to_the_encoded_sums(runner, setup) -> None:
+    params, csp = setup
+    run = run_bulk(runner, csp.upload_pk, params, 500, seed=2, chunk=120, progress=False)
+    res = run.result
+    assert res.records == 500 and run.chunks == 5
+    prov = P.Provider(params, csp.upload_pk)
+    assert res.ciphertexts == 500 * prov.plaintexts
+    assert res.wire_bytes == res.ciphertexts * csp.upload_pk.ciphertext_bytes
+    values = prov.encode(*chunk_records(2, 0, 500, D))
+    # packing is linear: the product of the records' ciphertexts decrypts to the packing of the
+    # summed encodings (mod n)
+    n = csp.upload_pk.n
+    want = [p % n for p in prov.pack(values.sum(axis=0)[None, :], 500)]
+    assert csp._upload_sk.raw_decrypt_many(res.aggregate) == want
+
+
+def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
+    params, csp = setup
+    run = run_bulk(runner, csp.upload_pk, params, 400, seed=3, chunk=100, progress=False)
+    platform = P.Platform(params, csp.upload_pk, csp.solve_pk)
+    agg = platform.aggregator()
+    agg.add_products(run.result.aggregate, run.result.records)
+    model = P.finalize(params, csp, platform, agg.result())
+    ref = np.linalg.solve(run.result.xtx + params.lam * np.eye(D), run.result.xty)
+    bound = P.error_bound_from_normal(run.result.xtx, run.result.xty, 400, 1.0, params.y_bound, params)
+    assert np.abs(model.coef - ref).max() <= bound
+
+    pp, cts = run_per_provider(runner, csp.upload_pk, params, 400, seed=3, chunk=150, progress=False)
+    assert pp.result.ciphertexts == len(cts) == P.Provider(params, csp.upload_pk).plaintexts
+    pplat = P.Platform(params, csp.upload_pk, csp.solve_pk)
+    pagg = pplat.aggregator()
+    pagg.add(P.Upload(csp.upload_pk.fingerprint, cts, 1, 400))
+    assert P.finalize(params, csp, pplat, pagg.result()).fractions == model.fractions
+
+
+def test_bulk_refuses_more_records_than_declared(runner, setup) -> None:
+    params, csp = setup
+    with pytest.raises(ConfigError, match="max_records"):
+        run_bulk(runner, csp.upload_pk, params, 20_000, progress=False)
+    agg = P.Platform(params, csp.upload_pk, csp.solve_pk).aggregator()
+    with pytest.raises(ConfigError, match="refused before adding"):
+        agg.add_products([1] * agg.plaintexts, 10_001)

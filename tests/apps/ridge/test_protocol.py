@@ -1,0 +1,349 @@
+"""Private ridge regression: the in-process protocol against scikit-learn, and each step alone.
+
+Keys are made once per module (a 1024-bit upload key at study size, a 2048-bit solve key).
+The d = 20 case costs d^3 + d^2 = 8,400 exponentiations modulo a 4096-bit n^2 (about 2 ms
+each with crypto_mb), the bulk of this file's time.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import gmpy2
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import Ridge
+
+from cryptoffload.apps.ridge import (
+    Aggregator,
+    Csp,
+    Platform,
+    Provider,
+    ReconstructionError,
+    RidgeParams,
+    SingularMatrixError,
+    Upload,
+    aggregate,
+    check_solve_key,
+    check_upload_key,
+    error_bound,
+    rational_reconstruct,
+    recover_model,
+    required_solve_key_bits,
+    run_in_process,
+    solve_bounds,
+    solve_mod,
+)
+from cryptoffload.crypto.paillier import KeyMismatchError, PublicKey, generate_keypair
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
+
+PROPS = settings(max_examples=200, deadline=None)
+
+
+@pytest.fixture(scope="module")
+def upload_keys():
+    return generate_keypair(1024, insecure_study_size=True)
+
+
+@pytest.fixture(scope="module")
+def solve_keys():
+    return generate_keypair(2048)
+
+
+def sklearn_coef(X, y, lam):
+    return Ridge(alpha=lam, fit_intercept=False).fit(X, y).coef_
+
+
+def check_against_sklearn(result, X, y, params, label):
+    bound = error_bound(X, y, params)
+    expected = sklearn_coef(X, y, params.lam)
+    err = float(np.linalg.norm(result.coef - expected))
+    print(f"\n{label}: ||w - w_sklearn|| = {err:.3e}, fixed-point error bound = {bound:.3e}, "
+          f"{result.plaintexts_per_record} plaintexts/record, timings "
+          + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    # the bound covers the fixed-point rounding; 1e-9 covers scikit-learn's own float solve
+    assert err <= bound + 1e-9
+    return err, bound
+
+
+# --------------------------------------------------------------------------------------------
+# end to end
+
+
+def test_generated_d5_both_modes_agree_and_match_sklearn(upload_keys, solve_keys):
+    data = generate(300, 5, seed=11)
+    params = RidgeParams(d=5, max_records=1000, x_bound=data.x_bound, y_bound=data.y_bound, lam=2.5)
+    per_record = run_in_process(data.X, data.y, params, mode="per-record", providers=3,
+                                upload_keys=upload_keys, solve_keys=solve_keys, chunk=64)
+    per_provider = run_in_process(data.X, data.y, params, mode="per-provider", providers=3,
+                                  upload_keys=upload_keys, solve_keys=solve_keys)
+    # the same rounded integers are summed either way: the exact fractions agree
+    assert per_record.fractions == per_provider.fractions
+    assert per_record.ciphertexts_uploaded == 300 * per_record.plaintexts_per_record
+    assert per_provider.ciphertexts_uploaded == 3 * per_record.plaintexts_per_record
+    assert per_record.exponentiations == 5 ** 3 + 5 ** 2
+    check_against_sklearn(per_record, data.X, data.y, params, "generated n=300 d=5")
+
+
+def test_generated_d20(upload_keys, solve_keys):
+    data = generate(40, 20, seed=5)
+    params = RidgeParams(d=20, max_records=1_000_000, y_bound=data.y_bound, lam=1.0)
+    result = run_in_process(data.X, data.y, params, mode="per-record", providers=2,
+                            upload_keys=upload_keys, solve_keys=solve_keys, workers=2)
+    assert result.plaintexts_per_record == 20  # 230 values, 12 slots of 83 bits per 1024-bit plaintext
+    assert result.layout["slots"] == 12 and result.layout["slot_bits"] == 83
+    check_against_sklearn(result, data.X, data.y, params, "generated n=40 d=20")
+
+
+def test_diabetes(upload_keys, solve_keys):
+    data = load_diabetes_scaled()
+    params = RidgeParams(d=10, max_records=1000, x_bound=1.0, y_bound=data.y_bound, lam=0.5)
+    result = run_in_process(data.X, data.y, params, mode="per-provider", providers=4,
+                            upload_keys=upload_keys, solve_keys=solve_keys)
+    check_against_sklearn(result, data.X, data.y, params, "diabetes n=442 d=10")
+
+
+def test_full_matrix_upload_gives_the_same_model(upload_keys, solve_keys):
+    data = generate(50, 3, seed=2)
+    sym = RidgeParams(d=3, max_records=100, y_bound=data.y_bound, lam=1.0)
+    full = RidgeParams(d=3, max_records=100, y_bound=data.y_bound, lam=1.0, symmetric=False)
+    assert (sym.value_count, full.value_count) == (9, 12)
+    a = run_in_process(data.X, data.y, sym, upload_keys=upload_keys, solve_keys=solve_keys)
+    b = run_in_process(data.X, data.y, full, upload_keys=upload_keys, solve_keys=solve_keys)
+    assert a.fractions == b.fractions
+    check_against_sklearn(b, data.X, data.y, full, "full matrix n=50 d=3")
+
+
+def test_gmp_fallback_gives_the_same_model(upload_keys, solve_keys, monkeypatch):
+    """Without AVX512-IFMA the exponentiations run on GMP, split over two threads."""
+    data = generate(25, 3, seed=6)
+    params = RidgeParams(d=3, max_records=100, y_bound=data.y_bound, lam=1.0)
+    fast = run_in_process(data.X, data.y, params, upload_keys=upload_keys, solve_keys=solve_keys)
+    monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
+    slow = run_in_process(data.X, data.y, params, upload_keys=upload_keys, solve_keys=solve_keys, workers=2,
+                          backend="gmp")
+    assert slow.powm_backend == "GMP powm_batch"
+    assert slow.fractions == fast.fractions
+
+
+def test_singular_system_refused(upload_keys, solve_keys):
+    data = generate(30, 3, seed=4)
+    X = data.X.copy()
+    X[:, 2] = X[:, 0]  # collinear features, lambda = 0: X^T X is singular
+    params = RidgeParams(d=3, max_records=100, y_bound=data.y_bound, lam=0.0)
+    with pytest.raises(SingularMatrixError, match="singular"):
+        run_in_process(X, data.y, params, upload_keys=upload_keys, solve_keys=solve_keys)
+    # lambda > 0 makes it solvable again
+    ridge = RidgeParams(d=3, max_records=100, y_bound=data.y_bound, lam=0.25)
+    res = run_in_process(X, data.y, ridge, upload_keys=upload_keys, solve_keys=solve_keys)
+    check_against_sklearn(res, X, data.y, ridge, "collinear, lambda 0.25")
+
+
+# --------------------------------------------------------------------------------------------
+# key sizes and bounds
+
+
+def test_required_solve_key_bits_seed_003():
+    params = RidgeParams(d=20, max_records=1_000_000, x_bound=1.0, y_bound=26.0, frac_bits=16, lam=1.0)
+    bits = required_solve_key_bits(params)
+    num, den = solve_bounds(params)
+    assert (2 * num * den).bit_length() + 1 <= bits <= (2 * num * den).bit_length() + 2
+    assert 1024 < bits <= 2048  # a standard 2048-bit key suffices for a million records
+    print(f"\nrequired solve key bits, n=1e6 d=20 f=16 |x|<=1 |y|<=26: {bits}")
+    # grows with d and the bounds
+    assert required_solve_key_bits(RidgeParams(d=40, max_records=1_000_000, y_bound=46.0)) > 2048
+
+
+def test_too_small_solve_key_refused(upload_keys, solve_keys):
+    params = RidgeParams(d=20, max_records=1_000_000, y_bound=26.0)
+    need = required_solve_key_bits(params)
+    with pytest.raises(ConfigError, match=rf"1024-bit solve key is too small.*at least {need} bits"):
+        check_solve_key(params, upload_keys[0])
+    check_solve_key(params, solve_keys[0])
+    data = generate(10, 20, seed=1)
+    with pytest.raises(ConfigError, match="too small"):
+        run_in_process(data.X, data.y, params, upload_keys=upload_keys, solve_keys=upload_keys)
+    with pytest.raises(ConfigError, match="too small"):
+        Csp(params, upload_keys, upload_keys)
+
+
+def test_too_small_upload_key_refused():
+    # a toy 101-bit modulus (only its size matters here) cannot hold one 17 + 1 + 7 + 81-bit slot
+    toy = PublicKey((1 << 100) + 277)
+    params = RidgeParams(d=2, max_records=100, stat_bits=80)
+    with pytest.raises(ConfigError, match="upload key is too small.*does not fit"):
+        check_upload_key(params, toy)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(d=0, max_records=1), dict(d=2, max_records=0), dict(d=2, max_records=1, x_bound=0),
+    dict(d=2, max_records=1, y_bound=math.inf), dict(d=2, max_records=1, lam=-1.0),
+    dict(d=2, max_records=1, frac_bits=41), dict(d=2, max_records=1, stat_bits=39),
+    dict(d=2, max_records=1, symmetric=1), dict(d=2, max_records=1 << 40, y_bound=1e6),
+])
+def test_params_validated(kwargs):
+    with pytest.raises(ConfigError):
+        RidgeParams(**kwargs)
+
+
+def test_provider_refuses_records_beyond_bounds(upload_keys):
+    params = RidgeParams(d=2, max_records=10, x_bound=1.0, y_bound=2.0)
+    prov = Provider(params, upload_keys[0])
+    with pytest.raises(ConfigError, match=r"record 1 feature 0 .* outside the declared \|x\| <= 1.0"):
+        prov.encode(np.array([[0.5, 0.5], [1.5, 0.0]]), np.array([0.0, 0.0]))
+    with pytest.raises(ConfigError, match=r"record 0 target"):
+        prov.encode(np.array([[0.5, 0.5]]), np.array([np.nan]))
+    with pytest.raises(ConfigError, match="2 features"):
+        prov.encode(np.zeros((1, 3)), np.zeros(1))
+    with pytest.raises(ConfigError, match="11 records exceed"):
+        prov.per_provider(np.zeros((11, 2)), np.zeros(11))
+
+
+def test_encoding_is_rounded_fixed_point(upload_keys):
+    params = RidgeParams(d=2, max_records=10, x_bound=1.0, y_bound=4.0, frac_bits=4)
+    prov = Provider(params, upload_keys[0])
+    vals = prov.encode(np.array([[0.5, -0.3]]), np.array([3.0]))
+    # upper triangle (x0x0, x0x1, x1x1) then b = y x, each round(v * 16)
+    assert vals.tolist() == [[round(0.25 * 16), round(-0.15 * 16), round(0.09 * 16), round(1.5 * 16), round(-0.9 * 16)]]
+
+
+def test_aggregator_refuses_overflow_and_foreign_keys(upload_keys):
+    params = RidgeParams(d=2, max_records=3)
+    prov = Provider(params, upload_keys[0])
+    X, y = np.full((2, 2), 0.5), np.full(2, 0.5)
+    agg = Aggregator(params, upload_keys[0])
+    (first,) = prov.per_record(X, y)
+    agg.add(first)
+    with pytest.raises(ConfigError, match="4 records exceed max_records = 3"):
+        agg.add(first)
+    assert agg.records == 2
+    foreign = Upload(b"\0" * 16, first.ciphertexts, 2, 2)
+    with pytest.raises(KeyMismatchError):
+        agg.add(foreign)
+    with pytest.raises(ConfigError, match="must hold"):
+        agg.add(Upload(first.key_fingerprint, first.ciphertexts[:-1], 2, 2))
+
+
+# --------------------------------------------------------------------------------------------
+# the unpacking masks
+
+
+def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
+    data = generate(20, 4, seed=8)
+    params = RidgeParams(d=4, max_records=100, y_bound=data.y_bound)
+    prov = Provider(params, upload_keys[0])
+    true = prov.encode(data.X, data.y).sum(axis=0).tolist()
+    agg = aggregate(prov.per_record(data.X, data.y, chunk=7), params, upload_keys[0])
+    assert agg.records == 20
+    csp = Csp(params, upload_keys, solve_keys)
+    platform = Platform(params, upload_keys[0], solve_keys[0])
+    bias = platform.layout.mask_bias
+    masked = platform.mask_for_unpack(agg)
+    masks = list(platform._masks)
+    view = csp.decrypt_split(masked)
+    assert len(view) == params.value_count
+    assert all(v != t and v != t + bias for v, t in zip(view, true))
+    assert platform.layout.unmask(view, masks) == true  # masks removed: the true sums
+    # a second masking of the same aggregate shows the CSP different numbers
+    assert csp.decrypt_split(platform.mask_for_unpack(agg)) != view
+    # unmasking under the solve key gives Enc_solve of the true sums (plus lambda on A's diagonal)
+    system = platform.unmask(csp.split_and_reencrypt(platform.mask_for_unpack(agg)))
+    sk = solve_keys[1]
+    b = [v if v < sk.public_key.n // 2 else v - sk.public_key.n for v in sk.raw_decrypt_many(system.b)]
+    assert b == true[params.a_values:]
+    a01 = sk.raw_decrypt_many([system.A[0][1], system.A[1][0]])
+    assert a01[0] == a01[1] == true[1] % sk.public_key.n
+    with pytest.raises(ConfigError, match="before mask_for_unpack"):
+        platform.unmask([0] * params.value_count)
+
+
+def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
+    """The CSP's solve sees A R, not A; the buyer's R w' - r is A^-1 b."""
+    params = RidgeParams(d=3, max_records=10, y_bound=10.0)
+    platform = Platform(params, upload_keys[0], solve_keys[0])
+    csp = Csp(params, upload_keys, solve_keys)
+    pk = solve_keys[0]
+    A = [[5, 1, 0], [1, 4, -2], [0, -2, 6]]
+    b = [3, -7, 11]
+    enc = pk.encryptor()
+    from cryptoffload.apps.ridge.protocol import EncryptedSystem
+
+    system = EncryptedSystem(pk.fingerprint, [enc.encrypt_raw([v % pk.n for v in row]) for row in A],
+                             enc.encrypt_raw([v % pk.n for v in b]))
+    masked, secret = platform.mask_system(system)
+    AR = [solve_keys[1].raw_decrypt_many(row) for row in masked.AR]
+    assert AR != [[v % pk.n for v in row] for row in A]
+    w_prime = csp.solve(masked)
+    model = recover_model(w_prime, secret, params, pk)
+    exact = np.linalg.solve(np.array(A, float), np.array(b, float))
+    assert np.allclose(model.coef, exact, rtol=0, atol=1e-12)
+    det = round(np.linalg.det(np.array(A, float)))
+    assert all(det % f.denominator == 0 for f in model.fractions)
+
+
+# --------------------------------------------------------------------------------------------
+# modular algebra and rational reconstruction
+
+
+def test_solve_mod_and_singular_refusal():
+    n = 1000003 * 1000033
+    M = [[2, 1], [1, 3]]
+    x = solve_mod(M, [5, 10], n)
+    assert [(M[i][0] * x[0] + M[i][1] * x[1]) % n for i in range(2)] == [5, 10]
+    with pytest.raises(SingularMatrixError, match="column 1"):
+        solve_mod([[1, 2], [2, 4]], [1, 1], n)
+    with pytest.raises(SingularMatrixError, match="column 0"):
+        solve_mod([[0, 0], [0, 0]], [0, 0], n)
+    with pytest.raises(ConfigError):
+        solve_mod([[1, 2]], [1], n)
+
+
+@st.composite
+def fraction_case(draw):
+    n = draw(st.integers(1 << 40, 1 << 600)) | 1
+    n_bits = n.bit_length()
+    num_bits = draw(st.integers(1, n_bits - 3))
+    N = draw(st.integers(1, 1 << num_bits))
+    D = max(1, (n - 1) // (2 * N))
+    p = draw(st.integers(-N, N))
+    q = draw(st.integers(1, D))
+    return n, N, D, p, q
+
+
+@PROPS
+@given(case=fraction_case())
+def test_rational_reconstruction_recovers_fractions(case):
+    n, N, D, p, q = case
+    if math.gcd(q, n) != 1:
+        return
+    a = p * int(gmpy2.invert(q, n)) % n
+    assert rational_reconstruct(a, n, N, D) == Fraction(p, q)
+
+
+@PROPS
+@given(bits=st.integers(64, 512), data=st.data())
+def test_rational_reconstruction_default_bounds(bits, data):
+    n = data.draw(st.integers(1 << (bits - 1), (1 << bits) - 1)) | 1
+    lim = math.isqrt(n // 2)
+    p = data.draw(st.integers(-lim, lim))
+    q = data.draw(st.integers(1, lim))
+    if math.gcd(q, n) != 1:
+        return
+    a = p * int(gmpy2.invert(q, n)) % n
+    assert rational_reconstruct(a, n) == Fraction(p, q)
+
+
+def test_rational_reconstruction_refusals():
+    n = (1 << 127) - 1  # prime
+    with pytest.raises(ConfigError, match="2 \\* num_bound"):
+        rational_reconstruct(5, n, 1 << 64, 1 << 64)
+    # a residue of a fraction far beyond tiny bounds
+    a = 123456789 * int(gmpy2.invert(987654321, n)) % n
+    with pytest.raises(ReconstructionError, match="no fraction"):
+        rational_reconstruct(a, n, 1000, 1000)
+    assert rational_reconstruct(0, n) == 0
+    assert rational_reconstruct(n - 1, n) == -1
