@@ -1,0 +1,321 @@
+"""Wire format of the ridge protocol between processes: JSON envelopes, ciphertext batches.
+
+Every message is one JSON object (UTF-8) with the same envelope::
+
+    {"protocol": "cryptoffload-ridge/1", "type": "upload", "message_id": "<uuid4>",
+     "key_fingerprint": "<32 hex digits>", ...type-specific fields...}
+
+Why an envelope on every message: the receiver can refuse, before looking at any payload,
+a peer that speaks another protocol version (``protocol``), a message meant for another
+deployment (``key_fingerprint`` names the Paillier key the message is about: the upload key
+for uploads, finalisation and unpacking, the solve key for the solve and the model), a
+type it does not serve, and a replay (``message_id``: a server refuses an id it has already
+processed with HTTP 409). Retries therefore send a *new* message id; what makes a retried
+upload idempotent is its ``upload_id``, not its message id.
+
+Ciphertexts travel as one base64 string per field (a *batch*), not one JSON number per value,
+because a batch of 1000 records holds ~18,000 ciphertexts of 256 bytes each: JSON integers
+would double the size and cost a Python int per value to parse. A batch is a single header
+followed by fixed-length values, the compact equivalent of concatenating
+:meth:`~cryptoffload.crypto.paillier.Ciphertext.to_bytes` (which repeats the header per
+value)::
+
+    magic "CORW" | version (1 byte) | key fingerprint (16 bytes) | value bytes (u16, big endian)
+    | count (u32, big endian) | count values, each little-endian in `value bytes` bytes
+
+``value bytes`` is 8 * ceil(bits(n^2) / 64): the values are exactly the little-endian 64-bit
+word buffer that :func:`cryptoffload.crypto._native.core.column_products` reads, so the
+platform folds a whole upload into its aggregate in one C call without building a Python
+integer per ciphertext (it still reads each value once, to check it lies below n^2).
+
+Small integer vectors modulo the solve key's n (the masks R, r and the masked solution w')
+are lists of lowercase hex strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import json
+import struct
+import uuid
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import gmpy2
+
+from cryptoffload.apps.ridge.protocol import RidgeParams
+from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
+from cryptoffload.errors import ConfigError, CryptoffloadError
+
+PROTOCOL = "cryptoffload-ridge/1"
+
+# message types -----------------------------------------------------------------------------
+PARAMS = "params"                            # CSP/platform -> anyone: parameters and public keys
+STATUS = "status"                            # CSP/platform -> anyone: progress, no secrets
+UPLOAD = "upload"                            # provider -> platform
+UPLOAD_ACK = "upload_ack"                    # platform -> provider
+FINALIZE = "finalize"                        # buyer -> platform
+FINALIZED = "finalized"                      # platform -> buyer
+MASK_REQUEST = "mask_request"                # buyer -> platform
+MASK = "mask"                                # platform -> buyer: R, r
+UNPACK_REQUEST = "unpack_request"            # platform -> CSP: masked aggregate
+UNPACK_RESPONSE = "unpack_response"          # CSP -> platform: fields under the solve key
+SOLVE_REQUEST = "solve_request"              # platform -> CSP: Enc(A R), Enc(b + A r)
+SOLVE_ACK = "solve_ack"                      # CSP -> platform (w' is *not* in it)
+COEFFICIENTS_REQUEST = "coefficients_request"  # buyer -> CSP
+COEFFICIENTS = "coefficients"                # CSP -> buyer: w'
+ERROR = "error"
+
+BATCH_MAGIC = b"CORW"
+BATCH_VERSION = 1
+_BATCH_HEAD = struct.Struct(">4sB16sHI")
+
+#: largest accepted request body: a 1000-record per-record batch at d = 20 is ~6 MB
+MAX_BODY_BYTES = 256 * 1024 * 1024
+
+
+class ProtocolError(CryptoffloadError):
+    """A message was refused. ``status`` is the HTTP status a server answers with, ``code`` a
+    stable machine-readable reason (``replayed_message``, ``foreign_key``, ...)."""
+
+    def __init__(self, message: str, status: int = 400, code: str = "bad_request") -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+# envelopes ---------------------------------------------------------------------------------
+
+
+def new_message(type_: str, key_fingerprint: bytes, **fields: Any) -> dict[str, Any]:
+    """A fresh envelope (new uuid4 message id) with ``fields`` added."""
+    return {"protocol": PROTOCOL, "type": type_, "message_id": str(uuid.uuid4()),
+            "key_fingerprint": key_fingerprint.hex(), **fields}
+
+
+def with_new_id(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The same message under a fresh message id: what a retry sends (the old id may have
+    been processed, and would then be refused as a replay)."""
+    return {**message, "message_id": str(uuid.uuid4())}
+
+
+def dumps(message: Mapping[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def error_message(status: int, code: str, text: str) -> dict[str, Any]:
+    """The JSON body of every 4xx/5xx answer."""
+    return {"protocol": PROTOCOL, "type": ERROR, "status": status, "error": code, "message": text}
+
+
+def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, bytes | None]) -> dict[str, Any]:
+    """Check the envelope of a received message and return it as a dict.
+
+    ``expected`` maps each message type this receiver accepts to the key fingerprint such a
+    message must carry (None: any well-formed fingerprint). Raises :class:`ProtocolError`
+    (HTTP 400) for a body that is not a JSON object (truncated or garbled), another protocol
+    version, an unknown type, a malformed message id or a foreign key fingerprint."""
+    if isinstance(body, Mapping):
+        msg: Any = dict(body)
+    else:
+        try:
+            msg = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise ProtocolError("message body is not valid JSON (truncated or garbled)", code="malformed") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError("message body must be a JSON object", code="malformed")
+    proto = msg.get("protocol")
+    if proto != PROTOCOL:
+        raise ProtocolError(f"unsupported protocol {proto!r}: this party speaks {PROTOCOL}", code="protocol_version")
+    kind = msg.get("type")
+    if not isinstance(kind, str) or kind not in expected:
+        raise ProtocolError(f"unknown message type {kind!r} here (accepted: {', '.join(sorted(expected))})",
+                            code="unknown_type")
+    mid = msg.get("message_id")
+    try:
+        if not isinstance(mid, str) or uuid.UUID(mid).version != 4 or str(uuid.UUID(mid)) != mid.lower():
+            raise ValueError
+    except ValueError:
+        raise ProtocolError(f"message_id must be a uuid4 string, got {str(mid)[:60]!r}", code="malformed") from None
+    fp = msg.get("key_fingerprint")
+    if not isinstance(fp, str) or len(fp) != 32 or any(c not in "0123456789abcdef" for c in fp):
+        raise ProtocolError("key_fingerprint must be 32 lowercase hex digits", code="malformed")
+    want = expected[kind]
+    if want is not None and fp != want.hex():
+        raise ProtocolError(f"message is about key {fp}, not this session's key {want.hex()}", code="foreign_key")
+    return msg
+
+
+def int_field(msg: Mapping[str, Any], name: str, minimum: int = 0, maximum: int | None = None) -> int:
+    value = msg.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or \
+            (maximum is not None and value > maximum):
+        bound = f"in {minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+        raise ProtocolError(f"field {name!r} must be an integer {bound}, got {str(value)[:40]!r}", code="malformed")
+    return value
+
+
+def str_field(msg: Mapping[str, Any], name: str, max_len: int = 200) -> str:
+    value = msg.get(name)
+    if not isinstance(value, str) or not 1 <= len(value) <= max_len or not value.isprintable():
+        raise ProtocolError(f"field {name!r} must be a printable string of 1..{max_len} characters", code="malformed")
+    return value
+
+
+# ciphertext batches ------------------------------------------------------------------------
+
+
+def value_bytes(pk: PublicKey) -> int:
+    """Bytes per ciphertext in a batch: whole 64-bit words covering n^2."""
+    return 8 * native.words_for_bits(pk.nsquare.bit_length())
+
+
+def encode_words(words: bytes, count: int, pk: PublicKey) -> str:
+    """A batch (module docstring) from a little-endian word buffer of ``count`` values."""
+    size = value_bytes(pk)
+    if len(words) != count * size:
+        raise ConfigError(f"word buffer of {len(words)} bytes does not hold {count} values of {size} bytes")
+    head = _BATCH_HEAD.pack(BATCH_MAGIC, BATCH_VERSION, pk.fingerprint, size, count)
+    return base64.b64encode(head + words).decode("ascii")
+
+
+def encode_ciphertexts(values: Sequence[int], pk: PublicKey) -> str:
+    return encode_words(native.ints_to_words(values, pk.nsquare), len(values), pk)
+
+
+@dataclass(frozen=True)
+class CiphertextBatch:
+    """A decoded batch: the raw word buffer (for native calls) and the values as ints."""
+
+    words: bytes
+    values: list[int]
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the values (hex): names a batch in logs, caches and the database."""
+        return hashlib.sha256(self.words).hexdigest()
+
+
+def decode_ciphertexts(text: object, pk: PublicKey, *, count: int | None = None, name: str = "ciphertexts",
+                       check_units: bool = True) -> CiphertextBatch:
+    """Parse a batch made under ``pk``. Refuses (400) bad base64, a truncated or garbled
+    header or body, another key's batch (``foreign_key``), a count other than ``count``,
+    and any value that is not a ciphertext of ``pk`` (0 < c < n^2; with ``check_units`` also
+    a unit mod n, checked one by one; the platform checks units in bulk instead, on the
+    aggregate)."""
+    if not isinstance(text, str):
+        raise ProtocolError(f"field {name!r} must be a base64 string", code="malformed")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ProtocolError(f"field {name!r} is not valid base64 (truncated or garbled)", code="malformed") from None
+    head = _BATCH_HEAD.size
+    if len(raw) < head:
+        raise ProtocolError(f"ciphertext batch {name!r} is truncated ({len(raw)} bytes, header alone is {head})",
+                            code="malformed")
+    magic, version, fp, size, n = _BATCH_HEAD.unpack_from(raw)
+    if magic != BATCH_MAGIC:
+        raise ProtocolError(f"ciphertext batch {name!r} has a bad header (garbled)", code="malformed")
+    if version != BATCH_VERSION:
+        raise ProtocolError(f"unsupported ciphertext batch version {version}", code="protocol_version")
+    if fp != pk.fingerprint:
+        raise ProtocolError(f"ciphertexts in {name!r} were made under key {fp.hex()}, not {pk.fingerprint.hex()}",
+                            code="foreign_key")
+    want = value_bytes(pk)
+    if size != want:
+        raise ProtocolError(f"ciphertext batch {name!r} declares {size}-byte values, this key's are {want}",
+                            code="malformed")
+    body = raw[head:]
+    if len(body) != n * size:
+        raise ProtocolError(f"ciphertext batch {name!r} declares {n} values but carries {len(body)} bytes, not "
+                            f"{n * size} (truncated or garbled)", code="malformed")
+    if count is not None and n != count:
+        raise ProtocolError(f"expected {count} ciphertexts in {name!r}, got {n}", code="malformed")
+    n2 = pk.nsquare
+    values = [int.from_bytes(body[i:i + size], "little") for i in range(0, len(body), size)]
+    for i, c in enumerate(values):
+        if not 0 < c < n2:
+            raise ProtocolError(f"ciphertext {i} of {name!r} is not below n^2 (garbled)", code="malformed")
+    if check_units:
+        nn = gmpy2.mpz(pk.n)
+        for i, c in enumerate(values):
+            if gmpy2.gcd(c, nn) != 1:
+                raise ProtocolError(f"ciphertext {i} of {name!r} is not a unit modulo n (garbled)", code="malformed")
+    return CiphertextBatch(body, values)
+
+
+# integers, parameters, keys ----------------------------------------------------------------
+
+
+def ints_to_hex(values: Sequence[int]) -> list[str]:
+    return [format(int(v), "x") for v in values]
+
+
+def hex_to_ints(value: object, count: int, bound: int, name: str) -> list[int]:
+    """A list of ``count`` hex strings, each an integer in [0, bound)."""
+    if not isinstance(value, list) or len(value) != count:
+        raise ProtocolError(f"field {name!r} must be a list of {count} hex strings", code="malformed")
+    out = []
+    limit = (bound.bit_length() + 3) // 4 + 1
+    for i, v in enumerate(value):
+        try:
+            if not isinstance(v, str) or not 0 < len(v) <= limit:
+                raise ValueError
+            x = int(v, 16)
+        except ValueError:
+            raise ProtocolError(f"{name}[{i}] is not a hex integer", code="malformed") from None
+        if not 0 <= x < bound:
+            raise ProtocolError(f"{name}[{i}] is out of range", code="malformed")
+        out.append(x)
+    return out
+
+
+def params_to_dict(params: RidgeParams) -> dict[str, Any]:
+    return dataclasses.asdict(params)
+
+
+def params_from_dict(value: object) -> RidgeParams:
+    if not isinstance(value, dict):
+        raise ProtocolError("field 'params' must be an object", code="malformed")
+    names = {f.name for f in dataclasses.fields(RidgeParams)}
+    unknown = set(value) - names
+    if unknown:
+        raise ProtocolError(f"unknown parameter(s) {', '.join(sorted(unknown))}", code="malformed")
+    try:
+        return RidgeParams(**value)
+    except (ConfigError, TypeError) as exc:
+        raise ProtocolError(f"invalid parameters: {exc}", code="malformed") from None
+
+
+def public_key_from(value: object, name: str) -> PublicKey:
+    """A public key from its JSON dict; a private key (or anything else) is refused."""
+    if not isinstance(value, dict) or value.get("kind") != "public":
+        raise ProtocolError(f"field {name!r} must be a public key", code="malformed")
+    try:
+        key = key_from_dict(value)
+    except (CiphertextFormatError, ConfigError) as exc:
+        raise ProtocolError(f"field {name!r}: {exc}", code="malformed") from None
+    assert isinstance(key, PublicKey)
+    return key
+
+
+def token_hash(token: str) -> str:
+    """What a server stores and publishes of the buyer's bearer token (sha256, hex)."""
+    return hashlib.sha256(b"cryptoffload-ridge-buyer\x00" + token.encode()).hexdigest()
+
+
+def check_token(header: str | None, expected_hash: str) -> None:
+    """Refuse (401/403) a request whose ``Authorization: Bearer`` token does not hash to
+    ``expected_hash``. Compared in constant time."""
+    import hmac
+
+    if not header or not header.startswith("Bearer ") or not header[7:].strip():
+        raise ProtocolError("this message is for the buyer only: send 'Authorization: Bearer <buyer token>'",
+                            status=401, code="unauthorized")
+    if not hmac.compare_digest(token_hash(header[7:].strip()), expected_hash):
+        raise ProtocolError("wrong buyer token", status=403, code="forbidden")
+

@@ -1,0 +1,264 @@
+"""The platform's durable state: accepted uploads, the running aggregate, finalisation.
+
+Why a database at all: the platform is the one party that accumulates other parties' work
+over time. If it crashes after acknowledging an upload, the provider has moved on and the
+contribution would be lost; if it crashes after adding an upload but before acknowledging
+it, the provider retries and the contribution would be counted twice. Both are ruled out by
+one rule: **an upload's id, its metadata and the new aggregate are committed in a single
+SQLite transaction before the HTTP 200 is sent.** On restart the platform reloads the
+aggregate and the accepted ids, so a retry of an accepted upload (same ``upload_id``) is
+answered "already accepted" and not added again, and an upload the platform never committed
+is simply added when the provider retries it.
+
+Why SQLite (stdlib ``sqlite3``) in WAL mode with ``synchronous=FULL``: a commit is one
+append to the write-ahead log plus an fsync, durable across a process kill *and* a power
+loss, with no server to run. All writes come from one process under one lock (the platform
+serialises uploads anyway, each one replaces the aggregate), so SQLite's single-writer model
+costs nothing.
+
+The file is created with mode 0600: besides ciphertexts it holds the unpacking masks and the
+masks R, r of the solve, which together with the CSP's w' reveal the model.
+
+Finalisation is a small persisted state machine (``collecting`` -> ``unpacking`` ->
+``solving`` -> ``finalized``); each step's inputs (the masks and the masked aggregate, then
+R, r and the masked system) are committed before the CSP is asked, so a platform killed
+during finalisation resumes by resending the *same* request, which the CSP answers from its
+cache (it unpacks and solves one aggregate per key pair, see :mod:`.service`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptoffload.errors import ConfigError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS aggregate (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    records INTEGER NOT NULL,
+    uploads INTEGER NOT NULL,
+    bytes   INTEGER NOT NULL,
+    words   BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS uploads (
+    upload_id   TEXT PRIMARY KEY,
+    provider_id TEXT NOT NULL,
+    message_id  TEXT NOT NULL,
+    records     INTEGER NOT NULL,
+    vectors     INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    digest      TEXT NOT NULL,
+    accepted_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    message_id  TEXT PRIMARY KEY,
+    type        TEXT NOT NULL,
+    received_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS finalize (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    state         TEXT NOT NULL,
+    records       INTEGER NOT NULL,
+    masks         TEXT,
+    masked        BLOB,
+    mask_r_big    TEXT,
+    mask_r_small  TEXT,
+    system        BLOB,
+    system_digest TEXT
+);
+"""
+
+STATES = ("collecting", "unpacking", "solving", "finalized")
+
+
+@dataclass(frozen=True)
+class UploadRecord:
+    """What the platform remembers of an accepted upload (never its ciphertexts)."""
+
+    upload_id: str
+    provider_id: str
+    message_id: str
+    records: int
+    vectors: int
+    bytes: int
+    digest: str
+
+
+@dataclass
+class FinalizeState:
+    """Where finalisation stands, with the inputs of the step in progress."""
+
+    state: str = "collecting"
+    records: int = 0
+    masks: list[int] = field(default_factory=list)
+    masked: bytes = b""
+    R: list[list[int]] = field(default_factory=list)
+    r: list[int] = field(default_factory=list)
+    system: bytes = b""
+    system_digest: str = ""
+
+
+@dataclass
+class StoredState:
+    """Everything the platform reloads on start."""
+
+    aggregate: bytes | None
+    records: int
+    bytes: int
+    uploads: dict[str, UploadRecord]
+    message_ids: set[str]
+    finalize: FinalizeState
+
+
+def _hex_list(values: list[int]) -> str:
+    return json.dumps([format(v, "x") for v in values])
+
+
+def _from_hex_list(text: str | None) -> list[int]:
+    return [int(v, 16) for v in json.loads(text)] if text else []
+
+
+class PlatformStore:
+    """One SQLite database per platform session (one CSP key pair)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ConfigError(f"--db {self.path} is a directory, expected a database file")
+        if not self.path.parent.is_dir():
+            raise ConfigError(f"--db {self.path}: folder {self.path.parent} does not exist")
+        try:
+            # created 0600 before SQLite opens it (SQLite gives its -wal/-shm files the same mode)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            # check_same_thread=False: the platform writes from executor threads, one at a
+            # time under its lock; isolation_level=None: transactions are explicit
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+            version = self._meta("schema_version")
+            if version is None:
+                self._set_meta({"schema_version": str(SCHEMA_VERSION)})
+            elif version != str(SCHEMA_VERSION):
+                raise ConfigError(f"{self.path}: database schema {version}, this version reads {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{self.path}: not a usable platform database ({exc})") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- session binding ----------------------------------------------------------------------
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, values: dict[str, str]) -> None:
+        with self._tx():
+            self._conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    def bind_session(self, upload_fp: str, solve_fp: str, params: dict[str, Any]) -> None:
+        """Tie the database to one CSP key pair and parameter set; a restart against another
+        CSP session is refused rather than mixing aggregates under different keys."""
+        stored = self._meta("upload_key")
+        if stored is None:
+            self._set_meta({"upload_key": upload_fp, "solve_key": solve_fp,
+                            "params": json.dumps(params, sort_keys=True), "created_at": str(time.time())})
+            return
+        if stored != upload_fp or self._meta("solve_key") != solve_fp:
+            raise ConfigError(f"{self.path} belongs to the CSP session with upload key {stored}, not {upload_fp}; "
+                              "use another --db for a new session")
+        if self._meta("params") != json.dumps(params, sort_keys=True):
+            raise ConfigError(f"{self.path} was made for other protocol parameters than the CSP's")
+
+    # -- loading --------------------------------------------------------------------------------
+    def load(self) -> StoredState:
+        c = self._conn
+        row = c.execute("SELECT records, bytes, words FROM aggregate WHERE id = 1").fetchone()
+        uploads = {r[0]: UploadRecord(*r) for r in c.execute(
+            "SELECT upload_id, provider_id, message_id, records, vectors, bytes, digest FROM uploads")}
+        ids = {r[0] for r in c.execute("SELECT message_id FROM messages")}
+        fin = FinalizeState()
+        f = c.execute("SELECT state, records, masks, masked, mask_r_big, mask_r_small, system, system_digest "
+                      "FROM finalize WHERE id = 1").fetchone()
+        if f is not None:
+            big = json.loads(f[4]) if f[4] else []
+            fin = FinalizeState(state=f[0], records=f[1], masks=_from_hex_list(f[2]), masked=f[3] or b"",
+                                R=[[int(v, 16) for v in row_] for row_ in big], r=_from_hex_list(f[5]),
+                                system=f[6] or b"", system_digest=f[7] or "")
+        if row is None:
+            return StoredState(None, 0, 0, uploads, ids, fin)
+        return StoredState(bytes(row[2]), int(row[0]), int(row[1]), uploads, ids, fin)
+
+    # -- writes (each one transaction) --------------------------------------------------------
+    def _tx(self) -> "_Transaction":
+        return _Transaction(self._conn)
+
+    def accept_upload(self, upload: UploadRecord, aggregate_words: bytes, records: int, total_bytes: int) -> None:
+        """The upload's id and message id, and the aggregate that includes it, in one commit.
+        Raises sqlite3.IntegrityError (nothing written) if the upload id is already there."""
+        now = time.time()
+        with self._tx():
+            self._conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                               (upload.upload_id, upload.provider_id, upload.message_id, upload.records,
+                                upload.vectors, upload.bytes, upload.digest, now))
+            self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (upload.message_id, "upload", now))
+            self._conn.execute(
+                "INSERT INTO aggregate (id, records, uploads, bytes, words) VALUES (1, ?, 1, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET records = excluded.records, uploads = uploads + 1, "
+                "bytes = excluded.bytes, words = excluded.words",
+                (records, total_bytes, aggregate_words))
+
+    def remember_message(self, message_id: str, type_: str) -> None:
+        """A processed message id that changed nothing else (kept so a replay stays refused
+        after a restart)."""
+        with self._tx():
+            self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
+
+    def save_unpacking(self, records: int, masks: list[int], masked_words: bytes) -> None:
+        with self._tx():
+            self._conn.execute(
+                "INSERT OR REPLACE INTO finalize (id, state, records, masks, masked) VALUES (1, 'unpacking', ?, ?, ?)",
+                (records, _hex_list(masks), masked_words))
+
+    def save_solving(self, R: list[list[int]], r: list[int], system_words: bytes, digest: str) -> None:
+        """R, r and the masked system; the unpacking masks are spent and deleted."""
+        with self._tx():
+            self._conn.execute(
+                "UPDATE finalize SET state = 'solving', masks = NULL, masked = NULL, mask_r_big = ?, "
+                "mask_r_small = ?, system = ?, system_digest = ? WHERE id = 1",
+                (json.dumps([[format(v, "x") for v in row] for row in R]), _hex_list(r), system_words, digest))
+
+    def mark_finalized(self) -> None:
+        with self._tx():
+            self._conn.execute("UPDATE finalize SET state = 'finalized', system = NULL WHERE id = 1")
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): explicit, because the
+    connection runs in autocommit mode so that nothing is ever committed implicitly."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self._conn.execute("COMMIT")
+        else:
+            self._conn.execute("ROLLBACK")
