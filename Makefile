@@ -22,6 +22,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fpga_reconfig.py
 	$(BIN)/python benchmarks/paillier.py
+	$(BIN)/python benchmarks/ridge.py
 
 setup: $(STAMP)
 

@@ -76,7 +76,7 @@ def main() -> int:
     ap.add_argument("--stat-bits", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    console = Console()
+    console = Console(width=160) if not sys.stdout.isatty() else Console()
     info = machine_info()
     console.print(f"[dim]{info['cpu']}, {info['cores']} cores[/]")
     cfg = st.RidgeConfig(quick=False, records=args.records, workers=args.workers, chunk=args.chunk,

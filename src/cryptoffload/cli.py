@@ -164,7 +164,7 @@ def study_ridge(
     out: Path = typer.Option(Path("out/ridge"), "--out", help="Output folder."),
     records: Optional[int] = typer.Option(None, "--records", help="Records (default 1,000,000; quick 20,000)."),
     d: int = typer.Option(20, "--d", help="Features per record (paper: 20)."),
-    lam: float = typer.Option(1.0, "--lambda", help="Ridge penalty (scikit-learn's alpha)."),
+    lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
     chunk: int = typer.Option(20_000, "--chunk", help="Records per Dask task."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Local Dask workers (default: one per core)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Use a running Dask cluster (tcp://host:8786)."),
