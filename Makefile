@@ -8,8 +8,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian packages the project needs (libgcrypt: real ciphers for calibration; GMP headers and
 # gcc: the native Paillier core is compiled by pip install; libssl-dev: Intel's crypto_mb,
-# linked into it, refers to OpenSSL's BN functions).
-APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc
+# linked into it, refers to OpenSSL's BN functions; nginx, wrk, ethtool, curl, wget: the TLS offload
+# study serves files with a real nginx and loads it with real clients).
+APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc nginx wrk ethtool curl wget
 
 .PHONY: demo test setup apt clean bench
 
@@ -23,6 +24,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fpga_reconfig.py
 	$(BIN)/python benchmarks/paillier.py
 	$(BIN)/python benchmarks/ridge.py
+	$(BIN)/python benchmarks/tls.py
 
 setup: $(STAMP)
 

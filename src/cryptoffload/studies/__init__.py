@@ -16,6 +16,7 @@ STUDIES: dict[str, str] = {
     "fpga-reconfig": "cryptoffload.studies.fpga_reconfig",
     "paillier-offload": "cryptoffload.studies.paillier_offload",
     "ridge": "cryptoffload.studies.ridge",
+    "tls-offload": "cryptoffload.studies.tls_offload",
 }
 
 
