@@ -24,11 +24,13 @@ study_app = typer.Typer(no_args_is_help=True, help="Run one study (a paper repro
 calibrate_app = typer.Typer(help="Measure this machine's costs into a *measured* profile.",
                             invoke_without_command=True)
 trace_app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
+plan_app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
 paillier_app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption and decryption (files).")
 app.add_typer(study_app, name="study")
 app.add_typer(paillier_app, name="paillier")
 app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(trace_app, name="trace")
+app.add_typer(plan_app, name="plan")
 
 console = Console()
 if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
@@ -213,6 +215,47 @@ def study_tls_offload(
     console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
 
 
+@study_app.command("isc-he-cnn")
+def study_isc_he_cnn(
+    quick: bool = typer.Option(False, "--quick", help="Coarser op merging (a few seconds)."),
+    out: Path = typer.Option(Path("out/isc-he-cnn"), "--out", help="Output folder."),
+    model: Optional[str] = typer.Option(None, "--model",
+                                        help="paper (default: paper-calibrated), generated (CNN generator) or a trace JSON."),
+    dram_gb: Optional[float] = typer.Option(None, "--dram-gb", help="Device DRAM (default: the preset's 8 GB)."),
+    queries: int = typer.Option(1, "--queries", help="Inferences per device for the throughput runs."),
+    clients: int = typer.Option(10_000, "--clients", help="Clients for the capacity plan table."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Seed 000: HE CNN inference on FPGA, FPGA&SSD and computational storage (simulated)."""
+    from cryptoffload.report.tables import render_result
+    from cryptoffload.studies import isc_he_cnn as st
+
+    cfg = st.IscHeCnnConfig(quick=quick, model=model, dram_gb=dram_gb, queries=queries, plan_clients=clients)
+    cfg.validate()
+    with progress_bar(not no_progress) as prog:
+        result = st.run(cfg, out, prog)
+    render_result(result, console)
+    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+
+
+@plan_app.command("isc")
+def plan_isc_cmd(
+    clients: int = typer.Option(..., "--clients", help="Clients whose evaluation keys the service holds."),
+    model: Optional[str] = typer.Option(None, "--model", help="paper (default), generated, or a trace JSON."),
+    requests_per_client: Optional[float] = typer.Option(None, "--requests-per-client",
+                                                        help="Inferences per client per second (sizes for load too)."),
+    nand_tb: Optional[float] = typer.Option(None, "--nand-tb", help="NAND per CSD in TB (default: the preset's)."),
+    partition: bool = typer.Option(False, "--partition", help="Split clients over CSDs instead of keys on every CSD."),
+) -> None:
+    """How many CSDs and how much NAND for N clients of a model (seed 000's reasoning)."""
+    from cryptoffload.report.tables import render_table
+    from cryptoffload.studies.isc_he_cnn import plan_isc
+
+    table = plan_isc(clients, model, requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
+                     keys_on_every_csd=not partition)
+    render_table(table, console)
+
+
 # ---- paillier -----------------------------------------------------------------------------
 def _read_ints(path: Path) -> list[int]:
     from cryptoffload.crypto.paillier import PaillierError
@@ -326,6 +369,7 @@ def report(
     from cryptoffload.report.tables import render_result
     from cryptoffload.studies import STUDIES
     from cryptoffload.studies import fpga_reconfig as st
+    from cryptoffload.studies import isc_he_cnn as isc
     from cryptoffload.studies import paillier_offload as po
     from cryptoffload.studies import ridge as rg
     from cryptoffload.studies import tls_offload as tl
@@ -340,6 +384,7 @@ def report(
     runners = {
         "fpga-reconfig": lambda prog: st.run(st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile),
                                              out / "fpga-reconfig", prog),
+        "isc-he-cnn": lambda prog: isc.run(isc.IscHeCnnConfig(quick=not full), out / "isc-he-cnn", prog),
         "paillier-offload": lambda prog: po.run(po.PaillierOffloadConfig(quick=not full, seed=seed),
                                                 out / "paillier-offload", prog),
         "ridge": lambda prog: rg.run(rg.RidgeConfig(quick=not full, seed=seed), out / "ridge", prog),

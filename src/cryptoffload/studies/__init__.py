@@ -14,6 +14,7 @@ from cryptoffload.errors import ConfigError
 
 STUDIES: dict[str, str] = {
     "fpga-reconfig": "cryptoffload.studies.fpga_reconfig",
+    "isc-he-cnn": "cryptoffload.studies.isc_he_cnn",
     "paillier-offload": "cryptoffload.studies.paillier_offload",
     "ridge": "cryptoffload.studies.ridge",
     "tls-offload": "cryptoffload.studies.tls_offload",

@@ -1,0 +1,241 @@
+"""Platforms of seed 000 (FPGA-only, FPGA&SSD, CSD) loaded from presets, and their simulation.
+
+A platform is ``k`` identical FPGA boards, each with its own DRAM, and the path the stored
+bytes (weights, keys) take to that DRAM:
+
+* ``fpga_only`` -- host memory -> the host's pool of PCIe lanes (shared by every board) -> the
+  board's own x16 link;
+* ``fpga_ssd`` -- SSDs on their pool of lanes -> host memory -> the boards' pool of lanes ->
+  the board's x16 link (seed 000: 16 lanes each side of the 32);
+* ``csd`` -- the board's own NAND flash -> its DRAM, inside the device, not shared.
+
+Each board runs one inference at a time (query-level parallelism, no board-to-board traffic).
+Within an inference, transfers are issued in program order as early as DRAM allows (HE is
+data-oblivious, so the order is known: seed 000 lays data out for sequential reads and hides
+transfer latency by prefetching): a reservation for a step's fetched data and outputs is taken
+in program order before its last hop, and dead data is evicted as soon as its last reader has
+run. Hops before the last one stage through host memory, which is assumed large enough
+(the paper's assumption). Hops are store-and-forward per step and pipelined across steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptoffload.errors import ConfigError, ProfileError
+from cryptoffload.profiles import load_profile
+from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
+from cryptoffload.sim.devices import Device
+from cryptoffload.sim.links import Link
+from cryptoffload.sim.storage import CompiledProgram, DeviceDRAM, NandFlash, Ssd, pcie_link, prefetch_gates
+
+PLATFORM_PROFILE = "isc_platforms"
+PLATFORMS = ("fpga_ssd", "fpga_only", "csd")
+LABELS = {"fpga_ssd": "FPGA&SSD", "fpga_only": "FPGA-only", "csd": "CSD"}
+GB = 1e9
+
+COMMON_FIELDS = ("common.dram_gb", "common.lane_gbps", "common.device_lanes", "common.total_lanes")
+PLATFORM_FIELDS = {
+    "fpga_only": ("host_lanes",),
+    "fpga_ssd": ("fpga_lanes", "ssd_lanes", "ssd_capacity_tb"),
+    "csd": ("nand_read_gbps", "nand_capacity_tb", "host_lanes"),
+}
+
+
+@dataclass(frozen=True)
+class PlatformPreset:
+    name: str
+    label: str
+    dram_bytes: float
+    lane_bps: float
+    device_lanes: int
+    total_lanes: int
+    host_lanes: int = 0
+    fpga_lanes: int = 0
+    ssd_lanes: int = 0
+    nand_read_bps: float = 0.0
+    storage_bytes: float = 0.0
+    profile: str = ""
+
+    @property
+    def max_devices(self) -> int:
+        """Boards the lanes can attach (one lane each at least): the paper leaves FPGA&SSD with
+        32 boards blank because 32 boards do not fit on the boards' 16 lanes."""
+        if self.name == "fpga_ssd":
+            return self.fpga_lanes
+        return self.host_lanes
+
+    def with_dram(self, dram_bytes: float) -> PlatformPreset:
+        from dataclasses import replace
+        return replace(self, dram_bytes=check_positive("DRAM", dram_bytes))
+
+    def describe(self) -> str:
+        lane = self.lane_bps / GB
+        if self.name == "fpga_only":
+            return f"host memory -> {self.host_lanes} shared lanes -> x{self.device_lanes} per board ({lane:g} GB/s/lane)"
+        if self.name == "fpga_ssd":
+            return (f"SSDs on {self.ssd_lanes} lanes -> host -> {self.fpga_lanes} shared lanes -> x{self.device_lanes} "
+                    f"per board ({lane:g} GB/s/lane)")
+        return f"own NAND at {self.nand_read_bps / GB:g} GB/s per device"
+
+
+def load_platforms(profile: str = PLATFORM_PROFILE) -> dict[str, PlatformPreset]:
+    required = list(COMMON_FIELDS) + [f"platforms.{p}.{f}" for p, fs in PLATFORM_FIELDS.items() for f in fs]
+    prof = load_profile(profile, required=required)
+    v = prof.value
+
+    def lanes(field_name: str) -> int:
+        x = v(field_name)
+        if x != int(x) or x < 1:
+            raise ProfileError(f"{prof.path}: field '{field_name}' must be a positive whole number of lanes")
+        return int(x)
+
+    common = dict(dram_bytes=v("common.dram_gb") * GB, lane_bps=v("common.lane_gbps") * GB,
+                  device_lanes=lanes("common.device_lanes"), total_lanes=lanes("common.total_lanes"),
+                  profile=prof.path)
+    for f in ("common.dram_gb", "common.lane_gbps"):
+        if v(f) <= 0:
+            raise ProfileError(f"{prof.path}: field '{f}' must be positive")
+    out = {
+        "fpga_only": PlatformPreset("fpga_only", LABELS["fpga_only"], host_lanes=lanes("platforms.fpga_only.host_lanes"),
+                                    **common),
+        "fpga_ssd": PlatformPreset("fpga_ssd", LABELS["fpga_ssd"], fpga_lanes=lanes("platforms.fpga_ssd.fpga_lanes"),
+                                   ssd_lanes=lanes("platforms.fpga_ssd.ssd_lanes"),
+                                   storage_bytes=v("platforms.fpga_ssd.ssd_capacity_tb") * 1e12, **common),
+        "csd": PlatformPreset("csd", LABELS["csd"], nand_read_bps=v("platforms.csd.nand_read_gbps") * GB,
+                              storage_bytes=v("platforms.csd.nand_capacity_tb") * 1e12,
+                              host_lanes=lanes("platforms.csd.host_lanes"), **common),
+    }
+    for p in out.values():
+        if p.name == "fpga_ssd" and p.fpga_lanes + p.ssd_lanes > p.total_lanes:
+            raise ProfileError(f"{prof.path}: FPGA&SSD uses {p.fpga_lanes}+{p.ssd_lanes} lanes, more than "
+                               f"the {p.total_lanes} in total")
+        if p.host_lanes > p.total_lanes:
+            raise ProfileError(f"{prof.path}: {p.name} uses {p.host_lanes} lanes, more than the {p.total_lanes} in total")
+        if p.name == "csd" and p.nand_read_bps <= 0:
+            raise ProfileError(f"{prof.path}: field 'platforms.csd.nand_read_gbps' must be positive")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# simulation
+
+
+@dataclass
+class IscRun:
+    platform: str
+    devices: int
+    queries: int
+    latencies_s: list[float]
+    makespan_s: float
+    dram_peak_bytes: float
+    occupancy: list[tuple[float, float]] = field(default_factory=list)
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean_latency_s(self) -> float:
+        return sum(self.latencies_s) / len(self.latencies_s)
+
+    @property
+    def throughput_per_s(self) -> float:
+        """Inferences completed per second over the whole run (all boards)."""
+        return self.devices * self.queries / self.makespan_s
+
+
+def _paths(sim: Simulation, preset: PlatformPreset, k: int, source_bps: float | None) -> list[list[Link]]:
+    lane = preset.lane_bps
+    if preset.name == "csd":
+        bw = source_bps or preset.nand_read_bps
+        return [[NandFlash(sim, f"nand{d}", bw, preset.storage_bytes or 1.0)] for d in range(k)]
+    def board_link(d: int) -> Link:
+        return pcie_link(sim, f"fpga{d}-x{preset.device_lanes}", preset.device_lanes, lane)
+
+    if preset.name == "fpga_only":
+        host = Link(sim, "host-lanes", source_bps) if source_bps else pcie_link(sim, "host-lanes", preset.host_lanes, lane)
+        return [[host, board_link(d)] for d in range(k)]
+    if preset.name == "fpga_ssd":
+        ssd = Ssd(sim, "ssd-lanes", source_bps or preset.ssd_lanes * lane, preset.storage_bytes or 1.0)
+        pool = Link(sim, "fpga-lanes", source_bps) if source_bps else pcie_link(sim, "fpga-lanes", preset.fpga_lanes, lane)
+        return [[ssd, pool, board_link(d)] for d in range(k)]
+    raise ConfigError(f"unknown platform {preset.name!r} (known: {', '.join(PLATFORMS)})")
+
+
+def simulate(compiled: CompiledProgram, preset: PlatformPreset, devices: int = 1, queries: int = 1,
+             source_gbps: float | None = None, record: bool = False, seed: int = 0) -> IscRun:
+    """Run ``queries`` inferences back to back on each of ``devices`` boards, all starting at 0.
+
+    ``source_gbps`` overrides the bandwidth of the storage side (NAND for a CSD, the host or
+    SSD lane pools otherwise): Table 2's single-device sweep.
+    """
+    k = check_count("devices", devices)
+    q = check_count("queries", queries)
+    if k > preset.max_devices:
+        raise ConfigError(f"{preset.label}: {k} boards do not fit on its lanes (at most {preset.max_devices})")
+    source_bps = None if source_gbps is None else check_positive("source bandwidth", source_gbps) * GB
+    sim = Simulation(seed)
+    env = sim.env
+    paths = _paths(sim, preset, k, source_bps)
+    steps = compiled.steps
+    n = len(steps)
+    # a step's data may be fetched once the FPGA has finished its gate step (DRAM never overflows)
+    gates = [min(g, m - 1) for m, g in enumerate(prefetch_gates(compiled, preset.dram_bytes))]
+    fetch_idx = [j for j, s in enumerate(steps) if s.fetch_bytes > 0]
+    latencies: list[float] = []
+    drams = [DeviceDRAM(sim, f"dram{d}", preset.dram_bytes, record=record and d == 0) for d in range(k)]
+    fpgas = [Device(sim, f"fpga{d}") for d in range(k)]
+
+    def staging(link: Link, prev: list | None, done: list) -> ProcessGenerator:
+        for m, j in enumerate(fetch_idx):
+            if prev is not None and not prev[m].processed:
+                yield prev[m]
+            yield from link.transfer(steps[j].fetch_bytes)
+            done[m].succeed()
+
+    def last_hop(link: Link, prev: list | None, dram: DeviceDRAM, finished: list, ready: list) -> ProcessGenerator:
+        for m, j in enumerate(fetch_idx):
+            g = gates[j]
+            if g >= 0 and not finished[g].processed:
+                yield finished[g]
+            if prev is not None and not prev[m].processed:
+                yield prev[m]
+            dram.hold(steps[j].fetch_bytes)
+            yield from link.transfer(steps[j].fetch_bytes)
+            ready[j].succeed()
+
+    def board(d: int) -> ProcessGenerator:
+        dram, fpga, path = drams[d], fpgas[d], paths[d]
+        for _ in range(q):
+            start = env.now
+            dram.hold(compiled.initial_bytes)
+            ready = [env.event() if s.fetch_bytes > 0 else None for s in steps]
+            finished = [env.event() for _ in range(n)]
+            prev = None
+            for link in path[:-1]:
+                done = [env.event() for _ in fetch_idx]
+                sim.process(staging(link, prev, done))
+                prev = done
+            sim.process(last_hop(path[-1], prev, dram, finished, ready))
+            for j, s in enumerate(steps):
+                ev = ready[j]
+                if ev is not None and not ev.processed:
+                    yield ev
+                dram.hold(s.out_bytes)
+                if s.compute_s > 0:
+                    yield from fpga.execute(s.compute_s)
+                dram.free(s.free_bytes)
+                finished[j].succeed()
+            latencies.append(env.now - start)
+            dram.free(dram.used)  # the result leaves; the next query starts empty
+
+    for d in range(k):
+        sim.process(board(d))
+    sim.run()
+    makespan = env.now
+    if makespan <= 0:
+        raise ConfigError("the program takes no time on this platform (no compute and no data)")
+    return IscRun(preset.name, k, q, latencies, makespan, max(dr.peak for dr in drams),
+                  list(drams[0].samples), sim.summary()["resources"])
+
+
+__all__ = ["IscRun", "LABELS", "PLATFORMS", "PlatformPreset", "load_platforms", "simulate"]
