@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # study serves files with a real nginx and loads it with real clients).
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc nginx wrk ethtool curl wget
 
-.PHONY: demo test setup apt clean bench
+.PHONY: demo test setup apt clean bench openfhe
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
@@ -50,3 +50,26 @@ $(STAMP): pyproject.toml
 
 clean:
 	rm -rf $(VENV) report build *.egg-info src/*.egg-info src/cryptoffload/crypto/_native/*.so
+
+# OpenFHE, the optional second CKKS backend (docs/he-cnn-openfhe.md): its wheels import on
+# Python 3.10 only here (no 3.11 build; the 3.12 build needs a newer libstdc++ than Debian 12's),
+# so it gets its own venv, .venv-openfhe, and the package is imported from src/. tenseal 0.3.16 is
+# the newest SEAL binding with a 3.10 wheel (0.3.18 needs 3.11). OpenMP threads default to 1 (on
+# shared cores OpenFHE's threads wait on each other). Without Python 3.10 it says so and succeeds.
+PYTHON310 := $(shell if [ -x /root/.pyenv/versions/3.10.13/bin/python3.10 ]; then echo /root/.pyenv/versions/3.10.13/bin/python3.10; else command -v python3.10 2>/dev/null; fi)
+OPENFHE_VENV := .venv-openfhe
+OPENFHE_PACKAGES := openfhe==1.6.1.0.22.4 numpy==2.2.6 tenseal==0.3.16 pytest==9.2.0 hypothesis==6.168.5
+
+openfhe:
+	@if [ -z "$(PYTHON310)" ]; then \
+	  echo "make openfhe: skipped: no Python 3.10 (neither /root/.pyenv/versions/3.10.13/bin/python3.10 nor python3.10 on PATH); OpenFHE's wheels import on 3.10 only here"; \
+	  exit 0; \
+	fi; \
+	set -e; \
+	if [ ! -f $(OPENFHE_VENV)/.installed ]; then \
+	  echo "creating $(OPENFHE_VENV) with $(PYTHON310)"; \
+	  [ -x $(OPENFHE_VENV)/bin/python ] || $(PYTHON310) -m venv $(OPENFHE_VENV); \
+	  $(OPENFHE_VENV)/bin/python -m pip install -q $(OPENFHE_PACKAGES); \
+	  touch $(OPENFHE_VENV)/.installed; \
+	fi; \
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python -m pytest -q tests/crypto/test_ckks_openfhe.py
