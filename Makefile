@@ -25,6 +25,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/paillier.py
 	$(BIN)/python benchmarks/ridge.py
 	$(BIN)/python benchmarks/tls.py
+	$(BIN)/python benchmarks/he_cnn.py
 
 setup: $(STAMP)
 

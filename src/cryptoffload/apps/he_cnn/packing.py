@@ -1,0 +1,488 @@
+"""Slot layouts and evaluation plans of the CNN on CKKS ciphertexts.
+
+Two plans, both written once against the CKKS interface (:mod:`cryptoffload.crypto.ckks`),
+so the same code runs on SEAL, on the exact emulator (``make_backend("emulator")``: float64
+slot vectors, ``np.roll`` rotations, SEAL's level/scale bookkeeping and refusals -- this is
+the numpy plan executor the tests compare with the plain forward pass) and through a
+:class:`~cryptoffload.crypto.ckks.TracingEvaluator`::
+
+    plan = PerChannelPlan(model, params)     # one image per ciphertext, few rotations
+    backend.keygen(rotations=plan.rotation_steps())
+    weights = plan.prepare(ev)               # encode masks/diagonals once (server start)
+    ct = ev.encrypt(plan.pack_image(image))  # client
+    out = plan.run(ev, ct, weights)          # server; phases conv, act1, fc1, act2, fc2
+    logits = plan.unpack_logits(ev.decrypt(out))
+
+    plan = BatchPlan(model, params)          # CryptoNets: one ciphertext per pixel, a slot per image
+    cts = [ev.encrypt(v) for v in plan.pack_images(images)]
+    outs = plan.run(ev, cts, plan.prepare(ev))   # 10 ciphertexts, no rotations
+    logits = plan.unpack_logits([ev.decrypt(c) for c in outs], n_images)
+
+Per-channel layout (default parameters: N = 16384, 8192 slots)
+--------------------------------------------------------------
+The slots are cut into blocks of 1024 = 32 x 32; block ``c`` (c < 5) carries a copy of the
+28x28 image, row ``r`` column ``q`` at slot ``1024 c + 32 r + q`` (row stride 32, so rows 28..31
+and columns 28..31 are zero: the convolution's zero padding comes for free). Blocks 5..7 are
+zero::
+
+    slot  0        1024       2048       3072       4096       5120 .. 8191
+          | image  | image    | image    | image    | image    | 0 ...      |   input
+          | ch 0   | ch 1     | ch 2     | ch 3     | ch 4     |            |   after conv:
+            conv output (c, i, j) at 1024 c + 64 i + 2 j  (i, j < 13: a stride-2 grid)
+
+Convolution: ``sum over (di, dj) of mask[di,dj] * rot(x, 32 di + dj)``, the mask holding
+``w[c, di, dj]`` at block ``c``'s output positions (zero elsewhere). Written baby-step /
+giant-step: ``sum_di rot(sum_dj rot(mask, -32 di) * rot(x, dj), 32 di)`` -- 4 baby rotations
+(dj = 1..4, one ``rotate_many`` of the input) and 4 giant ones (32, 64, 96, 128) instead of 24.
+Every window stays inside its block (largest slot read: 64*12 + 2*12 + 32*4 + 4 = 924 < 1024).
+
+Square: ``relinearize(mul(x, x))``, rescale.
+
+FC1 (845 -> 100): the 100 x 8192 matrix (845 non-zero columns: the conv output slots), rows
+padded to m1 = 128, by the diagonal method for a wide matrix: ``y' = sum_{d<128} diag_d *
+rot(x, d)`` with ``diag_d[s] = W[s mod 128, (s + d) mod 8192]``, then ``log2(8192/128) = 6``
+folding rotations (``y += rot(y, 4096)``, ..., ``rot(y, 128)``) sum the 64 chunks; rotations
+are cyclic, so afterwards *every* slot ``s`` holds ``y[s mod 128]``: the hidden vector comes
+out replicated with period 128 (slots 100..127 of each period are 0). The 128 diagonals are
+done baby-step / giant-step with g = 16: 15 + 7 rotations.
+
+FC2 (100 -> 10) on that periodic vector: a 16 x 128 wide matrix (10 rows used), 16 diagonals
+(3 baby + 3 giant rotations) and 3 folds (64, 32, 16); the logits are in slots 0..9.
+
+Inner sums of every baby-step/giant-step product are rescaled *before* their giant rotation
+(rotations at the lower level are cheaper), and biases are added at the end of each layer,
+encoded ``like`` the ciphertext (cached per level and scale). Depth: conv, square, FC1,
+square, FC2 = 5 rescales; rotations per inference 8 + 28 + 9 = 45, with 28 Galois keys
+(steps 1..15, 16..112 by 16, 128..4096 by powers of two; conv and FC2 reuse them).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from cryptoffload.apps.he_cnn.data import check_image
+from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, SquareForm
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
+from cryptoffload.errors import ConfigError
+
+DEPTH = 5          # conv, square, fc1, square, fc2
+BLOCK_SIDE = 32    # row stride of a channel block (32 x 32 = 1024 slots)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _rot(v: np.ndarray, k: int) -> np.ndarray:
+    """Left rotation of a plaintext vector, as ``rotate`` does to ciphertext slots."""
+    return np.roll(v, -k)
+
+
+def _set_phase(ev: Any, name: str) -> None:
+    if hasattr(ev, "set_phase"):
+        ev.set_phase(name)
+
+
+def _encode(ev: Any, values: Any, *, level: int, name: str) -> Any:
+    """Encode through a TracingEvaluator with a name (recorded), or a bare backend."""
+    if hasattr(ev, "set_phase"):
+        return ev.encode(values, level=level, name=name)
+    return ev.encode(values, level=level)
+
+
+def _square_form(model: CnnModel | SquareForm) -> SquareForm:
+    return model.square_form() if isinstance(model, CnnModel) else model
+
+
+def _check_depth(params: CkksParams) -> None:
+    if params.levels < DEPTH:
+        raise ConfigError(f"the CNN needs {DEPTH} levels (conv, square, fc1, square, fc2); parameters "
+                          f"{list(params.coeff_mod_bits)} give {params.levels}")
+
+
+def _split(n: int, baby: int | None) -> tuple[int, int]:
+    """Baby-step count g and giant-step count G with g * G = n (n a power of two)."""
+    if baby is None:
+        baby = 1 << ((n.bit_length() - 1 + 1) // 2)   # sqrt, rounded up to a power of two
+    if baby < 1 or n % baby:
+        raise ConfigError(f"baby steps {baby} must divide {n}")
+    return baby, n // baby
+
+
+def pack_image(image: Any, config: ModelConfig, slots: int) -> np.ndarray:
+    """Client side of the per-channel layout (needs the architecture, not the weights): the
+    image replicated into ``config.channels`` blocks of 32 x 32 slots, row stride 32.
+    Refuses an image that is not 28 x 28 in [0, 1] with a ConfigError."""
+    img = check_image(image)
+    block = BLOCK_SIDE * BLOCK_SIDE
+    if config.image + config.pad > BLOCK_SIDE or config.channels * block > slots:
+        raise ConfigError(f"{config.channels} channels of {BLOCK_SIDE}x{BLOCK_SIDE} blocks do not fit {slots} slots")
+    v = np.zeros(slots)
+    for chn in range(config.channels):
+        blk = v[chn * block:(chn + 1) * block].reshape(BLOCK_SIDE, BLOCK_SIDE)
+        blk[: config.image, : config.image] = img
+    return v
+
+
+@dataclass
+class PreparedWeights:
+    """Plaintexts encoded for one context (one key set): ``conv[j][i]`` etc. are the masks and
+    diagonals of giant step ``j``, baby step ``i`` (``None`` where all-zero); biases are
+    encoded lazily at the exact scale of the ciphertext they are added to."""
+
+    conv: list[list[Any]]
+    fc1: list[list[Any]]
+    fc2: list[list[Any]]
+    biases: dict[tuple[str, int, float], Any] = field(default_factory=dict)
+    plaintext_bytes: int = 0
+    count: int = 0
+
+
+class PerChannelPlan:
+    """Per-channel packing of one image (see the module docstring)."""
+
+    def __init__(self, model: CnnModel | SquareForm, params: CkksParams = DEFAULT_PARAMS, *,
+                 fc1_baby: int | None = 16, fc2_baby: int | None = 4) -> None:
+        sq = _square_form(model)
+        c: ModelConfig = sq.config
+        _check_depth(params)
+        self.model, self.config, self.params = sq, c, params
+        self.slots = n = params.slots
+        block = BLOCK_SIDE * BLOCK_SIDE
+        o, k, s = c.conv_out, c.kernel, c.stride
+        if c.image + c.pad > BLOCK_SIDE or (o - 1) * s + k > BLOCK_SIDE:
+            raise ConfigError(f"the padded {c.image + c.pad}x{c.image + c.pad} image does not fit a "
+                              f"{BLOCK_SIDE}x{BLOCK_SIDE} block")
+        if c.channels * block > n:
+            raise ConfigError(f"{c.channels} channels need {c.channels * block} slots, the parameters have {n}"
+                              f" (at most {n // block} channels at N = {params.poly_modulus_degree})")
+        self.block = block
+        # slot of conv output (ch, i, j), in the model's flatten order (ch, i, j)
+        ch, ii, jj = np.meshgrid(np.arange(c.channels), np.arange(o), np.arange(o), indexing="ij")
+        self.out_slots = (ch * block + s * BLOCK_SIDE * ii + s * jj).ravel()
+        # FC1: wide diagonal method, rows padded to m1
+        self.m1 = _pow2_at_least(c.hidden)
+        self.m2 = _pow2_at_least(c.classes)
+        if self.m1 > n or n % self.m1:
+            raise ConfigError(f"hidden width {c.hidden} (padded {self.m1}) does not divide {n} slots")
+        if self.m2 > self.m1:
+            raise ConfigError(f"{c.classes} classes (padded {self.m2}) exceed the hidden period {self.m1}")
+        self.g1, self.G1 = _split(self.m1, fc1_baby if fc1_baby and fc1_baby <= self.m1 else None)
+        self.g2, self.G2 = _split(self.m2, fc2_baby if fc2_baby and fc2_baby <= self.m2 else None)
+        self.fold1 = [n >> (t + 1) for t in range(int(math.log2(n // self.m1)))]          # 4096 .. 128
+        self.fold2 = [self.m1 >> (t + 1) for t in range(int(math.log2(self.m1 // self.m2)))]  # 64 .. 16
+        self.conv_baby = list(range(k))                            # dj
+        self.conv_giant = [BLOCK_SIDE * di for di in range(k)]     # 32 di
+        self.fc1_baby = list(range(self.g1))
+        self.fc1_giant = [self.g1 * j for j in range(self.G1)]
+        self.fc2_baby = list(range(self.g2))
+        self.fc2_giant = [self.g2 * j for j in range(self.G2)]
+        self._build_vectors()
+
+    # ------------------------------------------------------------------ plaintext vectors
+
+    def _build_vectors(self) -> None:
+        sq, c, n = self.model, self.config, self.slots
+        o, k = c.conv_out, c.kernel
+        positions = self.out_slots.reshape(c.channels, o * o)
+        # conv masks: mask[di][dj] has w[ch, di, dj] at block ch's output slots
+        self.conv_vectors: list[list[np.ndarray | None]] = []
+        for di in range(k):
+            row: list[np.ndarray | None] = []
+            for dj in range(k):
+                m = np.zeros(n)
+                for chn in range(c.channels):
+                    m[positions[chn]] = sq.conv_w[chn, di, dj]
+                row.append(_rot(m, -self.conv_giant[di]) if np.any(m) else None)
+            self.conv_vectors.append(row)
+        self.conv_bias = np.zeros(n)
+        for chn in range(c.channels):
+            self.conv_bias[positions[chn]] = sq.conv_b[chn]
+        # FC1: W (m1 x n) with the 845 feature columns at their slots
+        W = np.zeros((self.m1, n))
+        W[: c.hidden, self.out_slots] = sq.fc1_w
+        s_idx = np.arange(n)
+        self.fc1_vectors = self._diagonals(W, self.g1, self.G1, s_idx)
+        self.fc1_bias = np.tile(np.pad(sq.fc1_b, (0, self.m1 - c.hidden)), n // self.m1)
+        # FC2 on the period-m1 hidden vector: W2 (m2 x m1), diagonals periodic with period m1
+        W2 = np.zeros((self.m2, self.m1))
+        W2[: c.classes, : c.hidden] = sq.fc2_w
+        self.fc2_vectors = self._diagonals(W2, self.g2, self.G2, s_idx)
+        self.fc2_bias = np.zeros(n)
+        self.fc2_bias[: c.classes] = sq.fc2_b
+
+    def _diagonals(self, W: np.ndarray, g: int, G: int, s_idx: np.ndarray) -> list[list[np.ndarray | None]]:
+        """BSGS plaintexts of the wide-matrix diagonal method: ``rot(diag_{gj+i}, -gj)``, with
+        ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots."""
+        rows, cols = W.shape
+        out: list[list[np.ndarray | None]] = []
+        for j in range(G):
+            row: list[np.ndarray | None] = []
+            for i in range(g):
+                d = g * j + i
+                diag = W[s_idx % rows, (s_idx + d) % cols]
+                row.append(_rot(diag, -g * j) if np.any(diag) else None)
+            out.append(row)
+        return out
+
+    # ------------------------------------------------------------------ keys, levels, sizes
+
+    def rotation_steps(self) -> list[int]:
+        """The Galois keys this plan needs (and nothing else)."""
+        steps = {*self.conv_baby, *self.conv_giant, *self.fc1_baby, *self.fc1_giant, *self.fold1,
+                 *self.fc2_baby, *self.fc2_giant, *self.fold2}
+        steps.discard(0)
+        return sorted(steps)
+
+    def rotations_per_inference(self) -> dict[str, int]:
+        def used(vectors: list[list[Any]], giants: list[int]) -> tuple[set[int], int]:
+            babies = {i for row in vectors for i, v in enumerate(row) if v is not None and i}
+            g = sum(1 for j, row in enumerate(vectors) if giants[j] and any(v is not None for v in row))
+            return babies, g
+        cb, cg = used(self.conv_vectors, self.conv_giant)
+        b1, g1 = used(self.fc1_vectors, self.fc1_giant)
+        b2, g2 = used(self.fc2_vectors, self.fc2_giant)
+        out = {"conv": len(cb) + cg, "fc1": len(b1) + g1 + len(self.fold1), "fc2": len(b2) + g2 + len(self.fold2)}
+        out["total"] = sum(out.values())
+        return out
+
+    @property
+    def top(self) -> int:
+        """Level of the encrypted image (the parameters' top level)."""
+        return self.params.levels
+
+    def pack_image(self, image: Any) -> np.ndarray:
+        """Client side: the image replicated into the channel blocks (refuses a wrong shape)."""
+        return pack_image(image, self.config, self.slots)
+
+    def unpack_logits(self, slots: np.ndarray) -> np.ndarray:
+        return np.asarray(slots[: self.config.classes], dtype=np.float64)
+
+    # ------------------------------------------------------------------ encrypted evaluation
+
+    def prepare(self, ev: Any) -> PreparedWeights:
+        """Encode every mask and diagonal at the level where it is used (once per key set)."""
+        _set_phase(ev, "weights")
+        top = self.top
+        total = 0
+        count = 0
+
+        def enc(vectors: list[list[np.ndarray | None]], level: int, name: str) -> list[list[Any]]:
+            nonlocal total, count
+            out = []
+            for j, row in enumerate(vectors):
+                r = []
+                for i, v in enumerate(row):
+                    if v is None:
+                        r.append(None)
+                        continue
+                    pt = _encode(ev, v, level=level, name=f"{name}[{j},{i}]")
+                    total += ev.plaintext_bytes(pt)
+                    count += 1
+                    r.append(pt)
+                out.append(r)
+            return out
+
+        pw = PreparedWeights(conv=enc(self.conv_vectors, top, "conv.mask"),
+                             fc1=enc(self.fc1_vectors, top - 2, "fc1.diag"),
+                             fc2=enc(self.fc2_vectors, top - 4, "fc2.diag"))
+        pw.plaintext_bytes, pw.count = total, count
+        return pw
+
+    def _bias(self, ev: Any, pw: PreparedWeights, name: str, vec: np.ndarray, ct: Any) -> Any:
+        key = (name, ev.level(ct), float(ev.scale(ct)))
+        pt = pw.biases.get(key)
+        if pt is None:
+            pt = ev.encode(vec, like=ct, name=name) if hasattr(ev, "set_phase") else ev.encode(vec, like=ct)
+            pw.biases[key] = pt
+        return ev.add_plain(ct, pt)
+
+    @staticmethod
+    def _bsgs(ev: Any, x: Any, pts: list[list[Any]], babies: list[int], giants: list[int]) -> Any:
+        """``sum_j rot(rescale(sum_i pts[j][i] * rot(x, babies[i])), giants[j])``."""
+        need = sorted({babies[i] for row in pts for i, p in enumerate(row) if p is not None and babies[i]})
+        rotated = dict(zip(need, ev.rotate_many(x, need))) if need else {}
+        rotated[0] = x
+        acc = None
+        for j, row in enumerate(pts):
+            inner = None
+            for i, pt in enumerate(row):
+                if pt is None:
+                    continue
+                term = ev.mul_plain(rotated[babies[i]], pt)
+                inner = term if inner is None else ev.add(inner, term)
+            if inner is None:
+                continue
+            inner = ev.rescale(inner)
+            if giants[j]:
+                inner = ev.rotate(inner, giants[j])
+            acc = inner if acc is None else ev.add(acc, inner)
+        if acc is None:
+            raise ConfigError("a layer has only zero weights")
+        return acc
+
+    @staticmethod
+    def _square(ev: Any, x: Any) -> Any:
+        return ev.rescale(ev.relinearize(ev.mul(x, x)))
+
+    def run(self, ev: Any, ct: Any, pw: PreparedWeights, taps: dict[str, Any] | None = None) -> Any:
+        """Server side: encrypted image -> encrypted logits (slots 0..classes-1). ``taps``, if
+        given, receives each layer's output ciphertext (``conv`` ... ``fc2``)."""
+        if ev.level(ct) != self.top:
+            raise ConfigError(f"the encrypted image is at level {ev.level(ct)}, the plan needs {self.top}")
+        tap = taps.__setitem__ if taps is not None else (lambda _k, _v: None)
+        _set_phase(ev, "conv")
+        x = self._bsgs(ev, ct, pw.conv, self.conv_baby, self.conv_giant)
+        x = self._bias(ev, pw, "conv.bias", self.conv_bias, x)
+        tap("conv", x)
+        _set_phase(ev, "act1")
+        x = self._square(ev, x)
+        tap("act1", x)
+        _set_phase(ev, "fc1")
+        x = self._bsgs(ev, x, pw.fc1, self.fc1_baby, self.fc1_giant)
+        for step in self.fold1:
+            x = ev.add(x, ev.rotate(x, step))
+        x = self._bias(ev, pw, "fc1.bias", self.fc1_bias, x)
+        tap("fc1", x)
+        _set_phase(ev, "act2")
+        x = self._square(ev, x)
+        tap("act2", x)
+        _set_phase(ev, "fc2")
+        x = self._bsgs(ev, x, pw.fc2, self.fc2_baby, self.fc2_giant)
+        for step in self.fold2:
+            x = ev.add(x, ev.rotate(x, step))
+        x = self._bias(ev, pw, "fc2.bias", self.fc2_bias, x)
+        tap("fc2", x)
+        _set_phase(ev, "output")
+        return x
+
+
+# ======================================================================================
+# per-pixel batching (CryptoNets)
+
+
+@dataclass
+class BatchWeights:
+    conv: dict[tuple[int, int, int], Any]
+    plaintext_bytes: int = 0
+    count: int = 0
+
+
+class BatchPlan:
+    """CryptoNets' batching: ciphertext ``p`` holds pixel ``p`` of up to ``slots`` images (slot
+    ``s`` = image ``s``). Every layer is scalar plaintext products and additions: no rotation,
+    no Galois key; throughput-oriented (one run costs the same for 1 or 8192 images).
+
+    Scalar weights are encoded as constant plaintexts at the level of use: the 125 conv weights
+    once (:meth:`prepare`), the FC weights when used (84,500 + 1,000 of them would take 43 GB
+    encoded at once).
+    """
+
+    def __init__(self, model: CnnModel | SquareForm, params: CkksParams = DEFAULT_PARAMS) -> None:
+        sq = _square_form(model)
+        _check_depth(params)
+        self.model, self.config, self.params = sq, sq.config, params
+        self.slots = params.slots
+
+    def rotation_steps(self) -> list[int]:
+        return []
+
+    @property
+    def top(self) -> int:
+        return self.params.levels
+
+    def pack_images(self, images: Any) -> list[np.ndarray]:
+        """Client side: (n, 28, 28) images -> 784 slot vectors (pixel-major)."""
+        arr = np.asarray(images, dtype=np.float64)
+        c = self.config
+        if arr.ndim == 2:
+            arr = arr[None]
+        if arr.ndim != 3 or arr.shape[1:] != (c.image, c.image):
+            raise ConfigError(f"images have shape {arr.shape}, expected (n, {c.image}, {c.image})")
+        if not 1 <= len(arr) <= self.slots:
+            raise ConfigError(f"a batch holds 1 to {self.slots} images, got {len(arr)}")
+        for i, img in enumerate(arr):
+            check_image(img, f"image {i}")
+        flat = arr.reshape(len(arr), -1)
+        return [flat[:, p] for p in range(flat.shape[1])]
+
+    def unpack_logits(self, slots: Sequence[np.ndarray], n_images: int) -> np.ndarray:
+        return np.stack([np.asarray(v[:n_images]) for v in slots], axis=1)
+
+    def prepare(self, ev: Any) -> BatchWeights:
+        _set_phase(ev, "weights")
+        c, sq = self.config, self.model
+        out: dict[tuple[int, int, int], Any] = {}
+        total = 0
+        for chn in range(c.channels):
+            for di in range(c.kernel):
+                for dj in range(c.kernel):
+                    w = float(sq.conv_w[chn, di, dj])
+                    if w == 0.0:
+                        continue
+                    pt = _encode(ev, w, level=self.top, name=f"conv.w[{chn},{di},{dj}]")
+                    out[(chn, di, dj)] = pt
+                    total += ev.plaintext_bytes(pt)
+        return BatchWeights(out, total, len(out))
+
+    @staticmethod
+    def _scalar(ev: Any, ct: Any, w: float, name: str) -> Any:
+        pt = _encode(ev, w, level=ev.level(ct), name=name)
+        return ev.mul_plain(ct, pt)
+
+    def _dense(self, ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
+        outs = []
+        for r in range(W.shape[0]):
+            acc = None
+            for p, x in enumerate(xs):
+                w = float(W[r, p])
+                if w == 0.0:
+                    continue
+                term = self._scalar(ev, x, w, f"{name}.w[{r},{p}]")
+                acc = term if acc is None else ev.add(acc, term)
+            if acc is None:
+                raise ConfigError(f"{name}: row {r} has only zero weights")
+            acc = ev.add_plain(acc, ev.encode(float(b[r]), like=acc))
+            outs.append(ev.rescale(acc))
+        return outs
+
+    def run(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
+        c, sq = self.config, self.model
+        if len(cts) != c.image * c.image:
+            raise ConfigError(f"a batch is {c.image * c.image} pixel ciphertexts, got {len(cts)}")
+        o, k, s = c.conv_out, c.kernel, c.stride
+        _set_phase(ev, "conv")
+        conv: list[Any] = []
+        bias_pt: dict[int, Any] = {}
+        for chn in range(c.channels):
+            for i in range(o):
+                for j in range(o):
+                    acc = None
+                    for di in range(k):
+                        r = s * i + di
+                        if r >= c.image:
+                            continue           # zero padding
+                        for dj in range(k):
+                            q = s * j + dj
+                            if q >= c.image or (chn, di, dj) not in bw.conv:
+                                continue
+                            term = ev.mul_plain(cts[r * c.image + q], bw.conv[(chn, di, dj)])
+                            acc = term if acc is None else ev.add(acc, term)
+                    if chn not in bias_pt:
+                        bias_pt[chn] = ev.encode(float(sq.conv_b[chn]), like=acc)
+                    conv.append(ev.rescale(ev.add_plain(acc, bias_pt[chn])))
+        _set_phase(ev, "act1")
+        h = [PerChannelPlan._square(ev, x) for x in conv]
+        del conv
+        _set_phase(ev, "fc1")
+        h = self._dense(ev, h, sq.fc1_w, sq.fc1_b, "fc1")
+        _set_phase(ev, "act2")
+        h = [PerChannelPlan._square(ev, x) for x in h]
+        _set_phase(ev, "fc2")
+        out = self._dense(ev, h, sq.fc2_w, sq.fc2_b, "fc2")
+        _set_phase(ev, "output")
+        return out

@@ -1,0 +1,77 @@
+"""Encrypted inference end to end: one image on real SEAL at the full parameters (N = 16384,
+5 levels, 28 Galois keys; ~5 s), its trace, and the bench/evaluate entry points on the
+emulator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cryptoffload.apps.he_cnn.infer import bench, evaluate, infer_image
+from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan
+from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
+from cryptoffload.crypto.ckks import TRACE_SCHEMA
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.he_program import load_trace
+
+pytest.importorskip("tenseal")
+
+
+def test_seal_one_image_matches_plaintext_and_writes_trace(tmp_path: Path) -> None:
+    r = infer_image(7, DEFAULT_WEIGHTS, backend="seal", trace_out=tmp_path / "trace.json")
+    assert r.backend == "seal" and r.prediction == r.plain_prediction
+    # CKKS at 30-bit scales: logits (|l| up to ~60) within a few 1e-3
+    assert r.max_abs_error < 0.05, r.max_abs_error
+    margin = sorted(r.plain_logits)[-1] - sorted(r.plain_logits)[-2]
+    assert margin > 10 * r.max_abs_error
+    assert r.rotations == 45 and r.galois_keys == 28
+    assert set(r.layers) == {"conv", "act1", "fc1", "act2", "fc2"} and all(v > 0 for v in r.layers.values())
+    assert r.op_kinds["rotate"]["count"] == 45 and r.op_kinds["relinearize"]["count"] == 2
+    trace = json.loads(Path(r.trace_path).read_text())
+    assert trace["schema"] == TRACE_SCHEMA and trace["params"]["slots"] == 8192
+    steps = trace["plan"]["rotation_steps"]
+    assert steps == PerChannelPlan(CnnModel.init(ModelConfig(), np.random.default_rng(0))).rotation_steps()
+    assert set(trace["key_bytes"]) == {"relin", *(f"galois:{s}" for s in steps)}
+    enc = [op for op in trace["ops"] if op["op"] == "encrypt"]
+    assert len(enc) == 1 and enc[0]["name"] == "image" and enc[0]["bytes_out"] == 2 * 16384 * 6 * 8
+    first_conv = next(op for op in trace["ops"] if op["phase"] == "conv" and op["op"] != "encode")
+    assert first_conv["inputs"] == [enc[0]["output"]] and first_conv["level"] == 5
+    prog = load_trace(r.trace_path)                     # the in-storage study accepts it
+    counts = prog.op_counts()
+    assert counts["rotate"] == 45 and counts["mul_plain"] == 169 and counts["encrypt"] == 1
+    assert prog.measured_wall_s() and prog.measured_wall_s() > 0
+
+
+def test_wrong_image_and_index_refused() -> None:
+    with pytest.raises(ConfigError, match=r"shape \(28, 28, 3\)"):
+        infer_image(image=np.zeros((28, 28, 3)), backend="emulator")
+    with pytest.raises(ConfigError, match="held-out test image index 0..999"):
+        infer_image(1000, backend="emulator")
+
+
+def test_emulator_inference_is_exact() -> None:
+    r = infer_image(0, backend="emulator")
+    assert r.max_abs_error < 1e-9 and r.prediction == r.plain_prediction
+
+
+def test_evaluate_and_bench_on_emulator(tmp_path: Path) -> None:
+    ev = evaluate(40, backend="emulator")
+    assert ev.agreement == 1.0 and ev.n_images == 40 and ev.disagreements == []
+    assert ev.plain_accuracy == ev.encrypted_accuracy and ev.plain_accuracy_all_held_out >= 0.97
+    b = bench(2, DEFAULT_WEIGHTS, batch=False, backend="emulator")
+    assert b.mode == "per-channel" and b.rotations == 45 and b.agreement == 1.0
+    assert b.key_bytes["galois"] == 28 * 6 * 2 * 7 * 16384 * 8 and b.weight_bytes["plaintexts"] > 90e6
+    assert set(b.op_kinds) >= {"rotate", "mul_plain", "add", "rescale", "mul", "relinearize"}
+    # batch mode with a small model (the full one is 100k scalar products: a benchmark, not a test)
+    rng = np.random.default_rng(0)
+    small = CnnModel.init(ModelConfig(channels=1, hidden=4), rng)
+    path = small.save(tmp_path / "small.npz")
+    bb = bench(12, path, batch=True, backend="emulator")
+    assert bb.mode == "batch" and bb.n_images == 12 and bb.agreement == 1.0 and bb.max_abs_error < 1e-9
+    assert bb.images_per_s > 0 and bb.capacity_images_per_s == pytest.approx(8192 / bb.batch_s)
+    with pytest.raises(ConfigError, match="--images"):
+        bench(0, DEFAULT_WEIGHTS, backend="emulator")
