@@ -74,6 +74,18 @@ def version() -> None:
 
 
 # ---- studies ------------------------------------------------------------------------------
+def _run_study(module, cfg, out: Path, no_progress: bool) -> None:
+    """Validate (so bad input fails before any progress bar or file), run with a progress bar,
+    print the tables and where they went: the same for every study."""
+    from cryptoffload.report.tables import render_result
+
+    cfg.validate()
+    with progress_bar(not no_progress) as prog:
+        result = module.run(cfg, out, prog)
+    render_result(result, console)
+    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+
+
 @study_app.command("list")
 def study_list() -> None:
     """List the available studies."""
@@ -115,7 +127,6 @@ def study_fpga_reconfig(
 ) -> None:
     """Seed 002: FPGA reconfiguration hidden by overlap and request prediction."""
     from cryptoffload.policies.reconfig import POLICIES
-    from cryptoffload.report.tables import render_result
     from cryptoffload.studies import fpga_reconfig as st
 
     cfg = st.FpgaReconfigConfig(
@@ -124,11 +135,7 @@ def study_fpga_reconfig(
         profile=profile, sw_profile=sw_profile, reconfig_ms=reconfig_ms,
         trace=str(trace) if trace else None, history=str(history) if history else None,
         window_mb=window_mb, engine=engine)
-    cfg.validate()
-    with progress_bar(not no_progress) as prog:
-        result = st.run(cfg, out, prog)
-    render_result(result, console)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    _run_study(st, cfg, out, no_progress)
 
 
 @study_app.command("paillier-offload")
@@ -148,17 +155,12 @@ def study_paillier_offload(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Seed 003: Paillier offload to QAT with coroutines (simulated) and on this machine (measured)."""
-    from cryptoffload.report.tables import render_result
     from cryptoffload.studies import paillier_offload as st
 
     cfg = st.PaillierOffloadConfig(quick=quick, seed=seed, bits=bits, sim_count=sim_count, measure_count=measure_count,
                                    engine=engine, threads=threads, inflight=inflight, profile=profile,
                                    measure=measure, all_cores=all_cores)
-    cfg.validate()
-    with progress_bar(not no_progress) as prog:
-        result = st.run(cfg, out, prog)
-    render_result(result, console)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    _run_study(st, cfg, out, no_progress)
 
 
 @study_app.command("ridge")
@@ -178,17 +180,12 @@ def study_ridge(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Seed 003 part 2: privacy-preserving ridge regression (Paillier only), phases vs the paper."""
-    from cryptoffload.report.tables import render_result
     from cryptoffload.studies import ridge as st
 
     cfg = st.RidgeConfig(quick=quick, seed=seed, records=records, d=d, lam=lam, chunk=chunk, workers=workers,
                          scheduler=scheduler, stat_bits=stat_bits, constant_time=not variable_time,
                          accuracy=not no_accuracy)
-    cfg.validate()
-    with progress_bar(not no_progress) as prog:
-        result = st.run(cfg, out, prog)
-    render_result(result, console)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    _run_study(st, cfg, out, no_progress)
 
 
 @study_app.command("tls-offload")
@@ -204,17 +201,12 @@ def study_tls_offload(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Seed 004: nginx in four modes; CPU per request and clients per core, measured and modelled."""
-    from cryptoffload.report.tables import render_result
     from cryptoffload.studies import tls_offload as st
 
     cfg = st.TlsOffloadConfig(quick=quick, seed=seed, modes=[m.strip() for m in modes.split(",") if m.strip()],
                               clients=[c.strip() for c in clients.split(",") if c.strip()], count=count,
                               variant=variant, profile=profile)
-    cfg.validate()
-    with progress_bar(not no_progress) as prog:
-        result = st.run(cfg, out, prog)
-    render_result(result, console)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    _run_study(st, cfg, out, no_progress)
 
 
 @study_app.command("isc-he-cnn")
@@ -229,15 +221,10 @@ def study_isc_he_cnn(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Seed 000: HE CNN inference on FPGA, FPGA&SSD and computational storage (simulated)."""
-    from cryptoffload.report.tables import render_result
     from cryptoffload.studies import isc_he_cnn as st
 
     cfg = st.IscHeCnnConfig(quick=quick, model=model, dram_gb=dram_gb, queries=queries, plan_clients=clients)
-    cfg.validate()
-    with progress_bar(not no_progress) as prog:
-        result = st.run(cfg, out, prog)
-    render_result(result, console)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    _run_study(st, cfg, out, no_progress)
 
 
 @plan_app.command("isc")

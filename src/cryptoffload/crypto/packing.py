@@ -345,14 +345,7 @@ class PackingLayout:
             if abs(x) > limit:
                 raise PackingOverflowError(
                     f"value {i} ({x.bit_length()} bits) exceeds the layout's {self.value_bits} value bits")
-        w, s = self.slot_bits, self.slots
-        out: list[int] = []
-        for start in range(0, len(values), s):
-            p = 0
-            for x in reversed(values[start:start + s]):
-                p = (p << w) + x
-            out.append(p)
-        return out
+        return self._pack_unchecked(values)
 
     def pack(self, values: Sequence[int]) -> list[int]:
         """Plaintexts in [0, n) holding ``values`` (ints, already scaled), ``slots`` per plaintext;
