@@ -54,11 +54,13 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import aiohttp
 import numpy as np
 from aiohttp import web
+
+from cryptoffload.apps.http_errors import error_middleware
 
 from cryptoffload.apps.he_cnn.data import check_image, load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
@@ -99,24 +101,16 @@ def _error(status: int, code: str, text: str) -> web.Response:
     return web.json_response({"type": "error", "error": code, "message": _one_line(text)}, status=status)
 
 
-@web.middleware
-async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                  ) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except RequestError as exc:
-        return _error(exc.status, exc.code, str(exc))
-    except web.HTTPRequestEntityTooLarge as exc:
-        return _error(413, "too_large", exc.text or "request body too large")
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return _error(exc.status, exc.reason.lower().replace(" ", "_"), f"{exc.reason} ({request.method} {request.path})")
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception:
-        log.exception("internal error while handling %s %s", request.method, request.path)
-        return _error(500, "internal", "internal error (see the server log)")
+def _classify(exc: Exception) -> tuple[int, str, str] | None:
+    """This server's own refusals (see :mod:`cryptoffload.apps.http_errors`)."""
+    if isinstance(exc, RequestError):
+        return exc.status, exc.code, str(exc)
+    if isinstance(exc, web.HTTPRequestEntityTooLarge):
+        return 413, "too_large", exc.text or "request body too large"
+    return None
+
+
+_errors = error_middleware(_classify, _error, log)
 
 
 # ============================================================================================

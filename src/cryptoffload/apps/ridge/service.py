@@ -64,6 +64,8 @@ import gmpy2
 import numpy as np
 from aiohttp import web
 
+from cryptoffload.apps.http_errors import error_middleware
+
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError
 from cryptoffload.apps.ridge.protocol import (
@@ -140,29 +142,20 @@ def _error(status: int, code: str, text: str) -> web.Response:
     return _json(m.error_message(status, code, _one_line(text)), status)
 
 
-@web.middleware
-async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                  ) -> web.StreamResponse:
-    """Every refusal becomes a JSON error with a 4xx status; the server keeps running."""
-    try:
-        return await handler(request)
-    except ProtocolError as exc:
-        return _error(exc.status, exc.code, str(exc))
-    except KeyMismatchError as exc:
-        return _error(400, "foreign_key", str(exc))
-    except (SingularMatrixError, ReconstructionError) as exc:
-        return _error(422, "unsolvable", str(exc))
-    except CryptoffloadError as exc:
-        return _error(422, "unprocessable", str(exc))
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return _error(exc.status, exc.reason.lower().replace(" ", "_"), f"{exc.reason} ({request.method} {request.path})")
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        raise
-    except Exception:
-        log.exception("internal error while handling %s %s", request.method, request.path)
-        return _error(500, "internal", "internal error (see the server log)")
+def _classify(exc: Exception) -> tuple[int, str, str] | None:
+    """The parties' refusals (see :mod:`cryptoffload.apps.http_errors`); the party keeps running."""
+    if isinstance(exc, ProtocolError):
+        return exc.status, exc.code, str(exc)
+    if isinstance(exc, KeyMismatchError):
+        return 400, "foreign_key", str(exc)
+    if isinstance(exc, (SingularMatrixError, ReconstructionError)):
+        return 422, "unsolvable", str(exc)
+    if isinstance(exc, CryptoffloadError):
+        return 422, "unprocessable", str(exc)
+    return None
+
+
+_errors = error_middleware(_classify, _error, log)
 
 
 def _bind(host: str, port: int) -> socket.socket:
