@@ -5,12 +5,12 @@ stderr, no traceback, and nothing written to the output folder."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from cli_helpers import assert_user_error, run_cli
 
 from cryptoffload import __version__
 from cryptoffload.profiles import builtin_profile_path, load_profile
@@ -19,22 +19,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def cli(tmp_path: Path, *args: str, columns: int = 200, timeout: float = 180) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": str(columns), "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, "-m", "cryptoffload.cli", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def assert_user_error(proc: subprocess.CompletedProcess, *needles: str, strict: bool = True) -> str:
-    """Exit 2, exactly one line on stderr starting with 'error:' (``strict=False``: blank lines
-    besides it are tolerated), no traceback."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
-    lines = proc.stderr.splitlines() if strict else [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: "), proc.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+    return run_cli(tmp_path, *args, columns=columns, timeout=timeout)
 
 
 def assert_nothing_written(folder: Path) -> None:

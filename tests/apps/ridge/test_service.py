@@ -21,6 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
+from cli_helpers import assert_user_error, run_cli
+
 import numpy as np
 import pytest
 
@@ -43,18 +45,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cryptoffload.cli", *args], cwd=cwd, env=env or _env(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def assert_user_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr + proc.stdout
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+    return run_cli(cwd, *args, env=env or _env(), timeout=timeout)
 
 
 def free_port() -> int:

@@ -5,14 +5,13 @@ wrk parsing (a captured report) and a real 1 s wrk run, a small bench end to end
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import assert_user_error, run_cli
 
 from cryptoffload.apps.tls.measure import (QUICK_SETTINGS, FetchError, WrkResult, block_order,
                                            clients_at_latency_target, fetch_series, file_sha256, interleaved_bench,
@@ -174,18 +173,7 @@ def test_quick_settings_are_short() -> None:
 
 # ---- CLI -------------------------------------------------------------------------------------
 def cli(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, "-m", "cryptoffload.cli", *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def assert_user_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr + proc.stdout
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+    return run_cli(tmp_path, *args, timeout=timeout)
 
 
 def test_cli_user_errors(tmp_path: Path) -> None:
