@@ -515,7 +515,9 @@ class NginxServer:
                     raise ConfigError(f"port {self.port} on {self.host} is already in use")
                 raise ConfigError(f"nginx exited with code {proc.returncode} while starting "
                                   f"({self.mode} on {self.host}:{self.port}): {tail or 'no message'}")
-            if pid_file.exists() and self._answers():
+            # The listening socket accepts before the master has forked its workers; wait for
+            # them too, so pids() and the CPU accounting see every worker from the first request.
+            if pid_file.exists() and self._answers() and len(self.worker_pids()) >= self.workers:
                 return
             if time.monotonic() > deadline:
                 tail = self._error_tail()
