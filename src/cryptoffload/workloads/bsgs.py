@@ -1,0 +1,457 @@
+"""Baby-step giant-step (BSGS) homomorphic matrix-vector products as op DAGs, split over devices.
+
+Why a DAG and not a formula: seed 001 models one device's BSGS work as ``bs + C/(N bs)`` and
+adds ``log2(N)`` communication rounds, but its printed form is garbled and, fitted to its own
+Table 1, misses by ~40 %. What really happens is a graph -- baby-step rotations feed plaintext
+products, which feed per-giant-step sums, giant rotations, partial sums and a reduction tree --
+and its cost depends on which device does which node and which ciphertext crosses which link.
+So this module builds that graph explicitly; :mod:`cryptoffload.sim.op_dag` prices it on
+devices and links, :mod:`cryptoffload.policies.bsgs_tuner` searches it, and
+:mod:`cryptoffload.engines.bsgs_run` executes the *same* split with real CKKS ciphertexts.
+
+The product (diagonal method, Halevi-Shoup; BSGS as in SEAL/OpenFHE/he_cnn.packing)::
+
+    y = sum_{j < gs} rot( sum_{i < bs} rot(d_{j bs + i}, -s_j) * rot(x, r_i), s_j )
+
+with diagonal ``t`` (``0 <= t < C``) at rotation offset ``offset + t * stride``; baby step ``i``
+rotates the input by ``r_i = i * stride``; giant step ``j`` rotates its inner sum by
+``s_j = offset + j * bs * stride`` (no rotation when that is 0 mod slots). A dense matrix is
+``offset = 0, stride = 1, C = slots``; a CoeffToSlot/SlotToCoeff stage of radix ``2^k`` is a
+sparse matrix with ``2^(k+1) - 1`` diagonals at a power-of-two stride (:func:`bootstrap_stages`).
+
+Each giant step's inner sum is rescaled before its giant rotation (rotating at the lower level
+is cheaper), exactly as ``apps/he_cnn/packing.py`` does, so giant rotations, the accumulation
+and the reduction run one level below the input.
+
+Splits over ``N`` devices (:data:`STRATEGIES`):
+
+* ``replicate`` (seed 001): every device computes every baby step it needs itself, takes a
+  contiguous block of giant steps, and the partial sums are added in a binary tree of
+  ``ceil(log2 N)`` rounds (in round ``r`` device ``d`` with ``d mod 2^(r+1) == 2^r`` sends its
+  partial sum to ``d - 2^r``).
+* ``broadcast``: the baby steps are computed once, split round-robin over the devices, and
+  all-gathered (each device sends each of its rotated ciphertexts to every other device); giant
+  steps and reduction as above.
+* ``split-giant``: only the giant steps are split; device 0 computes all baby steps and sends
+  them down a binomial tree (round ``r``: devices ``< 2^r`` forward to ``d + 2^r``); giant
+  steps and reduction as above.
+
+The input ciphertext is resident on every device when the product starts and the result is on
+device 0 when it ends (the seed's accounting; fetching and scattering are not part of Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from cryptoffload.errors import ConfigError
+
+STRATEGIES = ("replicate", "broadcast", "split-giant")
+
+# Op kinds of the DAG. ``send`` moves one ciphertext from ``device`` to ``dst``.
+ROTATE, HOISTED_ROTATE, PMUL, ADD, RESCALE, SEND = (
+    "rotate", "hoisted_rotate", "pmul", "add", "rescale", "send")
+OP_KINDS = (ROTATE, HOISTED_ROTATE, PMUL, ADD, RESCALE, SEND)
+
+
+def check_positive_int(name: str, value: object) -> int:
+    """``value`` as an int >= 1, or a one-line :class:`ConfigError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class BsgsShape:
+    """One BSGS matrix-vector product: ``diagonals`` (C) at ``offset + t * stride``, baby-step
+    size ``baby`` (bs), over a vector of ``slots``. ``level`` is the number of RNS limbs the
+    input has *above* the last one (as elsewhere in the package: level 0 = one limb)."""
+
+    diagonals: int
+    baby: int
+    slots: int | None = None
+    stride: int = 1
+    offset: int = 0
+    level: int = 1
+
+    def __post_init__(self) -> None:
+        check_positive_int("the number of diagonals C", self.diagonals)
+        check_positive_int("the baby-step size bs", self.baby)
+        if self.baby > self.diagonals:
+            raise ConfigError(f"the baby-step size bs must be between 1 and C = {self.diagonals}, "
+                              f"got {self.baby}")
+        check_positive_int("the diagonal stride", self.stride)
+        if self.slots is not None:
+            check_positive_int("slots", self.slots)
+        if isinstance(self.level, bool) or not isinstance(self.level, int) or self.level < 1:
+            raise ConfigError(f"the input level must be >= 1 (one level is used by the rescale), "
+                              f"got {self.level!r}")
+
+    @property
+    def giant(self) -> int:
+        """gs = ceil(C / bs)."""
+        return -(-self.diagonals // self.baby)
+
+    def diagonal_offset(self, t: int) -> int:
+        return self.offset + t * self.stride
+
+    def baby_rotation(self, i: int) -> int:
+        return i * self.stride
+
+    def giant_rotation(self, j: int) -> int:
+        """Rotation of giant step ``j``'s inner sum (0 = none)."""
+        r = self.offset + j * self.baby * self.stride
+        return r % self.slots if self.slots else r
+
+    def babies_of(self, j: int) -> range:
+        """Baby indices giant step ``j`` uses (the last giant step may be partial)."""
+        return range(0, min(self.baby, self.diagonals - j * self.baby))
+
+    def rotation_steps(self) -> list[int]:
+        """Every distinct non-zero rotation step the product uses (the Galois keys it needs)."""
+        steps = {self.baby_rotation(i) for i in range(1, self.baby)}
+        steps |= {self.giant_rotation(j) for j in range(self.giant)}
+        if self.slots:
+            steps = {s % self.slots for s in steps}
+        return sorted(s for s in steps if s)
+
+    def op_counts(self) -> dict[str, int]:
+        """Ops of the product on one device (what ``bs + C/bs`` counts, and the rest)."""
+        giants = sum(1 for j in range(self.giant) if self.giant_rotation(j))
+        return {"baby_rotations": self.baby - 1, "giant_rotations": giants,
+                "pmul": self.diagonals, "add": self.diagonals - 1, "rescale": self.giant}
+
+
+@dataclass(frozen=True)
+class DeviceShare:
+    """What one device computes: the baby steps it rotates itself and its giant steps."""
+
+    device: int
+    baby: tuple[int, ...]     # baby indices i >= 1 this device rotates
+    giant: tuple[int, ...]    # giant indices j this device evaluates
+
+
+@dataclass(frozen=True)
+class Split:
+    """A BSGS product split over ``devices`` devices with ``strategy``.
+
+    ``baby_sends`` lists ``(src, dst, i)``: device ``src`` sends rotated baby step ``i`` to
+    ``dst`` (empty for ``replicate``), in the order they are issued; ``reduction`` lists the
+    rounds of the tree, each a tuple of ``(src, dst)`` partial-sum transfers."""
+
+    shape: BsgsShape
+    devices: int
+    strategy: str
+    shares: tuple[DeviceShare, ...]
+    baby_sends: tuple[tuple[int, int, int], ...]
+    reduction: tuple[tuple[tuple[int, int], ...], ...]
+
+    def active_devices(self) -> list[int]:
+        """Devices that hold giant steps (with few giant steps some devices stay idle)."""
+        return [s.device for s in self.shares if s.giant]
+
+
+def giant_blocks(giant: int, devices: int) -> list[tuple[int, ...]]:
+    """Contiguous, balanced blocks of giant indices, larger blocks first."""
+    base, extra = divmod(giant, devices)
+    out, j = [], 0
+    for d in range(devices):
+        n = base + (1 if d < extra else 0)
+        out.append(tuple(range(j, j + n)))
+        j += n
+    return out
+
+
+def reduction_tree(holders: Sequence[int]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Binary-tree rounds that sum one value per device in ``holders`` onto ``holders[0]``."""
+    rounds = []
+    k = 1
+    n = len(holders)
+    while k < n:
+        rounds.append(tuple((holders[p], holders[p - k]) for p in range(k, n, 2 * k)))
+        k *= 2
+    return tuple(rounds)
+
+
+def needed_babies(shape: BsgsShape, giants: Sequence[int]) -> range:
+    """Baby indices ``i >= 1`` a block of giant steps uses: every giant step but the last is
+    full, so it is the first one's set."""
+    if not giants:
+        return range(0)
+    return range(1, len(shape.babies_of(min(giants))))
+
+
+def split(shape: BsgsShape, devices: int, strategy: str = "replicate") -> Split:
+    """Assign the product's work to ``devices`` devices (see the module docstring)."""
+    check_positive_int("the number of devices N", devices)
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown BSGS strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    blocks = giant_blocks(shape.giant, devices)
+    needed = [needed_babies(shape, blk) for blk in blocks]
+    sends: list[tuple[int, int, int]] = []
+    if strategy == "replicate" or devices == 1:
+        babies = [tuple(n) for n in needed]
+    elif strategy == "broadcast":
+        babies = [tuple(i for i in range(1, shape.baby) if (i - 1) % devices == d) for d in range(devices)]
+        for i in range(1, shape.baby):          # issue order: as soon as each is rotated
+            src = (i - 1) % devices
+            sends.extend((src, dst, i) for dst in range(devices) if dst != src and i in needed[dst])
+    else:  # split-giant: device 0 rotates, a binomial tree forwards
+        babies = [tuple(range(1, shape.baby))] + [()] * (devices - 1)
+        k = 1
+        while k < devices:
+            for src in range(min(k, devices - k)):
+                dst = src + k
+                if any(needed[d] for d in range(dst, devices)):
+                    sends.extend((src, dst, i) for i in range(1, shape.baby))
+            k *= 2
+    shares = tuple(DeviceShare(d, babies[d], blocks[d]) for d in range(devices))
+    holders = [d for d in range(devices) if blocks[d]]
+    return Split(shape, devices, strategy, shares, tuple(sends), reduction_tree(holders))
+
+
+# ---- plaintext reference and the giant-step plaintexts ------------------------------------------
+def rot(v: np.ndarray, r: int) -> np.ndarray:
+    """Slot rotation as CKKS libraries define it for a positive step: ``rot(v, r)[k] = v[k + r]``."""
+    return np.roll(v, -int(r))
+
+
+def diagonals_of(matrix: np.ndarray, shape: BsgsShape) -> np.ndarray:
+    """The ``C`` generalised diagonals of a square ``matrix`` that ``shape`` addresses:
+    ``d_t[k] = M[k, (k + offset_t) mod n]`` (rows ``C x n``)."""
+    m = np.asarray(matrix)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ConfigError(f"the matrix must be square, got shape {m.shape}")
+    n = m.shape[0]
+    k = np.arange(n)
+    return np.stack([m[k, (k + shape.diagonal_offset(t)) % n] for t in range(shape.diagonals)])
+
+
+def matrix_of(diagonals: np.ndarray, shape: BsgsShape) -> np.ndarray:
+    """The matrix whose :func:`diagonals_of` are ``diagonals`` (zero elsewhere)."""
+    d = np.asarray(diagonals)
+    n = d.shape[1]
+    m = np.zeros((n, n), dtype=d.dtype)
+    k = np.arange(n)
+    for t in range(shape.diagonals):
+        m[k, (k + shape.diagonal_offset(t)) % n] += d[t]
+    return m
+
+
+def giant_plaintext(diagonals: np.ndarray, shape: BsgsShape, j: int, i: int) -> np.ndarray:
+    """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``."""
+    return rot(diagonals[j * shape.baby + i], -(shape.offset + j * shape.baby * shape.stride))
+
+
+def bsgs_plain(diagonals: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.ndarray:
+    """The BSGS evaluation order in plain numpy (what the encrypted run computes, op for op)."""
+    acc = np.zeros_like(np.asarray(x, dtype=float))
+    for j in range(shape.giant):
+        inner = sum(giant_plaintext(diagonals, shape, j, i) * rot(x, shape.baby_rotation(i))
+                    for i in shape.babies_of(j))
+        acc = acc + rot(inner, shape.offset + j * shape.baby * shape.stride)
+    return acc
+
+
+# ---- the op DAG -------------------------------------------------------------------------------
+Work = tuple[tuple[str, int, int], ...]     # (kind, level, count) of the ops a node stands for
+
+
+@dataclass(frozen=True)
+class Op:
+    """One node: ``kind`` on ``device`` (for ``send``: from ``device`` to ``dst``) at ``level``,
+    after the ops in ``deps``. ``work`` is what it costs: one op of ``kind``, or, for a merged
+    chain (``kind == "chain"``), the ops it stands for. ``label`` says what it is."""
+
+    id: int
+    kind: str
+    device: int
+    level: int
+    deps: tuple[int, ...] = ()
+    dst: int | None = None
+    label: str = ""
+    work: Work = ()
+
+
+@dataclass
+class OpDag:
+    """Ops in issue order (a topological order; each device runs its ops in this order)."""
+
+    split: Split
+    ops: list[Op] = field(default_factory=list)
+    result: int = -1          # op whose output is the product (on device 0)
+
+    def add(self, kind: str, device: int, level: int, deps: Iterable[int] = (), *,
+            dst: int | None = None, label: str = "", work: Work | None = None) -> int:
+        if work is None:
+            work = () if kind == SEND else ((kind, level, 1),)
+        op = Op(len(self.ops), kind, device, level, tuple(deps), dst, label, work)
+        self.ops.append(op)
+        return op.id
+
+    def counts(self, device: int | None = None) -> dict[str, int]:
+        """Elementary ops (chains expanded) per kind, on one device or all."""
+        out = {k: 0 for k in OP_KINDS}
+        for op in self.ops:
+            if device is not None and op.device != device:
+                continue
+            if op.kind == SEND:
+                out[SEND] += 1
+            for kind, _, count in op.work:
+                out[kind] += count
+        return out
+
+
+def _giant_work(shape: BsgsShape, giants: Sequence[int]) -> Work:
+    top, low = shape.level, shape.level - 1
+    terms = sum(len(shape.babies_of(j)) for j in giants)
+    rotations = sum(1 for j in giants if shape.giant_rotation(j))
+    work = [(PMUL, top, terms), (ADD, top, terms - len(giants)), (RESCALE, top, len(giants)),
+            (ROTATE, low, rotations), (ADD, low, max(0, len(giants) - 1))]
+    return tuple(w for w in work if w[2])
+
+
+def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op") -> OpDag:
+    """The op DAG of ``sp``.
+
+    A device starts its giant steps once every baby step they use is on it (a barrier, as the
+    Dask execution has: its giant-step task depends on all baby-step results). With
+    ``hoisted_babies`` a device's baby rotations after its first are ``hoisted_rotate`` (one
+    shared decomposition, as OpenFHE's fast rotations). ``granularity="chain"`` merges each run
+    of ops without an outside dependency into one node (same schedule, far fewer nodes)."""
+    if granularity not in ("op", "chain"):
+        raise ConfigError(f"granularity must be 'op' or 'chain', got {granularity!r}")
+    shape = sp.shape
+    dag = OpDag(sp)
+    top, low = shape.level, shape.level - 1
+    chain = granularity == "chain"
+    rotated: list[dict[int, int]] = [dict() for _ in range(sp.devices)]
+    for share in sp.shares:
+        d = share.device
+        if chain and not sp.baby_sends and share.baby:
+            n = len(share.baby)
+            work = (((ROTATE, top, 1), (HOISTED_ROTATE, top, n - 1)) if hoisted_babies
+                    else ((ROTATE, top, n),))
+            node = dag.add("chain", d, top, label="babies", work=tuple(w for w in work if w[2]))
+            rotated[d].update({i: node for i in share.baby})
+            continue
+        for n, i in enumerate(share.baby):
+            kind = HOISTED_ROTATE if hoisted_babies and n else ROTATE
+            rotated[d][i] = dag.add(kind, d, top, label=f"baby {i}")
+    for src, dst, i in sp.baby_sends:
+        rotated[dst][i] = dag.add(SEND, src, top, (rotated[src][i],), dst=dst, label=f"baby {i}")
+    partial: dict[int, int] = {}
+    for share in sp.shares:
+        d = share.device
+        if not share.giant:
+            continue
+        barrier = tuple(sorted({rotated[d][i] for i in needed_babies(shape, share.giant)}))
+        if chain:
+            partial[d] = dag.add("chain", d, low, barrier, label="giant steps",
+                                 work=_giant_work(shape, share.giant))
+            continue
+        acc = None
+        first = True
+        for j in share.giant:
+            inner = None
+            for i in shape.babies_of(j):
+                deps = ((rotated[d][i],) if i else ()) + (barrier if first else ())
+                first = False
+                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}")
+                inner = term if inner is None else dag.add(ADD, d, top, (inner, term), label=f"giant {j}")
+            assert inner is not None
+            g = dag.add(RESCALE, d, top, (inner,), label=f"giant {j}")
+            if shape.giant_rotation(j):
+                g = dag.add(ROTATE, d, low, (g,), label=f"giant {j}")
+            acc = g if acc is None else dag.add(ADD, d, low, (acc, g), label="partial")
+        assert acc is not None
+        partial[d] = acc
+    for r, rnd in enumerate(sp.reduction):
+        for src, dst in rnd:
+            moved = dag.add(SEND, src, low, (partial[src],), dst=dst, label=f"reduce {r}")
+            partial[dst] = dag.add(ADD, dst, low, (partial[dst], moved), label=f"reduce {r}")
+    dag.result = partial[sp.reduction[-1][0][1] if sp.reduction else next(iter(partial))]
+    return dag
+
+
+# ---- bootstrapping's linear transforms -----------------------------------------------------------
+@dataclass(frozen=True)
+class Stage:
+    """One CoeffToSlot/SlotToCoeff stage: ``layers`` radix-2 FFT layers collapsed into one
+    level, evaluated as a sparse BSGS product."""
+
+    transform: str     # "CoeffToSlot" or "SlotToCoeff"
+    index: int
+    layers: int
+    shape: BsgsShape
+
+
+def select_layers(log_slots: int, budget: int) -> tuple[int, int, int]:
+    """How ``log_slots`` FFT layers are grouped so the transform uses exactly ``budget`` levels:
+    ``(layers per stage, full stages, layers of a last partial stage)``, OpenFHE's rule
+    (``SelectLayers`` in ``ckksrns-utils.cpp``): as few layers per stage as keeps the count at
+    ``budget``."""
+    check_positive_int("the level budget", budget)
+    if log_slots < 1:
+        raise ConfigError(f"log2(slots) must be >= 1, got {log_slots}")
+    budget = min(budget, log_slots)
+    layers = math.ceil(log_slots / budget)
+    rows, rem = divmod(log_slots, layers)
+    if rows + (rem != 0) < budget and layers > 1:
+        layers -= 1
+        rows, rem = divmod(log_slots, layers)
+        while rows + (rem != 0) > budget:
+            rows -= 1
+            rem = log_slots - rows * layers
+    return layers, rows, rem
+
+
+def default_stage_baby(layers: int) -> int:
+    """OpenFHE's default baby-step count for a stage of ``layers`` collapsed layers (``dim1 = 0``):
+    ``2^(layers // 2 + 1)``, doubled when the stage has more than 7 diagonals."""
+    diagonals = (1 << (layers + 1)) - 1
+    return min(1 << (layers // 2 + 1 + (1 if diagonals > 7 else 0)), diagonals)
+
+
+def bootstrap_stages(slots: int, level_budget: tuple[int, int] = (3, 3),
+                     dim1: tuple[int, int] = (0, 0), *, top_level: int = 30) -> list[Stage]:
+    """The sparse BSGS stages of CoeffToSlot then SlotToCoeff for ``slots`` slots.
+
+    A stage collapsing ``k`` radix-2 layers is a matrix with ``2^(k+1) - 1`` diagonals spaced by
+    the stride of its lowest layer; baby-step size ``dim1`` (0: OpenFHE's default). Each stage
+    consumes one level; CoeffToSlot starts at ``top_level`` (after ModRaise), SlotToCoeff
+    starts where EvalMod leaves off -- here, for the cost model, ``level_budget[1]`` levels above
+    the bottom plus one. The stride order follows the FFT: CoeffToSlot from the largest stride
+    down, SlotToCoeff from the smallest up."""
+    check_positive_int("slots", slots)
+    if slots & (slots - 1):
+        raise ConfigError(f"slots must be a power of two, got {slots}")
+    log_slots = max(1, slots.bit_length() - 1)
+    out: list[Stage] = []
+    for t, (name, budget, d1) in enumerate((("CoeffToSlot", level_budget[0], dim1[0]),
+                                            ("SlotToCoeff", level_budget[1], dim1[1]))):
+        layers, rows, rem = select_layers(log_slots, budget)
+        widths = [layers] * rows + ([rem] if rem else [])
+        lowest = 0
+        strides = []
+        for w in widths:                      # layer strides 2^lowest .. 2^(lowest + w - 1)
+            strides.append(1 << lowest)
+            lowest += w
+        order = list(zip(widths, strides))
+        if name == "CoeffToSlot":
+            order.reverse()
+        level = top_level if t == 0 else len(order) + 1
+        for idx, (w, stride) in enumerate(order):
+            diagonals = (1 << (w + 1)) - 1
+            offset = -((1 << w) - 1) * stride
+            if diagonals > slots:             # one stage holds the whole (dense) transform
+                diagonals, offset = slots, 0
+            bs = d1 if d1 and d1 <= diagonals else min(default_stage_baby(w), diagonals)
+            shape = BsgsShape(diagonals, bs, slots=slots, stride=stride, offset=offset,
+                              level=level - idx)
+            out.append(Stage(name, idx, w, shape))
+    return out

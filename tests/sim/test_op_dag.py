@@ -1,0 +1,101 @@
+"""The DAG scheduler: closed forms first (one device is a sum; a pure transfer is latency +
+bytes / bandwidth), then the properties the tuner relies on."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from cryptoffload.errors import ConfigError, ProfileError
+from cryptoffload.sim.op_dag import DagCosts, schedule
+from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, build_dag, split
+
+COSTS = DagCosts(rotate_s=1e-3, pmul_s=1e-4, add_s=2e-5, bytes=1e6, bandwidth_Bps=1e9, latency_s=1e-5,
+                 rescale_s=3e-4, rotate_low_s=8e-4, add_low_s=1.5e-5)
+
+
+def test_one_device_is_the_sum_of_its_ops() -> None:
+    shape = BsgsShape(64, 8, slots=64, level=3)
+    sch = schedule(build_dag(split(shape, 1)), COSTS)
+    want = 7 * 1e-3 + 64 * 1e-4 + (64 - 8) * 2e-5 + 8 * 3e-4 + 7 * 8e-4 + 7 * 1.5e-5
+    assert sch.makespan == pytest.approx(want, rel=1e-12)
+    assert sch.transfers == 0 and sch.busy[0] == pytest.approx(want)
+
+
+def test_two_devices_closed_form() -> None:
+    """Replicate on 2: each device does all baby steps and half the giant steps, then one
+    transfer (latency + bytes/bandwidth) and one add."""
+    shape = BsgsShape(64, 8, slots=64, level=3)
+    sch = schedule(build_dag(split(shape, 2)), COSTS)
+    dev1 = 7 * 1e-3 + 32 * 1e-4 + (32 - 4) * 2e-5 + 4 * 3e-4 + 4 * 8e-4 + 3 * 1.5e-5
+    wire = 1e6 / 1e9   # bytes at the low level = bytes (no limb scaling, no bytes_low)
+    assert sch.makespan == pytest.approx(dev1 + wire + 1e-5 + 1.5e-5, rel=1e-12)
+    assert sch.transfers == 1 and sch.bytes_moved == 1e6
+
+
+def test_transfers_share_ports() -> None:
+    """Broadcast on 2 devices with 5 baby steps: device 0 sends 2 rotated babies to device 1
+    and receives 2; sends serialise on a port, so bytes/bandwidth add up."""
+    shape = BsgsShape(10, 5, slots=64, level=2)
+    slow = dataclasses.replace(COSTS, bandwidth_Bps=1e6)      # 1 s per ciphertext
+    sch = schedule(build_dag(split(shape, 2, "broadcast")), slow)
+    assert sch.transfers == 4 + 1
+    assert sch.makespan > 2.0 + 1.0     # two babies in a row on one port, then the reduction
+
+
+def test_serialisation_and_task_overhead_are_charged() -> None:
+    shape = BsgsShape(16, 4, slots=64, level=2)
+    dag = build_dag(split(shape, 2))
+    base = schedule(dag, COSTS).makespan
+    more = schedule(dag, dataclasses.replace(COSTS, serialize_s=0.01, deserialize_s=0.02, task_s=0.05)).makespan
+    assert more == pytest.approx(base + 0.01 + 0.02 + 0.05 + 0.05, rel=1e-9)
+
+
+def test_chains_do_not_change_the_schedule() -> None:
+    rnd = random.Random(7)
+    costs = dataclasses.replace(COSTS, serialize_s=1e-4, deserialize_s=2e-4, task_s=5e-5, hoisted_rotate_s=4e-4)
+    for _ in range(150):
+        c = rnd.randint(1, 70)
+        shape = BsgsShape(c, rnd.randint(1, c), slots=128, level=rnd.randint(1, 4))
+        sp = split(shape, rnd.randint(1, 9), rnd.choice(STRATEGIES))
+        hoisted = rnd.random() < 0.5
+        fine = build_dag(sp, hoisted_babies=hoisted)
+        coarse = build_dag(sp, hoisted_babies=hoisted, granularity="chain")
+        assert len(coarse.ops) <= len(fine.ops)
+        assert fine.counts() == coarse.counts()
+        assert schedule(fine, costs).makespan == pytest.approx(schedule(coarse, costs).makespan, rel=1e-9)
+
+
+def test_levels_scale_with_limbs() -> None:
+    costs = dataclasses.replace(COSTS, limbs=4, rotate_low_s=None, add_low_s=None)
+    assert costs.op_s("rotate", 3, 3) == 1e-3
+    assert costs.op_s("rotate", 1, 3) == pytest.approx(1e-3 * 2 / 4)
+    assert costs.op_s("pmul", 10, 10) == 1e-4          # the product's top maps to the profile's
+    assert costs.ciphertext_bytes(2, 3) == pytest.approx(1e6 * 3 / 4)
+    measured_low = dataclasses.replace(costs, rotate_low_s=7e-4)
+    assert measured_low.op_s("rotate", 2, 3) == 7e-4
+    assert measured_low.op_s("rotate", 1, 3) == pytest.approx(7e-4 * 2 / 3)
+
+
+def test_profile_missing_rotation_cost(tmp_path) -> None:
+    p = tmp_path / "p.toml"
+    p.write_text('[meta]\nname = "p"\nkind = "measured"\ndescription = "d"\n'
+                 '[ops]\npmul_s = { value = 1e-4, source = "x" }\nadd_s = { value = 1e-5, source = "x" }\n'
+                 '[ciphertext]\nbytes = { value = 1e6, source = "x" }\n'
+                 '[link]\nbandwidth_Bps = { value = 1e9, source = "x" }\nlatency_s = { value = 0, source = "x" }\n')
+    with pytest.raises(ProfileError, match=r"'ops.rotate_s' \(the rotation \(key switching\) cost\) is missing"):
+        DagCosts.from_profile(str(p))
+
+
+def test_bad_costs() -> None:
+    with pytest.raises(ConfigError, match="rotate_s must be > 0"):
+        dataclasses.replace(COSTS, rotate_s=0.0)
+    with pytest.raises(ConfigError, match="latency_s must be >= 0"):
+        dataclasses.replace(COSTS, latency_s=-1.0)
+
+
+def test_u280_profile_loads_with_sources() -> None:
+    c = DagCosts.from_profile("bsgs_u280")
+    assert c.kind == "derived" and c.bandwidth_Bps == 12.5e9
