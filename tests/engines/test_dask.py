@@ -209,3 +209,48 @@ def test_closing_leaves_nothing_running() -> None:
     with pytest.raises(RuntimeError, match="closed"):
         r.map_chunks(slow_square, [1])
     r.close()   # idempotent
+
+
+# -- pinned tasks -----------------------------------------------------------------------------
+
+def where_am_i(tag: Any = None, *, suffix: str = "") -> tuple[str, Any]:
+    from distributed import get_worker
+
+    return get_worker().address, f"{tag}{suffix}"
+
+
+def test_worker_addresses_and_pinned_submit(runner: DaskRunner) -> None:
+    addrs = runner.worker_addresses()
+    assert addrs == sorted(addrs) and len(addrs) == 2 and addrs == runner.worker_addresses()
+    for addr in addrs:
+        futures = [runner.submit(where_am_i, i, worker=addr, suffix="!") for i in range(4)]
+        assert runner.gather(futures) == [(addr, f"{i}!") for i in range(4)]
+    # a dependency produced on one worker is moved to the pinned consumer on the other
+    first = runner.submit(where_am_i, "a", worker=addrs[0])
+    second = runner.submit(where_am_i, first, worker=addrs[1])
+    runner.wait([first, second])
+    assert runner.gather(second) == (addrs[1], f"{(addrs[0], 'a')}")
+    assert runner.gather(runner.submit(where_am_i, 7))[1] == "7"   # unpinned
+
+
+def test_submit_refuses_unknown_worker(runner: DaskRunner) -> None:
+    with pytest.raises(ConfigError, match="no Dask worker at 'tcp://127.0.0.1:1'"):
+        runner.submit(where_am_i, 1, worker="tcp://127.0.0.1:1")
+
+
+def collect(*parts: Any) -> list[Any]:
+    return list(parts)
+
+
+def test_submit_graph_pins_and_resolves_keys(runner: DaskRunner) -> None:
+    w0, w1 = runner.worker_addresses()
+    tasks = {"g-a": (where_am_i, 1), "g-b": (where_am_i, "g-a"), "g-c": (collect, ["g-a", "g-b"], 5)}
+    futures = runner.submit_graph(tasks, workers={"g-a": w0, "g-b": w1, "g-c": w1},
+                                  priorities={"g-a": 2, "g-b": 1})
+    assert list(futures) == list(tasks)
+    a, b, c = runner.gather([futures[k] for k in tasks])
+    assert a == (w0, "1") and b == (w1, f"{(w0, '1')}") and c == [[a, b], 5]
+    with pytest.raises(ConfigError, match="no Dask worker at 'tcp://127.0.0.1:1'"):
+        runner.submit_graph({"g-x": (where_am_i, 1)}, workers={"g-x": "tcp://127.0.0.1:1"})
+    with pytest.raises(TypeError, match="must be a tuple"):
+        runner.submit_graph({"g-y": [where_am_i, 1]})  # type: ignore[dict-item]

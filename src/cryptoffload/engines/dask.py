@@ -36,7 +36,7 @@ import re
 import socket
 from contextlib import suppress
 from functools import cache
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from cryptoffload.errors import ConfigError
 
@@ -137,6 +137,7 @@ class DaskRunner:
         self.timeout = float(timeout)
         self.cluster: Any = None
         self.client: Any = None
+        self._known_workers: frozenset[str] = frozenset()   # for submit(worker=) without a round trip
         try:
             if self.address is None:
                 self._start_local(workers or _default_workers(), threads_per_worker, memory_limit)
@@ -244,13 +245,92 @@ class DaskRunner:
             return "<DaskRunner closed>"
         return f"<DaskRunner {self.describe()}>"
 
+    def worker_addresses(self) -> list[str]:
+        """Addresses of the workers connected now, sorted (stable while the cluster does not
+        change), e.g. ``['tcp://127.0.0.1:40121', 'tcp://127.0.0.1:45011']``."""
+        addrs = sorted(self._live().nthreads())
+        self._known_workers = frozenset(addrs)
+        return addrs
+
     # -- work -----------------------------------------------------------------------------
 
-    def scatter(self, obj: Any, broadcast: bool = True) -> Any:
-        """Send ``obj`` to the workers once (to every one with ``broadcast``) and return its
-        future; pass that inside chunks instead of the object. A list or dict is scattered
-        element by element, as ``Client.scatter`` does."""
-        return self._live().scatter(obj, broadcast=broadcast)
+    def submit(self, fn: Callable[..., R], *args: Any, worker: str | None = None, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)`` as one task; its future. With ``worker`` (one of
+        :meth:`worker_addresses`) the task runs on that worker only (never moved elsewhere,
+        even if the worker is busy). Futures among the arguments are resolved to their
+        results, moved to the worker by Dask if they live elsewhere. Never cached
+        (``pure=False``): two identical submissions run twice. ``fn``: as for
+        :meth:`map_chunks`, a top-level function of an importable module. Keyword arguments
+        go to ``fn``, except the options of ``Client.submit`` itself (``key``, ``priority``,
+        ``retries``, ``resources``, ...), which go to Dask."""
+        client = self._live()
+        if not callable(fn):
+            raise TypeError(f"fn must be callable, got {fn!r}")
+        if worker is None:
+            return client.submit(fn, *args, pure=False, **kwargs)
+        if worker not in self._known_workers and worker not in self.worker_addresses():
+            raise ConfigError(f"no Dask worker at {worker!r} (workers: {', '.join(self.worker_addresses())})")
+        return client.submit(fn, *args, workers=[worker], allow_other_workers=False, pure=False, **kwargs)
+
+    def submit_graph(self, tasks: Mapping[str, tuple], *, workers: Mapping[str, str] | None = None,
+                     priorities: Mapping[str, int] | None = None) -> dict[str, Any]:
+        """Submit a whole task graph in one message; a future per key.
+
+        ``tasks`` maps a key to ``(fn, *args)``; an argument (or an item of a list argument)
+        equal to another key stands for that task's result. ``workers`` pins keys to worker
+        addresses (as :meth:`submit` does), ``priorities`` orders the tasks a worker has ready
+        (higher first). Why: each :meth:`submit` is its own message, and the client batches
+        them every 10 ms, so the tasks of a many-task graph submitted one by one reach the
+        workers in waves; in one graph they all leave at once."""
+        from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+        self._live()
+        workers, priorities = dict(workers or {}), dict(priorities or {})
+        unknown = set(workers.values()) - self._known_workers
+        if unknown and unknown - set(self.worker_addresses()):
+            raise ConfigError(f"no Dask worker at {sorted(unknown - self._known_workers)[0]!r} "
+                              f"(workers: {', '.join(self.worker_addresses())})")
+        layers, deps = {}, {}
+        for key, task in tasks.items():
+            if not isinstance(task, tuple) or not task or not callable(task[0]):
+                raise TypeError(f"task {key!r} must be a tuple (fn, *args), got {task!r}")
+            ann: dict[str, Any] = {}
+            if key in workers:
+                ann = {"workers": [workers[key]], "allow_other_workers": False}
+            if key in priorities:
+                ann["priority"] = priorities[key]
+            layers[key] = MaterializedLayer({key: task}, annotations=ann or None)
+            refs = set()
+            for arg in task[1:]:
+                for item in (arg if isinstance(arg, list) else [arg]):
+                    if isinstance(item, str) and item in tasks:
+                        refs.add(item)
+            deps[key] = refs
+        futures = self._live().get(HighLevelGraph(layers, deps), list(tasks), sync=False)
+        return dict(zip(tasks, futures))
+
+    def gather(self, futures: Any) -> Any:
+        """Results of a future or of a list/dict of futures (a worker's exception is raised
+        here, as the original type and message)."""
+        return self._live().gather(futures)
+
+    def wait(self, futures: Any, timeout: float | None = None) -> None:
+        """Block until every future in ``futures`` (one or a list) has finished or failed."""
+        from distributed import as_completed
+
+        client = self._live()
+        fs = list(futures) if isinstance(futures, (list, tuple, set)) else [futures]
+        for _ in as_completed(fs, loop=client.loop, timeout=timeout):   # distributed.wait needs
+            pass                                                         # a default client
+
+    def scatter(self, obj: Any, broadcast: bool = True, *, workers: list[str] | None = None) -> Any:
+        """Send ``obj`` to the workers once (to every one with ``broadcast``; only to the
+        addresses in ``workers`` when given) and return its future; pass that inside chunks
+        instead of the object. A list or dict is scattered element by element, as
+        ``Client.scatter`` does."""
+        if workers is None:
+            return self._live().scatter(obj, broadcast=broadcast)
+        return self._live().scatter(obj, broadcast=broadcast, workers=list(workers))
 
     def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *,
                    progress: bool | str = False, reduce: Callable[[Any, R], Any] | None = None,

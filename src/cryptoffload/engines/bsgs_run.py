@@ -1,0 +1,535 @@
+"""Run a BSGS matrix-vector product split over devices, with real CKKS ciphertexts, on Dask.
+
+Why: :mod:`cryptoffload.workloads.bsgs` splits the product over ``N`` devices and
+:mod:`cryptoffload.sim.op_dag` prices the split; this module *executes* the same
+:class:`~cryptoffload.workloads.bsgs.Split` -- device ``d`` is Dask worker ``d`` (round-robin
+when there are more devices than workers) -- so the model can be checked against a run.
+
+Setup (not timed; :attr:`BsgsRunResult.setup_s`): the client's public context (evaluation
+keys, never the secret key) is scattered once to every worker that does not already hold it,
+and each worker keeps the rebuilt backend in a module-level cache keyed by a digest of the
+context, so later runs with the same keys skip it. Each device receives only the diagonals of
+its own giant steps and encodes its plaintexts (:func:`~cryptoffload.workloads.bsgs.giant_plaintext`)
+at the input's level and scale; the serialised input ciphertext goes to every worker and is
+deserialised there (the model's "input resident on every device").
+
+Timed phase, Dask tasks each pinned to its device's worker:
+
+* ``baby`` -- the rotations of :attr:`DeviceShare.baby` (``rotate``, one after another, one
+  key switch per key the rotation applies): one task per baby step that another device
+  needs, serialising it, so it can leave as soon as it exists; one task for the rest (Dask
+  spends ~1-2 ms between two tasks even on one worker, about half a rotation here). With
+  ``hoisted=True`` (only for a backend that hoists; SEAL does not) one task per device
+  runs ``rotate_many``.
+* ``recv`` -- one task per ``(src, dst, i)`` of :attr:`Split.baby_sends`, on ``dst``,
+  depending on the task that made the bytes on ``src``: Dask moves the serialised ciphertext
+  between the worker processes, the task deserialises it (and passes the bytes on when
+  ``dst`` forwards them, as in ``split-giant``'s tree).
+* ``giant`` -- one task per device: every giant step of the device (``mul_plain`` by each
+  baby step, ``add``, ``rescale``, the giant rotation) summed into its partial; serialised
+  when the partial is sent.
+* ``reduce`` -- one task per ``(src, dst)`` of :attr:`Split.reduction`, on ``dst``: receive,
+  deserialise and add ``src``'s partial. The last task on device 0 serialises the result.
+
+The whole run is submitted as one graph (:meth:`DaskRunner.submit_graph`; submitted one by
+one, tasks reach the workers in 10 ms waves), with priorities so that each worker runs what
+it has ready in this order: baby steps others wait for, received baby steps, its own baby
+steps, giant steps, reduction. Ciphertexts cross processes only as serialised bytes, moved
+by Dask; between tasks of one device they stay live in a worker-local store. Every task
+records its worker-side start and end with ``time.monotonic()`` (``CLOCK_MONOTONIC``, one
+clock for every process of a Linux machine) and its op counts. ``wall_s`` is the client's
+clock from the submission to the result's task being done; ``span_s`` is worker-side, from
+the first task's start to the last task's end (it leaves out the submission and the last
+notification). Dask's own cost between dependent tasks (a scheduler round trip, 2-3 ms on a
+2-core machine) is in both; :func:`cryptoffload.sim.calibrate_ckks.calibrate_ckks` measures
+it (``overhead.task_s``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections import OrderedDict
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, backend_from_context
+from cryptoffload.engines.dask import DaskRunner
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext
+
+__all__ = ["BsgsRunResult", "TaskRecord", "run_bsgs", "verify"]
+
+OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "deserialize")
+
+
+# ---- worker side -------------------------------------------------------------------------------
+# Module-level state of a worker process (these functions run there, pickled by reference).
+
+_BACKENDS: "OrderedDict[str, CkksBackend]" = OrderedDict()   # context digest -> backend
+_MAX_BACKENDS = 4
+_RUNS: dict[str, dict[str, Any]] = {}                        # run id -> inputs, plaintexts, live
+
+
+def _worker_has_backend(digest: str) -> bool:
+    return digest in _BACKENDS
+
+
+def _worker_load_backend(context: bytes, digest: str, insecure_study: bool) -> str:
+    if digest not in _BACKENDS:
+        _BACKENDS[digest] = backend_from_context(context, insecure_study=insecure_study)
+        while len(_BACKENDS) > _MAX_BACKENDS:
+            _BACKENDS.popitem(last=False)
+    _BACKENDS.move_to_end(digest)
+    return digest
+
+
+def _backend(digest: str) -> CkksBackend:
+    try:
+        return _BACKENDS[digest]
+    except KeyError:
+        raise RuntimeError("this worker lost the CKKS context (restarted?); run again") from None
+
+
+def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giants: tuple[int, ...],
+                  rows: dict[int, np.ndarray], ct_bytes: bytes) -> float:
+    """Deserialise the input once per worker and encode this device's plaintexts at its level
+    and scale; returns the seconds it took."""
+    t0 = time.monotonic()
+    be = _backend(digest)
+    st = _RUNS.setdefault(run_id, {"digest": digest, "plain": {}, "live": {}, "records": {}})
+    if "input" not in st:
+        st["input"] = be.deserialize_ciphertext(ct_bytes)
+    ct = st["input"]
+    st["plain"][device] = {(j, i): be.encode(giant_plaintext(rows, shape, j, i), like=ct)
+                           for j in giants for i in shape.babies_of(j)}
+    return time.monotonic() - t0
+
+
+def _worker_teardown(run_id: str) -> bool:
+    return _RUNS.pop(run_id, None) is not None
+
+
+def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
+    """This worker's task records of one repeat; frees that repeat's ciphertexts."""
+    st = _RUNS.get(run_id)
+    if st is None:
+        return []
+    for key in [k for k in st["live"] if k[0] == rep]:
+        del st["live"][key]
+    return st["records"].pop(rep, [])
+
+
+class _Task:
+    """Worker-side bookkeeping of one timed task: its clock, op counts and live store."""
+
+    def __init__(self, run_id: str, rep: int, device: int, kind: str, label: str) -> None:
+        self.start = time.monotonic()
+        self.st = _RUNS[run_id]
+        self.be = _backend(self.st["digest"])
+        self.live = self.st["live"].setdefault((rep, device), {"baby": {}, "partial": None})
+        self.rep, self.device, self.kind, self.label = rep, device, kind, label
+        self.ops = dict.fromkeys(OP_NAMES, 0)
+        self.bytes_in = 0
+
+    def rotate(self, ct: Ciphertext, step: int) -> Ciphertext:
+        self.ops["rotate"] += 1
+        self.ops["key_switch"] += len(self.be.rotation_plan(step))
+        return self.be.rotate(ct, step)
+
+    def serialize(self, ct: Ciphertext) -> bytes:
+        self.ops["serialize"] += 1
+        return self.be.serialize_ciphertext(ct)
+
+    def deserialize(self, data: bytes) -> Ciphertext:
+        self.ops["deserialize"] += 1
+        self.bytes_in += len(data)
+        return self.be.deserialize_ciphertext(data)
+
+    def done(self) -> None:
+        end = time.monotonic()
+        self.st["records"].setdefault(self.rep, []).append(
+            (self.device, self.kind, self.label, self.start, end, self.ops, self.bytes_in))
+
+
+def _task_baby(run_id: str, rep: int, device: int, babies: tuple[int, ...], stride: int,
+               send: tuple[int, ...], hoisted: bool) -> dict[int, bytes]:
+    t = _Task(run_id, rep, device, "baby", " ".join(map(str, babies)))
+    slots = t.be.slots
+    ct = t.st["input"]
+    steps = [(i * stride) % slots for i in babies]
+    if hoisted:
+        t.ops["rotate"] += len(steps)
+        t.ops["key_switch"] += sum(len(t.be.rotation_plan(s)) for s in steps)
+        outs = t.be.rotate_many(ct, steps)
+    else:
+        outs = [t.rotate(ct, s) for s in steps]
+    t.live["baby"].update(zip(babies, outs))
+    out = {i: t.serialize(c) for i, c in zip(babies, outs) if i in send}
+    t.done()
+    return out
+
+
+def _task_recv(run_id: str, rep: int, device: int, src: int, i: int, payload: dict[int, bytes],
+               forward: bool) -> dict[int, bytes]:
+    t = _Task(run_id, rep, device, "recv", f"baby {i} from {src}")
+    t.live["baby"][i] = t.deserialize(payload[i])
+    t.done()
+    return {i: payload[i]} if forward else {}
+
+
+def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tuple[int, ...],
+                after: list[Any], out: bool) -> bytes | None:
+    del after   # only orders this task after the baby steps it uses
+    t = _Task(run_id, rep, device, "giant", " ".join(map(str, giants)))
+    be, ct_in, babies = t.be, t.st["input"], t.live["baby"]
+    plain = t.st["plain"][device]
+    acc = None
+    for j in giants:
+        inner = None
+        for i in shape.babies_of(j):
+            term = be.mul_plain(ct_in if i == 0 else babies[i], plain[(j, i)])
+            t.ops["pmul"] += 1
+            if inner is None:
+                inner = term
+            else:
+                inner = be.add(inner, term)
+                t.ops["add"] += 1
+        assert inner is not None
+        inner = be.rescale(inner)
+        t.ops["rescale"] += 1
+        r = shape.giant_rotation(j)
+        if r:
+            inner = t.rotate(inner, r)
+        if acc is None:
+            acc = inner
+        else:
+            acc = be.add(acc, inner)
+            t.ops["add"] += 1
+    assert acc is not None
+    t.live["partial"] = acc
+    data = t.serialize(acc) if out else None
+    t.done()
+    return data
+
+
+def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, after: Any,
+                 out: bool) -> bytes | None:
+    del after   # orders this task after the one that made this device's partial
+    t = _Task(run_id, rep, device, "reduce", f"from {src}")
+    other = t.deserialize(incoming)
+    t.live["partial"] = t.be.add(t.live["partial"], other)
+    t.ops["add"] += 1
+    data = t.serialize(t.live["partial"]) if out else None
+    t.done()
+    return data
+
+
+# ---- client side -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One timed task: where, what, when (worker-side ``time.monotonic()``), which ops, and the
+    serialised bytes it received from another device (``recv`` and ``reduce``)."""
+
+    device: int
+    worker: str
+    kind: str            # baby, recv, giant, reduce
+    label: str
+    start: float
+    end: float
+    ops: Mapping[str, int]
+    bytes_in: int
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class BsgsRunResult:
+    """One distributed BSGS product (the median repeat, see :func:`run_bsgs`).
+
+    ``result``: the product's ciphertext, serialised (on device 0 at the end). ``wall_s``:
+    client clock, graph submission to the result task done. ``span_s``: worker clocks,
+    first task start to last task end. ``busy_s[d]``: seconds device ``d``'s tasks ran.
+    ``bytes_moved`` / ``transfers``: serialised ciphertexts sent between devices (baby steps
+    and partial sums), of which ``local_transfers`` stayed in one worker process because
+    two devices shared it. ``ops[d]``: op counts of device ``d`` (``key_switch`` counts the
+    keys rotations applied: more than ``rotate`` where a step has no key of its own).
+    ``wall_all``/``span_all``: every reported repeat, in run order."""
+
+    result: bytes = field(repr=False)
+    wall_s: float
+    span_s: float
+    busy_s: tuple[float, ...]
+    bytes_moved: int
+    transfers: int
+    local_transfers: int
+    devices: int
+    workers: int
+    device_workers: tuple[str, ...]
+    shared_workers: bool
+    strategy: str
+    bs: int
+    diagonals: int
+    hoisted: bool
+    tasks: int
+    ops: tuple[Mapping[str, int], ...]
+    repeats: int
+    wall_all: tuple[float, ...]
+    span_all: tuple[float, ...]
+    setup_s: float
+    note: str = ""
+    records: tuple[TaskRecord, ...] = field(default=(), repr=False)
+
+
+def _ctx_digest(context: bytes) -> str:
+    return hashlib.blake2b(context, digest_size=16).hexdigest()
+
+
+def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: Any, repeats: Any,
+           warmup: Any, hoisted: bool) -> tuple[np.ndarray, bytes, bytes]:
+    """Validate the inputs; ``(diagonals as an array, input bytes, public context)``."""
+    if not isinstance(runner, DaskRunner):
+        raise ConfigError(f"runner must be a DaskRunner, got {type(runner).__name__}")
+    if not isinstance(backend, CkksBackend):
+        raise ConfigError(f"backend must be a CkksBackend, got {type(backend).__name__}")
+    if not isinstance(shape, BsgsShape):
+        raise ConfigError(f"shape must be a BsgsShape, got {type(shape).__name__}")
+    if not isinstance(sp, Split):
+        raise ConfigError(f"sp must be a Split (workloads.bsgs.split), got {type(sp).__name__}")
+    if sp.shape != shape:
+        raise ConfigError(f"the split was made for another shape ({sp.shape}), not {shape}")
+    for name, v, lo in (("repeats", repeats, 1), ("warmup", warmup, 0)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+    slots = backend.slots
+    if shape.slots != slots:
+        raise ConfigError(f"the shape has slots = {shape.slots} but the {backend.name} backend has {slots} "
+                          f"(N = {backend.params.poly_modulus_degree}); build BsgsShape(..., slots={slots})")
+    try:
+        diag = np.asarray(diagonals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ConfigError("the diagonals must be a real array of shape (C, slots)") from None
+    if diag.ndim != 2 or diag.shape[0] < shape.diagonals or diag.shape[1] != slots:
+        raise ConfigError(f"the diagonals must have shape ({shape.diagonals}, {slots}) (C, slots), "
+                          f"got {diag.shape}")
+    if not np.all(np.isfinite(diag)):
+        raise ConfigError("the diagonals must be finite")
+    if hoisted and not backend.hoists_rotations:
+        raise ConfigError(f"the {backend.name} backend has no hoisted rotations; run with hoisted=False")
+    try:
+        level = backend.level(ct)
+        ct_bytes = backend.serialize_ciphertext(ct)
+    except CkksError as exc:
+        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
+    if level != shape.level:
+        raise ConfigError(f"the input ciphertext is at level {level} but the shape says level={shape.level}; "
+                          f"build BsgsShape(..., level={level})")
+    size = getattr(backend, "size", None)
+    if size is not None and size(ct) != 2:
+        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
+    missing = []
+    for s in shape.rotation_steps():
+        try:
+            backend.rotation_plan(s)
+        except CkksError:
+            missing.append(s)
+    if missing:
+        raise ConfigError(f"the backend has no Galois keys for rotation steps {missing}; "
+                          f"keygen(rotations={shape.rotation_steps()}) makes every key the product uses")
+    try:
+        context = backend.public_context()
+    except CkksError as exc:
+        raise ConfigError(f"cannot export the backend's public context: {exc}") from None
+    return diag, ct_bytes, context
+
+
+def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,
+             ct: Ciphertext, *, repeats: int = 1, warmup: int = 1, hoisted: bool = False) -> BsgsRunResult:
+    """Run the product ``sp`` (a :func:`~cryptoffload.workloads.bsgs.split` of ``shape``) of the
+    matrix with ``diagonals`` (``C x slots``, :func:`~cryptoffload.workloads.bsgs.diagonals_of`)
+    and the ciphertext ``ct`` (at level ``shape.level``) on ``runner``'s workers; see the
+    module docstring for what runs where and what is timed.
+
+    ``warmup`` unreported runs come first (the first run on fresh workers pays for lazy
+    allocations); then ``repeats`` reported runs, of which the *median* one by ``wall_s``
+    (the lower median for an even count) is returned whole -- its span, busy times and
+    records belong to that run -- with every run's ``wall_s`` and ``span_s`` in
+    ``wall_all``/``span_all``. Input mistakes raise a one-line :class:`ConfigError`.
+    """
+    diag, ct_bytes, context = _check(runner, backend, diagonals, shape, sp, ct, repeats, warmup, hoisted)
+    addrs = runner.worker_addresses()
+    if not addrs:
+        raise ConfigError("the Dask cluster has no workers")
+    dev_worker = tuple(addrs[d % len(addrs)] for d in range(sp.devices))
+    used = sorted(set(dev_worker))
+    note = ""
+    if sp.devices > len(addrs):
+        note = (f"{sp.devices} devices on {len(addrs)} workers (round-robin: device d on worker d mod "
+                f"{len(addrs)}); devices sharing a worker run one after another")
+    composed = [s for s in shape.rotation_steps() if len(backend.rotation_plan(s)) > 1]
+    if composed:
+        note = "; ".join(filter(None, [note, f"steps {composed} have no key of their own (composed "
+                                               f"from several key switches)"]))
+    digest = _ctx_digest(context)
+    run_id = uuid.uuid4().hex[:12]
+    insecure = bool(getattr(backend, "insecure_study", False))
+    pending: list[Any] = []
+    t_setup = time.perf_counter()
+    try:
+        # -- setup: context, input and plaintexts (not timed) --------------------------------
+        have = runner.gather([runner.submit(_worker_has_backend, digest, worker=a) for a in used])
+        lacking = [a for a, h in zip(used, have) if not h]
+        if lacking:
+            ctx_f = runner.scatter(context, broadcast=True, workers=lacking)
+            runner.gather([runner.submit(_worker_load_backend, ctx_f, digest, insecure, worker=a)
+                           for a in lacking])
+            del ctx_f
+        ct_f = runner.scatter(ct_bytes, broadcast=True, workers=used)
+        setups = []
+        for share in sp.shares:
+            ts = sorted({j * shape.baby + i for j in share.giant for i in shape.babies_of(j)})
+            rows_f = runner.scatter([{t: diag[t] for t in ts}], workers=[dev_worker[share.device]])[0]
+            setups.append(runner.submit(_worker_setup, digest, run_id, share.device, shape, share.giant,
+                                        rows_f, ct_f, worker=dev_worker[share.device]))
+        runner.gather(setups)
+        del setups, ct_f
+        setup_s = time.perf_counter() - t_setup
+
+        # -- timed runs ----------------------------------------------------------------------
+        runs = []
+        for rep in range(warmup + repeats):
+            runs.append(_run_once(runner, shape, sp, run_id, rep, dev_worker, used, hoisted, pending))
+        runs = runs[warmup:]
+    finally:
+        if pending and runner.client is not None:
+            runner.client.cancel(pending)
+        if runner.client is not None:
+            with suppress(Exception):   # never hide the error that brought us here
+                runner.gather([runner.submit(_worker_teardown, run_id, worker=a) for a in used])
+
+    order = sorted(range(len(runs)), key=lambda k: runs[k]["wall"])
+    med = runs[order[(len(runs) - 1) // 2]]
+    recs: list[TaskRecord] = med["records"]
+    busy = [0.0] * sp.devices
+    ops = [dict.fromkeys(OP_NAMES, 0) for _ in range(sp.devices)]
+    moved = transfers = local = 0
+    for r in recs:
+        busy[r.device] += r.seconds
+        for k, v in r.ops.items():
+            ops[r.device][k] += v
+        if r.kind in ("recv", "reduce"):
+            transfers += 1
+            moved += r.bytes_in
+    for src, dst, _ in sp.baby_sends:
+        local += dev_worker[src] == dev_worker[dst]
+    for rnd in sp.reduction:
+        local += sum(dev_worker[s] == dev_worker[d] for s, d in rnd)
+    return BsgsRunResult(
+        result=med["result"], wall_s=med["wall"], span_s=med["span"], busy_s=tuple(busy),
+        bytes_moved=moved, transfers=transfers, local_transfers=local, devices=sp.devices,
+        workers=len(used), device_workers=dev_worker, shared_workers=len(used) < sp.devices,
+        strategy=sp.strategy, bs=shape.baby, diagonals=shape.diagonals, hoisted=hoisted,
+        tasks=len(recs), ops=tuple(ops), repeats=repeats, wall_all=tuple(r["wall"] for r in runs),
+        span_all=tuple(r["span"] for r in runs), setup_s=setup_s, note=note, records=tuple(recs))
+
+
+def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
+              dev_worker: Sequence[str], used: Sequence[str], hoisted: bool,
+              pending: list[Any]) -> dict[str, Any]:
+    """Submit one timed run as one graph, wait for it, collect its records."""
+    pending.clear()
+    senders = {(src, i) for src, dst, i in sp.baby_sends}
+    partial_senders = {src for rnd in sp.reduction for src, _ in rnd}
+    base = f"bsgs-{run_id}-{rep}"
+    tasks: dict[str, tuple] = {}
+    where: dict[str, str] = {}
+    rank: dict[str, int] = {}     # issue order within a class; the class orders first
+
+    def add(cls: int, fn: Any, d: int, name: str, *args: Any) -> str:
+        key = f"{base}-{name}"
+        tasks[key] = (fn, run_id, rep, d, *args)
+        where[key] = dev_worker[d]
+        rank[key] = cls * 100_000 + len(tasks)
+        return key
+
+    # the key that makes baby step i available (as bytes, if it is sent) on device d
+    have: list[dict[int, str]] = [{} for _ in range(sp.devices)]
+    for share in sp.shares:
+        d = share.device
+        if hoisted:
+            groups = [(0, share.baby)] if share.baby else []
+        else:   # a task per baby step that leaves the device, one for those that stay
+            groups = [(0, (i,)) for i in share.baby if (d, i) in senders]
+            stay = tuple(i for i in share.baby if (d, i) not in senders)
+            groups += [(2, stay)] if stay else []
+        for cls, g in groups:
+            send = tuple(i for i in g if (d, i) in senders)
+            key = add(cls, _task_baby, d, f"baby-{d}-{'-'.join(map(str, g))}", g, shape.stride, send, hoisted)
+            for i in g:
+                have[d][i] = key
+    for n, (src, dst, i) in enumerate(sp.baby_sends):
+        forward = (dst, i) in senders
+        have[dst][i] = add(1, _task_recv, dst, f"recv-{n}-{src}-{dst}-{i}", src, i, have[src][i], forward)
+    # the key that made device d's current partial sum
+    partial: dict[int, str] = {}
+    final_dev = sp.reduction[-1][0][1] if sp.reduction else next(s.device for s in sp.shares if s.giant)
+    for share in sp.shares:
+        if not share.giant:
+            continue
+        d = share.device
+        deps = sorted({i for j in share.giant for i in shape.babies_of(j) if i})
+        out = d in partial_senders or (d == final_dev and not sp.reduction)
+        partial[d] = add(3, _task_giant, d, f"giant-{d}", shape, share.giant, [have[d][i] for i in deps], out)
+    for r, rnd in enumerate(sp.reduction):
+        for src, dst in rnd:
+            later = any(s == dst for rr in sp.reduction[r + 1:] for s, _ in rr)
+            last = r == len(sp.reduction) - 1
+            partial[dst] = add(4, _task_reduce, dst, f"reduce-{r}-{src}-{dst}", src, partial[src],
+                               partial[dst], later or last)
+    top = max(rank.values()) + 1
+    t0 = time.perf_counter()
+    futures = runner.submit_graph(tasks, workers=where, priorities={k: top - v for k, v in rank.items()})
+    pending.extend(futures.values())
+    final = futures[partial[final_dev]]
+    runner.wait([final])
+    wall = time.perf_counter() - t0
+    runner.wait(pending)
+    result = runner.gather(final)
+    raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
+    pending.clear()
+    del futures, final
+    records = sorted((TaskRecord(d, dev_worker[d], kind, label, s, e, ops, b)
+                      for per in raw for d, kind, label, s, e, ops, b in per),
+                     key=lambda r: (r.start, r.device))
+    span = max(r.end for r in records) - min(r.start for r in records)
+    return {"wall": wall, "span": span, "records": records, "result": result}
+
+
+def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: Any, shape: BsgsShape,
+           x: Any) -> float:
+    """Decrypt ``result`` with ``backend`` (the client's, holding the secret key) and return
+    the largest absolute slot error against the plaintext product
+    :func:`~cryptoffload.workloads.bsgs.bsgs_plain` (``M @ x`` for the matrix of ``diagonals``)."""
+    data = result.result if isinstance(result, BsgsRunResult) else result
+    if not isinstance(data, (bytes, bytearray)):
+        raise ConfigError(f"result must be a BsgsRunResult or ciphertext bytes, got {type(data).__name__}")
+    if not backend.can_decrypt:
+        raise ConfigError("verify needs the client's backend (with the secret key)")
+    vec = np.zeros(backend.slots)
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    if xs.size > backend.slots:
+        raise ConfigError(f"x has {xs.size} values, more than the {backend.slots} slots")
+    vec[:xs.size] = xs
+    try:
+        got = backend.decrypt(backend.deserialize_ciphertext(bytes(data)))
+    except CkksError as exc:
+        raise ConfigError(f"cannot decrypt the result with this backend: {exc}") from None
+    want = bsgs_plain(np.asarray(diagonals, dtype=np.float64), shape, vec)
+    return float(np.max(np.abs(got - want)))

@@ -1,0 +1,331 @@
+"""Measure this machine's CKKS op costs and Dask link costs into a *measured* profile.
+
+Why: the multi-device BSGS model (:mod:`cryptoffload.sim.op_dag`) prices a split's op DAG
+with per-op costs, ciphertext sizes and the cost of moving a ciphertext between devices;
+:mod:`cryptoffload.engines.bsgs_run` runs the same split on Dask worker processes. To compare
+the two, the model needs *this* machine's numbers, measured the way the run spends them.
+
+What is timed (each value's ``source`` says it again):
+
+* ``[ops]``, ``[ciphertext]`` -- in this process, one thread (SEAL is single-threaded),
+  ``time.perf_counter``; each sample is the mean of as many back-to-back calls as fill
+  ``min_sample_s``, and the value is the median of ``repeats`` samples. The input is a fresh
+  ciphertext at the top level (``limbs = levels + 1`` RNS limbs, what
+  :func:`~cryptoffload.engines.bsgs_run.run_bsgs` gets); ``*_low`` values are one level
+  lower, after a ``mul_plain`` + ``rescale`` (where BSGS's giant rotations and sums run).
+  ``rotate_s`` is a rotation by one slot with its own Galois key (one key switch).
+  ``serialize_s``/``deserialize_s`` are the backend's framed (checksummed) serialisation.
+* ``[link]`` -- between two Dask worker processes of ``runner`` (a fresh 2-worker
+  ``LocalCluster`` when none is given). A task pinned to worker A runs for ``hold_s``
+  (20 ms: longer than Dask's 2 ms worker and 5 ms scheduler message batching, so the gap is
+  that of tasks lasting milliseconds, as BSGS's are, not that of back-to-back empty tasks,
+  which wait out the batching), then returns a payload of random bytes (incompressible, as
+  ciphertexts are) and stamps ``time.monotonic()`` just before returning; a task pinned to
+  worker B that takes the payload stamps its start. The *gap* (B's start - A's end) holds
+  the scheduler's round trip plus the transfer. The same pair on one worker (no transfer)
+  gives ``[overhead] task_s``. Then ``latency_s`` = gap(8-byte payload across) - ``task_s``,
+  and ``bandwidth_Bps`` = (large - ciphertext
+  size) / (gap(large) - gap(ciphertext-sized)), the slope between a ciphertext-sized
+  payload and a larger one (so fixed costs cancel). Directions A->B and B->A alternate; each
+  value is the median of ``repeats`` pairs per direction, after one unrecorded warm-up pair
+  (more pairs, up to three times as many, when noise makes a difference come out negative).
+* ``[overhead] task_s`` -- worker-side, the gap between the end of a pinned task and the start
+  of a pinned task that depends on it *on the same worker* (the scheduler learning one is
+  done and starting the next: what each dependent step of a Dask task chain adds to the
+  compute). Not the client's round trip.
+
+Default parameters (:data:`DEFAULT_CALIBRATION_PARAMS`): SEAL N = 8192, coeff_mod_bits
+(60, 40, 40, 60), scale 2^40 -- 200 bits, within the 128-bit bound (218); two levels, so the
+BSGS input is at level 2 (3 limbs) and the product ends at level 1. A rotation costs 2-4 ms
+on the 2-core development machine, the order of Dask's ~3 ms per dependent task, so a
+2-worker split can (just) pay off, and a test-sized run stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import os
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks import CkksParams, make_backend
+from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.machine import machine_info
+from cryptoffload.profiles.loader import ProfileValue, write_profile
+
+__all__ = ["DEFAULT_CALIBRATION_PARAMS", "REQUIRED_FIELDS", "calibrate_ckks", "main"]
+
+DEFAULT_CALIBRATION_PARAMS = CkksParams(8192, (60, 40, 40, 60), 40)
+
+#: Every field a CKKS calibration profile has (what the simulator reads).
+REQUIRED_FIELDS = (
+    "ring.poly_modulus_degree", "ring.limbs",
+    "ops.rotate_s", "ops.rotate_low_s", "ops.pmul_s", "ops.add_s", "ops.add_low_s", "ops.rescale_s",
+    "ciphertext.bytes", "ciphertext.bytes_low", "ciphertext.serialize_s", "ciphertext.deserialize_s",
+    "link.latency_s", "link.bandwidth_Bps", "overhead.task_s",
+)
+
+TINY_BYTES = 8
+MIN_LARGE_BYTES = 8 * 1024 * 1024
+#: How long each producer task runs before it returns (see the module docstring).
+HOLD_S = 0.02
+
+
+# ---- worker side (top-level: pickled by reference) --------------------------------------------
+def _link_produce(nbytes: int, hold_s: float = 0.0) -> dict[str, Any]:
+    if hold_s > 0:
+        time.sleep(hold_s)
+    data = os.urandom(nbytes)
+    return {"data": data, "end": time.monotonic()}
+
+
+def _link_consume(item: dict[str, Any]) -> tuple[float, int]:
+    start = time.monotonic()
+    return start - item["end"], len(item["data"])
+
+
+# ---- timing helpers ------------------------------------------------------------------------------
+def _median_time(fn: Callable[[], object], repeats: int, min_sample_s: float) -> float:
+    """Median over ``repeats`` samples of the mean seconds per call; a sample runs ``fn`` back
+    to back until ``min_sample_s`` has passed (at least once)."""
+    fn()                                         # warm-up: allocations, lazy tables
+    samples = []
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            calls = 0
+            t0 = time.perf_counter()
+            while True:
+                fn()
+                calls += 1
+                dt = time.perf_counter() - t0
+                if dt >= min_sample_s:
+                    break
+            samples.append(dt / calls)
+    finally:
+        if gc_was:
+            gc.enable()
+    return statistics.median(samples)
+
+
+def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S) -> list[float]:
+    """Worker-side gaps of ``repeats`` producer(a) -> consumer(b) pairs of ``nbytes``, one at a
+    time, after one unrecorded warm-up pair."""
+    out = []
+    for k in range(repeats + 1):
+        prod = runner.submit(_link_produce, nbytes, hold_s, worker=a)
+        cons = runner.submit(_link_consume, prod, worker=b)
+        gap, got = runner.gather(cons)
+        del prod, cons
+        if got != nbytes:
+            raise RuntimeError(f"link measurement: sent {nbytes} bytes, {got} arrived")
+        if k:
+            out.append(gap)
+    return out
+
+
+def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_S,
+                 rounds: int = 3) -> dict[str, float]:
+    """Raw worker-side gaps (seconds, medians) and the derived link and overhead values.
+
+    When noise makes a difference that must be positive come out non-positive, another
+    ``repeats`` pairs of every kind are added to the samples (at most ``rounds`` in all)
+    before giving up with a :class:`CryptoffloadError`."""
+    addrs = runner.worker_addresses()
+    if len(addrs) < 2:
+        raise ConfigError(f"the link calibration needs a Dask cluster with 2 workers or more, "
+                          f"got {len(addrs)}")
+    a, b = addrs[0], addrs[1]
+    large = max(32 * ct_bytes, MIN_LARGE_BYTES)
+    same: list[float] = []
+    cross: dict[int, list[float]] = {n: [] for n in (TINY_BYTES, ct_bytes, large)}
+    for _ in range(rounds):
+        same += _gaps(runner, a, a, TINY_BYTES, repeats, hold_s) + _gaps(runner, b, b, TINY_BYTES, repeats, hold_s)
+        for n in cross:
+            cross[n] += _gaps(runner, a, b, n, repeats, hold_s) + _gaps(runner, b, a, n, repeats, hold_s)
+        raw = {"gap_same_s": statistics.median(same), "gap_tiny_s": statistics.median(cross[TINY_BYTES]),
+               "gap_ct_s": statistics.median(cross[ct_bytes]), "gap_large_s": statistics.median(cross[large]),
+               "large_bytes": float(large), "ct_payload_bytes": float(ct_bytes), "pairs": float(len(same))}
+        latency = raw["gap_tiny_s"] - raw["gap_same_s"]
+        slope_t = raw["gap_large_s"] - raw["gap_ct_s"]
+        if latency > 0 and slope_t > 0 and raw["gap_same_s"] > 0:
+            return {**raw, "latency_s": latency, "bandwidth_Bps": (large - ct_bytes) / slope_t,
+                    "task_s": raw["gap_same_s"]}
+    raise CryptoffloadError(
+        f"the link measurement is too noisy to use (same-worker gap {raw['gap_same_s'] * 1e3:.3f} ms, "
+        f"8 B across {raw['gap_tiny_s'] * 1e3:.3f} ms, {ct_bytes} B {raw['gap_ct_s'] * 1e3:.3f} ms, "
+        f"{large} B {raw['gap_large_s'] * 1e3:.3f} ms); run again with more repeats on a quieter machine")
+
+
+def measure_ops(params: CkksParams, backend: str, repeats: int, min_sample_s: float,
+                insecure_study: bool = False) -> tuple[dict[str, float], Any]:
+    """Op costs (seconds), sizes (bytes) and limbs at the top level and one below; and the
+    backend (for its name and version)."""
+    be = make_backend(backend, params, insecure_study=insecure_study)
+    if params.levels < 1:
+        raise ConfigError("the calibration needs parameters with at least one level (3 primes or more)")
+    be.keygen(rotations=[1])
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(-1, 1, params.slots), rng.uniform(-1, 1, params.slots)
+    ct, ct2 = be.encrypt(x), be.encrypt(y)
+    pt = be.encode(rng.uniform(-1, 1, params.slots), like=ct)
+    prod = be.mul_plain(ct, pt)
+    low = be.rescale(prod)
+    low2 = be.rescale(be.mul_plain(ct2, pt))
+    blob = be.serialize_ciphertext(ct)
+    t = lambda fn: _median_time(fn, repeats, min_sample_s)  # noqa: E731
+    out = {
+        "limbs": float(be.level(ct) + 1),
+        "rotate_s": t(lambda: be.rotate(ct, 1)),
+        "rotate_low_s": t(lambda: be.rotate(low, 1)),
+        "pmul_s": t(lambda: be.mul_plain(ct, pt)),
+        "add_s": t(lambda: be.add(ct, ct2)),
+        "add_low_s": t(lambda: be.add(low, low2)),
+        "rescale_s": t(lambda: be.rescale(prod)),
+        "bytes": float(len(blob)),
+        "bytes_low": float(len(be.serialize_ciphertext(low))),
+        "serialize_s": t(lambda: be.serialize_ciphertext(ct)),
+        "deserialize_s": t(lambda: be.deserialize_ciphertext(blob)),
+        "level": float(be.level(ct)),
+    }
+    return out, be
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEFAULT_CALIBRATION_PARAMS,
+                   backend: str = "seal", repeats: int = 7, progress: bool = True, runner: Any = None,
+                   min_sample_s: float = 0.05, hold_s: float = HOLD_S, insecure_study: bool = False,
+                   command: str | None = None) -> Path:
+    """Measure CKKS op costs here and Dask link costs on ``runner`` (a fresh 2-worker local
+    cluster when ``None``) and write a *measured* profile to ``out_path`` (atomically); see
+    the module docstring for what each field is. ``repeats``: samples per value (the
+    median is kept); ``min_sample_s``: length of one op-timing sample; ``hold_s``: how long
+    each link-measuring producer task runs. ``progress``: a line
+    per step on stderr. ``command``: recorded in ``[meta]`` (default: this call)."""
+    from cryptoffload.engines.dask import DaskRunner
+
+    if not isinstance(params, CkksParams):
+        raise ConfigError(f"params must be a CkksParams, got {type(params).__name__}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ConfigError(f"repeats must be a positive integer, got {repeats!r}")
+    for name, v in (("min_sample_s", min_sample_s), ("hold_s", hold_s)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 10:
+            raise ConfigError(f"{name} must be between 0 and 10 seconds, got {v!r}")
+    say = (lambda msg: print(f"calibrate-ckks: {msg}", file=sys.stderr, flush=True)) if progress else \
+        (lambda msg: None)
+    info = machine_info()
+    date = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}")
+    ops, be = measure_ops(params, backend, repeats, min_sample_s, insecure_study)
+    say("timing Dask transfers between two worker processes")
+    if runner is None:
+        with DaskRunner(workers=2) as own:
+            link = measure_link(own, int(ops["bytes"]), repeats, hold_s)
+            where_link = own.describe()
+    else:
+        link = measure_link(runner, int(ops["bytes"]), repeats, hold_s)
+        where_link = runner.describe()
+
+    lib = f"SEAL via tenseal {_version('tenseal')}" if be.name == "seal" else f"{be.name} backend"
+    ring = (f"N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}, "
+            f"scale 2^{params.scale_bits}")
+    lv = int(ops["level"])
+    where = f"measured on {info['cpu']}, 1 thread, {date}, {lib}, {ring}"
+    how = f"median of {repeats} samples, each the mean of calls filling >= {min_sample_s:g} s (time.perf_counter)"
+    top = f"fresh ciphertext at level {lv} ({lv + 1} limbs)"
+    lowd = f"ciphertext at level {lv - 1} ({lv} limbs, after mul_plain + rescale)"
+    dask_where = (f"measured on {info['cpu']}, {date}, {where_link}, distributed {_version('distributed')}; "
+                  f"worker-side time.monotonic gaps after a producer task of {hold_s * 1e3:g} ms, median of "
+                  f"{int(link['pairs'])} pairs (both directions)")
+    values = {
+        "ring.poly_modulus_degree": ProfileValue(params.poly_modulus_degree, f"parameter of the measurement: {ring}"),
+        "ring.limbs": ProfileValue(lv + 1, f"RNS limbs of the input ciphertext the ops were timed on "
+                                           f"(level {lv} + 1); {ring}"),
+        "ops.rotate_s": ProfileValue(ops["rotate_s"], f"{where}: rotate by 1 slot (its own Galois key, one key "
+                                                     f"switch), {top}; {how}"),
+        "ops.rotate_low_s": ProfileValue(ops["rotate_low_s"], f"{where}: rotate by 1 slot, {lowd}; {how}"),
+        "ops.pmul_s": ProfileValue(ops["pmul_s"], f"{where}: mul_plain by a plaintext encoded at the same level, "
+                                                 f"{top}; {how}"),
+        "ops.add_s": ProfileValue(ops["add_s"], f"{where}: add of two ciphertexts, each a {top}; {how}"),
+        "ops.add_low_s": ProfileValue(ops["add_low_s"], f"{where}: add of two ciphertexts, each a {lowd}; {how}"),
+        "ops.rescale_s": ProfileValue(ops["rescale_s"], f"{where}: rescale of a mul_plain product at level {lv} "
+                                                       f"(to level {lv - 1}); {how}"),
+        "ciphertext.bytes": ProfileValue(ops["bytes"], f"{where}: len(serialize_ciphertext) of a {top} "
+                                                      "(framed, as bsgs_run moves it)"),
+        "ciphertext.bytes_low": ProfileValue(ops["bytes_low"], f"{where}: len(serialize_ciphertext) of a {lowd}"),
+        "ciphertext.serialize_s": ProfileValue(ops["serialize_s"], f"{where}: serialize_ciphertext of a {top}; "
+                                                                  f"{how}"),
+        "ciphertext.deserialize_s": ProfileValue(ops["deserialize_s"], f"{where}: deserialize_ciphertext of a "
+                                                                      f"{top} (checksum + parse); {how}"),
+        "link.latency_s": ProfileValue(link["latency_s"], f"{dask_where}: gap of an 8-byte payload between tasks "
+                                                         "on two workers minus overhead.task_s"),
+        "link.bandwidth_Bps": ProfileValue(link["bandwidth_Bps"], (
+            f"{dask_where}: (large - ct) bytes / (gap(large) - gap(ct)), payloads of "
+            f"{int(link['ct_payload_bytes'])} B (one serialised ciphertext) and {int(link['large_bytes'])} B "
+            "of random bytes between tasks on two workers")),
+        "overhead.task_s": ProfileValue(link["task_s"], (
+            f"{dask_where}: gap between a pinned task's end and the start of a pinned task depending on it "
+            "on the SAME worker (scheduler round trip per dependent task; no data moved, not the "
+            "client's round trip)")),
+    }
+    meta = {
+        "name": f"measured-ckks-{be.name}-n{params.poly_modulus_degree}",
+        "kind": "measured",
+        "description": (f"CKKS op costs ({lib}, {ring}) on one thread of this machine and the cost of moving "
+                        "serialised ciphertexts between two Dask worker processes, for the multi-device BSGS "
+                        "model (issue 7)"),
+        "cpu": str(info["cpu"]),
+        "cores": str(info["cores"]),
+        "date": date,
+        "command": command or (f"calibrate_ckks({str(out_path)!r}, params=CkksParams("
+                               f"{params.poly_modulus_degree}, {params.coeff_mod_bits}, {params.scale_bits}), "
+                               f"backend={backend!r}, repeats={repeats}, min_sample_s={min_sample_s}, "
+                               f"hold_s={hold_s})"),
+        "backend": be.name,
+        "library": lib,
+        "dask": where_link,
+        "coeff_mod_bits": str(list(params.coeff_mod_bits)),
+        "scale_bits": str(params.scale_bits),
+        "python": str(info["python"]),
+        "link_raw_s": {k: float(v) for k, v in link.items()},
+    }
+    path = write_profile(out_path, meta, values)
+    say(f"wrote {path}")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m cryptoffload.sim.calibrate_ckks [--out FILE] [--repeats R]``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="calibration/ckks.toml", help="profile to write")
+    p.add_argument("--repeats", type=int, default=7, help="samples per value (the median is kept)")
+    p.add_argument("--min-sample", type=float, default=0.05, help="seconds per op-timing sample")
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args(argv)
+    cmd = "python -m cryptoffload.sim.calibrate_ckks " + " ".join(sys.argv[1:] if argv is None else argv)
+    try:
+        calibrate_ckks(args.out, repeats=args.repeats, min_sample_s=args.min_sample, progress=not args.quiet,
+                       command=cmd.strip())
+    except CryptoffloadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

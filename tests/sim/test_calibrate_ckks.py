@@ -1,0 +1,48 @@
+"""CKKS calibration: a quick run (small ring, few samples) writes a *measured* profile that the
+loader accepts, with every field the BSGS model reads, all positive; bad arguments are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cryptoffload.crypto.ckks import CkksParams
+from cryptoffload.errors import ConfigError
+from cryptoffload.profiles.loader import load_profile
+from cryptoffload.sim.calibrate_ckks import REQUIRED_FIELDS, calibrate_ckks, measure_link
+
+SMALL = CkksParams(4096, (40, 30, 39), 30)      # one level: input 2 limbs, one rescale
+
+
+def test_quick_calibration_writes_a_measured_profile(tmp_path: Path) -> None:
+    path = calibrate_ckks(tmp_path / "ckks.toml", params=SMALL, repeats=3, min_sample_s=0.0,
+                          hold_s=0.01, progress=False)
+    prof = load_profile(path, required=REQUIRED_FIELDS)
+    assert prof.kind == "measured" and prof.name == "measured-ckks-seal-n4096"
+    for name in REQUIRED_FIELDS:
+        assert prof.value(name) > 0, name
+        assert "measured" in prof.source(name) or "parameter" in prof.source(name) \
+            or "RNS limbs" in prof.source(name), name
+    assert prof.value("ring.poly_modulus_degree") == 4096 and prof.value("ring.limbs") == 2
+    assert prof.value("ciphertext.bytes") > prof.value("ciphertext.bytes_low")
+    for key in ("cpu", "cores", "date", "command"):
+        assert isinstance(prof.meta[key], str) and prof.meta[key], key
+    assert "SAME worker" in prof.source("overhead.task_s")
+
+
+class _OneWorker:
+    def worker_addresses(self) -> list[str]:
+        return ["tcp://127.0.0.1:1"]
+
+
+def test_bad_arguments_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="repeats must be a positive integer"):
+        calibrate_ckks(tmp_path / "x.toml", params=SMALL, repeats=0, progress=False)
+    with pytest.raises(ConfigError, match="params must be a CkksParams"):
+        calibrate_ckks(tmp_path / "x.toml", params="small", progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="hold_s must be"):
+        calibrate_ckks(tmp_path / "x.toml", params=SMALL, hold_s=-1, progress=False)
+    with pytest.raises(ConfigError, match="2 workers or more, got 1"):
+        measure_link(_OneWorker(), 1000, 1)
+    assert not (tmp_path / "x.toml").exists()
