@@ -127,6 +127,7 @@ def study_fpga_reconfig(
 ) -> None:
     """Seed 002: FPGA reconfiguration hidden by overlap and request prediction."""
     from cryptoffload.policies.reconfig import POLICIES
+    from cryptoffload.studies import bsgs_multidevice as bm
     from cryptoffload.studies import fpga_reconfig as st
 
     cfg = st.FpgaReconfigConfig(
@@ -225,6 +226,89 @@ def study_isc_he_cnn(
 
     cfg = st.IscHeCnnConfig(quick=quick, model=model, dram_gb=dram_gb, queries=queries, plan_clients=clients)
     _run_study(st, cfg, out, no_progress)
+
+
+@study_app.command("bsgs-multidevice")
+def study_bsgs_multidevice(
+    quick: bool = typer.Option(False, "--quick", help="Fewer measured configurations and repeats."),
+    out: Path = typer.Option(Path("out/bsgs-multidevice"), "--out", help="Output folder."),
+    profile: str = typer.Option("bsgs_u280", "--profile", help="Cost profile of the paper setup (name or TOML)."),
+    measure: bool = typer.Option(True, "--measure/--no-measure",
+                                 help="Also run real BSGS products on Dask workers and compare with the model."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration",
+                                               help="Measured CKKS profile to use instead of calibrating now."),
+    workers: str = typer.Option("1,2", "--workers", help="Worker counts for the measured runs."),
+    babies: Optional[str] = typer.Option(None, "--babies", help="Baby-step sizes for the measured runs (e.g. 2,4,8)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tcp://HOST:PORT (default: local)."),
+    seed: int = typer.Option(0, "--seed"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Seed 001: BSGS for multi-device bootstrapping: U280 model vs Table 1, and real Dask runs vs the model."""
+    from cryptoffload.engines.dask import parse_scheduler
+    from cryptoffload.studies import bsgs_multidevice as st
+
+    kw: dict = {}
+    if babies is not None:
+        kw["measured_babies"] = tuple(_parse_ints(babies, "--babies"))
+    cfg = st.BsgsMultideviceConfig(quick=quick, seed=seed, profile=profile, measure=measure,
+                                   calibration=str(calibration) if calibration else None,
+                                   measured_devices=tuple(_parse_ints(workers, "--workers")),
+                                   scheduler=parse_scheduler(scheduler) if scheduler else None, **kw)
+    _run_study(st, cfg, out, no_progress)
+
+
+def _parse_ints(text: str, what: str) -> list[int]:
+    from cryptoffload.errors import ConfigError
+
+    try:
+        vals = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}") from None
+    if not vals or any(v < 1 for v in vals):
+        raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}")
+    return vals
+
+
+@plan_app.command("bsgs")
+def plan_bsgs_cmd(
+    devices: str = typer.Option("1,2,4,8,16", "--devices", help="Device counts N to plan for."),
+    profile: str = typer.Option("bsgs_u280", "--profile", help="Cost profile (name or TOML; `calibrate ckks` writes one)."),
+    diagonals: Optional[int] = typer.Option(None, "--diagonals", help="Diagonals C (default: the profile's, else 32768)."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="replicate, broadcast or split-giant (default: all)."),
+    space: str = typer.Option("all", "--space", help="Baby-step sizes searched: all, pow2 or divisors."),
+    naive_baby: Optional[int] = typer.Option(None, "--naive-bs", help="Single-device bs to compare with (default: the best for N = 1)."),
+    exhaustive: bool = typer.Option(False, "--exhaustive", help="Also run the exhaustive search and print the tuner's gap."),
+) -> None:
+    """Choose the BSGS strategy and baby-step size per device count, and print the predicted time."""
+    from rich.table import Table as RichTable
+
+    from cryptoffload.policies import bsgs_tuner as tuner
+    from cryptoffload.profiles.loader import load_profile
+    from cryptoffload.sim.op_dag import DagCosts
+    from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, check_positive_int
+
+    prof = load_profile(profile)
+    costs = DagCosts.from_profile(prof)
+    c = diagonals if diagonals is not None else int(prof.get("shape.diagonals") or 32768)
+    check_positive_int("--diagonals", c)
+    ns = _parse_ints(devices, "--devices")
+    strategies = (strategy,) if strategy else STRATEGIES
+    level = int(prof.get("ring.limbs") or 2) - 1
+    base = BsgsShape(c, 1, level=max(1, level))
+    nb = naive_baby if naive_baby is not None else tuner.exhaustive(base, 1, costs, strategies=("replicate",), space=space)[0].baby
+    t = RichTable(title=f"BSGS plan: C = {c}, profile {prof.name} ({prof.kind}) [simulated]")
+    for col in ["N", "strategy", "bs", "gs", "predicted ms", f"naive (bs={nb}) ms", "speedup"] + (["exhaustive gap %"] if exhaustive else []):
+        t.add_column(col, justify="right")
+    for n in ns:
+        cfg = tuner.tune(base, n, costs, strategies=strategies, space=space)
+        nv = tuner.naive(base, n, costs, baby=nb)
+        row = [str(n), cfg.strategy, str(cfg.baby), str(cfg.giant), f"{cfg.predicted_s * 1e3:.4g}",
+               f"{nv.predicted_s * 1e3:.4g}", f"{nv.predicted_s / cfg.predicted_s:.2f}x"]
+        if exhaustive:
+            best = tuner.exhaustive(base, n, costs, strategies=strategies, space=space)[0]
+            row.append(f"{(cfg.predicted_s / best.predicted_s - 1) * 100:.2f}")
+        t.add_row(*row)
+    console.print(t)
 
 
 @plan_app.command("isc")
@@ -481,6 +565,8 @@ def report(
         failures.append(("he-cnn", str(exc)))
         err_console.print(f"error: he-cnn: {exc}", markup=False, highlight=False)
     runners = {
+        "bsgs-multidevice": lambda prog: bm.run(bm.BsgsMultideviceConfig(quick=not full, seed=seed),
+                                                out / "bsgs-multidevice", prog),
         "fpga-reconfig": lambda prog: st.run(st.FpgaReconfigConfig(quick=not full, seed=seed, sw_profile=sw_profile),
                                              out / "fpga-reconfig", prog),
         "isc-he-cnn": lambda prog: isc.run(isc.IscHeCnnConfig(quick=not full), out / "isc-he-cnn", prog),
@@ -523,6 +609,23 @@ def _calibrate_ciphers(out: Path, seconds: float) -> None:
 
     # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
     path = calibrate_ciphers(out, seconds=seconds, progress=True, console=console)
+    console.print(f"wrote {path}")
+
+
+@calibrate_app.command("ckks")
+def calibrate_ckks_cmd(
+    out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
+    repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tcp://HOST:PORT for the link costs."),
+) -> None:
+    """Measure CKKS op costs (SEAL) and the cost of moving a ciphertext between Dask workers."""
+    from cryptoffload.engines.dask import DaskRunner, parse_scheduler
+    from cryptoffload.sim.calibrate_ckks import calibrate_ckks
+    from cryptoffload.workloads.bsgs import check_positive_int
+
+    check_positive_int("--repeats", repeats)
+    with DaskRunner(parse_scheduler(scheduler) if scheduler else None, workers=2) as runner:
+        path = calibrate_ckks(out, repeats=repeats, progress=True, runner=runner)
     console.print(f"wrote {path}")
 
 

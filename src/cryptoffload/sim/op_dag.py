@@ -12,8 +12,10 @@ here is deliberately simple and stated in full, so that it can be checked agains
   occupy the sender's outgoing port and the receiver's incoming port for ``bytes / bandwidth``
   (ports are full duplex, one transfer at a time per direction), and arrive ``latency_s``
   later; the receiver spends ``deserialize_s`` of compute on them before use;
-* ``task_s`` (a scheduler's fixed cost per task, measured for Dask; 0 for an FPGA) is charged
-  once at the start of each device's work and once per transfer, on the receiver.
+* ``task_s`` (a scheduler's fixed cost per dependent task, measured for Dask; 0 for an FPGA)
+  is charged once when a device starts (dispatch), once when its giant steps start after their
+  baby steps (a new task that waited on others), and once per transfer, on the receiver --
+  the task layout of ``engines/bsgs_run.py``.
 
 An op may stand for a chain of identical or mixed ops (``Op.work``); the cost of a chain with no
 outside dependency inside it is the sum of its parts, so merging such a chain does not change
@@ -193,6 +195,8 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
         if not started[d]:
             t += costs.task_s
             started[d] = True
+        if op.new_task:
+            t += costs.task_s
         dur = 0.0
         for kind, level, count in op.work:
             c = count * costs.op_s(kind, level, top)

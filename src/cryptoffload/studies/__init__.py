@@ -13,6 +13,7 @@ from types import ModuleType
 from cryptoffload.errors import ConfigError
 
 STUDIES: dict[str, str] = {
+    "bsgs-multidevice": "cryptoffload.studies.bsgs_multidevice",
     "fpga-reconfig": "cryptoffload.studies.fpga_reconfig",
     "isc-he-cnn": "cryptoffload.studies.isc_he_cnn",
     "paillier-offload": "cryptoffload.studies.paillier_offload",

@@ -275,6 +275,7 @@ class Op:
     dst: int | None = None
     label: str = ""
     work: Work = ()
+    new_task: bool = False     # starts a task that waits on other tasks (a scheduler round trip)
 
 
 @dataclass
@@ -286,10 +287,10 @@ class OpDag:
     result: int = -1          # op whose output is the product (on device 0)
 
     def add(self, kind: str, device: int, level: int, deps: Iterable[int] = (), *,
-            dst: int | None = None, label: str = "", work: Work | None = None) -> int:
+            dst: int | None = None, label: str = "", work: Work | None = None, new_task: bool = False) -> int:
         if work is None:
             work = () if kind == SEND else ((kind, level, 1),)
-        op = Op(len(self.ops), kind, device, level, tuple(deps), dst, label, work)
+        op = Op(len(self.ops), kind, device, level, tuple(deps), dst, label, work, new_task)
         self.ops.append(op)
         return op.id
 
@@ -352,7 +353,7 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
         barrier = tuple(sorted({rotated[d][i] for i in needed_babies(shape, share.giant)}))
         if chain:
             partial[d] = dag.add("chain", d, low, barrier, label="giant steps",
-                                 work=_giant_work(shape, share.giant))
+                                 work=_giant_work(shape, share.giant), new_task=True)
             continue
         acc = None
         first = True
@@ -360,8 +361,8 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
             inner = None
             for i in shape.babies_of(j):
                 deps = ((rotated[d][i],) if i else ()) + (barrier if first else ())
+                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}", new_task=first)
                 first = False
-                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}")
                 inner = term if inner is None else dag.add(ADD, d, top, (inner, term), label=f"giant {j}")
             assert inner is not None
             g = dag.add(RESCALE, d, top, (inner,), label=f"giant {j}")

@@ -1,0 +1,123 @@
+"""The bsgs-multidevice study: the U280 profile is the documented fit of Table 1's naive row,
+the model reproduces that row, the tuned speedup rises with N like the paper's, the tuner stays
+within 5 % of exhaustive search, and bad input is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import assert_user_error, run_cli
+from cryptoffload.errors import ConfigError
+from cryptoffload.profiles.loader import load_profile
+from cryptoffload.studies import bsgs_multidevice as st
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def paper_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bsgs")
+    return st.run(st.BsgsMultideviceConfig(quick=True, measure=False, openfhe_result=str(out / "none.json")), out), out
+
+
+def test_profile_is_the_fit_of_the_naive_row() -> None:
+    prof = load_profile("bsgs_u280")
+    fit = st.fit_naive_row(int(prof.value("shape.naive_baby")), int(prof.value("shape.diagonals")),
+                           prof.value("link.latency_s"), prof.value("link.bandwidth_Bps"))
+    for key in ("rotate_s", "pmul_s", "add_s"):
+        assert prof.value(f"ops.{key}") == pytest.approx(fit[key], rel=2e-3), key
+    assert prof.value("ciphertext.bytes") == pytest.approx(fit["bytes"], rel=2e-3)
+    assert prof.kind == "derived"
+
+
+def test_table1_naive_row_reproduced_and_speedup_rises(paper_run) -> None:
+    res, out = paper_run
+    t = res.tables["table1_paper"]
+    assert t.provenance == "simulated"
+    speedups = []
+    for row in t.rows:
+        paper = t.paper_row(row[:1])
+        assert row[1] == pytest.approx(paper[1], rel=0.005), row      # naive: fitted
+        assert row[2] <= row[1] * (1 + 1e-12)                          # tuning never loses
+        assert row[2] == pytest.approx(paper[2], rel=0.20), row         # tuned: model, not fit
+        speedups.append(row[3])
+    assert speedups[0] == pytest.approx(1.0)
+    assert all(b > a for a, b in zip(speedups, speedups[1:]))
+    data = json.loads((out / "result.json").read_text())
+    assert data["tables"]["table1_paper"]["paper"][-1][3] == 1.84
+    for png in ("table1_times.png", "table1_speedup.png", "strategies.png"):
+        assert (out / png).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_tuner_within_five_percent_of_exhaustive(paper_run) -> None:
+    res, _ = paper_run
+    for row in res.tables["tuner_vs_exhaustive"].rows:
+        assert 0 <= row[-1] <= 5.0, row
+
+
+def test_closed_form_misses_and_sensitivity(paper_run) -> None:
+    res, _ = paper_run
+    cf = res.tables["closed_form"].rows
+    assert max(abs(r[4]) for r in cf) > 30            # the seed's closed form, fitted, is far off
+    assert max(abs(r[5]) for r in cf) < 20            # the DAG model is not
+    full = res.tables["sensitivity_full_ciphertext"].rows
+    assert full[-1][3] < res.tables["table1_paper"].rows[-1][3]
+
+
+def test_bootstrap_stages_table(paper_run) -> None:
+    res, _ = paper_run
+    rows = res.tables["bootstrap_stages"].rows
+    assert rows[0][0] == 1 and all(r[2] <= r[1] * (1 + 1e-12) for r in rows)
+    detail = res.tables["bootstrap_stage_detail"].rows
+    assert {r[2] for r in detail} == {63}
+
+
+def test_headline_and_openfhe_note(paper_run) -> None:
+    res, _ = paper_run
+    assert any("paper 1.84x" in h for h in res.headline)
+    assert any("bootstrap_openfhe.json" in n for n in res.notes)
+
+
+def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
+    stored = {"date": "2026-11-21", "command": "make bench-bootstrap",
+              "configs": [{"level_budget": [2, 2], "dim1": [0, 0], "ring_dim": 4096, "bootstrap_s": 1.5,
+                           "measured_share": 0.4, "predicted_stage_s": 0.55, "model_error_pct": -8.0}]}
+    (tmp_path / "of.json").write_text(json.dumps(stored))
+    res = st.run(st.BsgsMultideviceConfig(quick=True, measure=False, devices=(1, 2),
+                                          openfhe_result=str(tmp_path / "of.json")), tmp_path / "out")
+    t = res.tables["openfhe_bootstrap"]
+    assert t.rows[0][3] == 1.5 and t.provenance == "mixed"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"devices": (0,)}, "number of devices N must be a positive integer"),
+    ({"measured_babies": (64,), "measured_diagonals": 32}, "between 1 and C = 32"),
+    ({"measured_babies": (0,)}, "baby-step size bs must be a positive integer"),
+    ({"repeats": 0}, "repeats must be a positive integer"),
+])
+def test_bad_config(kw: dict, message: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=message):
+        st.run(st.BsgsMultideviceConfig(measure=False, **kw), tmp_path)
+    assert not (tmp_path / "result.json").exists()
+
+
+def test_cli_plan_and_errors(tmp_path: Path) -> None:
+    ok = run_cli(tmp_path, "plan", "bsgs", "--devices", "1,4", "--diagonals", "256", "--exhaustive")
+    assert ok.returncode == 0, ok.stderr
+    assert "replicate" in ok.stdout and "predicted ms" in ok.stdout
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--devices", "2,x"), "--devices")
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--strategy", "gather"), "unknown BSGS strategy")
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--diagonals", "0"), "--diagonals must be a positive integer")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[meta]\nname = "bad"\nkind = "measured"\ndescription = "no rotation"\n'
+                   '[ops]\npmul_s = { value = 1e-4, source = "x" }\nadd_s = { value = 1e-5, source = "x" }\n'
+                   '[ciphertext]\nbytes = { value = 1e6, source = "x" }\n'
+                   '[link]\nbandwidth_Bps = { value = 1e9, source = "x" }\nlatency_s = { value = 0, source = "x" }\n')
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", str(bad)), "ops.rotate_s", "rotation")
+    out = tmp_path / "study"
+    assert_user_error(run_cli(tmp_path, "study", "bsgs-multidevice", "--no-measure", "--workers", "0", "--out",
+                              str(out)), "--workers")
+    assert not (out / "result.json").exists()
