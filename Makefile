@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed
 # study serves files with a real nginx and loads it with real clients).
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc nginx wrk ethtool curl wget
 
-.PHONY: demo test setup apt clean bench openfhe
+.PHONY: demo test setup apt clean bench openfhe openfhe-venv bench-bootstrap
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
@@ -26,6 +26,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ridge.py
 	$(BIN)/python benchmarks/tls.py
 	$(BIN)/python benchmarks/he_cnn.py
+	$(BIN)/python benchmarks/bsgs.py
 
 setup: $(STAMP)
 
@@ -61,9 +62,9 @@ PYTHON310 := $(shell if [ -x /root/.pyenv/versions/3.10.13/bin/python3.10 ]; the
 OPENFHE_VENV := .venv-openfhe
 OPENFHE_PACKAGES := openfhe==1.6.1.0.22.4 numpy==2.2.6 tenseal==0.3.16 pytest==9.2.0 hypothesis==6.168.5
 
-openfhe:
+openfhe-venv:
 	@if [ -z "$(PYTHON310)" ]; then \
-	  echo "make openfhe: skipped: no Python 3.10 (neither /root/.pyenv/versions/3.10.13/bin/python3.10 nor python3.10 on PATH); OpenFHE's wheels import on 3.10 only here"; \
+	  echo "OpenFHE: skipped: no Python 3.10 (neither /root/.pyenv/versions/3.10.13/bin/python3.10 nor python3.10 on PATH); OpenFHE's wheels import on 3.10 only here"; \
 	  exit 0; \
 	fi; \
 	set -e; \
@@ -72,5 +73,17 @@ openfhe:
 	  [ -x $(OPENFHE_VENV)/bin/python ] || $(PYTHON310) -m venv $(OPENFHE_VENV); \
 	  $(OPENFHE_VENV)/bin/python -m pip install -q $(OPENFHE_PACKAGES); \
 	  touch $(OPENFHE_VENV)/.installed; \
-	fi; \
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python -m pytest -q tests/crypto/test_ckks_openfhe.py
+	fi
+
+openfhe: openfhe-venv
+	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
+	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python -m pytest -q tests/crypto/test_ckks_openfhe.py; \
+	fi
+
+# A real OpenFHE bootstrapping timed per level budget and dim1, and the share of its BSGS
+# stages (issue 7); writes benchmarks/results/bootstrap_openfhe.json, which the
+# bsgs-multidevice study shows.
+bench-bootstrap: openfhe-venv
+	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
+	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python benchmarks/bench_bootstrap_openfhe.py; \
+	fi

@@ -424,13 +424,27 @@ def test_tracing_evaluator_on_openfhe(fhe, rng):
 
 
 @needs_openfhe
+def test_rotation_key_steps_lists_the_keys_made():
+    b = make_backend("openfhe", P)
+    b.keygen(rotations=[1, 5, -3])
+    assert b.rotation_key_steps() == sorted([1, 5, b.slots - 3])
+    b.add_rotation_keys([64])
+    assert b.rotation_key_steps() == sorted([1, 5, 64, b.slots - 3])
+
+
+@needs_openfhe
 def test_bootstrapping_small_insecure_ring():
     """EvalBootstrap at N = 4096 (insecure, a functional check; timing is another study's)."""
     params = CkksParams(4096, (60, 59, 59, 60), 59)
     b = make_backend("openfhe", params, insecure_study=True, bootstrap_level_budget=(2, 2))
     assert b.depth > params.levels
     b.keygen(rotations=[])
-    b.bootstrap_setup()
+    with pytest.raises(CkksError, match="dim1 is a pair"):   # OpenFHE itself would read past the end
+        b.bootstrap_setup(dim1=(4,))
+    took = b.bootstrap_setup()
+    assert set(took) == {"setup_s", "keygen_s"} and min(took.values()) > 0
+    steps = b.rotation_key_steps()                             # bootstrapping's own rotation keys
+    assert steps and 1 in steps and all(0 < s < b.slots for s in steps)
     x = np.linspace(-0.5, 0.5, b.slots)
     c = b.encrypt(x, level=1)                                  # one level left
     fresh = b.bootstrap(c)

@@ -157,3 +157,10 @@ def test_hoisted_groups_baby_steps(runner: DaskRunner, he, monkeypatch: pytest.M
     assert res.hoisted
     babies = [r for r in res.records if r.kind == "baby"]
     assert len(babies) == 2 and sum(r.ops["rotate"] for r in babies) == shape.baby - 1
+
+
+def test_openfhe_style_stage_is_refused(runner, he) -> None:
+    be, x, diag, ct = he
+    shape = BsgsShape(C, 4, slots=SLOTS, level=2, rescale_each_giant=False, horner=True)
+    with pytest.raises(ConfigError, match="modelled, not executed"):
+        run_bsgs(runner, be, diag, shape, split(shape, 1), ct)

@@ -100,3 +100,17 @@ def test_bad_costs() -> None:
 def test_u280_profile_loads_with_sources() -> None:
     c = DagCosts.from_profile("bsgs_u280")
     assert c.kind == "derived" and c.bandwidth_Bps == 12.5e9
+
+
+def test_rescale_once_moves_the_work_up_a_level() -> None:
+    """OpenFHE's stages rescale the finished sum once: giant rotations and the reduction then run
+    at the input level (bigger ciphertexts on the wire) and one rescale ends the product."""
+    per_giant = BsgsShape(64, 8, slots=64, level=3)
+    once = dataclasses.replace(per_giant, rescale_each_giant=False)
+    costs = dataclasses.replace(COSTS, limbs=4, rotate_low_s=None, add_low_s=None)
+    a = schedule(build_dag(split(once, 1)), costs).makespan
+    want = 7 * 1e-3 + 64 * 1e-4 + (64 - 8) * 2e-5 + 7 * 1e-3 + 7 * 2e-5 + 3e-4
+    assert a == pytest.approx(want, rel=1e-12)
+    two = schedule(build_dag(split(once, 2)), costs)
+    assert two.bytes_moved == 1e6                       # at the top level, not 3/4 of it
+    assert build_dag(split(once, 2)).counts()["rescale"] == 1

@@ -135,21 +135,33 @@ def test_select_layers_uses_exactly_the_budget(log_slots: int, budget: int, want
     assert rows + (rem != 0) == min(budget, log_slots) or layers == 1
 
 
-def test_bootstrap_stages_structure() -> None:
+def test_bootstrap_stages_follow_openfhe() -> None:
+    """OpenFHE 1.6.1's structure, as benchmarks/bench_bootstrap_openfhe.py read it off the
+    library (its rotation keys and call stacks): 2^15 slots, budget (3, 3) -> 5 layers per
+    stage; 2048 slots, budget (3, 3) -> 4, 4, then a 3-layer remainder, which CoeffToSlot runs
+    last at stride 1 with the default baby step whatever dim1 says."""
     stages = bootstrap_stages(2**15, (3, 3))
     assert [s.transform for s in stages] == ["CoeffToSlot"] * 3 + ["SlotToCoeff"] * 3
     assert all(s.shape.diagonals == 63 and s.shape.baby == 16 for s in stages)
-    # CoeffToSlot goes from the largest stride down, SlotToCoeff back up; one level per stage
     assert [s.shape.stride for s in stages[:3]] == [1024, 32, 1]
     assert [s.shape.stride for s in stages[3:]] == [1, 32, 1024]
     assert [s.shape.level for s in stages[:3]] == [30, 29, 28]
+    assert [s.shape.level for s in stages[3:]] == [4, 3, 2]
+    small = bootstrap_stages(2048, (3, 3), (4, 4), top_level=21, levels_after=2)
+    assert [(s.layers, s.shape.stride, s.shape.baby) for s in small[:3]] == [(4, 128, 4), (4, 8, 4), (3, 1, 8)]
+    assert [(s.layers, s.shape.stride) for s in small[3:]] == [(4, 1), (4, 16), (3, 256)]
+    # the key set EvalBootstrapKeyGen made for 2048 slots, budget (3, 3), dim1 (4, 4)
+    keys = sorted(set().union(*(s.shape.rotation_steps() for s in small)))
+    assert keys == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 48, 64, 128, 256, 384, 512, 768, 1024, 1280, 1536, 1792]
+    # one rescale per stage, Horner giant steps: gs - 1 rotations
+    c = small[0].shape.op_counts()
+    assert c["rescale"] == 1 and c["giant_rotations"] == small[0].shape.giant - 1
     # a budget of one is the dense transform of Table 1: C = slots
-    dense = bootstrap_stages(2**15, (1, 1))
-    assert dense[0].shape.diagonals == 2**15
-    # dim1 sets the baby step
-    assert bootstrap_stages(2**15, (3, 3), (8, 0))[0].shape.baby == 8
+    assert bootstrap_stages(2**15, (1, 1))[0].shape.diagonals == 2**15
     with pytest.raises(ConfigError, match="power of two"):
         bootstrap_stages(1000)
+    with pytest.raises(ConfigError, match="dim1 for CoeffToSlot must be a power of two"):
+        bootstrap_stages(2048, (3, 3), (3, 3))
 
 
 def test_every_stage_is_a_sparse_product_of_its_diagonals() -> None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -589,9 +590,12 @@ class OpenFheBackend(_CheckedBackend):
         return cls._from_context(data, KIND_SECRET, insecure_study)
 
     # -- bootstrapping -----------------------------------------------------------------------------
-    def bootstrap_setup(self, level_budget: Sequence[int] | None = None, dim1: Sequence[int] = (0, 0)) -> None:
+    def bootstrap_setup(self, level_budget: Sequence[int] | None = None,
+                        dim1: Sequence[int] = (0, 0)) -> dict[str, float]:
         """``EvalBootstrapSetup`` + ``EvalBootstrapKeyGen`` (secret key needed; the backend must
-        be made with ``bootstrap_level_budget``, ``level_budget`` defaults to it)."""
+        be made with ``bootstrap_level_budget``, ``level_budget`` defaults to it). ``dim1`` is
+        the baby-step count (hoisted rotations) of CoeffToSlot and SlotToCoeff, 0 for OpenFHE's
+        default. Returns the wall-clock seconds of each call: ``{"setup_s", "keygen_s"}``."""
         self._need_secret("bootstrap_setup")
         if self._budget is None:
             raise CkksError("bootstrap_setup: make the backend with bootstrap_level_budget=(a, b), so that "
@@ -602,10 +606,27 @@ class OpenFheBackend(_CheckedBackend):
         if need > self._boot_depth:
             raise CkksError(f"bootstrap_setup: level budget {tuple(budget)} needs depth {need}, the backend "
                             f"reserved {self._boot_depth} (bootstrap_level_budget={self._budget})")
+        dim1 = [int(d) for d in dim1]
+        if len(dim1) != 2 or min(dim1) < 0:   # OpenFHE reads dim1[1] unchecked (a crash, not an error)
+            raise CkksError(f"bootstrap_setup: dim1 is a pair of integers >= 0, got {dim1!r}")
         with _fhe_errors("bootstrap_setup"):
-            self._cc.EvalBootstrapSetup(budget, list(dim1), self.slots)
+            t0 = time.perf_counter()
+            self._cc.EvalBootstrapSetup(budget, dim1, self.slots)
+            t1 = time.perf_counter()
             self._cc.EvalBootstrapKeyGen(self._sk, self.slots)
+            t2 = time.perf_counter()
         self._boot_ready = True
+        return {"setup_s": t1 - t0, "keygen_s": t2 - t1}
+
+    def rotation_key_steps(self) -> list[int]:
+        """Slot rotation steps ``0 < s < slots`` this key set holds a key for, bootstrapping's
+        included (OpenFHE stores automorphism indices ``5^s mod 2N``; the conjugation key has
+        no step and is left out). For checking which rotations a transform really uses."""
+        self._need_public("rotation_key_steps")
+        cc = self._cc
+        with _fhe_errors("rotation_key_steps"):
+            held = set(int(i) for i in cc.GetExistingEvalAutomorphismKeyIndices(self._tag))
+            return [s for s in range(1, self.slots) if int(cc.FindAutomorphismIndex(s)) in held]
 
     def bootstrap(self, ct: Ciphertext) -> Ciphertext:
         """``EvalBootstrap``: a fresh-noise ciphertext of the same values with ``levels`` levels

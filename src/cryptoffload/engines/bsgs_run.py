@@ -363,6 +363,9 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     records belong to that run -- with every run's ``wall_s`` and ``span_s`` in
     ``wall_all``/``span_all``. Input mistakes raise a one-line :class:`ConfigError`.
     """
+    if shape.horner or not shape.rescale_each_giant:
+        raise ConfigError("the Dask execution rescales each giant step and rotates it on its own; a Horner, "
+                          "rescale-once shape (OpenFHE's bootstrapping stages) is modelled, not executed")
     diag, ct_bytes, context = _check(runner, backend, diagonals, shape, sp, ct, repeats, warmup, hoisted)
     addrs = runner.worker_addresses()
     if not addrs:

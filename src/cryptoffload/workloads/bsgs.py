@@ -77,6 +77,8 @@ class BsgsShape:
     stride: int = 1
     offset: int = 0
     level: int = 1
+    rescale_each_giant: bool = True    # False: one rescale of the whole sum (OpenFHE's stages)
+    horner: bool = False               # giant rotations Horner-style by one step (OpenFHE's stages)
 
     def __post_init__(self) -> None:
         check_positive_int("the number of diagonals C", self.diagonals)
@@ -107,23 +109,39 @@ class BsgsShape:
         r = self.offset + j * self.baby * self.stride
         return r % self.slots if self.slots else r
 
+    def rotates_giant(self, j: int) -> bool:
+        """Whether giant step ``j`` costs a rotation: its own step is not 0 mod slots, or, Horner,
+        every step after the first when ``bs * stride`` is not (one rotation of the running sum
+        per step, even where ``j * bs * stride`` wraps to 0)."""
+        if self.horner:
+            g = self.baby * self.stride
+            return j >= 1 and bool(g % self.slots if self.slots else g)
+        return bool(self.giant_rotation(j))
+
     def babies_of(self, j: int) -> range:
         """Baby indices giant step ``j`` uses (the last giant step may be partial)."""
         return range(0, min(self.baby, self.diagonals - j * self.baby))
 
     def rotation_steps(self) -> list[int]:
-        """Every distinct non-zero rotation step the product uses (the Galois keys it needs)."""
+        """Every distinct non-zero rotation step the product uses on one device (the Galois keys
+        it needs). A Horner evaluation rotates the running sum ``gs - 1`` times by the one step
+        ``bs * stride`` instead of giant step ``j`` by ``j * bs * stride``: same count, one key."""
         steps = {self.baby_rotation(i) for i in range(1, self.baby)}
-        steps |= {self.giant_rotation(j) for j in range(self.giant)}
+        if self.horner:
+            step = (self.baby * self.stride) % self.slots if self.slots else self.baby * self.stride
+            steps |= {step} if self.giant > 1 else set()
+        else:
+            steps |= {self.giant_rotation(j) for j in range(self.giant)}
         if self.slots:
             steps = {s % self.slots for s in steps}
         return sorted(s for s in steps if s)
 
     def op_counts(self) -> dict[str, int]:
         """Ops of the product on one device (what ``bs + C/bs`` counts, and the rest)."""
-        giants = sum(1 for j in range(self.giant) if self.giant_rotation(j))
-        return {"baby_rotations": self.baby - 1, "giant_rotations": giants,
-                "pmul": self.diagonals, "add": self.diagonals - 1, "rescale": self.giant}
+        giants = sum(1 for j in range(self.giant) if self.rotates_giant(j))
+        babies = sum(1 for i in range(1, self.baby) if self.baby_rotation(i) % (self.slots or 1 << 62))
+        return {"baby_rotations": babies, "giant_rotations": giants, "pmul": self.diagonals,
+                "add": self.diagonals - 1, "rescale": self.giant if self.rescale_each_giant else 1}
 
 
 @dataclass(frozen=True)
@@ -308,10 +326,12 @@ class OpDag:
 
 
 def _giant_work(shape: BsgsShape, giants: Sequence[int]) -> Work:
-    top, low = shape.level, shape.level - 1
+    top = shape.level
+    low = top - 1 if shape.rescale_each_giant else top
     terms = sum(len(shape.babies_of(j)) for j in giants)
-    rotations = sum(1 for j in giants if shape.giant_rotation(j))
-    work = [(PMUL, top, terms), (ADD, top, terms - len(giants)), (RESCALE, top, len(giants)),
+    rotations = sum(1 for j in giants if shape.rotates_giant(j))
+    rescales = len(giants) if shape.rescale_each_giant else 0
+    work = [(PMUL, top, terms), (ADD, top, terms - len(giants)), (RESCALE, top, rescales),
             (ROTATE, low, rotations), (ADD, low, max(0, len(giants) - 1))]
     return tuple(w for w in work if w[2])
 
@@ -328,7 +348,8 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
         raise ConfigError(f"granularity must be 'op' or 'chain', got {granularity!r}")
     shape = sp.shape
     dag = OpDag(sp)
-    top, low = shape.level, shape.level - 1
+    top = shape.level
+    low = top - 1 if shape.rescale_each_giant else top     # where giant rotations and sums run
     chain = granularity == "chain"
     rotated: list[dict[int, int]] = [dict() for _ in range(sp.devices)]
     for share in sp.shares:
@@ -365,8 +386,8 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
                 first = False
                 inner = term if inner is None else dag.add(ADD, d, top, (inner, term), label=f"giant {j}")
             assert inner is not None
-            g = dag.add(RESCALE, d, top, (inner,), label=f"giant {j}")
-            if shape.giant_rotation(j):
+            g = dag.add(RESCALE, d, top, (inner,), label=f"giant {j}") if shape.rescale_each_giant else inner
+            if shape.rotates_giant(j):
                 g = dag.add(ROTATE, d, low, (g,), label=f"giant {j}")
             acc = g if acc is None else dag.add(ADD, d, low, (acc, g), label="partial")
         assert acc is not None
@@ -375,7 +396,10 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
         for src, dst in rnd:
             moved = dag.add(SEND, src, low, (partial[src],), dst=dst, label=f"reduce {r}")
             partial[dst] = dag.add(ADD, dst, low, (partial[dst], moved), label=f"reduce {r}")
-    dag.result = partial[sp.reduction[-1][0][1] if sp.reduction else next(iter(partial))]
+    holder = sp.reduction[-1][0][1] if sp.reduction else next(iter(partial))
+    dag.result = partial[holder]
+    if not shape.rescale_each_giant:       # one rescale of the finished sum
+        dag.result = dag.add(RESCALE, holder, top, (dag.result,), label="result")
     return dag
 
 
@@ -415,44 +439,61 @@ def default_stage_baby(layers: int) -> int:
     """OpenFHE's default baby-step count for a stage of ``layers`` collapsed layers (``dim1 = 0``):
     ``2^(layers // 2 + 1)``, doubled when the stage has more than 7 diagonals."""
     diagonals = (1 << (layers + 1)) - 1
-    return min(1 << (layers // 2 + 1 + (1 if diagonals > 7 else 0)), diagonals)
+    return 1 << (layers // 2 + 1 + (1 if diagonals > 7 else 0))
+
+
+def _stage_baby(d1: int, diagonals: int, default: int, what: str) -> int:
+    if isinstance(d1, bool) or not isinstance(d1, int) or d1 < 0:
+        raise ConfigError(f"dim1 for {what} must be a non-negative integer, got {d1!r}")
+    if 0 < d1 <= diagonals:
+        if d1 & (d1 - 1):
+            raise ConfigError(f"dim1 for {what} must be a power of two (OpenFHE evaluates (D + 1) // dim1 "
+                              f"giant steps, so {d1} would leave diagonals out)")
+        return d1
+    return min(default, diagonals)
 
 
 def bootstrap_stages(slots: int, level_budget: tuple[int, int] = (3, 3),
-                     dim1: tuple[int, int] = (0, 0), *, top_level: int = 30) -> list[Stage]:
-    """The sparse BSGS stages of CoeffToSlot then SlotToCoeff for ``slots`` slots.
+                     dim1: tuple[int, int] = (0, 0), *, top_level: int = 30,
+                     levels_after: int = 1) -> list[Stage]:
+    """The sparse BSGS stages of CoeffToSlot then SlotToCoeff for ``slots`` slots, as OpenFHE
+    1.6.1 runs them (checked against its rotation key sets and call stacks by
+    ``benchmarks/bench_bootstrap_openfhe.py``).
 
-    A stage collapsing ``k`` radix-2 layers is a matrix with ``2^(k+1) - 1`` diagonals spaced by
-    the stride of its lowest layer; baby-step size ``dim1`` (0: OpenFHE's default). Each stage
-    consumes one level; CoeffToSlot starts at ``top_level`` (after ModRaise), SlotToCoeff
-    starts where EvalMod leaves off -- here, for the cost model, ``level_budget[1]`` levels above
-    the bottom plus one. The stride order follows the FFT: CoeffToSlot from the largest stride
-    down, SlotToCoeff from the smallest up."""
+    ``log2(slots)`` FFT layers are grouped by :func:`select_layers`; a stage collapsing ``k``
+    layers is a product with ``2^(k+1) - 1`` diagonals at the stride of its lowest layer,
+    evaluated with ``g`` hoisted baby rotations ``j * stride`` and Horner giant steps by
+    ``g * stride``, and rescaled once. ``g`` is ``dim1`` (a power of two) for the full stages and
+    OpenFHE's default for a remainder stage. CoeffToSlot runs the full stages from the largest
+    stride down and the remainder last at stride 1, starting at ``top_level`` (one level per
+    stage); SlotToCoeff runs strides 1, 2^k, ... and the remainder last, ending ``levels_after``
+    levels above the bottom. A budget of (1, 1) is one dense product (``C = slots``) each way."""
     check_positive_int("slots", slots)
     if slots & (slots - 1):
         raise ConfigError(f"slots must be a power of two, got {slots}")
+    if len(level_budget) != 2 or len(dim1) != 2:
+        raise ConfigError("the level budget and dim1 are pairs (CoeffToSlot, SlotToCoeff)")
     log_slots = max(1, slots.bit_length() - 1)
     out: list[Stage] = []
     for t, (name, budget, d1) in enumerate((("CoeffToSlot", level_budget[0], dim1[0]),
                                             ("SlotToCoeff", level_budget[1], dim1[1]))):
         layers, rows, rem = select_layers(log_slots, budget)
-        widths = [layers] * rows + ([rem] if rem else [])
-        lowest = 0
-        strides = []
-        for w in widths:                      # layer strides 2^lowest .. 2^(lowest + w - 1)
-            strides.append(1 << lowest)
-            lowest += w
-        order = list(zip(widths, strides))
-        if name == "CoeffToSlot":
-            order.reverse()
-        level = top_level if t == 0 else len(order) + 1
-        for idx, (w, stride) in enumerate(order):
-            diagonals = (1 << (w + 1)) - 1
-            offset = -((1 << w) - 1) * stride
-            if diagonals > slots:             # one stage holds the whole (dense) transform
-                diagonals, offset = slots, 0
-            bs = d1 if d1 and d1 <= diagonals else min(default_stage_baby(w), diagonals)
-            shape = BsgsShape(diagonals, bs, slots=slots, stride=stride, offset=offset,
-                              level=level - idx)
+        if rows == 1 and rem == 0 and layers == log_slots:          # one dense transform
+            plan = [(log_slots, 1, slots, _stage_baby(d1, slots, default_stage_baby(log_slots), name))]
+        else:
+            d_full = (1 << (layers + 1)) - 1
+            g_full = _stage_baby(d1, d_full, default_stage_baby(layers), name)
+            if name == "CoeffToSlot":
+                plan = [(layers, 1 << (s * layers + rem), d_full, g_full) for s in range(rows - 1, -1, -1)]
+                if rem:
+                    plan.append((rem, 1, (1 << (rem + 1)) - 1, default_stage_baby(rem)))
+            else:
+                plan = [(layers, 1 << (s * layers), d_full, g_full) for s in range(rows)]
+                if rem:
+                    plan.append((rem, 1 << (rows * layers), (1 << (rem + 1)) - 1, default_stage_baby(rem)))
+        for idx, (w, stride, diagonals, g) in enumerate(plan):
+            level = top_level - idx if t == 0 else levels_after + len(plan) - idx
+            shape = BsgsShape(diagonals, min(g, diagonals), slots=slots, stride=stride, offset=0,
+                              level=max(1, level), rescale_each_giant=False, horner=True)
             out.append(Stage(name, idx, w, shape))
     return out
