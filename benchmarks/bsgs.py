@@ -41,7 +41,7 @@ def main() -> int:
                                 measured_babies=tuple(int(b) for b in args.babies.split(",")),
                                 measured_devices=tuple(int(w) for w in args.workers.split(",")))
     cfg.validate()
-    rows, profile, prof_path = measure(cfg, args.out.parent / "bsgs_calibration", lambda m: console.print(m))
+    rows, profile, prof_path, used = measure(cfg, args.out.parent / "bsgs_calibration", lambda m: console.print(m))
     t = Table(title=f"BSGS on Dask workers (SEAL N={int(profile.value('ring.poly_modulus_degree'))}, "
                     f"C={args.diagonals}): model vs measured")
     for col in ("workers", "strategy", "bs", "predicted ms", "measured ms", "error %", "max |err|"):
@@ -54,6 +54,8 @@ def main() -> int:
     console.print(f"max |model error| {worst * 100:.1f} % over {len(rows)} configurations (target 20 %)")
     out = {"machine": machine_info(), "profile": str(prof_path),
            "profile_values": {k: v.value for k, v in profile.values.items()},
+           "op_costs_used": {f: getattr(used, f) for f in ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s",
+                                                           "rescale_s", "serialize_s", "deserialize_s")},
            "config": {"diagonals": args.diagonals, "babies": list(cfg.measured_babies),
                       "workers": list(cfg.measured_devices), "repeats": args.repeats},
            "rows": [{"workers": r.devices, "strategy": r.strategy, "bs": r.baby, "predicted_s": r.predicted_s,

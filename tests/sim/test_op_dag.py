@@ -55,8 +55,11 @@ def test_serialisation_and_task_overhead_are_charged() -> None:
 
 
 def test_chains_do_not_change_the_schedule() -> None:
+    """Merging a device's giant steps into one node (one Dask task) changes nothing when
+    receiving costs no compute (an FPGA's DMA): only a deserialisation could have slipped in
+    between two of its ops."""
     rnd = random.Random(7)
-    costs = dataclasses.replace(COSTS, serialize_s=1e-4, deserialize_s=2e-4, task_s=5e-5, hoisted_rotate_s=4e-4)
+    costs = dataclasses.replace(COSTS, hoisted_rotate_s=4e-4)
     for _ in range(150):
         c = rnd.randint(1, 70)
         shape = BsgsShape(c, rnd.randint(1, c), slots=128, level=rnd.randint(1, 4))
@@ -114,3 +117,29 @@ def test_rescale_once_moves_the_work_up_a_level() -> None:
     two = schedule(build_dag(split(once, 2)), costs)
     assert two.bytes_moved == 1e6                       # at the top level, not 3/4 of it
     assert build_dag(split(once, 2)).counts()["rescale"] == 1
+
+
+def test_receiving_overlaps_sending() -> None:
+    """Broadcast on 2 devices: each device serialises its baby steps as it makes them and
+    deserialises the other's when they arrive; the two directions run at once, not in turn."""
+    costs = dataclasses.replace(COSTS, serialize_s=2e-3, deserialize_s=2e-3)
+    shape = BsgsShape(64, 16, slots=64, level=3)
+    sch = schedule(build_dag(split(shape, 2, "broadcast"), granularity="chain"), costs)
+    own = 8 * (1e-3 + 2e-3)                 # 8 (or 7) rotations, each serialised once
+    received = 8 * 2e-3
+    assert sch.makespan < own + received + 0.02 + 0.01
+    one_way = schedule(build_dag(split(shape, 2, "split-giant"), granularity="chain"), costs)
+    assert one_way.transfers == 15 + 1 and sch.transfers == 15 + 1
+
+
+def test_concurrent_slowdown_stretches_multi_device_compute_only() -> None:
+    shape = BsgsShape(64, 8, slots=64, level=3)
+    slow = dataclasses.replace(COSTS, concurrent_slowdown=1.5)
+    one = schedule(build_dag(split(shape, 1)), COSTS).makespan
+    assert schedule(build_dag(split(shape, 1)), slow).makespan == pytest.approx(one)
+    two = schedule(build_dag(split(shape, 2)), COSTS)
+    two_slow = schedule(build_dag(split(shape, 2)), slow)
+    wire = 1e6 / 1e9 + 1e-5
+    assert two_slow.makespan - wire == pytest.approx(1.5 * (two.makespan - wire), rel=1e-9)
+    with pytest.raises(ConfigError, match="concurrent_slowdown must be >= 1"):
+        dataclasses.replace(COSTS, concurrent_slowdown=0.5)

@@ -7,7 +7,9 @@ the two, the model needs *this* machine's numbers, measured the way the run spen
 
 What is timed (each value's ``source`` says it again):
 
-* ``[ops]``, ``[ciphertext]`` -- in this process, one thread (SEAL is single-threaded),
+* ``[ops]``, ``[ciphertext]`` -- in one Dask worker process (where BSGS tasks run; in the
+  client process the in-process scheduler's event loop competes for the GIL and rotations
+  came out ~1.6x slower), one thread (SEAL is single-threaded),
   ``time.perf_counter``; each sample is the mean of as many back-to-back calls as fill
   ``min_sample_s``, and the value is the median of ``repeats`` samples. The input is a fresh
   ciphertext at the top level (``limbs = levels + 1`` RNS limbs, what
@@ -200,6 +202,70 @@ def measure_ops(params: CkksParams, backend: str, repeats: int, min_sample_s: fl
     return out, be
 
 
+IN_CONTEXT_KEYS = 16
+
+
+def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
+                           insecure_study: bool = False) -> dict[str, float]:
+    """Op costs timed one call at a time *inside* a BSGS-shaped sequence: rotations by
+    ``IN_CONTEXT_KEYS`` different steps (each its own Galois key, megabytes each, as baby
+    steps use them), products with as many different plaintexts, the adds of a giant step, its
+    rescale, rotations of the rescaled sum, then (de)serialisation. Back-to-back calls of one
+    op on one key (:func:`measure_ops`) stay in cache and came out 20-40 % cheaper than the
+    same ops inside a real product; these are the costs the model should use. Median over
+    ``repeats`` passes of every op's median within a pass."""
+    be = make_backend(backend, params, insecure_study=insecure_study)
+    steps = list(range(1, IN_CONTEXT_KEYS + 1))
+    be.keygen(rotations=steps)
+    rng = np.random.default_rng(1)
+    ct = be.encrypt(rng.uniform(-1, 1, params.slots))
+    pts = [be.encode(rng.uniform(-1, 1, params.slots), like=ct) for _ in steps]
+    per: dict[str, list[float]] = {k: [] for k in ("rotate_s", "pmul_s", "add_s", "rescale_s", "rotate_low_s",
+                                                   "add_low_s", "serialize_s", "deserialize_s")}
+
+    def timed(key: str, fn: Callable[[], Any], out: dict[str, list[float]]) -> Any:
+        t0 = time.perf_counter()
+        r = fn()
+        out[key].append(time.perf_counter() - t0)
+        return r
+
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats + 1):                       # the first pass warms up
+            one: dict[str, list[float]] = {k: [] for k in per}
+            rotated = [timed("rotate_s", lambda s=s: be.rotate(ct, s), one) for s in steps]
+            terms = [timed("pmul_s", lambda r=r, p=p: be.mul_plain(r, p), one) for r, p in zip(rotated, pts)]
+            acc = terms[0]
+            for t in terms[1:]:
+                acc = timed("add_s", lambda a=acc, t=t: be.add(a, t), one)
+            low = timed("rescale_s", lambda: be.rescale(acc), one)
+            lows = [timed("rotate_low_s", lambda s=s: be.rotate(low, s), one) for s in steps]
+            acc2 = lows[0]
+            for t in lows[1:]:
+                acc2 = timed("add_low_s", lambda a=acc2, t=t: be.add(a, t), one)
+            blobs = [timed("serialize_s", lambda r=r: be.serialize_ciphertext(r), one) for r in rotated[:4]]
+            for b in blobs:
+                timed("deserialize_s", lambda b=b: be.deserialize_ciphertext(b), one)
+            if _ > 0:
+                for k, v in one.items():
+                    per[k].append(statistics.median(v))
+    finally:
+        if gc_was:
+            gc.enable()
+    return {k: statistics.median(v) for k, v in per.items()}
+
+
+def measure_ops_on_worker(params: CkksParams, backend: str, repeats: int, min_sample_s: float,
+                          insecure_study: bool = False) -> tuple[dict[str, float], str]:
+    """:func:`measure_ops` inside a Dask worker process (pickled by reference): op costs as the
+    BSGS tasks meet them. Timed in the client process instead, they carry the in-process
+    scheduler's event loop competing for the GIL -- rotations came out 1.6x slower there."""
+    ops, be = measure_ops(params, backend, repeats, min_sample_s, insecure_study)
+    ops.update(measure_ops_in_context(params, backend, max(3, repeats), insecure_study))
+    return ops, be.name
+
+
 def _version(dist: str) -> str:
     try:
         return metadata.version(dist)
@@ -230,23 +296,37 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         (lambda msg: None)
     info = machine_info()
     date = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}")
-    ops, be = measure_ops(params, backend, repeats, min_sample_s, insecure_study)
-    say("timing Dask transfers between two worker processes")
+    def measure_all(r: Any) -> tuple[dict[str, float], str, dict[str, float], str]:
+        say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits "
+            f"{list(params.coeff_mod_bits)}, on a worker process")
+        worker = r.worker_addresses()[0]
+        fut = r.submit(measure_ops_on_worker, params, backend, repeats, min_sample_s, insecure_study, worker=worker)
+        ops_, name_ = fut.result()
+        addrs = r.worker_addresses()
+        if len(addrs) >= 2:
+            say("timing the same ops on every worker at once (cores shared with the others)")
+            futs = [r.submit(measure_ops_on_worker, params, backend, repeats, min_sample_s, insecure_study,
+                             worker=a) for a in addrs]
+            together = [f.result()[0] for f in futs]
+            ratios = [t[k] / ops_[k] for t in together for k in ("rotate_s", "pmul_s", "rescale_s") if ops_[k] > 0]
+            ops_["concurrent_slowdown"] = max(1.0, statistics.median(ratios))
+            ops_["concurrent_workers"] = float(len(addrs))
+        say("timing Dask transfers between two worker processes")
+        return ops_, name_, measure_link(r, int(ops_["bytes"]), repeats, hold_s), r.describe()
+
     if runner is None:
         with DaskRunner(workers=2) as own:
-            link = measure_link(own, int(ops["bytes"]), repeats, hold_s)
-            where_link = own.describe()
+            ops, be_name, link, where_link = measure_all(own)
     else:
-        link = measure_link(runner, int(ops["bytes"]), repeats, hold_s)
-        where_link = runner.describe()
+        ops, be_name, link, where_link = measure_all(runner)
 
-    lib = f"SEAL via tenseal {_version('tenseal')}" if be.name == "seal" else f"{be.name} backend"
+    lib = f"SEAL via tenseal {_version('tenseal')}" if be_name == "seal" else f"{be_name} backend"
     ring = (f"N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}, "
             f"scale 2^{params.scale_bits}")
     lv = int(ops["level"])
-    where = f"measured on {info['cpu']}, 1 thread, {date}, {lib}, {ring}"
-    how = f"median of {repeats} samples, each the mean of calls filling >= {min_sample_s:g} s (time.perf_counter)"
+    where = f"measured on {info['cpu']}, 1 thread of a Dask worker process, {date}, {lib}, {ring}"
+    how = (f"each call timed alone inside a BSGS-shaped sequence ({IN_CONTEXT_KEYS} rotation keys, as many plaintexts; "
+           f"measure_ops_in_context), median of {max(3, repeats)} passes (time.perf_counter)")
     top = f"fresh ciphertext at level {lv} ({lv + 1} limbs)"
     lowd = f"ciphertext at level {lv - 1} ({lv} limbs, after mul_plain + rescale)"
     dask_where = (f"measured on {info['cpu']}, {date}, {where_link}, distributed {_version('distributed')}; "
@@ -256,9 +336,9 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         "ring.poly_modulus_degree": ProfileValue(params.poly_modulus_degree, f"parameter of the measurement: {ring}"),
         "ring.limbs": ProfileValue(lv + 1, f"RNS limbs of the input ciphertext the ops were timed on "
                                            f"(level {lv} + 1); {ring}"),
-        "ops.rotate_s": ProfileValue(ops["rotate_s"], f"{where}: rotate by 1 slot (its own Galois key, one key "
-                                                     f"switch), {top}; {how}"),
-        "ops.rotate_low_s": ProfileValue(ops["rotate_low_s"], f"{where}: rotate by 1 slot, {lowd}; {how}"),
+        "ops.rotate_s": ProfileValue(ops["rotate_s"], f"{where}: rotate by 1..{IN_CONTEXT_KEYS} slots (each its own "
+                                                     f"Galois key, one key switch), {top}; {how}"),
+        "ops.rotate_low_s": ProfileValue(ops["rotate_low_s"], f"{where}: rotate by 1..{IN_CONTEXT_KEYS} slots, {lowd}; {how}"),
         "ops.pmul_s": ProfileValue(ops["pmul_s"], f"{where}: mul_plain by a plaintext encoded at the same level, "
                                                  f"{top}; {how}"),
         "ops.add_s": ProfileValue(ops["add_s"], f"{where}: add of two ciphertexts, each a {top}; {how}"),
@@ -278,13 +358,18 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
             f"{dask_where}: (large - ct) bytes / (gap(large) - gap(ct)), payloads of "
             f"{int(link['ct_payload_bytes'])} B (one serialised ciphertext) and {int(link['large_bytes'])} B "
             "of random bytes between tasks on two workers")),
+        **({"overhead.concurrent_slowdown": ProfileValue(ops["concurrent_slowdown"], (
+            f"{where}: median ratio of rotate/mul_plain/rescale times with all {int(ops['concurrent_workers'])} "
+            "workers timing ops at once to one worker alone (the devices of a multi-worker run share this "
+            "machine's cores and memory with each other, the scheduler and the client)"))}
+           if "concurrent_slowdown" in ops else {}),
         "overhead.task_s": ProfileValue(link["task_s"], (
             f"{dask_where}: gap between a pinned task's end and the start of a pinned task depending on it "
             "on the SAME worker (scheduler round trip per dependent task; no data moved, not the "
             "client's round trip)")),
     }
     meta = {
-        "name": f"measured-ckks-{be.name}-n{params.poly_modulus_degree}",
+        "name": f"measured-ckks-{be_name}-n{params.poly_modulus_degree}",
         "kind": "measured",
         "description": (f"CKKS op costs ({lib}, {ring}) on one thread of this machine and the cost of moving "
                         "serialised ciphertexts between two Dask worker processes, for the multi-device BSGS "
@@ -296,7 +381,7 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
                                f"{params.poly_modulus_degree}, {params.coeff_mod_bits}, {params.scale_bits}), "
                                f"backend={backend!r}, repeats={repeats}, min_sample_s={min_sample_s}, "
                                f"hold_s={hold_s})"),
-        "backend": be.name,
+        "backend": be_name,
         "library": lib,
         "dask": where_link,
         "coeff_mod_bits": str(list(params.coeff_mod_bits)),

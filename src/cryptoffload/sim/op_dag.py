@@ -6,16 +6,22 @@ reduction tree, for a busy link -- and those waits depend on which device does w
 here is deliberately simple and stated in full, so that it can be checked against real runs
 (``engines/bsgs_run.py``) and against the closed forms it must reduce to:
 
-* each device runs its ops one at a time, in the DAG's issue order; an op starts when the
-  device is free and every input is available on that device;
-* a ``send`` moves one ciphertext: the sender spends ``serialize_s`` of compute, then the bytes
-  occupy the sender's outgoing port and the receiver's incoming port for ``bytes / bandwidth``
-  (ports are full duplex, one transfer at a time per direction), and arrive ``latency_s``
-  later; the receiver spends ``deserialize_s`` of compute on them before use;
+* each device runs one op at a time; when it is free it starts, among the ops whose inputs are
+  on it, the one of best priority -- values another device waits for, then received
+  ciphertexts, its own baby steps, giant steps, the rest (the priorities the Dask execution
+  gives its tasks); ties in issue order;
+* a ``send`` moves one ciphertext: the sender spends ``serialize_s`` of compute (once per value,
+  however many devices it goes to), then the bytes occupy the sender's outgoing port and the
+  receiver's incoming port for ``bytes / bandwidth`` (ports are full duplex, one transfer at a
+  time per direction), and arrive ``latency_s`` later; the receiver spends ``deserialize_s``
+  of compute on them before use;
 * ``task_s`` (a scheduler's fixed cost per dependent task, measured for Dask; 0 for an FPGA)
   is charged once when a device starts (dispatch), once when its giant steps start after their
   baby steps (a new task that waited on others), and once per transfer, on the receiver --
-  the task layout of ``engines/bsgs_run.py``.
+  the task layout of ``engines/bsgs_run.py``;
+* ``concurrent_slowdown`` (measured by ``calibrate ckks``: op time with every worker busy over
+  op time alone; 1 for separate accelerators) stretches compute when more than one device
+  works, because here the "devices" are processes sharing one machine's cores.
 
 An op may stand for a chain of identical or mixed ops (``Op.work``); the cost of a chain with no
 outside dependency inside it is the sum of its parts, so merging such a chain does not change
@@ -64,6 +70,7 @@ class DagCosts:
     serialize_s: float = 0.0
     deserialize_s: float = 0.0
     task_s: float = 0.0
+    concurrent_slowdown: float = 1.0
     limbs: int | None = None
     name: str = "costs"
     kind: str = "derived"
@@ -76,6 +83,8 @@ class DagCosts:
         for f in ("latency_s", "rescale_s", "serialize_s", "deserialize_s", "task_s"):
             if getattr(self, f) < 0:
                 raise ConfigError(f"{self.name}: {f} must be >= 0, got {getattr(self, f)!r}")
+        if not self.concurrent_slowdown >= 1.0:
+            raise ConfigError(f"{self.name}: concurrent_slowdown must be >= 1, got {self.concurrent_slowdown!r}")
 
     @classmethod
     def from_profile(cls, profile: Profile | str) -> "DagCosts":
@@ -94,6 +103,7 @@ class DagCosts:
             serialize_s=p.get("ciphertext.serialize_s", 0.0) or 0.0,
             deserialize_s=p.get("ciphertext.deserialize_s", 0.0) or 0.0,
             task_s=p.get("overhead.task_s", 0.0) or 0.0,
+            concurrent_slowdown=p.get("overhead.concurrent_slowdown", 1.0) or 1.0,
             limbs=int(limbs) if limbs else None, name=p.name, kind=p.kind)
 
     # -- per-op costs --------------------------------------------------------------------------
@@ -152,59 +162,157 @@ class Schedule:
     compute_by_kind: dict[str, float] = field(default_factory=dict)
 
 
+# Which ready op a free device runs first (Dask's priorities in engines/bsgs_run.py): baby steps
+# another device waits for, then received ciphertexts, its own baby steps, giant steps, the rest.
+_SENT, _RECV, _BABY, _GIANT, _OTHER = range(5)
+
+
 def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
-    """List-schedule ``dag`` in issue order (see the module docstring); the makespan is when
-    the result is complete on its device."""
+    """List-schedule ``dag`` (see the module docstring): whenever a device is free it starts the
+    ready op of best priority (ops another device waits for, received ciphertexts, its own baby
+    steps, giant steps, then the rest; ties in issue order); a transfer starts when its
+    sender's outgoing and receiver's incoming ports are free. A ``send`` is three parts: the
+    sender serialises the value (once, however many devices it goes to), the bytes cross, the
+    receiver deserialises. The makespan is when the result is complete on its device."""
+    import heapq
+
     top = dag.split.shape.level
     n = dag.split.devices
-    free = [0.0] * n
-    out_free = [0.0] * n
-    in_free = [0.0] * n
-    started = [False] * n
-    busy = [0.0] * n
-    start = [0.0] * len(dag.ops)
-    end = [0.0] * len(dag.ops)
+    ops = dag.ops
+    # devices that share one machine's cores run each op slower when several work at once
+    slow = costs.concurrent_slowdown if len({op.device for op in ops}) > 1 else 1.0
+    # parts: (resource, duration, prio); resource = device index, or -1 for a wire
+    part_dev: list[int] = []
+    part_dur: list[float] = []
+    part_prio: list[tuple[int, int]] = []
+    part_deps: list[list[int]] = []
+    part_wire: list[tuple[int, int, float, float]] = []     # src, dst, wire s, latency s (wires only)
+    done_part: dict[int, int] = {}       # op id -> part whose completion makes the op's value available
+    first_part: dict[int, int] = {}      # op id -> its first part (its start)
+    serialized: dict[int, int] = {}      # source op id -> its serialisation part
+    sent_sources = {d for op in ops if op.kind == "send" for d in op.deps}
     by_kind: dict[str, float] = {}
-    wire_total = 0.0
-    moved = 0.0
+    wire_total = moved = 0.0
     transfers = 0
-    for op in dag.ops:
-        ready = max((end[d] for d in op.deps), default=0.0)
+
+    def add_part(dev: int, dur: float, prio: tuple[int, int], deps: list[int],
+                 wire: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0)) -> int:
+        part_dev.append(dev)
+        part_dur.append(dur)
+        part_prio.append(prio)
+        part_deps.append(deps)
+        part_wire.append(wire)
+        return len(part_dev) - 1
+
+    for op in ops:
+        deps = [done_part[d] for d in op.deps]
         if op.kind == "send":
             src, dst = op.device, op.dst
             assert dst is not None
-            s0 = max(free[src], ready)
-            s1 = s0 + costs.serialize_s
-            free[src] = s1
-            busy[src] += costs.serialize_s
+            source = op.deps[0]
+            if source not in serialized:
+                serialized[source] = add_part(src, costs.serialize_s * slow, (_SENT, op.id), deps)
+            ser = serialized[source]
             wire = costs.wire_s(op.level, top)
-            t0 = max(s1, out_free[src], in_free[dst])
-            out_free[src] = in_free[dst] = t0 + wire
-            arrive = t0 + wire + costs.latency_s
-            d0 = max(free[dst], arrive)
-            d1 = d0 + costs.deserialize_s + costs.task_s
-            free[dst] = d1
-            busy[dst] += costs.deserialize_s
-            start[op.id], end[op.id] = s0, d1
+            w = add_part(-1, wire, (0, op.id), [ser], (src, dst, wire, costs.latency_s))
+            recv = add_part(dst, costs.deserialize_s * slow + costs.task_s, (_RECV, op.id), [w])
+            first_part[op.id], done_part[op.id] = ser, recv
             wire_total += wire
             moved += costs.ciphertext_bytes(op.level, top)
             transfers += 1
             continue
-        d = op.device
-        t = max(free[d], ready)
-        if not started[d]:
-            t += costs.task_s
-            started[d] = True
-        if op.new_task:
-            t += costs.task_s
         dur = 0.0
         for kind, level, count in op.work:
-            c = count * costs.op_s(kind, level, top)
+            c = count * costs.op_s(kind, level, top) * slow
             dur += c
             by_kind[kind] = by_kind.get(kind, 0.0) + c
-        start[op.id], end[op.id] = t, t + dur
-        free[d] = t + dur
-        busy[d] += dur
+        if op.new_task:
+            dur += costs.task_s
+        if op.id in sent_sources:
+            cls = _SENT
+        elif op.kind in ("rotate", "hoisted_rotate") and op.label.startswith("baby") or op.label == "babies":
+            cls = _BABY
+        elif op.label.startswith(("giant", "diag", "partial")):
+            cls = _GIANT
+        else:
+            cls = _OTHER
+        part = add_part(op.device, dur, (cls, op.id), deps)
+        first_part[op.id] = done_part[op.id] = part
+
+    m = len(part_dev)
+    waiting = [len(d) for d in part_deps]
+    users: list[list[int]] = [[] for _ in range(m)]
+    for p, deps in enumerate(part_deps):
+        for d in deps:
+            users[d].append(p)
+    pstart = [0.0] * m
+    pend = [0.0] * m          # when the part's output is available (wires: after the latency)
+    ready_at = [0.0] * m
+    free_at = [0.0] * n
+    busy_dev = [False] * n
+    started = [False] * n
+    queues: list[list[tuple[tuple[int, int], int]]] = [[] for _ in range(n)]
+    out_free = [0.0] * n
+    in_free = [0.0] * n
+    busy = [0.0] * n
+    events: list[tuple[float, int, int, int]] = []   # (time, order, kind 0=done 1=ready, part)
+    seq = 0
+
+    def push(t: float, kind: int, p: int) -> None:
+        nonlocal seq
+        heapq.heappush(events, (t, seq, kind, p))
+        seq += 1
+
+    def dispatch(dev: int, now: float) -> None:
+        if busy_dev[dev] or not queues[dev]:
+            return
+        _, p = heapq.heappop(queues[dev])
+        t = max(now, free_at[dev])
+        if not started[dev]:
+            t += costs.task_s
+            started[dev] = True
+        pstart[p] = t
+        pend[p] = t + part_dur[p]
+        busy_dev[dev] = True
+        busy[dev] += part_dur[p]
+        push(pend[p], 0, p)
+
+    for p in range(m):
+        if waiting[p] == 0:
+            push(0.0, 1, p)
+    dirty: set[int] = set()
+    while events:
+        now, _, kind, p = heapq.heappop(events)
+        if kind == 1:                                    # p became ready
+            dev = part_dev[p]
+            if dev < 0:
+                src, dst, wire, lat = part_wire[p]
+                t0 = max(now, out_free[src], in_free[dst])
+                out_free[src] = in_free[dst] = t0 + wire
+                pstart[p], pend[p] = t0, t0 + wire + lat
+                push(pend[p], 0, p)
+            else:
+                heapq.heappush(queues[dev], (part_prio[p], p))
+                dirty.add(dev)
+        else:
+            dev = part_dev[p]                            # p finished
+            if dev >= 0:
+                busy_dev[dev] = False
+                free_at[dev] = now
+                dirty.add(dev)
+            for u in users[p]:
+                waiting[u] -= 1
+                ready_at[u] = max(ready_at[u], now)
+                if waiting[u] == 0:
+                    push(ready_at[u], 1, u)
+        if not events or events[0][0] > now:            # everything of this instant is known:
+            for dev in sorted(dirty):                    # now choose by priority
+                dispatch(dev, now)
+            dirty.clear()
+    if any(waiting):
+        raise ConfigError("the op DAG has a cycle or a dangling dependency")
+    start = [pstart[first_part[op.id]] for op in ops]
+    end = [pend[done_part[op.id]] for op in ops]
     return Schedule(start, end, end[dag.result], busy, wire_total, transfers, moved, by_kind)
 
 

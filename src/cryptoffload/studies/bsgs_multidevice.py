@@ -189,12 +189,19 @@ class MeasuredRow:
         return self.predicted_s / self.measured_s - 1.0
 
 
-def measure(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]) -> tuple[list[MeasuredRow], Any, str]:
-    """Calibrate (or load) a measured profile, run real products and predict each one."""
+WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "rescale_s", "serialize_s",
+                 "deserialize_s")
+
+
+def measure(cfg: BsgsMultideviceConfig, out: Path,
+            say: Callable[[str], None]) -> tuple[list[MeasuredRow], Any, str, DagCosts]:
+    """Calibrate (or load) a measured profile, run real products in rounds, re-time the op costs
+    once per round, and predict each product from the profile's link and task costs with the
+    op costs' medians over the rounds (returned as the last element)."""
     from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.bsgs_run import run_bsgs
     from cryptoffload.engines.dask import DaskRunner
-    from cryptoffload.sim.calibrate_ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
+    from cryptoffload.sim.calibrate_ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks, measure_ops_on_worker
     from cryptoffload.workloads.bsgs import diagonals_of, split
 
     workers = max(cfg.measured_devices)
@@ -220,20 +227,39 @@ def measure(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]) -
             steps.update(BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level).rotation_steps())
         backend.keygen(rotations=sorted(steps))
         ct = backend.encrypt(x)
+        configs = []
         for n in cfg.measured_devices:
             for strategy in (("replicate",) if n == 1 else STRATEGIES):
                 for bs in cfg.measured_babies:
-                    say(f"measured: {n} worker(s), {strategy}, bs = {bs}")
                     shape = BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level)
                     diags = diagonals_of(matrix, shape)
-                    sp = split(shape, n, strategy)
-                    res = run_bsgs(runner, backend, diags, shape, sp, ct, repeats=cfg.repeats)
-                    got = backend.decrypt(backend.deserialize_ciphertext(res.result))
-                    want = _plain_product(diags, shape, x)
-                    err = float(np.max(np.abs(np.asarray(got)[:slots] - want)))
-                    pred = tuner.evaluate(shape, n, strategy, bs, costs)[0].predicted_s + client_tail_s(costs)
-                    rows.append(MeasuredRow(n, strategy, bs, pred, res.wall_s, res.span_s, err))
-    return rows, profile, str(prof_path)
+                    configs.append((n, strategy, bs, shape, diags, split(shape, n, strategy),
+                                    _plain_product(diags, shape, x)))
+        # Rounds over every configuration rather than repeats back to back: the machine's speed
+        # drifts over minutes, and it must not drift into one configuration only.
+        walls: list[list[float]] = [[] for _ in configs]
+        spans: list[list[float]] = [[] for _ in configs]
+        errs = [0.0] * len(configs)
+        worker0 = runner.worker_addresses()[0]
+        window: list[dict[str, float]] = []
+        for rnd in range(cfg.repeats):
+            # op costs re-timed every round on a worker: the calibration then spans the same
+            # minutes as the runs it predicts (this machine's speed drifts by 20-30 %)
+            window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, 0.02, worker=worker0).result()[0])
+            for k, (n, strategy, bs, shape, diags, sp, want) in enumerate(configs):
+                if rnd == 0:
+                    say(f"measured: {n} worker(s), {strategy}, bs = {bs} ({cfg.repeats} rounds)")
+                res = run_bsgs(runner, backend, diags, shape, sp, ct, repeats=1, warmup=1 if rnd == 0 else 0)
+                got = backend.decrypt(backend.deserialize_ciphertext(res.result))
+                errs[k] = max(errs[k], float(np.max(np.abs(np.asarray(got)[:slots] - want))))
+                walls[k].append(res.wall_s)
+                spans[k].append(res.span_s)
+        costs = replace(costs, **{f: float(np.median([w[f] for w in window])) for f in WINDOW_FIELDS})
+        for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
+            pred = tuner.evaluate(shape, n, strategy, bs, costs)[0].predicted_s + client_tail_s(costs)
+            rows.append(MeasuredRow(n, strategy, bs, pred, float(np.median(walls[k])), float(np.median(spans[k])),
+                                    errs[k]))
+    return rows, profile, str(prof_path), costs
 
 
 def client_tail_s(costs: DagCosts) -> float:
@@ -360,17 +386,21 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
 
     measured: list[MeasuredRow] = []
     if cfg.measure:
-        measured, mprof, mpath = measure(cfg, out, say)
+        measured, mprof, mpath, used = measure(cfg, out, say)
         result.profiles.append(mpath)
         result.add(Table("measured_profile", f"Measured on this machine ({mprof.name})",
                          ["field", "value", "source"],
                          [[k, v.value, v.source] for k, v in sorted(mprof.values.items())], "measured"))
+        result.add(Table("op_costs_over_runs", "Op costs used for the predictions: medians of one timing per round, "
+                         "on a worker, interleaved with the runs", ["op", "seconds"],
+                         [[f, getattr(used, f)] for f in WINDOW_FIELDS], "measured"))
         rows_m = [[r.devices, r.strategy, r.baby, r.predicted_s * 1e3, r.measured_s * 1e3, r.error * 100,
                    r.span_s * 1e3, r.max_error] for r in measured]
         result.add(Table("model_vs_measured", "Real BSGS products on Dask workers (SEAL): the model's prediction vs the measurement",
                          ["workers", "strategy", "bs", "predicted_ms", "measured_ms", "error_pct", "worker_span_ms",
                           "max_abs_error"], rows_m, "mixed", key_columns=3,
-                         note=f"Measured: median wall time of {cfg.repeats} runs, C = {cfg.measured_diagonals} diagonals, "
+                         note=f"Measured: median wall time of {cfg.repeats} runs (in rounds over all configurations), "
+                              f"C = {cfg.measured_diagonals} diagonals, "
                               "client-side from submit to result; predicted: the same DAG priced with the measured profile, plus the "
                               "result's serialisation and one scheduler notification (client_tail_s). "
                               "max_abs_error: decrypted result vs the plaintext product."))

@@ -377,12 +377,13 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
                                  work=_giant_work(shape, share.giant), new_task=True)
             continue
         acc = None
-        first = True
         for j in share.giant:
             inner = None
+            first = True             # every product waits for the barrier, as the task does
             for i in shape.babies_of(j):
-                deps = ((rotated[d][i],) if i else ()) + (barrier if first else ())
-                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}", new_task=first)
+                deps = ((rotated[d][i],) if i else ()) + barrier
+                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}",
+                               new_task=first and j == share.giant[0])
                 first = False
                 inner = term if inner is None else dag.add(ADD, d, top, (inner, term), label=f"giant {j}")
             assert inner is not None
