@@ -127,7 +127,6 @@ def study_fpga_reconfig(
 ) -> None:
     """Seed 002: FPGA reconfiguration hidden by overlap and request prediction."""
     from cryptoffload.policies.reconfig import POLICIES
-    from cryptoffload.studies import bsgs_multidevice as bm
     from cryptoffload.studies import fpga_reconfig as st
 
     cfg = st.FpgaReconfigConfig(
@@ -533,6 +532,7 @@ def report(
     from cryptoffload.report.html import write_index
     from cryptoffload.report.tables import render_result
     from cryptoffload.studies import STUDIES
+    from cryptoffload.studies import bsgs_multidevice as bm
     from cryptoffload.studies import fpga_reconfig as st
     from cryptoffload.studies import isc_he_cnn as isc
     from cryptoffload.studies import paillier_offload as po

@@ -60,7 +60,7 @@ class BsgsMultideviceConfig:
     measure: bool = True
     measured_devices: tuple[int, ...] = (1, 2)
     measured_babies: tuple[int, ...] = (2, 4, 8)
-    measured_diagonals: int = 32
+    measured_diagonals: int = 64
     repeats: int = 3
     calibration: str | None = None          # a measured profile to use instead of calibrating
     scheduler: str | None = None
@@ -70,7 +70,6 @@ class BsgsMultideviceConfig:
     def __post_init__(self) -> None:
         if not self.quick:
             self.measured_babies = (2, 4, 8, 16) if self.measured_babies == (2, 4, 8) else self.measured_babies
-            self.measured_diagonals = 64 if self.measured_diagonals == 32 else self.measured_diagonals
             self.repeats = 5 if self.repeats == 3 else self.repeats
 
     def validate(self) -> None:
