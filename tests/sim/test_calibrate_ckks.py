@@ -16,7 +16,7 @@ SMALL = CkksParams(4096, (40, 30, 39), 30)      # one level: input 2 limbs, one 
 
 
 def test_quick_calibration_writes_a_measured_profile(tmp_path: Path) -> None:
-    path = calibrate_ckks(tmp_path / "ckks.toml", params=SMALL, repeats=3, min_sample_s=0.0,
+    path = calibrate_ckks(tmp_path / "ckks.toml", params=SMALL, repeats=3,
                           hold_s=0.01, progress=False)
     prof = load_profile(path, required=REQUIRED_FIELDS)
     assert prof.kind == "measured" and prof.name == "measured-ckks-seal-n4096"

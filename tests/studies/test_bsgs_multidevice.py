@@ -131,7 +131,7 @@ def test_cli_plan_and_errors(tmp_path: Path) -> None:
 def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     """Real SEAL products on 1 and 2 Dask workers: each decrypts to the plaintext product, and
     each has a prediction from the freshly measured profile (timings are not asserted here:
-    benchmarks/bench_bsgs.py and the study print the model's error)."""
+    benchmarks/bsgs.py and the study print the model's error)."""
     cfg = st.BsgsMultideviceConfig(quick=True, devices=(1, 2), measured_babies=(2, 4), measured_diagonals=8,
                                    repeats=1, openfhe_result=str(tmp_path / "none.json"))
     res = st.run(cfg, tmp_path / "out")

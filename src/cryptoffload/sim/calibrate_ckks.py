@@ -9,13 +9,13 @@ What is timed (each value's ``source`` says it again):
 
 * ``[ops]``, ``[ciphertext]`` -- in one Dask worker process (where BSGS tasks run; in the
   client process the in-process scheduler's event loop competes for the GIL and rotations
-  came out ~1.6x slower), one thread (SEAL is single-threaded),
-  ``time.perf_counter``; each sample is the mean of as many back-to-back calls as fill
-  ``min_sample_s``, and the value is the median of ``repeats`` samples. The input is a fresh
-  ciphertext at the top level (``limbs = levels + 1`` RNS limbs, what
-  :func:`~cryptoffload.engines.bsgs_run.run_bsgs` gets); ``*_low`` values are one level
+  came out ~1.6x slower), one thread (SEAL is single-threaded), ``time.perf_counter``, each
+  call timed alone inside a BSGS-shaped sequence (:func:`measure_ops_in_context`: rotations by
+  16 steps with their own Galois keys, products with 16 plaintexts, the sum, its rescale,
+  rotations of the rescaled sum, (de)serialisation); the value is the median over ``repeats``
+  passes. The input is a fresh ciphertext at the top level (``limbs = levels + 1`` RNS limbs,
+  what :func:`~cryptoffload.engines.bsgs_run.run_bsgs` gets); ``*_low`` values are one level
   lower, after a ``mul_plain`` + ``rescale`` (where BSGS's giant rotations and sums run).
-  ``rotate_s`` is a rotation by one slot with its own Galois key (one key switch).
   ``serialize_s``/``deserialize_s`` are the backend's framed (checksummed) serialisation.
 * ``[link]`` -- between two Dask worker processes of ``runner`` (a fresh 2-worker
   ``LocalCluster`` when none is given). A task pinned to worker A runs for ``hold_s``
@@ -95,30 +95,6 @@ def _link_consume(item: dict[str, Any]) -> tuple[float, int]:
 
 
 # ---- timing helpers ------------------------------------------------------------------------------
-def _median_time(fn: Callable[[], object], repeats: int, min_sample_s: float) -> float:
-    """Median over ``repeats`` samples of the mean seconds per call; a sample runs ``fn`` back
-    to back until ``min_sample_s`` has passed (at least once)."""
-    fn()                                         # warm-up: allocations, lazy tables
-    samples = []
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            calls = 0
-            t0 = time.perf_counter()
-            while True:
-                fn()
-                calls += 1
-                dt = time.perf_counter() - t0
-                if dt >= min_sample_s:
-                    break
-            samples.append(dt / calls)
-    finally:
-        if gc_was:
-            gc.enable()
-    return statistics.median(samples)
-
-
 def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S) -> list[float]:
     """Worker-side gaps of ``repeats`` producer(a) -> consumer(b) pairs of ``nbytes``, one at a
     time, after one unrecorded warm-up pair."""
@@ -168,39 +144,25 @@ def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_
         f"{large} B {raw['gap_large_s'] * 1e3:.3f} ms); run again with more repeats on a quieter machine")
 
 
-def measure_ops(params: CkksParams, backend: str, repeats: int, min_sample_s: float,
+def measure_ops(params: CkksParams, backend: str, repeats: int,
                 insecure_study: bool = False) -> tuple[dict[str, float], Any]:
-    """Op costs (seconds), sizes (bytes) and limbs at the top level and one below; and the
-    backend (for its name and version)."""
-    be = make_backend(backend, params, insecure_study=insecure_study)
+    """Op costs (seconds, :func:`measure_ops_in_context`), sizes (bytes) and limbs at the top
+    level and one below; and the backend (for its name and version)."""
     if params.levels < 1:
         raise ConfigError("the calibration needs parameters with at least one level (3 primes or more)")
-    be.keygen(rotations=[1])
+    be = make_backend(backend, params, insecure_study=insecure_study)
+    be.keygen(rotations=[])
     rng = np.random.default_rng(0)
-    x, y = rng.uniform(-1, 1, params.slots), rng.uniform(-1, 1, params.slots)
-    ct, ct2 = be.encrypt(x), be.encrypt(y)
-    pt = be.encode(rng.uniform(-1, 1, params.slots), like=ct)
-    prod = be.mul_plain(ct, pt)
-    low = be.rescale(prod)
-    low2 = be.rescale(be.mul_plain(ct2, pt))
-    blob = be.serialize_ciphertext(ct)
-    t = lambda fn: _median_time(fn, repeats, min_sample_s)  # noqa: E731
+    ct = be.encrypt(rng.uniform(-1, 1, params.slots))
+    low = be.rescale(be.mul_plain(ct, be.encode(rng.uniform(-1, 1, params.slots), like=ct)))
     out = {
         "limbs": float(be.level(ct) + 1),
-        "rotate_s": t(lambda: be.rotate(ct, 1)),
-        "rotate_low_s": t(lambda: be.rotate(low, 1)),
-        "pmul_s": t(lambda: be.mul_plain(ct, pt)),
-        "add_s": t(lambda: be.add(ct, ct2)),
-        "add_low_s": t(lambda: be.add(low, low2)),
-        "rescale_s": t(lambda: be.rescale(prod)),
-        "bytes": float(len(blob)),
+        "bytes": float(len(be.serialize_ciphertext(ct))),
         "bytes_low": float(len(be.serialize_ciphertext(low))),
-        "serialize_s": t(lambda: be.serialize_ciphertext(ct)),
-        "deserialize_s": t(lambda: be.deserialize_ciphertext(blob)),
         "level": float(be.level(ct)),
+        **measure_ops_in_context(params, backend, max(3, repeats), insecure_study),
     }
     return out, be
-
 
 IN_CONTEXT_KEYS = 16
 
@@ -256,13 +218,12 @@ def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
     return {k: statistics.median(v) for k, v in per.items()}
 
 
-def measure_ops_on_worker(params: CkksParams, backend: str, repeats: int, min_sample_s: float,
+def measure_ops_on_worker(params: CkksParams, backend: str, repeats: int,
                           insecure_study: bool = False) -> tuple[dict[str, float], str]:
     """:func:`measure_ops` inside a Dask worker process (pickled by reference): op costs as the
     BSGS tasks meet them. Timed in the client process instead, they carry the in-process
     scheduler's event loop competing for the GIL -- rotations came out 1.6x slower there."""
-    ops, be = measure_ops(params, backend, repeats, min_sample_s, insecure_study)
-    ops.update(measure_ops_in_context(params, backend, max(3, repeats), insecure_study))
+    ops, be = measure_ops(params, backend, repeats, insecure_study)
     return ops, be.name
 
 
@@ -275,12 +236,12 @@ def _version(dist: str) -> str:
 
 def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEFAULT_CALIBRATION_PARAMS,
                    backend: str = "seal", repeats: int = 7, progress: bool = True, runner: Any = None,
-                   min_sample_s: float = 0.05, hold_s: float = HOLD_S, insecure_study: bool = False,
+                   hold_s: float = HOLD_S, insecure_study: bool = False,
                    command: str | None = None) -> Path:
     """Measure CKKS op costs here and Dask link costs on ``runner`` (a fresh 2-worker local
     cluster when ``None``) and write a *measured* profile to ``out_path`` (atomically); see
     the module docstring for what each field is. ``repeats``: samples per value (the
-    median is kept); ``min_sample_s``: length of one op-timing sample; ``hold_s``: how long
+    median is kept); ``hold_s``: how long
     each link-measuring producer task runs. ``progress``: a line
     per step on stderr. ``command``: recorded in ``[meta]`` (default: this call)."""
     from cryptoffload.engines.dask import DaskRunner
@@ -289,9 +250,8 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         raise ConfigError(f"params must be a CkksParams, got {type(params).__name__}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"repeats must be a positive integer, got {repeats!r}")
-    for name, v in (("min_sample_s", min_sample_s), ("hold_s", hold_s)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 10:
-            raise ConfigError(f"{name} must be between 0 and 10 seconds, got {v!r}")
+    if isinstance(hold_s, bool) or not isinstance(hold_s, (int, float)) or not 0 <= hold_s < 10:
+        raise ConfigError(f"hold_s must be between 0 and 10 seconds, got {hold_s!r}")
     say = (lambda msg: print(f"calibrate-ckks: {msg}", file=sys.stderr, flush=True)) if progress else \
         (lambda msg: None)
     info = machine_info()
@@ -300,13 +260,13 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits "
             f"{list(params.coeff_mod_bits)}, on a worker process")
         worker = r.worker_addresses()[0]
-        fut = r.submit(measure_ops_on_worker, params, backend, repeats, min_sample_s, insecure_study, worker=worker)
+        fut = r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=worker)
         ops_, name_ = fut.result()
         addrs = r.worker_addresses()
         if len(addrs) >= 2:
             say("timing the same ops on every worker at once (cores shared with the others)")
-            futs = [r.submit(measure_ops_on_worker, params, backend, repeats, min_sample_s, insecure_study,
-                             worker=a) for a in addrs]
+            futs = [r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=a)
+                    for a in addrs]
             together = [f.result()[0] for f in futs]
             ratios = [t[k] / ops_[k] for t in together for k in ("rotate_s", "pmul_s", "rescale_s") if ops_[k] > 0]
             ops_["concurrent_slowdown"] = max(1.0, statistics.median(ratios))
@@ -379,7 +339,7 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         "date": date,
         "command": command or (f"calibrate_ckks({str(out_path)!r}, params=CkksParams("
                                f"{params.poly_modulus_degree}, {params.coeff_mod_bits}, {params.scale_bits}), "
-                               f"backend={backend!r}, repeats={repeats}, min_sample_s={min_sample_s}, "
+                               f"backend={backend!r}, repeats={repeats}, "
                                f"hold_s={hold_s})"),
         "backend": be_name,
         "library": lib,
@@ -399,12 +359,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="calibration/ckks.toml", help="profile to write")
     p.add_argument("--repeats", type=int, default=7, help="samples per value (the median is kept)")
-    p.add_argument("--min-sample", type=float, default=0.05, help="seconds per op-timing sample")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     cmd = "python -m cryptoffload.sim.calibrate_ckks " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        calibrate_ckks(args.out, repeats=args.repeats, min_sample_s=args.min_sample, progress=not args.quiet,
+        calibrate_ckks(args.out, repeats=args.repeats, progress=not args.quiet,
                        command=cmd.strip())
     except CryptoffloadError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -35,7 +35,7 @@ on this machine (``cryptoffload calibrate ckks``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
@@ -314,7 +314,3 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     start = [pstart[first_part[op.id]] for op in ops]
     end = [pend[done_part[op.id]] for op in ops]
     return Schedule(start, end, end[dag.result], busy, wire_total, transfers, moved, by_kind)
-
-
-def makespans(dags: Sequence["OpDag"], costs: DagCosts) -> list[float]:
-    return [schedule(d, costs).makespan for d in dags]

@@ -244,7 +244,7 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
         for rnd in range(cfg.repeats):
             # op costs re-timed every round on a worker: the calibration then spans the same
             # minutes as the runs it predicts (this machine's speed drifts by 20-30 %)
-            window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, 0.02, worker=worker0).result()[0])
+            window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, worker=worker0).result()[0])
             for k, (n, strategy, bs, shape, diags, sp, want) in enumerate(configs):
                 if rnd == 0:
                     say(f"measured: {n} worker(s), {strategy}, bs = {bs} ({cfg.repeats} rounds)")
