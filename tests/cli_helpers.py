@@ -30,3 +30,8 @@ def assert_user_error(proc: subprocess.CompletedProcess, *needles: str, strict: 
     for n in needles:
         assert n in lines[0], lines[0]
     return lines[0]
+
+
+def assert_nothing_written(folder: Path) -> None:
+    """The output folder is absent or empty (a user error must leave nothing half-written)."""
+    assert not folder.exists() or list(folder.iterdir()) == [], sorted(p.name for p in folder.rglob("*"))

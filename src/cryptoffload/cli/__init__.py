@@ -1,0 +1,18 @@
+"""The ``cryptoffload`` command line (typer + rich): one module per command group, no domain
+logic (each command parses its options, calls the layer below and prints what came back).
+
+``main`` is the entry point (``[project.scripts]`` and ``python -m cryptoffload.cli``); ``app``
+is the root typer app, with every group attached here in the order ``--help`` lists them.
+"""
+
+from __future__ import annotations
+
+from cryptoffload.cli import calibrate, he_cnn, paillier, plan, report, ridge, study, tls, trace
+from cryptoffload.cli.root import app, console, err_console, main, progress_bar
+
+for _name, _group in (("study", study), ("paillier", paillier), ("calibrate", calibrate), ("trace", trace),
+                      ("plan", plan), ("he-cnn", he_cnn), ("ridge", ridge), ("tls", tls)):
+    app.add_typer(_group.app, name=_name)
+app.command("report")(report.report)
+
+__all__ = ["app", "console", "err_console", "main", "progress_bar"]

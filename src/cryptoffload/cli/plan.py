@@ -1,0 +1,52 @@
+"""``cryptoffload plan``: capacity planners built on the simulators (the planning itself lives
+in the layers below; these commands parse options and print the table)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from cryptoffload.cli.options import parse_ints
+from cryptoffload.cli.root import console
+from cryptoffload.papers import PAPERS
+
+app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
+
+
+@app.command("bsgs")
+def plan_bsgs_cmd(
+    devices: str = typer.Option("1,2,4,8,16", "--devices", help="Device counts N to plan for."),
+    profile: str = typer.Option("bsgs_u280", "--profile", help="Cost profile (name or TOML; `calibrate ckks` writes one)."),
+    diagonals: Optional[int] = typer.Option(None, "--diagonals", help="Diagonals C (default: the profile's, else 32768)."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="replicate, broadcast or split-giant (default: all)."),
+    space: str = typer.Option("all", "--space", help="Baby-step sizes searched: all, pow2 or divisors."),
+    naive_baby: Optional[int] = typer.Option(None, "--naive-bs", help="Single-device bs to compare with (default: the best for N = 1)."),
+    exhaustive: bool = typer.Option(False, "--exhaustive", help="Also run the exhaustive search and print the tuner's gap."),
+) -> None:
+    """Choose the BSGS strategy and baby-step size per device count, and print the predicted time."""
+    from cryptoffload.policies.bsgs_plan import plan_bsgs
+    from cryptoffload.report.tables import render_table
+
+    table = plan_bsgs(profile, parse_ints(devices, "--devices"), diagonals=diagonals, strategy=strategy, space=space,
+                      naive_baby=naive_baby, exhaustive=exhaustive)
+    render_table(table, console)
+
+
+@app.command("isc", help="How many CSDs and how much NAND for N clients of a model (the reasoning of "
+                          f"{PAPERS['in-storage-he'].cite()}).")
+def plan_isc_cmd(
+    clients: int = typer.Option(..., "--clients", help="Clients whose evaluation keys the service holds."),
+    model: Optional[str] = typer.Option(None, "--model", help="paper (default), generated, or a trace JSON."),
+    requests_per_client: Optional[float] = typer.Option(None, "--requests-per-client",
+                                                        help="Inferences per client per second (sizes for load too)."),
+    nand_tb: Optional[float] = typer.Option(None, "--nand-tb", help="NAND per CSD in TB (default: the preset's)."),
+    partition: bool = typer.Option(False, "--partition", help="Split clients over CSDs instead of keys on every CSD."),
+) -> None:
+    from cryptoffload.report.tables import render_table
+    from cryptoffload.studies.isc_he_cnn import plan_isc
+
+    table = plan_isc(clients, model, requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
+                     keys_on_every_csd=not partition)
+    render_table(table, console)
+

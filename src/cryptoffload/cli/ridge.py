@@ -1,0 +1,228 @@
+"""``cryptoffload ridge``: private ridge regression (Paillier only) as separate processes over
+HTTP -- CSP, platform, providers, buyer -- or all of it on this machine as a demo."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cryptoffload.cli.root import console, err_console, write_atomic
+
+app = typer.Typer(no_args_is_help=True, help="Private ridge regression as separate processes over HTTP "
+                                             "(CSP, platform, providers, buyer), or all of it as a demo.")
+
+
+def _ridge_solve_bits(text: str) -> Optional[int]:
+    from cryptoffload.errors import ConfigError
+
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"--solve-bits must be 'auto' or a number of bits, got {text!r}") from None
+
+
+def _ridge_token(path: Optional[Path]) -> str:
+    from cryptoffload.apps.ridge.service import TOKEN_ENV, read_buyer_token
+    from cryptoffload.errors import ConfigError
+
+    token = read_buyer_token(path)
+    if token is None:
+        raise ConfigError(f"the buyer needs the buyer token the CSP printed or saved: --buyer-token-file PATH or {TOKEN_ENV}")
+    return token
+
+
+@contextmanager
+def _ridge_progress(enabled: bool) -> Iterator[Callable[[str], Callable[[int, int], None]]]:
+    """One bar per provider, counting acknowledged records."""
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("records"),
+                    TimeElapsedColumn(), console=err_console, disable=not enabled)
+    started = False
+
+    def make(label: str) -> Callable[[int, int], None]:
+        task = prog.add_task(label, total=None)
+
+        def hook(done: int, total: int) -> None:
+            nonlocal started
+            if not started:
+                prog.start()
+                started = True
+            prog.update(task, total=total, advance=done)
+        return hook
+
+    try:
+        yield make
+    finally:
+        if started:
+            prog.stop()
+
+
+def _ridge_coef_table(title: str, columns: List[str], rows: List[List[str]]) -> None:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c, justify="right")
+    for r in rows:
+        table.add_row(*r)
+    console.print(table)
+
+
+@app.command("csp")
+def ridge_csp(
+    port: int = typer.Option(..., "--port", help="TCP port (0: a free port, printed on the 'listening on' line)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    d: int = typer.Option(20, "--d", help="Features per record."),
+    max_records: int = typer.Option(..., "--max-records", help="Most records over all providers (sizes the guard bits)."),
+    frac_bits: int = typer.Option(16, "--frac-bits", help="Fixed-point fractional bits."),
+    x_bound: float = typer.Option(1.0, "--x-bound", help="Declared bound on every |x_j|."),
+    y_bound: Optional[float] = typer.Option(None, "--y-bound", help="Declared bound on |y| (default d + 6, the generator's)."),
+    lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
+    stat_bits: int = typer.Option(40, "--stat-bits", help="Statistical hiding of the unpacking masks (40..256)."),
+    upload_bits: int = typer.Option(2048, "--upload-bits", help="Upload key size (1024 needs --insecure-study-size)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Allow an upload key below 112-bit security (the QAT Paillier paper uses 1024)."),
+    solve_bits: str = typer.Option("auto", "--solve-bits", help="Solve key size, or auto (max(2048, what recovery needs))."),
+    key_dir: Optional[Path] = typer.Option(None, "--key-dir", help="Save the keys here (private ones 0600); reused on restart."),
+    buyer_token_file: Optional[Path] = typer.Option(None, "--buyer-token-file",
+                                                    help="Buyer token (default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN, else a new one)."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM)."),
+    tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
+) -> None:
+    """Crypto service provider: keys, unpacking and the masked solve; w' only for the buyer."""
+    from cryptoffload.apps.ridge.protocol import RidgeParams
+    from cryptoffload.apps.ridge.service import serve_csp
+    from cryptoffload.workloads.ridge_data import algorithm1_y_bound
+
+    params = RidgeParams(d=d, max_records=max_records, x_bound=x_bound,
+                         y_bound=y_bound if y_bound is not None else algorithm1_y_bound(d) if d > 0 else 1.0,
+                         lam=lam, frac_bits=frac_bits, stat_bits=stat_bits)
+    serve_csp(params, host=host, port=port, upload_bits=upload_bits, solve_bits=_ridge_solve_bits(solve_bits),
+              insecure_study_size=insecure_study_size, key_dir=key_dir, token_file=buyer_token_file,
+              tls_cert=tls_cert, tls_key=tls_key)
+
+
+@app.command("platform")
+def ridge_platform(
+    port: int = typer.Option(..., "--port", help="TCP port (0: a free port, printed on the 'listening on' line)."),
+    csp: str = typer.Option(..., "--csp", help="URL of the CSP."),
+    db: Path = typer.Option(..., "--db", help="SQLite database (created 0600; reloaded on restart)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Threads for the masked solve (default: all cores)."),
+    wait_csp: float = typer.Option(10.0, "--wait-csp", help="Seconds to keep trying to reach the CSP at start."),
+    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for an https CSP."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM)."),
+    tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
+) -> None:
+    """Platform: accepts uploads, aggregates them durably, finalizes with the CSP."""
+    from cryptoffload.apps.ridge.service import serve_platform
+
+    serve_platform(csp_url=csp, db=db, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
+                   tls_cert=tls_cert, tls_key=tls_key)
+
+
+@app.command("provider")
+def ridge_provider(
+    platform: str = typer.Option(..., "--platform", help="URL of the platform."),
+    data: str = typer.Option(..., "--data", help="generate:n=N[,seed=S] | csv:PATH | diabetes"),
+    mode: str = typer.Option("per-record", "--mode", help="per-record or per-provider."),
+    batch: int = typer.Option(1000, "--batch", help="Records per upload (per-record mode)."),
+    provider_id: Optional[str] = typer.Option(None, "--provider-id",
+                                              help="Stable id: a re-run with the same id and data resumes."),
+    part: str = typer.Option("1/1", "--part", help="Upload only part i of K contiguous parts of the data (i/K)."),
+    retry_for: float = typer.Option(60.0, "--retry-for", help="Seconds to keep retrying a failed upload."),
+    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for an https platform."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Data provider: encode, pack, encrypt and upload records in batches."""
+    import asyncio
+
+    from cryptoffload.apps.ridge.service import parse_part, run_provider
+
+    def retrying(text: str) -> None:
+        err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
+
+    with _ridge_progress(not no_progress) as make:
+        report = asyncio.run(run_provider(platform, data, mode=mode, batch=batch, provider_id=provider_id,
+                                          part=parse_part(part), retry_for=retry_for, cafile=cafile,
+                                          progress=make("uploading"), on_retry=retrying))
+    console.print(f"provider {report.provider_id}: {report.records:,} records in {report.uploads} upload(s), "
+                  f"{report.bytes / 1e6:,.1f} MB, {report.seconds:.2f} s ({report.already_accepted} already accepted, "
+                  f"{report.retries} retries)")
+
+
+@app.command("buyer")
+def ridge_buyer(
+    platform: str = typer.Option(..., "--platform", help="URL of the platform."),
+    csp: str = typer.Option(..., "--csp", help="URL of the CSP."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the model as JSON (coefficients and exact fractions)."),
+    buyer_token_file: Optional[Path] = typer.Option(None, "--buyer-token-file",
+                                                    help="Buyer token (default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN)."),
+    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for https servers."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait for an answer (finalize is the long one)."),
+) -> None:
+    """Buyer: finalize, fetch R, r and w', recover and print the model."""
+    import asyncio
+    import json
+
+    from cryptoffload.apps.ridge.service import run_buyer
+
+    result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout))
+    _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
+                      [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
+    if out is not None:
+        write_atomic(out, (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+        console.print(f"wrote {out}")
+
+
+@app.command("demo")
+def ridge_demo(
+    records: int = typer.Option(1000, "--records", help="Records of the generated data set."),
+    d: int = typer.Option(20, "--d", help="Features of the generated data set."),
+    providers: int = typer.Option(1, "--providers", help="Providers, each with a contiguous part of the data."),
+    mode: str = typer.Option("per-record", "--mode", help="per-record or per-provider."),
+    data: Optional[str] = typer.Option(None, "--data", help="generate:n=N[,seed=S] | csv:PATH | diabetes "
+                                                            "(default: generated, --records x --d)."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the generated data."),
+    lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
+    frac_bits: int = typer.Option(16, "--frac-bits", help="Fixed-point fractional bits."),
+    upload_bits: int = typer.Option(1024, "--upload-bits",
+                                    help="Upload key size (1024 by default, the QAT Paillier paper's: a study size, below 112-bit security)."),
+    batch: int = typer.Option(1000, "--batch", help="Records per upload."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON."),
+    workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the platform database here (default: a temporary folder)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
+    import json
+
+    import numpy as np
+
+    from cryptoffload.apps.ridge.service import run_demo
+
+    def say(text: str) -> None:
+        err_console.print(text, markup=False, highlight=False)
+
+    with _ridge_progress(not no_progress) as make:
+        result = run_demo(records=records, d=d, providers=providers, mode=mode, data=data, seed=seed, lam=lam,
+                          frac_bits=frac_bits, upload_bits=upload_bits, batch=batch, workdir=workdir,
+                          make_progress=lambda k: make(f"provider {k + 1}"), say=say)
+    diff = np.abs(result.coef - result.sklearn)
+    _ridge_coef_table(f"ridge over Paillier vs scikit-learn Ridge(alpha={lam:g}, fit_intercept=False), "
+                      f"{result.records:,} records, d = {result.params.d}, {providers} provider(s), {mode}",
+                      ["j", "ours", "scikit-learn", "|diff|"],
+                      [[str(j), f"{a:.10g}", f"{b:.10g}", f"{c:.2e}"]
+                       for j, (a, b, c) in enumerate(zip(result.coef, result.sklearn, diff))])
+    l2 = float(np.linalg.norm(result.coef - result.sklearn))
+    console.print(f"||ours - sklearn||_2 = {l2:.3e}, fixed-point error bound {result.bound:.3e} "
+                  f"({'within' if l2 <= result.bound else 'BEYOND'} the bound)")
+    t = result.timings
+    console.print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
+    if out is not None:
+        write_atomic(out, (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+        console.print(f"wrote {out}")

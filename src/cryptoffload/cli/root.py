@@ -1,0 +1,92 @@
+"""The root ``cryptoffload`` command, the consoles and the progress bar every command group
+shares, and ``main()``, which turns user errors into one line.
+
+User mistakes (bad options, profiles, traces) end with a one-line ``error: ...`` on stderr and
+exit code 2, never a traceback; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cryptoffload import __version__
+from cryptoffload.errors import CryptoffloadError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
+
+console = Console()
+if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
+    console = Console(width=200)
+err_console = Console(stderr=True)
+
+
+@contextmanager
+def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str], None]]]:
+    """A rich progress bar handed to studies as ``progress(total) -> advance(label)``."""
+    prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err_console, transient=False, disable=not enabled)
+    started = False
+
+    def start(total: int) -> Callable[[str], None]:
+        # The bar is drawn only once the work starts, so an input error found before that
+        # (profile, trace, options) leaves stderr with its one error line and nothing else.
+        nonlocal started
+        if not started:
+            prog.start()
+            started = True
+        task = prog.add_task("starting", total=total)
+
+        def advance(label: str) -> None:
+            prog.update(task, advance=1, description=label)
+        return advance
+
+    try:
+        yield start
+    finally:
+        if started:
+            prog.stop()
+
+
+def print_json(obj: object) -> None:
+    import json
+
+    console.print_json(json.dumps(obj, default=str))
+
+
+@app.command()
+def version() -> None:
+    """Print the package version."""
+    console.print(__version__)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point: typer handles usage errors (exit 2); our user errors become one line."""
+    try:
+        app(args=argv)
+    except CryptoffloadError as exc:
+        # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
+        message = " ".join(str(exc).splitlines())
+        err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename, so a failure leaves
+    the old file (or none), never half of the new one."""
+    import os
+    import secrets
+
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

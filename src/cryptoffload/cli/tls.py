@@ -1,0 +1,137 @@
+"""``cryptoffload tls``: nginx serving files as plain HTTP, TLS, kTLS or kTLS with NIC offload
+(the four modes of the SmartNIC TLS offload paper): detect, serve, bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from cryptoffload.cli.options import split_list
+from cryptoffload.cli.root import console, err_console, progress_bar, write_atomic
+
+app = typer.Typer(no_args_is_help=True,
+                  help="nginx serving files as plain HTTP, TLS, kTLS or kTLS with NIC offload: detect, serve, bench.")
+
+
+@app.command("detect")
+def tls_detect(
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the findings as JSON."),
+) -> None:
+    """What this machine offers for kernel TLS (kernel ULP, tls_stat, NICs, nginx, OpenSSL), with reasons."""
+    import json
+
+    from cryptoffload.apps.tls.detect import detect_ktls
+    from cryptoffload.apps.tls.tables import detect_table
+
+    support = detect_ktls()
+    console.print(detect_table(support))
+    reason = support.fallback_reason()
+    console.print("kTLS requests here run as: " + (f"user-space TLS ({reason})" if reason else
+                                                  "kTLS possible (verify with the tls_stat counters)"))
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(json_out, (json.dumps(support.to_dict(), indent=2) + "\n").encode())
+        console.print(f"wrote {json_out}")
+
+
+@app.command("serve")
+def tls_serve(
+    mode: str = typer.Option("tls", "--mode", help="plain, tls, ktls or ktls-nic."),
+    root: Path = typer.Option(..., "--root", help="Folder to serve."),
+    port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    workers: int = typer.Option(1, "--workers", help="nginx worker processes."),
+) -> None:
+    """Serve a folder with nginx until Ctrl-C, then say what really ran (kTLS or its fallback)."""
+    from cryptoffload.apps.tls.detect import detect_ktls, predict_mode, read_tls_stat, verify_mode
+    from cryptoffload.apps.tls.nginx import NginxServer, check_mode, serve_until_interrupted
+
+    check_mode(mode)
+    support = detect_ktls()
+    server = NginxServer(mode, root, port=port, host=host, workers=workers)
+    before = read_tls_stat()
+
+    def ready(srv: NginxServer) -> None:
+        console.print(f"serving {srv.docroot} at {srv.url} ({mode})", markup=False, highlight=False)
+        if srv.cert_path is not None:
+            console.print(f"certificate (CA for clients): {srv.cert_path}", markup=False, highlight=False)
+        console.print(f"in effect: {predict_mode(mode, support)}", markup=False, highlight=False)
+        console.print("Ctrl-C to stop", markup=False, highlight=False)
+
+    interrupted = serve_until_interrupted(server, ready)
+    after = read_tls_stat()
+    entries = server.access_entries()
+    if not interrupted:
+        err_console.print("nginx ended on its own: " + (server.error_log_text().strip().splitlines() or ["no message"])[-1],
+                          markup=False, highlight=False)
+    console.print(f"stopped; {len(entries)} request(s) served", markup=False, highlight=False)
+    console.print("verified: " + verify_mode(mode, before, after, access_entries=entries, support=support),
+                  markup=False, highlight=False)
+    if not interrupted:
+        raise typer.Exit(1)
+
+
+@app.command("bench")
+def tls_bench(
+    modes: str = typer.Option("plain,tls,ktls", "--modes", help="Comma-separated: plain, tls, ktls, ktls-nic."),
+    count: Optional[int] = typer.Option(None, "--count", help="Timed fetches per mode/file/client (default 100; quick 10)."),
+    interval: Optional[float] = typer.Option(None, "--interval", help="Seconds between fetches (default 0.1; quick 0.05)."),
+    block: Optional[int] = typer.Option(None, "--block", help="Fetches per interleaved block (default 10; quick 5)."),
+    sizes: str = typer.Option("2K,64M", "--sizes", help="Comma-separated file sizes (random bytes)."),
+    clients: str = typer.Option("curl,wget", "--clients", help="Comma-separated: curl, wget."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the files and of the interleaving order."),
+    wrk_connections: Optional[str] = typer.Option(None, "--wrk-connections",
+                                                   help="Comma-separated wrk connection counts (default 1..64; quick 1,4,16)."),
+    wrk_duration: Optional[float] = typer.Option(None, "--wrk-duration", help="Seconds per wrk run (default 5; quick 1)."),
+    no_wrk: bool = typer.Option(False, "--no-wrk", help="Skip the wrk sweep."),
+    latency_target_ms: float = typer.Option(10.0, "--latency-target-ms", help="p99 target for 'clients at target'."),
+    quick: bool = typer.Option(False, "--quick", help="Short settings (well under a minute for 2 modes)."),
+    out: Path = typer.Option(Path("out/tls-bench"), "--out", help="Output folder (bench.json)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Fetch files from nginx in each mode, interleaved, with curl/wget; worker CPU per request; wrk sweep."""
+    import json
+
+    from cryptoffload.apps.tls.measure import CLIENTS, FULL_SETTINGS, QUICK_SETTINGS, parse_size, run_bench
+    from cryptoffload.apps.tls.nginx import check_mode
+    from cryptoffload.apps.tls.tables import bench_tables
+    from cryptoffload.errors import ConfigError
+
+    mode_list = [check_mode(m) for m in split_list(modes, "--modes")]
+    size_list = [parse_size(s) for s in split_list(sizes, "--sizes")]
+    client_list = split_list(clients, "--clients")
+    for c in client_list:
+        if c not in CLIENTS:
+            raise ConfigError(f"unknown client {c!r}; choose one of {', '.join(CLIENTS)}")
+    base = QUICK_SETTINGS if quick else FULL_SETTINGS
+    count_ = count if count is not None else base["count"]
+    interval_ = interval if interval is not None else base["interval_s"]
+    block_ = block if block is not None else base["block"]
+    if count_ < 1 or block_ < 1:
+        raise ConfigError("--count and --block must be >= 1")
+    if interval_ < 0:
+        raise ConfigError("--interval must be >= 0")
+    if no_wrk:
+        conns: list[int] = []
+    elif wrk_connections is not None:
+        try:
+            conns = [int(c) for c in split_list(wrk_connections, "--wrk-connections")]
+        except ValueError:
+            raise ConfigError(f"--wrk-connections: not integers: {wrk_connections!r}") from None
+        if any(c < 1 for c in conns):
+            raise ConfigError("--wrk-connections must be >= 1")
+    else:
+        conns = list(base["wrk_connections"])
+    duration = wrk_duration if wrk_duration is not None else base["wrk_duration_s"]
+
+    with progress_bar(not no_progress) as make:
+        result = run_bench(mode_list, size_list, client_list, count=count_, interval_s=interval_, seed=seed,
+                           block=block_, wrk_connections=conns, wrk_duration_s=duration,
+                           latency_target_ms=latency_target_ms, progress=make)
+    for table in bench_tables(result):
+        console.print(table)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / "bench.json", (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+    console.print(f"wrote {out / 'bench.json'} ({result.elapsed_s:.1f} s)")

@@ -1,0 +1,54 @@
+"""``cryptoffload paillier``: keygen, encrypt, decrypt through files, and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import assert_user_error, run_cli
+
+
+def test_paillier_keygen_encrypt_decrypt_round_trip(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "paillier", "keygen", "--out", "sk.json", "--bits", "1024")
+    assert_user_error(proc, "insecure-study-size")
+    assert not (tmp_path / "sk.json").exists()
+    proc = run_cli(tmp_path, "paillier", "keygen", "--out", "sk.json", "--bits", "1024", "--insecure-study-size")
+    assert proc.returncode == 0, proc.stderr
+    assert oct((tmp_path / "sk.json").stat().st_mode & 0o777) == "0o600"
+    assert "p" not in json.loads((tmp_path / "sk.json.pub").read_text())
+    (tmp_path / "m.txt").write_text("5\n-17\n\n123456789012345678901234567890\n")
+    proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "sk.json.pub", "--in", "m.txt", "--out", "c.bin")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "sk.json", "--in", "c.bin")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["5", "-17", "123456789012345678901234567890"]
+    # refuse to overwrite a key
+    assert_user_error(run_cli(tmp_path, "paillier", "keygen", "--out", "sk.json", "--bits", "1024", "--insecure-study-size"),
+                      "exists")
+
+
+def test_paillier_bad_input_is_one_line(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        proc = run_cli(tmp_path, "paillier", "keygen", "--out", f"{name}.json", "--bits", "1024", "--insecure-study-size")
+        assert proc.returncode == 0, proc.stderr
+    (tmp_path / "m.txt").write_text("1\n2\n")
+    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "m.txt", "--out", "c.bin").returncode == 0
+    data = (tmp_path / "c.bin").read_bytes()
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "b.json", "--in", "c.bin"), "not this key")
+    (tmp_path / "t.bin").write_bytes(data[:-3])
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "t.bin"), "truncated")
+    (tmp_path / "g.bin").write_bytes(b"XXXX" + data[4:])
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "g.bin"), "bad header")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json.pub", "--in", "c.bin"), "private key")
+    (tmp_path / "bad.txt").write_text("1\nx2\n")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "bad.txt", "--out", "o.bin"),
+                      "bad.txt:2")
+    assert not (tmp_path / "o.bin").exists()
+    (tmp_path / "big.txt").write_text(str(2**1100) + "\n")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "big.txt", "--out", "o.bin"),
+                      "too large")
+    assert not (tmp_path / "o.bin").exists()
+    (tmp_path / "k.json").write_text('{"format": "cryptoffload-paillier", "version": 1')
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json", "--in", "m.txt", "--out", "o.bin"), "JSON")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "m.txt", "--out", "o.bin",
+                          "--backend", "qat"), "unknown Paillier backend")

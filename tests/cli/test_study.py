@@ -1,0 +1,106 @@
+"""``cryptoffload study``: the listing, the user-error contract on bad options, profiles and
+traces (exit 2, one line, nothing written), and a tiny run that writes the result contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import assert_nothing_written, assert_user_error, run_cli
+
+from cryptoffload import __version__
+from cryptoffload.profiles import builtin_profile_path
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_study_list(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "study", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert "fpga-reconfig" in proc.stdout
+
+
+def _bad_profile(tmp_path: Path) -> str:
+    text = builtin_profile_path("virtex2_ciphers").read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if not ln.startswith("fpga_mbps = { value = 8880")]
+    assert len(lines) == len(text.splitlines()) - 1
+    (tmp_path / "bad.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "bad.toml"
+
+
+def _garbage_trace(tmp_path: Path) -> str:
+    (tmp_path / "garbage.csv").write_text("foo bar\nbaz qux quux\n,,,,,,\n\x01\x02\n", encoding="utf-8")
+    return "garbage.csv"
+
+
+BAD_STUDY_ARGS = {
+    "unknown-policy": (["--policies", "nosuch"], ["nosuch"]),
+    "one-unknown-policy-among-good": (["--policies", "predict,nosuch"], ["nosuch"]),
+    "rate-zero": (["--rates", "0"], ["rate"]),
+    "rate-negative": (["--rates", "-5"], ["rate", "-5"]),
+    "rate-negative-among-good": (["--rates", "100,-1"], ["rate"]),
+    "rate-nan": (["--rates", "nan"], ["rate"]),
+    "rate-not-a-number": (["--rates", "10,abc"], ["--rates", "abc"]),
+    "requests-one": (["--requests", "1"], ["--requests"]),
+    "profile-missing-field": ([], ["bad.toml", "ciphers.aes-ecb.fpga_mbps"]),
+    "profile-not-found": (["--profile", "does-not-exist.toml"], ["does-not-exist.toml"]),
+    "profile-unknown-builtin": (["--profile", "no_such_builtin"], ["no_such_builtin"]),
+    "trace-garbage": ([], ["garbage.csv", "no valid request lines"]),
+    "trace-not-found": (["--trace", "absent.csv"], ["absent.csv"]),
+    "window-zero": (["--window-mb", "0"], ["--window-mb"]),
+    "engine-unknown": (["--engine", "warp"], ["warp"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_STUDY_ARGS))
+def test_study_user_errors_exit_2_with_one_line_and_write_nothing(tmp_path: Path, case: str) -> None:
+    args, needles = BAD_STUDY_ARGS[case]
+    if case == "profile-missing-field":
+        args = ["--profile", _bad_profile(tmp_path)]
+    if case == "trace-garbage":
+        args = ["--trace", _garbage_trace(tmp_path)]
+    small = [] if "--requests" in args else ["--requests", "500"]  # fast if the check came late
+    # a narrow terminal: the one line must not be wrapped
+    proc = run_cli(tmp_path, "study", "fpga-reconfig", *args, *small, "--out", "o", columns=40)
+    assert_user_error(proc, *needles)
+    assert_nothing_written(tmp_path / "o")
+
+
+def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "study", "fpga-reconfig", "--requests", "3000", "--rates", "100,1000", "--out", "o",
+               "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "wrote o/result.json" in proc.stdout
+    out = tmp_path / "o"
+    data = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert {"study", "mode", "seed", "version", "machine", "tables", "figures", "profiles", "notes"} <= set(data)
+    assert (data["study"], data["seed"], data["version"]) == ("fpga-reconfig", 1, __version__)
+    assert data["mode"] in ("quick", "full")
+    for tid in ("table6_p90_vs_oracle", "mean_p90_vs_oracle", "latency_p90_ms", "fig7_load_factor",
+                "table7_cipher_mix", "table8_enc_time_reduction_pct"):
+        assert tid in data["tables"], tid
+        t = data["tables"][tid]
+        assert {"columns", "rows", "paper", "provenance"} <= set(t)
+        assert t["provenance"] in ("simulated", "measured", "cited", "mixed")
+        assert all(len(r) == len(t["columns"]) for r in t["rows"])
+        assert (out / f"{tid}.csv").is_file()
+    t6 = data["tables"]["table6_p90_vs_oracle"]
+    assert t6["columns"][0] == "rate" and [r[0] for r in t6["rows"]] == [100, 1000]
+    assert [r[0] for r in t6["paper"]] == [100, 1000]
+    assert (out / "table6_p90_vs_oracle_paper.csv").is_file()
+    assert data["extra"]["config"]["requests"] == 3000
+    assert any("virtex2_ciphers" in p for p in data["profiles"])
+    assert data["figures"] and all(f.endswith(".png") for f in data["figures"])
+    for f in data["figures"]:
+        assert (out / f).read_bytes()[:8] == PNG_MAGIC
+    assert not [p for p in out.iterdir() if p.name.startswith(".partial-")]
+
+
+def test_study_paillier_offload_bad_option(tmp_path: Path) -> None:
+    proc = run_cli(tmp_path, "study", "paillier-offload", "--quick", "--bits", "1001", "--out", "po")
+    assert_user_error(proc, "even")
+    assert_nothing_written(tmp_path / "po")
