@@ -77,7 +77,7 @@ openfhe-venv:
 
 openfhe: openfhe-venv
 	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
-	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python -m pytest -q tests/crypto/test_ckks_openfhe.py; \
+	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python -m pytest -q tests/crypto/ckks/test_openfhe.py; \
 	fi
 
 # A real OpenFHE bootstrapping timed per level budget and dim1, and the share of its BSGS

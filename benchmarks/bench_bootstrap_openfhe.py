@@ -70,7 +70,7 @@ import numpy as np
 from cryptoffload import bench as pin
 from cryptoffload.crypto.ckks import CkksError, CkksParams, make_backend
 from cryptoffload.errors import ConfigError
-from cryptoffload.crypto.ckks_openfhe import OPENFHE_PIN, openfhe_import_error
+from cryptoffload.crypto.ckks.openfhe import OPENFHE_PIN, openfhe_import_error
 from cryptoffload.machine import machine_info
 from cryptoffload.workloads.bsgs import bootstrap_stages, select_layers
 

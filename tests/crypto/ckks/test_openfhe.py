@@ -27,7 +27,7 @@ from cryptoffload.crypto.ckks import (
     backend_from_context,
     make_backend,
 )
-from cryptoffload.crypto.ckks_openfhe import openfhe_import_error
+from cryptoffload.crypto.ckks.openfhe import openfhe_import_error
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 OPENFHE_MISSING = openfhe_import_error()
@@ -42,7 +42,7 @@ except Exception as exc:  # noqa: BLE001
     SEAL_MISSING = f"{type(exc).__name__}: {exc}"
 needs_seal = pytest.mark.skipif(SEAL_MISSING is not None, reason=f"tenseal does not import: {SEAL_MISSING}")
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 # 128-bit secure for both libraries (SEAL: 190 <= 218 bits; OpenFHE: Q*P with a one-prime P)
 P = CkksParams(8192, (50, 40, 40, 60), 40)
 TOL = 1e-5          # |values| <= ~2, Delta = 2^40: errors are ~1e-6 at most
@@ -82,7 +82,7 @@ def test_missing_openfhe_is_reported_not_crashing():
 
 @needs_openfhe
 def test_make_backend_and_parameter_mapping(fhe):
-    from cryptoffload.crypto.ckks_openfhe import OpenFheBackend
+    from cryptoffload.crypto.ckks.openfhe import OpenFheBackend
 
     assert isinstance(fhe, OpenFheBackend) and fhe.name == "openfhe" and fhe.hoists_rotations
     cc = fhe.crypto_context

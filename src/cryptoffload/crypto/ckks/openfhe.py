@@ -4,8 +4,8 @@ Where it runs. OpenFHE's Python wheels (``openfhe==1.6.1.0.22.4``, BSD-2) import
 3.10 only on this machine (the 3.12 build needs a newer libstdc++ than Debian 12 has; there is
 no 3.11 build), while the package itself targets 3.11. So OpenFHE lives in its own virtual
 environment: ``make openfhe`` builds ``.venv-openfhe`` (Python 3.10) and runs
-``tests/crypto/test_ckks_openfhe.py`` there with ``src/`` on ``PYTHONPATH`` (this module and
-``ckks.py`` avoid 3.11-only syntax and imports). Elsewhere :func:`openfhe_import_error` says
+``tests/crypto/ckks/test_openfhe.py`` there with ``src/`` on ``PYTHONPATH`` (this package
+avoids 3.11-only syntax and imports). Elsewhere :func:`openfhe_import_error` says
 why it is missing and ``make_backend("openfhe", ...)`` raises :class:`BackendUnavailable`.
 See ``docs/he-cnn-openfhe.md``.
 
@@ -31,7 +31,7 @@ How :class:`CkksParams` maps onto ``CCParams<CryptoContextCKKSRNS>``:
   ciphertext is at ``levels`` and level 0 is the last data prime, as in SEAL.
 
 The checks (levels, scales, sizes, key sets, rotation plans, serialised framing) are those of
-:class:`_CheckedBackend`, so OpenFHE refuses the same misuse as SEAL and the emulator with the
+:class:`CheckedBackend`, so OpenFHE refuses the same misuse as SEAL and the emulator with the
 same messages (OpenFHE itself would silently adjust levels in an addition).
 
 Rotations are hoisted in :meth:`rotate_many` (``EvalFastRotationPrecompute`` once, then
@@ -43,7 +43,6 @@ bootstrapping consumes, and :meth:`bootstrap` returns a ciphertext at ``levels``
 
 from __future__ import annotations
 
-import hashlib
 import math
 import struct
 import time
@@ -51,23 +50,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto.ckks import (
-    DEFAULT_PARAMS,
+from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
+    KIND_NAMES,
     KIND_PLAINTEXT,
-    KIND_PUBLIC,
     KIND_SECRET,
-    WORD_BYTES,
-    Ciphertext,
-    CkksError,
-    CkksParams,
-    Plaintext,
-    _CheckedBackend,
-    _KIND_NAMES,
-    _load_context_header,
-    _pack_sections,
+    load_context_header,
+    pack_sections,
 )
-from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
+from cryptoffload.errors import BackendUnavailable, ConfigError
 
 __all__ = ["OPENFHE_PIN", "OpenFheBackend", "openfhe_import_error"]
 
@@ -118,23 +112,12 @@ def _has_mult_key(cc: Any, tag: str) -> bool:
         return False
 
 
-class _fhe_errors:
-    """Turn OpenFHE's exceptions (``RuntimeError`` from ``OPENFHE_THROW``) into :class:`CkksError`."""
-
-    def __init__(self, op: str) -> None:
-        self.op = op
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, et: Any, ev: Any, tb: Any) -> bool:
-        if et is not None and issubclass(et, (RuntimeError, ValueError, TypeError, IndexError)) \
-                and not issubclass(et, CryptoffloadError):
-            raise CkksError(f"{self.op}: OpenFHE refused: {_short(ev)}") from ev
-        return False
+def _fhe_errors(op: str) -> Any:
+    """OpenFHE's exceptions (``RuntimeError`` from ``OPENFHE_THROW``) as :class:`CkksError`."""
+    return library_errors(op, "OpenFHE", _short)
 
 
-class OpenFheBackend(_CheckedBackend):
+class OpenFheBackend(CheckedBackend):
     """CKKS through OpenFHE's ``CryptoContextCKKSRNS`` (mapping in the module docstring).
 
     Options: ``insecure_study`` (as for SEAL; also turns OpenFHE's own HE-standard check off),
@@ -236,7 +219,7 @@ class OpenFheBackend(_CheckedBackend):
             if relin:
                 cc.EvalMultKeyGen(self._sk)
         self._blobs = {"public": bytes(fhe.Serialize(self._pk, fhe.BINARY))}
-        self._key_id = hashlib.blake2b(self._blobs["public"], digest_size=16, person=b"ckks-keyset").digest()
+        self._key_id = self.key_set_id(self._blobs["public"])
         self._has_secret = True
         self._has_relin = bool(relin)
         self._galois = {}
@@ -535,24 +518,15 @@ class OpenFheBackend(_CheckedBackend):
         header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study, "depth": self._depth, "dnum": self._dnum,
                   "bootstrap_level_budget": list(self._budget) if self._budget else None}
-        return self._frame(kind, _pack_sections(header, sections))
-
-    def public_context(self) -> bytes:
-        """Parameters, OpenFHE's context, public, relinearisation and rotation keys; never the
-        secret key."""
-        return self._context(KIND_PUBLIC)
-
-    def secret_context(self) -> bytes:
-        """Everything, secret key included (``save_secret_context`` writes it with mode 0600)."""
-        return self._context(KIND_SECRET)
+        return self._frame(kind, pack_sections(header, sections))
 
     @classmethod
     def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "OpenFheBackend":
         fhe = _load()
-        params, header, sec, key_id = _load_context_header(cls, data, kind)
+        params, header, sec, key_id = load_context_header(cls.name, data, kind)
         if "context" not in sec or "public" not in sec or (kind == KIND_SECRET and "secret" not in sec):
-            raise CkksError(f"serialised {_KIND_NAMES[kind]} lacks its context or keys")
-        if hashlib.blake2b(sec["public"], digest_size=16, person=b"ckks-keyset").digest() != key_id:
+            raise CkksError(f"serialised {KIND_NAMES[kind]} lacks its context or keys")
+        if cls.key_set_id(sec["public"]) != key_id:
             raise CkksError("the context's public key does not match its key id")
         with _fhe_errors("load context"):
             cc = fhe.DeserializeCryptoContextString(sec["context"], fhe.BINARY)
@@ -569,9 +543,9 @@ class OpenFheBackend(_CheckedBackend):
             self = cls(params, insecure_study=insecure_study or bool(header.get("insecure_study")),
                        num_large_digits=int(header["dnum"]), bootstrap_level_budget=budget, _context=cc)
         except (KeyError, TypeError, ValueError) as exc:
-            raise CkksError(f"malformed {_KIND_NAMES[kind]}: {exc}") from None
+            raise CkksError(f"malformed {KIND_NAMES[kind]}: {exc}") from None
         if self._depth != int(header.get("depth", -1)) or int(cc.GetRingDimension()) != params.poly_modulus_degree:
-            raise CkksError(f"serialised {_KIND_NAMES[kind]}: OpenFHE context does not match its parameters")
+            raise CkksError(f"serialised {KIND_NAMES[kind]}: OpenFHE context does not match its parameters")
         self._pk, self._sk, self._tag = pk, sk, pk.GetKeyTag()
         self._blobs = {"public": sec["public"]}
         self._key_id = key_id
@@ -579,15 +553,6 @@ class OpenFheBackend(_CheckedBackend):
         self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
         self._has_secret = kind == KIND_SECRET
         return self
-
-    @classmethod
-    def from_public_context(cls, data: bytes, *, insecure_study: bool = False) -> "OpenFheBackend":
-        """A server-side backend: evaluates (and encrypts) but cannot decrypt."""
-        return cls._from_context(data, KIND_PUBLIC, insecure_study)
-
-    @classmethod
-    def from_secret_context(cls, data: bytes, *, insecure_study: bool = False) -> "OpenFheBackend":
-        return cls._from_context(data, KIND_SECRET, insecure_study)
 
     # -- bootstrapping -----------------------------------------------------------------------------
     def bootstrap_setup(self, level_budget: Sequence[int] | None = None,

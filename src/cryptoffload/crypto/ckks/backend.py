@@ -1,0 +1,496 @@
+"""The CKKS interface every backend implements, the checks the adapters share, and the handles.
+
+Why one interface: the HE-CNN application must run on real encryption (Microsoft SEAL, OpenFHE
+where installed, a GPU), on a fast exact emulator for packing tests and on the recording
+backend that writes its op trace, so it is written once against :class:`CkksBackend`.
+:class:`CheckedBackend` holds the checks (levels, scales, sizes, key sets, rotation plans) so
+that every adapter refuses the same misuse with the same :class:`CkksError` message -- CKKS
+libraries refuse mixed levels, and a silent scale mismatch gives wrong numbers.
+
+Handles: :class:`Ciphertext` and :class:`Plaintext` wrap the library's object together with
+the fingerprint of the key set that made it. Why: SEAL gives two key sets with the same
+parameters the same ``parms_id``, so it would add a ciphertext of another key set (or decrypt
+it) without complaint, producing garbage; the owner lets every op refuse it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.framing import KIND_PUBLIC, KIND_SECRET, pack_frame, unpack_frame
+from cryptoffload.crypto.ckks.params import CkksParams
+from cryptoffload.crypto.ckks.primes import coeff_modulus_primes
+from cryptoffload.crypto.ckks.rotations import power_of_two_steps, rotation_plan
+from cryptoffload.errors import ConfigError, CryptoffloadError
+
+__all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext", "library_errors"]
+
+
+class Ciphertext:
+    """An encrypted vector: the library's object (``raw``) and the fingerprint of its key set.
+
+    Opaque to applications: ask the backend for ``level``/``scale``/sizes. Adapters create it
+    with ``Ciphertext(raw, backend.fingerprint)``.
+    """
+
+    __slots__ = ("raw", "owner", "__weakref__")
+
+    def __init__(self, raw: Any, owner: bytes) -> None:
+        self.raw = raw
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"<Ciphertext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+
+
+class Plaintext:
+    """An encoded (not encrypted) vector at a level and scale, bound to its context like a ciphertext."""
+
+    __slots__ = ("raw", "owner", "__weakref__")
+
+    def __init__(self, raw: Any, owner: bytes) -> None:
+        self.raw = raw
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"<Plaintext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+
+
+def _write_private(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` readable by the owner only (0600 from creation, not chmod afterwards, so
+    the secret key is never briefly world-readable)."""
+    p = Path(path)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fd = -1
+            fh.write(data)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return p
+
+
+@contextmanager
+def library_errors(op: str, library: str, describe: Callable[[BaseException], str] = str) -> Iterator[None]:
+    """Turn what a native library raises for a refused call (C++ ``std::invalid_argument`` and
+    ``logic_error`` arrive as ``ValueError``/``RuntimeError``) into a :class:`CkksError` naming
+    the op and the library; our own errors pass unchanged."""
+    try:
+        yield
+    except CryptoffloadError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as exc:
+        raise CkksError(f"{op}: {library} refused: {describe(exc)}") from exc
+
+
+def _are_close(a: float, b: float) -> bool:
+    """SEAL's ``util::are_close``: how strictly two scales must agree for an addition."""
+    return abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0)
+
+
+class CkksBackend(ABC):
+    """CKKS on real-valued slot vectors. Every method returns new objects (inputs are not changed).
+
+    The abstract methods are the contract other code is written against; the concrete ones
+    (``sub_plain``, ``rotation_plan``, contexts to disk, ...) have defaults an adapter may
+    improve.
+    """
+
+    name: str = "abstract"
+    params: CkksParams
+    #: True when ``rotate_many`` shares the key-switch decomposition across steps (hoisting).
+    hoists_rotations: bool = False
+
+    @property
+    def slots(self) -> int:
+        return self.params.slots
+
+    @property
+    def can_decrypt(self) -> bool:
+        """False for a server-side backend built from a public context."""
+        return True
+
+    # -- keys ----------------------------------------------------------------------------
+    @abstractmethod
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
+        """Make secret, public, relinearisation and Galois keys (``None``: power-of-two steps)."""
+
+    # -- encoding and encryption -----------------------------------------------------------
+    @abstractmethod
+    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+               scale: float | None = None) -> Plaintext: ...
+
+    @abstractmethod
+    def encrypt(self, values: Any) -> Ciphertext: ...
+
+    @abstractmethod
+    def decrypt(self, ct: Ciphertext) -> np.ndarray: ...
+
+    # -- arithmetic ---------------------------------------------------------------------
+    @abstractmethod
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext: ...
+
+    @abstractmethod
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext: ...
+
+    @abstractmethod
+    def negate(self, a: Ciphertext) -> Ciphertext: ...
+
+    @abstractmethod
+    def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext: ...
+
+    @abstractmethod
+    def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext: ...
+
+    @abstractmethod
+    def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        """Ciphertext product *without* relinearisation (size 3)."""
+
+    @abstractmethod
+    def relinearize(self, ct: Ciphertext) -> Ciphertext: ...
+
+    @abstractmethod
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        """Drop the last prime of the level, dividing the scale by it."""
+
+    @abstractmethod
+    def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
+        """Drop limbs down to ``level`` without rescaling."""
+
+    @abstractmethod
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        """Left rotation by ``steps`` (negative: right)."""
+
+    @abstractmethod
+    def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]: ...
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    @abstractmethod
+    def level(self, ct: Ciphertext | Plaintext) -> int: ...
+
+    @abstractmethod
+    def scale(self, ct: Ciphertext | Plaintext) -> float: ...
+
+    @abstractmethod
+    def ciphertext_bytes(self, ct: Ciphertext) -> int: ...
+
+    @abstractmethod
+    def plaintext_bytes(self, pt: Plaintext) -> int: ...
+
+    @abstractmethod
+    def key_bytes(self) -> dict[str, int]: ...
+
+    # -- serialisation -------------------------------------------------------------------
+    @abstractmethod
+    def serialize_ciphertext(self, ct: Ciphertext) -> bytes: ...
+
+    @abstractmethod
+    def deserialize_ciphertext(self, data: bytes) -> Ciphertext: ...
+
+    @abstractmethod
+    def public_context(self) -> bytes: ...
+
+    @classmethod
+    @abstractmethod
+    def from_public_context(cls, data: bytes) -> "CkksBackend": ...
+
+    # -- optional, with defaults -----------------------------------------------------------
+    def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        """``ct - pt``; default: add the negated encoding (adapters may use the library's op)."""
+        return self.add_plain(ct, self.encode(-self._pt_values(pt), like=ct))
+
+    def _pt_values(self, pt: Plaintext) -> np.ndarray:
+        raise CkksError(f"{self.name}: sub_plain is not supported")
+
+    def rotation_plan(self, steps: int) -> list[str]:
+        """Names (``galois:<step>``) of the keys a rotation by ``steps`` applies, in order."""
+        return [] if steps % self.slots == 0 else [f"galois:{steps}"]
+
+    def secret_context(self) -> bytes:
+        raise CkksError(f"the {self.name} backend cannot export its secret context")
+
+    @classmethod
+    def from_secret_context(cls, data: bytes) -> "CkksBackend":
+        raise CkksError(f"the {cls.name} backend cannot import a secret context")
+
+    def save_secret_context(self, path: str | os.PathLike[str]) -> Path:
+        """Persist the client's keys, readable by the owner only (mode 0600)."""
+        return _write_private(path, self.secret_context())
+
+    @classmethod
+    def load_secret_context(cls, path: str | os.PathLike[str]) -> "CkksBackend":
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise CkksError(f"{path}: cannot read the secret context ({exc})") from None
+        return cls.from_secret_context(data)
+
+
+class CheckedBackend(CkksBackend):
+    """Checks and key registry shared by the adapters (SEAL, the emulator, OpenFHE), so
+    all refuse the same misuse with the same message (the emulator exists to find packing
+    mistakes before they cost a real run)."""
+
+    def __init__(self, params: CkksParams, *, insecure_study: bool = False) -> None:
+        if not isinstance(params, CkksParams):
+            raise ConfigError(f"params must be a CkksParams, got {type(params).__name__}")
+        params.check_security(insecure_study)
+        self.params = params
+        self.insecure_study = insecure_study
+        self.primes = coeff_modulus_primes(params.poly_modulus_degree, params.coeff_mod_bits)
+        # bits of the product of the data primes of each level: SEAL's scale bound at that level
+        self._level_bits = [math.prod(self.primes[: lv + 1]).bit_length() for lv in range(params.levels + 1)]
+        self._key_id: bytes | None = None
+        self._fp_cache: tuple[bytes, bytes] | None = None
+        self._has_secret = False
+        self._has_relin = False
+        self._galois: dict[int, str] = {}  # step mod slots -> key name (galois:<step as asked>)
+
+    # -- identity ------------------------------------------------------------------------
+    @property
+    def key_id(self) -> bytes:
+        if self._key_id is None:
+            raise CkksError(f"{self.name}: no keys yet; call keygen() first")
+        return self._key_id
+
+    @property
+    def fingerprint(self) -> bytes:
+        """Identifies parameters + key set: what a ciphertext must match to be used here."""
+        kid = self.key_id
+        cached = self._fp_cache
+        if cached is None or cached[0] != kid:
+            fp = hashlib.blake2b(self.params.digest() + kid + self.name.encode(), digest_size=16).digest()
+            self._fp_cache = cached = (kid, fp)
+        return cached[1]
+
+    @property
+    def can_decrypt(self) -> bool:
+        return self._has_secret
+
+    @property
+    def rotation_steps(self) -> list[int]:
+        """Steps with a Galois key of their own (as passed to keygen)."""
+        return [int(n.split(":", 1)[1]) for n in self._galois.values()]
+
+    @property
+    def has_relin_keys(self) -> bool:
+        return self._has_relin
+
+    def _normalise_steps(self, rotations: Sequence[int] | None) -> dict[int, str]:
+        steps = power_of_two_steps(self.slots) if rotations is None else list(rotations)
+        out: dict[int, str] = {}
+        for s in steps:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+                raise CkksError(f"rotation steps must be integers, got {s!r}")
+            s = int(s)
+            if abs(s) >= self.slots:
+                raise CkksError(f"rotation step {s} is out of range: |step| < slots = {self.slots}")
+            if s % self.slots == 0:
+                continue  # rotation by 0 needs no key
+            out.setdefault(s % self.slots, f"galois:{s}")
+        return out
+
+    # -- validation helpers -------------------------------------------------------------------
+    @abstractmethod
+    def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
+        """``(level, scale, size)`` of an object already checked to be ours (size 1 for plaintexts)."""
+
+    def _own(self, obj: Any, kind: type | tuple[type, ...], op: str) -> Any:
+        if not isinstance(obj, kind):
+            what = " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__
+            raise CkksError(f"{op}: expected a {what}, got {type(obj).__name__}")
+        if obj.owner != self.fingerprint:
+            raise CkksError(f"{op}: the {type(obj).__name__.lower()} belongs to another context or key set "
+                            f"({obj.owner.hex()[:8]}, this one {self.fingerprint.hex()[:8]})")
+        return obj.raw
+
+    def _same_level(self, op: str, a: Any, b: Any) -> int:
+        la, lb = self._meta(a)[0], self._meta(b)[0]
+        if la != lb:
+            raise CkksError(f"{op}: level mismatch ({la} vs {lb}); mod_switch_to the lower level first")
+        return la
+
+    def _same_scale(self, op: str, a: Any, b: Any) -> None:
+        sa, sb = self._meta(a)[1], self._meta(b)[1]
+        if not _are_close(sa, sb):
+            raise CkksError(f"{op}: scale mismatch (2^{math.log2(sa):.4f} vs 2^{math.log2(sb):.4f}); encode the "
+                            "plaintext with like=ct, or rescale both operands the same way")
+
+    def _scale_in_bounds(self, op: str, scale: float, level: int) -> None:
+        """SEAL's ``is_scale_within_bounds``: log2(scale) below the modulus bits at the level."""
+        if not scale > 0 or int(math.log2(scale)) >= self._level_bits[level]:
+            raise CkksError(f"{op}: scale 2^{math.log2(scale) if scale > 0 else float('nan'):.1f} is out of bounds "
+                            f"at level {level} ({self._level_bits[level]}-bit modulus); rescale first")
+
+    def _size2(self, op: str, ct: Ciphertext) -> None:
+        size = self._meta(ct)[2]
+        if size != 2:
+            raise CkksError(f"{op}: needs a size-2 ciphertext, got size {size}; relinearize first")
+
+    def _need_relin(self, op: str, ct: Ciphertext) -> None:
+        size = self._meta(ct)[2]
+        if not self._has_relin:
+            raise CkksError(f"{op}: no relinearisation key (keygen(relin=True))")
+        if size == 2:
+            raise CkksError(f"{op}: the ciphertext is already size 2 (relinearize once, after mul)")
+        if size > 3:
+            raise CkksError(f"{op}: size {size} needs more relinearisation keys than exist; "
+                            "relinearize after every mul")
+
+    def _need_secret(self, op: str) -> None:
+        if not self._has_secret:
+            raise CkksError(f"{op}: this backend holds no secret key (built from a public context, or no keygen)")
+
+    def _need_public(self, op: str) -> None:
+        if self._key_id is None:
+            raise CkksError(f"{op}: no keys yet; call keygen() first")
+
+    def _rescale_level(self, ct: Ciphertext) -> int:
+        lv = self._meta(ct)[0]
+        if lv == 0:
+            raise CkksError("rescale: the ciphertext is at level 0 (end of the modulus chain); "
+                            "the program needs more levels than the parameters give")
+        return lv
+
+    def _target_level(self, obj: Any, level: int) -> int:
+        cur = self._meta(obj)[0]
+        if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= cur:
+            raise CkksError(f"mod_switch_to: target level {level!r} must be between 0 and the current level {cur}")
+        return int(level)
+
+    def rotation_plan(self, steps: int) -> list[str]:
+        """SEAL's rotation plan over this key set (:func:`~.rotations.rotation_plan`); a missing
+        key is refused with the same message on every backend."""
+        return rotation_plan(steps, self._galois, self.slots)
+
+
+    # -- values ----------------------------------------------------------------------------
+    def _values(self, values: Any, op: str = "encode") -> np.ndarray:
+        """Real slot vector, zero-padded to ``slots``; a scalar fills every slot (as SEAL's
+        scalar encode does)."""
+        if isinstance(values, Plaintext):
+            raise CkksError(f"{op}: values are already a Plaintext")
+        arr = np.asarray(values)
+        if arr.dtype.kind == "c":
+            if np.any(arr.imag != 0):
+                raise CkksError(f"{op}: only real values are supported")
+            arr = arr.real
+        try:
+            arr = np.asarray(arr, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise CkksError(f"{op}: values must be real numbers") from None
+        if arr.ndim == 0:
+            arr = np.full(self.slots, float(arr))
+        if arr.ndim != 1:
+            raise CkksError(f"{op}: values must be one-dimensional, got shape {arr.shape}")
+        if arr.size > self.slots:
+            raise CkksError(f"{op}: {arr.size} values do not fit in {self.slots} slots")
+        if not np.all(np.isfinite(arr)):
+            raise CkksError(f"{op}: values must be finite")
+        if arr.size < self.slots:
+            arr = np.concatenate([arr, np.zeros(self.slots - arr.size)])
+        return arr
+
+    def _encode_target(self, like: Ciphertext | None, level: int | None, scale: float | None) -> tuple[int, float]:
+        if like is not None:
+            if level is not None or scale is not None:
+                raise CkksError("encode: give like= or level=/scale=, not both")
+            self._own(like, Ciphertext, "encode(like=)")
+            lv, sc, _ = self._meta(like)
+            return lv, sc
+        lv = self.params.levels if level is None else level
+        if isinstance(lv, bool) or not isinstance(lv, (int, np.integer)) or not 0 <= lv <= self.params.levels:
+            raise CkksError(f"encode: level {level!r} must be between 0 and {self.params.levels}")
+        sc = self.params.scale if scale is None else float(scale)
+        # SEAL's encoder bound: log2(scale) + 1 below the modulus bits
+        if not sc > 0 or int(math.log2(sc)) + 1 >= self._level_bits[int(lv)]:
+            raise CkksError(f"encode: scale {sc!r} is out of bounds at level {lv} ({self._level_bits[int(lv)]} bits)")
+        return int(lv), sc
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def level(self, ct: Ciphertext | Plaintext) -> int:
+        self._own(ct, (Ciphertext, Plaintext), "level")
+        return self._meta(ct)[0]
+
+    def scale(self, ct: Ciphertext | Plaintext) -> float:
+        self._own(ct, (Ciphertext, Plaintext), "scale")
+        return self._meta(ct)[1]
+
+    def size(self, ct: Ciphertext) -> int:
+        """Number of polynomials (2, or 3 after mul)."""
+        self._own(ct, Ciphertext, "size")
+        return self._meta(ct)[2]
+
+    def ciphertext_bytes(self, ct: Ciphertext) -> int:
+        self._own(ct, Ciphertext, "ciphertext_bytes")
+        lv, _, size = self._meta(ct)
+        return self.params.ciphertext_bytes(lv, size)
+
+    def plaintext_bytes(self, pt: Plaintext) -> int:
+        self._own(pt, Plaintext, "plaintext_bytes")
+        return self.params.plaintext_bytes(self._meta(pt)[0])
+
+    def key_bytes(self) -> dict[str, int]:
+        """In-memory sizes of the evaluation keys, SEAL's layout (one RLWE pair over all primes
+        per data prime), named as in traces."""
+        out: dict[str, int] = {}
+        if self._has_relin:
+            out["relin"] = self.params.ksk_bytes
+        for name in self._galois.values():
+            out[name] = self.params.ksk_bytes
+        return out
+
+    def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
+        """Not hoisted: SEAL's API has no hoisted rotation (the key-switch decomposition of the
+        input is recomputed per step), so this loops; the emulator does the same."""
+        return [self.rotate(ct, s) for s in steps]
+
+    # -- contexts: an adapter writes and reads its own (``_context``, ``_from_context``) ------
+    @staticmethod
+    def key_set_id(public_key: bytes) -> bytes:
+        """The key-set id every frame carries: a digest of the serialised public key."""
+        return hashlib.blake2b(public_key, digest_size=16, person=b"ckks-keyset").digest()
+
+    @abstractmethod
+    def _context(self, kind: int) -> bytes:
+        """The framed context of ``kind`` (public: never the secret key)."""
+
+    @classmethod
+    @abstractmethod
+    def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "CheckedBackend":
+        """A backend rebuilt from a framed context of ``kind``."""
+
+    def public_context(self) -> bytes:
+        """Parameters + public, relinearisation and Galois keys; never the secret key."""
+        return self._context(KIND_PUBLIC)
+
+    def secret_context(self) -> bytes:
+        """Everything, secret key included: for the client to persist its keys (see
+        :meth:`save_secret_context`, which writes with mode 0600)."""
+        return self._context(KIND_SECRET)
+
+    @classmethod
+    def from_public_context(cls, data: bytes, *, insecure_study: bool = False) -> "CheckedBackend":
+        """A server-side backend: evaluates (and encrypts) but cannot decrypt."""
+        return cls._from_context(data, KIND_PUBLIC, insecure_study)
+
+    @classmethod
+    def from_secret_context(cls, data: bytes, *, insecure_study: bool = False) -> "CheckedBackend":
+        return cls._from_context(data, KIND_SECRET, insecure_study)
+
+    def _frame(self, kind: int, payload: bytes) -> bytes:
+        return pack_frame(kind, self.name, self.params.digest(), self.key_id, payload)
+
+    def _unframe(self, data: bytes, kind: int) -> bytes:
+        return unpack_frame(data, kind, self.name, self.params.digest(), self.key_id)[0]

@@ -1,0 +1,233 @@
+"""NOT ENCRYPTION: :class:`EmulatorBackend`, exact float64 slot arithmetic with SEAL's bookkeeping.
+
+Why: packing logic (rotations, masks, level and scale management) can be tested in
+milliseconds, and a program that runs here runs on SEAL.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.framing import (
+    KIND_CIPHERTEXT,
+    KIND_SECRET,
+    load_context_header,
+    pack_sections,
+)
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
+
+__all__ = ["EmulatorBackend"]
+
+
+@dataclass(frozen=True)
+class _Emu:
+    values: np.ndarray
+    level: int
+    scale: float
+    size: int = 2
+
+
+class EmulatorBackend(CheckedBackend):
+    """NOT ENCRYPTION. Exact float64 arithmetic on the slot vectors, with CKKS's bookkeeping.
+
+    Why: packing logic (rotations, masks, level and scale management) can be tested in
+    milliseconds, and a program that runs here runs on SEAL: levels, scales (the same primes,
+    so rescaled scales are bit-identical), sizes, key requirements and refusals are SEAL's.
+    Values are kept exactly (no noise), so a result is the ideal CKKS result; an
+    :class:`EmulatorBackend` "ciphertext" holds its values in the clear, serialised ones too.
+    Difference: the emulator refuses to decrypt a value whose polynomial coefficients overflow
+    the modulus at its level (SEAL silently returns garbage there); noise is not modelled.
+    """
+
+    name = "emulator"
+    hoists_rotations = False
+
+    def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False) -> None:
+        super().__init__(params, insecure_study=insecure_study)
+        self._roots: np.ndarray | None = None
+
+    def coefficients(self, values: np.ndarray) -> np.ndarray:
+        """The real polynomial whose canonical embedding is ``values`` (unscaled): slot ``i``
+        is its value at the primitive ``2N``-th root ``zeta**(3**i mod 2N)``, the conjugate root
+        carries the conjugate (SEAL's slot order: generator 3, as in its Galois elements). Why:
+        overflow in CKKS is a property of these coefficients times the scale, not of the
+        slot values (a sparse vector can hold values far larger than a dense one)."""
+        n = self.params.poly_modulus_degree
+        m = 2 * n
+        if self._roots is None:
+            roots = np.empty(self.slots, dtype=np.int64)
+            r = 1
+            for i in range(self.slots):
+                roots[i] = r
+                r = r * 3 % m
+            self._roots = roots
+        spectrum = np.zeros(m, dtype=np.complex128)
+        spectrum[self._roots] = values
+        spectrum[m - self._roots] = values  # real values: the conjugate is the value itself
+        return np.fft.fft(spectrum)[:n].real / n
+
+    def _coeff_bits(self, values: np.ndarray, scale: float) -> float:
+        peak = float(np.max(np.abs(self.coefficients(values)))) * scale
+        return math.log2(peak) if peak > 0 else float("-inf")
+
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
+        if self._key_id is not None and not self._has_secret:
+            raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
+        steps = self._normalise_steps(rotations)
+        self._key_id = os.urandom(16)
+        self._has_secret = True
+        self._has_relin = bool(relin)
+        self._galois = steps
+
+    def add_rotation_keys(self, steps: Sequence[int]) -> None:
+        self._need_secret("add_rotation_keys")
+        for k, v in self._normalise_steps(steps).items():
+            self._galois.setdefault(k, v)
+
+    def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
+        e = obj.raw
+        return e.level, e.scale, (e.size if isinstance(obj, Ciphertext) else 1)
+
+    def _out(self, values: np.ndarray, level: int, scale: float, size: int = 2) -> Ciphertext:
+        return Ciphertext(_Emu(values, level, scale, size), self.fingerprint)
+
+    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+               scale: float | None = None) -> Plaintext:
+        self._need_public("encode")
+        lv, sc = self._encode_target(like, level, scale)
+        vals = self._values(values)
+        # SEAL's encoder check: bits of the largest scaled coefficient vs the modulus bits
+        if math.ceil(max(self._coeff_bits(vals, sc), 0.0)) >= self._level_bits[lv]:
+            raise CkksError(f"encode: encoded values are too large for the {self._level_bits[lv]}-bit modulus "
+                            f"at level {lv}")
+        return Plaintext(_Emu(vals, lv, sc, 1), self.fingerprint)
+
+    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+        self._need_public("encrypt")
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
+        e = self._own(pt, Plaintext, "encrypt")
+        return self._out(e.values.copy(), e.level, e.scale)
+
+    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+        e = self._own(ct, Ciphertext, "decrypt")
+        self._need_secret("decrypt")
+        bits = self._coeff_bits(e.values, e.scale)
+        if bits >= math.log2(math.prod(self.primes[: e.level + 1]) / 2):
+            raise CkksError(f"decrypt: a coefficient of 2^{bits:.1f} (values x scale 2^{math.log2(e.scale):.1f}) "
+                            f"overflows the {self._level_bits[e.level]}-bit modulus at level {e.level}; real CKKS "
+                            "would return garbage: rescale earlier or keep values smaller")
+        return e.values.copy()
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        return self._own(pt, Plaintext, "decode").values.copy()
+
+    def _pt_values(self, pt: Plaintext) -> np.ndarray:
+        return self.decode(pt)
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ea, eb = self._own(a, Ciphertext, "add"), self._own(b, Ciphertext, "add")
+        self._same_level("add", a, b)
+        self._same_scale("add", a, b)
+        return self._out(ea.values + eb.values, ea.level, ea.scale, max(ea.size, eb.size))
+
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ea, eb = self._own(a, Ciphertext, "sub"), self._own(b, Ciphertext, "sub")
+        self._same_level("sub", a, b)
+        self._same_scale("sub", a, b)
+        return self._out(ea.values - eb.values, ea.level, ea.scale, max(ea.size, eb.size))
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        e = self._own(a, Ciphertext, "negate")
+        return self._out(-e.values, e.level, e.scale, e.size)
+
+    def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        e, p = self._own(ct, Ciphertext, "add_plain"), self._own(pt, Plaintext, "add_plain")
+        self._same_level("add_plain", ct, pt)
+        self._same_scale("add_plain", ct, pt)
+        return self._out(e.values + p.values, e.level, e.scale, e.size)
+
+    def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        e, p = self._own(ct, Ciphertext, "sub_plain"), self._own(pt, Plaintext, "sub_plain")
+        self._same_level("sub_plain", ct, pt)
+        self._same_scale("sub_plain", ct, pt)
+        return self._out(e.values - p.values, e.level, e.scale, e.size)
+
+    def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        e, p = self._own(ct, Ciphertext, "mul_plain"), self._own(pt, Plaintext, "mul_plain")
+        lv = self._same_level("mul_plain", ct, pt)
+        self._scale_in_bounds("mul_plain", e.scale * p.scale, lv)
+        return self._out(e.values * p.values, lv, e.scale * p.scale, e.size)
+
+    def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ea, eb = self._own(a, Ciphertext, "mul"), self._own(b, Ciphertext, "mul")
+        lv = self._same_level("mul", a, b)
+        self._scale_in_bounds("mul", ea.scale * eb.scale, lv)
+        return self._out(ea.values * eb.values, lv, ea.scale * eb.scale, ea.size + eb.size - 1)
+
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        e = self._own(ct, Ciphertext, "relinearize")
+        self._need_relin("relinearize", ct)
+        return self._out(e.values.copy(), e.level, e.scale, 2)
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        e = self._own(ct, Ciphertext, "rescale")
+        lv = self._rescale_level(ct)
+        return self._out(e.values.copy(), lv - 1, e.scale / float(self.primes[lv]), e.size)
+
+    def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
+        if isinstance(ct_or_pt, Plaintext):
+            p = self._own(ct_or_pt, Plaintext, "mod_switch_to")
+            lv = self._target_level(ct_or_pt, level)
+            return Plaintext(_Emu(p.values.copy(), lv, p.scale, 1), self.fingerprint)
+        e = self._own(ct_or_pt, Ciphertext, "mod_switch_to")
+        lv = self._target_level(ct_or_pt, level)
+        self._scale_in_bounds("mod_switch_to", e.scale, lv)
+        return self._out(e.values.copy(), lv, e.scale, e.size)
+
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        e = self._own(ct, Ciphertext, "rotate")
+        self.rotation_plan(steps)
+        self._size2("rotate", ct)
+        return self._out(np.roll(e.values, -int(steps)), e.level, e.scale, e.size)
+
+    # -- serialisation ------------------------------------------------------------------------
+    def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
+        e = self._own(ct, Ciphertext, "serialize_ciphertext")
+        return self._frame(KIND_CIPHERTEXT, struct.pack("<BdB", e.level, e.scale, e.size)
+                           + e.values.astype("<f8").tobytes())
+
+    def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
+        payload = self._unframe(data, KIND_CIPHERTEXT)
+        if len(payload) != 10 + 8 * self.slots:
+            raise CkksError("deserialize_ciphertext: malformed emulator ciphertext")
+        lv, sc, size = struct.unpack_from("<BdB", payload)
+        if lv > self.params.levels or size < 2:
+            raise CkksError("deserialize_ciphertext: malformed emulator ciphertext")
+        vals = np.frombuffer(payload, dtype="<f8", offset=10).astype(np.float64)
+        return self._out(vals, lv, sc, size)
+
+    def _context(self, kind: int) -> bytes:
+        self._need_public("public_context")
+        if kind == KIND_SECRET:
+            self._need_secret("secret_context")
+        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()), "relin": self._has_relin,
+                  "insecure_study": self.insecure_study}
+        return self._frame(kind, pack_sections(header, []))
+
+    @classmethod
+    def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "EmulatorBackend":
+        params, header, _sec, key_id = load_context_header(cls.name, data, kind)
+        self = cls(params, insecure_study=insecure_study)
+        self._key_id = key_id
+        self._has_relin = bool(header.get("relin"))
+        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._has_secret = kind == KIND_SECRET
+        return self

@@ -1,0 +1,141 @@
+"""The one CKKS parameter class: ring dimension, RNS primes, scale, and the sizes they imply.
+
+Why one class: the backends need the parameters to build a context, the recording backend
+writes them into a trace, and the in-storage simulator (``workloads/he_program.py``) sizes
+every ciphertext, plaintext and key from them, so all three read the same object.
+
+Conventions (SEAL's, which the trace schema follows): ``coeff_mod_bits`` lists the RNS primes,
+the last one the *special* prime used only by key switching. ``levels = len(coeff_mod_bits) - 2``
+multiplicative levels; a ciphertext at level ``l`` holds ``l + 1`` RNS limbs; level 0 is the
+last data prime. Sizes are the in-memory RNS sizes a device model uses (``N * limbs * 8``
+bytes per polynomial), not the (compressed) serialised sizes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.errors import ConfigError
+
+__all__ = ["CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "MAX_PRIME_BITS", "WORD_BYTES", "CkksParams"]
+
+WORD_BYTES = 8
+
+#: Largest total coefficient-modulus size (bits) for 128-bit classical security with a ternary
+#: secret, per ring dimension (HomomorphicEncryption.org standard, Table 1; SEAL's tc128 table).
+CKKS_SECURITY_BITS: dict[int, int] = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
+
+MAX_PRIME_BITS = 60  # SEAL's limit for one RNS prime (SEAL_USER_MOD_BIT_COUNT_MAX)
+
+
+@dataclass(frozen=True)
+class CkksParams:
+    """Ring dimension ``N``, RNS prime sizes (the last one special) and the default scale."""
+
+    poly_modulus_degree: int
+    coeff_mod_bits: tuple[int, ...]
+    scale_bits: int
+
+    def __post_init__(self) -> None:
+        n = self.poly_modulus_degree
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1024 or n > 131072 or n & (n - 1):
+            raise ConfigError(f"poly_modulus_degree must be a power of two from 1024 to 131072, got {n!r}")
+        try:
+            bits = tuple(self.coeff_mod_bits)
+        except TypeError:
+            raise ConfigError(f"coeff_mod_bits must be a sequence of prime sizes, got {self.coeff_mod_bits!r}") \
+                from None
+        # a prime = 1 mod 2N needs more bits than 2N itself
+        lo = (2 * n).bit_length() + 1
+        if len(bits) < 2 or any(isinstance(b, bool) or not isinstance(b, int) or not lo <= b <= MAX_PRIME_BITS
+                                for b in bits):
+            raise ConfigError(f"coeff_mod_bits must list at least 2 primes (data primes, then the special prime) "
+                              f"of {lo} to {MAX_PRIME_BITS} bits for N = {n}, got {list(bits)!r}")
+        object.__setattr__(self, "coeff_mod_bits", bits)
+        s = self.scale_bits
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s < sum(bits[:-1]):
+            raise ConfigError(f"scale_bits must be between 1 and the data primes' total ({sum(bits[:-1])}), got {s!r}")
+
+    @property
+    def slots(self) -> int:
+        return self.poly_modulus_degree // 2
+
+    @property
+    def levels(self) -> int:
+        """Multiplicative depth: rescales available to a fresh ciphertext."""
+        return len(self.coeff_mod_bits) - 2
+
+    @property
+    def data_primes(self) -> int:
+        return len(self.coeff_mod_bits) - 1
+
+    @property
+    def scale(self) -> float:
+        return float(2 ** self.scale_bits)
+
+    @property
+    def total_bits(self) -> int:
+        return sum(self.coeff_mod_bits)
+
+    def security_bound(self) -> int | None:
+        return CKKS_SECURITY_BITS.get(self.poly_modulus_degree)
+
+    @property
+    def is_secure(self) -> bool:
+        bound = self.security_bound()
+        return bound is not None and self.total_bits <= bound
+
+    def check_security(self, insecure_study: bool = False) -> None:
+        """Refuse a modulus too large for 128-bit security at this ``N`` (a larger modulus means
+        a smaller noise-to-modulus ratio and an easier lattice problem), unless the caller
+        explicitly studies insecure parameters (``insecure_study=True``)."""
+        if insecure_study or self.is_secure:
+            return
+        bound = self.security_bound()
+        if bound is None:
+            raise ConfigError(f"no 128-bit security bound is tabulated for N = {self.poly_modulus_degree} "
+                              f"(known: {', '.join(map(str, CKKS_SECURITY_BITS))}); pass insecure_study=True "
+                              "to use it for a study only")
+        raise ConfigError(f"coeff_mod_bits {list(self.coeff_mod_bits)} total {self.total_bits} bits, above the "
+                          f"{bound}-bit limit for 128-bit security at N = {self.poly_modulus_degree} "
+                          "(HE standard); use fewer or smaller primes, a larger N, or insecure_study=True "
+                          "for a study that will not protect real data")
+
+    def ciphertext_bytes(self, level: int, size: int = 2) -> int:
+        return size * self.poly_modulus_degree * (level + 1) * WORD_BYTES
+
+    def plaintext_bytes(self, level: int) -> int:
+        return self.poly_modulus_degree * (level + 1) * WORD_BYTES
+
+    @property
+    def ksk_bytes(self) -> int:
+        """One key-switching key in SEAL's layout: one RLWE pair over all primes per data prime."""
+        L = self.data_primes
+        return L * 2 * (L + 1) * self.poly_modulus_degree * WORD_BYTES
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trace schema's ``params`` object."""
+        return {"poly_modulus_degree": self.poly_modulus_degree, "coeff_modulus_bits": list(self.coeff_mod_bits),
+                "scale_bits": self.scale_bits, "slots": self.slots}
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> "CkksParams":
+        if not isinstance(raw, dict):
+            raise CkksError("parameters must be an object")
+        try:
+            bits = raw.get("coeff_modulus_bits", raw.get("coeff_mod_bits"))
+            return cls(int(raw["poly_modulus_degree"]), tuple(int(b) for b in bits), int(raw["scale_bits"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CkksError(f"malformed parameters {raw!r}: {exc}") from None
+
+    def digest(self) -> bytes:
+        """16-byte digest identifying the parameters (part of every serialised header)."""
+        canon = json.dumps([self.poly_modulus_degree, list(self.coeff_mod_bits), self.scale_bits]).encode()
+        return hashlib.blake2b(canon, digest_size=16, person=b"ckks-params").digest()
+
+
+DEFAULT_PARAMS = CkksParams(16384, (60, 30, 30, 30, 30, 30, 60), 30)

@@ -1,0 +1,446 @@
+"""CKKS on Microsoft SEAL through ``tenseal.sealapi``: :class:`SealBackend`.
+
+Why SEAL: it is the library the HE-CNN paper's EVA runtime uses, and the emulator reproduces
+its bookkeeping (primes, levels, scales) exactly, so SEAL is the reference the other backends
+are tested against. ``tenseal`` is imported when a backend is made, not when this module is.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.framing import (
+    KIND_CIPHERTEXT,
+    KIND_NAMES,
+    KIND_PLAINTEXT,
+    KIND_SECRET,
+    load_context_header,
+    pack_sections,
+)
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
+from cryptoffload.errors import BackendUnavailable, ConfigError
+
+__all__ = ["SealBackend"]
+
+
+def _sealapi() -> Any:
+    try:
+        import tenseal.sealapi as sealapi  # noqa: PLC0415 -- optional native dependency
+    except Exception as exc:  # ImportError, or an OSError loading the extension
+        raise BackendUnavailable(f"the SEAL backend needs tenseal (tenseal.sealapi): {exc}") from None
+    return sealapi
+
+
+class _SealIO:
+    """Byte (de)serialisation through files: the tenseal bindings only save/load to a path.
+
+    Files live in a private directory (mode 0700), on ``/dev/shm`` when it exists so that key
+    material never reaches a disk, and are removed at once.
+    """
+
+    _lock = threading.Lock()
+    _dir: str | None = None
+    _n = 0
+
+    @classmethod
+    def _path(cls) -> str:
+        with cls._lock:
+            if cls._dir is None or not os.path.isdir(cls._dir):
+                base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+                cls._dir = tempfile.mkdtemp(prefix="cryptoffload-ckks-", dir=base)
+                atexit.register(shutil.rmtree, cls._dir, True)
+            cls._n += 1
+            return os.path.join(cls._dir, f"{os.getpid()}-{threading.get_ident()}-{cls._n}")
+
+    @classmethod
+    def dump(cls, obj: Any) -> bytes:
+        path = cls._path()
+        try:
+            obj.save(path)
+            with open(path, "rb") as fh:
+                return fh.read()
+        finally:
+            if os.path.exists(path):
+                os.unlink(path)
+
+    @classmethod
+    def load(cls, obj: Any, context: Any, data: bytes) -> Any:
+        path = cls._path()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            obj.load(context, path)
+            return obj
+        finally:
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+def _seal_errors(op: str) -> Any:
+    return library_errors(op, "SEAL")
+
+
+class SealBackend(CheckedBackend):
+    """CKKS on Microsoft SEAL (through ``tenseal.sealapi``), single-threaded as SEAL is.
+
+    SEAL throws when an op's result would be *transparent* (not encrypted at all: a product
+    with an all-zero plaintext, or ``a - a``). Zero weights and masks are legitimate in packed
+    networks, so such a result is replaced by a fresh public-key encryption of zero with the
+    level, scale and size the op would have produced.
+    """
+
+    name = "seal"
+    hoists_rotations = False
+
+    def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False) -> None:
+        s = self._s = _sealapi()  # first: a missing library is reported before bad parameters
+        super().__init__(params, insecure_study=insecure_study)
+        ep = s.EncryptionParameters(s.SCHEME_TYPE.CKKS)
+        ep.set_poly_modulus_degree(params.poly_modulus_degree)
+        with _seal_errors("parameters"):
+            ep.set_coeff_modulus(s.CoeffModulus.Create(params.poly_modulus_degree, list(params.coeff_mod_bits)))
+            sec = s.SEC_LEVEL_TYPE.NONE if insecure_study else s.SEC_LEVEL_TYPE.TC128
+            self._ctx = s.SEALContext(ep, True, sec)
+        if not self._ctx.parameters_set():
+            raise ConfigError(f"SEAL refuses the parameters: {self._ctx.parameters_error_message()}")
+        got = tuple(m.value() for m in ep.coeff_modulus())
+        if got != self.primes:  # the emulator's bookkeeping relies on this
+            raise CkksError(f"SEAL picked primes {got}, expected {self.primes}")
+        self._parms_ids: list[Any] = [None] * (params.levels + 1)
+        self._level_of: dict[tuple[int, ...], int] = {}
+        cd = self._ctx.first_context_data()
+        while cd is not None:
+            lv = cd.chain_index()
+            pid = cd.parms_id()
+            self._parms_ids[lv] = pid
+            self._level_of[tuple(pid)] = lv
+            cd = cd.next_context_data()
+        self._encoder = s.CKKSEncoder(self._ctx)
+        self._ev = s.Evaluator(self._ctx)
+        self._sk = self._pk = self._rk = self._gk = self._kg = None
+        self._encryptor = self._decryptor = None
+        self._blobs: dict[str, bytes] = {}  # compact serialised keys, for contexts
+
+    # -- keys ------------------------------------------------------------------------------
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
+        """A fresh key set (a new key id: ciphertexts of the previous key set are refused)."""
+        if self._key_id is not None and not self._has_secret:
+            raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
+        s = self._s
+        steps = self._normalise_steps(rotations)
+        with _seal_errors("keygen"):
+            kg = s.KeyGenerator(self._ctx)
+            sk = kg.secret_key()
+            pk = s.PublicKey()
+            kg.create_public_key(pk)
+        self._sk, self._pk = sk, pk
+        self._blobs = {"public": _SealIO.dump(pk)}
+        self._key_id = self.key_set_id(self._blobs["public"])
+        self._has_secret = True
+        self._encryptor = s.Encryptor(self._ctx, pk)
+        self._decryptor = s.Decryptor(self._ctx, sk)
+        self._rk = self._gk = None
+        self._has_relin = False
+        self._galois = {}
+        if relin:
+            with _seal_errors("keygen"):
+                blob = _SealIO.dump(kg.create_relin_keys())  # seeded: half the size
+                self._rk = _SealIO.load(s.RelinKeys(), self._ctx, blob)
+            self._blobs["relin"] = blob
+            self._has_relin = True
+        self._kg = kg
+        self._make_galois(steps)
+
+    def add_rotation_keys(self, steps: Sequence[int]) -> None:
+        """Add Galois keys for more steps to the current key set (same secret key and key id)."""
+        self._need_secret("add_rotation_keys")
+        new = {k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois}
+        if new:
+            self._make_galois({**self._galois, **new})
+
+    def _make_galois(self, steps: dict[int, str]) -> None:
+        self._galois = dict(steps)
+        self._gk = None
+        self._blobs.pop("galois", None)
+        if not steps:
+            return
+        # Galois elements, not steps: the binding's first overload takes a list of non-negative
+        # ints as *elements*, so a list of positive steps would silently make the wrong keys
+        elts = [self._galois_elt(step) for step in steps]
+        with _seal_errors("keygen"):
+            blob = _SealIO.dump(self._kg.create_galois_keys(elts))
+            self._gk = _SealIO.load(self._s.GaloisKeys(), self._ctx, blob)
+        self._blobs["galois"] = blob
+
+    def _galois_elt(self, step: int) -> int:
+        """SEAL's ``GaloisTool::get_elt_from_step`` for a left rotation by ``step`` (mod slots):
+        ``3**step mod 2N``."""
+        return pow(3, step % self.slots, 2 * self.params.poly_modulus_degree)
+
+    # -- meta ------------------------------------------------------------------------------
+    def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
+        raw = obj.raw
+        lv = self._level_of[tuple(raw.parms_id())]
+        return lv, raw.scale, (raw.size() if isinstance(obj, Ciphertext) else 1)
+
+    def _ct_out(self, raw: Any) -> Ciphertext:
+        return Ciphertext(raw, self.fingerprint)
+
+    # -- encoding ---------------------------------------------------------------------------
+    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+               scale: float | None = None) -> Plaintext:
+        self._need_public("encode")
+        lv, sc = self._encode_target(like, level, scale)
+        vals = self._values(values)
+        pt = self._s.Plaintext()
+        with _seal_errors("encode"):
+            self._encoder.encode(vals.tolist(), self._parms_ids[lv], sc, pt)
+        return Plaintext(pt, self.fingerprint)
+
+    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+        """Public-key encryption of ``values`` (or of a :class:`Plaintext`)."""
+        self._need_public("encrypt")
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
+        raw_pt = self._own(pt, Plaintext, "encrypt")
+        ct = self._s.Ciphertext()
+        with _seal_errors("encrypt"):
+            self._encryptor.encrypt(raw_pt, ct)
+        return self._ct_out(ct)
+
+    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+        raw = self._own(ct, Ciphertext, "decrypt")
+        self._need_secret("decrypt")
+        pt = self._s.Plaintext()
+        with _seal_errors("decrypt"):
+            self._decryptor.decrypt(raw, pt)
+            return np.asarray(self._encoder.decode_double(pt), dtype=np.float64)
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        raw = self._own(pt, Plaintext, "decode")
+        with _seal_errors("decode"):
+            return np.asarray(self._encoder.decode_double(raw), dtype=np.float64)
+
+    def _pt_values(self, pt: Plaintext) -> np.ndarray:
+        return self.decode(pt)
+
+    # -- arithmetic -------------------------------------------------------------------------
+    def _binary(self, op: str, fn: str, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
+        self._same_level(op, a, b)
+        self._same_scale(op, a, b)
+        out = self._s.Ciphertext()
+        with _seal_errors(op):
+            if not self._transparent_safe(getattr(self._ev, fn), ra, rb, out):
+                la, sa, za = self._meta(a)
+                return self._zero(la, sa, max(za, self._meta(b)[2]))
+        return self._ct_out(out)
+
+    @staticmethod
+    def _transparent_safe(fn: Callable[..., Any], *args: Any) -> bool:
+        """Run a SEAL op; False when SEAL refuses its result as *transparent* (not encrypted:
+        ``ct * 0`` or ``a - a``), which SEAL is built to throw on."""
+        try:
+            fn(*args)
+        except RuntimeError as exc:
+            if "transparent" in str(exc):
+                return False
+            raise
+        return True
+
+    def _zero(self, level: int, scale: float, size: int) -> Ciphertext:
+        """A fresh public-key encryption of zero standing for a transparent result, with the
+        level, scale and size the op would have produced (so the bookkeeping matches the
+        emulator's), instead of an unencrypted ciphertext or an error on legitimate zero
+        weights and masks."""
+        out = self._s.Ciphertext()
+        with _seal_errors("encrypt zero"):
+            self._encryptor.encrypt_zero(self._parms_ids[level], out)
+            out.scale = scale
+            if size > 2:
+                out.resize(size)
+        return self._ct_out(out)
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        return self._binary("add", "add", a, b)
+
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        return self._binary("sub", "sub", a, b)
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        ra = self._own(a, Ciphertext, "negate")
+        out = self._s.Ciphertext()
+        with _seal_errors("negate"):
+            self._ev.negate(ra, out)
+        return self._ct_out(out)
+
+    def _plain(self, op: str, fn: str, ct: Ciphertext, pt: Plaintext, same_scale: bool) -> Ciphertext:
+        rc, rp = self._own(ct, Ciphertext, op), self._own(pt, Plaintext, op)
+        lv = self._same_level(op, ct, pt)
+        _, sc, size = self._meta(ct)
+        if same_scale:
+            self._same_scale(op, ct, pt)
+        else:
+            sc *= self._meta(pt)[1]
+            self._scale_in_bounds(op, sc, lv)
+        out = self._s.Ciphertext()
+        with _seal_errors(op):
+            if not self._transparent_safe(getattr(self._ev, fn), rc, rp, out):
+                return self._zero(lv, sc, size)
+        return self._ct_out(out)
+
+    def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._plain("add_plain", "add_plain", ct, pt, True)
+
+    def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._plain("sub_plain", "sub_plain", ct, pt, True)
+
+    def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._plain("mul_plain", "multiply_plain", ct, pt, False)
+
+    def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ra, rb = self._own(a, Ciphertext, "mul"), self._own(b, Ciphertext, "mul")
+        lv = self._same_level("mul", a, b)
+        self._scale_in_bounds("mul", self._meta(a)[1] * self._meta(b)[1], lv)
+        out = self._s.Ciphertext()
+        with _seal_errors("mul"):
+            self._ev.multiply(ra, rb, out)
+        return self._ct_out(out)
+
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "relinearize")
+        self._need_relin("relinearize", ct)
+        out = self._s.Ciphertext()
+        with _seal_errors("relinearize"):
+            self._ev.relinearize(raw, self._rk, out)
+        return self._ct_out(out)
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "rescale")
+        self._rescale_level(ct)
+        out = self._s.Ciphertext()
+        with _seal_errors("rescale"):
+            self._ev.rescale_to_next(raw, out)
+        return self._ct_out(out)
+
+    def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
+        if isinstance(ct_or_pt, Plaintext):
+            raw = self._own(ct_or_pt, Plaintext, "mod_switch_to")
+            lv = self._target_level(ct_or_pt, level)
+            out_pt = self._s.Plaintext()
+            with _seal_errors("mod_switch_to"):
+                self._ev.mod_switch_to(raw, self._parms_ids[lv], out_pt)
+            return Plaintext(out_pt, self.fingerprint)
+        raw = self._own(ct_or_pt, Ciphertext, "mod_switch_to")
+        lv = self._target_level(ct_or_pt, level)
+        self._scale_in_bounds("mod_switch_to", self._meta(ct_or_pt)[1], lv)
+        out = self._s.Ciphertext()
+        with _seal_errors("mod_switch_to"):
+            self._ev.mod_switch_to(raw, self._parms_ids[lv], out)
+        return self._ct_out(out)
+
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "rotate")
+        plan = self.rotation_plan(steps)  # refuses a missing key with the same message as the emulator
+        self._size2("rotate", ct)
+        out = self._s.Ciphertext()
+        with _seal_errors("rotate"):
+            if not plan:
+                self._ev.mod_switch_to(raw, raw.parms_id(), out)  # a copy
+            else:
+                self._ev.rotate_vector(raw, int(steps), self._gk, out)
+        return self._ct_out(out)
+
+    # -- serialisation -------------------------------------------------------------------------
+    def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
+        raw = self._own(ct, Ciphertext, "serialize_ciphertext")
+        with _seal_errors("serialize_ciphertext"):
+            return self._frame(KIND_CIPHERTEXT, _SealIO.dump(raw))
+
+    def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
+        payload = self._unframe(data, KIND_CIPHERTEXT)
+        with _seal_errors("deserialize_ciphertext"):
+            raw = _SealIO.load(self._s.Ciphertext(), self._ctx, payload)
+        if tuple(raw.parms_id()) not in self._level_of:
+            raise CkksError("deserialize_ciphertext: the ciphertext is not at a data level of this context")
+        return self._ct_out(raw)
+
+    def serialize_plaintext(self, pt: Plaintext) -> bytes:
+        raw = self._own(pt, Plaintext, "serialize_plaintext")
+        return self._frame(KIND_PLAINTEXT, _SealIO.dump(raw))
+
+    def deserialize_plaintext(self, data: bytes) -> Plaintext:
+        payload = self._unframe(data, KIND_PLAINTEXT)
+        with _seal_errors("deserialize_plaintext"):
+            raw = _SealIO.load(self._s.Plaintext(), self._ctx, payload)
+        return Plaintext(raw, self.fingerprint)
+
+    def _context(self, kind: int) -> bytes:
+        self._need_public("public_context")
+        sections = [("public", self._blobs["public"])]
+        if "relin" in self._blobs:
+            sections.append(("relin", self._blobs["relin"]))
+        if "galois" in self._blobs:
+            sections.append(("galois", self._blobs["galois"]))
+        if kind == KIND_SECRET:
+            self._need_secret("secret_context")
+            sections.append(("secret", _SealIO.dump(self._sk)))
+        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
+                  "insecure_study": self.insecure_study}
+        return self._frame(kind, pack_sections(header, sections))
+
+    @classmethod
+    def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "SealBackend":
+        params, header, sec, key_id = load_context_header(cls.name, data, kind)
+        self = cls(params, insecure_study=insecure_study)
+        if "public" not in sec or (kind == KIND_SECRET and "secret" not in sec):
+            raise CkksError(f"serialised {KIND_NAMES[kind]} lacks its keys")
+        s = self._s
+        with _seal_errors("load context"):
+            self._pk = _SealIO.load(s.PublicKey(), self._ctx, sec["public"])
+            if "relin" in sec:
+                self._rk = _SealIO.load(s.RelinKeys(), self._ctx, sec["relin"])
+            if "galois" in sec:
+                self._gk = _SealIO.load(s.GaloisKeys(), self._ctx, sec["galois"])
+            if kind == KIND_SECRET:
+                self._sk = _SealIO.load(s.SecretKey(), self._ctx, sec["secret"])
+        if self.key_set_id(sec["public"]) != key_id:
+            raise CkksError("the context's public key does not match its key id")
+        self._blobs = {k: v for k, v in sec.items() if k != "secret"}
+        self._key_id = key_id
+        self._has_relin = "relin" in sec
+        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._encryptor = s.Encryptor(self._ctx, self._pk)
+        if kind == KIND_SECRET:
+            self._has_secret = True
+            self._decryptor = s.Decryptor(self._ctx, self._sk)
+            self._kg = s.KeyGenerator(self._ctx, self._sk)
+        return self
+
+    def measured_key_bytes(self) -> dict[str, int]:
+        """Key sizes counted from SEAL's key objects (checks :meth:`key_bytes`' formula)."""
+        out: dict[str, int] = {}
+
+        def size(keys: Any) -> int:
+            return sum(pk.data().size() * pk.data().coeff_modulus_size() * self.params.poly_modulus_degree
+                       * WORD_BYTES for pk in keys)
+
+        if self._rk is not None:
+            out["relin"] = sum(size(v) for v in self._rk.data())
+        if self._gk is not None:
+            for step, name in self._galois.items():
+                out[name] = size(self._gk.key(self._galois_elt(step)))
+        return out
+
+    def serialized_key_bytes(self) -> dict[str, int]:
+        """Sizes of the compact (seeded, compressed) serialised keys, as shipped in contexts."""
+        return {k: len(v) for k, v in self._blobs.items()}

@@ -1,0 +1,61 @@
+"""The SEAL adapter: Galois keys from steps, transparent results, plaintext serialisation,
+secret contexts written owner-only."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from cryptoffload.crypto.ckks import CkksError, SealBackend
+
+from .ckks_helpers import PARAMS, TOL, close, padded
+
+
+def test_positive_only_steps_and_added_keys():
+    """Steps, not Galois elements, reach SEAL (a list of positive ints is ambiguous in the
+    bindings); keys added later belong to the same key set."""
+    b = SealBackend(PARAMS)
+    b.keygen([3, 6], relin=False)
+    x = np.arange(b.slots, dtype=float) / b.slots
+    ct = b.encrypt(x)
+    close(b.decrypt(b.rotate(ct, 3)), np.roll(x, -3))
+    with pytest.raises(CkksError, match="no relinearisation key"):
+        b.relinearize(b.mul(ct, ct))
+    with pytest.raises(CkksError, match="no Galois key"):
+        b.rotate(ct, 1)
+    b.add_rotation_keys([1, -7])
+    close(b.decrypt(b.rotate(ct, -7)), np.roll(x, 7))
+    close(b.decrypt(b.rotate(ct, 1)), np.roll(x, -1))
+    assert sorted(b.key_bytes()) == ["galois:-7", "galois:1", "galois:3", "galois:6"]
+
+
+def test_zero_weight_is_not_transparent(seal, emu):
+    """SEAL throws on an unencrypted (transparent) result; the adapter re-encrypts zero."""
+    for b in (seal, emu):
+        ct = b.encrypt([0.5, 1.0])
+        z = b.mul_plain(ct, b.encode(np.zeros(4), like=ct))
+        assert (b.level(z), b.scale(z), b.size(z)) == (b.level(ct), b.scale(ct) ** 2, 2)
+        d = b.sub(ct, ct)
+        assert np.max(np.abs(b.decrypt(z))) < TOL and np.max(np.abs(b.decrypt(d))) < TOL
+        assert b.size(b.mul_plain(b.mul(ct, ct), b.encode(np.zeros(4), like=ct))) == 3
+
+
+def test_seal_plaintext_serialisation(seal):
+    pt = seal.encode([1.0, 2.0], level=1)
+    back = seal.deserialize_plaintext(seal.serialize_plaintext(pt))
+    assert seal.level(back) == 1
+    close(seal.decode(back)[:2], np.array([1.0, 2.0]))
+
+
+def test_secret_context_saved_owner_only(seal, tmp_path):
+    path = seal.save_secret_context(tmp_path / "client.keys")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    client = SealBackend.load_secret_context(path)
+    assert client.can_decrypt and client.fingerprint == seal.fingerprint
+    x = np.linspace(0, 1, 10)
+    close(client.decrypt(seal.encrypt(x)), padded(x))
+    with pytest.raises(CkksError, match="expected a serialised secret context"):
+        SealBackend.from_secret_context(seal.public_context())
