@@ -24,3 +24,8 @@ class ConfigError(CryptoffloadError):
 
 class BackendUnavailable(CryptoffloadError):
     """An optional native library or accelerator is not present on this machine."""
+
+
+class OutputError(CryptoffloadError):
+    """An output path cannot be written as asked: a folder where a file was expected, a missing
+    parent folder, an existing file that must not be overwritten, no permission, a full disk."""

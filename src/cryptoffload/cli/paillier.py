@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.cli.root import console, write_atomic
+from cryptoffload.cli.root import console
+from cryptoffload.io import PRIVATE, atomic_write
 
 app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption and decryption (files).")
 
@@ -67,7 +68,7 @@ def paillier_encrypt(
     pk = k.public_key if isinstance(k, pl.PrivateKey) else k
     values = [pl.encode_signed(pk, v) for v in _read_ints(infile)]
     cts = pk.encrypt_many(values, backend=backend, constant_time=not variable_time, progress=True)
-    write_atomic(out, pl.ciphertexts_to_bytes(cts))
+    atomic_write(out, pl.ciphertexts_to_bytes(cts))
     console.print(f"wrote {out}: {len(cts):,} ciphertexts ({pk.encryptor(backend, not variable_time).describe()})")
 
 
@@ -93,5 +94,5 @@ def paillier_decrypt(
     if out is None:
         console.print(text, end="", markup=False, highlight=False)
     else:
-        write_atomic(out, text.encode())
+        atomic_write(out, text, mode=PRIVATE)  # decrypted plaintexts: owner only
         console.print(f"wrote {out}: {len(values):,} integers")

@@ -10,7 +10,8 @@ from typing import Callable, Iterator, List, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cryptoffload.cli.root import console, err_console, write_atomic
+from cryptoffload.cli.root import console, err_console
+from cryptoffload.io import write_json
 
 app = typer.Typer(no_args_is_help=True, help="Private ridge regression as separate processes over HTTP "
                                              "(CSP, platform, providers, buyer), or all of it as a demo.")
@@ -168,7 +169,6 @@ def ridge_buyer(
 ) -> None:
     """Buyer: finalize, fetch R, r and w', recover and print the model."""
     import asyncio
-    import json
 
     from cryptoffload.apps.ridge.service import run_buyer
 
@@ -176,7 +176,7 @@ def ridge_buyer(
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
                       [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
     if out is not None:
-        write_atomic(out, (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+        write_json(out, result.to_dict())
         console.print(f"wrote {out}")
 
 
@@ -199,8 +199,6 @@ def ridge_demo(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
-    import json
-
     import numpy as np
 
     from cryptoffload.apps.ridge.service import run_demo
@@ -224,5 +222,5 @@ def ridge_demo(
     t = result.timings
     console.print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
     if out is not None:
-        write_atomic(out, (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+        write_json(out, result.to_dict())
         console.print(f"wrote {out}")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Callable, Iterator, List, Optional
 
 import typer
@@ -77,16 +76,3 @@ def main(argv: Optional[List[str]] = None) -> None:
         err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename, so a failure leaves
-    the old file (or none), never half of the new one."""
-    import os
-    import secrets
-
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 
 from cryptoffload.cli.options import split_list
-from cryptoffload.cli.root import console, err_console, progress_bar, write_atomic
+from cryptoffload.cli.root import console, err_console, progress_bar
+from cryptoffload.io import write_json
 
 app = typer.Typer(no_args_is_help=True,
                   help="nginx serving files as plain HTTP, TLS, kTLS or kTLS with NIC offload: detect, serve, bench.")
@@ -20,8 +21,6 @@ def tls_detect(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the findings as JSON."),
 ) -> None:
     """What this machine offers for kernel TLS (kernel ULP, tls_stat, NICs, nginx, OpenSSL), with reasons."""
-    import json
-
     from cryptoffload.apps.tls.detect import detect_ktls
     from cryptoffload.apps.tls.tables import detect_table
 
@@ -32,7 +31,7 @@ def tls_detect(
                                                   "kTLS possible (verify with the tls_stat counters)"))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(json_out, (json.dumps(support.to_dict(), indent=2) + "\n").encode())
+        write_json(json_out, support.to_dict())
         console.print(f"wrote {json_out}")
 
 
@@ -92,8 +91,6 @@ def tls_bench(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Fetch files from nginx in each mode, interleaved, with curl/wget; worker CPU per request; wrk sweep."""
-    import json
-
     from cryptoffload.apps.tls.measure import CLIENTS, FULL_SETTINGS, QUICK_SETTINGS, parse_size, run_bench
     from cryptoffload.apps.tls.nginx import check_mode
     from cryptoffload.apps.tls.tables import bench_tables
@@ -133,5 +130,5 @@ def tls_bench(
     for table in bench_tables(result):
         console.print(table)
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "bench.json", (json.dumps(result.to_dict(), indent=2) + "\n").encode())
+    write_json(out / "bench.json", result.to_dict())
     console.print(f"wrote {out / 'bench.json'} ({result.elapsed_s:.1f} s)")

@@ -70,6 +70,7 @@ from typing import Sequence
 
 import numpy as np
 
+from cryptoffload.checks import check_int
 from cryptoffload.crypto.paillier import (
     Ciphertext,
     FixedPoint,
@@ -92,18 +93,6 @@ class PackingOverflowError(PackingError):
     """A value or a sum of packed vectors would not fit its slot."""
 
 
-def _positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PackingError(f"{what} must be a positive integer, got {value!r}")
-    return value
-
-
-def _mask_bits(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise PackingError(f"mask bits must be a non-negative integer, got {value!r}")
-    return value
-
-
 def slot_geometry(key_bits: int, value_bits: int, max_additions: int, max_scalar: int = 1,
                   mask_bits: int = 0) -> tuple[int, int, int]:
     """``(guard_bits, slot_bits, slots)`` for a key of ``key_bits`` bits.
@@ -111,10 +100,11 @@ def slot_geometry(key_bits: int, value_bits: int, max_additions: int, max_scalar
     ``slot_bits = value_bits + 1 + guard_bits``, plus ``mask_bits + 1`` of mask headroom when
     ``mask_bits > 0`` (see the module docstring). Depends only on the key's bit length (not
     on n itself), so planning needs no key."""
-    key_bits = _positive_int(key_bits, "key bits")
-    value_bits = _positive_int(value_bits, "value bits")
-    capacity = _positive_int(max_additions, "max_additions") * _positive_int(max_scalar, "max_scalar")
-    mask_bits = _mask_bits(mask_bits)
+    key_bits = check_int("key bits", key_bits, error=PackingError)
+    value_bits = check_int("value bits", value_bits, error=PackingError)
+    capacity = (check_int("max_additions", max_additions, error=PackingError)
+                * check_int("max_scalar", max_scalar, error=PackingError))
+    mask_bits = check_int("mask bits", mask_bits, minimum=0, error=PackingError)
     guard_bits = (capacity - 1).bit_length()  # ceil(log2(capacity)), 0 for a capacity of 1
     headroom = mask_bits + 1 if mask_bits else 0
     slot_bits = value_bits + 1 + guard_bits + headroom
@@ -140,7 +130,7 @@ def regression_record_values(d: int) -> int:
     """Values per user record in seed 003's ridge regression: A_i = x x^T (d*d) plus b_i = y x (d).
 
     (A is symmetric, so d*(d+1)/2 + d would suffice; the paper packs the full matrix.)"""
-    d = _positive_int(d, "dimension d")
+    d = check_int("dimension d", d, error=PackingError)
     return d * d + d
 
 
@@ -148,7 +138,7 @@ def plaintexts_for_record(value_count: int, key_bits: int, value_bits: int, max_
                           max_scalar: int = 1, mask_bits: int = 0) -> int:
     """How many packed plaintexts a record of ``value_count`` values needs, without a key."""
     slots = slot_geometry(key_bits, value_bits, max_additions, max_scalar, mask_bits)[2]
-    return -(-_positive_int(value_count, "value count") // slots)
+    return -(-check_int("value count", value_count, error=PackingError) // slots)
 
 
 @dataclass(frozen=True)
@@ -192,7 +182,7 @@ class PackingLayout:
         return (1 << self.value_bits) - 1
 
     def plaintexts_needed(self, value_count: int) -> int:
-        return -(-_positive_int(value_count, "value count") // self.slots)
+        return -(-check_int("value count", value_count, error=PackingError) // self.slots)
 
     # -- mask headroom ---------------------------------------------------------------------
     @property

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from cryptoffload import __version__
+from cryptoffload.io import atomic_write
 from cryptoffload.report.result import StudyResult, Table
 from cryptoffload.report.tables import fmt
 
@@ -100,7 +101,4 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
     doc = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>cryptoffload report</title>"
            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(doc, encoding="utf-8")
-    os.replace(tmp, out / "index.html")
-    return out / "index.html"
+    return atomic_write(out / "index.html", doc)

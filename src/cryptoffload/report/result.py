@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from cryptoffload.io import json_safe
 
 PROVENANCES = ("simulated", "measured", "cited", "mixed")
 
@@ -49,8 +50,8 @@ class Table:
         return None
 
     def to_contract(self) -> dict[str, Any]:
-        return {"title": self.title, "columns": self.columns, "rows": _clean(self.rows),
-                "paper": _clean(self.paper) if self.paper is not None else None,
+        return {"title": self.title, "columns": self.columns, "rows": json_safe(self.rows),
+                "paper": json_safe(self.paper) if self.paper is not None else None,
                 "provenance": self.provenance, "key_columns": self.key_columns, "note": self.note}
 
 
@@ -82,21 +83,8 @@ class StudyResult:
             "tables": {k: t.to_contract() for k, t in self.tables.items()},
             "figures": self.figures, "profiles": self.profiles, "notes": self.notes,
             "headline": self.headline, "paper": self.paper, "elapsed_s": self.elapsed_s,
-            "extra": _clean(self.extra),
+            "extra": json_safe(self.extra),
         }
-
-
-def _clean(obj: Any) -> Any:
-    """JSON-safe copy: numpy scalars to Python numbers, NaN/inf to None."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def load_result(path: str | os.PathLike[str]) -> StudyResult:
@@ -152,4 +140,4 @@ def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[Any]]
         w = csv.writer(fh)
         w.writerow(columns)
         for r in rows:
-            w.writerow(["" if v is None else v for v in _clean(list(r))])
+            w.writerow(["" if v is None else v for v in json_safe(list(r))])

@@ -19,35 +19,11 @@ import numpy as np
 import simpy
 from numpy.typing import ArrayLike
 
+from cryptoffload.checks import check_int as check_count  # noqa: F401  (re-exported for the models)
+from cryptoffload.checks import check_non_negative, check_positive  # noqa: F401
 from cryptoffload.errors import ConfigError
 
 ProcessGenerator = Generator[simpy.Event, Any, Any]
-
-
-def check_positive(name: str, value: float) -> float:
-    """Return ``value`` as a float, refusing NaN, infinities, zero and negatives.
-
-    Shared by every model because a zero or NaN duration silently breaks the closed-form
-    checks (and NaN compares false with everything, so it would never raise on its own).
-    """
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
-        raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def check_non_negative(name: str, value: float) -> float:
-    """Like :func:`check_positive` but allowing zero (an idealised, free operation)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0.0:
-        raise ConfigError(f"{name} must be a non-negative finite number, got {value!r}")
-    return v
 
 
 def check_name(name: str) -> str:
@@ -55,13 +31,6 @@ def check_name(name: str) -> str:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"a device or link needs a non-empty name, got {name!r}")
     return name
-
-
-def check_count(what: str, n: int) -> int:
-    """A positive integer (servers, slots, flows); ``True`` is refused although it is an int."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"{what} must be a positive integer, got {n!r}")
-    return n
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from typing import Iterator
 
 import numpy as np
 
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.errors import ConfigError
 
 DEFAULT_NOISE_CLIP = 6.0
@@ -62,13 +63,6 @@ class RidgeData:
         return int(self.X.shape[1])
 
 
-def _check_size(n: object, d: object) -> tuple[int, int]:
-    for value, what in ((n, "n (records)"), (d, "d (dimensions)")):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{what} must be a positive integer, got {value!r}")
-    return n, d  # type: ignore[return-value]
-
-
 def algorithm1_y_bound(d: int, noise_clip: float = DEFAULT_NOISE_CLIP) -> float:
     """The a-priori |y| bound of :func:`generate`: ||beta||_1 * max|x| + clip <= d + clip."""
     return float(d) + float(noise_clip)
@@ -81,11 +75,9 @@ def _streams(seed: int) -> list[np.random.Generator]:
 def iter_generated(n: int, d: int, seed: int = 0, *, chunk: int = 65536,
                    noise_clip: float = DEFAULT_NOISE_CLIP) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Chunks ``(X, y)`` of the data set :func:`generate` returns, in order."""
-    n, d = _check_size(n, d)
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise ConfigError(f"chunk must be a positive integer, got {chunk!r}")
-    if not (isinstance(noise_clip, (int, float)) and math.isfinite(noise_clip) and noise_clip > 0):
-        raise ConfigError(f"noise_clip must be a positive finite number, got {noise_clip!r}")
+    n, d = check_int("n (records)", n), check_int("d (dimensions)", d)
+    chunk = check_int("chunk", chunk)
+    noise_clip = check_positive("noise_clip", noise_clip)
     x_rng, beta_rng, e_rng = _streams(seed)
     bound = algorithm1_y_bound(d, noise_clip)
     beta = beta_rng.uniform(-1.0, 1.0, d)
@@ -100,7 +92,7 @@ def iter_generated(n: int, d: int, seed: int = 0, *, chunk: int = 65536,
 
 def generate(n: int, d: int, seed: int = 0, *, noise_clip: float = DEFAULT_NOISE_CLIP) -> RidgeData:
     """Seed 003's Algorithm 1 (module docstring): n records of d features, y = X beta + e."""
-    n, d = _check_size(n, d)
+    n, d = check_int("n (records)", n), check_int("d (dimensions)", d)
     parts = list(iter_generated(n, d, seed, noise_clip=noise_clip))
     X = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])

@@ -43,25 +43,10 @@ from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, TracingEvaluator, make_backend
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import json_safe
 
 SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
-
-
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.floating,)):
-        return float(x)
-    if isinstance(x, Path):
-        return str(x)
-    return x
 
 
 def _held_out(index: int, mnist_dir: str | Path | None) -> tuple[np.ndarray, int]:
@@ -116,7 +101,7 @@ class InferResult:
     trace_path: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        return json_safe(asdict(self))
 
 
 def _client_and_plan(model: CnnModel, backend: str, params: CkksParams) -> tuple[Any, PerChannelPlan, float]:
@@ -164,7 +149,7 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
                          "rotations": plan.rotations_per_inference(), "image_index": index}
         p = Path(trace_out)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(_jsonable(trace)), encoding="utf-8")
+        p.write_text(json.dumps(json_safe(trace)), encoding="utf-8")
         trace_path = str(p)
     return InferResult(
         index=index, label=label, prediction=int(np.argmax(logits)), plain_prediction=int(np.argmax(plain)),
@@ -208,7 +193,7 @@ class BenchResult:
     max_abs_error: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        return json_safe(asdict(self))
 
 
 def _key_memory(be: Any) -> dict[str, int]:
@@ -360,7 +345,7 @@ class EvalResult:
     seconds: float
 
     def as_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        return json_safe(asdict(self))
 
 
 def evaluate(n_images: int = 100, model_path: str | Path = DEFAULT_WEIGHTS, backend: str = "seal", *,

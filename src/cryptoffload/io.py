@@ -1,0 +1,134 @@
+"""Writing files so that nothing is ever half-written, and turning results into plain JSON.
+
+Why one module: keys, profiles, traces, results and reports are all written the same way -- to
+a temporary file beside the target, flushed to disk, then renamed over it (``os.replace`` is
+atomic on POSIX) -- and a crash or a bad path must never leave a truncated file, nor a secret
+briefly readable by others. Every way the target can be wrong is a user error
+(:class:`~cryptoffload.errors.OutputError`) that names the path and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from cryptoffload.errors import OutputError
+
+#: Mode of keys and of files holding keyed or plaintext data: readable by the owner only.
+PRIVATE = 0o600
+
+
+def _check_target(path: Path, overwrite: bool) -> None:
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder; give a file name (e.g. {path / 'out'})")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise OutputError(f"cannot write {path}: the folder {parent} {what}; create it first or choose another path")
+    if not overwrite and (path.exists() or path.is_symlink()):
+        raise OutputError(f"{path} exists; refusing to overwrite it (remove it or choose another path)")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - a folder we just wrote into is readable on POSIX
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str], *, mode: int | None = None, text: bool = False,
+                  overwrite: bool = True) -> Iterator[IO[Any]]:
+    """A file object whose content appears at ``path`` only when the ``with`` block ends
+    without an exception; otherwise ``path`` is as it was and no temporary file is left.
+
+    ``mode`` (e.g. :data:`PRIVATE`) is the file's exact mode from its creation on, never
+    widened afterwards; ``None`` gives an ordinary file (0666 less the umask). ``text`` opens
+    the file for UTF-8 text with ``\\n`` line ends. ``overwrite=False`` refuses an existing
+    ``path``, atomically (a file created meanwhile is not replaced either)."""
+    target = Path(path)
+    _check_target(target, overwrite)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    in_body = False
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exact, whatever the umask
+            fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n") if text else os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with fh:
+            in_body = True
+            yield fh
+            in_body = False
+            fh.flush()
+            os.fsync(fh.fileno())
+        if overwrite:
+            os.replace(tmp, target)
+        else:
+            os.link(tmp, target)  # fails if the target appeared meanwhile; tmp is removed below
+        _fsync_dir(target.parent)
+    except FileExistsError:
+        if in_body:
+            raise
+        raise OutputError(f"{target} exists; refusing to overwrite it (remove it or choose another path)") from None
+    except OSError as exc:
+        # The caller's own errors pass through; a failed write to this file (a full disk: no
+        # file name on the error) or a failed rename is the output's problem.
+        if in_body and exc.filename is not None:
+            raise
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, mode: int | None = None,
+                 overwrite: bool = True) -> Path:
+    """Write ``data`` (text is UTF-8) to ``path`` all at once or not at all; see
+    :func:`atomic_writer` for ``mode`` and ``overwrite``. Returns the path."""
+    with atomic_writer(path, mode=mode, text=isinstance(data, str), overwrite=overwrite) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def json_safe(obj: Any) -> Any:
+    """A copy of ``obj`` that :func:`json.dumps` writes as standard JSON: numpy arrays and
+    scalars become lists and Python numbers, NaN and infinities ``null`` (JSON has neither),
+    paths strings, tuples lists, mapping keys strings."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    if hasattr(obj, "tolist") and callable(obj.tolist):  # numpy arrays and scalars
+        obj = obj.tolist()
+        if isinstance(obj, list):
+            return json_safe(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def write_json(path: str | os.PathLike[str], obj: Any, *, mode: int | None = None) -> Path:
+    """``obj`` (through :func:`json_safe`) as indented JSON with a final newline, atomically."""
+    return atomic_write(path, json.dumps(json_safe(obj), indent=2) + "\n", mode=mode)
