@@ -175,6 +175,13 @@ def _worker_main(conn: Connection, core: int | None, backend: str, constant_time
         conn.send(compute_batch(batch, gmp_powm, encryptors))
 
 
+def cpu_reason() -> str | None:
+    """None when the CPU engines can run here (the native GMP core is built), else why not."""
+    if native.native_available():
+        return None
+    return "the native Paillier core is not built (reinstall the package with libgmp-dev present)"
+
+
 class CpuEngine(BatchEngine):
     """Modexp/encryption jobs on CPU cores with the native GMP core.
 
