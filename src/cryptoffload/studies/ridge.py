@@ -10,8 +10,8 @@ generated data and on scikit-learn's diabetes data set, within the fixed-point e
 protocol module computes.
 
 Everything here is measured, except the transfer row, which is derived from the measured byte
-count at the paper's 10 Gb/s (our parties run on one machine; the HTTP system in
-``apps/ridge/service.py`` moves real bytes over loopback).
+count at the paper's 10 Gb/s (our parties run on one machine; over HTTP,
+the party modules of ``apps/ridge/`` move real bytes over loopback).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import run_bulk, run_per_provider
+from cryptoffload.apps.ridge.params import error_bound, error_bound_from_normal, required_solve_key_bits
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.report.plots import bar_plot, line_plot
@@ -101,7 +102,7 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[list[object]], dict[str, tupl
                                insecure_study_size=cfg.upload_bits < 2048)
         ref = Ridge(alpha=lam, fit_intercept=False).fit(data.X, data.y).coef_
         err = float(np.abs(res.coef - ref).max())
-        bound = P.error_bound(data.X, data.y, params)
+        bound = error_bound(data.X, data.y, params)
         rows.append([name, data.n, data.d, lam, err, bound, err <= bound])
         coefs[name] = (res.coef, ref)
     return rows, coefs
@@ -123,7 +124,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     t0 = _time.perf_counter()
     csp = P.Csp.generate(params, upload_bits=cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
     keygen_s = _time.perf_counter() - t0
-    platform = P.Platform(params, csp.upload_pk, csp.solve_pk, workers=2)
+    platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
 
     with DaskRunner(cfg.scheduler, cfg.workers) as runner:
         if tick:
@@ -145,11 +146,11 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         tick("masked unpack and solve")
     model = P.finalize(params, csp, platform, agg.result(), timings)
     reference = np.linalg.solve(r.xtx + cfg.lam * np.eye(d), r.xty)
-    bound = P.error_bound_from_normal(r.xtx, r.xty, n, 1.0, params.y_bound, params)
+    bound = error_bound_from_normal(r.xtx, r.xty, n, 1.0, params.y_bound, params)
     err = float(np.abs(model.coef - reference).max())
 
     # per-provider: same data, one upload
-    pp_platform = P.Platform(params, csp.upload_pk, csp.solve_pk, workers=2)
+    pp_platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
     pp_agg = pp_platform.aggregator()
     pp_agg.add(P.Upload(csp.upload_pk.fingerprint, pp_cts, 1, pp_run.result.records))
     pp_t: dict[str, float] = {}
@@ -199,7 +200,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         ["slot bits (value + guard + sign + mask headroom)", layout.slot_bits],
         ["statistical hiding of the unpack masks (bits)", cfg.stat_bits],
         ["upload key bits", csp.upload_pk.bits],
-        ["solve key bits (needed)", f"{csp.solve_pk.bits} ({P.required_solve_key_bits(params)})"],
+        ["solve key bits (needed)", f"{csp.solve_pk.bits} ({required_solve_key_bits(params)})"],
         ["ciphertexts uploaded", r.ciphertexts],
         ["masked-solve exponentiations", platform.exponentiations],
         ["key generation (s)", keygen_s],
@@ -220,7 +221,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     result.add(Table("accuracy", "Coefficients vs scikit-learn Ridge (fit_intercept=False)",
                      ["data", "records", "d", "lambda", "max_abs_diff", "error_bound", "within_bound"],
                      acc_rows, "measured",
-                     note="error_bound: fixed-point rounding bound computed by apps/ridge/protocol.py (error_bound)."))
+                     note="error_bound: fixed-point rounding bound computed by apps/ridge/params.py (error_bound)."))
     if not all(r_[6] for r_ in acc_rows):
         result.notes.append("a coefficient differs from the reference by more than the fixed-point error bound")
     if not same_model:

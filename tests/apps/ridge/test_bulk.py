@@ -7,6 +7,7 @@ import pytest
 
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider
+from cryptoffload.apps.ridge.params import error_bound_from_normal
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
@@ -58,17 +59,17 @@ def test_bulk_aggregate_decrypts_to_the_encoded_sums(runner, setup) -> None:
 def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
     params, csp = setup
     run = run_bulk(runner, csp.upload_pk, params, 400, seed=3, chunk=100, progress=False)
-    platform = P.Platform(params, csp.upload_pk, csp.solve_pk)
+    platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk)
     agg = platform.aggregator()
     agg.add_products(run.result.aggregate, run.result.records)
     model = P.finalize(params, csp, platform, agg.result())
     ref = np.linalg.solve(run.result.xtx + params.lam * np.eye(D), run.result.xty)
-    bound = P.error_bound_from_normal(run.result.xtx, run.result.xty, 400, 1.0, params.y_bound, params)
+    bound = error_bound_from_normal(run.result.xtx, run.result.xty, 400, 1.0, params.y_bound, params)
     assert np.abs(model.coef - ref).max() <= bound
 
     pp, cts = run_per_provider(runner, csp.upload_pk, params, 400, seed=3, chunk=150, progress=False)
     assert pp.result.ciphertexts == len(cts) == P.Provider(params, csp.upload_pk).plaintexts
-    pplat = P.Platform(params, csp.upload_pk, csp.solve_pk)
+    pplat = P.Evaluator(params, csp.upload_pk, csp.solve_pk)
     pagg = pplat.aggregator()
     pagg.add(P.Upload(csp.upload_pk.fingerprint, cts, 1, 400))
     assert P.finalize(params, csp, pplat, pagg.result()).fractions == model.fractions
@@ -78,6 +79,6 @@ def test_bulk_refuses_more_records_than_declared(runner, setup) -> None:
     params, csp = setup
     with pytest.raises(ConfigError, match="max_records"):
         run_bulk(runner, csp.upload_pk, params, 20_000, progress=False)
-    agg = P.Platform(params, csp.upload_pk, csp.solve_pk).aggregator()
+    agg = P.Evaluator(params, csp.upload_pk, csp.solve_pk).aggregator()
     with pytest.raises(ConfigError, match="refused before adding"):
         agg.add_products([1] * agg.plaintexts, 10_001)

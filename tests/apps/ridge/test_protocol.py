@@ -7,52 +7,26 @@ each with crypto_mb), the bulk of this file's time.
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
-import gmpy2
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from sklearn.linear_model import Ridge
 
 from cryptoffload.apps.ridge import (
     Aggregator,
     Csp,
-    Platform,
+    Evaluator,
     Provider,
-    ReconstructionError,
     RidgeParams,
     SingularMatrixError,
     Upload,
     aggregate,
-    check_solve_key,
-    check_upload_key,
     error_bound,
-    rational_reconstruct,
     recover_model,
-    required_solve_key_bits,
     run_in_process,
-    solve_bounds,
-    solve_mod,
 )
-from cryptoffload.crypto.paillier import KeyMismatchError, PublicKey, generate_keypair
+from cryptoffload.crypto.paillier import KeyMismatchError
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
-
-PROPS = settings(max_examples=200, deadline=None)
-
-
-@pytest.fixture(scope="module")
-def upload_keys():
-    return generate_keypair(1024, insecure_study_size=True)
-
-
-@pytest.fixture(scope="module")
-def solve_keys():
-    return generate_keypair(2048)
-
 
 def sklearn_coef(X, y, lam):
     return Ridge(alpha=lam, fit_intercept=False).fit(X, y).coef_
@@ -143,53 +117,6 @@ def test_singular_system_refused(upload_keys, solve_keys):
     check_against_sklearn(res, X, data.y, ridge, "collinear, lambda 0.25")
 
 
-# --------------------------------------------------------------------------------------------
-# key sizes and bounds
-
-
-def test_required_solve_key_bits_seed_003():
-    params = RidgeParams(d=20, max_records=1_000_000, x_bound=1.0, y_bound=26.0, frac_bits=16, lam=1.0)
-    bits = required_solve_key_bits(params)
-    num, den = solve_bounds(params)
-    assert (2 * num * den).bit_length() + 1 <= bits <= (2 * num * den).bit_length() + 2
-    assert 1024 < bits <= 2048  # a standard 2048-bit key suffices for a million records
-    print(f"\nrequired solve key bits, n=1e6 d=20 f=16 |x|<=1 |y|<=26: {bits}")
-    # grows with d and the bounds
-    assert required_solve_key_bits(RidgeParams(d=40, max_records=1_000_000, y_bound=46.0)) > 2048
-
-
-def test_too_small_solve_key_refused(upload_keys, solve_keys):
-    params = RidgeParams(d=20, max_records=1_000_000, y_bound=26.0)
-    need = required_solve_key_bits(params)
-    with pytest.raises(ConfigError, match=rf"1024-bit solve key is too small.*at least {need} bits"):
-        check_solve_key(params, upload_keys[0])
-    check_solve_key(params, solve_keys[0])
-    data = generate(10, 20, seed=1)
-    with pytest.raises(ConfigError, match="too small"):
-        run_in_process(data.X, data.y, params, upload_keys=upload_keys, solve_keys=upload_keys)
-    with pytest.raises(ConfigError, match="too small"):
-        Csp(params, upload_keys, upload_keys)
-
-
-def test_too_small_upload_key_refused():
-    # a toy 101-bit modulus (only its size matters here) cannot hold one 17 + 1 + 7 + 81-bit slot
-    toy = PublicKey((1 << 100) + 277)
-    params = RidgeParams(d=2, max_records=100, stat_bits=80)
-    with pytest.raises(ConfigError, match="upload key is too small.*does not fit"):
-        check_upload_key(params, toy)
-
-
-@pytest.mark.parametrize("kwargs", [
-    dict(d=0, max_records=1), dict(d=2, max_records=0), dict(d=2, max_records=1, x_bound=0),
-    dict(d=2, max_records=1, y_bound=math.inf), dict(d=2, max_records=1, lam=-1.0),
-    dict(d=2, max_records=1, frac_bits=41), dict(d=2, max_records=1, stat_bits=39),
-    dict(d=2, max_records=1, symmetric=1), dict(d=2, max_records=1 << 40, y_bound=1e6),
-])
-def test_params_validated(kwargs):
-    with pytest.raises(ConfigError):
-        RidgeParams(**kwargs)
-
-
 def test_provider_refuses_records_beyond_bounds(upload_keys):
     params = RidgeParams(d=2, max_records=10, x_bound=1.0, y_bound=2.0)
     prov = Provider(params, upload_keys[0])
@@ -240,7 +167,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
     agg = aggregate(prov.per_record(data.X, data.y, chunk=7), params, upload_keys[0])
     assert agg.records == 20
     csp = Csp(params, upload_keys, solve_keys)
-    platform = Platform(params, upload_keys[0], solve_keys[0])
+    platform = Evaluator(params, upload_keys[0], solve_keys[0])
     bias = platform.layout.mask_bias
     masked = platform.mask_for_unpack(agg)
     masks = list(platform._masks)
@@ -264,7 +191,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
 def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     """The CSP's solve sees A R, not A; the buyer's R w' - r is A^-1 b."""
     params = RidgeParams(d=3, max_records=10, y_bound=10.0)
-    platform = Platform(params, upload_keys[0], solve_keys[0])
+    platform = Evaluator(params, upload_keys[0], solve_keys[0])
     csp = Csp(params, upload_keys, solve_keys)
     pk = solve_keys[0]
     A = [[5, 1, 0], [1, 4, -2], [0, -2, 6]]
@@ -283,67 +210,3 @@ def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     assert np.allclose(model.coef, exact, rtol=0, atol=1e-12)
     det = round(np.linalg.det(np.array(A, float)))
     assert all(det % f.denominator == 0 for f in model.fractions)
-
-
-# --------------------------------------------------------------------------------------------
-# modular algebra and rational reconstruction
-
-
-def test_solve_mod_and_singular_refusal():
-    n = 1000003 * 1000033
-    M = [[2, 1], [1, 3]]
-    x = solve_mod(M, [5, 10], n)
-    assert [(M[i][0] * x[0] + M[i][1] * x[1]) % n for i in range(2)] == [5, 10]
-    with pytest.raises(SingularMatrixError, match="column 1"):
-        solve_mod([[1, 2], [2, 4]], [1, 1], n)
-    with pytest.raises(SingularMatrixError, match="column 0"):
-        solve_mod([[0, 0], [0, 0]], [0, 0], n)
-    with pytest.raises(ConfigError):
-        solve_mod([[1, 2]], [1], n)
-
-
-@st.composite
-def fraction_case(draw):
-    n = draw(st.integers(1 << 40, 1 << 600)) | 1
-    n_bits = n.bit_length()
-    num_bits = draw(st.integers(1, n_bits - 3))
-    N = draw(st.integers(1, 1 << num_bits))
-    D = max(1, (n - 1) // (2 * N))
-    p = draw(st.integers(-N, N))
-    q = draw(st.integers(1, D))
-    return n, N, D, p, q
-
-
-@PROPS
-@given(case=fraction_case())
-def test_rational_reconstruction_recovers_fractions(case):
-    n, N, D, p, q = case
-    if math.gcd(q, n) != 1:
-        return
-    a = p * int(gmpy2.invert(q, n)) % n
-    assert rational_reconstruct(a, n, N, D) == Fraction(p, q)
-
-
-@PROPS
-@given(bits=st.integers(64, 512), data=st.data())
-def test_rational_reconstruction_default_bounds(bits, data):
-    n = data.draw(st.integers(1 << (bits - 1), (1 << bits) - 1)) | 1
-    lim = math.isqrt(n // 2)
-    p = data.draw(st.integers(-lim, lim))
-    q = data.draw(st.integers(1, lim))
-    if math.gcd(q, n) != 1:
-        return
-    a = p * int(gmpy2.invert(q, n)) % n
-    assert rational_reconstruct(a, n) == Fraction(p, q)
-
-
-def test_rational_reconstruction_refusals():
-    n = (1 << 127) - 1  # prime
-    with pytest.raises(ConfigError, match="2 \\* num_bound"):
-        rational_reconstruct(5, n, 1 << 64, 1 << 64)
-    # a residue of a fraction far beyond tiny bounds
-    a = 123456789 * int(gmpy2.invert(987654321, n)) % n
-    with pytest.raises(ReconstructionError, match="no fraction"):
-        rational_reconstruct(a, n, 1000, 1000)
-    assert rational_reconstruct(0, n) == 0
-    assert rational_reconstruct(n - 1, n) == -1

@@ -43,13 +43,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import errno
 import functools
 import logging
 import secrets
 import signal
-import socket
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
@@ -60,8 +57,7 @@ import aiohttp
 import numpy as np
 from aiohttp import web
 
-from cryptoffload.apps.http_errors import error_middleware
-
+from cryptoffload.apps import _http
 from cryptoffload.apps.he_cnn.data import check_image, load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights, pack_image
@@ -93,16 +89,12 @@ class RequestError(CryptoffloadError):
         self.status, self.code = status, code
 
 
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
 def _error(status: int, code: str, text: str) -> web.Response:
-    return web.json_response({"type": "error", "error": code, "message": _one_line(text)}, status=status)
+    return web.json_response({"type": "error", "error": code, "message": _http.one_line(text)}, status=status)
 
 
 def _classify(exc: Exception) -> tuple[int, str, str] | None:
-    """This server's own refusals (see :mod:`cryptoffload.apps.http_errors`)."""
+    """This server's own refusals (see :func:`cryptoffload.apps._http.error_middleware`)."""
     if isinstance(exc, RequestError):
         return exc.status, exc.code, str(exc)
     if isinstance(exc, web.HTTPRequestEntityTooLarge):
@@ -110,7 +102,7 @@ def _classify(exc: Exception) -> tuple[int, str, str] | None:
     return None
 
 
-_errors = error_middleware(_classify, _error, log)
+_errors = _http.error_middleware(_classify, _error, log)
 
 
 # ============================================================================================
@@ -140,6 +132,10 @@ class HeCnnServer:
         self.max_sessions = max_sessions
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="he-cnn-eval")
+
+    def close(self) -> None:
+        """Stop the evaluation thread (an evaluation in progress is abandoned)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
@@ -261,53 +257,11 @@ class HeCnnServer:
         return app
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ConfigError(f"--port must be 0..65535, got {port!r}")
-    try:
-        family, type_, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                           flags=socket.AI_PASSIVE)[0]
-    except socket.gaierror as exc:
-        raise ConfigError(f"cannot listen on host {host!r}: {exc.strerror}") from None
-    sock = socket.socket(family, type_, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(addr)
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ConfigError(f"port {port} on {host} is already in use") from None
-        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.setblocking(False)
-    return sock
-
-
-def _url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-async def _serve(server: HeCnnServer, sock: socket.socket, stop: asyncio.Event,
-                 on_ready: Callable[[str], None] | None) -> None:
-    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=2.0)
-    await runner.setup()
-    try:
-        await web.SockSite(runner, sock).start()
-        url = _url_of(sock)
-        if on_ready is not None:
-            on_ready(url)
-        await stop.wait()
-    finally:
-        await runner.cleanup()
-        server.pool.shutdown(wait=False, cancel_futures=True)
-
-
 def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
           backend: str = "seal", params: CkksParams = DEFAULT_PARAMS, max_sessions: int = 4,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM. Prints ``he-cnn server listening on <url>`` when ready."""
-    sock = _bind(host, port)
+    sock = _http.bind(host, port)
     server = HeCnnServer(model, backend=backend, params=params, max_sessions=max_sessions)
 
     async def main() -> None:
@@ -320,47 +274,21 @@ def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1
             print(f"he-cnn server{READY_MARK}{url}", flush=True)
             if on_ready is not None:
                 on_ready(url)
-        await _serve(server, sock, stop, ready)
+        try:
+            await _http.serve(server.app(), sock, stop, on_ready=ready)
+        finally:
+            server.close()
 
     asyncio.run(main())
 
 
-class ServerThread:
+class ServerThread(_http.ServerThread):
     """The server in a background thread (tests, notebooks): ``with ServerThread(model) as url:``."""
 
     def __init__(self, model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1", port: int = 0,
                  **kw: Any) -> None:
         self.server = HeCnnServer(model, **kw)
-        self._sock = _bind(host, port)
-        self.url = _url_of(self._sock)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._main, name="he-cnn-server", daemon=True)
-
-    def _main(self) -> None:
-        async def main() -> None:
-            self._loop = asyncio.get_running_loop()
-            self._stop = asyncio.Event()
-            await _serve(self.server, self._sock, self._stop, lambda _url: self._ready.set())
-        asyncio.run(main())
-
-    def start(self) -> str:
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the he-cnn server did not start")
-        return self.url
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    def __enter__(self) -> str:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().__init__(self.server.app, host, port, on_stop=self.server.close)
 
 
 # ============================================================================================

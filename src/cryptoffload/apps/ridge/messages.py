@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 
 import gmpy2
 
-from cryptoffload.apps.ridge.protocol import RidgeParams
+from cryptoffload.apps.ridge.params import RidgeParams, upload_layout
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -303,19 +303,35 @@ def public_key_from(value: object, name: str) -> PublicKey:
     return key
 
 
-def token_hash(token: str) -> str:
-    """What a server stores and publishes of the buyer's bearer token (sha256, hex)."""
-    return hashlib.sha256(b"cryptoffload-ridge-buyer\x00" + token.encode()).hexdigest()
+# the session ---------------------------------------------------------------------------------
 
 
-def check_token(header: str | None, expected_hash: str) -> None:
-    """Refuse (401/403) a request whose ``Authorization: Bearer`` token does not hash to
-    ``expected_hash``. Compared in constant time."""
-    import hmac
+@dataclass(frozen=True)
+class SessionInfo:
+    """Parameters and public keys of one CSP session, as every party learns them (what
+    ``GET /params`` carries)."""
 
-    if not header or not header.startswith("Bearer ") or not header[7:].strip():
-        raise ProtocolError("this message is for the buyer only: send 'Authorization: Bearer <buyer token>'",
-                            status=401, code="unauthorized")
-    if not hmac.compare_digest(token_hash(header[7:].strip()), expected_hash):
-        raise ProtocolError("wrong buyer token", status=403, code="forbidden")
+    params: RidgeParams
+    upload_pk: PublicKey
+    solve_pk: PublicKey
+    buyer_token_sha256: str
 
+    def to_message(self, role: str) -> dict[str, Any]:
+        layout = upload_layout(self.params, self.upload_pk)
+        return new_message(
+            PARAMS, self.upload_pk.fingerprint, role=role, params=params_to_dict(self.params),
+            upload_key=self.upload_pk.to_dict(), solve_key=self.solve_pk.to_dict(),
+            buyer_token_sha256=self.buyer_token_sha256,
+            plaintexts_per_record=layout.plaintexts_needed(self.params.value_count))
+
+    @classmethod
+    def from_message(cls, msg: Mapping[str, Any]) -> "SessionInfo":
+        params = params_from_dict(msg.get("params"))
+        upk = public_key_from(msg.get("upload_key"), "upload_key")
+        spk = public_key_from(msg.get("solve_key"), "solve_key")
+        if msg.get("key_fingerprint") != upk.fingerprint.hex():
+            raise ProtocolError("parameters message names another key than its upload key", code="foreign_key")
+        th = msg.get("buyer_token_sha256")
+        if not isinstance(th, str) or len(th) != 64:
+            raise ProtocolError("parameters lack buyer_token_sha256", code="malformed")
+        return cls(params, upk, spk, th)

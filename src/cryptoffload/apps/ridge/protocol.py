@@ -1,11 +1,13 @@
 """Ridge regression over Paillier ciphertexts: providers, platform, CSP and the buyer's recovery.
 
-Setting (seed 003, data trading; semi-honest parties, the platform and the CSP do not collude)
-and method (Giacomelli, Jha, Joye, Page, Yoon, "Privacy-Preserving Ridge Regression with only
+Setting (data trading as in Zhou and Hua, "Hardware offloading of homomorphic encryption and
+its application in privacy-preserving computing", Journal of Chinese Computer Systems 2021;
+semi-honest parties, the platform and the CSP do not collude; see docs/apps/ridge.md for the
+threat model) and method (Giacomelli, Jha, Joye, Page, Yoon, "Privacy-Preserving Ridge Regression with only
 Linearly-Homomorphic Encryption", ACNS 2018), as small pure steps per role so that an HTTP
 layer or a study can put a network between any two of them:
 
-1. **Keys.** The CSP makes an *upload* key (1024-bit n in seed 003's workload: a study size)
+1. **Keys.** The CSP makes an *upload* key (1024-bit n in Zhou and Hua's workload: a study size)
    and a *solve* key (>= 2048 bits and large enough for step 5's rational reconstruction,
    :func:`required_solve_key_bits`) and publishes both public keys.
 2. **Providers** (:class:`Provider`) encode each record (x in R^d, y) in fixed point with
@@ -14,7 +16,7 @@ layer or a study can put a network between any two of them:
    are sent: 230 values for d = 20 (``symmetric=False`` sends all d^2 + d = 420, as the paper
    does). The values are packed into as few upload-key plaintexts as the slot sizing allows
    (:func:`upload_layout`) and encrypted. Modes: ``"per-record"`` (each record packed and
-   encrypted alone, seed 003's workload) and ``"per-provider"`` (a provider sums its records
+   encrypted alone, Zhou and Hua's workload) and ``"per-provider"`` (a provider sums its records
    in the clear and sends one packed (A; b); both give the same aggregate exactly, because
    the sums are of the same rounded integers).
 3. **Aggregation** (:class:`Aggregator`, the platform or an aggregation proxy in the
@@ -29,7 +31,8 @@ layer or a study can put a network between any two of them:
    the platform removes B with the mask. The CSP decrypts (upload key), splits the bit fields,
    encrypts each field alone under the *solve* key and returns them; the platform subtracts
    ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j).
-5. **Masked solve over Z_n** (n the solve key's modulus). The platform adds ``lambda I`` (at
+5. **Masked solve over Z_n** (n the solve key's modulus). The platform (:class:`Evaluator`:
+   the platform's computations; "platform" stays the role's name on the command line) adds ``lambda I`` (at
    scale 2^f, so the solution is that of scikit-learn's ``Ridge(alpha=lambda,
    fit_intercept=False)``: minimise ||y - X w||^2 + lambda ||w||^2), draws a uniform
    invertible R (d x d over Z_n) and a uniform r in Z_n^d, and computes Enc(A R) and
@@ -54,7 +57,6 @@ wants); each message names its key by fingerprint and the receiving role checks 
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -65,8 +67,16 @@ from typing import Iterable, Iterator, Sequence
 import gmpy2
 import numpy as np
 
+from cryptoffload.apps.ridge.modular import invertible_mod, rational_reconstruct, solve_mod
+from cryptoffload.apps.ridge.params import (
+    RidgeParams,
+    check_solve_key,
+    pos_int,
+    required_solve_key_bits,
+    solve_bounds,
+    upload_layout,
+)
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.packing import PackingError, PackingLayout
 from cryptoffload.crypto.paillier import (
     MIN_SECURE_KEY_BITS,
     KeyMismatchError,
@@ -74,217 +84,9 @@ from cryptoffload.crypto.paillier import (
     PublicKey,
     generate_keypair,
 )
-from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.errors import ConfigError
 
 MODES = ("per-record", "per-provider")
-#: largest fractional bits accepted: values and their sums must stay inside numpy's int64
-MAX_FRAC_BITS = 40
-MIN_STAT_BITS = 40
-
-
-class SingularMatrixError(CryptoffloadError):
-    """The (masked) normal-equation matrix is not invertible modulo the solve key's n."""
-
-
-class ReconstructionError(CryptoffloadError):
-    """No fraction within the bounds matches a residue: the bounds were violated or n is too small."""
-
-
-# --------------------------------------------------------------------------------------------
-# parameters and the sizes they imply
-
-
-def _pos_int(value: object, what: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _pos_float(value: object, what: str, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{what} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ConfigError(f"{what} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}")
-    return v
-
-
-@dataclass(frozen=True)
-class RidgeParams:
-    """What all parties agree on before any data moves (declared, not measured, bounds).
-
-    ``x_bound`` and ``y_bound`` bound every |x_j| and |y| (a provider refuses records beyond
-    them: the slot sizes and the solve key size rest on them); ``max_records`` bounds the
-    total number of records over all providers (the guard bits); ``lam`` is scikit-learn's
-    ``alpha``; ``stat_bits`` the statistical hiding of the unpacking masks (40 or 80).
-    """
-
-    d: int
-    max_records: int
-    x_bound: float = 1.0
-    y_bound: float = 1.0
-    lam: float = 1.0
-    frac_bits: int = 16
-    stat_bits: int = 40
-    symmetric: bool = True
-
-    def __post_init__(self) -> None:
-        _pos_int(self.d, "dimension d")
-        _pos_int(self.max_records, "max_records")
-        _pos_float(self.x_bound, "x_bound")
-        _pos_float(self.y_bound, "y_bound")
-        _pos_float(self.lam, "lambda", allow_zero=True)
-        if isinstance(self.frac_bits, bool) or not isinstance(self.frac_bits, int) or not 0 <= self.frac_bits <= MAX_FRAC_BITS:
-            raise ConfigError(f"frac_bits must be an integer in 0..{MAX_FRAC_BITS}, got {self.frac_bits!r}")
-        if isinstance(self.stat_bits, bool) or not isinstance(self.stat_bits, int) or not MIN_STAT_BITS <= self.stat_bits <= 256:
-            raise ConfigError(f"stat_bits must be an integer in {MIN_STAT_BITS}..256, got {self.stat_bits!r}")
-        if not isinstance(self.symmetric, bool):
-            raise ConfigError(f"symmetric must be True or False, got {self.symmetric!r}")
-        if self.max_records * max(self.a_entry_bound, self.b_entry_bound) >= 1 << 62:
-            raise ConfigError("bounds too large: summed fixed-point values would not fit 64-bit integers "
-                              "(lower frac_bits, x_bound, y_bound or max_records)")
-
-    @property
-    def scale(self) -> int:
-        return 1 << self.frac_bits
-
-    @property
-    def a_entry_bound(self) -> int:
-        """Largest |round(x_j x_k 2^f)| of one record. Computed with the same float operations
-        as the encoder (rounding is monotone), so no record within the bounds exceeds it."""
-        return math.ceil(self.x_bound * self.x_bound * self.scale)
-
-    @property
-    def b_entry_bound(self) -> int:
-        """Largest |round(y x_j 2^f)| of one record."""
-        return math.ceil(self.y_bound * self.x_bound * self.scale)
-
-    @property
-    def lam_int(self) -> int:
-        """lambda at scale 2^f, as added to the diagonal of the summed A."""
-        return round(self.lam * self.scale)
-
-    @property
-    def value_bits(self) -> int:
-        """Magnitude bits of one record's values; one slot width for A and b alike."""
-        return max(self.a_entry_bound, self.b_entry_bound, 1).bit_length()
-
-    @property
-    def a_values(self) -> int:
-        return self.d * (self.d + 1) // 2 if self.symmetric else self.d * self.d
-
-    @property
-    def value_count(self) -> int:
-        """Values per record: the A part (upper triangle or all of it) then b."""
-        return self.a_values + self.d
-
-    def a_index(self) -> tuple[np.ndarray, np.ndarray]:
-        """Row and column of each A value in the record vector (upper triangle row-major, or
-        the whole matrix row-major)."""
-        if self.symmetric:
-            return np.triu_indices(self.d)
-        rows, cols = np.indices((self.d, self.d))
-        return rows.ravel(), cols.ravel()
-
-
-def upload_layout(params: RidgeParams, upload_pk: PublicKey) -> PackingLayout:
-    """The packing of one record under the upload key: one slot per value, guard bits for
-    ``max_records`` additions and ``stat_bits`` of mask headroom. Raises :class:`ConfigError`
-    when one slot does not fit the key."""
-    try:
-        return PackingLayout.for_key(upload_pk, params.value_bits, params.max_records, mask_bits=params.stat_bits)
-    except PackingError as exc:
-        raise ConfigError(f"the upload key is too small for these bounds: {exc}") from None
-
-
-def check_upload_key(params: RidgeParams, upload_pk: PublicKey) -> PackingLayout:
-    """Same as :func:`upload_layout`, named for what callers use it for."""
-    return upload_layout(params, upload_pk)
-
-
-def _ceil_isqrt(v: int) -> int:
-    r = math.isqrt(v)
-    return r if r * r == v else r + 1
-
-
-def solve_bounds(params: RidgeParams) -> tuple[int, int]:
-    """``(num_bound, den_bound)`` on Cramer's fractions ``w_i = det(A_i) / det(A)``.
-
-    A is the integer matrix sum_i round(x x^T 2^f) + round(lambda 2^f) I over at most
-    ``max_records`` records: off-diagonal |A_jk| <= M a, diagonal |A_jj| <= M a + L
-    (a = :attr:`RidgeParams.a_entry_bound`, L = lambda at scale), so every row (and column,
-    A is symmetric) has norm <= rho with rho^2 = (d-1)(M a)^2 + (M a + L)^2; |b_j| <= M c
-    (c = :attr:`RidgeParams.b_entry_bound`), ||b|| <= beta with beta^2 = d (M c)^2.
-    Hadamard's inequality: |det A| <= rho^d = den_bound and |det A_i| <= beta rho^(d-1) =
-    num_bound (both rounded up to integers). Valid for any matrix within the entry bounds,
-    not only positive definite ones (A as rounded need not be exactly PSD)."""
-    d, m = params.d, params.max_records
-    a, c, lam = params.a_entry_bound, params.b_entry_bound, params.lam_int
-    rho2 = (d - 1) * (m * a) ** 2 + (m * a + lam) ** 2
-    beta2 = d * (m * c) ** 2
-    return _ceil_isqrt(beta2 * rho2 ** (d - 1)), _ceil_isqrt(rho2 ** d)
-
-
-def required_solve_key_bits(params: RidgeParams) -> int:
-    """Smallest even key size whose every modulus satisfies ``n > 2 * num_bound * den_bound``
-    (:func:`solve_bounds`), the condition under which rational reconstruction returns the
-    true coefficient: a k-bit n is >= 2^(k-1), so k = bit_length(2 N D) + 1, rounded up to
-    even. This is the mathematical minimum; keys below 2048 bits are refused for security
-    regardless (the in-process runner uses max(2048, this))."""
-    num, den = solve_bounds(params)
-    bits = (2 * num * den).bit_length() + 1
-    return bits + (bits & 1)
-
-
-def check_solve_key(params: RidgeParams, solve_pk: PublicKey) -> None:
-    """Refuse a solve key whose n is too small for exact reconstruction (one-line message)."""
-    num, den = solve_bounds(params)
-    if not solve_pk.n > 2 * num * den:
-        raise ConfigError(
-            f"the {solve_pk.bits}-bit solve key is too small for these bounds: exact recovery needs "
-            f"n > 2 * num_bound * den_bound, i.e. at least {required_solve_key_bits(params)} bits")
-
-
-def error_bound(X: np.ndarray, y: np.ndarray, params: RidgeParams) -> float:
-    """Bound on ||w_ours - w_exact||_2 due to fixed point, for data (X, y) in the clear.
-
-    w_exact = (X^T X + lambda I)^-1 X^T y; ours solves (A + dA) w = b + db exactly, where
-    dA, db are the rounding errors of the m per-record entries (each within 1/(2 S) plus
-    the float error of x_j x_k, <= x^2 2^-53, with S = 2^f) and of lambda (1/(2 S) on the
-    diagonal). So |dA_jk| <= e_A = (m + 1)/(2 S) + m x_max^2 2^-53, ||dA||_2 <= ||dA||_F <=
-    d e_A, and ||db||_2 <= sqrt(d) m (1/(2 S) + x_max y_max 2^-53). The standard perturbation
-    bound ||dw|| <= ||(A + dA)^-1|| (||db|| + ||dA|| ||w||) with
-    ||(A + dA)^-1|| <= ||A^-1|| / (1 - ||A^-1|| ||dA||) gives the value returned (infinite if
-    ||A^-1|| ||dA|| >= 1). Needs the data, so it is a validation tool, not a protocol step."""
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    xmax = float(np.abs(X).max()) if X.size else 0.0
-    ymax = float(np.abs(y).max()) if y.size else 0.0
-    return error_bound_from_normal(X.T @ X, X.T @ y, X.shape[0], xmax, ymax, params)
-
-
-def error_bound_from_normal(xtx: np.ndarray, xty: np.ndarray, m: int, xmax: float, ymax: float,
-                            params: RidgeParams) -> float:
-    """:func:`error_bound` from the normal equations (X^T X, X^T y), the record count and the
-    largest |x|, |y| -- what a distributed run accumulates without keeping the data."""
-    d = xtx.shape[0]
-    S = float(params.scale)
-    A = xtx + params.lam * np.eye(d)
-    w = np.linalg.solve(A, xty)
-    lmin = float(np.linalg.eigvalsh(A).min())
-    if lmin <= 0:
-        return math.inf
-    e_a = (m + 1) / (2 * S) + m * xmax * xmax * 2.0 ** -53
-    norm_da = d * e_a
-    norm_db = math.sqrt(d) * m * (1 / (2 * S) + xmax * ymax * 2.0 ** -53)
-    inv = 1.0 / lmin
-    if inv * norm_da >= 1:
-        return math.inf
-    return inv / (1 - inv * norm_da) * (norm_db + norm_da * float(np.linalg.norm(w)))
-
-
-# --------------------------------------------------------------------------------------------
-# providers
 
 
 @dataclass(frozen=True)
@@ -349,14 +151,14 @@ class Provider:
     def per_record(self, X: np.ndarray, y: np.ndarray, chunk: int = 4096) -> Iterator[Upload]:
         """Seed 003's workload: every record packed and encrypted on its own, in chunks of
         ``chunk`` records (one Upload each, so a million records never sit in memory twice)."""
-        _pos_int(chunk, "chunk")
+        pos_int(chunk, "chunk")
         for start in range(0, len(X), chunk):
             values = self.encode(X[start:start + chunk], y[start:start + chunk])
             yield self._upload(self.encrypt(self.pack(values)), len(values), len(values))
 
     def per_provider(self, X: np.ndarray, y: np.ndarray, chunk: int = 65536) -> Upload:
         """The provider's records summed in the clear, then one packed (A; b) encrypted."""
-        _pos_int(chunk, "chunk")
+        pos_int(chunk, "chunk")
         records = len(X)
         if records > self.params.max_records:
             raise ConfigError(f"{records} records exceed max_records = {self.params.max_records}")
@@ -365,10 +167,6 @@ class Provider:
             total += self.encode(X[start:start + chunk], y[start:start + chunk]).sum(axis=0)
         weight = max(records, 1)
         return self._upload(self.encrypt(self.pack(total[None, :], weight)), 1, records)
-
-
-# --------------------------------------------------------------------------------------------
-# aggregation
 
 
 @dataclass(frozen=True)
@@ -442,73 +240,6 @@ def aggregate(uploads: Iterable[Upload], params: RidgeParams, upload_pk: PublicK
     return agg.result()
 
 
-# --------------------------------------------------------------------------------------------
-# modular linear algebra and reconstruction
-
-
-def solve_mod(matrix: Sequence[Sequence[int]], rhs: Sequence[int], n: int) -> list[int]:
-    """x with ``matrix @ x = rhs (mod n)`` by Gauss-Jordan elimination; a pivot must be a unit
-    mod n. Raises :class:`SingularMatrixError` when a column has none (for an RSA modulus a
-    non-zero non-unit would reveal a factor, so that means singular in practice)."""
-    d = len(matrix)
-    if len(rhs) != d or any(len(row) != d for row in matrix):
-        raise ConfigError("solve_mod needs a square matrix and a right-hand side of the same size")
-    nn = gmpy2.mpz(n)
-    rows = [[gmpy2.mpz(v) % nn for v in row] + [gmpy2.mpz(rhs[i]) % nn] for i, row in enumerate(matrix)]
-    for col in range(d):
-        pivot = next((r for r in range(col, d) if rows[r][col] and gmpy2.gcd(rows[r][col], nn) == 1), None)
-        if pivot is None:
-            raise SingularMatrixError(
-                f"the matrix is singular modulo n (no invertible pivot in column {col}): A + lambda*I has no "
-                "inverse, e.g. collinear features with lambda = 0; refusing to solve")
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        inv = gmpy2.invert(rows[col][col], nn)
-        prow = [v * inv % nn for v in rows[col]]
-        rows[col] = prow
-        for r in range(d):
-            f = rows[r][col]
-            if r != col and f:
-                rows[r] = [(a - f * b) % nn for a, b in zip(rows[r], prow)]
-    return [int(rows[i][d]) for i in range(d)]
-
-
-def _invertible_mod(matrix: Sequence[Sequence[int]], n: int) -> bool:
-    try:
-        solve_mod(matrix, [0] * len(matrix), n)
-    except SingularMatrixError:
-        return False
-    return True
-
-
-def rational_reconstruct(a: int, n: int, num_bound: int | None = None, den_bound: int | None = None) -> Fraction:
-    """The fraction p/q with |p| <= num_bound, 0 < q <= den_bound and p = a q (mod n).
-
-    Requires ``2 * num_bound * den_bound < n`` (then at most one such fraction exists, and the
-    extended Euclidean algorithm on (n, a), stopped at the first remainder <= num_bound,
-    finds it: Wang's rational reconstruction). Default bounds: both floor(sqrt(n/2)), hence
-    ``|p|, q <= sqrt(n/2)``. Raises :class:`ReconstructionError` when no fraction fits."""
-    n = _pos_int(n, "modulus n", 2)
-    N = math.isqrt(n // 2) if num_bound is None else num_bound
-    D = N if den_bound is None else den_bound
-    if N < 0 or D < 1 or 2 * N * D >= n:
-        raise ConfigError(f"rational reconstruction needs 2 * num_bound * den_bound < n (got N={N}, D={D})")
-    r0, r1 = n, a % n
-    t0, t1 = 0, 1
-    while r1 > N:
-        q = r0 // r1
-        r0, r1 = r1, r0 - q * r1
-        t0, t1 = t1, t0 - q * t1
-    if t1 == 0 or abs(t1) > D or math.gcd(r1, abs(t1)) != 1:
-        raise ReconstructionError(
-            "no fraction within the bounds matches this residue: the data broke the declared bounds, "
-            "or the solve key is too small")
-    return Fraction(r1, t1) if t1 > 0 else Fraction(-r1, -t1)
-
-
-# --------------------------------------------------------------------------------------------
-# batched exponentiation
-
-
 def _powm_batch(bases: list[int], exps: list[int], modulus: int, exp_bits: int, workers: int) -> tuple[list[int], str]:
     """``b_i^e_i mod modulus`` in as few native calls as possible (one per worker thread; the
     calls release the GIL). crypto_mb where it computes correctly for this modulus, else GMP.
@@ -544,10 +275,6 @@ def _powm_batch(bases: list[int], exps: list[int], modulus: int, exp_bits: int, 
     return [v for part in results for v in part], name
 
 
-# --------------------------------------------------------------------------------------------
-# platform
-
-
 @dataclass(frozen=True)
 class EncryptedSystem:
     """Enc_solve(A + lambda I) (d x d) and Enc_solve(b), the normal equations over all records."""
@@ -574,9 +301,11 @@ class MaskSecret:
     r: list[int]
 
 
-class Platform:
-    """The evaluator: masks aggregates for unpacking, unmasks under the solve key, adds
-    lambda I and masks the normal equations for the CSP's solve."""
+class Evaluator:
+    """The platform's computations (the party the command line calls ``ridge platform``; the
+    evaluator of the data-trading setting): masks aggregates for unpacking, unmasks under the
+    solve key, adds lambda I and masks the normal equations for the CSP's solve. A protocol
+    party, not a Platform in the project's vocabulary (devices and links)."""
 
     def __init__(self, params: RidgeParams, upload_pk: PublicKey, solve_pk: PublicKey, *, workers: int = 1,
                  backend: str = "auto") -> None:
@@ -585,7 +314,7 @@ class Platform:
         self.solve_pk = solve_pk
         self.layout = upload_layout(params, upload_pk)
         check_solve_key(params, solve_pk)
-        self.workers = _pos_int(workers, "workers")
+        self.workers = pos_int(workers, "workers")
         self._backend = backend
         self._masks: list[int] | None = None
         self.powm_backend = ""
@@ -640,7 +369,7 @@ class Platform:
         d, n, n2 = self.params.d, pk.n, pk.nsquare
         while True:
             R = [[secrets.randbelow(n) for _ in range(d)] for _ in range(d)]
-            if _invertible_mod(R, n):
+            if invertible_mod(R, n):
                 break
         r = [secrets.randbelow(n) for _ in range(d)]
         bases: list[int] = []
@@ -663,10 +392,6 @@ class Platform:
             AR.append([int(v) for v in row[:d]])
             c.append(int(row[d] * system.b[i] % n2))
         return MaskedSystem(pk.fingerprint, AR, c), MaskSecret(R, r)
-
-
-# --------------------------------------------------------------------------------------------
-# crypto service provider
 
 
 class Csp:
@@ -713,10 +438,6 @@ class Csp:
         return solve_mod(M, plain[d * d:], pk.n)
 
 
-# --------------------------------------------------------------------------------------------
-# the buyer
-
-
 @dataclass(frozen=True)
 class RidgeModel:
     coef: np.ndarray
@@ -739,10 +460,6 @@ def recover_model(w_prime: Sequence[int], secret: MaskSecret, params: RidgeParam
     return RidgeModel(np.array([float(f) for f in fracs]), fracs)
 
 
-# --------------------------------------------------------------------------------------------
-# everything in one process
-
-
 @dataclass
 class RidgeResult:
     coef: np.ndarray
@@ -759,17 +476,17 @@ class RidgeResult:
     layout: dict[str, int] = field(default_factory=dict)
 
 
-def finalize(params: RidgeParams, csp: Csp, platform: Platform, agg: Aggregate,
+def finalize(params: RidgeParams, csp: Csp, evaluator: Evaluator, agg: Aggregate,
              timings: dict[str, float] | None = None) -> RidgeModel:
     """Steps 4 and 5 in one process: masked unpacking, masked solve, recovery. Adds
     ``unpack``, ``mask_solve``, ``csp_solve`` and ``recover`` seconds to ``timings``."""
     t = timings if timings is not None else {}
     s = time.perf_counter()
-    masked = platform.mask_for_unpack(agg)
-    system = platform.unmask(csp.split_and_reencrypt(masked))
+    masked = evaluator.mask_for_unpack(agg)
+    system = evaluator.unmask(csp.split_and_reencrypt(masked))
     t["unpack"] = t.get("unpack", 0.0) + time.perf_counter() - s
     s = time.perf_counter()
-    masked_system, secret = platform.mask_system(system)
+    masked_system, secret = evaluator.mask_system(system)
     t["mask_solve"] = t.get("mask_solve", 0.0) + time.perf_counter() - s
     s = time.perf_counter()
     w_prime = csp.solve(masked_system)
@@ -794,7 +511,7 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     ``recover``; ``total`` is their sum."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    _pos_int(providers, "providers")
+    pos_int(providers, "providers")
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     if len(X) > params.max_records:
@@ -810,8 +527,8 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     t["keygen"] = time.perf_counter() - t0
     check_solve_key(params, solve_keys[0])
     csp = Csp(params, upload_keys, solve_keys, backend=backend)
-    platform = Platform(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
-    agg = platform.aggregator()
+    evaluator = Evaluator(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
+    agg = evaluator.aggregator()
     uploaded = 0
     for Xp, yp in zip(np.array_split(X, providers), np.array_split(y, providers)):
         prov = Provider(params, csp.upload_pk, backend=backend)
@@ -846,14 +563,14 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     aggregate_ = agg.result()
     t["aggregate"] += time.perf_counter() - s
 
-    model = finalize(params, csp, platform, aggregate_, t)
+    model = finalize(params, csp, evaluator, aggregate_, t)
     t["total"] = sum(t.values())
-    layout = platform.layout
+    layout = evaluator.layout
     return RidgeResult(
         coef=model.coef, fractions=model.fractions, timings=t, records=len(X),
         plaintexts_per_record=layout.plaintexts_needed(params.value_count), ciphertexts_uploaded=uploaded,
-        upload_bits=csp.upload_pk.bits, solve_bits=csp.solve_pk.bits, exponentiations=platform.exponentiations,
-        powm_backend=platform.powm_backend, mode=mode,
+        upload_bits=csp.upload_pk.bits, solve_bits=csp.solve_pk.bits, exponentiations=evaluator.exponentiations,
+        powm_backend=evaluator.powm_backend, mode=mode,
         layout={"value_bits": layout.value_bits, "guard_bits": layout.guard_bits, "mask_bits": layout.mask_bits,
                 "slot_bits": layout.slot_bits, "slots": layout.slots, "values": params.value_count})
 

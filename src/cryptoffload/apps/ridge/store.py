@@ -23,7 +23,7 @@ Finalisation is a small persisted state machine (``collecting`` -> ``unpacking``
 ``solving`` -> ``finalized``); each step's inputs (the masks and the masked aggregate, then
 R, r and the masked system) are committed before the CSP is asked, so a platform killed
 during finalisation resumes by resending the *same* request, which the CSP answers from its
-cache (it unpacks and solves one aggregate per key pair, see :mod:`.service`).
+cache (it unpacks and solves one aggregate per key pair, see :mod:`.csp`).
 """
 
 from __future__ import annotations

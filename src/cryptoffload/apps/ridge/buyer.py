@@ -1,0 +1,77 @@
+"""The buyer as an HTTP client of the platform and the CSP.
+
+It asks the platform to finalize, gets R, r from it and w' from the CSP (both only against
+the buyer token), and recovers the model as exact fractions (:func:`~.protocol.recover_model`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.messages import ProtocolError
+from cryptoffload.apps.ridge.params import RidgeParams
+from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
+from cryptoffload.apps.ridge.protocol import MaskSecret, RidgeModel, recover_model
+from cryptoffload.apps.ridge.tokens import token_hash
+from cryptoffload.errors import ConfigError
+
+
+@dataclass
+class BuyerResult:
+    model: RidgeModel
+    params: RidgeParams
+    records: int
+    system_digest: str
+    upload_key: str
+    solve_key: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"coef": [float(c) for c in self.model.coef], "fractions": [str(f) for f in self.model.fractions],
+                "records": self.records, "params": m.params_to_dict(self.params), "system_digest": self.system_digest,
+                "upload_key": self.upload_key, "solve_key": self.solve_key, "timings": self.timings}
+
+
+async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path | None = None,
+                    timeout: float = 600.0) -> BuyerResult:
+    """Finalize (if needed), then R, r from the platform, w' from the CSP, and the model."""
+    t: dict[str, float] = {}
+    async with client_session(cafile, timeout) as session:
+        csp = Peer(session, csp_url, "CSP")
+        platform = Peer(session, platform_url, "platform")
+        info = await fetch_session(csp)
+        if token_hash(token) != info.buyer_token_sha256:
+            raise ConfigError("the buyer token does not match the one the CSP was started with")
+        relayed = await fetch_session(platform)
+        if (relayed.upload_pk.fingerprint, relayed.solve_pk.fingerprint) != (info.upload_pk.fingerprint,
+                                                                             info.solve_pk.fingerprint):
+            raise ConfigError("the platform serves another CSP session than the CSP at --csp (key fingerprints differ)")
+        ufp, sfp = info.upload_pk.fingerprint, info.solve_pk.fingerprint
+        s = time.perf_counter()
+        fin = await platform.post(m.new_message(m.FINALIZE, ufp), m.FINALIZED, ufp, token)
+        t["finalize"] = time.perf_counter() - s
+        s = time.perf_counter()
+        mask = await platform.post(m.new_message(m.MASK_REQUEST, sfp), m.MASK, sfp, token)
+        d, n = info.params.d, info.solve_pk.n
+        R_raw = mask.get("R")
+        if not isinstance(R_raw, list) or len(R_raw) != d:
+            raise ProtocolError("the platform sent a malformed R", 502)
+        R = [m.hex_to_ints(row, d, n, "R") for row in R_raw]
+        r = m.hex_to_ints(mask.get("r"), d, n, "r")
+        digest = mask.get("system_digest")
+        if not isinstance(digest, str) or digest != fin.get("system_digest"):
+            raise ProtocolError("the platform's R, r belong to another system than the one it finalized", 502)
+        coef = await csp.post(m.new_message(m.COEFFICIENTS_REQUEST, sfp, system_digest=digest), m.COEFFICIENTS,
+                              sfp, token)
+        w_prime = m.hex_to_ints(coef.get("w_prime"), d, n, "w_prime")
+        t["fetch"] = time.perf_counter() - s
+    s = time.perf_counter()
+    model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk)
+    t["recover"] = time.perf_counter() - s
+    records = mask.get("records")
+    return BuyerResult(model, info.params, records if isinstance(records, int) else -1, digest,
+                       ufp.hex(), sfp.hex(), t)

@@ -1,0 +1,234 @@
+"""The whole ridge protocol on this machine: CSP and platform as subprocesses, providers and
+the buyer in this process, the model checked against scikit-learn.
+
+The servers are real ``cryptoffload ridge csp|platform`` processes on free loopback ports, so
+every message crosses a real socket; both are stopped on return, on error, on Ctrl-C and on
+SIGTERM, and get SIGTERM themselves if the demo dies (Linux).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from cryptoffload.apps import _http
+from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
+from cryptoffload.apps.ridge.params import RidgeParams, error_bound
+from cryptoffload.apps.ridge.peer import Peer, client_session
+from cryptoffload.apps.ridge.platform import FAULT_ENV
+from cryptoffload.apps.ridge.protocol import MODES
+from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_data_spec, run_provider
+from cryptoffload.apps.ridge.server import READY_MARK
+from cryptoffload.apps.ridge.tokens import TOKEN_ENV
+from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import RidgeData, generate
+
+
+def _death_signal_hook() -> Callable[[], None] | None:
+    """Linux: a ``preexec_fn`` that makes the child get SIGTERM when the demo dies, even by
+    SIGKILL (no orphaned servers). libc is resolved here, in the parent: between fork and
+    exec the child must not import or allocate (another thread may hold a lock)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig, sigterm = 1, int(signal.SIGTERM)
+
+    def hook() -> None:  # pragma: no cover - runs in the child
+        prctl(pr_set_pdeathsig, sigterm)
+    return hook
+
+
+class ServerProcess:
+    """A ``cryptoffload ridge csp|platform`` subprocess whose output is drained by a thread
+    (so its pipe never fills) and kept (the last lines) for error messages."""
+
+    def __init__(self, name: str, args: Sequence[str], env: Mapping[str, str]) -> None:
+        self.name = name
+        self.lines: deque[str] = deque(maxlen=200)
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.proc = subprocess.Popen([sys.executable, "-m", "cryptoffload.cli", "ridge", *args], env=dict(env),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, preexec_fn=_death_signal_hook())
+        self._thread = threading.Thread(target=self._drain, name=f"{name}-output", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            line = line.rstrip("\n")
+            self.lines.append(line)
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def last_line(self) -> str:
+        for line in reversed(self.lines):
+            if line.strip():
+                return line.strip()
+        return "no output"
+
+    def wait_url(self, timeout: float) -> str:
+        """The URL from the server's "listening on" line."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigError(f"the {self.name} did not start within {timeout:g} s (last output: {self.last_line()})")
+            try:
+                line = self._queue.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                self.proc.wait()
+                text = self.last_line()
+                raise ConfigError(f"the {self.name} exited with status {self.proc.returncode} at start: "
+                                  f"{text[7:] if text.startswith('error: ') else text}")
+            if READY_MARK in line:
+                return line.split(READY_MARK, 1)[1].strip()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._thread.join(timeout=2)
+
+
+async def wait_ready(url: str, role: str, timeout: float = 30.0) -> None:
+    """Until ``GET /status`` answers."""
+    async with client_session() as session:
+        peer = Peer(session, url, role)
+        await _http.retrying(lambda: peer.get("/status", m.STATUS), timeout)
+
+
+@dataclass
+class DemoResult:
+    coef: np.ndarray
+    sklearn: np.ndarray
+    bound: float
+    records: int
+    params: RidgeParams
+    timings: dict[str, float]
+    providers: list[ProviderReport]
+    buyer: BuyerResult
+    upload_bits: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"coef": [float(v) for v in self.coef], "sklearn": [float(v) for v in self.sklearn],
+                "max_abs_diff": float(np.max(np.abs(self.coef - self.sklearn))) if len(self.coef) else 0.0,
+                "l2_diff": float(np.linalg.norm(self.coef - self.sklearn)), "error_bound": self.bound,
+                "records": self.records, "params": m.params_to_dict(self.params), "timings": self.timings,
+                "fractions": [str(f) for f in self.buyer.model.fractions],
+                "uploads": sum(p.uploads for p in self.providers), "upload_bits": self.upload_bits}
+
+
+def demo_data(records: int, d: int, data: str | None, seed: int) -> RidgeData:
+    if data is None:
+        return generate(records, d, seed)
+    if data.startswith("csv:"):
+        return load_data_spec(data)
+    return load_data_spec(data, d if data.startswith("generate") and "d=" not in data else None)
+
+
+def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str = "per-record",
+             data: str | None = None, seed: int = 1, lam: float = 1.0, frac_bits: int = 16, stat_bits: int = 40,
+             upload_bits: int = 1024, batch: int = 1000, workdir: Path | None = None,
+             make_progress: Callable[[int], ProgressHook] | None = None,
+             say: Callable[[str], None] = lambda s: None) -> DemoResult:
+    """The whole protocol on this machine: CSP and platform as subprocesses on free loopback
+    ports, ``providers`` providers (each a contiguous part of the data) and the buyer here.
+    Both servers are stopped on return, on error and on Ctrl-C."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
+        raise ConfigError(f"--providers must be a positive integer, got {providers!r}")
+    rd = demo_data(records, d, data, seed)
+    if providers > rd.n:
+        raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
+    params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
+                         frac_bits=frac_bits, stat_bits=stat_bits)
+    from sklearn.linear_model import Ridge
+
+    sk = Ridge(alpha=lam, fit_intercept=False).fit(rd.X, rd.y).coef_
+    bound = error_bound(rd.X, rd.y, params)
+    token = secrets.token_urlsafe(32)
+    env = {**os.environ, TOKEN_ENV: token, "PYTHONUNBUFFERED": "1"}
+    env.pop(FAULT_ENV, None)
+    timings: dict[str, float] = {}
+    servers: list[ServerProcess] = []
+    t_all = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ridge-demo-") as tmp:
+        work = workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        db = work / "platform.db"
+        if db.exists():
+            raise ConfigError(f"{db} exists: the demo starts a fresh session (remove it or pick another --workdir)")
+        previous = signal.getsignal(signal.SIGTERM)
+
+        def on_term(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt  # runs the finally below: the servers are stopped
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_term)
+        try:
+            s = time.perf_counter()
+            csp_args = ["csp", "--port", "0", "--host", "127.0.0.1", "--d", str(params.d), "--max-records",
+                        str(params.max_records), "--x-bound", repr(params.x_bound), "--y-bound", repr(params.y_bound),
+                        "--lam", repr(params.lam), "--frac-bits", str(params.frac_bits), "--stat-bits",
+                        str(params.stat_bits), "--upload-bits", str(upload_bits)]
+            if upload_bits < MIN_SECURE_KEY_BITS:
+                csp_args.append("--insecure-study-size")
+            servers.append(ServerProcess("CSP", csp_args, env))
+            csp_url = servers[0].wait_url(180)
+            timings["csp_start"] = time.perf_counter() - s
+            s = time.perf_counter()
+            servers.append(ServerProcess("platform", ["platform", "--port", "0", "--host", "127.0.0.1", "--csp",
+                                                      csp_url, "--db", str(db)], env))
+            platform_url = servers[1].wait_url(60)
+            asyncio.run(wait_ready(platform_url, "platform"))
+            timings["platform_start"] = time.perf_counter() - s
+            say(f"CSP at {csp_url}, platform at {platform_url}")
+
+            async def clients() -> tuple[list[ProviderReport], BuyerResult]:
+                s = time.perf_counter()
+                hooks = [make_progress(k) if make_progress else None for k in range(providers)]
+                reports = await asyncio.gather(*(
+                    run_provider(platform_url, (rd.X, rd.y), mode=mode, batch=batch, provider_id=f"provider-{k + 1}",
+                                 part=(k + 1, providers), progress=hooks[k])
+                    for k in range(providers)))
+                timings["upload"] = time.perf_counter() - s
+                buyer = await run_buyer(platform_url, csp_url, token)
+                timings.update({f"buyer_{k}": v for k, v in buyer.timings.items()})
+                return list(reports), buyer
+
+            reports, buyer = asyncio.run(clients())
+        finally:
+            for server in reversed(servers):
+                server.stop()
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, previous)
+    timings["total"] = time.perf_counter() - t_all
+    return DemoResult(buyer.model.coef, np.asarray(sk), bound, rd.n, params, timings, reports, buyer, upload_bits)

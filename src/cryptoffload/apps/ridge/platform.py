@@ -1,0 +1,300 @@
+"""The platform as an HTTP server: accepts uploads, aggregates them durably, finalizes with the CSP.
+
+It fetches parameters and keys from the CSP, accepts uploads (idempotent by ``upload_id``,
+committed to SQLite with the new aggregate before the 200, :mod:`.store`), folds each upload
+into the aggregate with one native call
+(:func:`~cryptoffload.crypto._native.core.column_products`), and on ``finalize`` runs the
+masked unpacking with the CSP and the masked solve (:class:`~.protocol.Evaluator`), keeping
+R, r for the buyer. Logs: one line per accepted upload (records, bytes) and one per protocol
+step, never a plaintext or a mask.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any, AsyncIterator, Mapping
+
+import gmpy2
+from aiohttp import web
+
+from cryptoffload.apps import _http
+from cryptoffload.apps._http import Unreachable
+from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
+from cryptoffload.apps.ridge.protocol import Aggregate, Evaluator
+from cryptoffload.apps.ridge.server import ReplayGuard, configure_logging, errors, json_response, log, run, serve_party
+from cryptoffload.apps.ridge.store import FinalizeState, PlatformStore, UploadRecord
+from cryptoffload.apps.ridge.tokens import check_token
+from cryptoffload.crypto._native import core as native
+from cryptoffload.errors import ConfigError
+
+#: fault injection for tests: ``stall-after-commit:N`` makes the platform hang (without
+#: answering) right after committing its N-th upload, i.e. "killed between commit and 200"
+FAULT_ENV = "CRYPTOFFLOAD_RIDGE_FAULT"
+
+
+def _parse_fault(text: str | None) -> int | None:
+    if not text:
+        return None
+    kind, _, count = text.partition(":")
+    if kind != "stall-after-commit" or not count.isdigit() or int(count) < 1:
+        raise ConfigError(f"{FAULT_ENV} must be 'stall-after-commit:N', got {text!r}")
+    return int(count)
+
+
+class PlatformService:
+    """The platform's HTTP face (module docstring); state survives restarts (:mod:`.store`)."""
+
+    def __init__(self, info: SessionInfo, csp_url: str, store: PlatformStore, *, workers: int = 1,
+                 backend: str = "auto", cafile: Path | None = None) -> None:
+        self.info = info
+        self.params = info.params
+        self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
+        self.protocol = Evaluator(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
+        self.plaintexts = self.protocol.layout.plaintexts_needed(info.params.value_count)
+        self.store = store
+        self.csp_url = csp_url
+        self._cafile = cafile
+        state = store.load()
+        n2 = self.upload_pk.nsquare
+        self.agg_words = state.aggregate if state.aggregate is not None else native.ints_to_words([1] * self.plaintexts, n2)
+        self.records = state.records
+        self.bytes = state.bytes
+        self.uploads: dict[str, UploadRecord] = state.uploads
+        self.fin: FinalizeState = state.finalize
+        self._replay = ReplayGuard(state.message_ids)
+        self._lock = asyncio.Lock()
+        self._fault = _parse_fault(os.environ.get(FAULT_ENV))
+        self._accepted_here = 0
+        self._csp: Peer | None = None
+        up, sp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
+        self._expected = {m.UPLOAD: up, m.FINALIZE: up, m.MASK_REQUEST: sp}
+        self._handlers = {m.UPLOAD: self._upload, m.FINALIZE: self._finalize, m.MASK_REQUEST: self._mask}
+        if state.uploads or state.finalize.state != "collecting":
+            log.info("reloaded %d accepted uploads (%d records), finalisation state %s", len(self.uploads),
+                     self.records, self.fin.state)
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[errors], client_max_size=m.MAX_BODY_BYTES)
+        app.router.add_get("/params", self._params)
+        app.router.add_get("/status", self._status)
+        app.router.add_post("/message", self._message)
+        app.cleanup_ctx.append(self._csp_client)
+        return app
+
+    async def _csp_client(self, app: web.Application) -> AsyncIterator[None]:
+        async with client_session(self._cafile) as session:
+            self._csp = Peer(session, self.csp_url, "CSP")
+            yield
+
+    async def _params(self, request: web.Request) -> web.Response:
+        return json_response(self.info.to_message("platform"))
+
+    async def _status(self, request: web.Request) -> web.Response:
+        return json_response(m.new_message(m.STATUS, self.upload_pk.fingerprint, role="platform", state=self.fin.state,
+                                   records=self.records, uploads=len(self.uploads), bytes=self.bytes,
+                                   max_records=self.params.max_records))
+
+    async def _message(self, request: web.Request) -> web.Response:
+        msg = m.parse_message(await request.read(), self._expected)
+        self._replay.check(msg["message_id"])
+        return json_response(await self._handlers[msg["type"]](msg, request))
+
+    async def _remember(self, msg: Mapping[str, Any]) -> None:
+        await run(self.store.remember_message, msg["message_id"], msg["type"])
+
+    # -- uploads --------------------------------------------------------------------------------
+    def _ack(self, upload_id: str, status: str) -> dict[str, Any]:
+        return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
+                             records_total=self.records, uploads_total=len(self.uploads))
+
+    def _duplicate(self, msg: Mapping[str, Any], upload_id: str, records: int, vectors: int) -> None:
+        prior = self.uploads[upload_id]
+        if (prior.records, prior.vectors) != (records, vectors):
+            raise ProtocolError(f"upload id {upload_id!r} was already accepted for {prior.records} records in "
+                                f"{prior.vectors} vectors, not {records} in {vectors}", status=409,
+                                code="upload_id_conflict")
+
+    async def _already_accepted(self, msg: Mapping[str, Any], upload_id: str, provider_id: str, records: int,
+                                vectors: int, locked: bool = False) -> dict[str, Any]:
+        self._duplicate(msg, upload_id, records, vectors)
+        if locked:
+            await self._remember(msg)
+        else:
+            async with self._lock:  # every database write runs under the lock
+                await self._remember(msg)
+        log.info("upload %s from %s repeated: already accepted, not counted again", upload_id, provider_id)
+        return self._ack(upload_id, "already accepted")
+
+    def _fold(self, words: bytes, vectors: int) -> bytes:
+        """The running aggregate times every vector of the upload, one native call (the
+        aggregate is row 0 of the matrix). Refuses an upload holding a non-unit mod n: the
+        product of units is a unit, so one gcd per column checks every ciphertext."""
+        n2, nn = self.upload_pk.nsquare, gmpy2.mpz(self.upload_pk.n)
+        products = native.column_products(self.agg_words + words, vectors + 1, self.plaintexts, n2)
+        if any(gmpy2.gcd(p, nn) != 1 for p in products):
+            raise ProtocolError("the upload holds a value that is not a ciphertext of the upload key (garbled)",
+                                code="malformed")
+        return native.ints_to_words(products, n2)
+
+    async def _upload(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
+        upload_id = m.str_field(msg, "upload_id")
+        provider_id = m.str_field(msg, "provider_id")
+        vectors = m.int_field(msg, "vectors", 1, self.params.max_records)
+        records = m.int_field(msg, "records", 0, self.params.max_records)
+        if upload_id in self.uploads:  # a retry: answered without decoding (even after finalisation)
+            return await self._already_accepted(msg, upload_id, provider_id, records, vectors)
+        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.upload_pk,
+                           count=vectors * self.plaintexts, check_units=False)
+        if upload_id in self.uploads:  # accepted while this copy was being decoded
+            return await self._already_accepted(msg, upload_id, provider_id, records, vectors)
+        async with self._lock:
+            if upload_id in self.uploads:
+                return await self._already_accepted(msg, upload_id, provider_id, records, vectors, locked=True)
+            if self.fin.state != "collecting":
+                raise ProtocolError(f"the platform is {self.fin.state}: no more uploads", status=409, code="finalized")
+            if self.records + records > self.params.max_records:
+                raise ProtocolError(f"{self.records + records} records would exceed max_records = "
+                                    f"{self.params.max_records} (the slots' guard bits)", status=422,
+                                    code="too_many_records")
+            new_words = await run(self._fold, batch.words, vectors)
+            rec = UploadRecord(upload_id, provider_id, msg["message_id"], records, vectors, len(batch.words),
+                               batch.digest)
+            await run(self.store.accept_upload, rec, new_words, self.records + records, self.bytes + len(batch.words))
+            self.agg_words = new_words
+            self.records += records
+            self.bytes += len(batch.words)
+            self.uploads[upload_id] = rec
+            self._accepted_here += 1
+            log.info("accepted upload %s from %s: %d records, %d bytes (total %d records)", upload_id, provider_id,
+                     records, len(batch.words), self.records)
+            ack = self._ack(upload_id, "accepted")
+        if self._fault is not None and self._accepted_here == self._fault:
+            log.warning("fault injection (%s): committed upload %s, now hanging without answering", FAULT_ENV,
+                        upload_id)
+            await asyncio.Event().wait()
+        return ack
+
+    # -- finalisation ---------------------------------------------------------------------------
+    async def _csp_post(self, message: dict[str, Any], expect: str, fp: bytes) -> dict[str, Any]:
+        assert self._csp is not None
+        peer = self._csp
+        try:
+            # retries resend the same content under a new message id (the CSP caches by content)
+            msg = message
+
+            async def call() -> dict[str, Any]:
+                nonlocal msg
+                try:
+                    return await peer.post(msg, expect, fp)
+                finally:
+                    msg = m.with_new_id(msg)
+            return await _http.retrying(call, 10.0)
+        except Unreachable as exc:
+            raise ProtocolError(str(exc), status=503, code="csp_unreachable") from None
+        except ProtocolError as exc:
+            raise ProtocolError(str(exc), status=502, code="csp_refused") from None
+
+    async def _finalize(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
+        check_token(request.headers.get("Authorization"), self.info.buyer_token_sha256)
+        async with self._lock:
+            await self._advance()
+            await self._remember(msg)
+            return m.new_message(m.FINALIZED, self.upload_pk.fingerprint, state=self.fin.state,
+                                 records=self.fin.records, uploads=len(self.uploads),
+                                 system_digest=self.fin.system_digest)
+
+    async def _advance(self) -> None:
+        """Drive finalisation to the end from wherever it stands (store docstring)."""
+        p, fin = self.params, self.fin
+        ufp, sfp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
+        if fin.state == "collecting":
+            t0 = time.perf_counter()
+            values = [int.from_bytes(self.agg_words[i:i + m.value_bytes(self.upload_pk)], "little")
+                      for i in range(0, len(self.agg_words), m.value_bytes(self.upload_pk))]
+            masked = await run(self.protocol.mask_for_unpack, Aggregate(ufp, values, self.records))
+            # the protocol object keeps the masks for unmask(); they are persisted with the
+            # masked aggregate so that a restart resends the same unpack request
+            masks = list(self.protocol._masks or [])
+            masked_words = native.ints_to_words(masked, self.upload_pk.nsquare)
+            await run(self.store.save_unpacking, self.records, masks, masked_words)
+            self.fin = fin = FinalizeState("unpacking", self.records, masks, masked_words)
+            log.info("finalizing %d records from %d uploads: aggregate masked (%.2f s)", self.records,
+                     len(self.uploads), time.perf_counter() - t0)
+        if fin.state == "unpacking":
+            t0 = time.perf_counter()
+            req = m.new_message(m.UNPACK_REQUEST, ufp, ciphertexts=m.encode_words(fin.masked, self.plaintexts,
+                                                                                   self.upload_pk))
+            resp = await self._csp_post(req, m.UNPACK_RESPONSE, sfp)
+            fields = await run(m.decode_ciphertexts, resp.get("ciphertexts"), self.solve_pk, count=p.value_count,
+                                name="unpack_response")
+            self.protocol._masks = list(fin.masks)
+            system = await run(self.protocol.unmask, fields.values)
+            t1 = time.perf_counter()
+            masked_system, secret = await run(self.protocol.mask_system, system)
+            flat = [v for row in masked_system.AR for v in row] + list(masked_system.c)
+            words = native.ints_to_words(flat, self.solve_pk.nsquare)
+            digest = hashlib.sha256(words).hexdigest()
+            await run(self.store.save_solving, secret.R, secret.r, words, digest)
+            self.fin = fin = FinalizeState("solving", fin.records, [], b"", secret.R, secret.r, words, digest)
+            log.info("unpacked with the CSP (%.2f s); masked the %dx%d system: %d exponentiations, %s (%.2f s)",
+                     t1 - t0, p.d, p.d, self.protocol.exponentiations, self.protocol.powm_backend,
+                     time.perf_counter() - t1)
+        if fin.state == "solving":
+            t0 = time.perf_counter()
+            req = m.new_message(m.SOLVE_REQUEST, sfp, ciphertexts=m.encode_words(fin.system, p.d * p.d + p.d,
+                                                                                  self.solve_pk),
+                                system_digest=fin.system_digest)
+            resp = await self._csp_post(req, m.SOLVE_ACK, sfp)
+            if resp.get("system_digest") != fin.system_digest:
+                raise ProtocolError("the CSP acknowledged another system than the one sent", status=502,
+                                    code="csp_refused")
+            await run(self.store.mark_finalized)
+            fin.state = "finalized"
+            fin.system = b""
+            log.info("the CSP solved the masked system (%.2f s): finalized", time.perf_counter() - t0)
+
+    async def _mask(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
+        check_token(request.headers.get("Authorization"), self.info.buyer_token_sha256)
+        if self.fin.state != "finalized":
+            raise ProtocolError(f"not finalized yet (state {self.fin.state}): send 'finalize' first", status=409,
+                                code="not_finalized")
+        await self._remember(msg)
+        log.info("R, r handed to the buyer")
+        return m.new_message(m.MASK, self.solve_pk.fingerprint, R=[m.ints_to_hex(row) for row in self.fin.R],
+                             r=m.ints_to_hex(self.fin.r), records=self.fin.records,
+                             system_digest=self.fin.system_digest)
+
+
+def serve_platform(*, csp_url: str, db: Path, host: str = "127.0.0.1", port: int = 0, workers: int | None = None,
+                   wait_csp: float = 10.0, backend: str = "auto", cafile: Path | None = None,
+                   tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
+    """Run the platform until SIGINT/SIGTERM."""
+    configure_logging()
+    ctx = _http.server_ssl(tls_cert, tls_key)
+    _parse_fault(os.environ.get(FAULT_ENV))
+    sock = _http.bind(host, port)
+    stores: list[PlatformStore] = []
+
+    async def main() -> None:
+        async with client_session(cafile) as session:
+            info = await fetch_session(Peer(session, csp_url, "CSP"), wait_csp)
+        store = PlatformStore(db)  # opened once the CSP answered: a failed start leaves no file
+        stores.append(store)
+        store.bind_session(info.upload_pk.fingerprint.hex(), info.solve_pk.fingerprint.hex(),
+                           m.params_to_dict(info.params))
+        service = PlatformService(info, csp_url, store, workers=workers or os.cpu_count() or 1, backend=backend,
+                                  cafile=cafile)
+        await serve_party(service.app(), sock, "platform", ctx)
+
+    try:
+        asyncio.run(main())
+    finally:
+        for store in stores:
+            store.close()
+        sock.close()

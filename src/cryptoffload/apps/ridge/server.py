@@ -1,0 +1,116 @@
+"""What the ridge servers (CSP, platform) share on top of :mod:`cryptoffload.apps._http`.
+
+Every answer is a :mod:`.messages` envelope; a refused message becomes a 4xx JSON error
+(``{"type": "error", "error": code, "message": ...}``) and the party keeps running. CPU work
+(encryption, decryption, native products, fsync) runs off the event loop (:func:`run`) so a
+server keeps answering status requests while it works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import signal
+import socket
+import ssl
+import sys
+from typing import Any, Callable, Mapping, TypeVar
+
+from aiohttp import web
+
+from cryptoffload.apps import _http
+from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.messages import ProtocolError
+from cryptoffload.apps.ridge.modular import ReconstructionError, SingularMatrixError
+from cryptoffload.crypto.paillier import KeyMismatchError
+from cryptoffload.errors import CryptoffloadError
+
+log = logging.getLogger("cryptoffload.ridge")
+
+READY_MARK = " listening on "
+
+T = TypeVar("T")
+
+_in_flight = 0
+
+
+async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn`` on the default executor, counted so that :func:`serve_party` knows whether a
+    thread is still inside native code when it is asked to stop."""
+    global _in_flight
+    _in_flight += 1
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, *args, **kwargs))
+    finally:
+        _in_flight -= 1
+
+
+def json_response(message: Mapping[str, Any], status: int = 200) -> web.Response:
+    return web.Response(body=m.dumps(message), status=status, content_type="application/json")
+
+
+def error_response(status: int, code: str, text: str) -> web.Response:
+    return json_response(m.error_message(status, code, _http.one_line(text)), status)
+
+
+def _classify(exc: Exception) -> tuple[int, str, str] | None:
+    """The parties' refusals (see :func:`cryptoffload.apps._http.error_middleware`)."""
+    if isinstance(exc, ProtocolError):
+        return exc.status, exc.code, str(exc)
+    if isinstance(exc, KeyMismatchError):
+        return 400, "foreign_key", str(exc)
+    if isinstance(exc, (SingularMatrixError, ReconstructionError)):
+        return 422, "unsolvable", str(exc)
+    if isinstance(exc, CryptoffloadError):
+        return 422, "unprocessable", str(exc)
+    return None
+
+
+errors = _http.error_middleware(_classify, error_response, log)
+
+
+class ReplayGuard:
+    """Message ids already seen. Why ids are remembered from the *start* of processing: a
+    replay that arrives while the original is still being processed is refused too."""
+
+    def __init__(self, seen: set[str] | None = None) -> None:
+        self.seen = seen if seen is not None else set()
+
+    def check(self, message_id: str) -> None:
+        if message_id in self.seen:
+            raise ProtocolError(f"message {message_id} was already received (replay refused)", status=409,
+                                code="replayed_message")
+        self.seen.add(message_id)
+
+
+def configure_logging() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("aiohttp").setLevel(logging.WARNING)
+
+
+async def serve_party(app: web.Application, sock: socket.socket, role: str, ssl_context: ssl.SSLContext | None,
+                      on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve until SIGINT/SIGTERM, then stop cleanly (exit status 0). Prints
+    ``ridge ROLE listening on URL`` once the socket accepts (what the demo waits for)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    def ready(url: str) -> None:
+        if on_ready is not None:
+            on_ready(url)
+        print(f"ridge {role}{READY_MARK}{url}", flush=True)
+
+    await _http.serve(app, sock, stop, ssl_context=ssl_context, on_ready=ready)
+    log.info("%s stopping", role)
+    if _in_flight:
+        # A thread is still inside native code (say the platform's masked solve, tens of
+        # seconds) and cannot be interrupted; asyncio.run would wait for it. Every state
+        # change is already committed (a SIGKILL is survivable by design), so leave now.
+        log.info("%s abandons %d computation(s) in progress; its state is on disk", role, _in_flight)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

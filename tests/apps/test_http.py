@@ -1,0 +1,96 @@
+"""The servers' shared HTTP plumbing: binding, TLS contexts, JSON errors, retries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from cryptoffload.apps import _http
+from cryptoffload.errors import ConfigError
+
+
+def test_bind_refuses_bad_ports_and_busy_ones() -> None:
+    for bad in (-1, 65536, True, "80"):
+        with pytest.raises(ConfigError, match="--port must be 0..65535"):
+            _http.bind("127.0.0.1", bad)  # type: ignore[arg-type]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        with pytest.raises(ConfigError, match="already in use"):
+            _http.bind("127.0.0.1", busy.getsockname()[1])
+    with pytest.raises(ConfigError, match="cannot listen on host"):
+        _http.bind("no-such-host.invalid", 0)
+
+
+def test_tls_contexts_are_one_line_errors(tmp_path: Path) -> None:
+    assert _http.server_ssl(None, None) is None and _http.client_ssl(None) is None
+    with pytest.raises(ConfigError, match="both --tls-cert and --tls-key"):
+        _http.server_ssl(tmp_path / "c.pem", None)
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate")
+    with pytest.raises(ConfigError, match="cannot load the TLS certificate"):
+        _http.server_ssl(junk, junk)
+    with pytest.raises(ConfigError, match="cannot load --cafile"):
+        _http.client_ssl(junk)
+
+
+class _Refused(Exception):
+    pass
+
+
+def _app() -> web.Application:
+    def classify(exc: Exception) -> tuple[int, str, str] | None:
+        return (418, "refused", str(exc)) if isinstance(exc, _Refused) else None
+
+    def respond(status: int, code: str, text: str) -> web.Response:
+        return web.json_response({"type": "error", "error": code, "message": text}, status=status)
+
+    async def refuse(_: web.Request) -> web.Response:
+        raise _Refused("no\nthanks")
+
+    async def crash(_: web.Request) -> web.Response:
+        raise RuntimeError("secret detail")
+
+    app = web.Application(middlewares=[_http.error_middleware(classify, respond, logging.getLogger("test"))])
+    app.router.add_get("/refuse", refuse)
+    app.router.add_get("/crash", crash)
+    return app
+
+
+def _get(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_error_middleware_answers_json_and_hides_internal_errors() -> None:
+    with _http.ServerThread(_app) as url:
+        assert _get(url + "/refuse") == (418, {"type": "error", "error": "refused", "message": "no\nthanks"})
+        status, body = _get(url + "/nowhere")
+        assert status == 404 and body["error"] == "not_found"
+        status, body = _get(url + "/crash")
+        assert status == 500 and body["error"] == "internal" and "secret" not in body["message"]
+        status, body = _get(url + "/refuse")
+        assert status == 418  # still serving
+
+
+def test_retrying_gives_up_after_its_time() -> None:
+    calls = []
+
+    async def call() -> None:
+        calls.append(1)
+        raise _http.Unreachable("down")
+
+    with pytest.raises(_http.Unreachable, match="down"):
+        asyncio.run(_http.retrying(call, 0.25))
+    assert 1 < len(calls) < 10
