@@ -29,7 +29,7 @@ def _ridge_solve_bits(text: str) -> Optional[int]:
 
 
 def _ridge_token(path: Optional[Path]) -> str:
-    from cryptoffload.apps.ridge.service import TOKEN_ENV, read_buyer_token
+    from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_buyer_token
     from cryptoffload.errors import ConfigError
 
     token = read_buyer_token(path)
@@ -96,8 +96,8 @@ def ridge_csp(
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
 ) -> None:
     """Crypto service provider: keys, unpacking and the masked solve; w' only for the buyer."""
-    from cryptoffload.apps.ridge.protocol import RidgeParams
-    from cryptoffload.apps.ridge.service import serve_csp
+    from cryptoffload.apps.ridge.csp import serve_csp
+    from cryptoffload.apps.ridge.params import RidgeParams
     from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
     params = RidgeParams(d=d, max_records=max_records, x_bound=x_bound,
@@ -121,7 +121,7 @@ def ridge_platform(
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
 ) -> None:
     """Platform: accepts uploads, aggregates them durably, finalizes with the CSP."""
-    from cryptoffload.apps.ridge.service import serve_platform
+    from cryptoffload.apps.ridge.platform import serve_platform
 
     serve_platform(csp_url=csp, db=db, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
                    tls_cert=tls_cert, tls_key=tls_key)
@@ -143,7 +143,7 @@ def ridge_provider(
     """Data provider: encode, pack, encrypt and upload records in batches."""
     import asyncio
 
-    from cryptoffload.apps.ridge.service import parse_part, run_provider
+    from cryptoffload.apps.ridge.provider import parse_part, run_provider
 
     def retrying(text: str) -> None:
         err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
@@ -170,7 +170,7 @@ def ridge_buyer(
     """Buyer: finalize, fetch R, r and w', recover and print the model."""
     import asyncio
 
-    from cryptoffload.apps.ridge.service import run_buyer
+    from cryptoffload.apps.ridge.buyer import run_buyer
 
     result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
@@ -201,7 +201,7 @@ def ridge_demo(
     """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
     import numpy as np
 
-    from cryptoffload.apps.ridge.service import run_demo
+    from cryptoffload.apps.ridge.demo import run_demo
 
     def say(text: str) -> None:
         err_console.print(text, markup=False, highlight=False)
