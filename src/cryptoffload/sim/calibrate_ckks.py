@@ -59,6 +59,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cryptoffload.crypto.ckks import CkksParams, make_backend
+from cryptoffload.crypto.ckks.registry import describe_backend
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.machine import machine_info
 from cryptoffload.profiles.loader import ProfileValue, write_profile
@@ -280,7 +281,7 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
     else:
         ops, be_name, link, where_link = measure_all(runner)
 
-    lib = f"SEAL via tenseal {_version('tenseal')}" if be_name == "seal" else f"{be_name} backend"
+    lib = describe_backend(be_name)
     ring = (f"N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}, "
             f"scale 2^{params.scale_bits}")
     lv = int(ops["level"])

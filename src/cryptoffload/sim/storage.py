@@ -21,18 +21,12 @@ from typing import Any
 
 import simpy
 
+from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles import load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_name, check_non_negative, check_positive
 from cryptoffload.sim.links import Link
-from cryptoffload.workloads.he_program import (
-    CIPHERTEXT,
-    INPUT,
-    HEOp,
-    HEParams,
-    HEProgram,
-    fetched_first,
-)
+from cryptoffload.workloads.he_program import CIPHERTEXT, INPUT, HEOp, HEProgram, fetched_first
 
 FPGA_PROFILE = "heax_set_c"
 COST_FIELDS = ("ring.poly_modulus_degree", "ring.data_limbs", "ops.hadd_level0_s", "ops.hmult_top_s",
@@ -93,7 +87,7 @@ class FpgaCostModel:
         """Every device op takes ``seconds`` at any level (tests, closed forms)."""
         return _UniformCost(1, 1, seconds, seconds, seconds, seconds, 1.0, 1.0, "uniform", "derived")
 
-    def op_time(self, op: HEOp, params: HEParams) -> float:
+    def op_time(self, op: HEOp, params: CkksParams) -> float:
         name = op.op
         if name in ("encode", "encrypt", "decrypt"):
             return 0.0
@@ -108,19 +102,19 @@ class FpgaCostModel:
         if name == "mul_plain":
             return self.plain_factor * self.hmult_top_s * limbs / self.ref_limbs * nscale
         if name in ("relinearize", "rotate"):
-            return self.keyswitch_s * nscale * (params.data_limbs / self.ref_limbs) ** 2
+            return self.keyswitch_s * nscale * (params.data_primes / self.ref_limbs) ** 2
         if name == "rescale":
             return 2 * limbs * self.ntt_limb_s * nscale
         if name == "mod_switch":
             return self.mod_switch_factor * self.hadd_level0_s * limbs * nscale
         raise ConfigError(f"the FPGA cost model has no cost for op {name!r}")
 
-    def __call__(self, op: HEOp, params: HEParams) -> float:
+    def __call__(self, op: HEOp, params: CkksParams) -> float:
         return self.op_time(op, params)
 
 
 class _UniformCost(FpgaCostModel):
-    def op_time(self, op: HEOp, params: HEParams) -> float:
+    def op_time(self, op: HEOp, params: CkksParams) -> float:
         return 0.0 if op.op in ("encode", "encrypt", "decrypt") else self.hadd_level0_s
 
 

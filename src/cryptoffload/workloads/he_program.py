@@ -41,10 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.params import CkksParams
+from cryptoffload.crypto.ckks.trace import TRACE_SCHEMA
 from cryptoffload.errors import ConfigError, ProfileError
+from cryptoffload.papers import PAPERS
 
-SCHEMA = "cryptoffload-he-trace/1"
-WORD_BYTES = 8
+SCHEMA = TRACE_SCHEMA
 
 DEVICE_OPS = ("add", "sub", "negate", "add_plain", "sub_plain", "mul", "mul_plain", "rescale",
               "mod_switch", "relinearize", "rotate")
@@ -57,65 +60,7 @@ KEYED_OPS = ("relinearize", "rotate")
 INPUT, PLAINTEXT, KEY, CIPHERTEXT = "input", "plaintext", "key", "ciphertext"
 FETCHED_KINDS = (PLAINTEXT, KEY)
 
-OpTime = Callable[["HEOp", "HEParams"], float]
-
-
-# --------------------------------------------------------------------------------------------
-# parameters and sizes
-
-
-@dataclass(frozen=True)
-class HEParams:
-    """CKKS parameters: ring dimension ``N``, RNS primes (the last one special, as in SEAL)."""
-
-    poly_modulus_degree: int
-    coeff_modulus_bits: tuple[int, ...]
-    scale_bits: int = 30
-    slots: int = 0
-
-    def __post_init__(self) -> None:
-        n = self.poly_modulus_degree
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1024 or n & (n - 1):
-            raise ConfigError(f"poly_modulus_degree must be a power of two >= 1024, got {n!r}")
-        bits = tuple(self.coeff_modulus_bits)
-        if len(bits) < 2 or any(isinstance(b, bool) or not isinstance(b, int) or not 10 <= b <= 62 for b in bits):
-            raise ConfigError("coeff_modulus_bits must list at least 2 primes (data primes, then the special "
-                              f"prime) of 10 to 62 bits, got {list(bits)!r}")
-        object.__setattr__(self, "coeff_modulus_bits", bits)
-        if self.slots in (0, None):
-            object.__setattr__(self, "slots", n // 2)
-        if isinstance(self.slots, bool) or not isinstance(self.slots, int) or not 1 <= self.slots <= n // 2:
-            raise ConfigError(f"slots must be between 1 and N/2 = {n // 2}, got {self.slots!r}")
-
-    @property
-    def data_limbs(self) -> int:
-        return len(self.coeff_modulus_bits) - 1
-
-    @property
-    def max_level(self) -> int:
-        return self.data_limbs - 1
-
-    def limbs(self, level: int) -> int:
-        if not 0 <= level <= self.max_level:
-            raise ConfigError(f"level {level} is outside 0..{self.max_level} for {self.data_limbs} data primes")
-        return level + 1
-
-    def ct_bytes(self, level: int, polys: int = 2) -> int:
-        return polys * self.poly_modulus_degree * self.limbs(level) * WORD_BYTES
-
-    def pt_bytes(self, level: int) -> int:
-        return self.poly_modulus_degree * self.limbs(level) * WORD_BYTES
-
-    @property
-    def ksk_bytes(self) -> int:
-        """One key-switching key: ``L`` RLWE pairs over the ``L + 1`` primes (SEAL layout)."""
-        L = self.data_limbs
-        return L * 2 * (L + 1) * self.poly_modulus_degree * WORD_BYTES
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"poly_modulus_degree": self.poly_modulus_degree,
-                "coeff_modulus_bits": list(self.coeff_modulus_bits),
-                "scale_bits": self.scale_bits, "slots": self.slots}
+OpTime = Callable[["HEOp", CkksParams], float]
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,7 +114,7 @@ class HEProgram:
 
     name: str
     source: str  # "trace", "generated" or "paper-calibrated"
-    params: HEParams
+    params: CkksParams
     ops: list[HEOp]
     key_bytes: dict[str, int] = field(default_factory=dict)
     input_bytes: dict[str, int] = field(default_factory=dict)
@@ -307,7 +252,7 @@ class HEProgram:
 
     def summary(self, op_time: OpTime | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "name": self.name, "source": self.source, "params": self.params.as_dict(),
+            "name": self.name, "source": self.source, "params": self.params.to_dict(),
             "ops": len(self.ops), "device_ops": len(self.device_ops), "op_counts": self.op_counts(),
             "weight_bytes": self.weight_bytes, "key_bytes": self.key_total_bytes,
             "keys": sum(1 for it in self.items.values() if it.kind == KEY and it.first_use is not None),
@@ -337,7 +282,7 @@ class HEProgram:
             if op.phase:
                 d["phase"] = op.phase
             ops.append(d)
-        out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "params": self.params.as_dict(), "ops": ops}
+        out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "params": self.params.to_dict(), "ops": ops}
         if self.key_bytes:
             out["key_bytes"] = dict(self.key_bytes)
         if self.input_bytes:
@@ -381,19 +326,11 @@ def _int_field(src: str, i: int, raw: dict[str, Any], key: str, *, required: boo
     return int(v)
 
 
-def params_from_dict(raw: Any, src: str) -> HEParams:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{src}: 'params' must be an object with poly_modulus_degree and coeff_modulus_bits")
+def params_from_dict(raw: Any, src: str) -> CkksParams:
+    """The trace's ``params`` (``scale_bits`` defaults to 30, EVA's, when a trace omits it)."""
     try:
-        n = raw["poly_modulus_degree"]
-        bits = raw["coeff_modulus_bits"]
-    except KeyError as exc:
-        raise ConfigError(f"{src}: params lacks {exc.args[0]!r}") from None
-    if not isinstance(bits, list):
-        raise ConfigError(f"{src}: params.coeff_modulus_bits must be a list of prime sizes in bits")
-    try:
-        return HEParams(n, tuple(bits), int(raw.get("scale_bits", 30)), int(raw.get("slots", 0) or 0))
-    except ConfigError as exc:
+        return CkksParams.from_dict({"scale_bits": 30, **raw} if isinstance(raw, dict) else raw)
+    except (CkksError, ConfigError) as exc:
         raise ConfigError(f"{src}: {exc}") from None
 
 
@@ -426,10 +363,10 @@ def program_from_trace(data: Any, src: str = "trace") -> HEProgram:
         ids.add(ident)
         output = str(raw.get("output", ident))
         level = _int_field(src, i, raw, "level", required=name in DEVICE_OPS or name == "encrypt")
-        level = params.max_level if level is None else level
-        if not 0 <= level <= params.max_level:
-            raise ConfigError(f"{_where(src, i, raw)}: level {level} is outside 0..{params.max_level} "
-                              f"(the trace's params have {params.data_limbs} data primes)")
+        level = params.levels if level is None else level
+        if not 0 <= level <= params.levels:
+            raise ConfigError(f"{_where(src, i, raw)}: level {level} is outside 0..{params.levels} "
+                              f"(the trace's params have {params.data_primes} data primes)")
         inputs_raw = raw.get("inputs", [])
         if not isinstance(inputs_raw, list):
             raise ConfigError(f"{_where(src, i, raw)}: 'inputs' must be a list of ids or names")
@@ -521,7 +458,7 @@ def load_trace(path: str | os.PathLike[str]) -> HEProgram:
 class _Builder:
     """Appends ops with sizes computed from the parameters, tracking each value's level."""
 
-    def __init__(self, params: HEParams) -> None:
+    def __init__(self, params: CkksParams) -> None:
         self.p = params
         self.ops: list[HEOp] = []
         self.level: dict[str, int] = {}
@@ -530,7 +467,7 @@ class _Builder:
         self._n = 0
 
     def input(self, name: str, level: int | None = None) -> str:
-        self.level[name] = self.p.max_level if level is None else level
+        self.level[name] = self.p.levels if level is None else level
         self.polys[name] = 2
         return name
 
@@ -538,9 +475,9 @@ class _Builder:
               keys: tuple[str, ...] = (), plaintext: str | None = None, pt_bytes: int = 0) -> str:
         inputs = tuple(inputs)
         out = f"v{self._n}"
-        bytes_in = sum(self.p.ct_bytes(self.level[x], self.polys[x]) for x in inputs)
+        bytes_in = sum(self.p.ciphertext_bytes(self.level[x], self.polys[x]) for x in inputs)
         self.ops.append(HEOp(len(self.ops), str(self._n), op, level, inputs, out, bytes_in,
-                             self.p.ct_bytes(out_level, out_polys), keys, plaintext, pt_bytes, None, self.phase))
+                             self.p.ciphertext_bytes(out_level, out_polys), keys, plaintext, pt_bytes, None, self.phase))
         self._n += 1
         self.level[out] = out_level
         self.polys[out] = out_polys
@@ -555,12 +492,12 @@ class _Builder:
     def add_plain(self, a: str, pt: str) -> str:
         lv = self.level[a]
         return self._emit("add_plain", (a,), level=lv, out_level=lv, out_polys=self.polys[a],
-                          plaintext=pt, pt_bytes=self.p.pt_bytes(lv))
+                          plaintext=pt, pt_bytes=self.p.plaintext_bytes(lv))
 
     def mul_plain(self, a: str, pt: str) -> str:
         lv = self.level[a]
         return self._emit("mul_plain", (a,), level=lv, out_level=lv, out_polys=self.polys[a],
-                          plaintext=pt, pt_bytes=self.p.pt_bytes(lv))
+                          plaintext=pt, pt_bytes=self.p.plaintext_bytes(lv))
 
     def mul(self, a: str, b: str) -> str:
         lv = self.level[a]
@@ -590,10 +527,10 @@ class _Builder:
 # --------------------------------------------------------------------------------------------
 # (b) the paper's CNN shape, per-channel packing
 
-DEFAULT_CNN_PARAMS = HEParams(16384, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30, 8192)
+DEFAULT_CNN_PARAMS = CkksParams(16384, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30)
 
 
-def generate_cnn(params: HEParams | None = None, *, channels: int = 5, kernel: int = 5, stride: int = 2,
+def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel: int = 5, stride: int = 2,
                  image: int = 28, hidden: int = 100, classes: int = 10) -> HEProgram:
     """MNIST CNN in the seed's style (conv -> x^2 -> FC -> x^2 -> FC), one ciphertext per channel.
 
@@ -614,8 +551,8 @@ def generate_cnn(params: HEParams | None = None, *, channels: int = 5, kernel: i
             raise ConfigError(f"{what} must be a positive integer, got {v!r}")
     if image * image > p.slots or hidden > p.slots:
         raise ConfigError(f"a {image}x{image} image or {hidden} neurons do not fit in {p.slots} slots")
-    if p.max_level < 7:
-        raise ConfigError(f"the CNN needs 7 levels; the parameters give {p.max_level}")
+    if p.levels < 7:
+        raise ConfigError(f"the CNN needs 7 levels; the parameters give {p.levels}")
     b = _Builder(p)
     x = b.input("image")
     # conv: rotations of the input shared by all channels
@@ -664,9 +601,9 @@ def generate_cnn(params: HEParams | None = None, *, channels: int = 5, kernel: i
         out = one if out is None else b.add(out, one)
     b.add_plain(out, "b_fc2")
     name = f"cnn-c{channels}-k{kernel}-h{hidden}"
-    return HEProgram(name, "generated", p, b.ops, input_bytes={"image": p.ct_bytes(p.max_level)},
-                     notes=["generated: layer sizes are the CryptoNets/Ishiyama-style MNIST net, not the paper's "
-                            "exact EVA program (which the seed does not list)"])
+    return HEProgram(name, "generated", p, b.ops, input_bytes={"image": p.ciphertext_bytes(p.levels)},
+                     notes=["generated: layer sizes are the CryptoNets/Ishiyama-style MNIST net, not the exact EVA "
+                            f"program of {PAPERS['in-storage-he'].cite()} (which the paper does not list)"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -695,7 +632,7 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
     n = int(prof.value("params.poly_modulus_degree"))
     limbs = int(prof.value("params.data_limbs"))
     pbits = int(prof.value("params.prime_bits"))
-    params = HEParams(n, tuple([pbits] * (limbs + 1)), int(prof.get("params.scale_bits", 30) or 30), n // 2)
+    params = CkksParams(n, tuple([pbits] * (limbs + 1)), int(prof.get("params.scale_bits", 30) or 30))
     phases = prof.section("phases")
     if not phases:
         raise ProfileError(f"{prof.path}: field 'phases' is missing")
@@ -725,10 +662,10 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
         b.phase = ph
         level = int(cfg["level"])
         width = int(cfg["width"])
-        if not 0 <= level <= params.max_level or width < 1:
-            raise ProfileError(f"{prof.path}: phase {ph}: level must be 0..{params.max_level} and width >= 1")
+        if not 0 <= level <= params.levels or width < 1:
+            raise ProfileError(f"{prof.path}: phase {ph}: level must be 0..{params.levels} and width >= 1")
         srcs = [b.mod_switch_to(s, level) for s in srcs]
-        n_pt = round(cfg["weights_share"] * weights / params.pt_bytes(level))
+        n_pt = round(cfg["weights_share"] * weights / params.plaintext_bytes(level))
         carried_keys += cfg["keys_share"] * n_keys_total
         n_new = int(round(carried_keys))
         carried_keys -= n_new
@@ -777,7 +714,7 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
         outs = [a if a is not None else srcs[i % len(srcs)] for i, a in enumerate(accs)]
         srcs = [b.rescale(a) if b.level[a] > 0 else a for a in outs]
     return HEProgram("paper-calibrated CNN", "paper-calibrated", params, b.ops,
-                     input_bytes={"input": params.ct_bytes(params.max_level)},
+                     input_bytes={"input": params.ciphertext_bytes(params.levels)},
                      notes=[f"built from {prof.path} ({prof.kind})"])
 
 
@@ -796,7 +733,7 @@ def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE)
 
 
 __all__ = [
-    "DEVICE_OPS", "HOST_OPS", "OPS", "SCHEMA", "DataItem", "HEOp", "HEParams", "HEProgram",
+    "DEVICE_OPS", "HOST_OPS", "OPS", "SCHEMA", "DataItem", "HEOp", "HEProgram",
     "DEFAULT_CNN_PARAMS", "fetched_first", "generate_cnn", "load_model", "load_trace",
     "paper_calibrated_program", "program_from_trace", "params_from_dict",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.crypto.ckks import CKKS_SECURITY_BITS, CkksParams, SealBackend, make_backend
+from cryptoffload.crypto.ckks import CKKS_SECURITY_BITS, CkksError, CkksParams, SealBackend, make_backend
 from cryptoffload.errors import ConfigError
 
 
@@ -33,3 +33,36 @@ def test_params_properties_and_security_check():
 def test_params_refuse_malformed(bad):
     with pytest.raises(ConfigError):
         CkksParams(**bad)
+
+
+def test_sizes_follow_limbs_ring_and_words() -> None:
+    """In-memory RNS sizes, as the in-storage simulator reads them (HEAX Set-C ring)."""
+    set_c = CkksParams(16384, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30)
+    assert set_c.data_primes == 8 and set_c.levels == 7
+    assert set_c.ciphertext_bytes(7) == 2 * 16384 * 8 * 8 == 2 * 1024 * 1024
+    assert set_c.ciphertext_bytes(0) == 2 * 16384 * 8
+    assert set_c.ciphertext_bytes(3, size=3) == 3 * 16384 * 4 * 8
+    assert set_c.plaintext_bytes(5) == 16384 * 6 * 8
+    # SEAL key-switching key: one RLWE pair over data+special primes per data prime
+    assert set_c.ksk_bytes == 8 * 2 * 9 * 16384 * 8
+    with pytest.raises(ConfigError):
+        set_c.ciphertext_bytes(8)
+    with pytest.raises(ConfigError):
+        CkksParams(1000, (40, 40), 30)
+    with pytest.raises(ConfigError):
+        CkksParams(4096, (40,), 30)
+
+
+def test_dict_roundtrip_and_refusals() -> None:
+    p = CkksParams(8192, (60, 40, 40, 60), 40)
+    assert p.to_dict() == {"poly_modulus_degree": 8192, "coeff_modulus_bits": [60, 40, 40, 60], "scale_bits": 40,
+                           "slots": 4096}
+    assert CkksParams.from_dict(p.to_dict()) == p
+    assert CkksParams.from_dict({"poly_modulus_degree": 8192, "coeff_mod_bits": [60, 40, 60], "scale_bits": 40,
+                                 "slots": 100}).levels == 1  # a program may use fewer slots
+    for bad, msg in [([], "must be an object"), ({"poly_modulus_degree": 8192}, "lack 'coeff_modulus_bits', 'scale_bits'"),
+                     (dict(p.to_dict(), coeff_modulus_bits=60), "must be a list"),
+                     (dict(p.to_dict(), slots=8192), "slots must be between 1 and N/2 = 4096"),
+                     (dict(p.to_dict(), scale_bits="x"), "malformed parameters")]:
+        with pytest.raises(CkksError, match=msg):
+            CkksParams.from_dict(bad)

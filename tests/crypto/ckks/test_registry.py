@@ -46,7 +46,7 @@ def test_one_table_names_every_backend(monkeypatch):
     assert ckks.EmulatorBackend is backend_class("emulator")  # the package attribute reads the table
     with pytest.raises(AttributeError):
         ckks.NoSuchBackend  # noqa: B018
-    monkeypatch.setitem(registry.BACKENDS, "broken", ("cryptoffload.no_such_module", "X", "test"))
+    monkeypatch.setitem(registry.BACKENDS, "broken", registry.BackendEntry("cryptoffload.no_such_module", "X", "test"))
     with pytest.raises(BackendUnavailable, match="broken CKKS backend is unavailable"):
         make_backend("broken", PARAMS)
 
@@ -59,3 +59,10 @@ def test_context_of_an_unknown_backend_is_refused(emu):
         backend_from_context(forged)
     with pytest.raises(CkksError, match="not a context"):
         backend_from_context(emu.serialize_ciphertext(emu.encrypt([1.0])))
+
+
+def test_help_and_descriptions_come_from_the_table():
+    assert registry.backend_help().startswith("seal (SEAL via tenseal), emulator (")
+    assert all(name in registry.backend_help() for name in backend_names())
+    assert registry.describe_backend("seal").startswith("SEAL via tenseal 0.")  # the installed version
+    assert registry.describe_backend("emulator") == "exact arithmetic, NOT encryption"

@@ -52,7 +52,7 @@ def test_trace_loads_through_he_program(seal, emu, tmp_path, which):
     # rotate(3) is two key switches (-1, 4); rotate_many([1, 2]) two more
     assert counts["rotate"] == 4 and counts["mul_plain"] == 2 and counts["encode"] == 1
     assert counts["mod_switch"] == 1 and counts["relinearize"] == 1 and counts["decrypt"] == 2
-    assert prog.params.max_level == PARAMS.levels
+    assert prog.params == PARAMS
     rot = [op for op in prog.ops if op.op == "rotate"]
     assert [op.keys for op in rot] == [("galois:-1",), ("galois:4",), ("galois:1",), ("galois:2",)]
     assert all(op.bytes_in == 2 * 8192 * 3 * 8 for op in rot[:2]) and rot[2].level == 0

@@ -21,46 +21,48 @@ Conventions (SEAL's, which the trace schema follows)
   input (negative ``k``: right). A step without its own key is composed from the keys of its
   non-adjacent form, so :meth:`CkksBackend.rotation_plan` lists the keys a rotation applies.
 
-The backend classes (``SealBackend``, ``EmulatorBackend``, ``OpenFheBackend``) are attributes
-of this package too, imported on first access through the registry.
+Every public name below is an attribute of this package, imported from its module on first
+access (so reading the registry, as the CLI does, loads neither numpy nor a library); the
+backend classes (``SealBackend``, ``EmulatorBackend``, ``OpenFheBackend``, ...) come from the
+registry the same way.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, CkksBackend, Plaintext
-from cryptoffload.crypto.ckks.errors import CkksError
-from cryptoffload.crypto.ckks.framing import (
-    KIND_CIPHERTEXT,
-    KIND_PLAINTEXT,
-    KIND_PUBLIC,
-    KIND_SECRET,
-    pack_frame,
-    peek_context,
-    unpack_frame,
-)
-from cryptoffload.crypto.ckks.params import CKKS_SECURITY_BITS, DEFAULT_PARAMS, WORD_BYTES, CkksParams
-from cryptoffload.crypto.ckks.primes import coeff_modulus_primes
-from cryptoffload.crypto.ckks.registry import BACKENDS, backend_class, backend_from_context, backend_names, make_backend
-from cryptoffload.crypto.ckks.rotations import naf, power_of_two_steps, rotation_plan
-from cryptoffload.crypto.ckks.trace import TRACE_SCHEMA, TracingEvaluator
+#: public name -> the module (in this package) that defines it
+_EXPORTS = {
+    "CkksError": "errors",
+    **dict.fromkeys(("CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "WORD_BYTES", "CkksParams"), "params"),
+    "coeff_modulus_primes": "primes",
+    **dict.fromkeys(("naf", "power_of_two_steps", "rotation_plan"), "rotations"),
+    **dict.fromkeys(("KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "pack_frame", "peek_context",
+                     "unpack_frame"), "framing"),
+    **dict.fromkeys(("CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext"), "backend"),
+    **dict.fromkeys(("TRACE_SCHEMA", "TracingEvaluator"), "trace"),
+    **dict.fromkeys(("BACKENDS", "backend_class", "backend_from_context", "backend_help", "backend_names",
+                     "make_backend"), "registry"),
+}
 
-__all__ = [
-    "BACKENDS", "CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC",
-    "KIND_SECRET", "TRACE_SCHEMA", "WORD_BYTES", "CheckedBackend", "Ciphertext", "CkksBackend", "CkksError",
-    "CkksParams", "Plaintext", "TracingEvaluator", "backend_class", "backend_from_context", "backend_names",
-    "coeff_modulus_primes", "make_backend", "naf", "pack_frame", "peek_context", "power_of_two_steps",
-    "rotation_plan", "unpack_frame",
-]
-
-_CLASSES = {cls: name for name, (_module, cls, _help) in BACKENDS.items()}
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(attr: str) -> Any:
-    """``SealBackend`` etc.: the registered class, imported now (optional libraries stay unloaded
-    until a backend that needs them is asked for)."""
-    name = _CLASSES.get(attr)
-    if name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-    return backend_class(name)
+    module = _EXPORTS.get(attr)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+    else:
+        from cryptoffload.crypto.ckks.registry import BACKENDS, backend_class  # noqa: PLC0415
+
+        name = next((n for n, entry in BACKENDS.items() if entry.cls == attr), None)
+        if name is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+        value = backend_class(name)
+    globals()[attr] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -247,6 +247,9 @@ class CheckedBackend(CkksBackend):
             raise ConfigError(f"params must be a CkksParams, got {type(params).__name__}")
         params.check_security(insecure_study)
         self.params = params
+        #: the modulus chain values live on, for their sizes (an adapter with more levels than
+        #: ``params``, such as OpenFHE with bootstrapping, extends it)
+        self._chain = params
         self.insecure_study = insecure_study
         self.primes = coeff_modulus_primes(params.poly_modulus_degree, params.coeff_mod_bits)
         # bits of the product of the data primes of each level: SEAL's scale bound at that level
@@ -435,11 +438,11 @@ class CheckedBackend(CkksBackend):
     def ciphertext_bytes(self, ct: Ciphertext) -> int:
         self._own(ct, Ciphertext, "ciphertext_bytes")
         lv, _, size = self._meta(ct)
-        return self.params.ciphertext_bytes(lv, size)
+        return self._chain.ciphertext_bytes(lv, size)
 
     def plaintext_bytes(self, pt: Plaintext) -> int:
         self._own(pt, Plaintext, "plaintext_bytes")
-        return self.params.plaintext_bytes(self._meta(pt)[0])
+        return self._chain.plaintext_bytes(self._meta(pt)[0])
 
     def key_bytes(self) -> dict[str, int]:
         """In-memory sizes of the evaluation keys, SEAL's layout (one RLWE pair over all primes

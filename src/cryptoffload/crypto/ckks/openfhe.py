@@ -152,7 +152,10 @@ class OpenFheBackend(CheckedBackend):
             self._boot_depth = int(fhe.CryptoContext.GetBootstrapDepth(list(self._budget), fhe.UNIFORM_TERNARY))
         self._depth = params.levels + self._boot_depth
         self._dnum = int(num_large_digits) if num_large_digits else self._depth + 1
-        if self._boot_depth:  # SEAL's table covers params.levels; extend it with scale-sized primes
+        if self._boot_depth:  # bootstrapping's levels: scale-sized primes above params' chain
+            self._chain = CkksParams(self._n, bits[:1] + (params.scale_bits,) * self._depth + bits[-1:],
+                                     params.scale_bits)
+            # SEAL's table covers params.levels; extend it
             self._level_bits = self._level_bits + [self._level_bits[-1] + params.scale_bits * k
                                                    for k in range(1, self._boot_depth + 1)]
         self._cc = _context if _context is not None else self._make_context()

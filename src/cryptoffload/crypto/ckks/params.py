@@ -105,11 +105,18 @@ class CkksParams:
                           "(HE standard); use fewer or smaller primes, a larger N, or insecure_study=True "
                           "for a study that will not protect real data")
 
+    def limbs(self, level: int) -> int:
+        """RNS limbs of a value at ``level``; a level outside the chain (0..levels) is refused."""
+        if not 0 <= level <= self.levels:
+            raise ConfigError(f"level {level} is outside 0..{self.levels} for {self.data_primes} data primes")
+        return level + 1
+
     def ciphertext_bytes(self, level: int, size: int = 2) -> int:
-        return size * self.poly_modulus_degree * (level + 1) * WORD_BYTES
+        """In-memory bytes of a ciphertext of ``size`` polynomials (2, or 3 after mul) at ``level``."""
+        return size * self.poly_modulus_degree * self.limbs(level) * WORD_BYTES
 
     def plaintext_bytes(self, level: int) -> int:
-        return self.poly_modulus_degree * (level + 1) * WORD_BYTES
+        return self.poly_modulus_degree * self.limbs(level) * WORD_BYTES
 
     @property
     def ksk_bytes(self) -> int:
@@ -124,13 +131,28 @@ class CkksParams:
 
     @classmethod
     def from_dict(cls, raw: Any) -> "CkksParams":
+        """The inverse of :meth:`to_dict` (``coeff_mod_bits`` is accepted for
+        ``coeff_modulus_bits``); ``slots``, if present, must fit (1 to N/2: a program may use
+        fewer slots than the ring has, which changes no size)."""
         if not isinstance(raw, dict):
-            raise CkksError("parameters must be an object")
+            raise CkksError("parameters must be an object with poly_modulus_degree, coeff_modulus_bits and "
+                            "scale_bits")
+        bits = raw.get("coeff_modulus_bits", raw.get("coeff_mod_bits"))
+        missing = [k for k, v in (("poly_modulus_degree", raw.get("poly_modulus_degree")),
+                                  ("coeff_modulus_bits", bits), ("scale_bits", raw.get("scale_bits"))) if v is None]
+        if missing:
+            raise CkksError(f"parameters lack {', '.join(map(repr, missing))}")
+        if not isinstance(bits, (list, tuple)):
+            raise CkksError("parameters: coeff_modulus_bits must be a list of prime sizes in bits")
         try:
-            bits = raw.get("coeff_modulus_bits", raw.get("coeff_mod_bits"))
-            return cls(int(raw["poly_modulus_degree"]), tuple(int(b) for b in bits), int(raw["scale_bits"]))
-        except (KeyError, TypeError, ValueError) as exc:
+            params = cls(int(raw["poly_modulus_degree"]), tuple(int(b) for b in bits), int(raw["scale_bits"]))
+        except (TypeError, ValueError) as exc:
             raise CkksError(f"malformed parameters {raw!r}: {exc}") from None
+        slots = raw.get("slots")
+        if slots not in (None, 0) and (isinstance(slots, bool) or not isinstance(slots, int)
+                                       or not 1 <= slots <= params.slots):
+            raise CkksError(f"parameters: slots must be between 1 and N/2 = {params.slots}, got {slots!r}")
+        return params
 
     def digest(self) -> bytes:
         """16-byte digest identifying the parameters (part of every serialised header)."""

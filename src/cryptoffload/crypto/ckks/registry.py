@@ -10,27 +10,62 @@ that offers a choice of backend (:func:`make_backend`, :func:`backend_from_conte
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from cryptoffload.crypto.ckks.backend import CkksBackend
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import KIND_NAMES, KIND_PUBLIC, KIND_SECRET, peek_context
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
-__all__ = ["BACKENDS", "backend_class", "backend_from_context", "backend_names", "make_backend"]
+if TYPE_CHECKING:  # the interface imports numpy; the CLI reads this table without it
+    from cryptoffload.crypto.ckks.backend import CkksBackend
 
-#: name -> (module, class, one line for help texts). The first entry is the default.
-BACKENDS: dict[str, tuple[str, str, str]] = {
-    "seal": ("cryptoffload.crypto.ckks.seal", "SealBackend", "Microsoft SEAL through tenseal"),
-    "emulator": ("cryptoffload.crypto.ckks.emulator", "EmulatorBackend", "exact arithmetic, NOT encryption"),
-    "openfhe": ("cryptoffload.crypto.ckks.openfhe", "OpenFheBackend", "OpenFHE (its Python 3.10 environment)"),
+__all__ = ["BACKENDS", "BackendEntry", "backend_class", "backend_from_context", "backend_help", "backend_names",
+           "describe_backend", "make_backend"]
+
+
+class BackendEntry(NamedTuple):
+    module: str        #: where the class lives (imported on first use)
+    cls: str           #: the class, a :class:`CkksBackend`
+    library: str       #: what does the arithmetic, for help texts and measured profiles
+    distribution: str | None = None  #: the package whose version a measurement names
+
+
+#: name -> entry. The first entry is the default.
+BACKENDS: dict[str, BackendEntry] = {
+    "seal": BackendEntry("cryptoffload.crypto.ckks.seal", "SealBackend", "SEAL via tenseal", "tenseal"),
+    "emulator": BackendEntry("cryptoffload.crypto.ckks.emulator", "EmulatorBackend",
+                             "exact arithmetic, NOT encryption"),
+    "openfhe": BackendEntry("cryptoffload.crypto.ckks.openfhe", "OpenFheBackend",
+                            "OpenFHE, in its Python 3.10 environment", "openfhe"),
 }
 
 
 def backend_names() -> list[str]:
     """The registered backend names, the default first."""
     return list(BACKENDS)
+
+
+def backend_help() -> str:
+    """``seal (SEAL via tenseal), emulator (...), ...`` for a ``--backend`` option's help."""
+    return ", ".join(f"{name} ({entry.library})" for name, entry in BACKENDS.items())
+
+
+def describe_backend(name: str) -> str:
+    """The library behind ``name`` with its installed version (``SEAL via tenseal 0.3.18``), as
+    a measured profile names it."""
+    entry = BACKENDS.get(str(name).lower())
+    if entry is None:
+        return f"{name} backend"
+    if entry.distribution is None:
+        return entry.library
+    from importlib import metadata  # noqa: PLC0415 -- only a measurement needs it
+
+    try:
+        version = metadata.version(entry.distribution)
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"{entry.library} {version}"
 
 
 def backend_class(name: str) -> type[CkksBackend]:
@@ -40,12 +75,11 @@ def backend_class(name: str) -> type[CkksBackend]:
     entry = BACKENDS.get(key)
     if entry is None:
         raise ConfigError(f"unknown CKKS backend {name!r} (known: {', '.join(BACKENDS)})")
-    module, attr, _ = entry
     try:
-        mod = importlib.import_module(module)
+        mod = importlib.import_module(entry.module)
     except Exception as exc:  # ImportError, or a native library failing to load
         raise BackendUnavailable(f"the {key} CKKS backend is unavailable: {type(exc).__name__}: {exc}") from None
-    return getattr(mod, attr)
+    return getattr(mod, entry.cls)
 
 
 def make_backend(name: str = "seal", params: CkksParams = DEFAULT_PARAMS, **kw: Any) -> CkksBackend:

@@ -214,11 +214,10 @@ class TracingEvaluator:
         if level == cur:
             self._bind(out, ref)
             return out
-        polys = self._ctb(ct_or_pt) // be.params.ciphertext_bytes(cur, 1)
+        per_limb = self._ctb(ct_or_pt) // (cur + 1)  # sizes are linear in the limbs
         n = cur - int(level)
         for lv in range(cur, int(level), -1):
-            ref = self._record("mod_switch", lv, [ref], be.params.ciphertext_bytes(lv, polys),
-                               be.params.ciphertext_bytes(lv - 1, polys), wall / n)
+            ref = self._record("mod_switch", lv, [ref], per_limb * (lv + 1), per_limb * lv, wall / n)
         self._bind(out, ref)
         return out
 
