@@ -45,6 +45,7 @@ from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.crypto.ckks.trace import TRACE_SCHEMA
 from cryptoffload.errors import ConfigError, ProfileError
+from cryptoffload.io import atomic_write
 from cryptoffload.papers import PAPERS
 
 SCHEMA = TRACE_SCHEMA
@@ -290,9 +291,7 @@ class HEProgram:
         return out
 
     def save_trace(self, path: str | os.PathLike[str]) -> Path:
-        p = Path(path)
-        p.write_text(json.dumps(self.to_trace()), encoding="utf-8")
-        return p
+        return atomic_write(path, json.dumps(self.to_trace()))
 
 
 def _fetched_first(program: HEProgram, op: HEOp) -> list[str]:

@@ -31,6 +31,7 @@ from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.crypto.ckks.primes import coeff_modulus_primes
 from cryptoffload.crypto.ckks.rotations import power_of_two_steps, rotation_plan
 from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.io import PRIVATE, atomic_write
 
 __all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext", "library_errors"]
 
@@ -63,22 +64,6 @@ class Plaintext:
 
     def __repr__(self) -> str:
         return f"<Plaintext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
-
-
-def _write_private(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` readable by the owner only (0600 from creation, not chmod afterwards, so
-    the secret key is never briefly world-readable)."""
-    p = Path(path)
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fd = -1
-            fh.write(data)
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    return p
 
 
 @contextmanager
@@ -225,8 +210,9 @@ class CkksBackend(ABC):
         raise CkksError(f"the {cls.name} backend cannot import a secret context")
 
     def save_secret_context(self, path: str | os.PathLike[str]) -> Path:
-        """Persist the client's keys, readable by the owner only (mode 0600)."""
-        return _write_private(path, self.secret_context())
+        """Persist the client's keys, readable by the owner only (mode 0600 from creation, so the
+        secret key is never briefly world-readable) and atomically (never half a key file)."""
+        return atomic_write(path, self.secret_context(), mode=PRIVATE)
 
     @classmethod
     def load_secret_context(cls, path: str | os.PathLike[str]) -> "CkksBackend":

@@ -18,6 +18,7 @@ import numpy as np
 from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import WORD_BYTES
+from cryptoffload.io import atomic_write
 
 __all__ = ["TRACE_SCHEMA", "TracingEvaluator"]
 
@@ -274,9 +275,7 @@ class TracingEvaluator:
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        p = Path(path)
-        p.write_text(json.dumps(self.trace(), indent=None), encoding="utf-8")
-        return p
+        return atomic_write(path, json.dumps(self.trace()))  # compact: a trace has thousands of ops
 
     def summary(self) -> dict[str, Any]:
         """Op counts and summed wall time per op (host-side ops included)."""
