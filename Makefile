@@ -7,10 +7,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian packages the project needs (libgcrypt: real ciphers for calibration; GMP headers and
-# gcc: the native Paillier core is compiled by pip install; libssl-dev: Intel's crypto_mb,
+# gcc: the native Paillier core is compiled by pip install; g++: so is the CPU twin of the GPU
+# kernels (paillier_gpu.cu as C++); libssl-dev: Intel's crypto_mb,
 # linked into it, refers to OpenSSL's BN functions; nginx, wrk, ethtool, curl, wget: the TLS offload
 # study serves files with a real nginx and loads it with real clients).
-APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc nginx wrk ethtool curl wget
+APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
 
 .PHONY: demo test setup apt clean bench openfhe openfhe-venv bench-bootstrap
 
