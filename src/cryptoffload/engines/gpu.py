@@ -1,62 +1,250 @@
-"""GPU engine: the hook for a CUDA big-integer modexp kernel (none is implemented yet).
+"""GPU engine: Paillier and modexp jobs on a CUDA GPU, or on the GPU kernels' CPU twin.
 
-Why it exists before its kernel: the client modes, rings, batching and statistics are the
-same for every device, so a GPU backend only has to supply ``powm(bases, exps, modulus)`` for
-a batch (and, later, a fixed-base DJN table). A GPU wants thousands of independent modexps
-per launch, which is exactly what the batch mode and a deep in-flight window produce. To
-plug one in: implement :meth:`GpuEngine._kernel_powm` (e.g. with CuPy raw kernels over
-32-bit limbs, Montgomery multiplication, one thread or warp per exponentiation), and drop
-the ``BackendUnavailable`` raised after detection.
+Why the same engine shape as the CPU engines: the client modes, rings, batching and statistics
+are the same for every device (``engines/base.py``); what a GPU changes is that it wants
+thousands of independent instances per launch, which the batch path and a deep in-flight
+window give it. So :class:`GpuEngine` is a :class:`~cryptoffload.engines.base.BatchEngine`
+whose ``workers`` dispatcher threads each own one stream: a dispatcher encodes its batch
+(integers to limbs), uploads it through its stream's pinned buffers and launches, then waits
+for its stream -- while it waits (GIL released), another dispatcher encodes the next batch,
+so host encoding, transfers and kernels overlap. Jobs are grouped by key or modulus
+(``engines.cpu.compute_batch``), one kernel launch per group.
 
-Detection is deliberately cheap and side-effect free: ``nvidia-smi`` on PATH and an importable
-CuPy (not a dependency of this package). Until a kernel exists, constructing the engine
-raises :class:`BackendUnavailable` with the reason, on every machine.
+Bulk paths that never materialise per-job futures (millions of ciphertexts):
+:meth:`GpuEngine.encrypt_aggregate` (encrypt a records x plaintexts matrix and return its
+column products: the ridge upload) and :meth:`GpuEngine.aggregate` (column products of given
+ciphertexts), each pipelined over two streams: batch b+1 is encoded and uploaded while batch b
+computes, and the ciphertexts stay on the device.
+
+``device="cuda"`` needs CuPy and a GPU; ``device="cpu-twin"`` runs the very same kernels and
+algorithms on the CPU (registered as the ``gpu-twin`` engine), which is how CI exercises this
+engine end to end. Without CuPy or a GPU, construction raises
+:class:`~cryptoffload.errors.BackendUnavailable` with a one-line reason.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
-from typing import Sequence
+import threading
+from typing import Any, Sequence
 
+import numpy as np
+
+from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, from_limbs, random_exponents, to_limbs
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
-from cryptoffload.engines.cpu import EncryptorCache, compute_batch
-from cryptoffload.errors import BackendUnavailable
+from cryptoffload.engines.cpu import compute_batch
+from cryptoffload.errors import BackendUnavailable, ConfigError
 
-# Flip when _kernel_powm is real.
-KERNEL_IMPLEMENTED = False
+#: Ciphertexts per pipelined bulk batch (two batches in flight): 256 MiB of ciphertexts at
+#: n = 1024 per batch, enough to fill a large GPU, small enough to overlap.
+BULK_BATCH = 1 << 20
+MAX_GPU_MODULUS_BITS = 32 * gr.WIDTHS[-1]
 
 
-def gpu_reason() -> str | None:
-    """None when a CUDA GPU and CuPy are present, else a one-line reason."""
-    missing = []
-    if shutil.which("nvidia-smi") is None:
-        missing.append("nvidia-smi not found")
-    if importlib.util.find_spec("cupy") is None:
-        missing.append("CuPy not installed")
-    return "; ".join(missing) or None
+def gpu_reason(device: str = "cuda") -> str | None:
+    """None when ``device`` ("cuda" or "cpu-twin") can run the GPU kernels here, else a
+    one-line reason."""
+    if device not in gr.DEVICES:
+        raise ConfigError(f"unknown GPU device {device!r}; choose one of {', '.join(gr.DEVICES)}")
+    return gr.cuda_reason() if device == "cuda" else gr.twin_reason()
+
+
+class _BoundKey:
+    """A key's GPU context seen through one stream, shaped like the CPU ``Encryptor`` (what
+    ``compute_batch`` calls)."""
+
+    def __init__(self, key: GpuPaillier, stream: gr.Stream) -> None:
+        self.public_key = key.public_key
+        self._key, self._stream = key, stream
+
+    def encrypt_raw(self, messages: Sequence[int], exponents: Sequence[int] | None = None) -> list[int]:
+        return self._key.encrypt_raw(messages, exponents, self._stream)
+
+
+class _StreamKeys:
+    def __init__(self, engine: "GpuEngine", stream: gr.Stream) -> None:
+        self._engine, self._stream = engine, stream
+
+    def get(self, n: int, hs: int) -> _BoundKey:
+        from cryptoffload.crypto.paillier import PublicKey
+
+        return _BoundKey(self._engine.key(PublicKey(n, hs)), self._stream)
 
 
 class GpuEngine(BatchEngine):
-    """Offload to a CUDA GPU (see the module docstring: detection works, the kernel does not
-    exist yet, so construction raises :class:`BackendUnavailable`)."""
+    """Jobs on a GPU (``device="cuda"``, GPU ``device_index``) or the CPU twin
+    (``device="cpu-twin"``). ``workers``: dispatcher threads, one stream each. ``constant_time``
+    and ``window``: the encryption table's lookup (default constant time, as on the CPU).
+    ``max_batch`` jobs per launch. Other options as :class:`BatchEngine`."""
 
-    name = "gpu"
-
-    def __init__(self, workers: int = 1, *, max_batch: int = 4096, ring_capacity: int = 16384,
+    def __init__(self, workers: int = 2, *, device: str = "cuda", device_index: int = 0, constant_time: bool = True,
+                 window: int | None = None, max_batch: int = 65536, ring_capacity: int = 1 << 18,
                  in_order: bool = False, block_when_full: bool = True) -> None:
-        reason = gpu_reason()
+        reason = gpu_reason(device)
         if reason is not None:
-            raise BackendUnavailable(f"no CUDA GPU/CuPy here ({reason})")
-        if not KERNEL_IMPLEMENTED:
-            raise BackendUnavailable("a CUDA GPU is present but no big-integer GPU kernel is implemented yet")
-        super().__init__(workers=workers, max_batch=max_batch, ring_capacity=ring_capacity,  # pragma: no cover
+            raise BackendUnavailable(f"GpuEngine ({device}) unavailable: {reason}")
+        self.name = "gpu" if device == "cuda" else "gpu-twin"
+        super().__init__(workers=workers, max_batch=max_batch, ring_capacity=ring_capacity,
                          in_order=in_order, block_when_full=block_when_full)
-        self._encryptors = EncryptorCache("gmp")  # pragma: no cover
-        self._start_dispatchers()  # pragma: no cover
+        self.device = device
+        self.runtime = gr.get_runtime(device, device_index)
+        self.constant_time = constant_time
+        self.window = window
+        self._streams = [self.runtime.stream() for _ in range(workers)]
+        self._keys: dict[tuple[int, int], GpuPaillier] = {}
+        self._moduli: dict[int, Modulus] = {}
+        self._lock = threading.Lock()
+        self._start_dispatchers()
 
-    def _kernel_powm(self, bases: Sequence[int], exps: Sequence[int], modulus: int) -> list[int]:
-        raise NotImplementedError("GPU modexp kernel")  # pragma: no cover
+    def describe(self) -> str:
+        return f"{self.name}: {self.runtime.describe()}; {self.workers} stream(s), max batch {self.max_batch}"
 
-    def _run_batch(self, worker: int, batch: list[Request]) -> list[Outcome]:  # pragma: no cover
-        return compute_batch([(k, p) for _, k, p in batch], self._kernel_powm, self._encryptors)
+    # -- device contexts -----------------------------------------------------------------------
+    def key(self, public_key: Any) -> GpuPaillier:
+        """The device context (fixed-base table) of ``public_key``, built once per engine."""
+        k = (public_key.n, public_key.hs)
+        with self._lock:
+            ctx = self._keys.get(k)
+            if ctx is None:
+                ctx = GpuPaillier(public_key, self.runtime, constant_time=self.constant_time, window=self.window)
+                self._keys[k] = ctx
+        return ctx
+
+    def modulus(self, m: int) -> Modulus:
+        with self._lock:
+            mod = self._moduli.get(m)
+            if mod is None:
+                if len(self._moduli) >= 64:
+                    self._moduli.pop(next(iter(self._moduli)))
+                mod = Modulus(self.runtime, m)
+                self._moduli[m] = mod
+        return mod
+
+    def powm(self, bases: Sequence[int], exps: Sequence[int], modulus: int, stream: gr.Stream | None = None) -> list[int]:
+        """``b_i^e_i mod modulus`` on the device; moduli the Montgomery kernels cannot take
+        (even, or wider than 6,144 bits) are computed by Python's ``pow``."""
+        if modulus % 2 == 0 or modulus < 3 or modulus.bit_length() > MAX_GPU_MODULUS_BITS:
+            return [pow(b, e, modulus) for b, e in zip(bases, exps)]
+        return self.modulus(modulus).powm(bases, exps, stream)
+
+    def _run_batch(self, worker: int, batch: list[Request]) -> list[Outcome]:
+        stream = self._streams[worker]
+        return compute_batch([(kind, payload) for _, kind, payload in batch],
+                             lambda b, e, m: self.powm(b, e, m, stream), _StreamKeys(self, stream))
+
+    # -- bulk paths ----------------------------------------------------------------------------
+    def _rows_per_batch(self, cols: int, batch_rows: int | None) -> int:
+        if batch_rows is not None:
+            if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+                raise ConfigError(f"batch_rows must be a positive integer, got {batch_rows!r}")
+            return batch_rows
+        return max(1, BULK_BATCH // cols)
+
+    def _pipeline(self, key: Modulus, rows: int, cols: int, batch_rows: int, launch) -> list[int]:
+        """Run ``launch(start, r, stream) -> device matrix of r x cols values`` for each batch
+        of rows on two alternating streams, reduce each batch on the device, and fold the
+        batches' column products on the host."""
+        rt = self.runtime
+        streams = [rt.stream(), rt.stream()]
+        pending: list[tuple[Any, int] | None] = [None, None]
+        acc = [1] * cols
+
+        def collect(i: int) -> None:
+            dev, r = pending[i]  # type: ignore[misc]
+            raw = from_limbs(rt.download(dev, streams[i]))
+            for c, v in enumerate(key.finish_products(raw, r)):
+                acc[c] = acc[c] * v % key.m
+            pending[i] = None
+
+        for b, start in enumerate(range(0, rows, batch_rows)):
+            i = b % 2
+            if pending[i] is not None:
+                collect(i)   # waits for this stream's previous batch; frees its pinned buffers
+            r = min(batch_rows, rows - start)
+            mat = launch(start, r, streams[i])
+            dev, _ = key.column_products_device(mat, r, cols, streams[i])
+            pending[i] = (dev, r)
+        for i in (0, 1):
+            if pending[i] is not None:
+                collect(i)
+        return acc
+
+    def encrypt_aggregate(self, public_key: Any, plaintexts: Sequence[int], rows: int, cols: int, *,
+                          batch_rows: int | None = None) -> list[int]:
+        """Encrypt a row-major ``rows x cols`` matrix of plaintexts (each in [0, n), every
+        ciphertext with its own fresh randomness) and return the product mod n^2 of each
+        column -- the aggregate of ``rows`` per-record uploads -- without the ciphertexts ever
+        leaving the device."""
+        if rows < 1 or cols < 1 or len(plaintexts) != rows * cols:
+            raise ConfigError(f"{len(plaintexts)} plaintexts do not make a {rows} x {cols} matrix")
+        key = self.key(public_key)
+        rt = self.runtime
+
+        def launch(start: int, r: int, stream: gr.Stream) -> Any:
+            msgs = key.message_limbs(plaintexts[start * cols:(start + r) * cols])
+            exps = random_exponents(r * cols, key.exp_bits)
+            return key.encrypt_device(rt.upload(msgs, stream), rt.upload(exps, stream), r * cols, stream)
+
+        return self._pipeline(key.modulus, rows, cols, self._rows_per_batch(cols, batch_rows), launch)
+
+    def aggregate(self, modulus: int, values: Sequence[int] | np.ndarray, rows: int, cols: int, *,
+                  batch_rows: int | None = None) -> list[int]:
+        """Column products mod ``modulus`` of a row-major ``rows x cols`` matrix, given as
+        integers (each in [0, modulus)) or as a limb-major ``uint32`` array (limbs x
+        rows*cols, the kernels' layout: no conversion to Python integers)."""
+        mod = self.modulus(modulus)
+        if isinstance(values, np.ndarray):
+            if values.ndim != 2 or values.shape != (mod.width, rows * cols) or values.dtype != np.uint32:
+                raise ConfigError(f"expected a uint32 array of shape ({mod.width}, {rows * cols}), "
+                                  f"got {values.dtype} {values.shape}")
+            limbs = values
+        else:
+            if len(values) != rows * cols:
+                raise ConfigError(f"{len(values)} values do not make a {rows} x {cols} matrix")
+            if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < modulus for v in values):
+                raise ConfigError("values must be integers in [0, modulus)")
+            limbs = to_limbs(list(values), mod.width)
+        if rows < 1 or cols < 1:
+            raise ConfigError("need at least one row and one column")
+        rt = self.runtime
+
+        def launch(start: int, r: int, stream: gr.Stream) -> Any:
+            return rt.upload(limbs[:, start * cols:(start + r) * cols], stream)
+
+        return self._pipeline(mod, rows, cols, self._rows_per_batch(cols, batch_rows), launch)
+
+
+_WORKER_ENGINES: dict[str, GpuEngine] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def worker_device_index() -> int:
+    """The GPU a Dask worker process should use: 0 when ``CUDA_VISIBLE_DEVICES`` already
+    narrows the process to its GPU (the way to start one worker per GPU), else the worker's
+    integer name (``LocalCluster`` names workers 0, 1, ...) modulo the GPUs present."""
+    import os
+
+    if os.environ.get("CUDA_VISIBLE_DEVICES"):
+        return 0
+    try:
+        from distributed import get_worker
+
+        name = get_worker().name
+    except (ImportError, ValueError):
+        return 0
+    if isinstance(name, int) and gr.cuda_reason() is None:
+        import cupy
+
+        return name % max(1, cupy.cuda.runtime.getDeviceCount())
+    return 0
+
+
+def worker_engine(device: str = "cuda") -> GpuEngine:
+    """One :class:`GpuEngine` per process and device (a Dask worker keeps its tables between
+    tasks); the GPU is chosen by :func:`worker_device_index`."""
+    with _WORKER_LOCK:
+        eng = _WORKER_ENGINES.get(device)
+        if eng is None:
+            eng = GpuEngine(1, device=device, device_index=worker_device_index() if device == "cuda" else 0)
+            _WORKER_ENGINES[device] = eng
+    return eng
