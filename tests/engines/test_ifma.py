@@ -8,7 +8,7 @@ import pytest
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import PrivateKey, PublicKey, generate_keypair
-from cryptoffload.engines import GpuEngine, IfmaEngine, Job, gpu_reason, ifma_reason, make_engine
+from cryptoffload.engines import IfmaEngine, Job, ifma_reason, make_engine
 from cryptoffload.engines.ifma import ifma_eligible
 from cryptoffload.errors import BackendUnavailable
 
@@ -68,12 +68,3 @@ def test_ifma_unavailable_raises_one_line_reason(monkeypatch: pytest.MonkeyPatch
         make_engine("ifma")
     with make_engine("auto") as eng:          # falls back to CPU threads
         assert eng.name == "cpu-threads"
-
-
-def test_gpu_engine_is_unavailable_here() -> None:
-    with pytest.raises(BackendUnavailable, match="GPU") as info:
-        GpuEngine()
-    if gpu_reason() is not None:
-        assert "no CUDA GPU/CuPy here" in str(info.value)
-    with pytest.raises(BackendUnavailable):
-        make_engine("gpu")

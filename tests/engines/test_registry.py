@@ -32,7 +32,7 @@ def test_each_engine_builds_or_says_why(name: str) -> None:
 
 
 def test_unknown_name_lists_the_table() -> None:
-    with pytest.raises(ConfigError, match="unknown engine 'tpu'; choose one of cpu, cpu-threads, ifma, gpu, auto"):
+    with pytest.raises(ConfigError, match="unknown engine 'tpu'; choose one of cpu, cpu-threads, ifma, gpu, gpu-twin, auto"):
         make_engine("tpu")
 
 

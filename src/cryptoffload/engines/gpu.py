@@ -49,6 +49,11 @@ def gpu_reason(device: str = "cuda") -> str | None:
     return gr.cuda_reason() if device == "cuda" else gr.twin_reason()
 
 
+def twin_reason() -> str | None:
+    """None when the CPU twin of the GPU kernels is built, else why not."""
+    return gpu_reason("cpu-twin")
+
+
 class _BoundKey:
     """A key's GPU context seen through one stream, shaped like the CPU ``Encryptor`` (what
     ``compute_batch`` calls)."""

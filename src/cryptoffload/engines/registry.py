@@ -57,8 +57,12 @@ ENGINES: dict[str, EngineSpec] = {spec.name: spec for spec in (
                probe="cryptoffload.engines.cpu:cpu_reason", options={"processes": False}, auto_rank=2),
     EngineSpec("ifma", "cryptoffload.engines.ifma:IfmaEngine", "AVX512-IFMA, 8 modexps per instruction (crypto_mb)",
                probe="cryptoffload.engines.ifma:ifma_reason", auto_rank=1),
-    EngineSpec("gpu", "cryptoffload.engines.gpu:GpuEngine", "a CUDA GPU",
+    EngineSpec("gpu", "cryptoffload.engines.gpu:GpuEngine",
+               "a CUDA GPU through CuPy (Paillier kernels compiled at run time by NVRTC)",
                probe="cryptoffload.engines.gpu:gpu_reason", auto_rank=0),
+    EngineSpec("gpu-twin", "cryptoffload.engines.gpu:GpuEngine",
+               "the GPU kernels and engine on the CPU (the CUDA source built by g++; for tests, slow)",
+               probe="cryptoffload.engines.gpu:twin_reason", options={"device": "cpu-twin"}),
 )}
 
 #: Every name ``make_engine`` accepts, ``auto`` last.
