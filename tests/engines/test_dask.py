@@ -122,7 +122,8 @@ def test_silent_listener_times_out() -> None:
 
 
 def test_bad_options_refused() -> None:
-    for kw in ({"workers": 0}, {"threads_per_worker": 0}, {"timeout": 0}):
+    for kw in ({"workers": 0}, {"threads_per_worker": 0}, {"timeout": 0}, {"resources": {"GPU": 0}},
+               {"resources": {"2 GPUs": 1}}):
         with pytest.raises(ConfigError):
             DaskRunner(**kw)
 
@@ -147,6 +148,12 @@ def test_map_preserves_chunk_order(runner: DaskRunner) -> None:
 def test_map_chunks_are_single_arguments(runner: DaskRunner) -> None:
     # A tuple with a callable first is data, not a task.
     assert runner.map_chunks(len, [(pow, 2), [1, 2, 3], "abcd"]) == [2, 3, 4]
+
+
+def test_resources_no_worker_declares_are_refused_at_once(runner: DaskRunner) -> None:
+    assert all(r == {} for r in runner.worker_resources().values())
+    with pytest.raises(ConfigError, match="no Dask worker declares resource GPU=1.*--resources GPU=1"):
+        runner.map_chunks(slow_square, [1, 2], resources={"GPU": 1})
 
 
 def test_reduce(runner: DaskRunner) -> None:

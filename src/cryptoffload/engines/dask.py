@@ -19,6 +19,18 @@ context manager around a ``distributed.Client``:
   unreachable one fails within ``timeout`` seconds with a one-line
   :class:`~cryptoffload.errors.ConfigError` naming it.
 
+GPUs: a worker that owns a GPU declares it as a Dask *resource*, and tasks that need one ask
+for it (``map_chunks(..., resources={"GPU": 1})``), so the scheduler sends GPU work only to
+such workers, one task per GPU slot at a time, and several GPUs or machines share one run::
+
+      CUDA_VISIBLE_DEVICES=0 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
+      CUDA_VISIBLE_DEVICES=1 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
+
+  A local cluster gets the same with ``DaskRunner(resources={"GPU": 1})`` (every local worker
+  declares it; :func:`cryptoffload.engines.gpu.worker_device_index` maps worker i to GPU i).
+  Several workers may declare a slot on the same GPU: CUDA time-slices them. Asking for a
+  resource no worker declares is refused at once (a task would otherwise wait for ever).
+
 Functions given to :meth:`DaskRunner.map_chunks` must be top-level functions of an importable
 module (``cryptoffload...`` or another installed package): they are pickled by reference,
 so the code they call has to be installed on every worker, at the same version. Worker
@@ -118,7 +130,8 @@ class DaskRunner:
     ``workers``: local worker processes (default: one per usable core); with a remote
     ``scheduler``, wait (up to ``timeout``) until that many workers have joined.
     ``threads_per_worker`` and ``memory_limit`` (per worker; ``"auto"`` splits this machine's
-    memory, ``None`` for no limit) apply to a local cluster only. ``timeout``: seconds to
+    memory, ``None`` for no limit) and ``resources`` (what every local worker declares, e.g.
+    ``{"GPU": 1}``) apply to a local cluster only. ``timeout``: seconds to
     reach the scheduler. Connects on construction; use as a context manager, or call
     :meth:`close`. ``client`` is the underlying ``distributed.Client`` (not set as the
     global default, so other Dask code in the process is unaffected).
@@ -126,7 +139,7 @@ class DaskRunner:
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
                  threads_per_worker: int = 1, memory_limit: str | int | None = "auto",
-                 timeout: float = 5.0) -> None:
+                 timeout: float = 5.0, resources: Mapping[str, float] | None = None) -> None:
         self.address = parse_scheduler(scheduler) if scheduler is not None else None
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")
@@ -134,13 +147,14 @@ class DaskRunner:
             raise ConfigError(f"threads_per_worker must be a positive integer, got {threads_per_worker!r}")
         if not timeout > 0:
             raise ConfigError(f"timeout must be positive, got {timeout!r}")
+        self.resources = _check_resources(resources)
         self.timeout = float(timeout)
         self.cluster: Any = None
         self.client: Any = None
         self._known_workers: frozenset[str] = frozenset()   # for submit(worker=) without a round trip
         try:
             if self.address is None:
-                self._start_local(workers or _default_workers(), threads_per_worker, memory_limit)
+                self._start_local(workers or _default_workers(), threads_per_worker, memory_limit, self.resources)
             else:
                 self._connect(self.address, workers)
         except BaseException:
@@ -149,10 +163,12 @@ class DaskRunner:
 
     # -- start and stop -------------------------------------------------------------------
 
-    def _start_local(self, workers: int, threads_per_worker: int, memory_limit: Any) -> None:
+    def _start_local(self, workers: int, threads_per_worker: int, memory_limit: Any,
+                     resources: dict[str, float] | None) -> None:
         from distributed import LocalCluster
 
-        self.cluster = LocalCluster(
+        extra = {"resources": resources} if resources else {}
+        self.cluster = LocalCluster(**extra,
             n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
             memory_limit=memory_limit, host="127.0.0.1", dashboard_address=None,
             # no dashboard; the scheduler's small HTTP server (health, metrics) still starts,
@@ -252,6 +268,22 @@ class DaskRunner:
         self._known_workers = frozenset(addrs)
         return addrs
 
+    def worker_resources(self) -> dict[str, dict[str, float]]:
+        """What each connected worker declares (``{address: {"GPU": 1.0}}``; empty dicts for
+        workers that declare nothing)."""
+        workers = self._live().scheduler_info(n_workers=-1).get("workers", {})
+        return {addr: dict(info.get("resources") or {}) for addr, info in workers.items()}
+
+    def require_resources(self, resources: Mapping[str, float]) -> None:
+        """Refuse (one-line :class:`ConfigError`) when no worker declares enough of each."""
+        declared = self.worker_resources().values()
+        for name, amount in _check_resources(resources).items():
+            if not any(r.get(name, 0) >= amount for r in declared):
+                raise ConfigError(
+                    f"no Dask worker declares resource {name}={amount:g}: start workers with "
+                    f"`dask worker ... --resources {name}={amount:g}` (one per GPU, with CUDA_VISIBLE_DEVICES), "
+                    f"or a local cluster with DaskRunner(resources={{{name!r}: {amount:g}}})")
+
     # -- work -----------------------------------------------------------------------------
 
     def submit(self, fn: Callable[..., R], *args: Any, worker: str | None = None, **kwargs: Any) -> Any:
@@ -334,14 +366,16 @@ class DaskRunner:
 
     def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *,
                    progress: bool | str = False, reduce: Callable[[Any, R], Any] | None = None,
-                   retries: int = 0, initial: Any = _MISSING) -> Any:
+                   retries: int = 0, initial: Any = _MISSING,
+                   resources: Mapping[str, float] | None = None) -> Any:
         """``fn(chunk)`` for each chunk on the workers; the results in chunk order.
 
         ``fn`` must be a top-level function of an importable module (see the module
         docstring); each chunk must pickle. ``progress``: draw a ``rich`` bar on stderr,
         labelled with it when a string. ``retries``: re-runs of a chunk whose worker failed
         or raised. A worker's exception is raised here as the original type and message;
-        the chunks not yet done are cancelled.
+        the chunks not yet done are cancelled. ``resources`` (e.g. ``{"GPU": 1}``): each chunk
+        runs only on a worker declaring them (refused at once when none does).
 
         With ``reduce``, results are folded as they complete instead of listed —
         ``value = reduce(value, result)``, starting from ``initial`` or else the first result
@@ -365,7 +399,11 @@ class DaskRunner:
                 raise ConfigError("cannot reduce over no chunks without an initial value")
             return initial
 
-        futures = client.map(fn, items, pure=False, retries=retries or None)
+        extra: dict[str, Any] = {}
+        if resources:
+            self.require_resources(resources)
+            extra["resources"] = dict(resources)
+        futures = client.map(fn, items, pure=False, retries=retries or None, **extra)
         del items
         index = {f.key: i for i, f in enumerate(futures)}
         pending = {f.key: f for f in futures}   # our references; dropping one frees the result
@@ -404,6 +442,19 @@ class DaskRunner:
                 pending.clear()
             if bar is not None:
                 bar.stop()
+
+
+def _check_resources(resources: Mapping[str, float] | None) -> dict[str, float] | None:
+    if resources is None:
+        return None
+    out: dict[str, float] = {}
+    for name, amount in dict(resources).items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):
+            raise ConfigError(f"a Dask resource name must be a word like GPU, got {name!r}")
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not 0 < amount < 1e6:
+            raise ConfigError(f"resource {name} must be a positive number, got {amount!r}")
+        out[name] = float(amount)
+    return out
 
 
 def _progress_bar() -> Any:

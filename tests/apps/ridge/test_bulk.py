@@ -75,6 +75,32 @@ def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
     assert P.finalize(params, csp, pplat, pagg.result()).fractions == model.fractions
 
 
+def test_bulk_on_gpu_workers_equals_the_cpu_run(setup) -> None:
+    """The GPU path through Dask (workers declaring a GPU resource), on the GPU kernels' CPU
+    twin: the aggregate decrypts to the packed sums of the encoded records, as the CPU path's does."""
+    from cryptoffload.engines.dask import DaskRunner
+    from cryptoffload.engines.gpu import twin_reason
+
+    if twin_reason() is not None:
+        pytest.skip(twin_reason())
+    params, csp = setup
+    with DaskRunner(workers=1, resources={"GPU": 1}) as gpu_runner:
+        assert list(gpu_runner.worker_resources().values()) == [{"GPU": 1.0}]
+        run = run_bulk(gpu_runner, csp.upload_pk, params, 60, seed=4, chunk=25, progress=False, engine="gpu-twin")
+    prov = P.Provider(params, csp.upload_pk)
+    want = [p % csp.upload_pk.n for p in prov.pack(prov.encode(*chunk_records(4, 0, 60, D)).sum(axis=0)[None, :], 60)]
+    assert csp._upload_sk.raw_decrypt_many(run.result.aggregate) == want
+    assert run.chunks == 3 and run.result.records == 60 and run.result.aggregate_s == 0.0
+
+
+def test_bulk_gpu_needs_workers_with_a_gpu(runner, setup) -> None:
+    params, csp = setup
+    with pytest.raises(ConfigError, match="no Dask worker declares resource GPU"):
+        run_bulk(runner, csp.upload_pk, params, 10, progress=False, engine="gpu")
+    with pytest.raises(ConfigError, match="unknown bulk engine"):
+        run_bulk(runner, csp.upload_pk, params, 10, progress=False, engine="tpu")
+
+
 def test_bulk_refuses_more_records_than_declared(runner, setup) -> None:
     params, csp = setup
     with pytest.raises(ConfigError, match="max_records"):

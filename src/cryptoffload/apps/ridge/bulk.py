@@ -1,5 +1,6 @@
 """Per-record uploads at scale: encode, pack, encrypt and aggregate chunks of records on Dask
-workers, the way seed 003 places an aggregation proxy inside the providers' network.
+workers, the way Zhou and Hua's QAT offload paper (``papers.PAPERS["qat-paillier"]``) places an
+aggregation proxy inside the providers' network.
 
 Why this shape: a million records at 20 ciphertexts each is 20 million ciphertexts (5 GB at
 n = 1024). Holding them is pointless and shipping them to one process is slow, so each worker
@@ -10,6 +11,12 @@ buffer the encryption wrote, never as Python integers), and returns only the chu
 aggregate. The driver folds aggregates as they complete (a product mod n^2: associative and
 commutative), so memory holds one chunk per worker. Wire bytes are counted as if every
 record's ciphertexts were sent.
+
+With ``engine="gpu"`` (or ``"gpu-twin"``, the same kernels on the CPU) a chunk is encrypted and
+aggregated on the worker's GPU (:meth:`~cryptoffload.engines.gpu.GpuEngine.encrypt_aggregate`):
+its ciphertexts never leave the device, only the chunk's aggregate comes back. Such tasks ask
+Dask for a ``GPU`` resource, so they run only on workers that declare one (see
+:mod:`cryptoffload.engines.dask`), and several GPUs or machines share one run.
 
 Data: synthetic records are generated *on the worker* from ``(seed, record range)`` (fixed
 blocks, so the records do not depend on the chunking), so no data crosses the cluster; the same function regenerates any chunk for an accuracy check.
@@ -83,6 +90,13 @@ class ChunkTask:
     size: int
     backend: str = "auto"
     constant_time: bool = True
+    engine: str = "cpu"
+
+
+#: Engines a chunk can run on: the CPU (the ``backend`` option picks GMP/IFMA), or the GPU
+#: kernels on a GPU or on their CPU twin (these ask Dask for a GPU resource).
+BULK_ENGINES = ("cpu", "gpu", "gpu-twin")
+_GPU_DEVICE = {"gpu": "cuda", "gpu-twin": "cpu-twin"}
 
 
 @dataclass
@@ -129,6 +143,15 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
     t0 = time.perf_counter()
     plaintexts = prov.pack(prov.encode(X, y))
     t1 = time.perf_counter()
+    count = len(plaintexts)
+    if task.engine in _GPU_DEVICE:
+        from cryptoffload.engines.gpu import worker_engine
+
+        # encryption and aggregation are one pipeline on the device: both times are in encrypt_s
+        agg = worker_engine(_GPU_DEVICE[task.engine]).encrypt_aggregate(pk, plaintexts, task.size, prov.plaintexts)
+        t2 = time.perf_counter()
+        return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, 0.0,
+                           X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
     enc = pk.encryptor(task.backend, task.constant_time)
     exps = [secrets.randbits(pk.exp_bits) for _ in range(len(plaintexts))]
     if enc._table is not None:
@@ -138,7 +161,6 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
     t2 = time.perf_counter()
     agg = native.column_products(words, task.size, prov.plaintexts, pk.nsquare)
     t3 = time.perf_counter()
-    count = len(plaintexts)
     return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, t3 - t2,
                        X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
 
@@ -173,18 +195,22 @@ class BulkRun:
 
 def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
              chunk: int = 20_000, backend: str = "auto", constant_time: bool = True,
-             progress: bool | str = "encrypt + aggregate") -> BulkRun:
-    """Per-record upload of ``records`` generated records over ``runner``'s Dask workers."""
+             progress: bool | str = "encrypt + aggregate", engine: str = "cpu") -> BulkRun:
+    """Per-record upload of ``records`` generated records over ``runner``'s Dask workers, on
+    their CPUs or (``engine="gpu"``) on the GPUs of the workers that declare a GPU resource."""
     if records < 1 or chunk < 1:
         raise ConfigError("records and chunk must be positive")
+    if engine not in BULK_ENGINES:
+        raise ConfigError(f"unknown bulk engine {engine!r}; choose one of {', '.join(BULK_ENGINES)}")
     if records > params.max_records:
         raise ConfigError(f"{records} records exceed max_records = {params.max_records}")
     tasks = []
     for start in range(0, records, chunk):
         tasks.append(ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
-                               min(chunk, records - start), backend, constant_time))
+                               min(chunk, records - start), backend, constant_time, engine))
     t0 = time.perf_counter()
-    folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, reduce=merge(upload_pk.nsquare))
+    folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, reduce=merge(upload_pk.nsquare),
+                               resources={"GPU": 1} if engine in _GPU_DEVICE else None)
     return BulkRun(folded, time.perf_counter() - t0, len(tasks), runner.workers)
 
 
