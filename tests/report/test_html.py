@@ -95,3 +95,13 @@ def test_index_rewrite_leaves_no_temp_file(tmp_path: Path) -> None:
     doc = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "Second" in doc and "First" not in doc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html"]
+
+
+def test_fitted_tables_and_provenance_cells_carry_their_badges() -> None:
+    t = Table("t1", "Table 1", ["devices", "provenance", "naive_ms"], [[1, "fitted", 14.3], [2, "simulated", 8.0]],
+              "mixed", paper=[[1, None, 14.297]], reproduces="Table 1")
+    html = table_html(t)
+    assert "<span class='badge fitted'>fitted</span>" in html
+    assert "<span class='badge simulated'>simulated</span>" in html
+    f = Table("f", "Fit", ["k", "v"], [["a", 1.0]], "fitted", reproduces="Table 2")
+    assert "<span class='badge fitted'>fitted to Table 2</span>" in table_html(f)

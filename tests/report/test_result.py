@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from cryptoffload.report.plots import line_plot
-from cryptoffload.report.result import StudyResult, Table, load_result, write_result
+from cryptoffload.report.result import Claim, StudyResult, Table, load_result, write_result
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CONTRACT_KEYS = {"study", "mode", "seed", "version", "machine", "tables", "figures", "profiles", "notes"}
@@ -67,7 +67,7 @@ def test_table_rejects_bad_provenance(prov) -> None:
         _table(provenance=prov)
 
 
-@pytest.mark.parametrize("prov", ["simulated", "measured", "cited", "mixed"])
+@pytest.mark.parametrize("prov", ["simulated", "measured", "fitted", "cited", "mixed"])
 def test_table_accepts_each_provenance(prov: str) -> None:
     assert _table(provenance=prov).provenance == prov
 
@@ -92,8 +92,10 @@ def test_write_result_writes_csvs_figures_and_contract_json(tmp_path: Path) -> N
         "table7_cipher_mix.csv"])
     assert (out / "p90_vs_rate.png").read_bytes()[:8] == PNG_MAGIC
 
+    # every CSV row says where its numbers come from
     assert _read_csv(out / "table6_p90_vs_oracle.csv") == [
-        ["rate", "predict", "oracle_p90_s"], ["10", "1.02", "0.0005"], ["100", "1.5", "0.0009"]]
+        ["rate", "predict", "oracle_p90_s", "provenance"], ["10", "1.02", "0.0005", "simulated"],
+        ["100", "1.5", "0.0009", "simulated"]]
     # None is an empty cell
     assert _read_csv(out / "table6_p90_vs_oracle_paper.csv")[2] == ["200", "2.02", ""]
 
@@ -132,7 +134,7 @@ def test_nan_and_inf_become_null_and_numpy_becomes_plain_numbers(tmp_path: Path)
     assert t["rows"] == [[1, None, None, None], [2, 0.5, 0.25, None]]
     assert t["paper"] == [[1, None, 1.0, None]]
     assert data["extra"] == {"x": None, "y": [3, None]}
-    assert _read_csv(tmp_path / "t.csv")[1:] == [["1", "", "", ""], ["2", "0.5", "0.25", ""]]
+    assert _read_csv(tmp_path / "t.csv")[1:] == [["1", "", "", "", "simulated"], ["2", "0.5", "0.25", "", "simulated"]]
 
 
 def test_load_result_round_trips(tmp_path: Path) -> None:
@@ -212,3 +214,54 @@ def test_line_plot_linear_axes(tmp_path: Path) -> None:
     path = tmp_path / "lin.png"
     line_plot(path, [0, 1, 2], {"a": [0.0, -1.0, 2.0]}, title="t", xlabel="x", ylabel="y", logx=False, logy=False)
     assert path.read_bytes()[:8] == PNG_MAGIC
+
+
+# ---- provenance: fitted, per row, per column, claims ----------------------------------------
+def _fitted_result() -> StudyResult:
+    res = _result()
+    res.tables.clear()
+    res.declare_fits({"u280:ops.rotate_s": "Table 1"})
+    res.add(Table("table1", "Table 1", ["devices", "provenance", "naive_ms"],
+                  [[1, "fitted", 14.3], [2, "simulated", 8.0]], "mixed", paper=[[1, None, 14.297]],
+                  reproduces="Table 1", row_inputs=[["u280"], ["cited_costs"]]))
+    res.add(Table("ratios", "Ratios", ["ratio", "model", "here"], [["a/b", 1.1, 1.3]], "mixed",
+                  column_provenance={"model": "simulated", "here": "measured"}))
+    res.claim(Claim(paper="14.297 ms", ours="14.3 ms", provenance="fitted", table="table1", key=[1],
+                    kind="claim"))
+    return res
+
+
+def test_fitted_rows_columns_and_claims_round_trip(tmp_path: Path) -> None:
+    res = _fitted_result()
+    path = write_result(res, tmp_path)
+    back = load_result(path)
+    t = back.tables["table1"]
+    assert (t.reproduces, t.row_inputs, t.provenance) == ("Table 1", [["u280"], ["cited_costs"]], "mixed")
+    assert [t.row_provenance(i) for i in range(2)] == ["fitted", "simulated"]
+    assert back.tables["ratios"].cell_provenance(0, "here") == "measured"
+    assert back.fits == {"u280:ops.rotate_s": "Table 1"}
+    assert back.claims[0].provenance == "fitted" and back.claims[0].key == [1]
+    assert back.headline[-1] == "14.3 ms (paper: 14.297 ms) — fitted"
+    # a column-mixed table's CSV says each column's provenance
+    assert _read_csv(tmp_path / "ratios.csv")[1] == ["a/b", "1.1", "1.3", "model: simulated; here: measured"]
+    # a table with its own provenance column is written as it is
+    assert _read_csv(tmp_path / "table1.csv")[0] == ["devices", "provenance", "naive_ms"]
+
+
+def test_write_result_refuses_a_fit_labelled_as_a_prediction(tmp_path: Path) -> None:
+    res = _fitted_result()
+    res.tables["table1"].rows[0][1] = "simulated"
+    with pytest.raises(ValueError, match="fitted to 'Table 1'.*label it fitted"):
+        write_result(res, tmp_path / "o")
+    assert not (tmp_path / "o" / "result.json").exists()
+
+
+def test_table_rejects_inconsistent_declarations() -> None:
+    with pytest.raises(ValueError, match="row_inputs"):
+        _table(row_inputs=[["a"]])
+    with pytest.raises(ValueError, match="not a column"):
+        _table(column_provenance={"nope": "simulated"})
+    with pytest.raises(ValueError, match="provenance must be one of"):
+        _table(column_provenance={"predict": "guessed"})
+    with pytest.raises(ValueError, match="claim provenance"):
+        Claim(paper="x", ours="y", provenance="mixed")

@@ -103,3 +103,13 @@ def test_render_table_prints_the_note() -> None:
     text = console.export_text()
     assert "Tbl" in text and "[cited]" in text and "a caption here" in text
     assert "ours (paper)" not in text
+
+
+def test_provenance_label_names_the_fit_and_the_column_mix() -> None:
+    from cryptoffload.report.tables import provenance_label
+
+    assert provenance_label(Table("f", "F", ["k", "v"], [["a", 1.0]], "fitted", reproduces="Table 1")) == "fitted to Table 1"
+    mixed = Table("m", "M", ["k", "a", "b"], [["x", 1.0, 2.0]], "mixed",
+                  column_provenance={"a": "simulated", "b": "measured"})
+    assert provenance_label(mixed) == "mixed: simulated, measured"
+    assert provenance_label(_table()) == "simulated"

@@ -13,8 +13,10 @@ from typing import Sequence
 
 from cryptoffload import __version__
 from cryptoffload.io import atomic_write
-from cryptoffload.report.result import StudyResult, Table
-from cryptoffload.report.tables import fmt
+from cryptoffload.report.result import PROVENANCE_COLUMN, PROVENANCES, VALUE_PROVENANCES, StudyResult, Table, provenance_word
+from cryptoffload.report.tables import fmt, provenance_label
+
+BADGE_CLASSES = frozenset(PROVENANCES + VALUE_PROVENANCES)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
@@ -24,7 +26,7 @@ table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right} th{background:#f3f3f3}
 td.key,th.key{text-align:left} td.paper{color:#666;background:#fafafa}
 .badge{display:inline-block;font-size:.75rem;padding:.05rem .4rem;border-radius:.3rem;color:#fff;margin-left:.4rem}
-.simulated{background:#1f6feb}.measured{background:#2da44e}.cited{background:#8250df}.mixed{background:#bf8700}
+.simulated{background:#1f6feb}.measured{background:#2da44e}.fitted{background:#cf222e}.cited{background:#8250df}.mixed{background:#6e7781}.derived{background:#57606a}.input{background:#57606a}
 .note{background:#fff8c5;border-left:4px solid #bf8700;padding:.3rem .6rem;margin:.3rem 0}
 .headline li{margin:.2rem 0} img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
 .meta{color:#666;font-size:.85rem} .caption{color:#555;font-size:.85rem}
@@ -35,10 +37,16 @@ def _e(v: object) -> str:
     return html.escape(str(v))
 
 
+def badge(provenance: str, text: str | None = None) -> str:
+    """A coloured provenance badge; the class is one of the known provenances or none."""
+    cls = provenance if provenance in BADGE_CLASSES else "derived"
+    return f"<span class='badge {cls}'>{_e(text if text is not None else provenance)}</span>"
+
+
 def table_html(table: Table) -> str:
     k = table.key_columns
     has_paper = bool(table.paper)
-    out = [f"<h3>{_e(table.title)}<span class='badge {table.provenance}'>{_e(table.provenance)}</span></h3>"]
+    out = [f"<h3>{_e(table.title)}{badge(table.provenance, provenance_label(table))}</h3>"]
     out.append("<table><thead><tr>")
     for i, c in enumerate(table.columns):
         if i < k:
@@ -53,7 +61,10 @@ def table_html(table: Table) -> str:
         p = table.paper_row(r[:k]) if has_paper else None
         cells = [f"<td class='key'>{_e(fmt(v))}</td>" for v in r[:k]]
         for j in range(k, len(r)):
-            cells.append(f"<td>{_e(fmt(r[j]))}</td>")
+            if table.columns[j] == PROVENANCE_COLUMN and provenance_word(r[j]) in BADGE_CLASSES:
+                cells.append(f"<td class='prov'>{badge(provenance_word(r[j]), fmt(r[j]))}</td>")
+            else:
+                cells.append(f"<td>{_e(fmt(r[j]))}</td>")
             if has_paper:
                 cells.append(f"<td class='paper'>{_e(fmt(p[j]) if p is not None else '—')}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
@@ -90,7 +101,10 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
     body = [f"<h1>cryptoffload report</h1><p class='meta'>version {__version__} · {now} · "
             f"{_e(machine.get('cpu', '?'))}, {_e(machine.get('cores', '?'))} cores</p>",
             "<p>Each table shows our result beside the paper's. Badges say where numbers come from: "
-            "<span class='badge simulated'>simulated</span> by our models, "
+            "<span class='badge simulated'>simulated</span> predicted by our models from inputs not fitted to "
+            "the table beside them, "
+            "<span class='badge fitted'>fitted</span> fitted to the very table beside them (a fit, not a "
+            "prediction), "
             "<span class='badge measured'>measured</span> on this machine, "
             "<span class='badge cited'>cited</span> from a paper.</p>",
             f"<ul>{toc}</ul>"]

@@ -19,13 +19,38 @@ from typing import Any, Callable, Sequence
 
 from cryptoffload.io import json_safe
 
-PROVENANCES = ("simulated", "measured", "cited", "mixed")
+#: Where a number comes from. ``simulated``: predicted by our models from inputs that were not
+#: fitted to the paper's table it stands beside; ``measured``: run here, in this run;
+#: ``fitted``: fitted to the very table it stands beside (a fit, never a prediction);
+#: ``cited``: copied from a paper; ``mixed``: a table whose rows (a ``provenance`` column) or
+#: columns (``column_provenance``) differ.
+PROVENANCES = ("simulated", "measured", "fitted", "cited", "mixed")
+#: The provenance of one value (a cell of a ``provenance`` column, a claim): the table
+#: provenances less ``mixed``, plus ``derived`` (arithmetic on other values) and ``input``.
+VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "derived", "input")
+PROVENANCE_COLUMN = "provenance"
+
+
+def provenance_word(text: Any) -> str:
+    """The provenance a cell states: its first word (``"simulated (Table 2 runs)"`` ->
+    ``simulated``), lower-cased; ``""`` for an empty cell."""
+    words = str(text or "").strip().split()
+    return words[0].lower().rstrip(",;:") if words else ""
 
 
 @dataclass
 class Table:
     """One table of a study. The first ``key_columns`` columns identify a row; ``paper`` holds
-    the paper's rows in the same columns (``None`` where the paper has no value)."""
+    the paper's rows in the same columns (``None`` where the paper has no value).
+
+    Provenance is declared, not guessed: ``provenance`` for the whole table; a ``mixed`` table
+    says it per row (a ``provenance`` column) or per value column (``column_provenance``).
+    ``reproduces`` names the paper's table the ``paper`` rows come from (``"Table 2"``), and
+    ``inputs`` the model inputs the computed values depend on (``"profile"`` or
+    ``"profile:field"``, or a study's own fit name; ``None``: every input the study fitted);
+    ``row_inputs`` narrows them per row. :func:`cryptoffload.report.provenance.check_provenance`
+    then refuses a row computed from an input fitted to the very table it stands beside
+    unless the row says ``fitted``."""
 
     id: str
     title: str
@@ -35,6 +60,10 @@ class Table:
     paper: list[list[Any]] | None = None
     key_columns: int = 1
     note: str = ""
+    reproduces: str = ""
+    inputs: list[str] | None = None
+    row_inputs: list[list[str] | None] | None = None
+    column_provenance: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.provenance not in PROVENANCES:
@@ -42,6 +71,38 @@ class Table:
         for r in self.rows + (self.paper or []):
             if len(r) != len(self.columns):
                 raise ValueError(f"table {self.id}: row {r!r} does not match columns {self.columns}")
+        if self.row_inputs is not None and len(self.row_inputs) != len(self.rows):
+            raise ValueError(f"table {self.id}: row_inputs has {len(self.row_inputs)} entries for "
+                             f"{len(self.rows)} rows")
+        for col, prov in (self.column_provenance or {}).items():
+            if col not in self.columns:
+                raise ValueError(f"table {self.id}: column_provenance names {col!r}, not a column")
+            if prov not in VALUE_PROVENANCES:
+                raise ValueError(f"table {self.id}: column {col!r} provenance must be one of {VALUE_PROVENANCES}")
+
+    @property
+    def has_provenance_column(self) -> bool:
+        return PROVENANCE_COLUMN in self.columns
+
+    def row_provenance(self, index: int) -> str:
+        """The provenance of row ``index``: its ``provenance`` cell's first word in a table that
+        has one, otherwise the table's."""
+        if self.has_provenance_column:
+            word = provenance_word(self.rows[index][self.columns.index(PROVENANCE_COLUMN)])
+            if word:
+                return word
+        return self.provenance
+
+    def cell_provenance(self, index: int, column: str) -> str:
+        """The provenance of one value: the column's (``column_provenance``) if declared, else the row's."""
+        if self.column_provenance and column in self.column_provenance:
+            return self.column_provenance[column]
+        return self.row_provenance(index)
+
+    def inputs_of(self, index: int) -> list[str] | None:
+        if self.row_inputs is not None and self.row_inputs[index] is not None:
+            return list(self.row_inputs[index] or [])
+        return None if self.inputs is None else list(self.inputs)
 
     def paper_row(self, key: Sequence[Any]) -> list[Any] | None:
         for r in self.paper or []:
@@ -50,9 +111,64 @@ class Table:
         return None
 
     def to_contract(self) -> dict[str, Any]:
-        return {"title": self.title, "columns": self.columns, "rows": json_safe(self.rows),
-                "paper": json_safe(self.paper) if self.paper is not None else None,
-                "provenance": self.provenance, "key_columns": self.key_columns, "note": self.note}
+        out = {"title": self.title, "columns": self.columns, "rows": json_safe(self.rows),
+               "paper": json_safe(self.paper) if self.paper is not None else None,
+               "provenance": self.provenance, "key_columns": self.key_columns, "note": self.note,
+               "reproduces": self.reproduces, "inputs": self.inputs}
+        if self.row_inputs is not None:
+            out["row_inputs"] = self.row_inputs
+        if self.column_provenance:
+            out["column_provenance"] = self.column_provenance
+        return out
+
+    def csv_columns_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """Columns and rows as written to the CSV: a table without a ``provenance`` column gets
+        one (each value column's provenance where they differ), so every CSV row says where
+        its numbers come from."""
+        if self.has_provenance_column:
+            return list(self.columns), [list(r) for r in self.rows]
+        if self.column_provenance:
+            desc = "; ".join(f"{c}: {self.column_provenance.get(c, self.provenance)}"
+                             for c in self.columns[self.key_columns:])
+            return self.columns + [PROVENANCE_COLUMN], [list(r) + [desc] for r in self.rows]
+        return self.columns + [PROVENANCE_COLUMN], [list(r) + [self.provenance] for r in self.rows]
+
+
+@dataclass
+class Claim:
+    """One of the paper's claims beside our result, for the report's first screen and the
+    headline. ``provenance`` is our result's (one of :data:`VALUE_PROVENANCES`); ``table`` and
+    ``key`` point at the row it quotes, so the check can hold the claim to that row's
+    provenance; ``kind`` is ``agreement`` (our strongest predicted agreement), ``divergence``
+    (our largest divergence, with ``why``) or ``claim``."""
+
+    paper: str
+    ours: str
+    provenance: str
+    table: str = ""
+    key: list[Any] = field(default_factory=list)
+    kind: str = "claim"
+    why: str = ""
+
+    KINDS = ("agreement", "divergence", "claim")
+
+    def __post_init__(self) -> None:
+        if self.provenance not in VALUE_PROVENANCES:
+            raise ValueError(f"claim provenance must be one of {VALUE_PROVENANCES}, got {self.provenance!r}")
+        if self.kind not in self.KINDS:
+            raise ValueError(f"claim kind must be one of {self.KINDS}, got {self.kind!r}")
+
+    def sentence(self) -> str:
+        """The headline sentence: ours, the paper's, and the provenance in the same sentence
+        (a fitted number always says so)."""
+        text = f"{self.ours} (paper: {self.paper}) — {self.provenance}"
+        if self.why:
+            text += f"; {self.why}"
+        return text
+
+    def to_contract(self) -> dict[str, Any]:
+        return {"paper": self.paper, "ours": self.ours, "provenance": self.provenance, "table": self.table,
+                "key": json_safe(self.key), "kind": self.kind, "why": self.why}
 
 
 @dataclass
@@ -71,10 +187,24 @@ class StudyResult:
     paper: str = ""
     elapsed_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    fits: dict[str, str] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+    key_figure: str = ""
 
     def add(self, table: Table) -> Table:
         self.tables[table.id] = table
         return table
+
+    def claim(self, claim: Claim) -> Claim:
+        """Add a claim and its sentence to the headline."""
+        self.claims.append(claim)
+        self.headline.append(claim.sentence())
+        return claim
+
+    def declare_fits(self, fits: dict[str, str]) -> None:
+        """Record model inputs fitted to one of the paper's tables: ``{input: "Table 2"}``
+        (``""``: fitted to the paper's results without naming a table)."""
+        self.fits.update(fits)
 
     def to_contract(self) -> dict[str, Any]:
         return {
@@ -83,6 +213,7 @@ class StudyResult:
             "tables": {k: t.to_contract() for k, t in self.tables.items()},
             "figures": self.figures, "profiles": self.profiles, "notes": self.notes,
             "headline": self.headline, "paper": self.paper, "elapsed_s": self.elapsed_s,
+            "fits": self.fits, "claims": [c.to_contract() for c in self.claims], "key_figure": self.key_figure,
             "extra": json_safe(self.extra),
         }
 
@@ -92,13 +223,19 @@ def load_result(path: str | os.PathLike[str]) -> StudyResult:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     tables = {tid: Table(id=tid, title=t["title"], columns=t["columns"], rows=t["rows"],
                          provenance=t["provenance"], paper=t.get("paper"),
-                         key_columns=t.get("key_columns", 1), note=t.get("note", ""))
+                         key_columns=t.get("key_columns", 1), note=t.get("note", ""),
+                         reproduces=t.get("reproduces", ""), inputs=t.get("inputs"),
+                         row_inputs=t.get("row_inputs"), column_provenance=t.get("column_provenance"))
               for tid, t in data["tables"].items()}
+    claims = [Claim(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
+                    key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""))
+              for c in data.get("claims", [])]
     return StudyResult(study=data["study"], title=data.get("title", data["study"]), mode=data["mode"],
                        seed=data["seed"], version=data["version"], machine=data["machine"], tables=tables,
                        figures=data["figures"], profiles=data["profiles"], notes=data["notes"],
                        headline=data.get("headline", []), paper=data.get("paper", ""),
-                       elapsed_s=data.get("elapsed_s", 0.0), extra=data.get("extra", {}))
+                       elapsed_s=data.get("elapsed_s", 0.0), extra=data.get("extra", {}),
+                       fits=data.get("fits", {}), claims=claims, key_figure=data.get("key_figure", ""))
 
 
 def write_result(result: StudyResult, out: str | os.PathLike[str],
@@ -106,14 +243,21 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
     """Write CSVs, the figures (each drawn by a callable into the given path) and result.json.
 
     Nothing is left half-written: on any error the staging folder is removed and ``out`` is
-    as it was, apart from the folder itself if it did not exist."""
+    as it was, apart from the folder itself if it did not exist. A result that labels a fitted
+    value as a prediction (or leaves a mixed table unexplained) is a bug in its study: it is
+    refused before anything is written (``ValueError`` listing every problem)."""
+    from cryptoffload.report.provenance import check_provenance
+
+    problems = check_provenance(result)
+    if problems:
+        raise ValueError(f"study {result.study}: provenance labels do not match its fits:\n  " + "\n  ".join(problems))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
     try:
         names: list[str] = []
         for table in result.tables.values():
-            _write_csv(stage / f"{table.id}.csv", table.columns, table.rows)
+            _write_csv(stage / f"{table.id}.csv", *table.csv_columns_rows())
             names.append(f"{table.id}.csv")
             if table.paper is not None:
                 _write_csv(stage / f"{table.id}_paper.csv", table.columns, table.paper)

@@ -52,10 +52,21 @@ def merged_rows(table: Table) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def provenance_label(table: Table) -> str:
+    """The table's provenance as shown in titles: a fitted table names what it was fitted to,
+    a column-mixed table lists its columns' provenances."""
+    if table.provenance == "fitted" and table.reproduces:
+        return f"fitted to {table.reproduces}"
+    if table.column_provenance:
+        kinds = dict.fromkeys(table.column_provenance.values())
+        return "mixed: " + ", ".join(kinds)
+    return table.provenance
+
+
 def render_table(table: Table, console: Console) -> None:
     # Text is escaped: rich would read "[simulated]" (or any bracket in a title, cell or note)
     # as markup and drop it.
-    title = escape(f"{table.title}  [{table.provenance}]")
+    title = escape(f"{table.title}  [{provenance_label(table)}]")
     if table.paper:
         title += "  ours (paper)"
     rt = RichTable(title=title, title_justify="left")

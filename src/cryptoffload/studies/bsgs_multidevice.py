@@ -398,6 +398,9 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
         result.add(Table("model_vs_measured", "Real BSGS products on Dask workers (SEAL): the model's prediction vs the measurement",
                          ["workers", "strategy", "bs", "predicted_ms", "measured_ms", "error_pct", "worker_span_ms",
                           "max_abs_error"], rows_m, "mixed", key_columns=3,
+                         column_provenance={"predicted_ms": "simulated", "measured_ms": "measured",
+                                            "error_pct": "derived", "worker_span_ms": "measured",
+                                            "max_abs_error": "measured"},
                          note=f"Measured: median wall time of {cfg.repeats} runs (in rounds over all configurations), "
                               f"C = {cfg.measured_diagonals} diagonals, "
                               "client-side from submit to result; predicted: the same DAG priced with the measured profile, plus the "
@@ -449,6 +452,9 @@ def _openfhe_table(of: dict[str, Any]) -> Table:
                  ["level_budget", "dim1", "ring_dim", "bootstrap_s", "bsgs_share", "measured_stage_ms",
                   "model_stage_ms", "model_error_pct", "model_keys_match_openfhe", "note"],
                  rows, "mixed", key_columns=2,
+                 column_provenance={"bootstrap_s": "measured", "bsgs_share": "measured", "measured_stage_ms": "measured",
+                                    "model_stage_ms": "simulated", "model_error_pct": "derived",
+                                    "model_keys_match_openfhe": "derived"},
                  note=f"{of.get('security', '')} Measured: bootstrap wall time (median), and the share of perf samples "
                       "inside EvalCoeffsToSlots/EvalSlotsToCoeffs (x the median = measured_stage_ms). Predicted: "
                       "model_stage_ms = the stage structure of workloads/bsgs.py (its key set checked against "

@@ -318,6 +318,7 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
     result.add(Table("table1_ratios", "The paper's ratios: DH8970 model (simulated) and the same modes on this machine (measured)",
                      ["ratio", "simulated_qat", "measured_here"], ratio_rows, "mixed",
                      [[r[0], p, None] for r, p in zip(ratio_rows, paper_ratio)],
+                     column_provenance={"simulated_qat": "simulated", "measured_here": "measured"},
                      note="Paper column: stated in seed 003's text (QHCS2 throughput only 'slightly lower'). "
                           "Measured: our engine's sync/threads/coro1/coro2 modes on this machine's cores; the "
                           "engine is a CPU, not a card, so the measured ratios show where a CPU engine differs."))

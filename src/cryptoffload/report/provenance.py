@@ -1,0 +1,154 @@
+"""Holding every study to its provenance labels: a fit is never shown as a prediction.
+
+Why a check and not a convention: a table that agrees closely with a paper because its model
+inputs were fitted to that same table reads like a successful prediction unless it says
+``fitted``. Studies declare what they fitted (``StudyResult.fits``: input -> the paper's table
+it was fitted to, usually read from the profiles' sources with :func:`fits_from_sources`) and
+what each table reproduces and depends on (``Table.reproduces``, ``Table.inputs``); the
+labels must then follow. :func:`check_provenance` lists every violation;
+``write_result`` refuses to write a result that has one, and a test walks every registered
+study's ``result.json`` with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping
+
+from cryptoffload.report.result import (
+    PROVENANCE_COLUMN,
+    PROVENANCES,
+    VALUE_PROVENANCES,
+    StudyResult,
+    Table,
+)
+
+_FITTED = re.compile(r"^\s*fitted\b(?:\s*\([^)]*\))?(?:\s+to\s+(?P<target>[^:;]*))?", re.IGNORECASE)
+_TABLE = re.compile(r"\b(table\s+\d+[a-z]?)\b", re.IGNORECASE)
+
+
+def fitted_target(source: str) -> str | None:
+    """What a profile value's ``source`` says it was fitted to: ``"Table 2"`` for ``"fitted
+    to Table 2: ..."``, ``""`` for a fit that names no table (``"fitted: ..."``, ``"fitted to
+    the paper's ratios"``), ``None`` when the value is not fitted."""
+    m = _FITTED.match(source or "")
+    if m is None:
+        return None
+    target = m.group("target") or ""
+    t = _TABLE.search(target)
+    return _norm(t.group(1)) if t else ""
+
+
+def fits_from_sources(profile: str, sources: Mapping[str, str]) -> dict[str, str]:
+    """``{"profile:field": target}`` for every fitted value of one profile, given its
+    ``{field: source}`` (e.g. ``{k: v.source for k, v in load_profile(p).values.items()}``)."""
+    out = {}
+    for field_name, src in sources.items():
+        target = fitted_target(src)
+        if target is not None:
+            out[f"{profile}:{field_name}"] = target
+    return out
+
+
+def _norm(text: str) -> str:
+    return " ".join(str(text).split()).lower()
+
+
+def _related(a: str, b: str) -> bool:
+    """Input names match when equal or when one is the other's profile (``p`` and ``p:f``)."""
+    return a == b or a.startswith(b + ":") or b.startswith(a + ":")
+
+
+def _same_target(fit_target: str, reproduces: str) -> bool:
+    """A fit to no named table, or a table that does not say what it reproduces, matches
+    everything: unknown is treated as the same table, so the check errs towards ``fitted``."""
+    return not fit_target or not reproduces or _norm(fit_target) == _norm(reproduces)
+
+
+def fitted_inputs(table: Table, row: int, fits: Mapping[str, str]) -> list[str]:
+    """The inputs of row ``row`` that were fitted to the table this row stands beside."""
+    inputs = table.inputs_of(row)
+    names: Iterable[str] = fits if inputs is None else inputs
+    hits = []
+    for name in names:
+        for fit, target in fits.items():
+            if _related(name, fit) and _same_target(target, table.reproduces):
+                hits.append(fit)
+    return sorted(set(hits))
+
+
+def check_table(table: Table, fits: Mapping[str, str]) -> list[str]:
+    problems = []
+    if table.provenance == "mixed" and not table.has_provenance_column and not table.column_provenance:
+        problems.append(f"table {table.id}: provenance 'mixed' but no '{PROVENANCE_COLUMN}' column and no "
+                        "column_provenance: say which rows or columns are which")
+    if table.provenance == "fitted" and not (table.reproduces or fits):
+        problems.append(f"table {table.id}: labelled fitted but the study declares no fit and the table does "
+                        "not say which of the paper's tables it reproduces")
+    if not table.paper:
+        return problems
+    k = table.key_columns
+    for i, row in enumerate(table.rows):
+        p = table.paper_row(row[:k])
+        if p is None:
+            continue
+        hits = fitted_inputs(table, i, fits)
+        if not hits:
+            continue
+        shown = [c for j, c in enumerate(table.columns[k:], start=k)
+                 if c != PROVENANCE_COLUMN and p[j] is not None and row[j] is not None]
+        wrong = [c for c in shown if table.cell_provenance(i, c) in ("simulated", "measured", "cited", "derived")]
+        if wrong:
+            where = f"'{table.reproduces}'" if table.reproduces else "the paper's table"
+            problems.append(f"table {table.id}, row {row[:k]!r}: {', '.join(wrong)} computed from "
+                            f"{', '.join(hits)} (fitted to {where}) beside that very table, but labelled "
+                            f"{table.cell_provenance(i, wrong[0])}: label it fitted")
+    return problems
+
+
+def _row_index(table: Table, key: list[Any]) -> int | None:
+    k = table.key_columns
+    for i, r in enumerate(table.rows):
+        if list(r[: len(key) or k]) == list(key):
+            return i
+    return None
+
+
+def check_claims(result: StudyResult) -> list[str]:
+    problems = []
+    for c in result.claims:
+        if not c.table:
+            continue
+        t = result.tables.get(c.table)
+        if t is None:
+            problems.append(f"claim {c.ours!r}: no table {c.table!r}")
+            continue
+        i = _row_index(t, c.key)
+        if i is None:
+            problems.append(f"claim {c.ours!r}: table {c.table} has no row {c.key!r}")
+            continue
+        if t.row_provenance(i) == "fitted" and c.provenance != "fitted":
+            problems.append(f"claim {c.ours!r} quotes a fitted row of {c.table} but says {c.provenance}")
+    return problems
+
+
+def check_provenance(result: StudyResult) -> list[str]:
+    """Every place where ``result`` labels a fitted value as something else, or leaves a
+    mixed table unexplained; empty when the labels are honest."""
+    problems = []
+    for target in result.fits.values():
+        if not isinstance(target, str):
+            problems.append(f"fit target {target!r} is not a string")
+    for t in result.tables.values():
+        if t.provenance not in PROVENANCES:
+            problems.append(f"table {t.id}: unknown provenance {t.provenance!r}")
+        problems.extend(check_table(t, result.fits))
+    for c in result.claims:
+        if c.provenance not in VALUE_PROVENANCES:
+            problems.append(f"claim {c.ours!r}: unknown provenance {c.provenance!r}")
+    problems.extend(check_claims(result))
+    return problems
+
+
+__all__ = ["check_claims", "check_provenance", "check_table", "fits_from_sources", "fitted_inputs",
+           "fitted_target"]
