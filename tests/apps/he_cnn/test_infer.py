@@ -75,3 +75,12 @@ def test_evaluate_and_bench_on_emulator(tmp_path: Path) -> None:
     assert bb.images_per_s > 0 and bb.capacity_images_per_s == pytest.approx(8192 / bb.batch_s)
     with pytest.raises(ConfigError, match="--images"):
         bench(0, DEFAULT_WEIGHTS, backend="emulator")
+
+
+def test_rns_twin_one_image_at_full_size_predicts_like_the_plaintext_model() -> None:
+    """The gpu backend's code on the CPU (rns-numpy) at the HE-CNN's real parameters: the same
+    program, the same 45 rotations (hoisted where the plan asks), the plaintext prediction."""
+    r = infer_image(7, DEFAULT_WEIGHTS, backend="rns-numpy")
+    assert r.backend == "rns-numpy" and r.prediction == r.plain_prediction
+    assert r.max_abs_error < 0.05, r.max_abs_error
+    assert r.rotations == 45 and r.galois_keys == 28 and r.op_kinds["relinearize"]["count"] == 2

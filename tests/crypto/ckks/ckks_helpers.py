@@ -40,3 +40,37 @@ def padded(x: np.ndarray, slots: int = PARAMS.slots) -> np.ndarray:
 def close(got: np.ndarray, want: np.ndarray, tol: float = TOL) -> None:
     err = float(np.max(np.abs(got - want)))
     assert err < tol, f"max error {err:.3g} >= {tol:.3g}"
+
+
+MISUSE_CASES = ["level", "scale", "rescale0", "missing_key", "rotate_size3", "relin_twice", "plain_level", "foreign"]
+
+
+def misuse(b, case: str) -> None:
+    """Commit misuse ``case`` on backend ``b`` (each must raise a CkksError); shared by every
+    backend's tests so that all are held to the same refusals and messages."""
+    from cryptoffload.crypto.ckks import make_backend
+
+    def fresh(rotations):
+        other = make_backend(b.name, b.params, insecure_study=b.insecure_study)
+        other.keygen(rotations)
+        return other
+
+    ct = b.encrypt([0.5, 0.25])
+    top = b.params.levels
+    if case == "level":
+        b.add(ct, b.mod_switch_to(ct, top - 1))
+    elif case == "scale":
+        b.add(b.rescale(b.relinearize(b.mul(ct, ct))), b.mod_switch_to(ct, top - 1))
+    elif case == "rescale0":
+        b.rescale(b.mod_switch_to(ct, 0))
+    elif case == "missing_key":
+        few = fresh([1])
+        few.rotate(few.encrypt([1.0]), 7)
+    elif case == "rotate_size3":
+        b.rotate(b.mul(ct, ct), 1)
+    elif case == "relin_twice":
+        b.relinearize(b.relinearize(b.mul(ct, ct)))
+    elif case == "plain_level":
+        b.mul_plain(ct, b.encode([1.0], level=top - 1))
+    elif case == "foreign":
+        b.add(ct, fresh([]).encrypt([1.0]))

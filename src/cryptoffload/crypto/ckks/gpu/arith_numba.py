@@ -1,0 +1,268 @@
+"""The CPU twin's fast kernels: the reference kernels' loops compiled with numba, one thread.
+
+Same inputs, same outputs (canonical residues) as :mod:`.arith_ref`, bit for bit (tested):
+only the reduction differs. Constants use Shoup's precomputed quotient (``w' = floor(w 2^32 /
+q)``: ``q_hat = (x w') >> 32`` is the quotient of ``x w`` by ``q`` or one less, so
+``x w - q_hat q`` lies in ``[0, 2q)`` and one conditional subtraction makes it canonical).
+Products of two variables estimate their quotient in float64 (``< 2**62`` in, relative error
+a few ``2**-53``: off by at most one) and correct once in each direction in int64. The CUDA
+kernels (``kernels.cu``) use the same two reductions, so the three agree by construction as
+well as by test.
+
+All integers are ``uint64`` (typed explicitly: numba would turn a mix of signed and unsigned
+64-bit integers into float64). One thread, like SEAL, so twin and SEAL timings compare.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+_S = np.uint64(32)
+_Z = np.uint64(0)
+
+
+@numba.njit(inline="always")
+def _shoup(x: Any, w: Any, ws: Any, q: Any) -> Any:
+    r = x * w - ((x * ws) >> _S) * q
+    return r - q if r >= q else r
+
+
+@numba.njit(inline="always")
+def _mulmod(a: Any, b: Any, q: Any, qinv: float) -> Any:
+    p = a * b
+    est = np.uint64(np.float64(p) * qinv)
+    r = np.int64(p - est * q)
+    qi = np.int64(q)
+    if r < 0:
+        r += qi
+    elif r >= qi:
+        r -= qi
+    return np.uint64(r)
+
+
+@numba.njit(cache=True)
+def _ntt(a: Any, rows: Any, q_all: Any, psi: Any, psi_sh: Any) -> None:
+    r_count, n = a.shape
+    for r in range(r_count):
+        k = rows[r]
+        q = q_all[k]
+        x = a[r]
+        m = 1
+        h = n
+        while m < n:
+            h >>= 1
+            for i in range(m):
+                w = psi[k, m + i]
+                ws = psi_sh[k, m + i]
+                base = 2 * i * h
+                for j in range(base, base + h):
+                    u = x[j]
+                    v = _shoup(x[j + h], w, ws, q)
+                    s = u + v
+                    x[j] = s - q if s >= q else s
+                    d = u + q - v
+                    x[j + h] = d - q if d >= q else d
+            m <<= 1
+
+
+@numba.njit(cache=True)
+def _intt(a: Any, rows: Any, q_all: Any, ipsi: Any, ipsi_sh: Any, ninv: Any, ninv_sh: Any) -> None:
+    r_count, n = a.shape
+    for r in range(r_count):
+        k = rows[r]
+        q = q_all[k]
+        x = a[r]
+        m = n
+        h = 1
+        while m > 1:
+            half = m >> 1
+            for i in range(half):
+                w = ipsi[k, half + i]
+                ws = ipsi_sh[k, half + i]
+                base = 2 * i * h
+                for j in range(base, base + h):
+                    u = x[j]
+                    v = x[j + h]
+                    s = u + v
+                    x[j] = s - q if s >= q else s
+                    x[j + h] = _shoup(u + q - v, w, ws, q)
+            h <<= 1
+            m = half
+        c = ninv[k]
+        cs = ninv_sh[k]
+        for j in range(n):
+            x[j] = _shoup(x[j], c, cs, q)
+
+
+@numba.njit(cache=True)
+def _add(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        q = q_all[rows[r]]
+        for j in range(a.shape[1]):
+            s = a[r, j] + b[r, j]
+            out[r, j] = s - q if s >= q else s
+
+
+@numba.njit(cache=True)
+def _sub(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        q = q_all[rows[r]]
+        for j in range(a.shape[1]):
+            d = a[r, j] + q - b[r, j]
+            out[r, j] = d - q if d >= q else d
+
+
+@numba.njit(cache=True)
+def _neg(a: Any, rows: Any, q_all: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        q = q_all[rows[r]]
+        for j in range(a.shape[1]):
+            x = a[r, j]
+            out[r, j] = q - x if x != _Z else _Z
+
+
+@numba.njit(cache=True)
+def _mul(a: Any, b: Any, rows: Any, q_all: Any, qinv_all: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        k = rows[r]
+        q = q_all[k]
+        qinv = qinv_all[k]
+        for j in range(a.shape[1]):
+            out[r, j] = _mulmod(a[r, j], b[r, j], q, qinv)
+
+
+@numba.njit(cache=True)
+def _mul_const(a: Any, c: Any, c_sh: Any, rows: Any, q_all: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        q = q_all[rows[r]]
+        w = c[r]
+        ws = c_sh[r]
+        for j in range(a.shape[1]):
+            out[r, j] = _shoup(a[r, j], w, ws, q)
+
+
+@numba.njit(cache=True)
+def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, q_all: Any, qinv_all: Any,
+                  exact: Any, use_exact: bool, out: Any) -> None:
+    s_count, n = x.shape
+    y = np.empty((s_count, n), dtype=np.uint64)
+    for s in range(s_count):
+        q = q_all[src[s]]
+        w = yinv[s]
+        ws = yinv_sh[s]
+        for j in range(n):
+            y[s, j] = _shoup(x[s, j], w, ws, q)
+    v = np.zeros(n, dtype=np.uint64)
+    if use_exact:
+        for j in range(n):
+            acc = 0.0
+            for s in range(s_count):
+                acc = acc + np.float64(y[s, j]) * qinv_all[src[s]]
+            v[j] = np.uint64(np.floor(acc + 0.5))
+    for d in range(dst.shape[0]):
+        k = dst[d]
+        q = q_all[k]
+        qinv = qinv_all[k]
+        for j in range(n):
+            acc = _Z
+            for s in range(s_count):
+                acc += _mulmod(y[s, j], mat[s, d], q, qinv)
+            r = acc % q
+            if use_exact:
+                c = (v[j] * exact[d]) % q
+                r = r + q - c
+                r = r - q if r >= q else r
+            out[d, j] = r
+
+
+@numba.njit(cache=True)
+def _ks_inner(digits: Any, key: Any, key_rows: Any, rows: Any, q_all: Any, qinv_all: Any, out: Any) -> None:
+    g_count, r_count, n = digits.shape
+    for r in range(r_count):
+        k = rows[r]
+        q = q_all[k]
+        qinv = qinv_all[k]
+        kr = key_rows[r]
+        for j in range(n):
+            acc0 = _Z
+            acc1 = _Z
+            for g in range(g_count):
+                d = digits[g, r, j]
+                acc0 += _mulmod(d, key[g, 0, kr, j], q, qinv)
+                acc1 += _mulmod(d, key[g, 1, kr, j], q, qinv)
+            out[0, r, j] = acc0 % q
+            out[1, r, j] = acc1 % q
+
+
+@numba.njit(cache=True)
+def _permute(a: Any, perm: Any, out: Any) -> None:
+    for r in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[r, j] = a[r, perm[j]]
+
+
+# -- the kernel set (same signatures as arith_ref) ------------------------------------------------
+
+
+def add(t: Any, a: Any, b: Any, rows: Any) -> Any:
+    out = np.empty_like(a)
+    _add(a, b, rows, t.q, out)
+    return out
+
+
+def sub(t: Any, a: Any, b: Any, rows: Any) -> Any:
+    out = np.empty_like(a)
+    _sub(a, b, rows, t.q, out)
+    return out
+
+
+def neg(t: Any, a: Any, rows: Any) -> Any:
+    out = np.empty_like(a)
+    _neg(a, rows, t.q, out)
+    return out
+
+
+def mul(t: Any, a: Any, b: Any, rows: Any) -> Any:
+    out = np.empty_like(a)
+    _mul(a, b, rows, t.q, t.qinv, out)
+    return out
+
+
+def mul_const(t: Any, a: Any, c: Any, c_sh: Any, rows: Any) -> Any:
+    out = np.empty_like(a)
+    _mul_const(a, c, c_sh, rows, t.q, out)
+    return out
+
+
+def ntt(t: Any, a: Any, rows: Any) -> Any:
+    _ntt(a, rows, t.q, t.psi, t.psi_sh)
+    return a
+
+
+def intt(t: Any, a: Any, rows: Any) -> Any:
+    _intt(a, rows, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh)
+    return a
+
+
+def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, exact: Any = None) -> Any:
+    out = np.empty((len(dst), x.shape[1]), dtype=np.uint64)
+    use = exact is not None
+    _base_convert(x, src, dst, yinv, yinv_sh, mat, t.q, t.qinv, exact if use else yinv, use, out)
+    return out
+
+
+def ks_inner(t: Any, digits: Any, key: Any, key_rows: Any, rows: Any) -> Any:
+    out = np.empty((2,) + digits.shape[1:], dtype=np.uint64)
+    _ks_inner(digits, key, key_rows, rows, t.q, t.qinv, out)
+    return out
+
+
+def permute(t: Any, a: Any, perm: Any) -> Any:
+    shape = a.shape
+    flat = a.reshape(-1, shape[-1])
+    out = np.empty_like(flat)
+    _permute(flat, perm, out)
+    return out.reshape(shape)

@@ -1,0 +1,421 @@
+"""The RNS-CKKS backends: ``gpu`` (CuPy) and its CPU twin ``rns-numpy`` -- one class, two array modules.
+
+Both implement :class:`~cryptoffload.crypto.ckks.CkksBackend` with the checks of the SEAL
+adapter (:class:`~cryptoffload.crypto.ckks.CheckedBackend`: ownership, levels, scales, keys,
+the same refusals with the same messages), over :class:`~.scheme.RnsScheme`. A program that
+runs on SEAL runs here unchanged; levels and (for levels of at most 31 bits) scales are SEAL's
+exactly, since the primes are SEAL's (:mod:`.primes`).
+
+Security: parameters must be within the Homomorphic Encryption Standard's bound for 128-bit
+security with a ternary secret (Albrecht et al., "Homomorphic Encryption Security Standard",
+HomomorphicEncryption.org, 2018, Table 1: log QP <= 27, 54, 109, 218, 438, 881 bits for N =
+1024 .. 32768; :data:`~cryptoffload.crypto.ckks.CKKS_SECURITY_BITS`), counting the special
+primes, unless ``insecure_study=True``. Secrets come from ``os.urandom`` (:mod:`.sampling`).
+
+Interoperability: both backends write the same frame format (each with its own name in the
+backend field) and each reads the other's, so a ciphertext or context made by the twin loads
+on the GPU and back.
+
+Sizes (``ciphertext_bytes`` etc.) count the in-memory representation: 8-byte words, one per
+residue and physical prime (a 60-bit logical prime is two words). Serialised objects use
+4-byte words.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.framing import (
+    KIND_CIPHERTEXT,
+    KIND_NAMES,
+    KIND_PLAINTEXT,
+    KIND_PUBLIC,
+    KIND_SECRET,
+    pack_sections,
+    peek_context,
+    unpack_frame,
+    unpack_sections,
+)
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
+from cryptoffload.crypto.ckks.gpu import serial
+from cryptoffload.crypto.ckks.gpu.device import array_module
+from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
+from cryptoffload.crypto.ckks.gpu.chain import prime_chain
+from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme, SecretKey
+from cryptoffload.errors import ConfigError
+
+#: The backends whose frames are the same format (each writes its own name, each reads both).
+FRAME_NAMES = ("rns-numpy", "gpu")
+MEMORY_WORD = 8
+
+
+class RnsCkksBackend(CheckedBackend):
+    """Leveled RNS-CKKS on NumPy (this class: the CPU twin, ``rns-numpy``) or CuPy
+    (:class:`GpuCkksBackend`, ``gpu``). ``kernels`` picks the kernel set (:mod:`.arith`)."""
+
+    name = "rns-numpy"
+    hoists_rotations = True
+    array_kind = "numpy"
+
+    def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
+                 kernels: str | None = None, _randbytes: Callable[[int], bytes] = os.urandom) -> None:
+        xp = array_module(self.array_kind)  # first: a missing GPU is the one-line reason
+        super().__init__(params, insecure_study=insecure_study)
+        self.chain = prime_chain(params.poly_modulus_degree, params.coeff_mod_bits)
+        if self.chain.total_bits > params.total_bits:  # pragma: no cover - primes.py keeps each group below 2**bits
+            raise ConfigError("the physical primes exceed the parameters' modulus bits")
+        self.primes = self.chain.logical
+        self._level_bits = [math.prod(self.primes[: lv + 1]).bit_length() for lv in range(params.levels + 1)]
+        self.scheme = RnsScheme(self.chain, xp, kernels, _randbytes)
+        self.xp = xp
+        self._sk: SecretKey | None = None
+        self._pk: Any = None
+        self._rk: Any = None
+        self._gk: dict[int, Any] = {}
+        self._ck: Any = None
+
+    @property
+    def kernels(self) -> str:
+        return self.scheme.ar.kernels
+
+    # -- keys ----------------------------------------------------------------------------------
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, *,
+               conjugation: bool = False) -> None:
+        """Secret, public, relinearisation and Galois keys (``None``: power-of-two steps), and
+        the conjugation key if asked; a new key id (ciphertexts of older keys are refused)."""
+        if self._key_id is not None and not self._has_secret:
+            raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
+        steps = self._normalise_steps(rotations)
+        s = self.scheme
+        self._sk = s.gen_secret()
+        self._pk = s.gen_public(self._sk)
+        self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(self._pk)))
+        self._has_secret = True
+        self._rk = s.gen_relin(self._sk) if relin else None
+        self._has_relin = bool(relin)
+        self._galois, self._gk = {}, {}
+        self._make_galois(steps)
+        self._ck = s.gen_galois(self._sk, s.conj_elt) if conjugation else None
+
+    def add_rotation_keys(self, steps: Sequence[int]) -> None:
+        """Galois keys for more steps, same secret key and key id."""
+        self._need_secret("add_rotation_keys")
+        self._make_galois({k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois})
+
+    def _make_galois(self, steps: dict[int, str]) -> None:
+        assert self._sk is not None
+        for step, name in steps.items():
+            self._gk[step] = self.scheme.gen_galois(self._sk, self.scheme.galois_elt(step))
+            self._galois[step] = name
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
+        raw = obj.raw
+        return raw.level, raw.scale, (raw.size if isinstance(obj, Ciphertext) else 1)
+
+    def _ct(self, raw: RawCt) -> Ciphertext:
+        return Ciphertext(raw, self.fingerprint)
+
+    def ciphertext_bytes(self, ct: Ciphertext) -> int:
+        self._own(ct, Ciphertext, "ciphertext_bytes")
+        lv, _, size = self._meta(ct)
+        return size * self.chain.limbs(lv) * self.params.poly_modulus_degree * MEMORY_WORD
+
+    def plaintext_bytes(self, pt: Plaintext) -> int:
+        self._own(pt, Plaintext, "plaintext_bytes")
+        return self.chain.limbs(self._meta(pt)[0]) * self.params.poly_modulus_degree * MEMORY_WORD
+
+    def key_bytes(self) -> dict[str, int]:
+        """In-memory sizes of the evaluation keys (digits x 2 x all rows x N words)."""
+        one = len(self.chain.digits()) * 2 * len(self.chain.all) * self.params.poly_modulus_degree * MEMORY_WORD
+        out: dict[str, int] = {}
+        if self._has_relin:
+            out["relin"] = one
+        for name in self._galois.values():
+            out[name] = one
+        if self._ck is not None:
+            out["conj"] = one
+        return out
+
+    # -- encoding --------------------------------------------------------------------------------
+    def _encode_raw(self, vals: np.ndarray, level: int, scale: float) -> RawPt:
+        coeffs = self.scheme.coefficients(vals, scale)
+        peak = float(np.max(np.abs(coeffs))) if coeffs.size else 0.0
+        bits = math.log2(peak) if peak >= 1 else 0.0
+        if not peak < MAX_COEFF or math.ceil(bits) >= self._level_bits[level]:
+            raise CkksError(f"encode: encoded values are too large for the {self._level_bits[level]}-bit modulus "
+                            f"at level {level}")
+        return self.scheme.encode_coefficients(coeffs, level, scale)
+
+    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+               scale: float | None = None) -> Plaintext:
+        self._need_public("encode")
+        lv, sc = self._encode_target(like, level, scale)
+        return Plaintext(self._encode_raw(self._values(values), lv, sc), self.fingerprint)
+
+    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+        """Public-key encryption of ``values`` (or of a :class:`Plaintext`)."""
+        self._need_public("encrypt")
+        pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
+        raw = self._own(pt, Plaintext, "encrypt")
+        return self._ct(self.scheme.encrypt(raw, self._pk))
+
+    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+        raw = self._own(ct, Ciphertext, "decrypt")
+        self._need_secret("decrypt")
+        assert self._sk is not None
+        return np.ascontiguousarray(self.scheme.decrypt(raw, self._sk).real)
+
+    def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
+        """The complex slots (conjugation acts on their imaginary parts)."""
+        raw = self._own(ct, Ciphertext, "decrypt")
+        self._need_secret("decrypt")
+        assert self._sk is not None
+        return self.scheme.decrypt(raw, self._sk)
+
+    def encrypt_complex(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+        """Encrypt complex slot values (the interface's ``encrypt`` takes real ones)."""
+        self._need_public("encrypt")
+        lv, sc = self._encode_target(None, level, scale)
+        arr = np.asarray(values, dtype=np.complex128)
+        if arr.ndim != 1 or arr.size > self.slots or not np.all(np.isfinite(arr)):
+            raise CkksError(f"encrypt: values must be at most {self.slots} finite complex numbers")
+        vals = np.zeros(self.slots, dtype=np.complex128)
+        vals[: arr.size] = arr
+        return self._ct(self.scheme.encrypt(self._encode_raw(vals, lv, sc), self._pk))
+
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        raw = self._own(pt, Plaintext, "decode")
+        return np.ascontiguousarray(self.scheme.decode_poly(raw.data, raw.level, raw.scale).real)
+
+    def _pt_values(self, pt: Plaintext) -> np.ndarray:
+        return self.decode(pt)
+
+    # -- arithmetic ------------------------------------------------------------------------------
+    def _pair(self, op: str, a: Ciphertext, b: Ciphertext) -> tuple[RawCt, RawCt]:
+        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
+        self._same_level(op, a, b)
+        self._same_scale(op, a, b)
+        return ra, rb
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        return self._ct(self.scheme.add(*self._pair("add", a, b)))
+
+    def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        return self._ct(self.scheme.sub(*self._pair("sub", a, b)))
+
+    def negate(self, a: Ciphertext) -> Ciphertext:
+        return self._ct(self.scheme.negate(self._own(a, Ciphertext, "negate")))
+
+    def _with_plain(self, op: str, ct: Ciphertext, pt: Plaintext, same_scale: bool) -> tuple[RawCt, RawPt]:
+        rc, rp = self._own(ct, Ciphertext, op), self._own(pt, Plaintext, op)
+        lv = self._same_level(op, ct, pt)
+        if same_scale:
+            self._same_scale(op, ct, pt)
+        else:
+            self._scale_in_bounds(op, rc.scale * rp.scale, lv)
+        return rc, rp
+
+    def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._ct(self.scheme.add_plain(*self._with_plain("add_plain", ct, pt, True)))
+
+    def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._ct(self.scheme.sub_plain(*self._with_plain("sub_plain", ct, pt, True)))
+
+    def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        return self._ct(self.scheme.mul_plain(*self._with_plain("mul_plain", ct, pt, False)))
+
+    def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        ra, rb = self._own(a, Ciphertext, "mul"), self._own(b, Ciphertext, "mul")
+        lv = self._same_level("mul", a, b)
+        self._scale_in_bounds("mul", ra.scale * rb.scale, lv)
+        self._size2("mul", a)
+        self._size2("mul", b)
+        return self._ct(self.scheme.mul(ra, rb))
+
+    def relinearize(self, ct: Ciphertext) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "relinearize")
+        self._need_relin("relinearize", ct)
+        return self._ct(self.scheme.relinearize(raw, self._rk))
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "rescale")
+        lv = self._rescale_level(ct)
+        return self._ct(self.scheme.rescale(raw, float(self.primes[lv])))
+
+    def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
+        if isinstance(ct_or_pt, Plaintext):
+            raw_pt = self._own(ct_or_pt, Plaintext, "mod_switch_to")
+            return Plaintext(self.scheme.drop_to(raw_pt, self._target_level(ct_or_pt, level)), self.fingerprint)
+        raw = self._own(ct_or_pt, Ciphertext, "mod_switch_to")
+        lv = self._target_level(ct_or_pt, level)
+        self._scale_in_bounds("mod_switch_to", raw.scale, lv)
+        return self._ct(self.scheme.drop_to(raw, lv))
+
+    # -- rotations -------------------------------------------------------------------------------
+    def _key_of(self, name: str) -> tuple[int, Any]:
+        step = int(name.split(":", 1)[1]) % self.slots
+        return self.scheme.galois_elt(step), self._gk[step]
+
+    def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
+        raw = self._own(ct, Ciphertext, "rotate")
+        plan = self.rotation_plan(steps)
+        self._size2("rotate", ct)
+        if not plan:
+            return self._ct(RawCt(raw.data.copy(), raw.level, raw.scale))
+        for name in plan:
+            raw = self.scheme.automorphism(raw, *self._key_of(name))
+        return self._ct(raw)
+
+    def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
+        """Hoisted: the steps with a key of their own share one decomposition of the input;
+        a composed step (no key of its own) is rotated key by key."""
+        raw = self._own(ct, Ciphertext, "rotate_many")
+        steps = list(steps)
+        plans = [self.rotation_plan(s) for s in steps]
+        self._size2("rotate_many", ct)
+        direct = [i for i, p in enumerate(plans) if len(p) == 1]
+        out: list[Ciphertext | None] = [None] * len(steps)
+        if direct:
+            rots = self.scheme.automorphisms_hoisted(raw, [self._key_of(plans[i][0]) for i in direct])
+            for i, r in zip(direct, rots):
+                out[i] = self._ct(r)
+        for i, s in enumerate(steps):
+            if out[i] is None:
+                out[i] = self.rotate(ct, s)
+        return [c for c in out if c is not None]
+
+    def conjugate(self, ct: Ciphertext) -> Ciphertext:
+        """Complex conjugation of the slots (the identity on real values)."""
+        raw = self._own(ct, Ciphertext, "conjugate")
+        self._size2("conjugate", ct)
+        if self._ck is None:
+            raise CkksError("conjugate: no conjugation key (keygen(conjugation=True))")
+        return self._ct(self.scheme.automorphism(raw, self.scheme.conj_elt, self._ck))
+
+    # -- serialisation ---------------------------------------------------------------------------
+    @classmethod
+    def _writer(cls, data: bytes) -> str:
+        """The frame's backend name if it is one of :data:`FRAME_NAMES` (read as ours), else
+        our own name (so the frame check names the foreign backend)."""
+        try:
+            name = peek_context(data)[0]
+        except CkksError:
+            return cls.name
+        return name if name in FRAME_NAMES else cls.name
+
+    def _unframe(self, data: bytes, kind: int) -> bytes:
+        return unpack_frame(data, kind, self._writer(data), self.params.digest(), self.key_id)[0]
+
+    def _host(self, a: Any) -> np.ndarray:
+        return self.scheme.ar.to_host(a)
+
+    def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
+        raw = self._own(ct, Ciphertext, "serialize_ciphertext")
+        return self._frame(KIND_CIPHERTEXT, serial.pack_object(raw.level, raw.scale, self._host(raw.data)))
+
+    def _load_object(self, data: bytes, kind: int, what: str, sizes: tuple[int, ...]) -> tuple[int, float, Any]:
+        payload = self._unframe(data, kind)
+        lv, sc, arr = serial.unpack_object(payload, what, self.params.poly_modulus_degree, self.params.levels,
+                                           self.chain.limbs, self.scheme.ring.q, sizes)
+        return lv, sc, self.xp.asarray(arr)
+
+    def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
+        lv, sc, arr = self._load_object(data, KIND_CIPHERTEXT, "ciphertext", (2, 3))
+        return self._ct(RawCt(arr, lv, sc))
+
+    def serialize_plaintext(self, pt: Plaintext) -> bytes:
+        raw = self._own(pt, Plaintext, "serialize_plaintext")
+        return self._frame(KIND_PLAINTEXT, serial.pack_object(raw.level, raw.scale, self._host(raw.data)))
+
+    def deserialize_plaintext(self, data: bytes) -> Plaintext:
+        lv, sc, arr = self._load_object(data, KIND_PLAINTEXT, "plaintext", (1,))
+        return Plaintext(RawPt(arr[0], lv, sc), self.fingerprint)
+
+    def _context(self, kind: int) -> bytes:
+        self._need_public("public_context")
+        steps = sorted(self._galois.items())
+        sections = [("public", serial.residues_to_bytes(self._host(self._pk)))]
+        if self._rk is not None:
+            sections.append(("relin", serial.residues_to_bytes(self._host(self._rk))))
+        if steps:
+            sections.append(("galois", b"".join(serial.residues_to_bytes(self._host(self._gk[k])) for k, _ in steps)))
+        if self._ck is not None:
+            sections.append(("conj", serial.residues_to_bytes(self._host(self._ck))))
+        if kind == KIND_SECRET:
+            self._need_secret("secret_context")
+            assert self._sk is not None
+            sections.append(("secret", serial.secret_to_bytes(self._sk.small)))
+        header = {"params": self.params.to_dict(), "galois": steps, "insecure_study": self.insecure_study}
+        return self._frame(kind, pack_sections(header, sections))
+
+    @classmethod
+    def _from_context(cls, data: bytes, kind: int, insecure_study: bool, kernels: str | None) -> "RnsCkksBackend":
+        """Rebuild from a context frame; every key is checked (lengths, residues below their
+        primes, the key id against the public key, the secret key against the public key)."""
+        payload, key_id, pd = unpack_frame(data, kind, cls._writer(data), None, None)
+        what = KIND_NAMES[kind]
+        header, sec = unpack_sections(payload, what)
+        params = CkksParams.from_dict(header.get("params"))
+        if params.digest() != pd:
+            raise CkksError(f"serialised {what}: its parameters do not match its header")
+        self = cls(params, insecure_study=insecure_study, kernels=kernels)
+        if "public" not in sec or (kind == KIND_SECRET and "secret" not in sec):
+            raise CkksError(f"serialised {what} lacks its keys")
+        if cls.key_set_id(sec["public"]) != key_id:
+            raise CkksError(f"serialised {what}: the public key does not match the key id")
+        ring = self.scheme.ring
+        n, k, g = ring.n, ring.rows, len(ring.digits)
+
+        def load(blob: bytes, shape: tuple[int, ...], name: str) -> Any:
+            return self.xp.asarray(serial.residues_from_bytes(blob, shape, ring.q, f"{what} ({name} key)"))
+
+        self._pk = load(sec["public"], (2, k, n), "public")
+        self._rk = load(sec["relin"], (g, 2, k, n), "relinearisation") if "relin" in sec else None
+        try:
+            steps = [(int(st), str(nm)) for st, nm in header.get("galois", [])]
+        except (TypeError, ValueError):
+            raise CkksError(f"malformed {what}: Galois steps") from None
+        if any(not 0 < st < self.slots for st, _ in steps):
+            raise CkksError(f"malformed {what}: a Galois step is out of range")
+        blob = sec.get("galois", b"")
+        one = 4 * g * 2 * k * n
+        if len(blob) != one * len(steps):
+            raise CkksError(f"malformed {what}: {len(blob)} bytes of Galois keys for {len(steps)} steps")
+        for i, (st, nm) in enumerate(steps):
+            self._gk[st] = load(blob[i * one: (i + 1) * one], (g, 2, k, n), nm)
+            self._galois[st] = nm
+        self._ck = load(sec["conj"], (g, 2, k, n), "conjugation") if "conj" in sec else None
+        self._key_id = key_id
+        self._has_relin = self._rk is not None
+        if kind == KIND_SECRET:
+            small = serial.secret_from_bytes(sec["secret"], n)
+            self._sk = SecretKey(small, self.scheme.small_to_ntt(small, np.arange(k)))
+            if not self.scheme.is_key_pair(self._sk, self._pk):
+                raise CkksError(f"serialised {what}: the secret key does not belong to the public key")
+            self._has_secret = True
+        return self
+
+    @classmethod
+    def from_public_context(cls, data: bytes, *, insecure_study: bool = False,
+                            kernels: str | None = None) -> "RnsCkksBackend":
+        """A server-side backend: evaluates and encrypts, cannot decrypt."""
+        return cls._from_context(data, KIND_PUBLIC, insecure_study, kernels)
+
+    @classmethod
+    def from_secret_context(cls, data: bytes, *, insecure_study: bool = False,
+                            kernels: str | None = None) -> "RnsCkksBackend":
+        return cls._from_context(data, KIND_SECRET, insecure_study, kernels)
+
+
+class GpuCkksBackend(RnsCkksBackend):
+    """The same scheme on a CUDA GPU through CuPy (kernels in ``kernels.cu``)."""
+
+    name = "gpu"
+    array_kind = "cupy"

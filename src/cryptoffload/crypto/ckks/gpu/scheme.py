@@ -1,0 +1,297 @@
+"""Leveled RNS-CKKS on raw arrays: keys, encoding, encryption and every homomorphic op.
+
+No checks and no bookkeeping beyond levels and scales: :mod:`.backend` wraps this with the
+project's CKKS interface (ownership, level and scale checks, key registry, serialisation).
+One implementation for the CPU twin and the GPU -- arrays live in ``xp`` (NumPy or CuPy) and
+every hot loop goes through :class:`~.arith.Arith`.
+
+Representation: a ciphertext is ``(size, R, N)`` residues in NTT form over the first ``R`` data
+rows (``R = chain.limbs(level)``), a plaintext ``(R, N)``. Public and key-switching keys cover
+all rows (data and special); the secret key is kept both as its small coefficients (host) and
+in NTT form over all rows.
+
+Encryption is public-key RLWE at the special level (SEAL's ``encrypt_zero_asymmetric``):
+``(v pk_0 + e_0, v pk_1 + e_1)`` over ``Q_l P``, divided by ``P`` (so the fresh noise is a few
+units instead of ``|v e|``), then the plaintext is added. Rescaling divides by the level's
+last prime group with rounding (one prime at a time: ``(c - [c]_q) / q`` with ``[c]_q`` the
+centred remainder), as SEAL's ``divide_and_round_q_last``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from cryptoffload.crypto.ckks.gpu import keyswitch
+from cryptoffload.crypto.ckks.gpu.arith import Arith
+from cryptoffload.crypto.ckks.gpu.encoder import CrtDecoder, SpecialFft, to_residues
+from cryptoffload.crypto.ckks.gpu.chain import PrimeChain
+from cryptoffload.crypto.ckks.gpu.ring import RnsRing
+from cryptoffload.crypto.ckks.gpu.sampling import Sampler
+
+
+@dataclass(repr=False)
+class RawCt:
+    """A ciphertext: ``data`` ``(size, R, N)`` NTT-form residues at logical ``level`` and ``scale``."""
+
+    data: Any
+    level: int
+    scale: float
+
+    @property
+    def size(self) -> int:
+        return int(self.data.shape[0])
+
+    def __repr__(self) -> str:
+        return f"<RawCt size {self.size} level {self.level} scale 2^{np.log2(self.scale):.2f}>"
+
+
+@dataclass(repr=False)
+class RawPt:
+    """A plaintext: ``data`` ``(R, N)`` NTT-form residues at ``level`` and ``scale``."""
+
+    data: Any
+    level: int
+    scale: float
+
+    def __repr__(self) -> str:
+        return f"<RawPt level {self.level} scale 2^{np.log2(self.scale):.2f}>"
+
+
+@dataclass(repr=False, eq=False)
+class SecretKey:
+    """The secret key; its repr never shows it (it could reach a log or a traceback)."""
+
+    small: np.ndarray  # (N,) int8 coefficients in {-1, 0, 1}, host
+    ntt: Any           # (K, N) NTT form over every row, device
+
+    def __repr__(self) -> str:
+        return "<SecretKey (hidden)>"
+
+
+class RnsScheme:
+    """The scheme over one prime chain, one array module and one kernel set."""
+
+    def __init__(self, chain: PrimeChain, xp: Any, kernels: str | None = None,
+                 randbytes: Callable[[int], bytes] = os.urandom) -> None:
+        self.ring = RnsRing(chain)
+        self.ar = Arith(self.ring, xp, kernels)
+        self.xp = xp
+        self.fft = SpecialFft(self.ring.n)
+        self.sampler = Sampler(randbytes)
+        self._crt: dict[int, CrtDecoder] = {}
+        self.top = len(chain.data_groups) - 1
+
+    @property
+    def n(self) -> int:
+        return self.ring.n
+
+    def rows(self, level: int) -> np.ndarray:
+        return self.ring.data_rows(level)
+
+    # -- small polynomials --------------------------------------------------------------------
+    def small_to_ntt(self, coeffs: np.ndarray, rows: np.ndarray) -> Any:
+        """Integer coefficients (host, ``(..., N)``) to NTT-form residues over ``rows``: ``(..., R, N)``."""
+        q = self.ring.q[rows].astype(np.int64)
+        res = (coeffs.astype(np.int64)[..., None, :] % q[:, None]).astype(np.uint64)
+        return self.ar.ntt(self.ar.asarray(res), rows)
+
+    # -- keys ---------------------------------------------------------------------------------
+    def gen_secret(self) -> SecretKey:
+        small = self.sampler.ternary(self.n).astype(np.int8)
+        return SecretKey(small, self.small_to_ntt(small, np.arange(self.ring.rows)))
+
+    def _rlwe_zero(self, s_ntt: Any) -> tuple[Any, Any]:
+        """``(-a s + e, a)`` over every row, ``a`` uniform (uniform residues are uniform in
+        either domain, so ``a`` is drawn directly in NTT form)."""
+        all_rows = np.arange(self.ring.rows)
+        a = self.ar.asarray(self.sampler.uniform(self.ring.primes, self.n))
+        e = self.small_to_ntt(self.sampler.gaussian(self.n), all_rows)
+        b = self.ar.sub(e, self.ar.mul(a, s_ntt, all_rows), all_rows)
+        return b, a
+
+    def is_key_pair(self, sk: SecretKey, pk: Any) -> bool:
+        """Whether ``pk_0 + pk_1 s`` is the small error it must be (a loaded secret key checked
+        against the public key: a mismatch would decrypt everything to noise)."""
+        row = np.array([0])
+        e = self.ar.add(pk[0, :1], self.ar.mul(pk[1, :1], sk.ntt[:1], row), row)
+        coeff = self.ar.to_host(self.ar.intt(e, row))[0].astype(np.int64)
+        q = int(self.ring.q[0])
+        centred = np.where(coeff > q // 2, coeff - q, coeff)
+        return bool(np.max(np.abs(centred)) <= 19)
+
+    def gen_public(self, sk: SecretKey) -> Any:
+        b, a = self._rlwe_zero(sk.ntt)
+        return self.xp.stack([b, a])
+
+    def gen_switch(self, sk: SecretKey, s_from: Any) -> Any:
+        """Key switching key from ``s_from`` (NTT form, every row) to ``sk``: ``(G, 2, K, N)``."""
+        ring = self.ring
+        out = []
+        for rows in ring.digits:
+            b, a = self._rlwe_zero(sk.ntt)
+            r = np.array(rows)
+            pmod, pmod_sh = self.ar.const(("pmod", rows), lambda r=r: ring.constant(ring.p_product, r))
+            b[r] = self.ar.add(b[r], self.ar.mul_const(s_from[r], pmod, pmod_sh, r), r)
+            out.append(self.xp.stack([b, a]))
+        return self.xp.stack(out)
+
+    def gen_relin(self, sk: SecretKey) -> Any:
+        all_rows = np.arange(self.ring.rows)
+        return self.gen_switch(sk, self.ar.mul(sk.ntt, sk.ntt, all_rows))
+
+    def gen_galois(self, sk: SecretKey, elt: int) -> Any:
+        return self.gen_switch(sk, self.ar.permute(sk.ntt, elt))
+
+    def galois_elt(self, steps: int) -> int:
+        """Galois element of a left rotation by ``steps``: ``5**steps mod 2N``."""
+        return pow(5, steps % (self.n // 2), 2 * self.n)
+
+    @property
+    def conj_elt(self) -> int:
+        return 2 * self.n - 1
+
+    # -- encoding -------------------------------------------------------------------------------
+    def coefficients(self, slots: np.ndarray, scale: float) -> np.ndarray:
+        """Real coefficients of the encoding of complex ``slots`` at ``scale`` (host, unrounded)."""
+        return self.fft.encode(slots, scale)
+
+    def encode(self, slots: np.ndarray, level: int, scale: float) -> RawPt:
+        return self.encode_coefficients(self.coefficients(slots, scale), level, scale)
+
+    def encode_coefficients(self, coeffs: np.ndarray, level: int, scale: float) -> RawPt:
+        """A plaintext from real coefficients (rounded here) at ``level``/``scale``."""
+        rows = self.rows(level)
+        res = to_residues(coeffs, self.ring.q[rows].tolist())
+        return RawPt(self.ar.ntt(self.ar.asarray(res), rows), level, scale)
+
+    def decode_poly(self, poly: Any, level: int, scale: float) -> np.ndarray:
+        """Complex slots of an NTT-form polynomial at ``level``/``scale``."""
+        rows = self.rows(level)
+        coeff = self.ar.to_host(self.ar.intt(poly.copy(), rows))
+        crt = self._crt.get(level)
+        if crt is None:
+            crt = self._crt[level] = CrtDecoder(self.ring.q[rows].tolist())
+        return self.fft.decode(crt.decode(coeff), scale)
+
+    # -- encryption -------------------------------------------------------------------------------
+    def encrypt(self, pt: RawPt, pk: Any) -> RawCt:
+        ar, level = self.ar, pt.level
+        qp = self.ring.qp_rows(level)
+        v = self.small_to_ntt(self.sampler.ternary(self.n), qp)
+        e = self.small_to_ntt(np.stack([self.sampler.gaussian(self.n), self.sampler.gaussian(self.n)]), qp)
+        pk_l = pk[:, qp]
+        c = ar.add(ar.mul(self.xp.stack([v, v]), pk_l, qp), e, qp)
+        c = keyswitch.mod_down(ar, c, level)
+        rows = self.rows(level)
+        c[0] = ar.add(c[0], pt.data, rows)
+        return RawCt(c, level, pt.scale)
+
+    def decrypt(self, ct: RawCt, sk: SecretKey) -> np.ndarray:
+        """Complex slots of ``ct`` (any size: ``c0 + c1 s + c2 s^2 + ...``)."""
+        ar, rows = self.ar, self.rows(ct.level)
+        s = sk.ntt[rows]
+        acc = ct.data[ct.size - 1]
+        for i in range(ct.size - 2, -1, -1):             # Horner in s
+            acc = ar.add(ar.mul(acc, s, rows), ct.data[i], rows)
+        return self.decode_poly(acc, ct.level, ct.scale)
+
+    # -- arithmetic ---------------------------------------------------------------------------------
+    def add(self, a: RawCt, b: RawCt) -> RawCt:
+        rows = self.rows(a.level)
+        big, small = (a, b) if a.size >= b.size else (b, a)
+        data = big.data.copy()
+        data[: small.size] = self.ar.add(big.data[: small.size], small.data, rows)
+        return RawCt(data, a.level, a.scale)
+
+    def negate(self, a: RawCt) -> RawCt:
+        return RawCt(self.ar.neg(a.data, self.rows(a.level)), a.level, a.scale)
+
+    def sub(self, a: RawCt, b: RawCt) -> RawCt:
+        return self.add(a, self.negate(b))
+
+    def add_plain(self, a: RawCt, p: RawPt) -> RawCt:
+        data = a.data.copy()
+        data[0] = self.ar.add(a.data[0], p.data, self.rows(a.level))
+        return RawCt(data, a.level, a.scale)
+
+    def sub_plain(self, a: RawCt, p: RawPt) -> RawCt:
+        data = a.data.copy()
+        data[0] = self.ar.sub(a.data[0], p.data, self.rows(a.level))
+        return RawCt(data, a.level, a.scale)
+
+    def mul_plain(self, a: RawCt, p: RawPt) -> RawCt:
+        rows = self.rows(a.level)
+        pb = self.xp.broadcast_to(p.data, a.data.shape)
+        return RawCt(self.ar.mul(a.data, pb, rows), a.level, a.scale * p.scale)
+
+    def mul(self, a: RawCt, b: RawCt) -> RawCt:
+        """Tensor product of two size-2 ciphertexts: size 3, not relinearised."""
+        ar, rows, xp = self.ar, self.rows(a.level), self.xp
+        left = xp.stack([a.data[0], a.data[0], a.data[1], a.data[1]])
+        right = xp.stack([b.data[0], b.data[1], b.data[0], b.data[1]])
+        p = ar.mul(left, right, rows)
+        return RawCt(xp.stack([p[0], ar.add(p[1], p[2], rows), p[3]]), a.level, a.scale * b.scale)
+
+    def relinearize(self, a: RawCt, relin_key: Any) -> RawCt:
+        rows = self.rows(a.level)
+        ks = keyswitch.switch(self.ar, a.data[2], relin_key, a.level)
+        return RawCt(self.ar.add(a.data[:2], ks, rows), a.level, a.scale)
+
+    def rescale(self, a: RawCt, divisor: float) -> RawCt:
+        """Drop the level's prime group (one prime at a time, rounding); the scale is divided
+        by ``divisor`` (the group's product, as the bookkeeping knows it)."""
+        data = a.data
+        limbs = self.ring.chain.limbs(a.level - 1)
+        while data.shape[1] > limbs:
+            data = self._drop_last(data)
+        return RawCt(data, a.level - 1, a.scale / divisor)
+
+    def _drop_last(self, data: Any) -> Any:
+        ar, ring = self.ar, self.ring
+        r = data.shape[1]
+        last = r - 1
+        rest = np.arange(last)
+        q_last = int(ring.q[last])
+        half = (q_last - 1) // 2
+        hl, hr = ar.const(("half", r), lambda: (
+            np.full((1, ring.n), half, dtype=np.uint64),
+            np.repeat((np.uint64(half) % ring.q[rest])[:, None], ring.n, axis=1)))
+        qinv, qinv_sh = ar.const(("qlast_inv", r), lambda: ring.inverse_of(q_last, rest))
+        out = self.xp.empty((data.shape[0], last, ring.n), dtype=self.xp.uint64)
+        for b in range(data.shape[0]):
+            x = ar.intt(data[b, last:].copy(), np.array([last]))
+            y = ar.add(x, hl, np.array([last]))
+            t = ar.ntt(ar.sub(ar.base_convert(y, (last,), tuple(rest.tolist())), hr, rest), rest)
+            out[b] = ar.mul_const(ar.sub(data[b, :last], t, rest), qinv, qinv_sh, rest)
+        return out
+
+    def drop_to(self, a: RawCt | RawPt, level: int) -> Any:
+        """The same value with fewer rows (no rescale): valid modulo any divisor of ``Q``."""
+        limbs = self.ring.chain.limbs(level)
+        if isinstance(a, RawPt):
+            return RawPt(a.data[:limbs].copy(), level, a.scale)
+        return RawCt(a.data[:, :limbs].copy(), level, a.scale)
+
+    # -- automorphisms --------------------------------------------------------------------------
+    def automorphism(self, a: RawCt, elt: int, key: Any) -> RawCt:
+        """``X -> X**elt`` and a key switch back to ``s`` (a rotation, or conjugation)."""
+        rows = self.rows(a.level)
+        c = self.ar.permute(a.data, elt)
+        ks = keyswitch.switch(self.ar, c[1], key, a.level)
+        return RawCt(self.xp.stack([self.ar.add(c[0], ks[0], rows), ks[1]]), a.level, a.scale)
+
+    def automorphisms_hoisted(self, a: RawCt, elts_keys: Sequence[tuple[int, Any]]) -> list[RawCt]:
+        """Several automorphisms of one ciphertext sharing one decomposition of ``c1``."""
+        ar, rows, level = self.ar, self.rows(a.level), a.level
+        digits = keyswitch.decompose(ar, a.data[1], level)
+        out = []
+        for elt, key in elts_keys:
+            acc = keyswitch.inner(ar, ar.permute(digits, elt), key, level)
+            ks = keyswitch.mod_down(ar, acc, level)
+            out.append(RawCt(self.xp.stack([ar.add(ar.permute(a.data[0], elt), ks[0], rows), ks[1]]), level,
+                             a.scale))
+        return out

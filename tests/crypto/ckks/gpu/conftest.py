@@ -1,0 +1,33 @@
+"""Key sets made once per module: the CPU twin and SEAL on the same small parameters."""
+
+from __future__ import annotations
+
+import pytest
+
+from cryptoffload.crypto.ckks import make_backend, power_of_two_steps
+
+from .cuda_host import build, compiler
+from .gpu_helpers import PARAMS, ROTATIONS
+
+
+@pytest.fixture(scope="module")
+def twin():
+    """Keys for ROTATIONS and every power of two (so any step composes), and conjugation."""
+    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b.keygen(ROTATIONS + power_of_two_steps(PARAMS.slots), conjugation=True)
+    return b
+
+
+@pytest.fixture(scope="module")
+def seal():
+    b = make_backend("seal", PARAMS, insecure_study=True)
+    b.keygen(ROTATIONS)
+    return b
+
+
+@pytest.fixture(scope="session")
+def host_lib(tmp_path_factory):
+    """kernels.cu built for the CPU (skips without a C++ compiler)."""
+    if compiler() is None:
+        pytest.skip("no C++ compiler (g++) on PATH to build kernels.cu for the host")
+    return build(tmp_path_factory.mktemp("kernels_host"))

@@ -1,0 +1,34 @@
+"""The CUDA source: it compiles for the H100 (sm_90) with nvcc where nvcc is installed, names the
+kernels arith_cuda launches, and its module imports without CuPy. (Its arithmetic is checked
+against the twin on the host in test_arith.py and test_scheme.py.)"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from cryptoffload.crypto.ckks.gpu import arith_cuda
+
+
+def test_source_ships_with_the_package_and_names_every_launched_kernel():
+    src = arith_cuda.source()
+    defined = set(re.findall(r'extern "C" __global__ void (\w+)\(', src))
+    launched = set(re.findall(r'_kernel\("(\w+)"\)', open(arith_cuda.__file__, encoding="utf-8").read()))
+    launched |= {f"{name}_k" for name in ("add", "sub", "neg", "mul", "mul_const")}
+    assert launched <= defined
+    assert "curand" not in src   # no GPU random numbers: all randomness comes from the host's CSPRNG
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH (the CUDA toolkit is not installed)")
+def test_kernels_compile_for_sm90_with_nvcc(tmp_path):
+    cu = tmp_path / "kernels.cu"
+    cu.write_text(arith_cuda.source(), encoding="utf-8")
+    ptx = tmp_path / "kernels.ptx"
+    run = subprocess.run(["nvcc", "-arch=sm_90", "--ptx", "-std=c++17", str(cu), "-o", str(ptx)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    entries = set(re.findall(r"\.entry (\w+)\(", ptx.read_text()))
+    assert set(re.findall(r'extern "C" __global__ void (\w+)\(', cu.read_text())) == entries
