@@ -50,3 +50,18 @@ def test_check_non_negative_allows_zero_only_extra() -> None:
     for bad in (-1e-9, math.nan, -math.inf):
         with pytest.raises(ConfigError, match="x must be a non-negative finite number"):
             check_non_negative("x", bad)
+
+
+def test_parse_lists() -> None:
+    from cryptoffload.checks import parse_floats, parse_ints, split_list
+
+    assert parse_floats("--rates", "100, 1e3,") == [100.0, 1000.0]
+    assert parse_ints("--devices", "1, 2,4") == [1, 2, 4]
+    assert split_list("--modes", " tls,,plain ") == ["tls", "plain"]
+    with pytest.raises(ConfigError, match="--rates must be comma-separated numbers, got '10,abc'"):
+        parse_floats("--rates", "10,abc")
+    for bad in ("2,x", "0", ""):
+        with pytest.raises(ConfigError, match="--devices must be a comma-separated list of positive integers"):
+            parse_ints("--devices", bad)
+    with pytest.raises(ConfigError, match="--modes: give at least one value"):
+        split_list("--modes", " , ")

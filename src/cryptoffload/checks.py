@@ -46,3 +46,30 @@ def check_positive(what: str, value: object, *, allow_zero: bool = False,
 def check_non_negative(what: str, value: object, *, error: type[CryptoffloadError] = ConfigError) -> float:
     """Like :func:`check_positive` but allowing zero (an idealised, free operation)."""
     return check_positive(what, value, allow_zero=True, error=error)
+
+
+def parse_floats(what: str, text: str) -> list[float]:
+    """Comma-separated numbers (``"100,1e3"``); empty items are skipped."""
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'") from None
+
+
+def parse_ints(what: str, text: str) -> list[int]:
+    """Comma-separated positive integers (``"1,2,4"``), at least one."""
+    try:
+        vals = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}") from None
+    if not vals or any(v < 1 for v in vals):
+        raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}")
+    return vals
+
+
+def split_list(what: str, text: str) -> list[str]:
+    """Comma-separated names, stripped, at least one."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise ConfigError(f"{what}: give at least one value")
+    return items

@@ -1,41 +1,51 @@
-"""``cryptoffload report``: every registered study is run."""
+"""``cryptoffload report`` (what ``make demo`` runs): every registered study is run, each in its
+own folder, including runs that need an artifact made earlier in the report."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from cryptoffload import cli
+from cryptoffload.report.result import StudyResult
+from cryptoffload.studies import all_studies
 
 
-def test_report_runs_every_registered_study(tmp_path: Path, monkeypatch) -> None:
-    """`report` (what `make demo` runs) wires each study in STUDIES to its runner: every study's
-    run() is called once with its own output folder (the studies themselves are stubbed; their
-    own tests run them). A study missing from the wiring, or a runner that cannot even start
-    (a name not imported), fails here rather than in `make demo`."""
-    import importlib
-
-    from typer.testing import CliRunner
-
-    from cryptoffload import cli
-    from cryptoffload.errors import ConfigError
-    from cryptoffload.report.result import StudyResult
-    from cryptoffload.studies import STUDIES
-
-    called: list[str] = []
+def test_report_runs_every_registered_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every study's run() is called with its own output folder (the studies themselves are
+    stubbed; their own tests run them). A study missing from the report, or a run that cannot
+    even start, fails here rather than in `make demo`. The HE-CNN inference and the cipher
+    calibration are stubbed too: the in-storage study's second run gets the recorded trace,
+    the FPGA study the measured profile."""
+    configs: dict[str, object] = {}
+    studies = all_studies()
 
     def stub(name: str):
         def run(cfg, out, progress=None):
-            called.append(name)
-            assert Path(out).name.startswith(name)
+            configs[Path(out).name] = cfg
             return StudyResult(name, name, "quick", 0, "test", {})
         return run
 
-    for name, module in STUDIES.items():
-        monkeypatch.setattr(importlib.import_module(module), "run", stub(name))
+    for name, spec in studies.items():
+        monkeypatch.setattr(importlib.import_module(spec.module), "run", stub(name))
 
-    def no_inference(*a, **k):
-        raise ConfigError("skipped in this test")
+    def infer_image(index, trace_out):
+        Path(trace_out).write_text("{}")
+        return SimpleNamespace(prediction=7, plain_prediction=7, label=7, seconds={"evaluate": 1.0},
+                               as_dict=lambda: {"prediction": 7})
 
-    monkeypatch.setattr("cryptoffload.apps.he_cnn.infer.infer_image", no_inference)
-    res = CliRunner().invoke(cli.app, ["report", "--out", str(tmp_path / "r"), "--no-calibrate"])
+    monkeypatch.setattr("cryptoffload.apps.he_cnn.infer.infer_image", infer_image)
+    monkeypatch.setattr("cryptoffload.sim.calibrate.calibrate_ciphers", lambda out, **kw: Path(out))
+    out = tmp_path / "r"
+    res = CliRunner().invoke(cli.app, ["report", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert sorted(set(called)) == sorted(STUDIES)
-    assert (tmp_path / "r" / "index.html").exists()
+    runs = {run.name for spec in studies.values() for run in spec.report_runs()}
+    assert set(configs) == runs and set(studies) <= runs and "isc-he-cnn-trace" in runs
+    assert configs["isc-he-cnn-trace"].model == str(out / "he-cnn" / "trace.json")
+    assert configs["isc-he-cnn"].model is None
+    assert configs["fpga-reconfig"].sw_profile == str(out / "calibration" / "ciphers.toml")
+    assert (out / "he-cnn" / "infer.json").exists() and (out / "index.html").exists()

@@ -104,3 +104,21 @@ def test_study_paillier_offload_bad_option(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "study", "paillier-offload", "--quick", "--bits", "1001", "--out", "po")
     assert_user_error(proc, "even")
     assert_nothing_written(tmp_path / "po")
+
+
+def test_every_registered_study_has_a_command_with_its_options() -> None:
+    """The `study NAME` commands are generated from the registry: each has --quick, --out,
+    --no-progress and every option the study declares."""
+    from typer.testing import CliRunner
+
+    from cryptoffload import cli
+    from cryptoffload.studies import all_studies
+
+    studies = all_studies()
+    assert {"bsgs-multidevice", "fpga-reconfig", "isc-he-cnn", "paillier-offload", "ridge", "tls-offload"} <= set(studies)
+    for name, spec in studies.items():
+        res = CliRunner().invoke(cli.app, ["study", name, "--help"], env={"COLUMNS": "300"})
+        assert res.exit_code == 0, res.output
+        for flag in ["--quick", "--out", "--no-progress", *(o.flag.split("/")[0] for o in spec.options)]:
+            assert flag in res.output, (name, flag)
+        assert ("--seed" in res.output) == (spec.seed_help is not None)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.cli.options import parse_ints
+from cryptoffload.checks import parse_ints
 from cryptoffload.cli.root import console
 from cryptoffload.papers import PAPERS
 
@@ -28,7 +28,7 @@ def plan_bsgs_cmd(
     from cryptoffload.policies.bsgs_plan import plan_bsgs
     from cryptoffload.report.tables import render_table
 
-    table = plan_bsgs(profile, parse_ints(devices, "--devices"), diagonals=diagonals, strategy=strategy, space=space,
+    table = plan_bsgs(profile, parse_ints("--devices", devices), diagonals=diagonals, strategy=strategy, space=space,
                       naive_baby=naive_baby, exhaustive=exhaustive)
     render_table(table, console)
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.cli.options import split_list
+from cryptoffload.checks import split_list
 from cryptoffload.cli.root import console, err_console, progress_bar
 from cryptoffload.io import write_json
 
@@ -96,9 +96,9 @@ def tls_bench(
     from cryptoffload.apps.tls.tables import bench_tables
     from cryptoffload.errors import ConfigError
 
-    mode_list = [check_mode(m) for m in split_list(modes, "--modes")]
-    size_list = [parse_size(s) for s in split_list(sizes, "--sizes")]
-    client_list = split_list(clients, "--clients")
+    mode_list = [check_mode(m) for m in split_list("--modes", modes)]
+    size_list = [parse_size(s) for s in split_list("--sizes", sizes)]
+    client_list = split_list("--clients", clients)
     for c in client_list:
         if c not in CLIENTS:
             raise ConfigError(f"unknown client {c!r}; choose one of {', '.join(CLIENTS)}")
@@ -114,7 +114,7 @@ def tls_bench(
         conns: list[int] = []
     elif wrk_connections is not None:
         try:
-            conns = [int(c) for c in split_list(wrk_connections, "--wrk-connections")]
+            conns = [int(c) for c in split_list("--wrk-connections", wrk_connections)]
         except ValueError:
             raise ConfigError(f"--wrk-connections: not integers: {wrk_connections!r}") from None
         if any(c < 1 for c in conns):

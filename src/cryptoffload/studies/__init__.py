@@ -1,29 +1,48 @@
 """Studies: one module per source paper (workload + platform + policies + the paper's tables).
 
-The registry maps a study name to its module so the CLI, ``cryptoffload report`` and the tests
-find every study the same way. Each module exposes ``NAME``, ``TITLE``, a config dataclass and
-``run(cfg, out, progress) -> StudyResult``.
+Each study module registers itself with :func:`register_study` (see :mod:`.registry`) on its
+``run(cfg, out, progress) -> StudyResult``; the CLI, ``cryptoffload report`` and the tests find
+every study through :func:`all_studies` and :func:`get_study`. Study modules are found by
+listing this package, so adding one is adding its file; they are imported only when a study
+is asked for (importing all of them takes seconds, and most commands need none).
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import pkgutil
 
-from cryptoffload.errors import ConfigError
+from cryptoffload.studies.registry import (
+    Option, ReportContext, ReportRun, StudySpec, register_study, registered, unknown_study)
 
-STUDIES: dict[str, str] = {
-    "bsgs-multidevice": "cryptoffload.studies.bsgs_multidevice",
-    "fpga-reconfig": "cryptoffload.studies.fpga_reconfig",
-    "isc-he-cnn": "cryptoffload.studies.isc_he_cnn",
-    "paillier-offload": "cryptoffload.studies.paillier_offload",
-    "ridge": "cryptoffload.studies.ridge",
-    "tls-offload": "cryptoffload.studies.tls_offload",
-}
+_INFRASTRUCTURE = {"registry", "runner"}
 
 
-def study_module(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(STUDIES[name])
-    except KeyError:
-        raise ConfigError(f"unknown study '{name}' (known: {', '.join(STUDIES)})") from None
+def _study_modules() -> list[str]:
+    return [m.name for m in pkgutil.iter_modules(__path__)
+            if not m.name.startswith("_") and m.name not in _INFRASTRUCTURE]
+
+
+def all_studies() -> dict[str, StudySpec]:
+    """Every study, by name (imports every study module)."""
+    for module in _study_modules():
+        importlib.import_module(f"{__name__}.{module}")
+    return registered()
+
+
+def get_study(name: str) -> StudySpec:
+    """One study by name: its module is tried first under the study's own name
+    (``fpga-reconfig`` -> ``fpga_reconfig``), then every module; unknown names are a
+    :class:`~cryptoffload.errors.ConfigError` listing the known ones."""
+    module = name.replace("-", "_")
+    if module in _study_modules():
+        importlib.import_module(f"{__name__}.{module}")
+    spec = registered().get(name)
+    if spec is None:
+        spec = all_studies().get(name)
+    if spec is None:
+        raise unknown_study(name)
+    return spec
+
+
+__all__ = ["Option", "ReportContext", "ReportRun", "StudySpec", "all_studies", "get_study", "register_study"]

@@ -32,11 +32,13 @@ import numpy as np
 from cryptoffload import __version__
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
+from cryptoffload.papers import PAPERS
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles.loader import builtin_profile_path, load_profile
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim.op_dag import DagCosts
+from cryptoffload.studies.registry import Option, as_str, int_tuple, register_study
 from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, bootstrap_stages, check_positive_int
 
 NAME = "bsgs-multidevice"
@@ -284,6 +286,28 @@ def load_openfhe(path: str | None) -> dict[str, Any] | None:
 
 
 # ---- the study -----------------------------------------------------------------------------------
+def _scheduler(flag: str, text: str) -> str:
+    from cryptoffload.engines.dask import parse_scheduler
+
+    return parse_scheduler(text)
+
+
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["multi-device-bootstrapping"], config=BsgsMultideviceConfig,
+    summary="BSGS for multi-device bootstrapping: U280 model vs Table 1, and real Dask runs vs the model.",
+    quick="Fewer measured configurations and repeats.", seed="Seed of the simulation (cryptography is never seeded).",
+    options=[
+        Option("--profile", "profile", str, "bsgs_u280", "Cost profile of the paper setup (name or TOML)."),
+        Option("--measure/--no-measure", "measure", bool, True,
+               "Also run real BSGS products on Dask workers and compare with the model."),
+        Option("--calibration", "calibration", Path, help="Measured CKKS profile to use instead of calibrating now.",
+               convert=as_str),
+        Option("--workers", "measured_devices", str, "1,2", "Worker counts for the measured runs.", convert=int_tuple),
+        Option("--babies", "measured_babies", help="Baby-step sizes for the measured runs (e.g. 2,4,8).",
+               convert=int_tuple),
+        Option("--scheduler", "scheduler", help="Dask scheduler tcp://HOST:PORT (default: local).", convert=_scheduler),
+    ],
+)
 def run(cfg: BsgsMultideviceConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()

@@ -22,8 +22,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cryptoffload import __version__
+from cryptoffload.checks import parse_floats
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
+from cryptoffload.papers import PAPERS
 from cryptoffload.policies import ngram
 from cryptoffload.policies.reconfig import (
     BEYOND_POLICIES,
@@ -38,6 +40,7 @@ from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim import reconfig_fast as fast
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
+from cryptoffload.studies.registry import Option, ReportContext, ReportRun, as_str, names, register_study
 from cryptoffload.workloads.web_trace import Trace, generate_trace, load_trace
 
 NAME = "fpga-reconfig"
@@ -345,6 +348,37 @@ def check_claims(result: StudyResult, runs: list[PolicyRun], policies: Sequence[
     return claims
 
 
+def _calibrated_ciphers(ctx: ReportContext) -> str:
+    from cryptoffload.sim.calibrate import calibrate_ciphers
+
+    return str(calibrate_ciphers(ctx.out / "calibration" / "ciphers.toml", seconds=0.3 if ctx.full else 0.05,
+                                 progress=True))
+
+
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["fpga-reconfiguration"], config=FpgaReconfigConfig,
+    summary="FPGA reconfiguration hidden by overlap and request prediction.",
+    quick="Reduced run (61,000 requests per rate), under 30 s.", seed="Seed of the generated traces (simulation only).",
+    options=[
+        Option("--rates", "rates", help="Comma-separated request rates (req/s).", convert=parse_floats),
+        Option("--policies", "policies", help="Comma-separated policies (default: all).", convert=names),
+        Option("--requests", "requests", int, help="Requests per rate (default 610,000; quick 61,000)."),
+        Option("--profile", "profile", str, "virtex2_ciphers", "Platform profile (name or TOML path)."),
+        Option("--sw-profile", "sw_profile",
+               help="Measured software profile (from `calibrate ciphers`) for a 'this machine' table."),
+        Option("--reconfig-ms", "reconfig_ms", float,
+               help="Override reconfiguration time (default: from bitstream size and clock)."),
+        Option("--trace", "trace", Path, help="Replay a log (CSV time,client,bytes or Common Log Format).",
+               convert=as_str),
+        Option("--history", "history", Path, help="History log for the n-gram tables (default: generated, other seed).",
+               convert=as_str),
+        Option("--window-mb", "window_mb", float, 5.0, "Prediction interval in MB (paper: 5)."),
+        Option("--engine", "engine", str, "fast", "fast (numba) or simpy (reference model, slow)."),
+    ],
+    # the 'this machine' table needs this machine's cipher throughput, measured first
+    report=lambda spec: [ReportRun(NAME, lambda ctx: spec.default_config(
+        ctx, sw_profile=ctx.artifact("ciphers-profile", _calibrated_ciphers) if ctx.calibrate else None))],
+)
 def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     """Run the study and write ``out``; returns the result (also written as result.json)."""
     cfg.validate()

@@ -26,11 +26,13 @@ from typing import Any, Callable
 from cryptoffload import __version__
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
+from cryptoffload.papers import PAPERS
 from cryptoffload.profiles import load_profile
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim.isc_platform import LABELS, PLATFORM_PROFILE, PLATFORMS, IscRun, PlatformPreset, load_platforms, simulate
 from cryptoffload.sim.storage import FPGA_PROFILE, CompiledProgram, FpgaCostModel, check_fits, compile_steps
+from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_program import PAPER_PROFILE, HEProgram, generate_cnn, load_model
 
 NAME = "isc-he-cnn"
@@ -237,6 +239,40 @@ plan = plan_isc
 # study
 
 
+def _recorded_he_cnn_trace(ctx: ReportContext) -> Path:
+    """One real encrypted MNIST inference (SEAL, per-channel packing): its op trace is what the
+    in-storage study simulates next to the paper-calibrated program."""
+    from cryptoffload.apps.he_cnn.infer import infer_image
+    from cryptoffload.io import write_json
+
+    folder = ctx.out / "he-cnn"
+    folder.mkdir(parents=True, exist_ok=True)
+    trace = folder / "trace.json"
+    res = infer_image(0, trace_out=trace)
+    write_json(folder / "infer.json", res.as_dict())
+    ctx.log(f"encrypted MNIST inference (image 0): predicted {res.prediction} (plaintext {res.plain_prediction}, "
+            f"label {res.label}) in {res.seconds['evaluate']:.2f} s; trace written to {trace}")
+    return trace
+
+
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["in-storage-he"], config=IscHeCnnConfig,
+    summary="HE CNN inference on FPGA, FPGA&SSD and computational storage (simulated).",
+    quick="Coarser op merging (a few seconds).", seed=None,
+    options=[
+        Option("--model", "model",
+               help="paper (default: paper-calibrated), generated (CNN generator) or a trace JSON."),
+        Option("--dram-gb", "dram_gb", float, help="Device DRAM (default: the preset's 8 GB)."),
+        Option("--queries", "queries", int, 1, "Inferences per device for the throughput runs."),
+        Option("--clients", "plan_clients", int, 10_000, "Clients for the capacity plan table."),
+    ],
+    # the paper-calibrated program, then the trace of a real encrypted inference recorded here
+    report=lambda spec: [
+        ReportRun(NAME, spec.default_config),
+        ReportRun(f"{NAME}-trace", lambda ctx: spec.default_config(
+            ctx, model=str(ctx.artifact("he-cnn-trace", _recorded_he_cnn_trace)))),
+    ],
+)
 def run(cfg: IscHeCnnConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()

@@ -28,11 +28,14 @@ from cryptoffload import __version__, bench
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.engines.registry import ENGINE_NAMES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
+from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim import qat
+from cryptoffload.studies.registry import Option, register_study
 
 NAME = "paillier-offload"
 TITLE = "Paillier offload: QAT coroutines modelled, CPU and IFMA engines measured (seed 003)"
@@ -206,6 +209,23 @@ def _check_decrypts(sk: pl.PrivateKey, msgs: Sequence[int], cts: Sequence[int], 
 # study
 
 
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["qat-paillier"], config=PaillierOffloadConfig,
+    summary="Paillier offload to QAT with coroutines (simulated) and on this machine (measured).",
+    quick="Reduced run (3,000 simulated, 512 measured encryptions).",
+    seed="Seed of the simulation (cryptography is never seeded).",
+    options=[
+        Option("--bits", "bits", int, 1024, "Key size of the measured half (paper: 1024, a study setting)."),
+        Option("--sim-encryptions", "sim_count", int, help="Simulated encryptions per mode (default 30,000)."),
+        Option("--encryptions", "measure_count", int, help="Measured encryptions per mode (default 4,000)."),
+        Option("--engine", "engine", str, "auto", f"Offload engine for the measured modes: {', '.join(ENGINE_NAMES)}."),
+        Option("--threads", "threads", int, 64, "Threads of the S2-like mode."),
+        Option("--inflight", "inflight", int, 256, "Encryptions in flight in the coroutine modes."),
+        Option("--profile", "profile", str, qat.PROFILE_NAME, "QAT cost profile (name or TOML path)."),
+        Option("--measure/--no-measure", "measure", bool, True, "Also measure on this machine."),
+        Option("--all-cores/--one-core", "all_cores", bool, True, "Also measure with every core."),
+    ],
+)
 def run(cfg: PaillierOffloadConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()

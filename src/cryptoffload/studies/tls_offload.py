@@ -23,9 +23,11 @@ from typing import Callable
 from cryptoffload import __version__
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
+from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim import smartnic as nic
+from cryptoffload.studies.registry import Option, names, register_study
 
 NAME = "tls-offload"
 TITLE = "TLS offload for a management node: nginx in four modes, measured and modelled (seed 004)"
@@ -89,6 +91,20 @@ def _measured_costs(bench) -> tuple[nic.MeasuredCosts, list[str]]:
     return nic.MeasuredCosts(plain, tls, provenance="measured"), notes
 
 
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["smartnic-tls"], config=TlsOffloadConfig,
+    summary="nginx in four modes; CPU per request and clients per core, measured and modelled.",
+    quick="10 fetches per cell and a short wrk sweep (under a minute).",
+    seed="Seed of the interleaving order and the planner's arrivals.",
+    options=[
+        Option("--modes", "modes", str, "plain,tls,ktls", "Modes to run on nginx (plain and tls are required).",
+               convert=names),
+        Option("--clients", "clients", str, "curl,wget", "Fetch clients: curl, wget.", convert=names),
+        Option("--count", "count", int, help="Fetches per mode, file and client (paper: 100)."),
+        Option("--variant", "variant", str, "nominal", "Offload model variant: nominal, optimistic, pessimistic."),
+        Option("--profile", "profile", help="TLS offload cost profile (default: tls_offload)."),
+    ],
+)
 def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     from cryptoffload.apps.tls.measure import FULL_SETTINGS, QUICK_SETTINGS, run_bench
 

@@ -1,0 +1,176 @@
+"""The study registry: each study module registers itself with :func:`register_study`, and
+everything that lists studies -- ``cryptoffload study NAME`` with its options, ``study list``,
+``cryptoffload report`` and the tests -- reads this registry.
+
+Why: studies used to be listed in three places (the package, one CLI command each, the
+report's runners), and one new study missed the third list. Now adding a study is one module
+with one decorator: its options (flag, help, which config field they set and how the text is
+converted), the paper it reproduces, and how the report runs it -- including runs that need
+something produced earlier in the report (a measured profile, a recorded trace), which the
+study asks its :class:`ReportContext` for.
+
+Options are described here, not as typer objects, so the studies layer does not depend on the
+CLI; ``cli/study.py`` turns them into typer options.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from cryptoffload.checks import parse_ints, split_list
+from cryptoffload.errors import ConfigError
+from cryptoffload.papers import Paper
+
+#: ``progress(total) -> advance(label)``, as the CLI's progress bar hands it to ``run``.
+ProgressFn = Callable[[int], Callable[[str], None]]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a study. ``flag`` as typer writes it (``"--rates"``,
+    ``"--measure/--no-measure"``); ``field`` the config field it sets; ``type`` the option's
+    type (str, int, float, bool or Path). ``convert(flag, value)`` turns the value into the
+    field's (raising :class:`ConfigError` naming the flag). An option left at ``None`` sets
+    nothing, so the config's own default applies."""
+
+    flag: str
+    field: str
+    type: type = str
+    default: Any = None
+    help: str = ""
+    convert: Optional[Callable[[str, Any], Any]] = None
+
+
+def as_str(flag: str, value: Any) -> str:
+    """``convert`` for a path option whose config field is a string."""
+    return str(value)
+
+
+def negated(flag: str, value: bool) -> bool:
+    """``convert`` for a flag that turns a config field off (``--variable-time``)."""
+    return not value
+
+
+def int_tuple(flag: str, text: str) -> tuple[int, ...]:
+    """``convert`` for comma-separated positive integers."""
+    return tuple(parse_ints(flag, text))
+
+
+def names(flag: str, text: str) -> list[str]:
+    """``convert`` for comma-separated names (lower case)."""
+    return [t.lower() for t in split_list(flag, text)]
+
+
+@dataclass
+class ReportContext:
+    """What one ``cryptoffload report`` shares between the studies it runs: its settings, a
+    log line printer, and artifacts made once and reused (:meth:`artifact`)."""
+
+    out: Path
+    full: bool = False
+    seed: int = 1
+    calibrate: bool = True
+    log: Callable[[str], None] = print
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+    def artifact(self, key: str, make: Callable[["ReportContext"], Any]) -> Any:
+        """``make(self)`` the first time ``key`` is asked for, the stored value afterwards."""
+        if key not in self.artifacts:
+            self.artifacts[key] = make(self)
+        return self.artifacts[key]
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    """One run of a study in the report: its folder name and its config, built when the run
+    starts (so an artifact it needs is made just before, and a failure to make it fails this
+    run only)."""
+
+    name: str
+    config: Callable[[ReportContext], Any]
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    name: str
+    module: str
+    title: str
+    summary: str
+    paper: Paper
+    config: type
+    options: tuple[Option, ...]
+    quick_help: str
+    seed_help: Optional[str]
+    report: Optional[Callable[["StudySpec"], Iterable[ReportRun]]]
+
+    @property
+    def help(self) -> str:
+        """The command's help: what it does and the paper it reproduces."""
+        return f"{self.summary} After {self.paper.cite()}."
+
+    def run(self, cfg: Any, out: str | Path, progress: Optional[ProgressFn] = None) -> Any:
+        """The study's ``run``, looked up when called (so a test can replace it)."""
+        return getattr(importlib.import_module(self.module), "run")(cfg, out, progress)
+
+    def make_config(self, values: dict[str, Any]) -> Any:
+        """The config from option values keyed by field (plus ``quick`` and ``seed``)."""
+        kw: dict[str, Any] = {"quick": values["quick"]}
+        if self.seed_help is not None:
+            kw["seed"] = values["seed"]
+        for opt in self.options:
+            value = values.get(opt.field)
+            if value is None:
+                continue
+            kw[opt.field] = opt.convert(opt.flag, value) if opt.convert else value
+        return self.config(**kw)
+
+    def default_config(self, ctx: ReportContext, **kw: Any) -> Any:
+        """The config the report uses unless the study says otherwise: quick unless ``--full``,
+        the report's seed (for studies with a ``--seed``)."""
+        if self.seed_help is not None:
+            kw.setdefault("seed", ctx.seed)
+        return self.config(quick=not ctx.full, **kw)
+
+    def report_runs(self) -> list[ReportRun]:
+        if self.report is None:
+            return [ReportRun(self.name, self.default_config)]
+        return list(self.report(self))
+
+
+_REGISTRY: dict[str, StudySpec] = {}
+
+
+def register_study(*, name: str, title: str, summary: str, paper: Paper, config: type,
+                   options: Iterable[Option] = (), quick: str = "Reduced run.",
+                   seed: Optional[str] = "Seed of the simulation (cryptography is never seeded).",
+                   report: Optional[Callable[[StudySpec], Iterable[ReportRun]]] = None
+                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a study module's ``run(cfg, out, progress)`` to register the study.
+
+    ``quick`` is the help of ``--quick``; ``seed`` the help of ``--seed`` (None: the study has
+    no seed option). ``report(spec)`` lists the study's runs in the report (default: one run,
+    :meth:`StudySpec.default_config`)."""
+    def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
+        spec = StudySpec(name=name, module=run.__module__, title=title, summary=summary, paper=paper,
+                         config=config, options=tuple(options), quick_help=quick, seed_help=seed, report=report)
+        known = _REGISTRY.get(name)
+        if known is not None and known.module != spec.module:
+            raise ValueError(f"study {name!r} registered twice ({known.module}, {spec.module})")
+        fields = [o.field for o in spec.options]
+        if len(set(fields)) != len(fields) or {"quick", "seed", "out", "no_progress"} & set(fields):
+            raise ValueError(f"study {name!r}: option fields must be unique and not quick/seed/out/no_progress")
+        _REGISTRY[name] = spec
+        return run
+    return decorate
+
+
+def registered() -> dict[str, StudySpec]:
+    """The studies registered so far (see :func:`cryptoffload.studies.all_studies`)."""
+    return dict(sorted(_REGISTRY.items()))
+
+
+def unknown_study(name: str) -> ConfigError:
+    return ConfigError(f"unknown study '{name}' (known: {', '.join(registered())})")
