@@ -54,7 +54,7 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
                 raise ConfigError(f"{key_dir} holds keys made for other parameters; use another --key-dir")
             keys = []
             for path in (up, sp):
-                sk = load_key(path)
+                sk = load_key(path, insecure_study_size=insecure_study_size)
                 if not isinstance(sk, PrivateKey):
                     raise ConfigError(f"{path} holds no private key")
                 keys.append((sk.public_key, sk))

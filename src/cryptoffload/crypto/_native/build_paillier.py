@@ -22,6 +22,7 @@ typedef struct copl_fb copl_fb;
 typedef struct copl_dec copl_dec;
 int copl_have_ifma(void);
 int copl_built_with_ifma(void);
+int copl_ifma_fb_digits(int mod_bits);
 copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
                      int exp_bits, int w, int ct, int backend);
 void copl_fb_free(copl_fb *c);

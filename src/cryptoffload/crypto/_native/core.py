@@ -49,6 +49,15 @@ def ifma_available() -> bool:
     return bool(_lib.copl_built_with_ifma()) and bool(_lib.copl_have_ifma())
 
 
+def ifma_fixed_base_fits(modulus_bits: int) -> bool:
+    """True when the IFMA fixed-base kernel can work modulo a number of ``modulus_bits``.
+
+    Its widest crypto_mb product has 79 52-bit digits, enough for n^2 of keys up to 2,053
+    bits; bigger keys must use GMP. The limit lives in C (``copl_ifma_fb_digits``) beside
+    the kernel table it describes."""
+    return ifma_available() and _lib.copl_ifma_fb_digits(int(modulus_bits)) > 0
+
+
 def require_native() -> None:
     if not NATIVE_AVAILABLE:
         raise BackendUnavailable(

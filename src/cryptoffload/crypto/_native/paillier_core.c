@@ -217,6 +217,21 @@ static void mb8_lane_to_words(uint64_t *w, int nw, const uint64_t *mb, int D, in
 }
 #endif
 
+/* 52-bit digits of the IFMA fixed-base kernel for a modulus of mod_bits, or 0 when no
+ * crypto_mb kernel is wide enough (the widest, 79 digits, holds moduli up to 4,106 bits, i.e.
+ * n^2 of keys up to 2,053 bits) or the core was built without crypto_mb. Python asks this
+ * before choosing the IFMA backend, so a 3072-bit key falls back to GMP instead of failing. */
+int copl_ifma_fb_digits(int mod_bits)
+{
+#ifdef COPL_HAVE_MBX
+    amm_fn fn;
+    return mod_bits > 0 ? ifma_digits_for(mod_bits, &fn) : 0;
+#else
+    (void)mod_bits;
+    return 0;
+#endif
+}
+
 void copl_fb_free(copl_fb *c)
 {
     if (!c)
@@ -610,6 +625,20 @@ void copl_dec_free(copl_dec *d)
     free(d);
 }
 
+/* r = x^-1 mod prime (Fermat, constant-time exponentiation); e is scratch. Returns 0 when x is
+ * not invertible (x = 0 mod prime) or prime is not prime (the product check fails). */
+static int fermat_inverse(mpz_t r, const mpz_t x, const mpz_t prime, mpz_t e)
+{
+    mpz_sub_ui(e, prime, 2);
+    mpz_mod(r, x, prime);
+    if (mpz_sgn(r) == 0)
+        return 0;
+    mpz_powm_sec(r, r, e, prime);
+    mpz_mul(e, r, x);
+    mpz_mod(e, e, prime);
+    return mpz_cmp_ui(e, 1) == 0;
+}
+
 /* p, q: pw words each; hp = L_p(g^(p-1) mod p^2)^(-1) mod p etc. are computed here (g = n+1). */
 copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
 {
@@ -628,20 +657,33 @@ copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
     d->nn = (int)((mpz_sizeinbase(d->n, 2) + 63) / 64);
     d->N = 2 * d->nn;
     d->ph = 2 * pw;
-    mpz_t g, t;
-    mpz_inits(g, t, NULL);
-    mpz_add_ui(g, d->n, 1);
-    /* hp = (L_p(g^(p-1) mod p^2))^-1 mod p */
-    mpz_powm(t, g, d->pm1, d->p2);
-    mpz_sub_ui(t, t, 1);
-    mpz_divexact(t, t, d->p);
-    int ok = mpz_invert(d->hp, t, d->p);
-    mpz_powm(t, g, d->qm1, d->q2);
-    mpz_sub_ui(t, t, 1);
-    mpz_divexact(t, t, d->q);
-    ok = ok && mpz_invert(d->hq, t, d->q);
-    ok = ok && mpz_invert(d->pinvq, d->p, d->q);
-    mpz_clears(g, t, NULL);
+    /* Key setup touches only secret values (p, q and what derives from them), so it uses no
+     * variable-time GMP exponentiation or inversion: mpz_powm runs a sliding window whose
+     * memory trace follows the exponent, and mpz_invert's extended gcd branches on the
+     * operands. Exponentiations use mpz_powm_sec (odd modulus, positive exponent: both hold).
+     * Inverses use Fermat, x^-1 = x^(r-2) mod r, through mpz_powm_sec: r is p or q, both
+     * checked prime by the Python side before a key is used (paillier.validation), and
+     * Fermat needs no randomness, unlike mpz_invert on blinded operands, and costs one
+     * half-size exponentiation per inverse, once per key. A zero x (not invertible) is
+     * caught by checking x * x^-1 = 1. */
+    mpz_t g, t, e;
+    mpz_inits(g, t, e, NULL);
+    int ok = mpz_cmp_ui(d->p, 3) >= 0 && mpz_cmp_ui(d->q, 3) >= 0 && mpz_odd_p(d->p) && mpz_odd_p(d->q);
+    if (ok) {
+        mpz_add_ui(g, d->n, 1);
+        /* hp = (L_p(g^(p-1) mod p^2))^-1 mod p */
+        mpz_powm_sec(t, g, d->pm1, d->p2);
+        mpz_sub_ui(t, t, 1);
+        mpz_divexact(t, t, d->p);
+        ok = fermat_inverse(d->hp, t, d->p, e);
+        mpz_powm_sec(t, g, d->qm1, d->q2);
+        mpz_sub_ui(t, t, 1);
+        mpz_divexact(t, t, d->q);
+        ok = ok && fermat_inverse(d->hq, t, d->q, e);
+        mpz_mod(t, d->p, d->q);
+        ok = ok && fermat_inverse(d->pinvq, t, d->q, e);
+    }
+    mpz_clears(g, t, e, NULL);
     d->p2w = calloc((size_t)d->ph, sizeof(uint64_t));
     d->q2w = calloc((size_t)d->ph, sizeof(uint64_t));
     d->pm1w = calloc((size_t)pw, sizeof(uint64_t));

@@ -1,0 +1,99 @@
+"""A Paillier ciphertext and its homomorphic arithmetic."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+import gmpy2
+
+from cryptoffload.crypto.paillier import framing
+from cryptoffload.crypto.paillier.errors import KeyMismatchError, PaillierError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PublicKey
+
+
+class Ciphertext:
+    """An encrypted integer mod n. Arithmetic follows the plaintexts: ``a + b``, ``a + 5``,
+    ``a * 3``, ``-a``, ``a - b``; mixing keys is refused."""
+
+    __slots__ = ("public_key", "value")
+
+    def __init__(self, public_key: "PublicKey", value: int) -> None:
+        self.public_key = public_key
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Ciphertext(key={self.public_key.fingerprint.hex()[:8]})"
+
+    def _same_key(self, other: "Ciphertext") -> None:
+        if other.public_key != self.public_key:
+            raise KeyMismatchError("cannot combine ciphertexts under different keys")
+
+    def __add__(self, other: "Ciphertext | int") -> "Ciphertext":
+        pk = self.public_key
+        if isinstance(other, Ciphertext):
+            self._same_key(other)
+            return Ciphertext(pk, self.value * other.value % pk.nsquare)
+        if isinstance(other, int) and not isinstance(other, bool):
+            k = other % pk.n
+            return Ciphertext(pk, self.value * (1 + k * pk.n) % pk.nsquare)
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Ciphertext":
+        pk = self.public_key
+        return Ciphertext(pk, int(gmpy2.invert(self.value, pk.nsquare)))
+
+    def __sub__(self, other: "Ciphertext | int") -> "Ciphertext":
+        if isinstance(other, Ciphertext):
+            return self + (-other)
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self + (-other)
+        return NotImplemented
+
+    def __rsub__(self, other: int) -> "Ciphertext":
+        return (-self) + other
+
+    def __mul__(self, k: int) -> "Ciphertext":
+        if isinstance(k, Ciphertext):
+            raise PaillierError("Paillier cannot multiply two ciphertexts (only by a plaintext scalar)")
+        if isinstance(k, bool) or not isinstance(k, int):
+            return NotImplemented
+        pk = self.public_key
+        k %= pk.n
+        # a negative scalar k = n - |k| is cheaper as (c^-1)^|k|
+        if k > pk.n // 2:
+            return Ciphertext(pk, int(gmpy2.powmod(gmpy2.invert(self.value, pk.nsquare), pk.n - k, pk.nsquare)))
+        return Ciphertext(pk, int(gmpy2.powmod(self.value, k, pk.nsquare)))
+
+    __rmul__ = __mul__
+
+    def rerandomize(self) -> "Ciphertext":
+        """Same plaintext, fresh randomness (h_s^a for a new a)."""
+        pk = self.public_key
+        r = pk.encryptor().randomness(1)[0]
+        return Ciphertext(pk, self.value * r % pk.nsquare)
+
+    def to_bytes(self) -> bytes:
+        """This ciphertext as a one-ciphertext frame (see :mod:`.framing`)."""
+        return framing.pack(self.public_key, [self.value])
+
+
+def ciphertexts_to_bytes(cts: Iterable[Ciphertext], public_key: "PublicKey | None" = None) -> bytes:
+    """One frame holding the ciphertexts, all under one key (``public_key``, needed only to
+    frame an empty list)."""
+    cts = list(cts)
+    pk = public_key if public_key is not None else (cts[0].public_key if cts else None)
+    if pk is None:
+        raise PaillierError("an empty list of ciphertexts needs its public key to be framed")
+    for c in cts:
+        if c.public_key != pk:
+            raise KeyMismatchError("cannot frame ciphertexts under different keys together")
+    return framing.pack(pk, [c.value for c in cts])
+
+
+def ciphertexts_from_bytes(pk: "PublicKey", data: bytes) -> list[Ciphertext]:
+    """Parse :func:`ciphertexts_to_bytes` output; anything wrong refuses the whole frame."""
+    return [Ciphertext(pk, v) for v in framing.unpack(pk, data)]

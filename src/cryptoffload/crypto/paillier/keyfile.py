@@ -1,0 +1,181 @@
+"""Paillier keys as JSON files: parsing with full validation, and writing safely.
+
+Why so strict: a key file is outside input. Loading refuses what would silently break secrecy
+or correctness (:mod:`.validation`), keys below 2048 bits unless the caller asks for a study
+size, and -- as ssh does -- a private key file that group or others can read, saying which
+``chmod`` fixes it. Writing goes through a temporary file (a crash leaves no half key),
+private keys are created 0600 and never overwrite an existing file unless asked.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import secrets
+import shlex
+import stat
+from pathlib import Path
+
+from cryptoffload.crypto.paillier.errors import CiphertextFormatError, InvalidKeyError, PaillierError
+from cryptoffload.crypto.paillier.keys import FORMAT, FORMAT_VERSION, PrivateKey, PublicKey, key_fingerprint
+from cryptoffload.crypto.paillier.validation import MAX_KEY_BITS, check_modulus, check_modulus_bits
+from cryptoffload.errors import ConfigError, CryptoffloadError
+
+MAX_KEY_FILE_BYTES = 64 * 1024  # an 8192-bit private key is about 6 KB of JSON
+_MAX_HEX_DIGITS = 2 * MAX_KEY_BITS // 4  # h_s is below n^2
+
+
+def _parse_hex(d: dict[str, object], field: str) -> int:
+    v = d.get(field)
+    if not isinstance(v, str):
+        raise CiphertextFormatError(f"key data lacks field {field!r}")
+    if len(v) > _MAX_HEX_DIGITS:
+        raise CiphertextFormatError(f"key field {field!r} has {len(v)} hex digits, more than a "
+                                    f"{MAX_KEY_BITS}-bit key can have")
+    try:
+        return int(v, 16)
+    except ValueError:
+        raise CiphertextFormatError(f"key field {field!r} is not hexadecimal") from None
+
+
+def key_from_dict(d: dict[str, object], *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
+    """Rebuild a key from :meth:`~.keys.PublicKey.to_dict` output, checking format, version,
+    fingerprint, size (>= 2048 bits unless ``insecure_study_size``; never below 512 or above
+    8192) and structure (:mod:`.validation`)."""
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise CiphertextFormatError("not a cryptoffload Paillier key")
+    if d.get("version") != FORMAT_VERSION:
+        raise CiphertextFormatError(f"unsupported key format version {d.get('version')!r}")
+    kind = d.get("kind")
+    if kind not in ("public", "private"):
+        raise CiphertextFormatError(f"unknown key kind {kind!r}")
+    n = _parse_hex(d, "n")
+    if d.get("fingerprint") != key_fingerprint(n).hex():
+        raise CiphertextFormatError("key fingerprint does not match its modulus (garbled key data)")
+    check_modulus_bits(n.bit_length(), insecure_study_size, "the")
+    check_modulus(n)
+    try:
+        pub = PublicKey(n, _parse_hex(d, "hs"))
+    except ConfigError as exc:
+        raise InvalidKeyError(f"invalid key data: {exc}") from None
+    if kind == "public":
+        return pub
+    return PrivateKey(pub, _parse_hex(d, "p"), _parse_hex(d, "q"))
+
+
+def key_from_json(text: str, *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
+    return key_from_dict(_json_dict(text), insecure_study_size=insecure_study_size)
+
+
+def _json_dict(text: str) -> dict[str, object]:
+    try:
+        d = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise CiphertextFormatError("key data is not valid JSON (truncated or garbled)") from None
+    if not isinstance(d, dict):
+        raise CiphertextFormatError("not a cryptoffload Paillier key")
+    return d
+
+
+def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
+    """A key from a file. A private key file that group or others can access is refused with
+    the ``chmod`` that fixes it (as ssh does); every refusal names the file."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
+    except OSError as exc:
+        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise PaillierError(f"key file {path} is not a regular file")
+        if st.st_size > MAX_KEY_FILE_BYTES:
+            raise PaillierError(f"key file {path} is {st.st_size:,} bytes; a key file is at most {MAX_KEY_FILE_BYTES:,}")
+        raw = os.read(fd, MAX_KEY_FILE_BYTES + 1)
+    except OSError as exc:
+        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    try:
+        d = _json_dict(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CiphertextFormatError(f"{path}: not a key file (not UTF-8 text)") from None
+    except CiphertextFormatError as exc:
+        raise CiphertextFormatError(f"{path}: {exc}") from None
+    if d.get("kind") == "private" and st.st_mode & 0o077:
+        raise InvalidKeyError(
+            f"private key file {path} is accessible by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+            f"restrict it with: chmod 600 {shlex.quote(str(path))}")
+    try:
+        return key_from_dict(d, insecure_study_size=insecure_study_size)
+    except CryptoffloadError as exc:
+        raise type(exc)(f"{path}: {exc}") from None
+
+
+def _write_new(tmp: Path, path: Path, overwrite: bool) -> None:
+    """Move a finished temporary file into place; without ``overwrite`` never replace an
+    existing file (a hard link is atomic and fails on an existing name)."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # a file system without hard links: exclusive creation of the final name instead
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(os.stat(tmp).st_mode)), "wb") as fh:
+            fh.write(tmp.read_bytes())
+    tmp.unlink()
+
+
+def save_key(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+    """Write a key as JSON; private keys get mode 0600 from creation (never world-readable),
+    through a temporary file so a crash leaves no half-written key. With ``overwrite=False``
+    an existing file is never replaced."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    mode = 0o600 if isinstance(key, PrivateKey) else 0o644
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(json.dumps(key.to_dict()))
+            _write_new(tmp, path, overwrite)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except FileExistsError:
+        raise PaillierError(f"{path} exists; refusing to overwrite a key (remove it or choose another path)") from None
+    except OSError as exc:
+        raise PaillierError(f"cannot write key file {path}: {exc.strerror}") from None
+    return path
+
+
+def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str | os.PathLike[str]) -> None:
+    """Refuse, before any key is generated, two names for one file (also through symlinks or
+    ``..``), a name that exists, or a folder that does not."""
+    a, b = Path(private_path), Path(public_path)
+    if os.path.realpath(a) == os.path.realpath(b) or (a.exists() and b.exists() and os.path.samefile(a, b)):
+        raise PaillierError(f"the private key ({a}) and the public key ({b}) would be the same file; "
+                            "give --public-out another path")
+    for p in (a, b):
+        if os.path.lexists(p):
+            raise PaillierError(f"{p} exists; refusing to overwrite a key (remove it or choose another path)")
+        parent = p.parent if str(p.parent) else Path(".")
+        if not parent.is_dir():
+            raise PaillierError(f"cannot write key file {p}: folder {parent} does not exist")
+
+
+def save_keypair(public_key: PublicKey, private_key: PrivateKey, private_path: str | os.PathLike[str],
+                 public_path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write both keys as new files (never over existing ones); if the second cannot be
+    written the first is removed, so a failure leaves nothing behind."""
+    check_new_key_paths(private_path, public_path)
+    sk_path = save_key(private_key, private_path, overwrite=False)
+    try:
+        pk_path = save_key(public_key, public_path, overwrite=False)
+    except BaseException:
+        sk_path.unlink(missing_ok=True)
+        raise
+    return sk_path, pk_path

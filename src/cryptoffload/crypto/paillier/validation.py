@@ -1,0 +1,89 @@
+"""Checks that key material is a real Paillier key of an acceptable size.
+
+Why each check: a loaded key is outside input. A "private key" with p = 1, q = n, or with
+composite factors, makes decryption silently wrong (CRT and Fermat inverses assume primes); a
+public key with n = 15, or a prime n, or n with a small factor, can be factored by anyone, so
+whatever is encrypted under it is readable by whoever made it; a huge n makes every operation
+hang. Primality is tested with GMP's ``mpz_probab_prime_p``: from GMP 6.2 on it runs BPSW and
+then ``reps - 24`` Miller-Rabin rounds, so :data:`PRIME_TEST_REPS` = 32 gives BPSW plus eight
+rounds (no BPSW pseudoprime is known; FIPS 186-5 accepts Miller-Rabin with a Lucas test).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import gmpy2
+
+from cryptoffload.crypto.paillier.errors import InvalidKeyError
+from cryptoffload.errors import ConfigError
+
+MIN_SECURE_KEY_BITS = 2048  # 112-bit security (NIST SP 800-57 for factoring-based keys)
+MIN_STUDY_KEY_BITS = 512
+MAX_KEY_BITS = 8192  # keygen at 8192 bits takes minutes on one core; beyond, it would hang
+PRIME_TEST_REPS = 32
+SMALL_FACTOR_BOUND = 1 << 16
+
+
+def check_key_bits(bits: int, insecure_study_size: bool) -> int:
+    """A key size to generate: an even number of bits from 2048 (512 with
+    ``insecure_study_size``) to :data:`MAX_KEY_BITS`."""
+    if isinstance(bits, bool) or not isinstance(bits, int) or bits % 2:
+        raise ConfigError(f"key size must be an even number of bits, got {bits!r}")
+    check_modulus_bits(bits, insecure_study_size)
+    return bits
+
+
+def check_modulus_bits(bits: int, insecure_study_size: bool, what: str = "a") -> None:
+    if bits > MAX_KEY_BITS:
+        raise ConfigError(f"{what} {bits}-bit Paillier key is above the {MAX_KEY_BITS}-bit limit "
+                          "(such keys would take hours per operation); use 2048 to 4096 bits")
+    if bits < MIN_STUDY_KEY_BITS:
+        raise ConfigError(f"{what} {bits}-bit Paillier key is below the {MIN_STUDY_KEY_BITS}-bit floor "
+                          "(anyone could factor it); use at least 2048 bits")
+    if bits < MIN_SECURE_KEY_BITS and not insecure_study_size:
+        raise ConfigError(
+            f"{what} {bits}-bit Paillier key is below the 112-bit security level (needs >= {MIN_SECURE_KEY_BITS}); "
+            "pass --insecure-study-size to use it for reproducing a paper")
+
+
+@functools.lru_cache(maxsize=1)
+def _small_primes_product() -> int:
+    return int(gmpy2.primorial(SMALL_FACTOR_BOUND))
+
+
+def check_modulus(n: int) -> None:
+    """n could be a product of two large primes: odd, not prime, no factor below 2^16, not a
+    perfect power. (Without the factors nothing more can be checked.)"""
+    if n < 3 or n % 2 == 0:
+        raise InvalidKeyError("a Paillier modulus must be an odd integer > 2")
+    if gmpy2.gcd(n, _small_primes_product()) != 1:
+        raise InvalidKeyError(f"the key's modulus has a factor below {SMALL_FACTOR_BOUND} (anyone can factor it)")
+    if gmpy2.is_power(n):
+        raise InvalidKeyError("the key's modulus is a perfect power (anyone can factor it)")
+    # a prime n always passes Fermat's test; a product of two large primes essentially never does
+    if gmpy2.powmod(2, n - 1, n) == 1:
+        raise InvalidKeyError("the key's modulus is prime, not a product of two primes (anyone can decrypt)")
+
+
+def check_factors(n: int, p: int, q: int) -> None:
+    """p and q are distinct primes of equal size with p q = n."""
+    if p * q != n:
+        raise InvalidKeyError("private key factors do not multiply to the public modulus (p q != n)")
+    if p == q or p < 3 or q < 3:
+        raise InvalidKeyError("private key factors must be two distinct primes > 2")
+    if p.bit_length() != q.bit_length():
+        raise InvalidKeyError(f"private key factors differ in size ({p.bit_length()} and {q.bit_length()} bits); "
+                              "Paillier keys here use two primes of equal size")
+    for name, f in (("p", p), ("q", q)):
+        if not gmpy2.is_prime(f, PRIME_TEST_REPS):
+            raise InvalidKeyError(f"private key factor {name} is not prime")
+
+
+def check_djn_base(p: int, q: int, hs: int) -> None:
+    """h_s is an n-th residue modulo n^2 (h_s = y^n), which DJN encryption needs to decrypt
+    correctly: then h_s^(p-1) = 1 mod p^2 and h_s^(q-1) = 1 mod q^2 (the group mod p^2 has
+    order p(p-1), which divides n(p-1)). Constant-time exponentiation: p and q are secret."""
+    for f in (p, q):
+        if gmpy2.powmod_sec(hs, f - 1, f * f) != 1:
+            raise InvalidKeyError("the key's DJN base h_s is not an n-th residue: encryptions under it would not decrypt")

@@ -1,0 +1,118 @@
+"""Key files: written 0600 and atomically, loaded with checks; the attacks (keygen's two
+outputs on one path, private keys others can read) refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto.paillier import keyfile
+
+
+def test_round_trip_and_modes(keys, tmp_path) -> None:
+    pk, sk = keys
+    assert pl.key_from_json(pk.to_json(), insecure_study_size=True) == pk
+    sk2 = pl.load_key(pl.save_key(sk, tmp_path / "sk.json"), insecure_study_size=True)
+    assert isinstance(sk2, pl.PrivateKey) and sk2.p == sk.p
+    assert stat.S_IMODE(os.stat(tmp_path / "sk.json").st_mode) == 0o600
+    assert sk2.decrypt(pk.encrypt(9)) == 9
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_garbled_key_data_refused(keys) -> None:
+    pk, sk = keys
+    d = json.loads(pk.to_json())
+    d["n"] = format(pk.n + 2, "x")
+    with pytest.raises(pl.CiphertextFormatError, match="fingerprint"):
+        pl.key_from_dict(d, insecure_study_size=True)
+    with pytest.raises(pl.CiphertextFormatError, match="JSON"):
+        pl.key_from_json(pk.to_json()[:-5])
+    with pytest.raises(pl.CiphertextFormatError, match="JSON"):
+        pl.key_from_json("[" * 100_000 + "]" * 100_000)
+    d = sk.to_dict()
+    d["version"] = 99
+    with pytest.raises(pl.CiphertextFormatError, match="version"):
+        pl.key_from_dict(d, insecure_study_size=True)
+    d = sk.to_dict()
+    d["p"] = format(sk.p + 2, "x")
+    with pytest.raises(pl.KeyMismatchError):
+        pl.key_from_dict(d, insecure_study_size=True)
+
+
+def test_private_key_readable_by_others_refused_with_the_chmod(keys, tmp_path) -> None:
+    pk, sk = keys
+    path = pl.save_key(sk, tmp_path / "k.json")
+    for mode in (0o644, 0o640, 0o604, 0o660):
+        os.chmod(path, mode)
+        with pytest.raises(pl.InvalidKeyError, match=f"mode {mode:04o}.*chmod 600 {path}"):
+            pl.load_key(path, insecure_study_size=True)
+    os.chmod(path, 0o600)
+    assert isinstance(pl.load_key(path, insecure_study_size=True), pl.PrivateKey)
+    public = pl.save_key(pk, tmp_path / "k.pub")
+    os.chmod(public, 0o644)  # public keys are public
+    assert pl.load_key(public, insecure_study_size=True) == pk
+
+
+def test_unreadable_and_odd_files_refused(tmp_path) -> None:
+    with pytest.raises(pl.PaillierError, match="cannot read"):
+        pl.load_key(tmp_path / "missing.json")
+    with pytest.raises(pl.PaillierError, match="not a regular file"):
+        pl.load_key(tmp_path)
+    (tmp_path / "latin1.json").write_bytes(b'{"format": "\xe9"}')
+    with pytest.raises(pl.CiphertextFormatError, match="not UTF-8"):
+        pl.load_key(tmp_path / "latin1.json")
+    (tmp_path / "big.json").write_bytes(b" " * (keyfile.MAX_KEY_FILE_BYTES + 1))
+    with pytest.raises(pl.PaillierError, match="at most"):
+        pl.load_key(tmp_path / "big.json")
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(pl.CiphertextFormatError, match="list.json: not a cryptoffload Paillier key"):
+        pl.load_key(tmp_path / "list.json")
+
+
+@pytest.mark.parametrize("second", ["same", "dotdot", "symlink"])
+def test_one_path_for_both_keys_refused_and_nothing_written(keys, tmp_path, second) -> None:
+    pk, sk = keys
+    first = tmp_path / "k.json"
+    (tmp_path / "sub").mkdir()
+    other = {"same": first, "dotdot": tmp_path / "sub" / ".." / "k.json", "symlink": tmp_path / "link.json"}[second]
+    if second == "symlink":
+        os.symlink(first, other)  # dangling until k.json exists
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(pl.PaillierError, match="same file"):
+        pl.save_keypair(pk, sk, first, other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_keypair_never_overwrites_and_leaves_nothing_on_failure(keys, tmp_path, monkeypatch) -> None:
+    pk, sk = keys
+    (tmp_path / "taken.json").write_text("mine")
+    with pytest.raises(pl.PaillierError, match="exists"):
+        pl.save_keypair(pk, sk, tmp_path / "taken.json", tmp_path / "new.pub")
+    assert (tmp_path / "taken.json").read_text() == "mine"
+    with pytest.raises(pl.PaillierError, match="does not exist"):
+        pl.save_keypair(pk, sk, tmp_path / "k.json", tmp_path / "nowhere" / "k.pub")
+    # the public key fails after the private key was written: the private key is removed
+    real = keyfile.save_key
+
+    def failing_for_public(key, path, **kw):
+        if isinstance(key, pl.PublicKey):
+            raise pl.PaillierError("disk full")
+        return real(key, path, **kw)
+
+    monkeypatch.setattr(keyfile, "save_key", failing_for_public)
+    with pytest.raises(pl.PaillierError, match="disk full"):
+        pl.save_keypair(pk, sk, tmp_path / "a.json", tmp_path / "a.pub")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken.json"]
+
+
+def test_save_without_overwrite_keeps_an_existing_file(keys, tmp_path) -> None:
+    pk, _ = keys
+    (tmp_path / "x.pub").write_text("keep")
+    with pytest.raises(pl.PaillierError, match="exists"):
+        pl.save_key(pk, tmp_path / "x.pub", overwrite=False)
+    assert (tmp_path / "x.pub").read_text() == "keep"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.pub"]

@@ -1,0 +1,89 @@
+"""Key pairs: structure, sizes, CRT decryption against the reference, and key setup without
+variable-time operations on secrets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import gmpy2
+import pytest
+
+from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import keys as keys_module
+from cryptoffload.crypto.paillier import validation
+from cryptoffload.errors import ConfigError
+
+
+def test_default_key_size_is_2048_bits() -> None:
+    assert pl.DEFAULT_KEY_BITS == 2048
+    with pytest.raises(ConfigError, match="insecure-study-size"):
+        pl.generate_keypair(1024)
+
+
+def test_key_structure(keys) -> None:
+    pk, sk = keys
+    assert pk.bits == 1024 and pk.n == sk.p * sk.q
+    assert sk.p % 4 == 3 and sk.q % 4 == 3
+    assert pk.g == pk.n + 1
+    assert pk.exp_bits == 512
+    # h_s is an n-th residue: h_s = h^n for h = -x^2, so it encrypts 0
+    assert sk.raw_decrypt_reference(pk.hs) == 0
+    assert "p=" not in repr(sk) and str(sk.p) not in repr(sk)
+
+
+def test_bad_key_sizes_refused_at_once() -> None:
+    for bits in (1023, 0, "2048", True, 8194, 200_000, 10**9):
+        with pytest.raises(ConfigError):
+            pl.check_key_bits(bits, insecure_study_size=True)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="8192-bit limit"):
+        pl.generate_keypair(200_000)  # refused before any prime search (it used to hang)
+    assert pl.check_key_bits(pl.MAX_KEY_BITS, insecure_study_size=False) == 8192
+
+
+@pytest.mark.skipif(not native.native_available(), reason="native core not built")
+def test_native_decryption_matches_reference_with_and_without_ifma(keys) -> None:
+    pk, sk = keys
+    cts = pk.encrypt_many(list(range(19)))
+    vals = [c.value for c in cts]
+    ref = [sk.raw_decrypt_reference(v) for v in vals]
+    assert ref == list(range(19))
+    assert sk.raw_decrypt_many(vals, use_ifma=False) == ref
+    assert sk.raw_decrypt_many(vals, use_ifma=True) == ref
+
+
+def test_python_key_setup_uses_no_variable_time_operation_on_secrets(keys, monkeypatch) -> None:
+    """The attack: key setup ran variable-time powmod/invert on p and q. Poison gmpy2's
+    variable-time calls in the modules that handle secrets: building and checking a private key
+    and the reference decryption still work, so they do not use them."""
+    pk, sk = keys
+
+    def poisoned(*args, **kwargs):
+        raise AssertionError("variable-time gmpy2 call on secret data")
+
+    class Gmpy2WithoutVariableTime:
+        def __getattr__(self, name):
+            if name in ("powmod", "invert", "divm", "gcdext"):
+                return poisoned
+            return getattr(gmpy2, name)
+
+    monkeypatch.setattr(keys_module, "gmpy2", Gmpy2WithoutVariableTime())
+    monkeypatch.setattr(validation, "gmpy2", Gmpy2WithoutVariableTime())
+    sk2 = pl.PrivateKey(pk, sk.p, sk.q)
+    c = pk.encrypt(31337, backend="gmp" if native.native_available() else "gmpy2")
+    assert sk2.raw_decrypt_reference(c.value) == 31337
+
+
+def test_native_key_setup_source_has_no_variable_time_calls() -> None:
+    """The C side of the same attack: ``copl_dec_new`` (the decryptor's set-up on p and q)
+    calls neither ``mpz_powm`` nor ``mpz_invert``; its inverses go through Fermat with
+    ``mpz_powm_sec``. Behaviourally the native decryptor matches the reference (above)."""
+    source = (Path(native.__file__).parent / "paillier_core.c").read_text()
+    setup = source[source.index("copl_dec *copl_dec_new("):]
+    setup = setup[:setup.index("\n}\n")]
+    assert "mpz_powm_sec" in setup
+    assert not re.search(r"mpz_powm\s*\(|mpz_invert\s*\(", setup)
+    fermat = source[source.index("static int fermat_inverse("):]
+    fermat = fermat[:fermat.index("\n}\n")]
+    assert "mpz_powm_sec" in fermat and not re.search(r"mpz_powm\s*\(|mpz_invert\s*\(", fermat)
