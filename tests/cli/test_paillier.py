@@ -17,9 +17,10 @@ def test_paillier_keygen_encrypt_decrypt_round_trip(tmp_path: Path) -> None:
     assert oct((tmp_path / "sk.json").stat().st_mode & 0o777) == "0o600"
     assert "p" not in json.loads((tmp_path / "sk.json.pub").read_text())
     (tmp_path / "m.txt").write_text("5\n-17\n\n123456789012345678901234567890\n")
-    proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "sk.json.pub", "--in", "m.txt", "--out", "c.bin")
+    proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "sk.json.pub", "--in", "m.txt", "--out", "c.bin",
+                   "--insecure-study-size")
     assert proc.returncode == 0, proc.stderr
-    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "sk.json", "--in", "c.bin")
+    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "sk.json", "--in", "c.bin", "--insecure-study-size")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["5", "-17", "123456789012345678901234567890"]
     # refuse to overwrite a key
@@ -27,28 +28,59 @@ def test_paillier_keygen_encrypt_decrypt_round_trip(tmp_path: Path) -> None:
                       "exists")
 
 
+STUDY = "--insecure-study-size"
+
+
 def test_paillier_bad_input_is_one_line(tmp_path: Path) -> None:
     for name in ("a", "b"):
         proc = run_cli(tmp_path, "paillier", "keygen", "--out", f"{name}.json", "--bits", "1024", "--insecure-study-size")
         assert proc.returncode == 0, proc.stderr
     (tmp_path / "m.txt").write_text("1\n2\n")
-    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "m.txt", "--out", "c.bin").returncode == 0
+    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "m.txt", "--out", "c.bin", STUDY).returncode == 0
     data = (tmp_path / "c.bin").read_bytes()
-    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "b.json", "--in", "c.bin"), "not this key")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "b.json", "--in", "c.bin", STUDY), "not this key")
     (tmp_path / "t.bin").write_bytes(data[:-3])
-    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "t.bin"), "truncated")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "t.bin", STUDY), "truncated")
     (tmp_path / "g.bin").write_bytes(b"XXXX" + data[4:])
-    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "g.bin"), "bad header")
-    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json.pub", "--in", "c.bin"), "private key")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json", "--in", "g.bin", STUDY), "bad header")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "a.json.pub", "--in", "c.bin", STUDY), "private key")
     (tmp_path / "bad.txt").write_text("1\nx2\n")
-    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "bad.txt", "--out", "o.bin"),
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "bad.txt", "--out", "o.bin", STUDY),
                       "bad.txt:2")
     assert not (tmp_path / "o.bin").exists()
     (tmp_path / "big.txt").write_text(str(2**1100) + "\n")
-    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "big.txt", "--out", "o.bin"),
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "big.txt", "--out", "o.bin", STUDY),
                       "too large")
     assert not (tmp_path / "o.bin").exists()
     (tmp_path / "k.json").write_text('{"format": "cryptoffload-paillier", "version": 1')
-    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json", "--in", "m.txt", "--out", "o.bin"), "JSON")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json", "--in", "m.txt", "--out", "o.bin", STUDY), "JSON")
     assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json", "--in", "m.txt", "--out", "o.bin",
-                          "--backend", "qat"), "unknown Paillier backend")
+                          "--backend", "qat", STUDY), "unknown Paillier backend")
+
+
+def test_paillier_attacks_refused(tmp_path: Path) -> None:
+    """issue 12's attacks on the Paillier CLI: one path for both keys, a private key others can
+    read, a flipped bit in a ciphertext file, a key size that would hang keygen."""
+    proc = run_cli(tmp_path, "paillier", "keygen", "--out", "k.json", "--public-out", "k.json", "--bits", "1024", STUDY)
+    assert_user_error(proc, "same file")
+    (tmp_path / "d").mkdir()
+    proc = run_cli(tmp_path, "paillier", "keygen", "--out", "k.json", "--public-out", "d/../k.json", "--bits", "1024",
+                   STUDY)
+    assert_user_error(proc, "same file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+    assert_user_error(run_cli(tmp_path, "paillier", "keygen", "--out", "h.json", "--bits", "200000"), "8192-bit limit")
+    assert run_cli(tmp_path, "paillier", "keygen", "--out", "k.json", "--bits", "1024", STUDY).returncode == 0
+    (tmp_path / "m.txt").write_text("1\n-2\n3\n")
+    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "m.txt", "--out", "c.bin",
+                   STUDY).returncode == 0
+    data = bytearray((tmp_path / "c.bin").read_bytes())
+    data[len(data) // 2] ^= 0x04  # inside the second ciphertext's body
+    (tmp_path / "c.bin").write_bytes(bytes(data))
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", STUDY), "checksum")
+    (tmp_path / "k.json").chmod(0o644)
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", STUDY),
+                      "chmod 600 k.json")
+    (tmp_path / "latin1.txt").write_bytes(b"1\n\xe9\n")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "latin1.txt", "--out",
+                              "o.bin", STUDY), "not UTF-8")
+    assert not (tmp_path / "o.bin").exists()

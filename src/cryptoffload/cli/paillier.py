@@ -17,9 +17,11 @@ def _read_ints(path: Path) -> list[int]:
     from cryptoffload.crypto.paillier import PaillierError
 
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise PaillierError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise PaillierError(f"{path}: not UTF-8 text (byte {exc.start}); give integers, one per line") from None
     values = []
     for no, line in enumerate(text.splitlines(), 1):
         if line.strip():
@@ -43,12 +45,9 @@ def paillier_keygen(
 
     pl.check_key_bits(bits, insecure_study_size)
     pub_path = public_out or out.with_name(out.name + ".pub")
-    for p in (out, pub_path):
-        if p.exists():
-            raise pl.PaillierError(f"{p} exists; refusing to overwrite a key")
+    pl.check_new_key_paths(out, pub_path)  # before the (long) prime search
     pk, sk = pl.generate_keypair(bits, insecure_study_size=insecure_study_size)
-    pl.save_key(sk, out)
-    pl.save_key(pk, pub_path)
+    pl.save_keypair(pk, sk, out, pub_path)
     console.print(f"wrote {out} (private, 0600) and {pub_path} (public); fingerprint {pk.fingerprint.hex()}")
 
 
@@ -60,15 +59,19 @@ def paillier_encrypt(
     backend: str = typer.Option("auto", "--backend", help="auto, ifma, gmp or gmpy2."),
     variable_time: bool = typer.Option(False, "--variable-time",
                                        help="Faster table lookup that leaks cache access patterns (see docs)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Accept a key below 112-bit security (made for a study)."),
 ) -> None:
     """Encrypt signed integers into a ciphertext file."""
     from cryptoffload.crypto import paillier as pl
 
-    k = pl.load_key(key)
+    pl.resolve_backend(backend)
+    k = pl.load_key(key, insecure_study_size=insecure_study_size)
     pk = k.public_key if isinstance(k, pl.PrivateKey) else k
+    pl.resolve_backend(backend, pk.nsquare.bit_length())
     values = [pl.encode_signed(pk, v) for v in _read_ints(infile)]
     cts = pk.encrypt_many(values, backend=backend, constant_time=not variable_time, progress=True)
-    atomic_write(out, pl.ciphertexts_to_bytes(cts))
+    atomic_write(out, pl.ciphertexts_to_bytes(cts, pk))
     console.print(f"wrote {out}: {len(cts):,} ciphertexts ({pk.encryptor(backend, not variable_time).describe()})")
 
 
@@ -77,11 +80,13 @@ def paillier_decrypt(
     key: Path = typer.Option(..., "--key", help="Private key file."),
     infile: Path = typer.Option(..., "--in", help="Ciphertext file from `paillier encrypt`."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write integers here (default: print)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Accept a key below 112-bit security (made for a study)."),
 ) -> None:
     """Decrypt a ciphertext file to signed integers."""
     from cryptoffload.crypto import paillier as pl
 
-    sk = pl.load_key(key)
+    sk = pl.load_key(key, insecure_study_size=insecure_study_size)
     if not isinstance(sk, pl.PrivateKey):
         raise pl.PaillierError(f"{key} holds a public key; decryption needs the private key")
     try:
