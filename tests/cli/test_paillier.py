@@ -73,6 +73,14 @@ def test_paillier_attacks_refused(tmp_path: Path) -> None:
     (tmp_path / "m.txt").write_text("1\n-2\n3\n")
     assert run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "m.txt", "--out", "c.bin",
                    STUDY).returncode == 0
+    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", "--out", "p.txt", STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "p.txt").read_text().split() == ["1", "-2", "3"]
+    assert (tmp_path / "p.txt").stat().st_mode & 0o777 == 0o600  # plaintexts: owner only
+    for bad_out in ("nowhere/p.txt", "d"):
+        assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", "--out", bad_out,
+                                  STUDY), "cannot write")
+    assert not (tmp_path / "nowhere").exists() and list((tmp_path / "d").iterdir()) == []
     data = bytearray((tmp_path / "c.bin").read_bytes())
     data[len(data) // 2] ^= 0x04  # inside the second ciphertext's body
     (tmp_path / "c.bin").write_bytes(bytes(data))

@@ -11,6 +11,7 @@ import pytest
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto.paillier import keyfile
+from cryptoffload.errors import OutputError
 
 
 def test_round_trip_and_modes(keys, tmp_path) -> None:
@@ -112,7 +113,7 @@ def test_keypair_never_overwrites_and_leaves_nothing_on_failure(keys, tmp_path, 
 def test_save_without_overwrite_keeps_an_existing_file(keys, tmp_path) -> None:
     pk, _ = keys
     (tmp_path / "x.pub").write_text("keep")
-    with pytest.raises(pl.PaillierError, match="exists"):
+    with pytest.raises(OutputError, match="exists"):
         pl.save_key(pk, tmp_path / "x.pub", overwrite=False)
     assert (tmp_path / "x.pub").read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir()] == ["x.pub"]

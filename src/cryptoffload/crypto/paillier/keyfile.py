@@ -9,10 +9,8 @@ private keys are created 0600 and never overwrite an existing file unless asked.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import secrets
 import shlex
 import stat
 from pathlib import Path
@@ -21,6 +19,7 @@ from cryptoffload.crypto.paillier.errors import CiphertextFormatError, InvalidKe
 from cryptoffload.crypto.paillier.keys import FORMAT, FORMAT_VERSION, PrivateKey, PublicKey, key_fingerprint
 from cryptoffload.crypto.paillier.validation import MAX_KEY_BITS, check_modulus, check_modulus_bits
 from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.io import PRIVATE, atomic_write
 
 MAX_KEY_FILE_BYTES = 64 * 1024  # an 8192-bit private key is about 6 KB of JSON
 _MAX_HEX_DIGITS = 2 * MAX_KEY_BITS // 4  # h_s is below n^2
@@ -113,43 +112,12 @@ def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False)
         raise type(exc)(f"{path}: {exc}") from None
 
 
-def _write_new(tmp: Path, path: Path, overwrite: bool) -> None:
-    """Move a finished temporary file into place; without ``overwrite`` never replace an
-    existing file (a hard link is atomic and fails on an existing name)."""
-    if overwrite:
-        os.replace(tmp, path)
-        return
-    try:
-        os.link(tmp, path)
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-            raise
-        # a file system without hard links: exclusive creation of the final name instead
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(os.stat(tmp).st_mode)), "wb") as fh:
-            fh.write(tmp.read_bytes())
-    tmp.unlink()
-
-
 def save_key(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
     """Write a key as JSON; private keys get mode 0600 from creation (never world-readable),
     through a temporary file so a crash leaves no half-written key. With ``overwrite=False``
     an existing file is never replaced."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    mode = 0o600 if isinstance(key, PrivateKey) else 0o644
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps(key.to_dict()))
-            _write_new(tmp, path, overwrite)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except FileExistsError:
-        raise PaillierError(f"{path} exists; refusing to overwrite a key (remove it or choose another path)") from None
-    except OSError as exc:
-        raise PaillierError(f"cannot write key file {path}: {exc.strerror}") from None
-    return path
+    mode = PRIVATE if isinstance(key, PrivateKey) else None
+    return atomic_write(path, json.dumps(key.to_dict()), mode=mode, overwrite=overwrite)
 
 
 def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str | os.PathLike[str]) -> None:
