@@ -32,3 +32,13 @@ def test_calibrate_bad_seconds_is_a_user_error(tmp_path: Path) -> None:
     # sim/calibrate.py's own progress bar may leave a blank line on stderr
     assert_user_error(proc, "seconds", strict=False)
     assert not (tmp_path / "p.toml").exists()
+
+
+def test_calibrate_ckks_on_the_gpu_without_one_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    from cryptoffload.crypto.ckks.gpu.device import gpu_reason
+
+    if gpu_reason() is None:  # pragma: no cover - a CUDA machine measures instead
+        pytest.skip("a GPU is present: calibrate ckks --backend gpu measures it")
+    proc = run_cli(tmp_path, "calibrate", "ckks", "--backend", "gpu", "--out", "p.toml")
+    assert_user_error(proc, "gpu CKKS backend is unavailable", "rns-numpy")
+    assert list(tmp_path.iterdir()) == []

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from cryptoffload.cli.root import console
+from cryptoffload.crypto.ckks.registry import backend_help
 
 app = typer.Typer(help="Measure this machine's costs into a *measured* profile.", invoke_without_command=True)
 
@@ -34,15 +35,18 @@ def calibrate_ckks_cmd(
     out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
     repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tcp://HOST:PORT for the link costs."),
+    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend to time: {backend_help()}."),
 ) -> None:
-    """Measure CKKS op costs (SEAL) and the cost of moving a ciphertext between Dask workers."""
+    """Measure CKKS op costs (SEAL by default) and the cost of moving a ciphertext between Dask workers."""
+    from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.dask import DaskRunner, parse_scheduler
-    from cryptoffload.sim.calibrate_ckks import calibrate_ckks
+    from cryptoffload.sim.calibrate_ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
     from cryptoffload.workloads.bsgs import check_positive_int
 
     check_positive_int("--repeats", repeats)
+    make_backend(backend, DEFAULT_CALIBRATION_PARAMS)  # refuse an unavailable backend (no GPU) before any worker starts
     with DaskRunner(parse_scheduler(scheduler) if scheduler else None, workers=2) as runner:
-        path = calibrate_ckks(out, repeats=repeats, progress=True, runner=runner)
+        path = calibrate_ckks(out, backend=backend, repeats=repeats, progress=True, runner=runner)
     console.print(f"wrote {path}")
 
 

@@ -66,12 +66,13 @@ def he_cnn_evaluate(
     images: int = typer.Option(100, "--images", help="Held-out images to classify encrypted."),
     batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
     model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
 ) -> None:
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
     from cryptoffload.apps.he_cnn import infer as inf
 
     kw = {} if model is None else {"model_path": model}
-    res = inf.evaluate(images, batch=batch, log=lambda m: err_console.print(m, markup=False), **kw)
+    res = inf.evaluate(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
     print_json(res.as_dict())
 
 
@@ -80,11 +81,12 @@ def he_cnn_serve(
     port: int = typer.Option(8765, "--port", help="TCP port."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend (clients use the same): {backend_help()}."),
 ) -> None:
     """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
     from cryptoffload.apps.he_cnn import service as sv
 
-    sv.serve(model if model is not None else sv.DEFAULT_WEIGHTS, host, port)
+    sv.serve(model if model is not None else sv.DEFAULT_WEIGHTS, host, port, backend=backend)
 
 
 @app.command("client")
