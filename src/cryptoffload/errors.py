@@ -1,8 +1,13 @@
 """User-facing errors.
 
-Every mistake a user can make (bad profile, malformed trace, unknown policy, ...) raises a
-subclass of :class:`CryptoffloadError`. The CLI turns these into a one-line message and exit
-code 2; anything else is a bug and keeps its traceback.
+Every mistake a user can make (bad profile, malformed trace, unknown policy, an output path
+that cannot be written, a library or device missing here, ...) raises a subclass of
+:class:`CryptoffloadError`. The CLI turns these into a one-line message and exit code 2.
+
+Only what the user can fix derives from it. Internal signals -- a ring full or empty, an
+engine closed, a job that raised, a native library call that failed -- are ordinary
+exceptions: one that reaches the command line is a bug, printed with its traceback and a
+request to report it, exit code 1.
 """
 
 

@@ -13,3 +13,45 @@ def test_version(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "version")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == __version__
+
+
+def _app_raising(exc: BaseException):
+    import typer
+
+    app = typer.Typer(pretty_exceptions_enable=False)
+
+    @app.command()
+    def boom() -> None:
+        raise exc
+
+    return app
+
+
+def test_a_user_error_is_one_line_and_exit_2(monkeypatch, capsys) -> None:
+    import pytest
+
+    from cryptoffload.cli import root
+    from cryptoffload.errors import ConfigError
+
+    monkeypatch.setattr(root, "app", _app_raising(ConfigError("--rates must be > 0\n(got -1)")))
+    with pytest.raises(SystemExit) as info:
+        root.main([])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["error: --rates must be > 0 (got -1)"]
+
+
+def test_an_internal_failure_keeps_its_traceback_and_exits_1(monkeypatch, capsys) -> None:
+    import pytest
+
+    from cryptoffload.cli import root
+    from cryptoffload.engines import RingFull
+
+    monkeypatch.setattr(root, "app", _app_raising(RingFull("ring 'requests' is full (4 slots)")))
+    with pytest.raises(SystemExit) as info:
+        root.main([])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "RingFull: ring 'requests' is full" in err
+    assert "internal error: this is a bug in cryptoffload" in err and "please report it" in err
+    assert not any(line.startswith("error:") for line in err.splitlines())

@@ -8,6 +8,7 @@ exit code 2, never a traceback; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import sys
+import traceback
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, Optional
 
@@ -67,7 +68,8 @@ def version() -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """Entry point: typer handles usage errors (exit 2); our user errors become one line."""
+    """Entry point: typer handles usage errors (exit 2); our user errors become one line
+    (exit 2); anything else is a bug: its traceback, then how to report it (exit 1)."""
     try:
         app(args=argv)
     except CryptoffloadError as exc:
@@ -75,4 +77,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         message = " ".join(str(exc).splitlines())
         err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
-
+    except Exception:
+        traceback.print_exc()
+        err_console.print(f"internal error: this is a bug in cryptoffload {__version__}, not a mistake in your "
+                          f"input; please report it with the command line and the traceback above.",
+                          markup=False, highlight=False, soft_wrap=True)
+        sys.exit(1)

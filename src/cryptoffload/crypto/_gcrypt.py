@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
-from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
+from cryptoffload.errors import BackendUnavailable, ConfigError
 
 # --- constants from gcrypt.h (libgcrypt 1.10) -------------------------------------------------
 GCRY_CIPHER_3DES = 2
@@ -73,8 +73,11 @@ MODES: dict[str, int] = {"ecb": GCRY_CIPHER_MODE_ECB, "cbc": GCRY_CIPHER_MODE_CB
 _LIBRARY_NAMES = ("libgcrypt.so.20", "libgcrypt.so")
 
 
-class GcryptError(CryptoffloadError):
-    """A libgcrypt call failed for a reason other than a bad key (message has gcry's text)."""
+class GcryptError(Exception):
+    """A libgcrypt call failed for a reason other than a bad key (message has gcry's text).
+
+    Not a user error (a missing library is :class:`BackendUnavailable`, a weak key
+    :class:`WeakKeyError`): a failing call is a bug here or in the library."""
 
     def __init__(self, message: str, code: int = 0) -> None:
         super().__init__(message)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Sequence
 
 from cryptoffload.engines.rings import Ring, RingClosed, RingFull, share_of
-from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.errors import ConfigError
 
 JobKind = Literal["modexp", "paillier.encrypt", "paillier.encrypt_classic"]
 JOB_KINDS: tuple[str, ...] = ("modexp", "paillier.encrypt", "paillier.encrypt_classic")
@@ -36,8 +36,11 @@ _PAYLOAD_LEN = {"modexp": 3, "paillier.encrypt": 4, "paillier.encrypt_classic": 
 _job_ids = itertools.count()
 
 
-class EngineError(CryptoffloadError):
-    """An engine cannot take or complete work (closed, broken worker, bad job)."""
+class EngineError(Exception):
+    """An engine cannot take or complete work (closed, broken worker, a job that raised).
+
+    Not a user error: jobs are built by our code from validated input, so an engine failure
+    is a bug or a broken machine, and keeps its traceback."""
 
 
 class EngineClosed(EngineError):

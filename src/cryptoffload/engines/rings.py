@@ -21,20 +21,23 @@ import threading
 import time
 from typing import Callable, Generic, Iterable, TypeVar
 
-from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.errors import ConfigError
 
 T = TypeVar("T")
 
 
-class RingFull(CryptoffloadError):
-    """A non-blocking put found the ring full (retry later, as with QAT's RETRY status)."""
+class RingFull(Exception):
+    """A non-blocking put found the ring full (retry later, as with QAT's RETRY status).
+
+    The ring signals (full, empty, closed) are flow control between our own threads, not user
+    errors: one that reaches the command line is a bug, and keeps its traceback."""
 
 
-class RingEmpty(CryptoffloadError):
+class RingEmpty(Exception):
     """A get timed out with nothing to take."""
 
 
-class RingClosed(CryptoffloadError):
+class RingClosed(Exception):
     """The ring was closed: puts are refused, gets fail once it is drained."""
 
 
