@@ -129,6 +129,7 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_json(path: str | os.PathLike[str], obj: Any, *, mode: int | None = None) -> Path:
-    """``obj`` (through :func:`json_safe`) as indented JSON with a final newline, atomically."""
-    return atomic_write(path, json.dumps(json_safe(obj), indent=2) + "\n", mode=mode)
+def write_json(path: str | os.PathLike[str], obj: Any, *, mode: int | None = None, indent: int | None = 2) -> Path:
+    """``obj`` (through :func:`json_safe`) as JSON with a final newline, atomically
+    (``indent=None``: compact, for large traces)."""
+    return atomic_write(path, json.dumps(json_safe(obj), indent=indent) + "\n", mode=mode)

@@ -28,7 +28,6 @@ and ``plan`` describe what produced it.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -43,7 +42,7 @@ from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, TracingEvaluator, make_backend
 from cryptoffload.errors import ConfigError
-from cryptoffload.io import json_safe
+from cryptoffload.io import json_safe, write_json
 
 SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
@@ -149,7 +148,7 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
                          "rotations": plan.rotations_per_inference(), "image_index": index}
         p = Path(trace_out)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(json_safe(trace)), encoding="utf-8")
+        write_json(p, trace, indent=None)
         trace_path = str(p)
     return InferResult(
         index=index, label=label, prediction=int(np.argmax(logits)), plain_prediction=int(np.argmax(plain)),
