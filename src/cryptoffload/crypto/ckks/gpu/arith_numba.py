@@ -31,16 +31,22 @@ def _shoup(x: Any, w: Any, ws: Any, q: Any) -> Any:
 
 
 @numba.njit(inline="always")
-def _mulmod(a: Any, b: Any, q: Any, qinv: float) -> Any:
-    p = a * b
-    est = np.uint64(np.float64(p) * qinv)
-    r = np.int64(p - est * q)
+def _reduce(x: Any, q: Any, qinv: float) -> Any:
+    """``x mod q`` for ``x < 2**62`` without a hardware division: the float64 quotient is off by
+    at most one either way, corrected in int64."""
+    est = np.uint64(np.float64(x) * qinv)
+    r = np.int64(x - est * q)
     qi = np.int64(q)
     if r < 0:
         r += qi
     elif r >= qi:
         r -= qi
     return np.uint64(r)
+
+
+@numba.njit(inline="always")
+def _mulmod(a: Any, b: Any, q: Any, qinv: float) -> Any:
+    return _reduce(a * b, q, qinv)
 
 
 @numba.njit(cache=True)
@@ -145,8 +151,8 @@ def _mul_const(a: Any, c: Any, c_sh: Any, rows: Any, q_all: Any, out: Any) -> No
 
 
 @numba.njit(cache=True)
-def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, q_all: Any, qinv_all: Any,
-                  exact: Any, use_exact: bool, out: Any) -> None:
+def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, mat_sh: Any, q_all: Any,
+                  qinv_all: Any, exact: Any, use_exact: bool, out: Any) -> None:
     s_count, n = x.shape
     y = np.empty((s_count, n), dtype=np.uint64)
     for s in range(s_count):
@@ -169,8 +175,8 @@ def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any,
         for j in range(n):
             acc = _Z
             for s in range(s_count):
-                acc += _mulmod(y[s, j], mat[s, d], q, qinv)
-            r = acc % q
+                acc += _shoup(y[s, j], mat[s, d], mat_sh[s, d], q)
+            r = _reduce(acc, q, qinv)
             if use_exact:
                 c = (v[j] * exact[d]) % q
                 r = r + q - c
@@ -193,8 +199,8 @@ def _ks_inner(digits: Any, key: Any, key_rows: Any, rows: Any, q_all: Any, qinv_
                 d = digits[g, r, j]
                 acc0 += _mulmod(d, key[g, 0, kr, j], q, qinv)
                 acc1 += _mulmod(d, key[g, 1, kr, j], q, qinv)
-            out[0, r, j] = acc0 % q
-            out[1, r, j] = acc1 % q
+            out[0, r, j] = _reduce(acc0, q, qinv)
+            out[1, r, j] = _reduce(acc1, q, qinv)
 
 
 @numba.njit(cache=True)
@@ -250,7 +256,8 @@ def intt(t: Any, a: Any, rows: Any) -> Any:
 def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, exact: Any = None) -> Any:
     out = np.empty((len(dst), x.shape[1]), dtype=np.uint64)
     use = exact is not None
-    _base_convert(x, src, dst, yinv, yinv_sh, mat, t.q, t.qinv, exact if use else yinv, use, out)
+    mat_sh = (mat << _S) // t.q[dst][None, :]     # Shoup quotients of the conversion matrix
+    _base_convert(x, src, dst, yinv, yinv_sh, mat, mat_sh, t.q, t.qinv, exact if use else yinv, use, out)
     return out
 
 

@@ -84,6 +84,12 @@ class RnsCkksBackend(CheckedBackend):
     def kernels(self) -> str:
         return self.scheme.ar.kernels
 
+    def synchronize(self) -> None:
+        """Wait until the device has finished the work queued so far (GPU kernels run
+        asynchronously: a timer must stop after this); nothing to wait for on the CPU."""
+        if self.array_kind == "cupy":
+            self.xp.cuda.get_current_stream().synchronize()
+
     # -- keys ----------------------------------------------------------------------------------
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, *,
                conjugation: bool = False) -> None:

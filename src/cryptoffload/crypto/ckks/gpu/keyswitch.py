@@ -15,7 +15,7 @@ and 0 on the others). Switching ``d`` (the part of a ciphertext multiplied by ``
    base_convert`), not the fast conversion's ``[0, S Q_g)`` one: a digit with a non-zero mean
    turns the key's error into a random walk over the coefficients, whose energy sits in the
    slots next to ``X = 1`` -- measured at N = 16384, it made a rotation's largest slot error
-   50x its standard deviation (SEAL's rotations show the same tail); centred digits remove
+   80x its standard deviation (SEAL's rotations show the same tail); centred digits remove
    it and halve the digits' size;
 2. :func:`inner` -- ``sum_g digit_g * key_g`` row by row (one kernel);
 3. :func:`mod_down` -- the ``P`` rows converted back to the level's primes *exactly* (centred,
