@@ -164,3 +164,16 @@ def test_openfhe_style_stage_is_refused(runner, he) -> None:
     shape = BsgsShape(C, 4, slots=SLOTS, level=2, rescale_each_giant=False, horner=True)
     with pytest.raises(ConfigError, match="modelled, not executed"):
         run_bsgs(runner, be, diag, shape, split(shape, 1), ct)
+
+
+def test_hoisted_product_on_the_rns_twin(runner: DaskRunner, he) -> None:
+    """The gpu backend's code on the CPU (rns-numpy) hoists its baby steps (one decomposition of
+    the input for all of them) on the Dask workers, and the product is M @ x."""
+    _, x, diag, _ = he
+    twin = make_backend("rns-numpy", PARAMS)
+    shape = SHAPES[4]
+    twin.keygen(rotations=shape.rotation_steps())
+    ct = twin.encrypt(x)
+    for devices, strategy in ((1, "replicate"), (2, "split-giant")):
+        res = run_bsgs(runner, twin, diag, shape, split(shape, devices, strategy), ct, warmup=0, hoisted=True)
+        _check_product(twin, res, diag, shape, x)
