@@ -42,3 +42,15 @@ def test_calibrate_ckks_on_the_gpu_without_one_refuses_and_writes_nothing(tmp_pa
     proc = run_cli(tmp_path, "calibrate", "ckks", "--backend", "gpu", "--out", "p.toml")
     assert_user_error(proc, "gpu CKKS backend is unavailable", "rns-numpy")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args,needle", [((), "needs a CUDA GPU"), (("--batches", "5"), "--batches"),
+                                         (("--repeats", "0"), "--repeats"), (("--bits", "100"), "512")])
+def test_calibrate_gpu_refuses_in_one_line(tmp_path: Path, args, needle) -> None:
+    from cryptoffload.engines.gpu import gpu_reason
+
+    if gpu_reason() is None and not args:
+        pytest.skip("a CUDA GPU is present: calibrate gpu would measure it")
+    proc = run_cli(tmp_path, "calibrate", "gpu", "--out", "g.toml", *args)
+    assert_user_error(proc, needle)
+    assert not (tmp_path / "g.toml").exists()

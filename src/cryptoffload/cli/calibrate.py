@@ -57,3 +57,34 @@ def calibrate_ciphers_cmd(
 ) -> None:
     """Measure software throughput of the ciphers of the FPGA reconfiguration study on this machine (one core)."""
     _calibrate_ciphers(out, seconds)
+
+
+@app.command("gpu")
+def calibrate_gpu_cmd(
+    out: Path = typer.Option(Path("calibration/gpu.toml"), "--out", help="Profile to write (TOML)."),
+    bits: int = typer.Option(1024, "--bits", help="Paillier key size measured (1024 is a study size, as in the paper)."),
+    batches: str = typer.Option("8192,65536,262144", "--batches", help="Batch sizes timed per operation (two or more)."),
+    repeats: int = typer.Option(3, "--repeats", help="Timed launches per batch size (median)."),
+    gpu: int = typer.Option(0, "--gpu", help="CUDA device index."),
+) -> None:
+    """Measure the Paillier GPU kernels (cost per operation and batch size) and host<->device copies (needs a CUDA GPU)."""
+    from cryptoffload.checks import check_int, parse_ints
+    from cryptoffload.cli.root import progress_bar
+    from cryptoffload.crypto.paillier import check_key_bits
+    from cryptoffload.engines.gpu import gpu_reason
+    from cryptoffload.errors import BackendUnavailable, ConfigError
+    from cryptoffload.sim.calibrate_gpu import calibrate_gpu
+
+    sizes = parse_ints("--batches", batches)
+    check_int("--repeats", repeats)
+    check_int("--gpu", gpu, minimum=0)
+    check_key_bits(bits, insecure_study_size=True)
+    if len(set(sizes)) < 2 or max(sizes) > 1 << 24:
+        raise ConfigError("--batches needs two or more different sizes in 1..16,777,216")
+    reason = gpu_reason("cuda")
+    if reason is not None:
+        raise BackendUnavailable(f"calibrate gpu needs a CUDA GPU: {reason}")
+    with progress_bar(True) as prog:
+        tick = prog(3 * len(sizes) + 1)
+        path = calibrate_gpu(out, device_index=gpu, bits=bits, fit_batches=tuple(sizes), repeats=repeats, tick=tick)
+    console.print(f"wrote {path}")

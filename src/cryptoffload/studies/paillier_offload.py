@@ -1,5 +1,7 @@
-"""Seed 003 (QHCS): Paillier encryption offloaded to a QAT card with coroutines, modelled, and
-the same four client modes run for real on this machine's cores.
+"""Zhou and Hua's QAT paper (QHCS): Paillier encryption offloaded to a QAT card with coroutines,
+modelled, and the same four client modes run for real on this machine's cores -- and, where a
+CUDA GPU is present, our GPU kernels measured beside them, with the simulated GPU (calibrated in
+the run) checked against measured runs it was not fitted on (``studies/_gpu.py``).
 
 Why two halves: we have no QAT card, so the paper's Table 1 (SW, QAT+S1, QAT+S2, QHCS1,
 QHCS2) is reproduced by the DH8970 model (``sim/qat.py``, a *derived* profile fitted to the
@@ -35,12 +37,12 @@ from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim import qat
+from cryptoffload.studies import _gpu
 from cryptoffload.studies.registry import Option, register_study
 
 NAME = "paillier-offload"
-TITLE = "Paillier offload: QAT coroutines modelled, CPU and IFMA engines measured (seed 003)"
-PAPER = ("QHCS: Paillier encryption offloaded to Intel QAT through asynchronous coroutines; "
-         "privacy-preserving ridge regression for data trading (seed 003)")
+TITLE = "Paillier offload: QAT coroutines modelled; CPU, IFMA and GPU engines measured"
+PAPER = PAPERS["qat-paillier"].cite()
 
 QHCS1_OPS = 27_400.0
 # Cited in seed 003 (Table 1, from the literature): San et al. FPGA, Cai et al. ASIC.
@@ -77,6 +79,7 @@ class PaillierOffloadConfig:
     profile: str = qat.PROFILE_NAME
     all_cores: bool = True
     measure: bool = True
+    gpu: bool = True
     sweep_inflight: list[int] = field(default_factory=lambda: [1, 4, 16, 64, 256, 1024])
 
     def validate(self) -> None:
@@ -224,13 +227,18 @@ def _check_decrypts(sk: pl.PrivateKey, msgs: Sequence[int], cts: Sequence[int], 
         Option("--profile", "profile", str, qat.PROFILE_NAME, "QAT cost profile (name or TOML path)."),
         Option("--measure/--no-measure", "measure", bool, True, "Also measure on this machine."),
         Option("--all-cores/--one-core", "all_cores", bool, True, "Also measure with every core."),
+        Option("--gpu/--no-gpu", "gpu", bool, True,
+               "Also measure on a CUDA GPU where one is present (calibrates it; simulated GPU vs measured runs)."),
     ],
 )
 def run(cfg: PaillierOffloadConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()
     started = _time.perf_counter()
-    steps = 5 + len(qat.MODES) + len(cfg.sweep_inflight) * 2 + (2 * len(MEASURED_MODES) + 4 if cfg.measure else 0)
+    gpu_reason = _gpu.gpu_unavailable() if (cfg.measure and cfg.gpu) else None
+    gpu_steps = 3 + len(_gpu.FIT_FRACTIONS) * 3 + 1 + len(_gpu.holdout_workloads(1 << 18)) if cfg.measure and cfg.gpu else 0
+    steps = (5 + len(qat.MODES) + len(cfg.sweep_inflight) * 2 + (2 * len(MEASURED_MODES) + 4 if cfg.measure else 0)
+             + (gpu_steps if gpu_reason is None else 0))
     tick = progress(steps) if progress else None
     result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
                          profiles=[f"profiles/{cfg.profile}.toml" if "/" not in cfg.profile else cfg.profile],
@@ -260,9 +268,9 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
     paper_rows.append(["FPGA (San et al.)", "cited", "13 instances on one FPGA", PAPER_FPGA["ops_13_instances"],
                        PAPER_FPGA["latency_s"] * 1e3, None])
     paper_rows.append(["ASIC (Cai et al.)", "cited", "one core", 1 / PAPER_ASIC["latency_s"], PAPER_ASIC["latency_s"] * 1e3, None])
-    rows.append(["FPGA (San et al.)", "cited", "13 instances on one FPGA (seed 003, Table 1)", PAPER_FPGA["ops_13_instances"],
+    rows.append(["FPGA (San et al.)", "cited", f"13 instances on one FPGA ({PAPERS['qat-paillier'].short()}, Table 1)", PAPER_FPGA["ops_13_instances"],
                  PAPER_FPGA["latency_s"] * 1e3, None])
-    rows.append(["ASIC (Cai et al.)", "cited", "one core (seed 003, Table 1)", 1 / PAPER_ASIC["latency_s"],
+    rows.append(["ASIC (Cai et al.)", "cited", f"one core ({PAPERS['qat-paillier'].short()}, Table 1)", 1 / PAPER_ASIC["latency_s"],
                  PAPER_ASIC["latency_s"] * 1e3, None])
 
     measured: dict[str, float] = {}
@@ -272,6 +280,7 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
     enc_cases: list[bench.Case] = []
     dec_cases: list[bench.Case] = []
     all_cores: tuple[float, int] | None = None
+    gpu_run: _gpu.PaillierGpuRun | None = None
     if cfg.measure:
         pk, sk = pl.generate_keypair(cfg.bits, insecure_study_size=True)
         if tick:
@@ -305,6 +314,16 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
             for mode, r in modes_all.items():
                 rows.append([f"{MODE_LABELS[mode]} [{engine_name} x{all_cores[1]}]", "measured",
                              f"this machine, {all_cores[1]} cores", r.throughput, r.mean_latency * 1e3, r.p99_latency * 1e3])
+        if cfg.gpu and gpu_reason is None:
+            gpu_run = _gpu.measure_paillier_gpu(pk, sk, Path(out), quick=cfg.quick, tick=tick)
+            rows.append([f"ours, GPU, DJN constant-time table, batches of {gpu_run.batch:,} with copies", "measured",
+                         gpu_run.device, gpu_run.encrypt_ops, None, None])
+            rows.append([f"ours, GPU, CRT decryption (constant time), batches of {gpu_run.batch:,} with copies",
+                         "measured", gpu_run.device, gpu_run.decrypt_ops, None, None])
+            result.profiles.append(str(gpu_run.profile))
+            result.extra["gpu"] = gpu_run.info
+        elif cfg.gpu:
+            result.extra["gpu_not_measured"] = gpu_reason
     result.add(Table("table1_implementations",
                      f"Paillier encryption, {cfg.bits}-bit key: the paper's implementations (simulated) and ours (measured)",
                      ["implementation", "provenance", "platform", "throughput_ops", "mean_latency_ms", "p99_latency_ms"],
@@ -313,7 +332,23 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
                           "not in the text; paper values in brackets are derived from those ratios). Cited rows: the "
                           "paper's literature figures. Measured rows: this machine; baselines report throughput only "
                           "(batched calls). The S1..QHCS2-like rows do the paper's work unit, two textbook "
-                          "modexps (g^m, r^n) per encryption, through our offload engine."))
+                          "modexps (g^m, r^n) per encryption, through our offload engine."
+                          + (f" GPU rows: not measured: {gpu_reason}." if cfg.measure and cfg.gpu and gpu_reason else "")))
+
+    if gpu_run is not None:
+        result.add(Table("gpu_model_vs_measured",
+                         f"Simulated GPU (profile measured in this run) vs measured runs it was not fitted on, {cfg.bits}-bit key",
+                         ["workload", "items", "predicted_s", "measured_s", "error_rel"], gpu_run.model_rows, "mixed",
+                         column_provenance={"items": "input", "predicted_s": "simulated", "measured_s": "measured",
+                                            "error_rel": "derived"},
+                         note=f"Profile: {gpu_run.profile.name}, fitted to single launches at batches "
+                              f"{', '.join(f'{b:,}' for b in _gpu.fit_batches(gpu_run.batch))} (device-resident). Predictions: "
+                              "sim/gpu.py, copies in and out over two PCIe links and one kernel at a time, two "
+                              "streams. Measured: the same batches with copies, two streams, median of 3 runs."))
+        worst = max(abs(r[4]) for r in gpu_run.model_rows)
+        result.headline.append(f"GPU ({gpu_run.device}): {gpu_run.encrypt_ops:,.0f} enc/s and {gpu_run.decrypt_ops:,.0f} "
+                               f"CRT dec/s with copies (measured); GPU model within {worst:.0%} of measured runs it was "
+                               "not fitted on")
 
     # -- ratios the paper states ---------------------------------------------------------------
     def mr(a: str, b: str, attr: str) -> float | None:
@@ -339,7 +374,7 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
                      ["ratio", "simulated_qat", "measured_here"], ratio_rows, "mixed",
                      [[r[0], p, None] for r, p in zip(ratio_rows, paper_ratio)],
                      column_provenance={"simulated_qat": "simulated", "measured_here": "measured"},
-                     note="Paper column: stated in seed 003's text (QHCS2 throughput only 'slightly lower'). "
+                     note="Paper column: stated in the paper's text (QHCS2 throughput only 'slightly lower'). "
                           "Measured: our engine's sync/threads/coro1/coro2 modes on this machine's cores; the "
                           "engine is a CPU, not a card, so the measured ratios show where a CPU engine differs."))
     for (label, s, _m), p in zip(ratio_rows, paper_ratio):
