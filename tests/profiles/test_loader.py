@@ -18,6 +18,7 @@ from cryptoffload.profiles import (
     resolve_profile,
     write_profile,
 )
+from cryptoffload.profiles.loader import MAX_DEPTH, MAX_PROFILE_BYTES
 from cryptoffload.sim.reconfig_platform import required_fields
 
 META = '[meta]\nname = "t"\nkind = "cited"\ndescription = "a test profile"\n'
@@ -248,10 +249,12 @@ def test_write_refuses_what_would_not_load_back(tmp_path: Path, values: dict) ->
 
 
 _part = st.from_regex(r"[a-z][a-z0-9_-]{0,7}", fullmatch=True).filter(lambda s: s not in ("meta", "value", "source"))
-_field = st.tuples(_part, _part, _part).map(".".join)
+# a last part no rule of profiles/rules.py names (those have their own tests): any finite value >= 0
+_leaf = st.from_regex(r"x[a-z0-9-]{0,7}", fullmatch=True)
+_field = st.tuples(_part, _part, _leaf).map(".".join)
 _number = st.one_of(
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.integers(min_value=-(2**53), max_value=2**53),
+    st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+    st.integers(min_value=0, max_value=2**53),
 )
 _source = st.text(min_size=1, max_size=40).filter(lambda s: s.strip())
 
@@ -267,3 +270,39 @@ def test_random_values_round_trip_exactly(tmp_path: Path, values: dict[str, Prof
         assert got.value == pv.value
         assert math.copysign(1.0, got.value) == math.copysign(1.0, pv.value)
         assert got.source == pv.source
+
+
+# ---- values their field cannot hold, and hostile files ------------------------------------
+@pytest.mark.parametrize("line, needles", [
+    ('rotate_s = { value = -0.001, source = "x" }', ("'board.rotate_s'", "a duration", "cannot be negative")),
+    ('lanes = { value = 2.5, source = "x" }', ("'board.lanes'", "a count", "whole number")),
+    ('link_gbps = { value = 0, source = "x" }', ("'board.link_gbps'", "a rate", "> 0")),
+])
+def test_values_their_field_cannot_hold(tmp_path: Path, line: str, needles: tuple[str, ...]) -> None:
+    _refused(_write(tmp_path, META + "[board]\n" + line + "\n"), *needles)
+
+
+def test_unordered_bounds(tmp_path: Path) -> None:
+    body = '[x]\ncpu_share_min = { value = 0.8, source = "a" }\ncpu_share_max = { value = 0.2, source = "a" }\n'
+    _refused(_write(tmp_path, META + body), "'x.cpu_share_min'", "swap")
+
+
+def test_deeply_nested_toml_refused_cleanly(tmp_path: Path) -> None:
+    _refused(_write(tmp_path, META + "a = " + "[" * 5000 + "]" * 5000 + "\n", "arrays.toml"), "nested too deeply")
+    _refused(_write(tmp_path, META + "b = " + "{c=" * 3000 + "1" + "}" * 3000 + "\n", "inline.toml"),
+             "nested too deeply")
+    deep = ".".join(["t"] * 5000)
+    _refused(_write(tmp_path, META + f'[{deep}]\nx = {{ value = 1, source = "s" }}\n', "tables.toml"),
+             f"more than {MAX_DEPTH} levels")
+
+
+def test_oversized_file_refused_before_parsing(tmp_path: Path) -> None:
+    path = tmp_path / "big.toml"
+    path.write_bytes(META.encode() + b"#" * MAX_PROFILE_BYTES)
+    _refused(path, "at most")
+
+
+def test_write_refuses_a_value_its_field_cannot_hold(tmp_path: Path) -> None:
+    with pytest.raises(ProfileError, match="a count"):
+        write_profile(tmp_path / "p.toml", _meta(), {"board.slots": ProfileValue(1.5, "measured")})
+    assert list(tmp_path.iterdir()) == []

@@ -9,7 +9,9 @@ machine. So a profile value is always written as an inline table::
 
 and the file has a ``[meta]`` table with ``name``, ``kind`` ("cited" or "measured") and
 ``description``. :func:`load_profile` refuses a file with a missing or non-numeric field with a
-message naming the file and the dotted field, so a typo never turns into a silent default.
+message naming the file and the dotted field, so a typo never turns into a silent default; and
+a value its field cannot hold (a negative cost, a zero rate, a fractional count: the rules in
+:mod:`.rules`) with the fix. Files are bounded (size, nesting) before they are parsed.
 """
 
 from __future__ import annotations
@@ -25,8 +27,12 @@ from typing import Any, Iterable
 import tomli_w
 
 from cryptoffload.errors import ProfileError
+from cryptoffload.io import atomic_write
+from cryptoffload.profiles.rules import check_bounds, check_value
 
 PROFILE_KINDS = ("cited", "measured", "derived")
+MAX_PROFILE_BYTES = 4 * 1024 * 1024  # the largest built-in profile is a few KB
+MAX_DEPTH = 16  # dotted levels of a field name (the built-in profiles use at most 4)
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,10 @@ def resolve_profile(name_or_path: str | os.PathLike[str]) -> Path:
     return builtin
 
 
-def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue]) -> None:
+def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1) -> None:
+    if depth > MAX_DEPTH:
+        raise ProfileError(f"{path}: field '{prefix[:80]}...' is nested more than {MAX_DEPTH} levels deep; "
+                           "profiles group fields in a few tables")
     for key, val in node.items():
         dotted = f"{prefix}.{key}" if prefix else key
         if isinstance(val, dict) and ("value" in val or "source" in val):
@@ -105,12 +114,15 @@ def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileVa
             raw = val["value"]
             if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
                 raise ProfileError(f"{path}: field '{dotted}' is not a finite number: {raw!r}")
+            problem = check_value(dotted, float(raw))
+            if problem:
+                raise ProfileError(f"{path}: {problem}")
             src = val.get("source")
             if not isinstance(src, str) or not src.strip():
                 raise ProfileError(f"{path}: field '{dotted}' has no source")
             out[dotted] = ProfileValue(float(raw), src)
         elif isinstance(val, dict):
-            _walk(val, dotted, path, out)
+            _walk(val, dotted, path, out, depth + 1)
         else:
             raise ProfileError(
                 f"{path}: field '{dotted}' must be {{ value = <number>, source = \"...\" }}, got {val!r}"
@@ -122,11 +134,18 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
     path = resolve_profile(name_or_path)
     shown = f"profiles/{path.name}" if path == builtin_profile_path(path.stem) else str(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_PROFILE_BYTES:
+            raise ProfileError(f"{shown}: {size:,} bytes is not a profile (at most {MAX_PROFILE_BYTES:,} bytes)")
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{shown}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"{shown}: cannot read ({exc})") from None
+    except RecursionError:
+        raise ProfileError(f"{shown}: arrays or inline tables nested too deeply to be a profile") from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"{shown}: not UTF-8 text (byte {exc.start}); save the profile as UTF-8") from None
+    except OSError as exc:
+        raise ProfileError(f"{shown}: cannot read ({exc.strerror or exc})") from None
     meta = data.pop("meta", None)
     if not isinstance(meta, dict):
         raise ProfileError(f"{shown}: field 'meta' is missing")
@@ -137,6 +156,9 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
         raise ProfileError(f"{shown}: field 'meta.kind' must be one of {', '.join(PROFILE_KINDS)}")
     values: dict[str, ProfileValue] = {}
     _walk(data, "", shown, values)
+    problem = check_bounds({k: v.value for k, v in values.items()})
+    if problem:
+        raise ProfileError(f"{shown}: {problem}")
     for req in required:
         if req not in values:
             raise ProfileError(f"{shown}: field '{req}' is missing")
@@ -161,6 +183,9 @@ def write_profile(
         raw = pv.value
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
             raise ProfileError(f"{out}: field '{dotted}' is not a finite number: {raw!r}")
+        problem = check_value(dotted, float(raw))
+        if problem:
+            raise ProfileError(f"{out}: {problem}")
         if not isinstance(pv.source, str) or not pv.source.strip():
             raise ProfileError(f"{out}: field '{dotted}' has no source")
         if (not all(parts) or parts[0] == "meta" or any(p in ("value", "source") for p in parts[:-1])
@@ -172,11 +197,4 @@ def write_profile(
         node[parts[-1]] = {"value": raw, "source": pv.source}
     text = tomli_w.dumps(tree)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return out
+    return atomic_write(out, text)

@@ -1,0 +1,85 @@
+"""Field rules: each profile field name selects what its value may be; every built-in profile
+obeys them (the attacks: negative costs gave negative latencies, a zero rate divided by zero,
+fractional counts were silently truncated)."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+
+import pytest
+
+from cryptoffload.profiles import rules
+from cryptoffload.profiles.rules import check_bounds, check_value, rule_for
+
+
+@pytest.mark.parametrize("field, rule", [
+    ("ciphers.aes-ecb.fpga_mbps", rules.RATE), ("board.config_clock_hz", rules.RATE),
+    ("ciphers.x.software_mbps_bulk_gcrypt", rules.RATE), ("ops.rescale_s", rules.DURATION),
+    ("host.cpu_ms", rules.DURATION), ("tls.mss_bytes", rules.SIZE_BYTES),
+    ("tls.per_segment_overhead_bytes", rules.OVERHEAD_BYTES), ("paillier.key_bits", rules.BITS),
+    ("params.log_q", rules.BITS), ("csd.nand_capacity_tb", rules.CAPACITY), ("host.dram_gb", rules.CAPACITY),
+    ("model.weights_gb", rules.AMOUNT), ("x.cpu_share_min", rules.FRACTION), ("x.retransmit_rate", rules.FRACTION),
+    ("ciphers.x.slices_pct", rules.PERCENT), ("board.slots", rules.COUNT), ("qat.ring_capacity", rules.COUNT),
+    ("params.poly_modulus_degree", rules.COUNT), ("ops.hmult.level", rules.INDEX),
+    ("claims.small_tls_over_plain", rules.RATIO), ("x.concurrent_slowdown", rules.DEFAULT),
+])
+def test_names_select_rules(field: str, rule: rules.FieldRule) -> None:
+    assert rule_for(field) is rule
+
+
+@pytest.mark.parametrize("field, value", [
+    ("ops.rotate_s", -1e-6),           # a negative cost: negative latencies
+    ("ciphers.aes.fpga_mbps", 0.0),    # a zero rate: division by zero
+    ("board.slots", 2.5),              # a fractional count: truncated to 2
+    ("board.slots", 0.0),
+    ("tls.mss_bytes", 1448.5),
+    ("x.compute_share", 1.5),
+    ("x.slices_pct", 101.0),
+    ("x.concurrent_slowdown", -0.1),
+    ("ops.level", -1.0),
+    ("x.plain_factor", 0.0),
+    ("x.cpu_ms", float("nan")),
+    ("x.lane_gbps", float("inf")),
+])
+def test_values_their_field_cannot_hold_are_refused_with_the_fix(field: str, value: float) -> None:
+    problem = check_value(field, value)
+    assert problem is not None and f"'{field}'" in problem
+    rule = rule_for(field)
+    assert rule.what in problem and rule.fix in problem
+
+
+@pytest.mark.parametrize("field, value", [
+    ("ops.rescale_s", 0.0), ("board.slots", 2.0), ("ops.level", 0.0), ("x.keys_share", 0.0),
+    ("tls.record_overhead_bytes", 0.0), ("x.retransmit_rate_max", 1.0), ("x.anything", 0.0),
+])
+def test_edge_values_that_make_sense_are_accepted(field: str, value: float) -> None:
+    assert check_value(field, value) is None
+
+
+def test_min_max_pairs_are_ordered() -> None:
+    assert check_bounds({"a.x_min": 0.1, "a.x": 0.2, "a.x_max": 0.3}) is None
+    assert "swap" in check_bounds({"a.x_min": 0.5, "a.x_max": 0.3})
+    assert "outside" in check_bounds({"a.x_min": 0.1, "a.x": 0.5, "a.x_max": 0.3})
+    assert "outside" in check_bounds({"a.x_min": 0.4, "a.x": 0.2})
+
+
+def test_every_builtin_profile_obeys_the_rules() -> None:
+    files = [f for f in resources.files("cryptoffload.profiles").iterdir() if f.name.endswith(".toml")]
+    assert len(files) >= 5
+    for f in files:
+        data = tomllib.loads(f.read_text(encoding="utf-8"))
+        data.pop("meta")
+        flat: dict[str, float] = {}
+
+        def walk(node: dict, prefix: str) -> None:
+            for k, v in node.items():
+                name = f"{prefix}.{k}" if prefix else k
+                if isinstance(v, dict) and "value" in v:
+                    flat[name] = float(v["value"])
+                elif isinstance(v, dict):
+                    walk(v, name)
+        walk(data, "")
+        for name, v in flat.items():
+            assert check_value(name, v) is None, (f.name, name, v)
+        assert check_bounds(flat) is None, f.name
