@@ -446,6 +446,23 @@ def test_clf_gzip(tmp_path):
     assert tr.time.tolist() == [0.0, 2.0] and tr.size.tolist() == [1, 2]
 
 
+def test_truncated_or_damaged_gzip_is_a_trace_error(tmp_path):
+    """The attack: a truncated .gz ended in click's "Aborted." with exit 1 (EOFError)."""
+    lines = "".join(f"{i}.0,10.0.0.{i % 7},{100 + i}\n" for i in range(2000))
+    whole = gzip.compress(lines.encode())
+    (tmp_path / "cut.csv.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TraceError, match="truncated or damaged"):
+        load_trace(tmp_path / "cut.csv.gz")
+    damaged = bytearray(whole)
+    damaged[len(damaged) // 2] ^= 0xFF
+    (tmp_path / "bad.csv.gz").write_bytes(bytes(damaged))
+    with pytest.raises(TraceError):
+        load_trace(tmp_path / "bad.csv.gz")
+    (tmp_path / "plain.csv.gz").write_bytes(lines.encode())  # not gzip at all
+    with pytest.raises(TraceError, match="cannot read trace"):
+        load_trace(tmp_path / "plain.csv.gz")
+
+
 def test_all_bad_file_raises(tmp_path):
     path = tmp_path / "junk.csv"
     path.write_text("hello world\nfoo,bar\n")

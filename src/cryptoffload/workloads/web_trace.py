@@ -84,6 +84,7 @@ import math
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -726,6 +727,9 @@ def load_trace(
         raise TraceError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
     except UnicodeError as exc:  # only from a corrupt .gz stream
         raise TraceError(f"{path}: cannot read trace: {exc}") from None
+    except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz (EOFError is not an OSError)
+        raise TraceError(f"{path}: the compressed trace is truncated or damaged ({exc}); "
+                         "compress it again or use the uncompressed file") from None
 
     if not times:
         detail = f"{bad} bad, first: {examples[0]}" if bad else "the file has no request lines"

@@ -91,7 +91,9 @@ def test_fetch_and_clean_stop(mode: str, docroot: Path) -> None:
         assert sha(curl_bytes(srv.url + "big.bin", srv.cert_path)) == want
         if mode == "tls":
             assert srv.cert_path is not None
-            assert stat.S_IMODE(os.stat(srv.prefix / "key.pem").st_mode) == 0o600
+            assert stat.S_IMODE(os.stat(srv.prefix / "tls" / "key.pem").st_mode) == 0o600
+            assert stat.S_IMODE(os.stat(srv.prefix / "tls").st_mode) == 0o700
+            assert (srv.prefix / "cert.pem").exists() and not (srv.prefix / "key.pem").exists()
             ctx = ssl.create_default_context(cafile=str(srv.cert_path))
             with urllib.request.urlopen(srv.url + "big.bin", context=ctx, timeout=10) as resp:
                 assert sha(resp.read()) == want
@@ -156,6 +158,40 @@ def test_signal_to_python_stops_nginx(sig: signal.Signals, docroot: Path) -> Non
         time.sleep(0.05)
     assert nginx_left(prefix) == []
     assert not Path(prefix).exists()
+
+
+KILLED_CHILD = textwrap.dedent("""
+    import sys, time
+    from cryptoffload.apps.tls.nginx import NginxServer
+    srv = NginxServer("tls", sys.argv[1]).start()
+    print(srv.prefix, flush=True)
+    time.sleep(60)
+""")
+
+
+@needs_nginx
+def test_sigkill_leaves_a_prefix_the_next_start_removes(docroot: Path) -> None:
+    """The attack: SIGKILL of `tls serve` left its temp folder with key.pem. nginx dies with
+    its parent; the folder stays (no Python cleanup runs) until the next server starts."""
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(docroot)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        prefix = Path(proc.stdout.readline().strip())
+        assert prefix.name.startswith("cryptoffload-nginx-"), proc.stderr.read()
+        assert (prefix / "tls" / "key.pem").exists()
+        proc.kill()
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 5
+    while nginx_left(str(prefix)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert nginx_left(str(prefix)) == [] and prefix.exists()
+    with NginxServer("plain", docroot) as srv:
+        assert srv.prefix is not None and srv.prefix.exists()
+        assert not prefix.exists()
 
 
 # ---- user errors -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""A real nginx, started and stopped from Python, serving one folder in one of seed 004's modes.
+"""A real nginx, started and stopped from Python, serving one folder in one of the modes of
+Miyakawa et al.'s SmartNIC TLS paper (``papers.PAPERS["smartnic-tls"]``).
 
-Why a real nginx and not a Python server: what seed 004 measures is where nginx's encryption
+Why a real nginx and not a Python server: what that paper measures is where nginx's encryption
 happens (OpenSSL in the worker, the kernel, or the NIC) and what it costs the worker; only the
 real server with its ``sendfile``/``SSL_sendfile`` paths shows that.
 
@@ -14,7 +15,8 @@ Modes (what is *requested*; :func:`cryptoffload.apps.tls.detect.verify_mode` say
   only on the NIC (``tls-hw-tx-offload``), not on nginx, so the mode differs in what is checked.
 
 Everything nginx writes (pid file, logs, temporary files, key and certificate) lives in a
-private temporary prefix folder, removed on stop. No nginx process outlives the server object:
+private temporary prefix folder (:mod:`.prefix`: key in a 0700 folder), removed on stop, and by
+the next start if a SIGKILL prevented that. No nginx process outlives the server object:
 nginx runs in its own process group, which :meth:`NginxServer.stop` empties (QUIT, then TERM,
 then KILL); an ``atexit`` hook and a SIGTERM handler stop servers left running when Python
 exits, and on Linux the master is also told to die with its parent.
@@ -32,7 +34,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Callable, Literal, Optional, Union
 
+from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
+from cryptoffload.apps.tls.procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
@@ -56,8 +59,6 @@ _ACCESS_RE = re.compile(r'^(\S+) (\d{3}) (\S+) (\S+) (\S+) (\d+) "(.*)"$')
 
 #: How much of each log a stopped server keeps in memory.
 KEPT_LOG_BYTES = 8 << 20
-
-_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def check_mode(mode: str) -> str:
@@ -101,48 +102,6 @@ def parse_access_log(text: str) -> list[AccessEntry]:
         m = _ACCESS_RE.match(line.strip())
         if m:
             out.append(AccessEntry(float(m[1]), int(m[2]), float(m[3]), m[4], m[5], int(m[6]), m[7]))
-    return out
-
-
-# ---- /proc helpers ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ProcStat:
-    """The fields of ``/proc/<pid>/stat`` this module needs (times in clock ticks)."""
-
-    pid: int
-    state: str
-    ppid: int
-    pgrp: int
-    utime: int
-    stime: int
-
-
-def read_proc_stat(pid: int) -> Optional[ProcStat]:
-    """``/proc/<pid>/stat`` parsed, or None when the process is gone.
-
-    The command name may contain spaces and parentheses, so fields are taken after the last ')'.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode("ascii", "replace")
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    rest = raw[raw.rfind(")") + 2:].split()
-    # rest[0] is field 3 (state); utime and stime are fields 14 and 15.
-    return ProcStat(pid, rest[0], int(rest[1]), int(rest[2]), int(rest[11]), int(rest[12]))
-
-
-def _all_pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def live_group_members(pgid: int) -> list[int]:
-    """Pids in process group ``pgid`` that are not zombies (a zombie runs nothing)."""
-    out = []
-    for pid in _all_pids():
-        st = read_proc_stat(pid)
-        if st is not None and st.pgrp == pgid and st.state != "Z":
-            out.append(pid)
     return out
 
 
@@ -406,7 +365,7 @@ class NginxServer:
         ssl = ""
         if self.is_tls:
             ssl = (f"        ssl_certificate {p / 'cert.pem'};\n"
-                   f"        ssl_certificate_key {p / 'key.pem'};\n"
+                   f"        ssl_certificate_key {p / TLS_DIR / 'key.pem'};\n"
                    "        ssl_protocols TLSv1.3 TLSv1.2;\n")
             if self.mode in ("ktls", "ktls-nic"):
                 ssl += "        ssl_conf_command Options KTLS;\n"
@@ -462,14 +421,10 @@ class NginxServer:
         self._check_docroot()
         if self.requested_port:
             check_port_free(self.host, self.requested_port)
-        self.prefix = Path(tempfile.mkdtemp(prefix="cryptoffload-nginx-"))
-        # Workers (maybe not our uid) must reach the temp folders; the key stays 0600.
-        os.chmod(self.prefix, 0o711)
-        for sub in ("logs", "tmp"):
-            (self.prefix / sub).mkdir()
+        self.prefix = create_prefix()  # first removes the folders of servers whose owner was killed
         try:
             if self.is_tls:
-                write_self_signed(self._cert, self.prefix / "key.pem", self.host)
+                write_self_signed(self._cert, self.prefix / TLS_DIR / "key.pem", self.host)
             attempts = 1 if self.requested_port else 3
             for attempt in range(attempts):
                 if not self.requested_port:
@@ -607,7 +562,7 @@ class NginxServer:
         if master is None:
             return []
         out = []
-        for pid in _all_pids():
+        for pid in all_pids():
             st = read_proc_stat(pid)
             if st is not None and st.ppid == master and st.state != "Z":
                 out.append(pid)
@@ -625,7 +580,7 @@ class NginxServer:
             st = read_proc_stat(pid)
             if st is not None:
                 total += st.utime + st.stime
-        return total / _CLK_TCK
+        return total / CLK_TCK
 
     def worker_cpu_ns(self) -> Optional[int]:
         """CPU time of the workers in nanoseconds from ``/proc/<pid>/schedstat`` (None where the
