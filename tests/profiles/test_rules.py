@@ -16,8 +16,9 @@ from cryptoffload.profiles.rules import check_bounds, check_value, rule_for
 @pytest.mark.parametrize("field, rule", [
     ("ciphers.aes-ecb.fpga_mbps", rules.RATE), ("board.config_clock_hz", rules.RATE),
     ("ciphers.x.software_mbps_bulk_gcrypt", rules.RATE), ("ops.rescale_s", rules.DURATION),
-    ("host.cpu_ms", rules.DURATION), ("tls.mss_bytes", rules.SIZE_BYTES),
-    ("tls.per_segment_overhead_bytes", rules.OVERHEAD_BYTES), ("paillier.key_bits", rules.BITS),
+    ("host.cpu_ms", rules.DURATION), ("tls.mss_bytes", rules.BYTES),
+    ("tls.per_segment_overhead_bytes", rules.BYTES), ("link.h2d_bytes_per_s", rules.RATE),
+    ("ops.encrypt.bytes_out", rules.BYTES), ("paillier.key_bits", rules.BITS),
     ("params.log_q", rules.BITS), ("csd.nand_capacity_tb", rules.CAPACITY), ("host.dram_gb", rules.CAPACITY),
     ("model.weights_gb", rules.AMOUNT), ("x.cpu_share_min", rules.FRACTION), ("x.retransmit_rate", rules.FRACTION),
     ("ciphers.x.slices_pct", rules.PERCENT), ("board.slots", rules.COUNT), ("qat.ring_capacity", rules.COUNT),
@@ -41,6 +42,7 @@ def test_names_select_rules(field: str, rule: rules.FieldRule) -> None:
     ("x.plain_factor", 0.0),
     ("x.cpu_ms", float("nan")),
     ("x.lane_gbps", float("inf")),
+    ("link.d2h_bytes_per_s", 0.0),
 ])
 def test_values_their_field_cannot_hold_are_refused_with_the_fix(field: str, value: float) -> None:
     problem = check_value(field, value)
@@ -50,7 +52,7 @@ def test_values_their_field_cannot_hold_are_refused_with_the_fix(field: str, val
 
 
 @pytest.mark.parametrize("field, value", [
-    ("ops.rescale_s", 0.0), ("board.slots", 2.0), ("ops.level", 0.0), ("x.keys_share", 0.0),
+    ("ops.rescale_s", 0.0), ("board.slots", 2.0), ("ops.x.bytes_out", 0.0), ("ops.level", 0.0), ("x.keys_share", 0.0),
     ("tls.record_overhead_bytes", 0.0), ("x.retransmit_rate_max", 1.0), ("x.anything", 0.0),
 ])
 def test_edge_values_that_make_sense_are_accepted(field: str, value: float) -> None:

@@ -45,8 +45,7 @@ class FieldRule:
 
 RATE = FieldRule("a rate", strict=True, fix="a rate of zero would make every transfer take forever; give the measured or cited rate")
 DURATION = FieldRule("a duration", fix="costs cannot be negative (0 for a free step)")
-SIZE_BYTES = FieldRule("a size in bytes", minimum=1, integer=True, fix="give a whole number of bytes, at least 1")
-OVERHEAD_BYTES = FieldRule("an overhead in bytes", integer=True, fix="give a whole number of bytes (0 for none)")
+BYTES = FieldRule("a number of bytes", integer=True, fix="give a whole number of bytes (0 for none)")
 BITS = FieldRule("a number of bits", minimum=1, integer=True, fix="give a whole number of bits, at least 1")
 CAPACITY = FieldRule("a capacity", strict=True, fix="give the device's capacity, above 0")
 AMOUNT = FieldRule("an amount of data", fix="amounts cannot be negative")
@@ -57,12 +56,13 @@ INDEX = FieldRule("a level", integer=True, fix="write a whole number, 0 or more"
 RATIO = FieldRule("a ratio", strict=True, fix="write a ratio above 0")
 DEFAULT = FieldRule("a cost", fix="no cost, size or rate in a profile is negative")
 
+_TIME_UNITS = frozenset({"s", "ms", "us", "ns"})
+
 # (words any of which in the field's last name part selects the rule, the rule); first match wins
 RULES: tuple[tuple[frozenset[str], FieldRule], ...] = (
     (frozenset({"hz", "bps", "kbps", "mbps", "gbps", "Bps", "MBps", "GBps"}), RATE),
-    (frozenset({"s", "ms", "us", "ns"}), DURATION),
-    (frozenset({"overhead"}) , OVERHEAD_BYTES),  # only with "bytes" (see rule_for)
-    (frozenset({"bytes"}), SIZE_BYTES),
+    (_TIME_UNITS, DURATION),
+    (frozenset({"bytes"}), BYTES),
     (frozenset({"bits", "log"}), BITS),
     (frozenset({"capacity", "dram"}), CAPACITY),  # with gb/tb; a ring capacity is a count (below)
     (frozenset({"gb", "tb", "mb", "kb"}), AMOUNT),
@@ -84,9 +84,9 @@ def rule_for(dotted: str) -> FieldRule:
     if words[-1] in _BOUND_SUFFIXES and len(words) > 1:
         words = words[:-1]
     present = set(words)
+    if "per" in present and words[-1] in _TIME_UNITS:  # h2d_bytes_per_s, requests_per_s
+        return RATE
     for names, rule in RULES:
-        if rule is OVERHEAD_BYTES and not {"overhead", "bytes"} <= present:
-            continue
         if rule is CAPACITY and not ({"gb", "tb", "mb", "kb"} & present):
             continue
         if names & present:
