@@ -1,10 +1,9 @@
-"""The fpga-reconfig study end to end on a small run: contract, tables, paper claims."""
+"""The fpga-reconfig study end to end on small runs: contract, predictions vs the paper, perturbations."""
 
 from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from cryptoffload.errors import ConfigError, ProfileError
@@ -14,7 +13,7 @@ from cryptoffload.studies import fpga_reconfig as st
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("fr")
-    cfg = st.FpgaReconfigConfig(quick=True, seed=1, requests=40_000)
+    cfg = st.FpgaReconfigConfig(quick=True, seed=1, requests=20_000, seeds=3, workers=1)
     res = st.run(cfg, out)
     return res, out
 
@@ -28,33 +27,87 @@ def test_result_contract(small_run):
     t6 = data["tables"]["table6_p90_vs_oracle"]
     assert t6["provenance"] == "simulated"
     assert len(t6["rows"]) == len(st.PAPER_RATES) and len(t6["paper"]) == len(st.PAPER_RATES)
+    for tid in ("table6_spread", "mean_p90_vs_oracle", "ordering_by_rate", "table7_cipher_mix",
+                "prediction_interval_mb", "client_population", "readings_sensitivity"):
+        assert tid in data["tables"], tid
+    pop = {r[0]: r for r in data["tables"]["client_population"]["rows"]}
+    assert pop["clients"][2] == "fitted" and pop["activity_pareto_shape"][2] == "fitted"
     for fig in data["figures"]:
         assert (out / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "table6_p90_vs_oracle.csv").exists() and (out / "table6_p90_vs_oracle_paper.csv").exists()
     assert "profiles/virtex2_ciphers.toml" in data["profiles"]
+    assert not any("seed 00" in h for h in data["headline"])
 
 
-def test_paper_orderings_hold(small_run):
+def prediction_failures(res) -> list[str]:
+    """Which predictions of the paper's results miss their stated tolerance (empty: none).
+
+    Predictions, not fits: nothing in the model was adjusted to Table 6. Tolerances: the paper's
+    mean Predict/Oracle (1.18) within 25 %; Oracle <= Predict <= Nopredict at every rate (median
+    over seeds); Hardware an order of magnitude worst at <= 100 req/s.
+    """
+    means = {r[0]: r[1] for r in res.tables["mean_p90_vs_oracle"].rows}
+    checks = {
+        "Predict/Oracle mean within 25 % of 1.18": abs(means["predict"] / 1.18 - 1) <= 0.25,
+        "Oracle <= Predict <= Nopredict at every rate": res.extra["claims"]["oracle_le_predict_le_nopredict_every_rate"],
+        "Hardware worst at low rates": res.extra["claims"].get("hardware_worst_low_rates", True),
+    }
+    return [name for name, ok in checks.items() if not ok]
+
+
+def test_predictions_hold_within_their_tolerances(small_run):
     res, _ = small_run
-    assert res.extra["claims"]["ordering_above_100"], res.notes
-    assert res.extra["claims"]["hardware_worst_low_rates"], res.notes
+    assert prediction_failures(res) == [], res.notes
     assert res.extra["beyond_beats_predict"]
+    rows = {r[0]: r for r in res.tables["ordering_by_rate"].rows}
+    assert set(rows) == set(float(r) for r in st.PAPER_RATES)  # every rate, 10 req/s included
+
+
+@pytest.mark.parametrize(("reconfig_ms", "fails"), [(0.0, "Predict/Oracle mean within 25 % of 1.18"),
+                                                    (5000.0, "Oracle <= Predict <= Nopredict at every rate")])
+def test_prediction_checks_fail_when_an_input_is_perturbed(tmp_path, reconfig_ms, fails):
+    # A free reconfiguration makes the Oracle (which knows the next request) far better than any
+    # predictor; a 5 s one leaves the FPGA reconfiguring and every overlap policy in software.
+    cfg = st.FpgaReconfigConfig(quick=True, requests=20_000, seeds=2, workers=1, readings=False,
+                                reconfig_ms=reconfig_ms, policies=["software", "hardware", "nopredict", "predict", "oracle"])
+    assert fails in prediction_failures(st.run(cfg, tmp_path))
+
+
+def test_distributions_place_the_papers_draw(small_run):
+    res, _ = small_run
+    t7 = res.tables["table7_cipher_mix"]
+    top = t7.rows[0]
+    assert top[0] == 1 and 0.1 < top[1] < 0.5  # one dominant cipher, as in the paper's Table 7
+    assert 0 <= top[t7.columns.index("paper_percentile")] <= 100
+    spread = res.tables["table6_spread"]
+    for r in spread.rows:
+        assert r[2] <= r[3] <= r[4]  # p10 <= median <= p90
+    assert any("percentile" in h for h in res.headline)
+
+
+def test_headline_states_agreement_and_divergence(small_run):
+    res, _ = small_run
+    text = " ".join(res.headline)
+    assert "Strongest predicted agreement" in text and "Largest divergence" in text
+    assert "fitted" in text  # the population is fitted, and says so in the same sentence
+
+
+def test_readings_are_labelled_and_change_feasibility(small_run):
+    res, _ = small_run
+    rows = {r[0]: r for r in res.tables["readings_sensitivity"].rows}
+    cols = res.tables["readings_sensitivity"].columns
+    cap = cols.index("fixall_capacity_rps")
+    assert rows["table2-in-MBps"][cap] == pytest.approx(8 * rows["literal"][cap], rel=0.02)  # packet time fixed
+    assert rows["literal"][cap] < 20_000  # the literal reading cannot carry the paper's top rate
+    assert "reading" in res.tables["readings_sensitivity"].title
 
 
 def test_software_is_the_work_ratio_under_heavy_load(small_run):
     """Deep in overload every queue grows linearly, so p90 ratios tend to total-work ratios."""
     res, _ = small_run
     t6 = res.tables["table6_p90_vs_oracle"]
-    cols = t6.columns
     last = t6.rows[-1]
-    assert last[cols.index("software")] > last[cols.index("predict")] > 1.0
-
-
-def test_mean_table_has_the_papers_headline_numbers(small_run):
-    res, _ = small_run
-    paper = dict(map(tuple, res.tables["mean_p90_vs_oracle"].paper))
-    assert paper["predict"] == 1.18 and paper["nopredict"] == 2.01
-    assert any("Predict/Oracle" in h and "paper 1.18" in h for h in res.headline)
+    assert last[t6.columns.index("software")] > last[t6.columns.index("predict")] > 1.0
 
 
 def test_table8_oracle_saves_encryption_time(small_run):
@@ -65,15 +118,25 @@ def test_table8_oracle_saves_encryption_time(small_run):
     assert 20 < oracle < 100
 
 
+def test_processes_give_the_same_tables_as_one_process(tmp_path):
+    kw = dict(quick=True, seed=3, requests=4000, rates=[100.0, 3000.0], seeds=3, readings=False,
+              policies=["nopredict", "predict", "oracle"])
+    a = st.run(st.FpgaReconfigConfig(**kw, workers=1), tmp_path / "one")
+    b = st.run(st.FpgaReconfigConfig(**kw, workers=2), tmp_path / "two")
+    assert a.tables["table6_spread"].rows == b.tables["table6_spread"].rows
+
+
 def test_same_seed_same_result(tmp_path):
-    cfg = st.FpgaReconfigConfig(quick=True, seed=4, requests=5000, rates=[300.0], policies=["predict", "oracle"])
+    cfg = st.FpgaReconfigConfig(quick=True, seed=4, requests=5000, rates=[300.0], policies=["predict", "oracle"],
+                                seeds=2, workers=1, readings=False)
     a = st.run(cfg, tmp_path / "a")
     b = st.run(cfg, tmp_path / "b")
     assert a.tables["latency_p90_ms"].rows == b.tables["latency_p90_ms"].rows
 
 
 def test_simpy_engine_gives_the_same_tables(tmp_path):
-    kw = dict(quick=True, seed=2, requests=1500, rates=[50.0, 2000.0], policies=["nopredict", "predict", "oracle", "parallel"])
+    kw = dict(quick=True, seed=2, requests=1500, rates=[50.0, 2000.0], policies=["nopredict", "predict", "oracle", "parallel"],
+              seeds=1, readings=False)
     a = st.run(st.FpgaReconfigConfig(**kw), tmp_path / "fast")
     b = st.run(st.FpgaReconfigConfig(**kw, engine="simpy"), tmp_path / "simpy")
     assert a.tables["latency_p90_ms"].rows == b.tables["latency_p90_ms"].rows
@@ -82,6 +145,7 @@ def test_simpy_engine_gives_the_same_tables(tmp_path):
 @pytest.mark.parametrize("bad", [
     dict(rates=[0.0]), dict(rates=[-5.0]), dict(rates=[float("nan")]), dict(policies=["nosuch"]),
     dict(requests=1), dict(engine="gpu"), dict(window_mb=0.0), dict(reconfig_ms=-1.0), dict(policies=[]),
+    dict(seeds=0), dict(workers=True), dict(interval="adaptive"), dict(clients="everyone"),
 ])
 def test_bad_config_is_refused_before_anything_is_written(tmp_path, bad):
     out = tmp_path / "o"

@@ -298,7 +298,12 @@ def _argmax_table(before: np.ndarray, after: np.ndarray, ns: int, n_after: int |
 
 
 class OracleNext(ZerothOrder):
-    """Knows the future: the real state of the interval that starts at each request."""
+    """Knows the future: the real two main ciphers of the interval that starts at each request.
+
+    When that interval holds a single cipher (a long run, or an interval of one request), the
+    second slot gets the next *different* cipher the trace will request after the interval --
+    the Oracle knows that too -- rather than a frequency-based filler, so that no predictor
+    restricted to the past can know more than the Oracle does."""
 
     def __init__(self, history_cipher: np.ndarray, k: int, window: float = WINDOW_BYTES) -> None:
         super().__init__(history_cipher, k)
@@ -308,8 +313,35 @@ class OracleNext(ZerothOrder):
         st = states if states is not None else interval_states(cipher, size, self.k, self.window)
         rank = global_ranking(cipher, self.k)
         filler = filler_for(rank, self.k)
+        c = np.ascontiguousarray(cipher, dtype=np.int64)
         pa, pb = _states_to_pairs(st.after, self.k, pair_members(self.k), filler, int(rank[0]), int(rank[1]))
+        pb = _next_other_cipher(c, st.after, st.after_end, pa, pb, pair_members(self.k).shape[0] * 100)
         return Prediction(pa, pb, np.full(len(cipher), 3, dtype=np.int8))
+
+
+@numba.njit(cache=True)
+def _next_other_cipher(cipher: np.ndarray, after: np.ndarray, after_end: np.ndarray, pa: np.ndarray,
+                       pb: np.ndarray, single0: int) -> np.ndarray:
+    """For single-cipher intervals, the first cipher other than ``pa[i]`` requested at or after
+    the interval's end (``pb[i]`` kept when the trace has none)."""
+    n = cipher.shape[0]
+    change = np.empty(n + 1, dtype=np.int64)  # change[j]: first index > j with another cipher
+    change[n] = n
+    if n > 0:
+        change[n - 1] = n
+    for j in range(n - 2, -1, -1):
+        change[j] = j + 1 if cipher[j + 1] != cipher[j] else change[j + 1]
+    out = pb.copy()
+    for i in range(n):
+        if after[i] < single0:
+            continue
+        e = after_end[i]
+        if e >= n:
+            continue
+        j = e if cipher[e] != pa[i] else change[e]
+        if j < n:
+            out[i] = cipher[j]
+    return out
 
 
 class RandomPair(ZerothOrder):

@@ -12,32 +12,20 @@ Policies of the paper: Software, Hardware, Nopredict, Predict, Fix5, Fix-All, Or
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies import ngram
 from cryptoffload.sim import reconfig_fast as fast
+from cryptoffload.sim.reconfig_platform import ReconfigPlatform
+from cryptoffload.sim.reconfig_server import Decision, FpgaView
+from cryptoffload.workloads.web_trace import Trace
 
-
-@dataclass(frozen=True)
-class FpgaView:
-    """What the proxy library knows when a request may start."""
-
-    now: float
-    loaded: tuple[int, int]
-    reconfig_until: float  # the FPGA is unusable before this time
-    fpga_free: float = 0.0  # parallel mode: when the FPGA's queue drains
-    sw_free: float = 0.0  # parallel mode: when the host's queue drains
-
-
-@dataclass(frozen=True)
-class Decision:
-    run_on: str  # "software" or "fpga"
-    reconfigure_to: tuple[int, int] | None = None
-    blocking: bool = False  # Hardware: the request waits for the reconfiguration
+__all__ = ["FpgaView", "Decision", "PolicyContext", "ReconfigPolicy", "POLICIES", "PAPER_POLICIES",
+           "BEYOND_POLICIES", "INTERVAL_POLICIES", "make_policy", "prepare_policies", "run_policy", "same_pair"]
 
 
 def same_pair(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -68,6 +56,7 @@ class ReconfigPolicy:
     paper = True
     mode = fast.OVERLAP
     description = ""
+    fixed_window: float | None = None  # an interval of its own, not the one the study tunes
 
     def __init__(self) -> None:
         self.pred_a: np.ndarray | None = None
@@ -143,6 +132,12 @@ class Predict(ReconfigPolicy):
 
     def predictor(self, ctx):
         return ngram.TwoGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
+
+
+class PredictPaperInterval(Predict):
+    name, label = "predict-5mb", "Predict (5 MB)"
+    description = "Predict with the paper's fixed 5 MB interval, whatever interval the others use"
+    fixed_window = 5 * 1024 * 1024
 
 
 class Oracle(ReconfigPolicy):
@@ -235,11 +230,13 @@ class Parallel(Predict):
 
 POLICIES: dict[str, Callable[[], ReconfigPolicy]] = {
     cls.name: cls
-    for cls in (Software, Hardware, Nopredict, Predict, Fix5, FixAll, Oracle,
+    for cls in (Software, Hardware, Nopredict, Predict, PredictPaperInterval, Fix5, FixAll, Oracle,
                 PredictOnline, Predict3Gram, Parallel)
 }
-PAPER_POLICIES = ("software", "hardware", "nopredict", "predict", "fix5", "fix-all", "oracle")
+PAPER_POLICIES = ("software", "hardware", "nopredict", "predict", "predict-5mb", "fix5", "fix-all", "oracle")
 BEYOND_POLICIES = ("predict-online", "predict-3gram", "parallel")
+INTERVAL_POLICIES = ("predict", "oracle", "predict-online", "predict-3gram", "parallel")
+"""Policies whose predictions depend on the prediction interval the study chooses."""
 
 
 def make_policy(name: str) -> ReconfigPolicy:
@@ -247,3 +244,36 @@ def make_policy(name: str) -> ReconfigPolicy:
         return POLICIES[name.lower()]()
     except KeyError:
         raise ConfigError(f"unknown policy '{name}' (known: {', '.join(POLICIES)})") from None
+
+
+def prepare_policies(names: Sequence[str], trace: Trace, history: Trace, platform: ReconfigPlatform, seed: int,
+                     window: float, decay: float = 0.9999) -> dict[str, ReconfigPolicy]:
+    """The named policies, prepared on ``history`` for ``trace`` with prediction interval
+    ``window`` bytes (a policy with a ``fixed_window`` uses its own).
+
+    Predictions depend on the request sequence only, never on timing, so one preparation serves
+    every rate at which the trace is replayed.
+    """
+    cipher = np.asarray(trace.cipher, dtype=np.int64)
+    size = np.asarray(trace.size, dtype=np.int64)
+    hc = np.asarray(history.cipher, dtype=np.int64)
+    hs = np.asarray(history.size, dtype=np.int64)
+    states: dict[float, ngram.IntervalStates] = {}
+    out: dict[str, ReconfigPolicy] = {}
+    for name in names:
+        pol = make_policy(name)
+        w = float(pol.fixed_window or window)
+        if w not in states:
+            states[w] = ngram.interval_states(cipher, size, platform.k, w)
+        if isinstance(pol, PredictOnline):
+            pol.decay = decay
+        pol.prepare(PolicyContext(hc, hs, cipher, size, platform.slices_pct, seed, platform.k, states[w], w))
+        out[name] = pol
+    return out
+
+
+def run_policy(policy: ReconfigPolicy, time: np.ndarray, trace: Trace, platform: ReconfigPlatform) -> fast.KernelResult:
+    """One prepared policy over ``trace`` arriving at ``time``, on the compiled fast path."""
+    return fast.run_kernel(time, np.asarray(trace.cipher, dtype=np.int64), np.asarray(trace.size, dtype=np.float64),
+                           platform.sw_seconds_per_byte, platform.fpga_seconds_per_byte, platform.packet_overhead,
+                           platform.reconfig_time, **policy.kernel_args())

@@ -8,7 +8,7 @@ the cited value and are listed in ``carried``, so the output can say the table i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -50,6 +50,20 @@ class ReconfigPlatform:
     @property
     def fpga_seconds_per_byte(self) -> np.ndarray:
         return 8.0 / (self.fpga_mbps * 1e6)
+
+    def with_throughput_factor(self, factor: float, label: str) -> ReconfigPlatform:
+        """The same board with every software and FPGA throughput multiplied by ``factor`` (a
+        reading of the cited table, e.g. "Mbps" read as megabytes per second: ``factor=8``)."""
+        if not (factor > 0 and np.isfinite(factor)):
+            raise ConfigError(f"throughput factor must be a positive number, got {factor!r}")
+        return replace(self, sw_mbps=self.sw_mbps * factor, fpga_mbps=self.fpga_mbps * factor,
+                       profiles=[*self.profiles, label])
+
+    def mean_service_s(self, mix: np.ndarray, mean_size: float, fpga: np.ndarray) -> float:
+        """Mean seconds per request when cipher ``c`` (share ``mix[c]``) runs on the FPGA where
+        ``fpga[c]`` and in software elsewhere: the inverse of the rate a single server carries."""
+        per_byte = np.where(fpga, self.fpga_seconds_per_byte, self.sw_seconds_per_byte)
+        return float(np.sum(mix * (mean_size * per_byte + self.packet_overhead)))
 
     def display(self, i: int) -> str:
         return DISPLAY_NAMES.get(self.ciphers[i], self.ciphers[i])

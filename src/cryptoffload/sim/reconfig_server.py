@@ -13,14 +13,47 @@ studies use :mod:`cryptoffload.sim.reconfig_fast`, which tests hold to identical
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Protocol
 
 import numpy as np
 import simpy
 
-from cryptoffload.policies.reconfig import FpgaView, ReconfigPolicy
 from cryptoffload.sim import reconfig_fast as fast
 from cryptoffload.sim.core import Simulation
 from cryptoffload.sim.devices import Device, ReconfigurableDevice
+
+
+@dataclass(frozen=True)
+class FpgaView:
+    """What the proxy library knows when a request may start (given to a policy's ``decide``)."""
+
+    now: float
+    loaded: tuple[int, int]
+    reconfig_until: float  # the FPGA is unusable before this time
+    fpga_free: float = 0.0  # parallel mode: when the FPGA's queue drains
+    sw_free: float = 0.0  # parallel mode: when the host's queue drains
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A policy's answer for one request."""
+
+    run_on: str  # "software" or "fpga"
+    reconfigure_to: tuple[int, int] | None = None
+    blocking: bool = False  # Hardware: the request waits for the reconfiguration
+
+
+class ServerPolicy(Protocol):
+    """What this model needs of a policy (``cryptoffload.policies.reconfig`` implements it):
+    the fast kernel's mode, the circuits loaded at start (and, for the fixed modes, which are
+    resident), and the decision rule."""
+
+    mode: int
+    initial: tuple[int, int]
+    fixed: np.ndarray | None
+
+    def decide(self, i: int, cipher: int, view: FpgaView,
+               cost: Callable[[str], float] | None = None) -> Decision: ...
 
 
 @dataclass
@@ -40,7 +73,7 @@ class ServerCosts:
 
 
 def simulate_simpy(time: np.ndarray, cipher: np.ndarray, size: np.ndarray, costs: ServerCosts,
-                   policy: ReconfigPolicy) -> fast.KernelResult:
+                   policy: ServerPolicy) -> fast.KernelResult:
     """Run one policy over one trace as a SimPy model; same result type as the fast path."""
     n = len(time)
     sim = Simulation()

@@ -1,13 +1,14 @@
-"""Request traces for an encrypting web server: a synthetic generator and a log loader.
+"""Request traces for an encrypting web server, and the synthetic generator of the fpga-reconfig paper.
 
 A :class:`Trace` is a stream of requests ``(time, client, cipher, size)``: the server receives
 a request from ``client`` at ``time`` and must encrypt ``size`` bytes with cipher ``cipher``.
+Real logs are read by :mod:`cryptoffload.workloads.trace_log`.
 
-Synthetic traces (seed 002)
----------------------------
-:func:`generate_trace` follows section 4 of the source paper (a month of the web server log of
-the University of Tsukuba's media centre, December 2003), which fitted three inverse CDFs to the
-log (``u`` uniform)::
+Synthetic traces
+----------------
+:func:`generate_trace` follows section 4 of Niwa, Maeda and Yamaguchi (IPSJ TACS 2005; a month of
+the web server log of the University of Tsukuba's media centre, December 2003), which fitted
+three inverse CDFs to the log (``u`` uniform)::
 
     run length      Fa^-1(u) = -0.72549  / (u - 0.976927)   consecutive requests of one client
     gap             Fb^-1(u) = -0.475263 / (u - 0.995667)   seconds between two requests
@@ -19,81 +20,51 @@ modulo 10 picks its cipher. The paper leaves several things open; our choices:
 * **The pole.** Each fitted ``F^-1(u) = a / (c - u)`` is a Pareto law with shape 1 and minimum
   ``a / c``; it reaches infinity at ``u = c < 1`` and is negative above, i.e. the fitted CDF
   stops short of 1. The paper does not say how it handled this. We *renormalise*: ``u`` is
-  drawn uniform in ``[0, c)`` (so the CDF becomes ``F(x) = 1 - a / (c x)`` for ``x >= a / c``),
-  and the value is then *capped* (gaps and return times at ``max_gap`` seconds, default one
-  hour; run lengths at ``max_run`` requests, default 1000). The cap keeps a month-long trace
-  from containing a single gap of weeks; without it the mean of a shape-1 Pareto law is
-  infinite. :func:`sample_inverse_cdf` is the one place this is done.
+  drawn uniform in ``[0, c)`` (so the CDF becomes ``F(x) = 1 - a / (c x)`` for ``x >= a / c``)
+  and cap gaps and return times at ``max_gap`` seconds (default one hour), so that a month-long
+  trace has no single gap of weeks. Run lengths are *not* capped by default (``max_run=None``):
+  their heavy tail is the paper's own input, and it is what makes one cipher dominate a trace
+  (a single run of tens of thousands of requests), as the paper's Table 7 shows for TWOFISH
+  (0.246). Because of these poles one trace is one draw: studies report distributions over
+  seeds. :func:`sample_inverse_cdf` is the one place the renormalisation is done.
 * **Run length** ``L = max(1, floor(v + 0.5))`` of a draw ``v`` from Fa (``v >= 0.743``).
 * **Arrival times.** The first request is at ``t = 0``; ``n - 1`` gaps from Fb are summed.
-* **Clients.** We walk over the arrivals run by run. At the start of a run at position ``p``
-  (time ``t_p``), if some client is *due back* (its return time ``<= t_p``), the run belongs
-  to the client that has been due longest (a heap of ``(return_time, client)``); otherwise it
-  is a new client with a random id, uniform in ``[0, 2**31)`` and unique. The run covers
-  positions ``p .. p + L - 1`` (cut at ``n``); when it ends at ``t_end`` the client is pushed
-  back with return time ``t_end + Fc``. One refinement: the client of the run that has just
-  ended is never given the next run (if it is the longest-due, the next due client or a new
-  one takes the run, and it waits in the heap). Fa counts *consecutive* requests of one client,
-  so two adjacent runs of one client would be a single longer run; with this rule the maximal
-  same-client runs of the trace are exactly the drawn run lengths.
+* **Clients** (``clients="population"``, the default). Runs are handed to the clients of a
+  :class:`~cryptoffload.workloads.client_population.ClientPopulation` in proportion to their
+  activity, never to the client whose run has just ended (so the maximal same-client runs are
+  exactly the drawn run lengths). The population (how many clients, how unequal) is fitted to
+  the paper's Fc and Table 7 (:mod:`cryptoffload.workloads.population_fit`); pass the same
+  ``population`` to generate a history and an evaluated trace of one server.
+* **Clients, the literal reading** (``clients="returns"``): Fc decides who comes back. At the
+  start of a run, the client that has been due back longest takes it, else a new client does;
+  when a run ends at ``t_end`` its client is due again at ``t_end + Fc``; a client never takes
+  the run right after its own. Followed literally this leaves 7-9 clients for 610,000
+  requests (returning clients always win, and Fc's median of 0.9 s is shorter than the time
+  between runs), which Table 7's nine near-equal ciphers rule out; ``max_wait`` (not in the
+  paper, default 60 s) lets a client that has waited that long past its return time leave for
+  good, which gives thousands of clients. Kept for sensitivity runs.
 * **Cipher** = client id mod ``n_ciphers`` (the paper's "client id -> cipher, id mod 10").
 * **Sizes** are exponential with mean ``mean_size`` bytes, rounded to integers, minimum 1.
 
-Consequences worth knowing:
-
-* Times are in *log time* (seconds of the original log; the mean gap is about 4.7 s with the
-  default cap, so 610,000 requests span about a month). :meth:`Trace.rescaled` multiplies the
-  times to reach a target rate. Client assignment compares log times only with log times, so
-  ``generate_trace(...).rescaled(rate)`` is the *same request sequence* at every rate: the
-  study sweeps rates over one trace, as the paper does.
-* **Without leaving (``max_wait=inf``) the client population is tiny.** Returning clients take precedence and never leave, and
-  return times (median 0.9 s) are short compared with the time between runs (a run starts
-  every ~29 s on average), so some client is almost always due and a new client appears only
-  when every known client is away. 610,000 requests end up shared by 7-9 clients (seed 1: 8,
-  each with ~13 % of the requests) which take turns; the cipher mix covers at most that many
-  ciphers and is uneven. The paper's Table 7 (one cipher at 0.246, the other nine at
-  0.07-0.10) is a mix of the same kind with somewhat more clients.
-* **Realised return times are much longer than Fc.** A due client waits for a run start and for
-  every client due before it: in the trace of seed 1 the median time from the end of a
-  client's run to the start of its next one is ~49 s, not Fc's 0.89 s. Gaps and run lengths,
-  in contrast, are exactly as drawn.
-* ``max_wait`` (not in the paper; default 60 s of log time) lets a client that has
-  waited that many seconds past its return time leave for good; ``math.inf`` is the model
-  above without leaving. We default to 60 s because without leaving the tiny population makes
-  the history trace (another seed) share no clients, often no ciphers, with the evaluated one,
-  which no real server log does; with 60 s the mix is near-uniform like the paper's Table 7. Finite values give many more
-  clients and realised return times closer to Fc (seed 1, 610,000 requests: ``max_wait=60``
-  -> ~12,000 clients, median return 7.5 s, near-uniform cipher mix).
-* Each quantity comes from its own random stream (``default_rng(seed).spawn``), so a shorter
-  trace of the same seed is a prefix of a longer one.
-
-Loading logs
-------------
-:func:`load_trace` reads a user's own server log: CSV (``time, client, bytes[, cipher]``) or the
-Common/Combined Log Format; see its docstring. :func:`save_trace_csv` writes the CSV format.
+Times are in *log time* (seconds of the original log; the mean gap is about 4.7 s with the
+default cap, so 610,000 requests span about a month). :meth:`Trace.rescaled` multiplies the
+times to reach a target rate, so ``generate_trace(...).rescaled(rate)`` is the *same request
+sequence* at every rate: the study sweeps rates over one trace, as the paper does. Each
+quantity comes from its own random stream (``default_rng(seed).spawn``), so a shorter trace of
+the same seed is a prefix of a longer one.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
-import hashlib
 import heapq
-import ipaddress
 import math
-import os
-import re
-import tempfile
-import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cryptoffload.errors import ConfigError, TraceError
+from cryptoffload.workloads.client_population import ClientPopulation, assign_runs, draw_population
 
 __all__ = [
     "Trace",
@@ -101,11 +72,9 @@ __all__ = [
     "RUN_LENGTH",
     "GAP",
     "RETURN_TIME",
+    "CLIENT_MODELS",
     "generate_trace",
     "sample_inverse_cdf",
-    "load_trace",
-    "save_trace_csv",
-    "client_id",
 ]
 
 #: Most bad-line examples a loaded trace keeps.
@@ -252,6 +221,20 @@ class Trace:
             time=self.time[:n], client=self.client[:n], cipher=self.cipher[:n], size=self.size[:n]
         )
 
+    def segment(self, start: int, stop: int | None = None) -> Trace:
+        """Requests ``start .. stop - 1`` with times rebased so the first is at 0 (a later month
+        of a log, a held-out half of a history)."""
+        n = len(self)
+        stop = n if stop is None else stop
+        for name, v in (("start", start), ("stop", stop)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= n:
+                raise ConfigError(f"segment() needs integers in 0..{n}, got {name}={v!r}")
+        if stop <= start:
+            raise ConfigError(f"segment() needs start < stop, got {start} and {stop}")
+        t = self.time[start:stop]
+        return self._replace(time=t - t[0], client=self.client[start:stop], cipher=self.cipher[start:stop],
+                             size=self.size[start:stop], source=f"{self.source}[{start}:{stop}]")
+
     def cipher_mix(self, weight: str = "count") -> np.ndarray:
         """Share of each cipher, an array of length ``n_ciphers`` summing to 1.
 
@@ -332,14 +315,21 @@ def _check_positive(name: str, value: Any, *, integer: bool = False) -> None:
         raise ConfigError(f"{name} must be {kind} > 0, got {value!r}")
 
 
+CLIENT_MODELS = ("population", "returns")
+"""How runs are given to clients: a fitted population (default) or Fc returns (the literal reading)."""
+
+
 def generate_trace(
     n: int,
     seed: int | None,
     mean_size: float = 24 * 1024,
     n_ciphers: int = 10,
     max_gap: float = 3600.0,
-    max_run: int = 1000,
+    max_run: int | None = None,
     max_wait: float = 60.0,
+    *,
+    clients: str = "population",
+    population: ClientPopulation | None = None,
 ) -> Trace:
     """A synthetic web-server trace of ``n`` requests in log time (see the module docstring).
 
@@ -349,10 +339,13 @@ def generate_trace(
         mean_size: mean request size in bytes (exponential).
         n_ciphers: cipher = client id mod ``n_ciphers``.
         max_gap: cap, in seconds, of the gaps and return times drawn from Fb and Fc.
-        max_run: cap of the run lengths drawn from Fa.
-        max_wait: a client still waiting this many seconds after its return time leaves for
-            good (not in the paper; the default, infinity, keeps every client forever). See
-            the module docstring for why a finite value changes the client population.
+        max_run: cap of the run lengths drawn from Fa (``None``: no cap but the trace length).
+        max_wait: ``clients="returns"`` only: a client still waiting this many seconds after
+            its return time leaves for good (``math.inf``: never).
+        clients: ``"population"`` or ``"returns"`` (:data:`CLIENT_MODELS`).
+        population: ``clients="population"`` only: the clients to draw from (default: a fitted
+            population drawn from ``seed``). Pass one population to several calls to generate
+            months of the same server.
 
     Raises:
         ConfigError: an argument is out of range.
@@ -362,7 +355,8 @@ def generate_trace(
     n = int(n)
     _check_positive("mean_size", mean_size)
     _check_positive("max_gap", max_gap)
-    _check_positive("max_run", max_run, integer=True)
+    if max_run is not None:
+        _check_positive("max_run", max_run, integer=True)
     if not isinstance(max_wait, (int, float, np.integer, np.floating)) or isinstance(max_wait, bool) or not (
         max_wait >= 0
     ):
@@ -371,17 +365,30 @@ def generate_trace(
         1 <= n_ciphers <= MAX_CIPHERS
     ):
         raise ConfigError(f"n_ciphers must be an integer in 1..{MAX_CIPHERS}, got {n_ciphers!r}")
+    if clients not in CLIENT_MODELS:
+        raise ConfigError(f"clients must be one of {', '.join(CLIENT_MODELS)}, got {clients!r}")
+    if population is not None:
+        if clients != "population":
+            raise ConfigError("a population is only used with clients='population'")
+        if not isinstance(population, ClientPopulation):
+            raise ConfigError("population must be a ClientPopulation (see draw_population)")
+        if population.n_ciphers != n_ciphers:
+            raise ConfigError(f"the population uses {population.n_ciphers} ciphers, the trace {n_ciphers}")
     try:
         root = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}: {exc}") from None
-    gap_rng, run_rng, ret_rng, size_rng, id_rng = root.spawn(5)
+    gap_rng, run_rng, ret_rng, size_rng, id_rng, pop_seq, pick_rng = root.spawn(7)
+    run_cap = float(n if max_run is None else max_run)
 
-    source = (
-        f"generate_trace(n={n}, seed={seed!r}, mean_size={mean_size!r}, n_ciphers={n_ciphers}, "
-        f"max_gap={max_gap!r}, max_run={max_run!r}"
-        + (f", max_wait={max_wait!r})" if max_wait != math.inf else ")")
-    )
+    if clients == "population":
+        if population is None:
+            population = draw_population(pop_seq.bit_generator.seed_seq, n_ciphers=int(n_ciphers))
+        who = f"population={population.source}"
+    else:
+        who = "clients='returns'" + (f", max_wait={max_wait!r}" if max_wait != math.inf else "")
+    source = (f"generate_trace(n={n}, seed={seed!r}, mean_size={mean_size!r}, n_ciphers={n_ciphers}, "
+              f"max_gap={max_gap!r}, max_run={max_run!r}, {who})")
     if n == 0:
         empty = np.empty(0)
         return Trace(empty, empty.astype(np.int64), empty.astype(np.int8), empty.astype(np.int64),
@@ -390,14 +397,21 @@ def generate_trace(
     time = np.empty(n)
     time[0] = 0.0
     np.cumsum(sample_inverse_cdf(gap_rng, GAP, n - 1, float(max_gap)), out=time[1:])
-    # At most n runs; one run length and one return time per run, drawn up front.
-    run_len = np.maximum(1, np.floor(sample_inverse_cdf(run_rng, RUN_LENGTH, n, float(max_run)) + 0.5))
-    run_len = run_len.astype(np.int64).tolist()
-    ret = sample_inverse_cdf(ret_rng, RETURN_TIME, n, float(max_gap)).tolist()
+    # At most n runs; one run length (and one return time, or two client draws) per run, drawn up front.
+    run_len = np.maximum(1, np.floor(sample_inverse_cdf(run_rng, RUN_LENGTH, n, run_cap) + 0.5)).astype(np.int64)
     size = np.maximum(1, np.rint(size_rng.exponential(float(mean_size), n))).astype(np.int64)
 
-    client = _assign_clients(time, run_len, ret, id_rng, float(max_wait))
-    cipher = (client % n_ciphers).astype(np.int8)
+    if clients == "population":
+        assert population is not None
+        n_runs = int(np.searchsorted(np.cumsum(run_len), n)) + 1
+        who_run = assign_runs(population, pick_rng.random((n, 2))[:n_runs])
+        client_idx = np.repeat(who_run, run_len[:n_runs])[:n]
+        client = population.ids[client_idx]
+        cipher = population.cipher[client_idx].astype(np.int8)
+    else:
+        ret = sample_inverse_cdf(ret_rng, RETURN_TIME, n, float(max_gap)).tolist()
+        client = _assign_clients(time, run_len.tolist(), ret, id_rng, float(max_wait))
+        cipher = (client % n_ciphers).astype(np.int8)
     return Trace(time, client, cipher, size, source, int(n_ciphers))
 
 
@@ -446,379 +460,14 @@ def _assign_clients(
     return client
 
 
-# --------------------------------------------------------------------------------------------
-# Loading and saving
-# --------------------------------------------------------------------------------------------
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
-_INT64_MAX = 2**63 - 1
-_INT64_MIN = -(2**63)
-_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-
-# host ident authuser [timestamp] "request" status bytes [referer agent ...]
-_CLF_RE = re.compile(
-    r'^(?P<host>\S+)\s+(?P<ident>\S+)\s+(?P<user>.*?)\s+\[(?P<ts>[^\]]*)\]\s+'
-    r'"(?P<req>(?:[^"\\]|\\.)*)"\s+(?P<status>\S+)\s+(?P<bytes>\S+)(?:\s.*)?$'
-)
-_CLF_DETECT_RE = re.compile(r'^\S+\s+\S+\s+.*?\s+\[[^\]]*\]\s+"')
-_CLF_TS_RE = re.compile(
-    r"^(\d{1,2})/([A-Za-z]{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?"
-    r"(?:\s*([+-])(\d{2}):?(\d{2}))?$"
-)
+_MOVED_TO_TRACE_LOG = ("load_trace", "save_trace_csv", "client_id")
 
 
-class _BadLine(ValueError):
-    """A reason why one line is rejected."""
+def __getattr__(name: str) -> Any:
+    """The log reader and writer moved to :mod:`cryptoffload.workloads.trace_log`; callers that
+    still import them from here get them from there (lazily: trace_log imports this module)."""
+    if name in _MOVED_TO_TRACE_LOG:
+        from cryptoffload.workloads import trace_log
 
-
-def client_id(text: str) -> int:
-    """The int64 client id of a log's client field.
-
-    An integer (fitting int64) is itself; an IPv4 address is ``int(ip_address)``; an IPv6
-    address is its IPv4 address if it maps one (``::ffff:a.b.c.d``), else a 63-bit hash of its
-    16 bytes; any other string (a host name, a user name) is a 63-bit hash of its UTF-8 bytes.
-    Hashes are BLAKE2b (8 bytes, shifted right by one), stable across runs and machines.
-    """
-    s = text.strip()
-    if not s:
-        raise _BadLine("empty client")
-    if _INT_RE.match(s):
-        v = int(s)
-        if _INT64_MIN <= v <= _INT64_MAX:
-            return v
-    try:
-        addr = ipaddress.ip_address(s)
-    except ValueError:
-        return _hash63(s.encode("utf-8", "surrogatepass"))
-    if isinstance(addr, ipaddress.IPv6Address):
-        if addr.ipv4_mapped is not None:
-            return int(addr.ipv4_mapped)
-        return _hash63(addr.packed)
-    return int(addr)
-
-
-def _hash63(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
-
-
-def _parse_bytes(text: str, *, dash_is_zero: bool) -> int:
-    s = text.strip()
-    if s == "-" and dash_is_zero:
-        return 0
-    try:
-        v = int(s)
-    except ValueError:
-        try:
-            f = float(s)
-        except ValueError:
-            raise _BadLine(f"bytes {s!r} is not an integer") from None
-        if not (math.isfinite(f) and f.is_integer()):
-            raise _BadLine(f"bytes {s!r} is not an integer") from None
-        v = int(f)
-    if v < 0:
-        raise _BadLine(f"negative bytes {v}")
-    if v > _INT64_MAX:
-        raise _BadLine(f"bytes {v} out of range")
-    return v
-
-
-def _datetime_us(dt: datetime) -> int:
-    """Microseconds since the epoch; naive datetimes are taken as UTC."""
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return (dt - _EPOCH) // timedelta(microseconds=1)
-
-
-def _parse_csv_time(text: str) -> tuple[str, float | int]:
-    """``("s", seconds)`` for a number, ``("us", microseconds since the epoch)`` for ISO-8601."""
-    s = text.strip()
-    if not s:
-        raise _BadLine("empty time")
-    try:
-        v = float(s)
-    except ValueError:
-        pass
-    else:
-        if not math.isfinite(v):
-            raise _BadLine(f"time {s!r} is not finite")
-        return "s", v
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        raise _BadLine(f"time {s!r} is neither seconds nor an ISO-8601 datetime") from None
-    return "us", _datetime_us(dt)
-
-
-def _parse_clf_time(text: str) -> int:
-    m = _CLF_TS_RE.match(text.strip())
-    if not m:
-        raise _BadLine(f"bad timestamp [{text}]")
-    day, mon, year, hh, mm, ss, frac, sign, oh, om = m.groups()
-    month = _MONTHS.get(mon.lower())
-    if month is None:
-        raise _BadLine(f"bad month {mon!r} in [{text}]")
-    offset = timedelta(0)
-    if sign:
-        if int(oh) > 23 or int(om) > 59:
-            raise _BadLine(f"bad time zone in [{text}]")
-        offset = timedelta(hours=int(oh), minutes=int(om)) * (1 if sign == "+" else -1)
-    try:
-        dt = datetime(int(year), month, int(day), int(hh), int(mm), int(ss),
-                      int((frac or "0").ljust(6, "0")), tzinfo=timezone(offset))
-    except ValueError as exc:
-        raise _BadLine(f"bad timestamp [{text}]: {exc}") from None
-    return _datetime_us(dt)
-
-
-def _cipher_index(text: str, n_ciphers: int, names: dict[str, int]) -> int | None:
-    s = text.strip()
-    if not s:
-        return None
-    if _INT_RE.match(s):
-        idx = int(s)
-    elif s.lower() in names:
-        idx = names[s.lower()]
-    elif names:
-        raise _BadLine(f"unknown cipher {s!r}")
-    else:
-        raise _BadLine(f"cipher {s!r} is not an index (pass cipher_names to use names)")
-    if not 0 <= idx < n_ciphers:
-        raise _BadLine(f"cipher {idx} out of range 0..{n_ciphers - 1}")
-    return idx
-
-
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
-    return open(path, encoding="utf-8", errors="replace", newline="")
-
-
-def _split_csv(line: str) -> list[str]:
-    if '"' in line:
-        return next(csv.reader([line]))
-    return line.split(",")
-
-
-_HEADER_ALIASES = {"time": "time", "timestamp": "time", "client": "client", "host": "client",
-                   "bytes": "bytes", "size": "bytes", "cipher": "cipher"}
-
-
-def load_trace(
-    path: str | os.PathLike[str],
-    n_ciphers: int = 10,
-    fmt: str = "auto",
-    cipher_names: Sequence[str] | None = None,
-) -> Trace:
-    """Read a request log into a :class:`Trace` (sorted by time, stable, starting at 0).
-
-    Formats (``fmt``):
-
-    * ``"csv"``: ``time,client,bytes[,cipher]``, one request per line. A header line is
-      optional; with one (its first field is ``time``), columns are found by name (``time``/
-      ``timestamp``, ``client``/``host``, ``bytes``/``size``, optional ``cipher``; others are
-      ignored). ``time`` is seconds (any origin) or an ISO-8601 datetime (naive = UTC), not a
-      mix of the two. ``client`` is an integer id, an IPv4/IPv6 address or any string (see
-      :func:`client_id`). ``cipher`` is an index or, with ``cipher_names``, a name
-      (case-insensitive); where it is absent or empty the cipher is client id mod ``n_ciphers``.
-      Lines starting with ``#`` are comments.
-    * ``"clf"``: Common or Combined Log Format,
-      ``host ident authuser [10/Oct/2000:13:55:36 -0700] "GET /x HTTP/1.0" 200 2326 ...``;
-      the timestamp's offset is applied, bytes ``-`` is 0, every line is a request whatever
-      its status. The cipher is client id mod ``n_ciphers``.
-    * ``"auto"``: CLF if the first non-empty line looks like CLF, else CSV.
-
-    Files ending in ``.gz`` are decompressed. Empty lines are skipped. Lines that cannot be
-    used (unparseable, bad time, negative bytes, cipher out of range) are counted in
-    ``bad_lines``, and the first five kept in ``bad_examples`` as ``"line N: reason"``.
-
-    Raises:
-        TraceError: the file cannot be read, or no line is a valid request.
-        ConfigError: ``fmt``, ``n_ciphers`` or ``cipher_names`` is invalid.
-    """
-    if fmt not in ("auto", "csv", "clf"):
-        raise ConfigError(f"trace format must be 'auto', 'csv' or 'clf', got {fmt!r}")
-    if isinstance(n_ciphers, bool) or not isinstance(n_ciphers, (int, np.integer)) or not (
-        1 <= n_ciphers <= MAX_CIPHERS
-    ):
-        raise ConfigError(f"n_ciphers must be an integer in 1..{MAX_CIPHERS}, got {n_ciphers!r}")
-    n_ciphers = int(n_ciphers)
-    names: dict[str, int] = {}
-    if cipher_names is not None:
-        if isinstance(cipher_names, str):
-            raise ConfigError("cipher_names must be a sequence of names, not one string")
-        if len(cipher_names) > n_ciphers:
-            raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={n_ciphers}")
-        for i, name in enumerate(cipher_names):
-            key = str(name).strip().lower()
-            if not key or key in names or _INT_RE.match(key):
-                raise ConfigError(f"cipher name {name!r} is empty, repeated or a number")
-            names[key] = i
-    path = Path(path)
-
-    times: list[float | int] = []
-    clients: list[int] = []
-    ciphers: list[int] = []  # -1: client id mod n_ciphers
-    sizes: list[int] = []
-    bad = 0
-    examples: list[str] = []
-    time_kind: str | None = None
-    mode: str | None = None if fmt == "auto" else fmt
-    columns: dict[str, int] | None = None  # CSV header: column name -> field index
-    first_line = True
-
-    try:
-        with _open_text(path) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                line = raw.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                if mode is None:
-                    mode = "clf" if _CLF_DETECT_RE.match(line.strip()) else "csv"
-                try:
-                    if mode == "clf":
-                        m = _CLF_RE.match(line.strip())
-                        if not m:
-                            raise _BadLine("not a Common/Combined Log Format line")
-                        t: float | int = _parse_clf_time(m["ts"])
-                        kind = "us"
-                        cid = client_id(m["host"])
-                        nbytes = _parse_bytes(m["bytes"], dash_is_zero=True)
-                        cidx = None
-                    else:
-                        if line.lstrip().startswith("#"):
-                            continue
-                        fields = _split_csv(line)
-                        if first_line and fields[0].strip().lower() in ("time", "timestamp"):
-                            columns = _csv_header(fields, path, lineno)
-                            first_line = False
-                            continue
-                        first_line = False
-                        if columns is None:
-                            if len(fields) not in (3, 4):
-                                raise _BadLine(f"expected 3 or 4 fields (time,client,bytes[,cipher]), got {len(fields)}")
-                            col = {"time": 0, "client": 1, "bytes": 2, "cipher": 3 if len(fields) == 4 else -1}
-                        else:
-                            col = columns
-                            need = max(col.values()) + 1
-                            if len(fields) < need:
-                                raise _BadLine(f"expected {need} fields, got {len(fields)}")
-                        kind, t = _parse_csv_time(fields[col["time"]])
-                        cid = client_id(fields[col["client"]])
-                        nbytes = _parse_bytes(fields[col["bytes"]], dash_is_zero=False)
-                        cidx = _cipher_index(fields[col["cipher"]], n_ciphers, names) if col["cipher"] >= 0 else None
-                    if time_kind is None:
-                        time_kind = kind
-                    elif kind != time_kind:
-                        what = {"s": "seconds", "us": "an ISO-8601 datetime"}
-                        raise _BadLine(f"time is {what[kind]} but earlier lines used {what[time_kind]}")
-                except _BadLine as exc:
-                    first_line = False
-                    bad += 1
-                    if len(examples) < MAX_BAD_EXAMPLES:
-                        examples.append(f"line {lineno}: {exc}")
-                    continue
-                times.append(t)
-                clients.append(cid)
-                ciphers.append(-1 if cidx is None else cidx)
-                sizes.append(nbytes)
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
-    except UnicodeError as exc:  # only from a corrupt .gz stream
-        raise TraceError(f"{path}: cannot read trace: {exc}") from None
-    except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz (EOFError is not an OSError)
-        raise TraceError(f"{path}: the compressed trace is truncated or damaged ({exc}); "
-                         "compress it again or use the uncompressed file") from None
-
-    if not times:
-        detail = f"{bad} bad, first: {examples[0]}" if bad else "the file has no request lines"
-        raise TraceError(f"{path}: no valid request lines ({detail})")
-
-    client = np.array(clients, dtype=np.int64)
-    cipher = np.array(ciphers, dtype=np.int64)
-    derived = cipher < 0
-    cipher[derived] = client[derived] % n_ciphers
-    if time_kind == "us":
-        us = np.array(times, dtype=np.int64)
-        order = np.argsort(us, kind="stable")
-        time = (us[order] - us[order[0]]) / 1e6
-    else:
-        ts = np.array(times, dtype=np.float64)
-        order = np.argsort(ts, kind="stable")
-        time = ts[order] - ts[order[0]]
-    return Trace(
-        time=time,
-        client=client[order],
-        cipher=cipher[order].astype(np.int8),
-        size=np.array(sizes, dtype=np.int64)[order],
-        source=str(path),
-        n_ciphers=n_ciphers,
-        bad_lines=bad,
-        bad_examples=examples,
-    )
-
-
-def _csv_header(fields: list[str], path: Path, lineno: int) -> dict[str, int]:
-    col: dict[str, int] = {"cipher": -1}
-    for i, name in enumerate(fields):
-        key = _HEADER_ALIASES.get(name.strip().lower())
-        if key is None:
-            continue
-        if key in col and col[key] >= 0:
-            raise TraceError(f"{path}: line {lineno}: column {key!r} appears twice in the header")
-        col[key] = i
-    missing = [k for k in ("time", "client", "bytes") if k not in col]
-    if missing:
-        raise TraceError(f"{path}: line {lineno}: header lacks column(s) {', '.join(missing)}")
-    return col
-
-
-def save_trace_csv(
-    trace: Trace, path: str | os.PathLike[str], cipher_names: Sequence[str] | None = None
-) -> None:
-    """Write ``trace`` as CSV (``time,client,bytes,cipher`` with a header), atomically.
-
-    Times are written with ``repr`` so they read back exactly. The cipher column holds indices,
-    or names when ``cipher_names`` is given (read them back with the same ``cipher_names``).
-    The file is written to a temporary file beside ``path`` and moved into place.
-    """
-    path = Path(path)
-    if cipher_names is not None and len(cipher_names) < trace.n_ciphers:
-        raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={trace.n_ciphers}")
-    labels = [str(x) for x in cipher_names] if cipher_names is not None else [str(i) for i in range(trace.n_ciphers)]
-    for label in labels:
-        if any(ch in label for ch in ',"\r\n'):
-            raise ConfigError(f"cipher name {label!r} cannot be written to CSV")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write("time,client,bytes,cipher\n")
-            t = trace.time.tolist()
-            c = trace.client.tolist()
-            s = trace.size.tolist()
-            k = trace.cipher.tolist()
-            step = 65536
-            for lo in range(0, len(t), step):
-                fh.write("".join(
-                    f"{t[i]!r},{c[i]},{s[i]},{labels[k[i]]}\n" for i in range(lo, min(lo + step, len(t)))
-                ))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def _unlink_quietly(p: str) -> None:
-    try:
-        os.unlink(p)
-    except OSError:
-        pass
+        return getattr(trace_log, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

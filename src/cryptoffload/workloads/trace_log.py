@@ -1,0 +1,403 @@
+"""Request logs read into a :class:`~cryptoffload.workloads.web_trace.Trace`, and traces written back.
+
+Why a module of its own: a user's own server log (CSV or the Common/Combined Log Format) is the
+one outside input of the fpga-reconfig study, so every line is validated, bad lines are counted
+and quoted (never silently dropped), and the file written back is atomic. The synthetic generator
+(:mod:`cryptoffload.workloads.web_trace`) and the client population
+(:mod:`cryptoffload.workloads.client_population`) do not depend on any of this.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import ipaddress
+import math
+import os
+import re
+import tempfile
+import zlib
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+
+from cryptoffload.errors import ConfigError, TraceError
+from cryptoffload.workloads.web_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
+
+__all__ = ["load_trace", "save_trace_csv", "client_id"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+_INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+
+# host ident authuser [timestamp] "request" status bytes [referer agent ...]
+_CLF_RE = re.compile(
+    r'^(?P<host>\S+)\s+(?P<ident>\S+)\s+(?P<user>.*?)\s+\[(?P<ts>[^\]]*)\]\s+'
+    r'"(?P<req>(?:[^"\\]|\\.)*)"\s+(?P<status>\S+)\s+(?P<bytes>\S+)(?:\s.*)?$'
+)
+_CLF_DETECT_RE = re.compile(r'^\S+\s+\S+\s+.*?\s+\[[^\]]*\]\s+"')
+_CLF_TS_RE = re.compile(
+    r"^(\d{1,2})/([A-Za-z]{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?"
+    r"(?:\s*([+-])(\d{2}):?(\d{2}))?$"
+)
+
+
+class _BadLine(ValueError):
+    """A reason why one line is rejected."""
+
+
+def client_id(text: str) -> int:
+    """The int64 client id of a log's client field.
+
+    An integer (fitting int64) is itself; an IPv4 address is ``int(ip_address)``; an IPv6
+    address is its IPv4 address if it maps one (``::ffff:a.b.c.d``), else a 63-bit hash of its
+    16 bytes; any other string (a host name, a user name) is a 63-bit hash of its UTF-8 bytes.
+    Hashes are BLAKE2b (8 bytes, shifted right by one), stable across runs and machines.
+    """
+    s = text.strip()
+    if not s:
+        raise _BadLine("empty client")
+    if _INT_RE.match(s):
+        v = int(s)
+        if _INT64_MIN <= v <= _INT64_MAX:
+            return v
+    try:
+        addr = ipaddress.ip_address(s)
+    except ValueError:
+        return _hash63(s.encode("utf-8", "surrogatepass"))
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return int(addr.ipv4_mapped)
+        return _hash63(addr.packed)
+    return int(addr)
+
+
+def _hash63(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big") >> 1
+
+
+def _parse_bytes(text: str, *, dash_is_zero: bool) -> int:
+    s = text.strip()
+    if s == "-" and dash_is_zero:
+        return 0
+    try:
+        v = int(s)
+    except ValueError:
+        try:
+            f = float(s)
+        except ValueError:
+            raise _BadLine(f"bytes {s!r} is not an integer") from None
+        if not (math.isfinite(f) and f.is_integer()):
+            raise _BadLine(f"bytes {s!r} is not an integer") from None
+        v = int(f)
+    if v < 0:
+        raise _BadLine(f"negative bytes {v}")
+    if v > _INT64_MAX:
+        raise _BadLine(f"bytes {v} out of range")
+    return v
+
+
+def _datetime_us(dt: datetime) -> int:
+    """Microseconds since the epoch; naive datetimes are taken as UTC."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return (dt - _EPOCH) // timedelta(microseconds=1)
+
+
+def _parse_csv_time(text: str) -> tuple[str, float | int]:
+    """``("s", seconds)`` for a number, ``("us", microseconds since the epoch)`` for ISO-8601."""
+    s = text.strip()
+    if not s:
+        raise _BadLine("empty time")
+    try:
+        v = float(s)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(v):
+            raise _BadLine(f"time {s!r} is not finite")
+        return "s", v
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        raise _BadLine(f"time {s!r} is neither seconds nor an ISO-8601 datetime") from None
+    return "us", _datetime_us(dt)
+
+
+def _parse_clf_time(text: str) -> int:
+    m = _CLF_TS_RE.match(text.strip())
+    if not m:
+        raise _BadLine(f"bad timestamp [{text}]")
+    day, mon, year, hh, mm, ss, frac, sign, oh, om = m.groups()
+    month = _MONTHS.get(mon.lower())
+    if month is None:
+        raise _BadLine(f"bad month {mon!r} in [{text}]")
+    offset = timedelta(0)
+    if sign:
+        if int(oh) > 23 or int(om) > 59:
+            raise _BadLine(f"bad time zone in [{text}]")
+        offset = timedelta(hours=int(oh), minutes=int(om)) * (1 if sign == "+" else -1)
+    try:
+        dt = datetime(int(year), month, int(day), int(hh), int(mm), int(ss),
+                      int((frac or "0").ljust(6, "0")), tzinfo=timezone(offset))
+    except ValueError as exc:
+        raise _BadLine(f"bad timestamp [{text}]: {exc}") from None
+    return _datetime_us(dt)
+
+
+def _cipher_index(text: str, n_ciphers: int, names: dict[str, int]) -> int | None:
+    s = text.strip()
+    if not s:
+        return None
+    if _INT_RE.match(s):
+        idx = int(s)
+    elif s.lower() in names:
+        idx = names[s.lower()]
+    elif names:
+        raise _BadLine(f"unknown cipher {s!r}")
+    else:
+        raise _BadLine(f"cipher {s!r} is not an index (pass cipher_names to use names)")
+    if not 0 <= idx < n_ciphers:
+        raise _BadLine(f"cipher {idx} out of range 0..{n_ciphers - 1}")
+    return idx
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+def _split_csv(line: str) -> list[str]:
+    if '"' in line:
+        return next(csv.reader([line]))
+    return line.split(",")
+
+
+_HEADER_ALIASES = {"time": "time", "timestamp": "time", "client": "client", "host": "client",
+                   "bytes": "bytes", "size": "bytes", "cipher": "cipher"}
+
+
+def load_trace(
+    path: str | os.PathLike[str],
+    n_ciphers: int = 10,
+    fmt: str = "auto",
+    cipher_names: Sequence[str] | None = None,
+) -> Trace:
+    """Read a request log into a :class:`Trace` (sorted by time, stable, starting at 0).
+
+    Formats (``fmt``):
+
+    * ``"csv"``: ``time,client,bytes[,cipher]``, one request per line. A header line is
+      optional; with one (its first field is ``time``), columns are found by name (``time``/
+      ``timestamp``, ``client``/``host``, ``bytes``/``size``, optional ``cipher``; others are
+      ignored). ``time`` is seconds (any origin) or an ISO-8601 datetime (naive = UTC), not a
+      mix of the two. ``client`` is an integer id, an IPv4/IPv6 address or any string (see
+      :func:`client_id`). ``cipher`` is an index or, with ``cipher_names``, a name
+      (case-insensitive); where it is absent or empty the cipher is client id mod ``n_ciphers``.
+      Lines starting with ``#`` are comments.
+    * ``"clf"``: Common or Combined Log Format,
+      ``host ident authuser [10/Oct/2000:13:55:36 -0700] "GET /x HTTP/1.0" 200 2326 ...``;
+      the timestamp's offset is applied, bytes ``-`` is 0, every line is a request whatever
+      its status. The cipher is client id mod ``n_ciphers``.
+    * ``"auto"``: CLF if the first non-empty line looks like CLF, else CSV.
+
+    Files ending in ``.gz`` are decompressed. Empty lines are skipped. Lines that cannot be
+    used (unparseable, bad time, negative bytes, cipher out of range) are counted in
+    ``bad_lines``, and the first five kept in ``bad_examples`` as ``"line N: reason"``.
+
+    Raises:
+        TraceError: the file cannot be read, or no line is a valid request.
+        ConfigError: ``fmt``, ``n_ciphers`` or ``cipher_names`` is invalid.
+    """
+    if fmt not in ("auto", "csv", "clf"):
+        raise ConfigError(f"trace format must be 'auto', 'csv' or 'clf', got {fmt!r}")
+    if isinstance(n_ciphers, bool) or not isinstance(n_ciphers, (int, np.integer)) or not (
+        1 <= n_ciphers <= MAX_CIPHERS
+    ):
+        raise ConfigError(f"n_ciphers must be an integer in 1..{MAX_CIPHERS}, got {n_ciphers!r}")
+    n_ciphers = int(n_ciphers)
+    names: dict[str, int] = {}
+    if cipher_names is not None:
+        if isinstance(cipher_names, str):
+            raise ConfigError("cipher_names must be a sequence of names, not one string")
+        if len(cipher_names) > n_ciphers:
+            raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={n_ciphers}")
+        for i, name in enumerate(cipher_names):
+            key = str(name).strip().lower()
+            if not key or key in names or _INT_RE.match(key):
+                raise ConfigError(f"cipher name {name!r} is empty, repeated or a number")
+            names[key] = i
+    path = Path(path)
+
+    times: list[float | int] = []
+    clients: list[int] = []
+    ciphers: list[int] = []  # -1: client id mod n_ciphers
+    sizes: list[int] = []
+    bad = 0
+    examples: list[str] = []
+    time_kind: str | None = None
+    mode: str | None = None if fmt == "auto" else fmt
+    columns: dict[str, int] | None = None  # CSV header: column name -> field index
+    first_line = True
+
+    try:
+        with _open_text(path) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                line = raw.rstrip("\r\n")
+                if not line.strip():
+                    continue
+                if mode is None:
+                    mode = "clf" if _CLF_DETECT_RE.match(line.strip()) else "csv"
+                try:
+                    if mode == "clf":
+                        m = _CLF_RE.match(line.strip())
+                        if not m:
+                            raise _BadLine("not a Common/Combined Log Format line")
+                        t: float | int = _parse_clf_time(m["ts"])
+                        kind = "us"
+                        cid = client_id(m["host"])
+                        nbytes = _parse_bytes(m["bytes"], dash_is_zero=True)
+                        cidx = None
+                    else:
+                        if line.lstrip().startswith("#"):
+                            continue
+                        fields = _split_csv(line)
+                        if first_line and fields[0].strip().lower() in ("time", "timestamp"):
+                            columns = _csv_header(fields, path, lineno)
+                            first_line = False
+                            continue
+                        first_line = False
+                        if columns is None:
+                            if len(fields) not in (3, 4):
+                                raise _BadLine(f"expected 3 or 4 fields (time,client,bytes[,cipher]), got {len(fields)}")
+                            col = {"time": 0, "client": 1, "bytes": 2, "cipher": 3 if len(fields) == 4 else -1}
+                        else:
+                            col = columns
+                            need = max(col.values()) + 1
+                            if len(fields) < need:
+                                raise _BadLine(f"expected {need} fields, got {len(fields)}")
+                        kind, t = _parse_csv_time(fields[col["time"]])
+                        cid = client_id(fields[col["client"]])
+                        nbytes = _parse_bytes(fields[col["bytes"]], dash_is_zero=False)
+                        cidx = _cipher_index(fields[col["cipher"]], n_ciphers, names) if col["cipher"] >= 0 else None
+                    if time_kind is None:
+                        time_kind = kind
+                    elif kind != time_kind:
+                        what = {"s": "seconds", "us": "an ISO-8601 datetime"}
+                        raise _BadLine(f"time is {what[kind]} but earlier lines used {what[time_kind]}")
+                except _BadLine as exc:
+                    first_line = False
+                    bad += 1
+                    if len(examples) < MAX_BAD_EXAMPLES:
+                        examples.append(f"line {lineno}: {exc}")
+                    continue
+                times.append(t)
+                clients.append(cid)
+                ciphers.append(-1 if cidx is None else cidx)
+                sizes.append(nbytes)
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
+    except UnicodeError as exc:  # only from a corrupt .gz stream
+        raise TraceError(f"{path}: cannot read trace: {exc}") from None
+    except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz (EOFError is not an OSError)
+        raise TraceError(f"{path}: the compressed trace is truncated or damaged ({exc}); "
+                         "compress it again or use the uncompressed file") from None
+
+    if not times:
+        detail = f"{bad} bad, first: {examples[0]}" if bad else "the file has no request lines"
+        raise TraceError(f"{path}: no valid request lines ({detail})")
+
+    client = np.array(clients, dtype=np.int64)
+    cipher = np.array(ciphers, dtype=np.int64)
+    derived = cipher < 0
+    cipher[derived] = client[derived] % n_ciphers
+    if time_kind == "us":
+        us = np.array(times, dtype=np.int64)
+        order = np.argsort(us, kind="stable")
+        time = (us[order] - us[order[0]]) / 1e6
+    else:
+        ts = np.array(times, dtype=np.float64)
+        order = np.argsort(ts, kind="stable")
+        time = ts[order] - ts[order[0]]
+    return Trace(
+        time=time,
+        client=client[order],
+        cipher=cipher[order].astype(np.int8),
+        size=np.array(sizes, dtype=np.int64)[order],
+        source=str(path),
+        n_ciphers=n_ciphers,
+        bad_lines=bad,
+        bad_examples=examples,
+    )
+
+
+def _csv_header(fields: list[str], path: Path, lineno: int) -> dict[str, int]:
+    col: dict[str, int] = {"cipher": -1}
+    for i, name in enumerate(fields):
+        key = _HEADER_ALIASES.get(name.strip().lower())
+        if key is None:
+            continue
+        if key in col and col[key] >= 0:
+            raise TraceError(f"{path}: line {lineno}: column {key!r} appears twice in the header")
+        col[key] = i
+    missing = [k for k in ("time", "client", "bytes") if k not in col]
+    if missing:
+        raise TraceError(f"{path}: line {lineno}: header lacks column(s) {', '.join(missing)}")
+    return col
+
+
+def save_trace_csv(
+    trace: Trace, path: str | os.PathLike[str], cipher_names: Sequence[str] | None = None
+) -> None:
+    """Write ``trace`` as CSV (``time,client,bytes,cipher`` with a header), atomically.
+
+    Times are written with ``repr`` so they read back exactly. The cipher column holds indices,
+    or names when ``cipher_names`` is given (read them back with the same ``cipher_names``).
+    The file is written to a temporary file beside ``path`` and moved into place.
+    """
+    path = Path(path)
+    if cipher_names is not None and len(cipher_names) < trace.n_ciphers:
+        raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={trace.n_ciphers}")
+    labels = [str(x) for x in cipher_names] if cipher_names is not None else [str(i) for i in range(trace.n_ciphers)]
+    for label in labels:
+        if any(ch in label for ch in ',"\r\n'):
+            raise ConfigError(f"cipher name {label!r} cannot be written to CSV")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write("time,client,bytes,cipher\n")
+            t = trace.time.tolist()
+            c = trace.client.tolist()
+            s = trace.size.tolist()
+            k = trace.cipher.tolist()
+            step = 65536
+            for lo in range(0, len(t), step):
+                fh.write("".join(
+                    f"{t[i]!r},{c[i]},{s[i]},{labels[k[i]]}\n" for i in range(lo, min(lo + step, len(t)))
+                ))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def _unlink_quietly(p: str) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
