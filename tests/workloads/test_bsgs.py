@@ -11,13 +11,7 @@ from hypothesis import strategies as st
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import (
     STRATEGIES, BsgsShape, bootstrap_stages, bsgs_plain, build_dag, diagonals_of, giant_blocks, matrix_of,
-    reduction_tree, rot, select_layers, split)
-
-
-def test_rot_is_the_ckks_left_rotation() -> None:
-    v = np.arange(8)
-    assert list(rot(v, 3)[:3]) == [3, 4, 5]
-    assert list(rot(v, -1)[:2]) == [7, 0]
+    reduction_tree, select_layers, split)
 
 
 @settings(max_examples=60, deadline=None)

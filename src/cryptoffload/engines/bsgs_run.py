@@ -26,8 +26,9 @@ Timed phase, Dask tasks each pinned to its device's worker:
   between the worker processes, the task deserialises it (and passes the bytes on when
   ``dst`` forwards them, as in ``split-giant``'s tree).
 * ``giant`` -- one task per device: every giant step of the device (``mul_plain`` by each
-  baby step, ``add``, ``rescale``, the giant rotation) summed into its partial; serialised
-  when the partial is sent.
+  baby step, ``add``, ``rescale``, the giant rotation) summed into its partial -- the BSGS
+  kernel's :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums`, as the HE-CNN layers and the
+  model's DAG run it; serialised when the partial is sent.
 * ``reduce`` -- one task per ``(src, dst)`` of :attr:`Split.reduction`, on ``dst``: receive,
   deserialise and add ``src``'s partial. The last task on device 0 serialises the result.
 
@@ -57,7 +58,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, backend_from_context
+from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context
+from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext
@@ -125,7 +127,9 @@ def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
 
 
 class _Task:
-    """Worker-side bookkeeping of one timed task: its clock, op counts and live store."""
+    """Worker-side bookkeeping of one timed task: its clock, op counts and live store. The BSGS
+    kernel runs on the task, which counts each op and hands it to the worker's backend (a
+    recording backend would cost more than a ciphertext addition per op)."""
 
     def __init__(self, run_id: str, rep: int, device: int, kind: str, label: str) -> None:
         self.start = time.monotonic()
@@ -140,6 +144,23 @@ class _Task:
         self.ops["rotate"] += 1
         self.ops["key_switch"] += len(self.be.rotation_plan(step))
         return self.be.rotate(ct, step)
+
+    def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
+        self.ops["rotate"] += len(steps)
+        self.ops["key_switch"] += sum(len(self.be.rotation_plan(s)) for s in steps)
+        return self.be.rotate_many(ct, steps)
+
+    def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
+        self.ops["pmul"] += 1
+        return self.be.mul_plain(ct, pt)
+
+    def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+        self.ops["add"] += 1
+        return self.be.add(a, b)
+
+    def rescale(self, ct: Ciphertext) -> Ciphertext:
+        self.ops["rescale"] += 1
+        return self.be.rescale(ct)
 
     def serialize(self, ct: Ciphertext) -> bytes:
         self.ops["serialize"] += 1
@@ -161,13 +182,7 @@ def _task_baby(run_id: str, rep: int, device: int, babies: tuple[int, ...], stri
     t = _Task(run_id, rep, device, "baby", " ".join(map(str, babies)))
     slots = t.be.slots
     ct = t.st["input"]
-    steps = [(i * stride) % slots for i in babies]
-    if hoisted:
-        t.ops["rotate"] += len(steps)
-        t.ops["key_switch"] += sum(len(t.be.rotation_plan(s)) for s in steps)
-        outs = t.be.rotate_many(ct, steps)
-    else:
-        outs = [t.rotate(ct, s) for s in steps]
+    outs = baby_rotations(t, ct, [(i * stride) % slots for i in babies], hoisted=hoisted)
     t.live["baby"].update(zip(babies, outs))
     out = {i: t.serialize(c) for i, c in zip(babies, outs) if i in send}
     t.done()
@@ -186,30 +201,9 @@ def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tu
                 after: list[Any], out: bool) -> bytes | None:
     del after   # only orders this task after the baby steps it uses
     t = _Task(run_id, rep, device, "giant", " ".join(map(str, giants)))
-    be, ct_in, babies = t.be, t.st["input"], t.live["baby"]
     plain = t.st["plain"][device]
-    acc = None
-    for j in giants:
-        inner = None
-        for i in shape.babies_of(j):
-            term = be.mul_plain(ct_in if i == 0 else babies[i], plain[(j, i)])
-            t.ops["pmul"] += 1
-            if inner is None:
-                inner = term
-            else:
-                inner = be.add(inner, term)
-                t.ops["add"] += 1
-        assert inner is not None
-        inner = be.rescale(inner)
-        t.ops["rescale"] += 1
-        r = shape.giant_rotation(j)
-        if r:
-            inner = t.rotate(inner, r)
-        if acc is None:
-            acc = inner
-        else:
-            acc = be.add(acc, inner)
-            t.ops["add"] += 1
+    rows = {j: [plain[(j, i)] for i in shape.babies_of(j)] for j in giants}
+    acc = giant_sums(t, {0: t.st["input"], **t.live["baby"]}, rows, shape.giant_steps(), giants)
     assert acc is not None
     t.live["partial"] = acc
     data = t.serialize(acc) if out else None
@@ -222,8 +216,7 @@ def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, 
     del after   # orders this task after the one that made this device's partial
     t = _Task(run_id, rep, device, "reduce", f"from {src}")
     other = t.deserialize(incoming)
-    t.live["partial"] = t.be.add(t.live["partial"], other)
-    t.ops["add"] += 1
+    t.live["partial"] = t.add(t.live["partial"], other)
     data = t.serialize(t.live["partial"]) if out else None
     t.done()
     return data
@@ -331,8 +324,7 @@ def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: A
     if level != shape.level:
         raise ConfigError(f"the input ciphertext is at level {level} but the shape says level={shape.level}; "
                           f"build BsgsShape(..., level={level})")
-    size = getattr(backend, "size", None)
-    if size is not None and size(ct) != 2:
+    if backend.size(ct) != 2:
         raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
     missing = []
     for s in shape.rotation_steps():

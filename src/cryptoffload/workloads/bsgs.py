@@ -1,7 +1,8 @@
 """Baby-step giant-step (BSGS) homomorphic matrix-vector products as op DAGs, split over devices.
 
-Why a DAG and not a formula: seed 001 models one device's BSGS work as ``bs + C/(N bs)`` and
-adds ``log2(N)`` communication rounds, but its printed form is garbled and, fitted to its own
+Why a DAG and not a formula: Ha, Jung and Paek ("Multi-device bootstrapping optimization for
+cloud computing") model one device's BSGS work as ``bs + C/(N bs)`` and add
+``log2(N)`` communication rounds, but its printed form is garbled and, fitted to its own
 Table 1, misses by ~40 %. What really happens is a graph -- baby-step rotations feed plaintext
 products, which feed per-giant-step sums, giant rotations, partial sums and a reduction tree --
 and its cost depends on which device does which node and which ciphertext crosses which link.
@@ -9,7 +10,8 @@ So this module builds that graph explicitly; :mod:`cryptoffload.sim.op_dag` pric
 devices and links, :mod:`cryptoffload.policies.bsgs_tuner` searches it, and
 :mod:`cryptoffload.engines.bsgs_run` executes the *same* split with real CKKS ciphertexts.
 
-The product (diagonal method, Halevi-Shoup; BSGS as in SEAL/OpenFHE/he_cnn.packing)::
+The product is :mod:`cryptoffload.crypto.ckks.bsgs`'s (the one BSGS kernel, which the HE-CNN
+layers and the Dask runs execute)::
 
     y = sum_{j < gs} rot( sum_{i < bs} rot(d_{j bs + i}, -s_j) * rot(x, r_i), s_j )
 
@@ -20,12 +22,14 @@ rotates the input by ``r_i = i * stride``; giant step ``j`` rotates its inner su
 sparse matrix with ``2^(k+1) - 1`` diagonals at a power-of-two stride (:func:`bootstrap_stages`).
 
 Each giant step's inner sum is rescaled before its giant rotation (rotating at the lower level
-is cheaper), exactly as ``apps/he_cnn/packing.py`` does, so giant rotations, the accumulation
-and the reduction run one level below the input.
+is cheaper), as the kernel does, so giant rotations, the accumulation and the reduction run one
+level below the input. The giant-step part of the DAG is made by running the kernel's
+:func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` on an evaluator that adds a node per op, and
+:func:`bsgs_plain` runs the same function on plain numpy vectors.
 
 Splits over ``N`` devices (:data:`STRATEGIES`):
 
-* ``replicate`` (seed 001): every device computes every baby step it needs itself, takes a
+* ``replicate`` (the paper's): every device computes every baby step it needs itself, takes a
   contiguous block of giant steps, and the partial sums are added in a binary tree of
   ``ceil(log2 N)`` rounds (in round ``r`` device ``d`` with ``d mod 2^(r+1) == 2^r`` sends its
   partial sum to ``d - 2^r``).
@@ -37,7 +41,7 @@ Splits over ``N`` devices (:data:`STRATEGIES`):
   steps and reduction as above.
 
 The input ciphertext is resident on every device when the product starts and the result is on
-device 0 when it ends (the seed's accounting; fetching and scattering are not part of Table 1).
+device 0 when it ends (the paper's accounting; fetching and scattering are not part of Table 1).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from cryptoffload.crypto.ckks.bsgs import giant_sums, prerotate, rotate_slots
 from cryptoffload.errors import ConfigError
 
 STRATEGIES = ("replicate", "broadcast", "split-giant")
@@ -117,6 +122,10 @@ class BsgsShape:
             g = self.baby * self.stride
             return j >= 1 and bool(g % self.slots if self.slots else g)
         return bool(self.giant_rotation(j))
+
+    def giant_steps(self) -> list[int]:
+        """The rotation of every giant step's inner sum (0: none), as the kernel takes them."""
+        return [self.giant_rotation(j) for j in range(self.giant)]
 
     def babies_of(self, j: int) -> range:
         """Baby indices giant step ``j`` uses (the last giant step may be partial)."""
@@ -233,9 +242,16 @@ def split(shape: BsgsShape, devices: int, strategy: str = "replicate") -> Split:
 
 
 # ---- plaintext reference and the giant-step plaintexts ------------------------------------------
-def rot(v: np.ndarray, r: int) -> np.ndarray:
-    """Slot rotation as CKKS libraries define it for a positive step: ``rot(v, r)[k] = v[k + r]``."""
-    return np.roll(v, -int(r))
+class _PlainSlots:
+    """The kernel's ops on plain slot vectors (no rescale: nothing is scaled)."""
+
+    mul_plain = staticmethod(np.multiply)
+    add = staticmethod(np.add)
+    rotate = staticmethod(rotate_slots)
+
+    @staticmethod
+    def rescale(v: np.ndarray) -> np.ndarray:
+        return v
 
 
 def diagonals_of(matrix: np.ndarray, shape: BsgsShape) -> np.ndarray:
@@ -262,17 +278,17 @@ def matrix_of(diagonals: np.ndarray, shape: BsgsShape) -> np.ndarray:
 
 def giant_plaintext(diagonals: np.ndarray, shape: BsgsShape, j: int, i: int) -> np.ndarray:
     """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``."""
-    return rot(diagonals[j * shape.baby + i], -(shape.offset + j * shape.baby * shape.stride))
+    return prerotate(diagonals[j * shape.baby + i], shape.offset + j * shape.baby * shape.stride)
 
 
 def bsgs_plain(diagonals: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.ndarray:
-    """The BSGS evaluation order in plain numpy (what the encrypted run computes, op for op)."""
-    acc = np.zeros_like(np.asarray(x, dtype=float))
-    for j in range(shape.giant):
-        inner = sum(giant_plaintext(diagonals, shape, j, i) * rot(x, shape.baby_rotation(i))
-                    for i in shape.babies_of(j))
-        acc = acc + rot(inner, shape.offset + j * shape.baby * shape.stride)
-    return acc
+    """The kernel run on plain numpy vectors: the encrypted run's evaluation order, op for op,
+    without encryption (a Horner shape is evaluated as the sum it equals)."""
+    x = np.asarray(x, dtype=float)
+    babies = [rotate_slots(x, shape.baby_rotation(i)) for i in range(shape.baby)]
+    rows = [[giant_plaintext(diagonals, shape, j, i) for i in shape.babies_of(j)] for j in range(shape.giant)]
+    giant = [shape.offset + j * shape.baby * shape.stride for j in range(shape.giant)]
+    return giant_sums(_PlainSlots, babies, rows, giant, rescale=False)
 
 
 # ---- the op DAG -------------------------------------------------------------------------------
@@ -323,6 +339,54 @@ class OpDag:
             for kind, _, count in op.work:
                 out[kind] += count
         return out
+
+
+class _DagEvaluator:
+    """The kernel's ops as nodes of ``dag`` on ``device``: running
+    :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` here adds the device's giant steps. A
+    plaintext is its ``(giant, baby)`` index; a baby is the node that made it on the device
+    (``None``: the input, resident from the start). Every product waits for ``barrier`` (the
+    baby steps the device's giant steps use, as its Dask task does), and the first starts a new
+    task. Labels say what a node belongs to: ``diag t``, ``giant j``, or ``partial`` (the sum
+    over giant steps)."""
+
+    def __init__(self, dag: OpDag, device: int, shape: BsgsShape, barrier: tuple[int, ...]) -> None:
+        self.dag, self.device, self.shape, self.barrier = dag, device, shape, barrier
+        self.level: dict[int, int] = {}     # node -> level of its output
+        self.group: dict[int, str] = {}    # node -> what it belongs to: giant j, or partial
+        self.first = True
+
+    def _node(self, kind: str, level: int, deps: tuple[int, ...], label: str, out_level: int,
+              new_task: bool = False) -> int:
+        node = self.dag.add(kind, self.device, level, deps, label=label, new_task=new_task)
+        self.level[node], self.group[node] = out_level, label
+        return node
+
+    def mul_plain(self, ct: int | None, pt: tuple[int, int]) -> int:
+        j, i = pt
+        deps = ((ct,) if ct is not None else ()) + self.barrier
+        top = self.shape.level
+        node = self._node(PMUL, top, deps, f"diag {j * self.shape.baby + i}", top, self.first)
+        self.group[node] = f"giant {j}"
+        self.first = False
+        return node
+
+    def add(self, a: int, b: int) -> int:
+        label = self.group[a] if self.group[a] == self.group[b] else "partial"
+        return self._node(ADD, self.level[a], (a, b), label, self.level[a])
+
+    def rescale(self, a: int) -> int:
+        return self._node(RESCALE, self.level[a], (a,), self.group[a], self.level[a] - 1)
+
+    def rotate(self, a: int, step: int) -> int:
+        return self._node(ROTATE, self.level[a], (a,), self.group[a], self.level[a])
+
+
+def _charged_giant_rotations(shape: BsgsShape) -> list[int]:
+    """The giant steps' rotations the model charges: the product's own, or, for a Horner shape,
+    one rotation of the running sum by ``bs * stride`` per giant step after the first."""
+    return [(shape.giant_rotation(j) or shape.baby * shape.stride) if shape.rotates_giant(j) else 0
+            for j in range(shape.giant)]
 
 
 def _giant_work(shape: BsgsShape, giants: Sequence[int]) -> Work:
@@ -376,21 +440,11 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
             partial[d] = dag.add("chain", d, low, barrier, label="giant steps",
                                  work=_giant_work(shape, share.giant), new_task=True)
             continue
-        acc = None
-        for j in share.giant:
-            inner = None
-            first = True             # every product waits for the barrier, as the task does
-            for i in shape.babies_of(j):
-                deps = ((rotated[d][i],) if i else ()) + barrier
-                term = dag.add(PMUL, d, top, deps, label=f"diag {j * shape.baby + i}",
-                               new_task=first and j == share.giant[0])
-                first = False
-                inner = term if inner is None else dag.add(ADD, d, top, (inner, term), label=f"giant {j}")
-            assert inner is not None
-            g = dag.add(RESCALE, d, top, (inner,), label=f"giant {j}") if shape.rescale_each_giant else inner
-            if shape.rotates_giant(j):
-                g = dag.add(ROTATE, d, low, (g,), label=f"giant {j}")
-            acc = g if acc is None else dag.add(ADD, d, low, (acc, g), label="partial")
+        ev = _DagEvaluator(dag, d, shape, barrier)
+        babies = {0: None, **{i: rotated[d][i] for i in needed_babies(shape, share.giant)}}
+        rows = {j: [(j, i) for i in shape.babies_of(j)] for j in share.giant}
+        acc = giant_sums(ev, babies, rows, _charged_giant_rotations(shape), share.giant,
+                         rescale=shape.rescale_each_giant)
         assert acc is not None
         partial[d] = acc
     for r, rnd in enumerate(sp.reduction):

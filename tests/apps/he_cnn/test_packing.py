@@ -11,7 +11,7 @@ from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
 from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan, pack_image
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksError, CkksParams, TracingEvaluator, make_backend
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksError, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError
 
 
@@ -78,12 +78,21 @@ def test_keys_and_rotation_counts(model: CnnModel, images: np.ndarray) -> None:
     steps = plan.rotation_steps()
     assert steps == [*range(1, 17), 32, 48, 64, 80, 96, 112, 128, 256, 512, 1024, 2048, 4096]
     assert plan.rotations_per_inference() == {"conv": 8, "fc1": 28, "fc2": 9, "total": 45}
-    ev = TracingEvaluator(emulator(plan))
+    ev = RecordingBackend(emulator(plan))
     pw = plan.prepare(ev)
     plan.run(ev, ev.encrypt(plan.pack_image(images[0])), pw)
     rot = [op for op in ev.ops if op["op"] == "rotate"]
     assert len(rot) == 45 and {k for op in rot for k in op["keys"]} == {f"galois:{s}" for s in steps}
     assert {op["phase"] for op in ev.ops} >= {"weights", "conv", "act1", "fc1", "act2", "fc2"}
+    assert ev.ops[0]["name"] == "conv.mask[0,0]" and ev.summary()["calls"]["rotate"] == 45
+    # the same plan on the recording backend alone (no values): the same program, nothing timed
+    sim = RecordingBackend(params=plan.params)
+    sim.keygen(rotations=steps)
+    pw = plan.prepare(sim)
+    plan.run(sim, sim.encrypt(plan.pack_image(images[0])), pw)
+    shape_of = [(op["op"], op["level"], op["inputs"], op["keys"], op["bytes_out"], op["phase"]) for op in ev.ops]
+    assert [(op["op"], op["level"], op["inputs"], op["keys"], op["bytes_out"], op["phase"]) for op in sim.ops] == shape_of
+    assert all(op["wall_s"] is None for op in sim.ops) and all(op["wall_s"] is not None for op in ev.ops)
     # a key set lacking one step is refused by the backend, not silently composed
     be = make_backend("emulator")
     be.keygen(rotations=[s for s in steps if s != 48])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cryptoffload.crypto.ckks import CkksError
+from cryptoffload.crypto.ckks import CkksError, EmulatorBackend
 
 from .ckks_helpers import PARAMS, close
 
@@ -61,3 +61,23 @@ def test_emulator_coefficients_follow_seal_slot_order(emu):
     coeffs = emu.coefficients(np.cos(np.pi * roots * 123 / n))  # = (X^123 + X^-123) / 2
     assert np.argsort(-np.abs(coeffs))[:2].tolist() == [123, n - 123]
     assert np.max(np.abs(coeffs)) == pytest.approx(0.5)
+
+
+def test_shape_only_emulator_keeps_the_bookkeeping_not_the_values(emu):
+    shapes = EmulatorBackend(PARAMS, values=False)
+    shapes.keygen([1])
+    ct = shapes.encrypt(np.full(PARAMS.slots, 2.0 ** 30))    # no overflow check: nothing is encoded
+    sq = shapes.rescale(shapes.relinearize(shapes.mul(ct, ct)))
+    ref = emu.rescale(emu.relinearize(emu.mul(emu.encrypt([0.5]), emu.encrypt([0.5]))))
+    assert (shapes.level(sq), shapes.scale(sq), shapes.ciphertext_bytes(sq)) == \
+        (emu.level(ref), emu.scale(ref), emu.ciphertext_bytes(ref))
+    with pytest.raises(CkksError, match="level mismatch"):
+        shapes.add(sq, ct)
+    with pytest.raises(CkksError, match="no Galois key"):
+        shapes.rotate(ct, 2)
+    for op in (lambda: shapes.decrypt(sq), lambda: shapes.decode(shapes.encode([1.0])),
+               lambda: shapes.serialize_ciphertext(sq)):
+        with pytest.raises(CkksError, match="keeps no values"):
+            op()
+    back = EmulatorBackend.from_public_context(shapes.public_context())
+    assert not back.keeps_values and back.key_bytes() == shapes.key_bytes()

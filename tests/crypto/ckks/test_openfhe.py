@@ -23,7 +23,7 @@ from cryptoffload.crypto.ckks import (
     DEFAULT_PARAMS,
     CkksError,
     CkksParams,
-    TracingEvaluator,
+    RecordingBackend,
     backend_from_context,
     make_backend,
 )
@@ -409,10 +409,10 @@ def test_public_context_in_a_fresh_process(tmp_path, rng):
 
 
 @needs_openfhe
-def test_tracing_evaluator_on_openfhe(fhe, rng):
-    tr = TracingEvaluator(fhe, phase="t")
+def test_recording_backend_on_openfhe(fhe, rng):
+    tr = RecordingBackend(fhe, phase="t")
     x = vec(rng, fhe.slots)
-    c = tr.encrypt(x, name="x")
+    c = tr.label(tr.encrypt(x), "x")
     outs = tr.rotate_many(c, [1, 2, 3])
     s = tr.add(tr.add(outs[0], outs[1]), outs[2])
     close(tr.decrypt(s), np.roll(x, -1) + np.roll(x, -2) + np.roll(x, -3))

@@ -1,4 +1,5 @@
-"""The op tracer: a recorded program loads through he_program with the right ops, keys and sizes."""
+"""The recording backend: a recorded program loads through he_program with the right ops, keys and
+sizes; without an inner backend it records the same program with nothing measured."""
 
 from __future__ import annotations
 
@@ -7,18 +8,18 @@ import json
 import numpy as np
 import pytest
 
-from cryptoffload.crypto.ckks import TracingEvaluator
+from cryptoffload.crypto.ckks import CkksBackend, CkksError, CkksParams, RecordingBackend
 from cryptoffload.workloads.he_program import load_trace
 
 from .ckks_helpers import PARAMS
 
 
-def _traced_program(tr: TracingEvaluator) -> np.ndarray:
+def _traced_program(tr: CkksBackend) -> np.ndarray:
     """A small CNN-like step: conv-ish rotations and weights, a square, a bias and a sum."""
     x = np.linspace(-1, 1, 64)
     tr.set_phase("conv1")
-    ct = tr.encrypt(x, name="image")
-    w = tr.encode(np.full(64, 0.5), like=ct, name="w_conv")
+    ct = tr.label(tr.encrypt(x), "image")
+    w = tr.label(tr.encode(np.full(64, 0.5), like=ct), "w_conv")
     acc = tr.mul_plain(ct, w)
     acc = tr.add(acc, tr.mul_plain(tr.rotate(ct, 3), w))  # w read twice: one stored weight
     acc = tr.rescale(acc)
@@ -36,7 +37,7 @@ def _traced_program(tr: TracingEvaluator) -> np.ndarray:
 @pytest.mark.parametrize("which", ["emulator", "seal"])
 def test_trace_loads_through_he_program(seal, emu, tmp_path, which):
     b = seal if which == "seal" else emu
-    tr = TracingEvaluator(b, name="tiny-cnn")
+    tr = RecordingBackend(b, trace_name="tiny-cnn")
     _traced_program(tr)
     trace = tr.trace()
     assert trace["schema"] == "cryptoffload-he-trace/1"
@@ -67,9 +68,9 @@ def test_trace_loads_through_he_program(seal, emu, tmp_path, which):
 
 
 def test_trace_names_unseen_inputs(emu):
-    tr = TracingEvaluator(emu, phase="p")
+    tr = RecordingBackend(emu, phase="p")
     ext = emu.encrypt([1.0])  # encrypted outside the tracer: a program input
-    tr.name_input(ext, "client")
+    tr.label(ext, "client")
     other = tr.deserialize_ciphertext(emu.serialize_ciphertext(emu.encrypt([2.0])))
     out = tr.add(ext, other)
     out2 = tr.rotate(out, 0)  # identity: no op, same value
@@ -80,3 +81,34 @@ def test_trace_names_unseen_inputs(emu):
     assert t["input_bytes"] == {"client": 2 * 8192 * 3 * 8, "input:0": 2 * 8192 * 3 * 8}
     assert all(op["phase"] == "p" for op in t["ops"])
     assert tr.level(out) == emu.level(out)  # non-op methods pass through
+    with pytest.raises(CkksError, match="already the program input 'client'"):
+        tr.label(ext, "other")
+
+
+def test_trace_names_the_weights_and_the_image(emu):
+    tr = RecordingBackend(emu)
+    _traced_program(tr)
+    named = {op["name"]: op["op"] for op in tr.ops if "name" in op}
+    assert named == {"image": "encrypt", "w_conv": "encode"}
+    assert tr.summary()["calls"]["rotate"] == 3  # rotate(3) and rotate_many([1, 2]): 4 key switches
+
+
+def test_simulated_recording_needs_no_backend(emu):
+    """Without an inner backend: the same trace (ops, levels, inputs, keys, sizes), no values,
+    no times -- a program's shape, for any parameters (even beyond the security bound)."""
+    real = RecordingBackend(emu)
+    _traced_program(real)
+    sim = RecordingBackend(params=PARAMS)
+    sim.keygen([1, -1, 2, 4, -4, 5, 64])
+    with pytest.raises(CkksError, match="keeps no values"):
+        _traced_program(sim)                       # the program decrypts: nothing to decrypt
+    def shape(ops):
+        return [{k: v for k, v in op.items() if k != "wall_s"} for op in ops if op["op"] != "decrypt"]
+    assert shape(sim.ops) == shape(real.ops)[: len(sim.ops)] and len(sim.ops) == len(shape(real.ops))
+    assert all(op["wall_s"] is None for op in sim.ops) and sim.summary()["wall_s"] == {}
+    assert sim.trace()["key_bytes"] == emu.key_bytes() and not sim.measured
+    big = RecordingBackend(params=CkksParams(8192, (60, 60, 60, 60, 60), 40))  # 300 bits: a study only
+    big.keygen([])
+    assert big.level(big.encrypt([1.0])) == 3
+    with pytest.raises(CkksError, match="wraps a CkksBackend"):
+        RecordingBackend("seal")  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ measures, one thread (SEAL is single-threaded). Weights are encoded once per key
 (``prepare``), as a server does when a client registers; that time is reported apart.
 
 Trace: ``infer_image(..., trace_out=path)`` runs everything through a
-:class:`~cryptoffload.crypto.ckks.TracingEvaluator` and writes the ``cryptoffload-he-trace/1``
+:class:`~cryptoffload.crypto.ckks.RecordingBackend` and writes the ``cryptoffload-he-trace/1``
 JSON (phases ``weights``, ``client``, ``conv``, ``act1``, ``fc1``, ``act2``, ``fc2``) that
 ``cryptoffload study isc-he-cnn --model trace.json`` reads; extra top-level keys ``model``
 and ``plan`` describe what produced it.
@@ -40,7 +40,7 @@ from cryptoffload.apps.he_cnn.data import check_image, load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, TracingEvaluator, make_backend
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, write_json
 
@@ -122,13 +122,13 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
     else:
         img, label = _held_out(index, mnist_dir)
     be, plan, keygen_s = _client_and_plan(model, backend, params)
-    ev = TracingEvaluator(be, name="mnist-cnn-per-channel")
+    ev = RecordingBackend(be, trace_name="mnist-cnn-per-channel")
     t = time.perf_counter()
     pw = plan.prepare(ev)
     prepare_s = time.perf_counter() - t
     ev.set_phase("client")
     t = time.perf_counter()
-    ct = ev.encrypt(plan.pack_image(img), name="image")
+    ct = ev.label(ev.encrypt(plan.pack_image(img)), "image")
     encrypt_s = time.perf_counter() - t
     t = time.perf_counter()
     out = plan.run(ev, ct, pw)
@@ -243,7 +243,7 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
         t = time.perf_counter()
         logits = plan.unpack_logits(be.decrypt(out))
         dec.append(time.perf_counter() - t)
-        ev = TracingEvaluator(be)                  # traced again: the breakdown
+        ev = RecordingBackend(be)                  # traced again: the breakdown
         plan.run(ev, ct, pw)
         layers, kinds = breakdown(ev.ops)
         rotations = _rotations(ev.ops)
@@ -282,8 +282,7 @@ def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | No
     t = time.perf_counter()
     bw = plan.prepare(ev)
     times["prepare"] = time.perf_counter() - t
-    phase = getattr(ev, "set_phase", lambda _name: None)
-    phase("client")
+    ev.set_phase("client")
     t = time.perf_counter()
     cts = [ev.encrypt(v) for v in plan.pack_images(x)]
     times["encrypt"] = time.perf_counter() - t
@@ -291,7 +290,7 @@ def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | No
     outs = plan.run(ev, cts, bw)
     times["evaluate"] = time.perf_counter() - t
     del cts
-    phase("client")
+    ev.set_phase("client")
     t = time.perf_counter()
     logits = plan.unpack_logits([ev.decrypt(c) for c in outs], len(x))
     times["decrypt"] = time.perf_counter() - t
@@ -306,7 +305,7 @@ def _bench_batch(model: CnnModel, x: np.ndarray, y: np.ndarray, plain: np.ndarra
     t = time.perf_counter()
     be.keygen(rotations=[], relin=True)
     keygen_s = time.perf_counter() - t
-    ev = TracingEvaluator(be, name="mnist-cnn-batch")
+    ev = RecordingBackend(be, trace_name="mnist-cnn-batch")
     say(f"batch of {len(x)} images: {model.config.features * model.config.kernel ** 2} conv products,"
         f" {model.config.hidden * model.config.features} FC1 products ...")
     logits, times = run_batch(model, x, be, plan, ev)

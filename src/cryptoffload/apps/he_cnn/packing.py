@@ -3,8 +3,9 @@
 Two plans, both written once against the CKKS interface (:mod:`cryptoffload.crypto.ckks`),
 so the same code runs on SEAL, on the exact emulator (``make_backend("emulator")``: float64
 slot vectors, ``np.roll`` rotations, SEAL's level/scale bookkeeping and refusals -- this is
-the numpy plan executor the tests compare with the plain forward pass) and through a
-:class:`~cryptoffload.crypto.ckks.TracingEvaluator`::
+the numpy plan executor the tests compare with the plain forward pass) and on a
+:class:`~cryptoffload.crypto.ckks.RecordingBackend` (its op trace). The convolution and both
+dense layers are the one BSGS product of :mod:`cryptoffload.crypto.ckks.bsgs`::
 
     plan = PerChannelPlan(model, params)     # one image per ciphertext, few rotations
     backend.keygen(rotations=plan.rotation_steps())
@@ -67,6 +68,7 @@ import numpy as np
 from cryptoffload.apps.he_cnn.data import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, SquareForm
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
+from cryptoffload.crypto.ckks.bsgs import bsgs_product, prerotate
 from cryptoffload.errors import ConfigError
 
 DEPTH = 5          # conv, square, fc1, square, fc2
@@ -75,23 +77,6 @@ BLOCK_SIDE = 32    # row stride of a channel block (32 x 32 = 1024 slots)
 
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
-
-
-def _rot(v: np.ndarray, k: int) -> np.ndarray:
-    """Left rotation of a plaintext vector, as ``rotate`` does to ciphertext slots."""
-    return np.roll(v, -k)
-
-
-def _set_phase(ev: Any, name: str) -> None:
-    if hasattr(ev, "set_phase"):
-        ev.set_phase(name)
-
-
-def _encode(ev: Any, values: Any, *, level: int, name: str) -> Any:
-    """Encode through a TracingEvaluator with a name (recorded), or a bare backend."""
-    if hasattr(ev, "set_phase"):
-        return ev.encode(values, level=level, name=name)
-    return ev.encode(values, level=level)
 
 
 def _square_form(model: CnnModel | SquareForm) -> SquareForm:
@@ -197,7 +182,7 @@ class PerChannelPlan:
                 m = np.zeros(n)
                 for chn in range(c.channels):
                     m[positions[chn]] = sq.conv_w[chn, di, dj]
-                row.append(_rot(m, -self.conv_giant[di]) if np.any(m) else None)
+                row.append(prerotate(m, self.conv_giant[di]) if np.any(m) else None)
             self.conv_vectors.append(row)
         self.conv_bias = np.zeros(n)
         for chn in range(c.channels):
@@ -216,8 +201,8 @@ class PerChannelPlan:
         self.fc2_bias[: c.classes] = sq.fc2_b
 
     def _diagonals(self, W: np.ndarray, g: int, G: int, s_idx: np.ndarray) -> list[list[np.ndarray | None]]:
-        """BSGS plaintexts of the wide-matrix diagonal method: ``rot(diag_{gj+i}, -gj)``, with
-        ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots."""
+        """BSGS plaintexts of the wide-matrix diagonal method: diagonal ``gj + i`` pre-rotated by
+        giant step ``gj``, with ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots."""
         rows, cols = W.shape
         out: list[list[np.ndarray | None]] = []
         for j in range(G):
@@ -225,7 +210,7 @@ class PerChannelPlan:
             for i in range(g):
                 d = g * j + i
                 diag = W[s_idx % rows, (s_idx + d) % cols]
-                row.append(_rot(diag, -g * j) if np.any(diag) else None)
+                row.append(prerotate(diag, g * j) if np.any(diag) else None)
             out.append(row)
         return out
 
@@ -266,7 +251,7 @@ class PerChannelPlan:
 
     def prepare(self, ev: Any) -> PreparedWeights:
         """Encode every mask and diagonal at the level where it is used (once per key set)."""
-        _set_phase(ev, "weights")
+        ev.set_phase("weights")
         top = self.top
         total = 0
         count = 0
@@ -280,7 +265,7 @@ class PerChannelPlan:
                     if v is None:
                         r.append(None)
                         continue
-                    pt = _encode(ev, v, level=level, name=f"{name}[{j},{i}]")
+                    pt = ev.label(ev.encode(v, level=level), f"{name}[{j},{i}]")
                     total += ev.plaintext_bytes(pt)
                     count += 1
                     r.append(pt)
@@ -297,30 +282,14 @@ class PerChannelPlan:
         key = (name, ev.level(ct), float(ev.scale(ct)))
         pt = pw.biases.get(key)
         if pt is None:
-            pt = ev.encode(vec, like=ct, name=name) if hasattr(ev, "set_phase") else ev.encode(vec, like=ct)
+            pt = ev.label(ev.encode(vec, like=ct), name)
             pw.biases[key] = pt
         return ev.add_plain(ct, pt)
 
     @staticmethod
     def _bsgs(ev: Any, x: Any, pts: list[list[Any]], babies: list[int], giants: list[int]) -> Any:
         """``sum_j rot(rescale(sum_i pts[j][i] * rot(x, babies[i])), giants[j])``."""
-        need = sorted({babies[i] for row in pts for i, p in enumerate(row) if p is not None and babies[i]})
-        rotated = dict(zip(need, ev.rotate_many(x, need))) if need else {}
-        rotated[0] = x
-        acc = None
-        for j, row in enumerate(pts):
-            inner = None
-            for i, pt in enumerate(row):
-                if pt is None:
-                    continue
-                term = ev.mul_plain(rotated[babies[i]], pt)
-                inner = term if inner is None else ev.add(inner, term)
-            if inner is None:
-                continue
-            inner = ev.rescale(inner)
-            if giants[j]:
-                inner = ev.rotate(inner, giants[j])
-            acc = inner if acc is None else ev.add(acc, inner)
+        acc = bsgs_product(ev, x, pts, babies, giants)
         if acc is None:
             raise ConfigError("a layer has only zero weights")
         return acc
@@ -335,29 +304,29 @@ class PerChannelPlan:
         if ev.level(ct) != self.top:
             raise ConfigError(f"the encrypted image is at level {ev.level(ct)}, the plan needs {self.top}")
         tap = taps.__setitem__ if taps is not None else (lambda _k, _v: None)
-        _set_phase(ev, "conv")
+        ev.set_phase("conv")
         x = self._bsgs(ev, ct, pw.conv, self.conv_baby, self.conv_giant)
         x = self._bias(ev, pw, "conv.bias", self.conv_bias, x)
         tap("conv", x)
-        _set_phase(ev, "act1")
+        ev.set_phase("act1")
         x = self._square(ev, x)
         tap("act1", x)
-        _set_phase(ev, "fc1")
+        ev.set_phase("fc1")
         x = self._bsgs(ev, x, pw.fc1, self.fc1_baby, self.fc1_giant)
         for step in self.fold1:
             x = ev.add(x, ev.rotate(x, step))
         x = self._bias(ev, pw, "fc1.bias", self.fc1_bias, x)
         tap("fc1", x)
-        _set_phase(ev, "act2")
+        ev.set_phase("act2")
         x = self._square(ev, x)
         tap("act2", x)
-        _set_phase(ev, "fc2")
+        ev.set_phase("fc2")
         x = self._bsgs(ev, x, pw.fc2, self.fc2_baby, self.fc2_giant)
         for step in self.fold2:
             x = ev.add(x, ev.rotate(x, step))
         x = self._bias(ev, pw, "fc2.bias", self.fc2_bias, x)
         tap("fc2", x)
-        _set_phase(ev, "output")
+        ev.set_phase("output")
         return x
 
 
@@ -414,7 +383,7 @@ class BatchPlan:
         return np.stack([np.asarray(v[:n_images]) for v in slots], axis=1)
 
     def prepare(self, ev: Any) -> BatchWeights:
-        _set_phase(ev, "weights")
+        ev.set_phase("weights")
         c, sq = self.config, self.model
         out: dict[tuple[int, int, int], Any] = {}
         total = 0
@@ -424,14 +393,14 @@ class BatchPlan:
                     w = float(sq.conv_w[chn, di, dj])
                     if w == 0.0:
                         continue
-                    pt = _encode(ev, w, level=self.top, name=f"conv.w[{chn},{di},{dj}]")
+                    pt = ev.label(ev.encode(w, level=self.top), f"conv.w[{chn},{di},{dj}]")
                     out[(chn, di, dj)] = pt
                     total += ev.plaintext_bytes(pt)
         return BatchWeights(out, total, len(out))
 
     @staticmethod
     def _scalar(ev: Any, ct: Any, w: float, name: str) -> Any:
-        pt = _encode(ev, w, level=ev.level(ct), name=name)
+        pt = ev.label(ev.encode(w, level=ev.level(ct)), name)
         return ev.mul_plain(ct, pt)
 
     def _dense(self, ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
@@ -455,7 +424,7 @@ class BatchPlan:
         if len(cts) != c.image * c.image:
             raise ConfigError(f"a batch is {c.image * c.image} pixel ciphertexts, got {len(cts)}")
         o, k, s = c.conv_out, c.kernel, c.stride
-        _set_phase(ev, "conv")
+        ev.set_phase("conv")
         conv: list[Any] = []
         bias_pt: dict[int, Any] = {}
         for chn in range(c.channels):
@@ -475,14 +444,14 @@ class BatchPlan:
                     if chn not in bias_pt:
                         bias_pt[chn] = ev.encode(float(sq.conv_b[chn]), like=acc)
                     conv.append(ev.rescale(ev.add_plain(acc, bias_pt[chn])))
-        _set_phase(ev, "act1")
+        ev.set_phase("act1")
         h = [PerChannelPlan._square(ev, x) for x in conv]
         del conv
-        _set_phase(ev, "fc1")
+        ev.set_phase("fc1")
         h = self._dense(ev, h, sq.fc1_w, sq.fc1_b, "fc1")
-        _set_phase(ev, "act2")
+        ev.set_phase("act2")
         h = [PerChannelPlan._square(ev, x) for x in h]
-        _set_phase(ev, "fc2")
+        ev.set_phase("fc2")
         out = self._dense(ev, h, sq.fc2_w, sq.fc2_b, "fc2")
-        _set_phase(ev, "output")
+        ev.set_phase("output")
         return out

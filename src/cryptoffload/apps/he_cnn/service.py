@@ -212,7 +212,7 @@ class HeCnnServer:
             code = "foreign_ciphertext" if ("another key set" in text or "other CKKS parameters" in text
                                             or "backend" in text) else "bad_ciphertext"
             raise RequestError(400, code, text) from None
-        size = be.size(ct) if hasattr(be, "size") else 2
+        size = be.size(ct)
         if be.level(ct) != self.plan.top or size != 2:
             raise RequestError(400, "bad_ciphertext", f"the image ciphertext must be fresh (level {self.plan.top},"
                                f" size 2), got level {be.level(ct)}, size {size}")

@@ -9,7 +9,9 @@ Layout (one concept per module, imports pointing down this list):
 * ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks the
   adapters share), the :class:`Ciphertext`/:class:`Plaintext` handles;
 * ``seal``, ``emulator``, ``openfhe`` -- the adapters, imported by name through ``registry``;
-* ``trace`` -- the op tracer (``cryptoffload-he-trace/1``);
+* ``trace`` -- :class:`RecordingBackend`, a backend that records the ops run on it
+  (``cryptoffload-he-trace/1``), on a real backend or on a shape-only emulator;
+* ``bsgs`` -- the baby-step giant-step matrix-vector product, written once against the interface;
 * ``registry`` -- the one table of backend names, :func:`make_backend`, :func:`backend_from_context`.
 
 Conventions (SEAL's, which the trace schema follows)
@@ -41,7 +43,7 @@ _EXPORTS = {
     **dict.fromkeys(("KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "pack_frame", "peek_context",
                      "unpack_frame"), "framing"),
     **dict.fromkeys(("CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext"), "backend"),
-    **dict.fromkeys(("TRACE_SCHEMA", "TracingEvaluator"), "trace"),
+    **dict.fromkeys(("TRACE_SCHEMA", "RecordingBackend"), "trace"),
     **dict.fromkeys(("BACKENDS", "backend_class", "backend_from_context", "backend_help", "backend_names",
                      "make_backend"), "registry"),
 }

@@ -168,6 +168,10 @@ class CkksBackend(ABC):
     def scale(self, ct: Ciphertext | Plaintext) -> float: ...
 
     @abstractmethod
+    def size(self, ct: Ciphertext) -> int:
+        """Number of polynomials (2, or 3 after ``mul``)."""
+
+    @abstractmethod
     def ciphertext_bytes(self, ct: Ciphertext) -> int: ...
 
     @abstractmethod
@@ -189,6 +193,15 @@ class CkksBackend(ABC):
     @classmethod
     @abstractmethod
     def from_public_context(cls, data: bytes) -> "CkksBackend": ...
+
+    # -- program annotations: a recording backend keeps them, every other backend ignores them
+    def set_phase(self, name: str | None) -> None:
+        """Label the ops that follow (a layer such as ``conv1``), so an algorithm annotates its
+        trace without asking whether it is being recorded."""
+
+    def label(self, obj: Any, name: str) -> Any:
+        """Name a value (a stored weight, the client's image) and return it unchanged."""
+        return obj
 
     # -- optional, with defaults -----------------------------------------------------------
     def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:

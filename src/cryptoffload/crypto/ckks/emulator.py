@@ -1,7 +1,9 @@
 """NOT ENCRYPTION: :class:`EmulatorBackend`, exact float64 slot arithmetic with SEAL's bookkeeping.
 
 Why: packing logic (rotations, masks, level and scale management) can be tested in
-milliseconds, and a program that runs here runs on SEAL.
+milliseconds, and a program that runs here runs on SEAL. Without values (``values=False``) it
+is the simulated backend the recording backend runs on when only a program's shape -- its ops,
+levels, scales, sizes and keys -- is wanted.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import math
 import os
 import struct
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -29,10 +31,15 @@ __all__ = ["EmulatorBackend"]
 
 @dataclass(frozen=True)
 class _Emu:
-    values: np.ndarray
+    values: np.ndarray | None   # None: a shape-only emulator keeps no values
     level: int
     scale: float
     size: int = 2
+
+
+def _apply(fn: Callable[..., np.ndarray], *values: np.ndarray | None) -> np.ndarray | None:
+    """``fn(*values)``, or None (no values) when the emulator keeps none."""
+    return None if any(v is None for v in values) else fn(*values)
 
 
 class EmulatorBackend(CheckedBackend):
@@ -45,13 +52,19 @@ class EmulatorBackend(CheckedBackend):
     :class:`EmulatorBackend` "ciphertext" holds its values in the clear, serialised ones too.
     Difference: the emulator refuses to decrypt a value whose polynomial coefficients overflow
     the modulus at its level (SEAL silently returns garbage there); noise is not modelled.
+
+    ``values=False``: a shape-only emulator, every check and all bookkeeping but no slot
+    values (nothing to decrypt, decode or serialise): a program of any size runs in the time
+    its Python takes, for its op trace.
     """
 
     name = "emulator"
     hoists_rotations = False
 
-    def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False) -> None:
+    def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
+                 values: bool = True) -> None:
         super().__init__(params, insecure_study=insecure_study)
+        self.keeps_values = bool(values)
         self._roots: np.ndarray | None = None
 
     def coefficients(self, values: np.ndarray) -> np.ndarray:
@@ -96,8 +109,13 @@ class EmulatorBackend(CheckedBackend):
         e = obj.raw
         return e.level, e.scale, (e.size if isinstance(obj, Ciphertext) else 1)
 
-    def _out(self, values: np.ndarray, level: int, scale: float, size: int = 2) -> Ciphertext:
+    def _out(self, values: np.ndarray | None, level: int, scale: float, size: int = 2) -> Ciphertext:
         return Ciphertext(_Emu(values, level, scale, size), self.fingerprint)
+
+    def _kept(self, e: _Emu, op: str) -> np.ndarray:
+        if e.values is None:
+            raise CkksError(f"{op}: this emulator keeps no values (values=False: levels, scales and keys only)")
+        return e.values
 
     def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
@@ -105,29 +123,30 @@ class EmulatorBackend(CheckedBackend):
         lv, sc = self._encode_target(like, level, scale)
         vals = self._values(values)
         # SEAL's encoder check: bits of the largest scaled coefficient vs the modulus bits
-        if math.ceil(max(self._coeff_bits(vals, sc), 0.0)) >= self._level_bits[lv]:
+        if self.keeps_values and math.ceil(max(self._coeff_bits(vals, sc), 0.0)) >= self._level_bits[lv]:
             raise CkksError(f"encode: encoded values are too large for the {self._level_bits[lv]}-bit modulus "
                             f"at level {lv}")
-        return Plaintext(_Emu(vals, lv, sc, 1), self.fingerprint)
+        return Plaintext(_Emu(vals if self.keeps_values else None, lv, sc, 1), self.fingerprint)
 
     def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
         e = self._own(pt, Plaintext, "encrypt")
-        return self._out(e.values.copy(), e.level, e.scale)
+        return self._out(_apply(np.copy, e.values), e.level, e.scale)
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
         e = self._own(ct, Ciphertext, "decrypt")
         self._need_secret("decrypt")
-        bits = self._coeff_bits(e.values, e.scale)
+        values = self._kept(e, "decrypt")
+        bits = self._coeff_bits(values, e.scale)
         if bits >= math.log2(math.prod(self.primes[: e.level + 1]) / 2):
             raise CkksError(f"decrypt: a coefficient of 2^{bits:.1f} (values x scale 2^{math.log2(e.scale):.1f}) "
                             f"overflows the {self._level_bits[e.level]}-bit modulus at level {e.level}; real CKKS "
                             "would return garbage: rescale earlier or keep values smaller")
-        return e.values.copy()
+        return values.copy()
 
     def decode(self, pt: Plaintext) -> np.ndarray:
-        return self._own(pt, Plaintext, "decode").values.copy()
+        return self._kept(self._own(pt, Plaintext, "decode"), "decode").copy()
 
     def _pt_values(self, pt: Plaintext) -> np.ndarray:
         return self.decode(pt)
@@ -136,73 +155,73 @@ class EmulatorBackend(CheckedBackend):
         ea, eb = self._own(a, Ciphertext, "add"), self._own(b, Ciphertext, "add")
         self._same_level("add", a, b)
         self._same_scale("add", a, b)
-        return self._out(ea.values + eb.values, ea.level, ea.scale, max(ea.size, eb.size))
+        return self._out(_apply(np.add, ea.values, eb.values), ea.level, ea.scale, max(ea.size, eb.size))
 
     def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         ea, eb = self._own(a, Ciphertext, "sub"), self._own(b, Ciphertext, "sub")
         self._same_level("sub", a, b)
         self._same_scale("sub", a, b)
-        return self._out(ea.values - eb.values, ea.level, ea.scale, max(ea.size, eb.size))
+        return self._out(_apply(np.subtract, ea.values, eb.values), ea.level, ea.scale, max(ea.size, eb.size))
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         e = self._own(a, Ciphertext, "negate")
-        return self._out(-e.values, e.level, e.scale, e.size)
+        return self._out(_apply(np.negative, e.values), e.level, e.scale, e.size)
 
     def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         e, p = self._own(ct, Ciphertext, "add_plain"), self._own(pt, Plaintext, "add_plain")
         self._same_level("add_plain", ct, pt)
         self._same_scale("add_plain", ct, pt)
-        return self._out(e.values + p.values, e.level, e.scale, e.size)
+        return self._out(_apply(np.add, e.values, p.values), e.level, e.scale, e.size)
 
     def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         e, p = self._own(ct, Ciphertext, "sub_plain"), self._own(pt, Plaintext, "sub_plain")
         self._same_level("sub_plain", ct, pt)
         self._same_scale("sub_plain", ct, pt)
-        return self._out(e.values - p.values, e.level, e.scale, e.size)
+        return self._out(_apply(np.subtract, e.values, p.values), e.level, e.scale, e.size)
 
     def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         e, p = self._own(ct, Ciphertext, "mul_plain"), self._own(pt, Plaintext, "mul_plain")
         lv = self._same_level("mul_plain", ct, pt)
         self._scale_in_bounds("mul_plain", e.scale * p.scale, lv)
-        return self._out(e.values * p.values, lv, e.scale * p.scale, e.size)
+        return self._out(_apply(np.multiply, e.values, p.values), lv, e.scale * p.scale, e.size)
 
     def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         ea, eb = self._own(a, Ciphertext, "mul"), self._own(b, Ciphertext, "mul")
         lv = self._same_level("mul", a, b)
         self._scale_in_bounds("mul", ea.scale * eb.scale, lv)
-        return self._out(ea.values * eb.values, lv, ea.scale * eb.scale, ea.size + eb.size - 1)
+        return self._out(_apply(np.multiply, ea.values, eb.values), lv, ea.scale * eb.scale, ea.size + eb.size - 1)
 
     def relinearize(self, ct: Ciphertext) -> Ciphertext:
         e = self._own(ct, Ciphertext, "relinearize")
         self._need_relin("relinearize", ct)
-        return self._out(e.values.copy(), e.level, e.scale, 2)
+        return self._out(_apply(np.copy, e.values), e.level, e.scale, 2)
 
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         e = self._own(ct, Ciphertext, "rescale")
         lv = self._rescale_level(ct)
-        return self._out(e.values.copy(), lv - 1, e.scale / float(self.primes[lv]), e.size)
+        return self._out(_apply(np.copy, e.values), lv - 1, e.scale / float(self.primes[lv]), e.size)
 
     def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
         if isinstance(ct_or_pt, Plaintext):
             p = self._own(ct_or_pt, Plaintext, "mod_switch_to")
             lv = self._target_level(ct_or_pt, level)
-            return Plaintext(_Emu(p.values.copy(), lv, p.scale, 1), self.fingerprint)
+            return Plaintext(_Emu(_apply(np.copy, p.values), lv, p.scale, 1), self.fingerprint)
         e = self._own(ct_or_pt, Ciphertext, "mod_switch_to")
         lv = self._target_level(ct_or_pt, level)
         self._scale_in_bounds("mod_switch_to", e.scale, lv)
-        return self._out(e.values.copy(), lv, e.scale, e.size)
+        return self._out(_apply(np.copy, e.values), lv, e.scale, e.size)
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         e = self._own(ct, Ciphertext, "rotate")
         self.rotation_plan(steps)
         self._size2("rotate", ct)
-        return self._out(np.roll(e.values, -int(steps)), e.level, e.scale, e.size)
+        return self._out(_apply(lambda v: np.roll(v, -int(steps)), e.values), e.level, e.scale, e.size)
 
     # -- serialisation ------------------------------------------------------------------------
     def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
         e = self._own(ct, Ciphertext, "serialize_ciphertext")
         return self._frame(KIND_CIPHERTEXT, struct.pack("<BdB", e.level, e.scale, e.size)
-                           + e.values.astype("<f8").tobytes())
+                           + self._kept(e, "serialize_ciphertext").astype("<f8").tobytes())
 
     def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
         payload = self._unframe(data, KIND_CIPHERTEXT)
@@ -219,13 +238,13 @@ class EmulatorBackend(CheckedBackend):
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
         header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()), "relin": self._has_relin,
-                  "insecure_study": self.insecure_study}
+                  "insecure_study": self.insecure_study, "values": self.keeps_values}
         return self._frame(kind, pack_sections(header, []))
 
     @classmethod
     def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "EmulatorBackend":
         params, header, _sec, key_id = load_context_header(cls.name, data, kind)
-        self = cls(params, insecure_study=insecure_study)
+        self = cls(params, insecure_study=insecure_study, values=bool(header.get("values", True)))
         self._key_id = key_id
         self._has_relin = bool(header.get("relin"))
         self._galois = {int(k): str(v) for k, v in header.get("galois", [])}

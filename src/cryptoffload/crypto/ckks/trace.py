@@ -1,7 +1,26 @@
-"""The op tracer: a ``cryptoffload-he-trace/1`` record of what an encrypted program does.
+"""The recording backend: a :class:`CkksBackend` that records every op of the program run on it.
 
-The trace schema is documented in ``docs/studies/isc-he-cnn.md`` and loaded by
+Why a backend and not a wrapper the algorithms must know about: an algorithm written against
+:class:`CkksBackend` (the HE-CNN plans, the BSGS kernel) runs unchanged on SEAL, on the
+emulator and here, and a run here is its op trace -- op order, levels, which weights and keys
+each op reads, and sizes -- which the in-storage study needs to model when bytes must reach
+the accelerator (Lattigo runs its algorithms on a simulated evaluator the same way).
+
+:class:`RecordingBackend` delegates every op to an inner backend and times it (``wall_s``: a
+measured CPU baseline), or, made without one, runs on a shape-only emulator (levels, scales,
+sizes and keys, no values, nothing measured: ``wall_s`` is null) for a program's shape alone.
+The trace is ``cryptoffload-he-trace/1`` (schema in ``docs/studies/isc-he-cnn.md``), loaded by
 :func:`cryptoffload.workloads.he_program.load_trace`.
+
+Naming: each op gets an integer ``id``, its output the same id. A ciphertext the recorder did
+not produce (encrypted or deserialised elsewhere) is a *program input*, named by
+:meth:`RecordingBackend.label` or ``input:<k>`` on first use, with its size in
+``input_bytes``. A plaintext from ``encode`` is an ``encode`` op (a stored weight);
+``*_plain`` ops name it in ``plaintext`` and give ``plaintext_bytes``. A rotation that the
+library composes from several keys is recorded as one ``rotate`` op per key switch (wall time
+split evenly); a ``mod_switch_to`` over several levels as one ``mod_switch`` per dropped level,
+as SEAL does. Methods that are not ops (``level``, sizes, serialisation, ...) pass through
+unrecorded.
 """
 
 from __future__ import annotations
@@ -16,35 +35,37 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
+from cryptoffload.crypto.ckks.emulator import EmulatorBackend
 from cryptoffload.crypto.ckks.errors import CkksError
-from cryptoffload.crypto.ckks.params import WORD_BYTES
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.io import atomic_write
 
-__all__ = ["TRACE_SCHEMA", "TracingEvaluator"]
+__all__ = ["TRACE_SCHEMA", "RecordingBackend"]
 
 TRACE_SCHEMA = "cryptoffload-he-trace/1"
 
 
-class TracingEvaluator:
-    """Wraps a backend, runs every op on it and records a ``cryptoffload-he-trace/1`` trace.
+class RecordingBackend(CkksBackend):
+    """Runs every op on ``inner`` and records it (see the module docstring).
 
-    Why: the in-storage study needs the program an encrypted inference really runs -- op
-    order, levels, which weights and keys each op reads, and sizes -- to model when bytes must
-    reach the accelerator; measuring the ops here also gives the CPU baseline (``wall_s``).
-
-    Naming: each op gets an integer ``id``, its output the same id. A ciphertext the tracer
-    did not produce (encrypted or deserialised elsewhere) is a *program input*, named by
-    :meth:`name_input` or ``input:<k>`` on first use, with its size in ``input_bytes``. A
-    plaintext from :meth:`encode` is an ``encode`` op (a stored weight); ``*_plain`` ops name it
-    in ``plaintext`` and give ``plaintext_bytes``. A rotation that the library composes from
-    several keys is recorded as one ``rotate`` op per key switch (wall time split evenly); a
-    ``mod_switch_to`` over several levels as one ``mod_switch`` per dropped level, as SEAL does.
-    Non-op methods (``level``, sizes, serialisation, ...) pass through unrecorded.
+    ``inner=None``: a shape-only emulator of ``params`` (parameters beyond the 128-bit bound
+    are allowed: nothing is encrypted), whose ops take no measurable time (``wall_s`` null).
+    ``trace_name`` names the trace; ``phase`` labels the ops until :meth:`set_phase` changes it.
     """
 
-    def __init__(self, backend: CkksBackend, *, phase: str | None = None, name: str = "he-trace") -> None:
-        self.backend = backend
-        self.name = name
+    def __init__(self, inner: CkksBackend | None = None, *, params: CkksParams | None = None,
+                 phase: str | None = None, trace_name: str = "he-trace") -> None:
+        if inner is None:
+            inner = EmulatorBackend(params or DEFAULT_PARAMS, insecure_study=True, values=False)
+            self.measured = False
+        elif not isinstance(inner, CkksBackend):
+            raise CkksError(f"the recording backend wraps a CkksBackend, got {type(inner).__name__}")
+        elif params is not None and params != inner.params:
+            raise CkksError("give params only without an inner backend (the inner backend has its own)")
+        else:
+            self.measured = True
+        self.inner = inner
+        self.trace_name = trace_name
         self._phase = phase
         self._ops: list[dict[str, Any]] = []
         self._names: dict[int, Any] = {}
@@ -52,9 +73,35 @@ class TracingEvaluator:
         self._inputs: dict[str, int] = {}
         self._n_inputs = 0
         self._n_plain = 0
+        #: interface calls as the program made them (a rotate_many of k steps is k rotations),
+        #: beside :attr:`ops`, which are the ops as the library runs them (one per key switch)
+        self.calls: dict[str, int] = {}
 
     def __getattr__(self, attr: str) -> Any:
-        return getattr(self.backend, attr)
+        # what only the inner backend has (decode, fingerprint, add_rotation_keys, ...)
+        if attr == "inner":
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)
+
+    # -- what the inner backend says about itself ----------------------------------------------
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.inner.name
+
+    @property
+    def params(self) -> CkksParams:  # type: ignore[override]
+        return self.inner.params
+
+    @property
+    def hoists_rotations(self) -> bool:  # type: ignore[override]
+        return self.inner.hoists_rotations
+
+    @property
+    def can_decrypt(self) -> bool:
+        return self.inner.can_decrypt
+
+    def rotation_plan(self, steps: int) -> list[str]:
+        return self.inner.rotation_plan(steps)
 
     # -- phases and names ----------------------------------------------------------------------
     def set_phase(self, name: str | None) -> None:
@@ -73,20 +120,29 @@ class TracingEvaluator:
         except TypeError:
             self._pinned.append(obj)
 
-    def name_input(self, ct: Ciphertext, name: str) -> Ciphertext:
-        """Name a program input (e.g. the client's ``image``) before its first use."""
+    def label(self, obj: Any, name: str) -> Any:
+        """Name a value: the op that made it gets ``"name"`` in its record (a weight, the
+        client's image); a ciphertext not made here becomes the program input ``name``."""
         if not isinstance(name, str) or not name or name.isdigit():
-            raise CkksError(f"an input name must be a non-numeric string, got {name!r}")
-        self._bind(ct, name)
-        self._inputs[name] = self.backend.ciphertext_bytes(ct)
-        return ct
+            raise CkksError(f"a label must be a non-numeric string, got {name!r}")
+        ref = self._names.get(id(obj))
+        if isinstance(ref, int):
+            self._ops[ref]["name"] = name
+        elif ref is None and isinstance(obj, Ciphertext):
+            self._bind(obj, name)
+            self._inputs[name] = self.inner.ciphertext_bytes(obj)
+        elif ref is None:
+            self._bind(obj, name)
+        elif ref != name:
+            raise CkksError(f"label: the value is already the program input {ref!r}")
+        return obj
 
     def _ref(self, ct: Any) -> Any:
         name = self._names.get(id(ct))
         if name is None:
             name = f"input:{self._n_inputs}"
             self._n_inputs += 1
-            self.name_input(ct, name)
+            self.label(ct, name)
         return name
 
     def _pt_ref(self, pt: Any) -> Any:
@@ -98,7 +154,7 @@ class TracingEvaluator:
         return name
 
     # -- recording -----------------------------------------------------------------------------
-    def _record(self, op: str, level: int, inputs: list[Any], bytes_in: int, bytes_out: int, wall: float,
+    def _record(self, op: str, level: int, inputs: list[Any], bytes_in: int, bytes_out: int, wall: float | None,
                 keys: Sequence[str] = (), **extra: Any) -> int:
         i = len(self._ops)
         rec: dict[str, Any] = {"id": i, "op": op, "level": int(level), "inputs": inputs, "output": i,
@@ -109,130 +165,130 @@ class TracingEvaluator:
         self._ops.append(rec)
         return i
 
-    def _timed(self, fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    def _timed(self, call: str, fn: Callable[..., Any], *args: Any, count: int = 1, **kw: Any) -> tuple[Any, Any]:
+        self.calls[call] = self.calls.get(call, 0) + count
         t = time.perf_counter()
-        out = fn(*args)
-        return out, time.perf_counter() - t
+        out = fn(*args, **kw)
+        return out, (time.perf_counter() - t if self.measured else None)
 
-    @property
-    def _vec(self) -> int:
-        return self.backend.slots * WORD_BYTES
+    @staticmethod
+    def _share(wall: float | None, part: float) -> float | None:
+        return None if wall is None else wall * part
 
     def _ctb(self, ct: Any) -> int:
-        return self.backend.ciphertext_bytes(ct)
+        return self.inner.ciphertext_bytes(ct)
 
-    def _unary(self, op: str, fn: Callable[..., Any], ct: Ciphertext, *args: Any, keys: Sequence[str] = ()) -> Any:
-        lv = self.backend.level(ct)
+    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = ()) -> Any:
+        lv = self.inner.level(ct)
         ref = self._ref(ct)
-        out, wall = self._timed(fn, ct, *args)
+        out, wall = self._timed(op, getattr(self.inner, op), ct, *args)
         self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, keys))
         return out
 
-    def _binary(self, op: str, fn: Callable[..., Any], a: Ciphertext, b: Ciphertext) -> Any:
-        lv = self.backend.level(a)
+    def _binary(self, op: str, a: Ciphertext, b: Ciphertext) -> Any:
+        lv = self.inner.level(a)
         refs = [self._ref(a), self._ref(b)]
-        out, wall = self._timed(fn, a, b)
+        out, wall = self._timed(op, getattr(self.inner, op), a, b)
         self._bind(out, self._record(op, lv, refs, self._ctb(a) + self._ctb(b), self._ctb(out), wall))
         return out
 
-    def _plain_op(self, op: str, fn: Callable[..., Any], ct: Ciphertext, pt: Plaintext) -> Any:
-        lv = self.backend.level(ct)
+    def _plain_op(self, op: str, ct: Ciphertext, pt: Plaintext) -> Any:
+        lv = self.inner.level(ct)
         ref, pref = self._ref(ct), self._pt_ref(pt)
-        out, wall = self._timed(fn, ct, pt)
+        out, wall = self._timed(op, getattr(self.inner, op), ct, pt)
         self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, (), plaintext=pref,
-                                     plaintext_bytes=self.backend.plaintext_bytes(pt)))
+                                     plaintext_bytes=self.inner.plaintext_bytes(pt)))
         return out
 
-    # -- the backend's methods, recorded ------------------------------------------------------
+    # -- keys, encoding, encryption --------------------------------------------------------------
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
-        self.backend.keygen(rotations, relin)
+        self.inner.keygen(rotations, relin)
 
     def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
-               scale: float | None = None, name: str | None = None) -> Plaintext:
-        """Encode (recorded as a host-side ``encode`` op: the output is a stored weight);
-        ``name`` is a label kept in the record (``"name"``)."""
-        pt, wall = self._timed(lambda: self.backend.encode(values, like=like, level=level, scale=scale))
-        extra = {"name": name} if name else {}
-        nb = self.backend.plaintext_bytes(pt)
+               scale: float | None = None) -> Plaintext:
+        """Encode (recorded as a host-side ``encode`` op: the output is a stored weight)."""
+        pt, wall = self._timed("encode", self.inner.encode, values, like=like, level=level, scale=scale)
         # bytes_in of a host-side encode/encrypt: the float64 slot vector it reads
-        self._bind(pt, self._record("encode", self.backend.level(pt), [], self._vec, nb, wall, **extra))
+        self._bind(pt, self._record("encode", self.inner.level(pt), [], self.slots * WORD_BYTES,
+                                    self.inner.plaintext_bytes(pt), wall))
         return pt
 
-    def encrypt(self, values: Any, *, name: str | None = None) -> Ciphertext:
+    def encrypt(self, values: Any, **kw: Any) -> Ciphertext:
         """Encrypt (a host-side ``encrypt`` op, whose output is a program input in DRAM)."""
-        ct, wall = self._timed(self.backend.encrypt, values)
-        extra = {"name": name} if name else {}
-        nb = self._ctb(ct)
-        self._bind(ct, self._record("encrypt", self.backend.level(ct), [], self._vec, nb, wall, **extra))
+        ct, wall = self._timed("encrypt", self.inner.encrypt, values, **kw)
+        self._bind(ct, self._record("encrypt", self.inner.level(ct), [], self.slots * WORD_BYTES, self._ctb(ct),
+                                    wall))
         return ct
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
-        lv = self.backend.level(ct)
+        lv = self.inner.level(ct)
         ref = self._ref(ct)
-        out, wall = self._timed(self.backend.decrypt, ct)
+        out, wall = self._timed("decrypt", self.inner.decrypt, ct)
         self._record("decrypt", lv, [ref], self._ctb(ct), max(1, out.nbytes), wall)
         return out
 
+    # -- arithmetic ------------------------------------------------------------------------------
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        return self._binary("add", self.backend.add, a, b)
+        return self._binary("add", a, b)
 
     def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        return self._binary("sub", self.backend.sub, a, b)
+        return self._binary("sub", a, b)
 
     def mul(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        return self._binary("mul", self.backend.mul, a, b)
+        return self._binary("mul", a, b)
 
     def negate(self, a: Ciphertext) -> Ciphertext:
-        return self._unary("negate", self.backend.negate, a)
+        return self._unary("negate", a)
 
     def add_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
-        return self._plain_op("add_plain", self.backend.add_plain, ct, pt)
+        return self._plain_op("add_plain", ct, pt)
 
     def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
-        return self._plain_op("sub_plain", self.backend.sub_plain, ct, pt)
+        return self._plain_op("sub_plain", ct, pt)
 
     def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
-        return self._plain_op("mul_plain", self.backend.mul_plain, ct, pt)
+        return self._plain_op("mul_plain", ct, pt)
 
     def relinearize(self, ct: Ciphertext) -> Ciphertext:
-        return self._unary("relinearize", self.backend.relinearize, ct, keys=("relin",))
+        return self._unary("relinearize", ct, keys=("relin",))
 
     def rescale(self, ct: Ciphertext) -> Ciphertext:
-        return self._unary("rescale", self.backend.rescale, ct)
+        return self._unary("rescale", ct)
 
     def mod_switch_to(self, ct_or_pt: Ciphertext | Plaintext, level: int) -> Ciphertext | Plaintext:
-        be = self.backend
+        be = self.inner
         cur = be.level(ct_or_pt)
         if isinstance(ct_or_pt, Plaintext):
             ref = self._pt_ref(ct_or_pt)
-            out, wall = self._timed(be.mod_switch_to, ct_or_pt, level)
+            out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)
             # a plaintext at another level is another stored weight: a host-side encode
             self._bind(out, self._record("encode", be.level(out), [], be.plaintext_bytes(ct_or_pt),
                                          be.plaintext_bytes(out), wall, **{"from": ref}))
             return out
         ref = self._ref(ct_or_pt)
-        out, wall = self._timed(be.mod_switch_to, ct_or_pt, level)
+        out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)
         if level == cur:
             self._bind(out, ref)
             return out
         per_limb = self._ctb(ct_or_pt) // (cur + 1)  # sizes are linear in the limbs
         n = cur - int(level)
         for lv in range(cur, int(level), -1):
-            ref = self._record("mod_switch", lv, [ref], per_limb * (lv + 1), per_limb * lv, wall / n)
+            ref = self._record("mod_switch", lv, [ref], per_limb * (lv + 1), per_limb * lv, self._share(wall, 1 / n))
         self._bind(out, ref)
         return out
 
-    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float, ref: Any, **extra: Any) -> Any:
-        plan = self.backend.rotation_plan(steps)
-        lv = self.backend.level(ct)
+    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Any, **extra: Any) -> Any:
+        plan = self.inner.rotation_plan(steps)
+        lv = self.inner.level(ct)
         nb = self._ctb(ct)
         for key in plan:
-            ref = self._record("rotate", lv, [ref], nb, nb, wall / len(plan), (key,), step=int(steps), **extra)
+            ref = self._record("rotate", lv, [ref], nb, nb, self._share(wall, 1 / len(plan)), (key,), step=int(steps),
+                               **extra)
         return ref
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         ref = self._ref(ct)
-        out, wall = self._timed(self.backend.rotate, ct, steps)
+        out, wall = self._timed("rotate", self.inner.rotate, ct, steps)
         self._bind(out, self._rotation_records(ct, steps, wall, ref))
         return out
 
@@ -241,20 +297,58 @@ class TracingEvaluator:
         a backend that shares the decomposition across steps."""
         steps = list(steps)
         ref = self._ref(ct)
-        outs, wall = self._timed(self.backend.rotate_many, ct, steps)
-        switches = sum(len(self.backend.rotation_plan(s)) for s in steps) or 1
-        extra = {"hoisted": True} if getattr(self.backend, "hoists_rotations", False) else {}
+        outs, wall = self._timed("rotate", self.inner.rotate_many, ct, steps, count=len(steps))
+        switches = sum(len(self.inner.rotation_plan(s)) for s in steps) or 1
+        extra = {"hoisted": True} if self.inner.hoists_rotations else {}
         for s, out in zip(steps, outs):
-            share = wall * len(self.backend.rotation_plan(s)) / switches
+            share = self._share(wall, len(self.inner.rotation_plan(s)) / switches)
             self._bind(out, self._rotation_records(ct, s, share, ref, **extra))
         return outs
 
-    def deserialize_ciphertext(self, data: bytes, *, name: str | None = None) -> Ciphertext:
-        """Deserialise; the ciphertext is a program input (named ``name`` or ``input:<k>``)."""
-        ct = self.backend.deserialize_ciphertext(data)
-        if name:
-            self.name_input(ct, name)
-        return ct
+    # -- not ops: passed through -----------------------------------------------------------------
+    def level(self, ct: Ciphertext | Plaintext) -> int:
+        return self.inner.level(ct)
+
+    def scale(self, ct: Ciphertext | Plaintext) -> float:
+        return self.inner.scale(ct)
+
+    def size(self, ct: Ciphertext) -> int:
+        return self.inner.size(ct)
+
+    def ciphertext_bytes(self, ct: Ciphertext) -> int:
+        return self.inner.ciphertext_bytes(ct)
+
+    def plaintext_bytes(self, pt: Plaintext) -> int:
+        return self.inner.plaintext_bytes(pt)
+
+    def key_bytes(self) -> dict[str, int]:
+        return self.inner.key_bytes()
+
+    def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
+        return self.inner.serialize_ciphertext(ct)
+
+    def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
+        """Deserialise; the ciphertext is a program input (``input:<k>`` unless labelled)."""
+        return self.inner.deserialize_ciphertext(data)
+
+    def public_context(self) -> bytes:
+        return self.inner.public_context()
+
+    def secret_context(self) -> bytes:
+        return self.inner.secret_context()
+
+    @classmethod
+    def from_public_context(cls, data: bytes, **kw: Any) -> "RecordingBackend":
+        """Recording a server-side backend rebuilt from a public context."""
+        from cryptoffload.crypto.ckks.registry import backend_from_context  # noqa: PLC0415 -- the registry is above
+
+        return cls(backend_from_context(data, **kw))
+
+    @classmethod
+    def from_secret_context(cls, data: bytes, **kw: Any) -> "RecordingBackend":
+        from cryptoffload.crypto.ckks.registry import backend_from_context  # noqa: PLC0415
+
+        return cls(backend_from_context(data, **kw))
 
     # -- output ----------------------------------------------------------------------------
     @property
@@ -263,10 +357,10 @@ class TracingEvaluator:
 
     def trace(self) -> dict[str, Any]:
         """The JSON trace (schema ``cryptoffload-he-trace/1``)."""
-        be = self.backend
+        be = self.inner
         return {
             "schema": TRACE_SCHEMA,
-            "name": self.name,
+            "name": self.trace_name,
             "backend": be.name,
             "params": be.params.to_dict(),
             "key_bytes": dict(be.key_bytes()),
@@ -278,11 +372,12 @@ class TracingEvaluator:
         return atomic_write(path, json.dumps(self.trace()))  # compact: a trace has thousands of ops
 
     def summary(self) -> dict[str, Any]:
-        """Op counts and summed wall time per op (host-side ops included)."""
+        """Op counts and summed wall time per op (host-side ops included; no times when
+        simulated), and the interface calls."""
         counts: dict[str, int] = {}
         walls: dict[str, float] = {}
         for op in self._ops:
             counts[op["op"]] = counts.get(op["op"], 0) + 1
-            walls[op["op"]] = walls.get(op["op"], 0.0) + op["wall_s"]
-        return {"ops": len(self._ops), "counts": counts, "wall_s": walls}
-
+            if op["wall_s"] is not None:
+                walls[op["op"]] = walls.get(op["op"], 0.0) + op["wall_s"]
+        return {"ops": len(self._ops), "counts": counts, "wall_s": walls, "calls": dict(self.calls)}

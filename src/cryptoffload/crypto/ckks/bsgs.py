@@ -1,0 +1,87 @@
+"""The baby-step giant-step (BSGS) matrix-vector product, written once against the CKKS interface.
+
+The diagonal method (Halevi-Shoup) with baby and giant steps, as SEAL and OpenFHE programs do::
+
+    y = sum_j rot( sum_i pt[j][i] * rot(x, baby[i]), giant[j] ),   pt[j][i] = rot(d_(j,i), -giant[j])
+
+Pre-rotating each diagonal by its giant step (:func:`prerotate`) is what lets the inner sum
+use the few baby rotations of the input, shared by every giant step. Each inner sum is
+rescaled *before* its giant rotation (rotating at the lower level is cheaper).
+
+Why here and once: the HE-CNN layers (``apps/he_cnn/packing.py``), the Dask runs that split
+one product over workers (``engines/bsgs_run.py``) and the op DAGs of the multi-device study
+(``workloads/bsgs.py``) all evaluate this product. The study's DAG is made by running
+:func:`giant_sums` on an evaluator that adds DAG nodes instead of computing, so a change to
+the order of operations here changes what is run, traced and modelled alike. The functions
+only call ``mul_plain``, ``add``, ``rescale``, ``rotate`` and ``rotate_many`` (any
+:class:`~cryptoffload.crypto.ckks.backend.CkksBackend`, the recording backend included).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["baby_rotations", "bsgs_product", "giant_sums", "prerotate", "rotate_slots"]
+
+
+def rotate_slots(v: np.ndarray, k: int) -> np.ndarray:
+    """Left rotation of a plain slot vector, as ``rotate`` does to ciphertext slots:
+    ``rotate_slots(v, k)[s] == v[s + k]`` (negative ``k``: right)."""
+    return np.roll(v, -int(k))
+
+
+def prerotate(diagonal: np.ndarray, giant_step: int) -> np.ndarray:
+    """The plaintext of a diagonal in giant step ``giant_step``: the diagonal rotated right by
+    the giant step, so that rotating the inner sum left by it puts every term back in place."""
+    return rotate_slots(diagonal, -giant_step)
+
+
+def baby_rotations(ev: Any, x: Any, steps: Sequence[int], *, hoisted: bool = True) -> list[Any]:
+    """``[rot(x, s) for s in steps]`` (a step of 0 is ``x`` itself). ``hoisted``: one
+    ``rotate_many`` (a backend that hoists shares the key-switch decomposition); otherwise one
+    ``rotate`` after another."""
+    moving = [s for s in steps if s]
+    if hoisted and moving:
+        done = dict(zip(moving, ev.rotate_many(x, moving)))
+    else:
+        done = {s: ev.rotate(x, s) for s in moving}
+    return [done[s] if s else x for s in steps]
+
+
+def giant_sums(ev: Any, babies: Mapping[int, Any] | Sequence[Any], plaintexts: Mapping[int, Sequence[Any]]
+               | Sequence[Sequence[Any]], giant: Sequence[int], giants: Iterable[int] | None = None, *,
+               rescale: bool = True) -> Any:
+    """``sum_j rot(rescale(sum_i plaintexts[j][i] * babies[i]), giant[j])`` over the giant steps
+    ``giants`` (default: all of ``giant``), in that order; ``None`` plaintexts (all-zero
+    diagonals) are skipped, and a giant step without any is left out. ``babies[i]`` is the
+    input rotated by baby step ``i`` (``babies[0]`` the input). Returns ``None`` when nothing
+    was left; ``rescale=False`` leaves the sum unrescaled (one rescale of the result later)."""
+    acc = None
+    for j in range(len(giant)) if giants is None else giants:
+        inner = None
+        for i, pt in enumerate(plaintexts[j]):
+            if pt is None:
+                continue
+            term = ev.mul_plain(babies[i], pt)
+            inner = term if inner is None else ev.add(inner, term)
+        if inner is None:
+            continue
+        if rescale:
+            inner = ev.rescale(inner)
+        if giant[j]:
+            inner = ev.rotate(inner, giant[j])
+        acc = inner if acc is None else ev.add(acc, inner)
+    return acc
+
+
+def bsgs_product(ev: Any, x: Any, plaintexts: Sequence[Sequence[Any]], baby: Sequence[int],
+                 giant: Sequence[int]) -> Any:
+    """The whole product on one backend: the baby rotations the non-zero plaintexts use (one
+    ``rotate_many``), then :func:`giant_sums`. ``plaintexts[j][i]`` belongs to baby step
+    ``baby[i]`` and giant step ``giant[j]``; ``None`` where the diagonal is all zero."""
+    used = sorted({i for row in plaintexts for i, pt in enumerate(row) if pt is not None and baby[i]})
+    rotated = dict(zip(used, baby_rotations(ev, x, [baby[i] for i in used])))
+    rotated.update({i: x for i, s in enumerate(baby) if not s})
+    return giant_sums(ev, rotated, plaintexts, giant)
