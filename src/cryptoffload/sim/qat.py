@@ -1,4 +1,4 @@
-"""Paillier encryption offloaded to an Intel QAT DH8970 card, after seed paper 003 (QHCS).
+"""Paillier encryption offloaded to an Intel QAT DH8970 card, after Zhou and Hua's QHCS paper.
 
 Why the model has the parts it has. The paper compares five ways of encrypting 30,000 random
 plaintexts with 1024-bit Paillier (c = g^m * r^n mod n^2, i.e. two modular exponentiations with
@@ -41,41 +41,44 @@ as a coroutine ends, so it keeps exactly ``concurrency`` coroutines in flight an
 is that number over the throughput (Little's law); the ring counts a request from submission
 until a poll retrieves its response, as the QAT driver's in-flight counter does.
 
-The cost profile is ``profiles/qat_dh8970.toml`` (``kind = "derived"``: the paper's Table 1 is
-not available, only the ratios in its text, so most costs are fitted to those ratios and the
-profile says which ratio each one reproduces).
+The cost profile is ``profiles/qat_dh8970.toml``, turned into the model's inputs by
+:mod:`cryptoffload.sim.qat_params` (cited card figures, CPU costs measured on this project's
+machine, three values fitted to the paper and labelled so); the card is
+:mod:`cryptoffload.sim.qat_card`.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-import os
 from collections import deque
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Generator, Iterable, Union
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Generator, Iterable
 
 import numpy as np
 
-from cryptoffload.errors import ConfigError, ProfileError
-from cryptoffload.profiles.loader import Profile, load_profile
+from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import (
     LatencyStats,
     ProcessGenerator,
     Simulation,
     check_count,
-    check_name,
-    check_positive,
 )
 from cryptoffload.sim.devices import Device
+from cryptoffload.sim.qat_card import QatDevice, QatRequest
+from cryptoffload.sim.qat_params import (
+    CARD_SCALINGS,
+    PROFILE_NAME,
+    REQUIRED_PROFILE_FIELDS,
+    ProfileLike,
+    QatParams,
+    load_qat_params,
+)
 
 MODES = ("sw", "qat-s1", "qat-s2", "qhcs1", "qhcs2")
-"""Client implementations of seed 003, in the order the paper presents them."""
-
-PROFILE_NAME = "qat_dh8970"
+"""The paper's client implementations, in the order it presents them."""
 
 PAPER_TARGETS: dict[str, dict[str, float]] = {
-    # Derived from the ratios in seed 003's text (Table 1 itself is not available): QHCS1 is
+    # Derived from the ratios in the paper's text (Table 1 itself is not available): QHCS1 is
     # about 27,400 enc/s; QHCS1 = 1.76 x S2; S2 = 46 x S1 (latency 21 x S1); QHCS1 = 110 x SW;
     # QHCS1 latency 33 % below S2; QHCS2 latency half of QHCS1. Latencies in seconds.
     "sw": {"throughput_ops": 27_400 / 110},
@@ -84,250 +87,6 @@ PAPER_TARGETS: dict[str, dict[str, float]] = {
     "qhcs1": {"throughput_ops": 27_400.0, "mean_latency_s": 0.67 * 21 * 46 * 1.76 / 27_400},
     "qhcs2": {"mean_latency_s": 0.5 * 0.67 * 21 * 46 * 1.76 / 27_400},
 }
-
-
-# -- parameters -------------------------------------------------------------------------------
-_PROFILE_FIELDS: dict[str, str] = {
-    "engines": "qat.engines",
-    "modexp_s": "qat.modexp_s",
-    "reference_modulus_bits": "qat.reference_modulus_bits",
-    "reference_exponent_bits": "qat.reference_exponent_bits",
-    "ring_capacity": "qat.ring_capacity",
-    "key_bits": "paillier.key_bits",
-    "sw_modexp_s": "cpu.sw_modexp_s",
-    "request_s": "cpu.request_s",
-    "poll_s": "cpu.poll_s",
-    "callback_s": "cpu.callback_s",
-    "thread_switch_s": "cpu.thread_switch_s",
-    "coroutine_switch_s": "cpu.coroutine_switch_s",
-    "paillier_pre_s": "cpu.paillier_pre_s",
-    "paillier_post_s": "cpu.paillier_post_s",
-    "encryptions": "workload.encryptions",
-    "s2_threads": "workload.s2_threads",
-    "qhcs_coroutines": "workload.qhcs_coroutines",
-}
-_INT_FIELDS = frozenset(
-    {
-        "engines",
-        "reference_modulus_bits",
-        "reference_exponent_bits",
-        "ring_capacity",
-        "key_bits",
-        "encryptions",
-        "s2_threads",
-        "qhcs_coroutines",
-    }
-)
-REQUIRED_PROFILE_FIELDS: tuple[str, ...] = tuple(_PROFILE_FIELDS.values())
-
-
-@dataclass(frozen=True)
-class QatParams:
-    """Every number the model uses, typed and validated, with the profile's meaning.
-
-    A dataclass rather than raw profile lookups so that a study or a test can change one cost
-    with :func:`dataclasses.replace` (e.g. set CPU costs to nearly zero for a closed-form check)
-    and still get the same validation as a profile value. Times are seconds; ``modexp_s`` and
-    ``sw_modexp_s`` are for the reference sizes and are scaled by :meth:`modexp_time`.
-    """
-
-    engines: int
-    modexp_s: float
-    reference_modulus_bits: int
-    reference_exponent_bits: int
-    ring_capacity: int
-    key_bits: int
-    sw_modexp_s: float
-    request_s: float
-    poll_s: float
-    callback_s: float
-    thread_switch_s: float
-    coroutine_switch_s: float
-    paillier_pre_s: float
-    paillier_post_s: float
-    encryptions: int
-    s2_threads: int
-    qhcs_coroutines: int
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name in _INT_FIELDS:
-                check_count(f.name, v)
-            else:
-                check_positive(f.name, v)
-
-    @classmethod
-    def from_profile(cls, profile: Profile) -> QatParams:
-        """Read the fields named in ``REQUIRED_PROFILE_FIELDS``; counts must be whole numbers."""
-        kwargs: dict[str, Any] = {}
-        for name, dotted in _PROFILE_FIELDS.items():
-            v = profile.value(dotted)
-            if name in _INT_FIELDS:
-                if not float(v).is_integer():
-                    raise ProfileError(f"{profile.path}: field '{dotted}' must be a whole number, got {v!r}")
-                v = int(v)
-            kwargs[name] = v
-        try:
-            return cls(**kwargs)
-        except ConfigError as exc:
-            raise ProfileError(f"{profile.path}: {exc}") from None
-
-    def modexp_time(self, base_s: float, modulus_bits: float, exponent_bits: float) -> float:
-        """Scale a reference-size modexp time to other sizes.
-
-        Square-and-multiply does one modular multiplication per exponent bit (plus a bounded
-        fraction more), and a multiplication costs the square of the operand length on a
-        fixed-width multiplier, hence linear in exponent bits and quadratic in modulus bits.
-        """
-        return (
-            base_s
-            * (exponent_bits / self.reference_exponent_bits)
-            * (modulus_bits / self.reference_modulus_bits) ** 2
-        )
-
-
-ProfileLike = Union[Profile, QatParams, str, "os.PathLike[str]", None]
-
-
-def load_qat_params(profile: ProfileLike = None) -> QatParams:
-    """Accept params, a loaded profile, a profile name/path, or ``None`` (built-in DH8970).
-
-    A missing field is reported by the loader with the file and dotted field name.
-    """
-    if isinstance(profile, QatParams):
-        return profile
-    if profile is None:
-        profile = PROFILE_NAME
-    if not isinstance(profile, Profile):
-        profile = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
-    else:
-        for dotted in REQUIRED_PROFILE_FIELDS:
-            profile.value(dotted)  # raises ProfileError naming the missing field
-    return QatParams.from_profile(profile)
-
-
-# -- the card ---------------------------------------------------------------------------------
-@dataclass(slots=True)
-class QatRequest:
-    """One modexp on the card: when it was submitted, ran, finished, and became visible.
-
-    ``visible`` is not ``finish``: with order preservation a response is visible only when
-    every earlier request on the ring has finished, which is what a poll can see.
-    """
-
-    seq: int
-    submit: float
-    start: float
-    finish: float
-    visible: float
-    owner: Any = None
-
-
-class QatDevice:
-    """``engines`` FIFO compute engines behind one bounded, order-preserving ring pair.
-
-    Start, finish and visibility are computed when a request is submitted: requests are
-    dispatched in submission order to the engine that frees first, which is exact for a FIFO
-    multi-server queue, and in-order delivery is a running maximum of finish times. Submission
-    instants must not decrease (they are the core's clock). The ring holds a request from its
-    submission until a poll retrieves its response, as the QAT driver's in-flight count does.
-    """
-
-    resource_type = "qat"
-
-    def __init__(self, sim: Simulation, name: str, engines: int, ring_capacity: int) -> None:
-        self.sim = sim
-        self.name = check_name(name)
-        self.engines = check_count("engines", engines)
-        self.ring_capacity = check_count("ring_capacity", ring_capacity)
-        self._free = [0.0] * self.engines  # min-heap of engine free times
-        self._ring: deque[QatRequest] = deque()
-        self._recent: deque[QatRequest] = deque()  # requests possibly still running at sim.now
-        self._last_submit = -math.inf
-        self._last_visible = 0.0
-        self._busy_total = 0.0
-        self.submitted = 0
-        self.refused = 0
-        self.retrieved = 0
-        self.max_outstanding = 0
-        sim.metrics.register(self)
-
-    @property
-    def outstanding(self) -> int:
-        return len(self._ring)
-
-    @property
-    def full(self) -> bool:
-        return len(self._ring) >= self.ring_capacity
-
-    @property
-    def next_visible(self) -> float | None:
-        """When the oldest outstanding response becomes visible (``None`` if none is out)."""
-        return self._ring[0].visible if self._ring else None
-
-    def try_submit(self, at: float, service: float, owner: Any = None) -> QatRequest | None:
-        """Put one modexp on the request ring at ``at``; ``None`` means refused (ring full)."""
-        if at < self._last_submit:
-            raise ConfigError(f"{self.name}: submission at {at!r} is before the previous one ({self._last_submit!r})")
-        self._last_submit = at
-        if len(self._ring) >= self.ring_capacity:
-            self.refused += 1
-            return None
-        start = max(at, self._free[0])
-        finish = start + service
-        heapq.heapreplace(self._free, finish)
-        visible = finish if finish > self._last_visible else self._last_visible
-        self._last_visible = visible
-        req = QatRequest(self.submitted, at, start, finish, visible, owner)
-        self.submitted += 1
-        self._busy_total += service
-        self._ring.append(req)
-        self._recent.append(req)
-        if len(self._ring) > self.max_outstanding:
-            self.max_outstanding = len(self._ring)
-        return req
-
-    def poll(self, at: float) -> list[QatRequest]:
-        """Retrieve, in submission order, every response visible at ``at``; frees their slots."""
-        out: list[QatRequest] = []
-        ring = self._ring
-        while ring and ring[0].visible <= at:
-            out.append(ring.popleft())
-        self.retrieved += len(out)
-        self._prune(self.sim.env.now)
-        return out
-
-    def _prune(self, now: float) -> None:
-        """Forget requests that no longer matter to ``busy_time`` (visible, hence finished, by
-        ``now``), so a long run does not keep every request alive."""
-        recent = self._recent
-        while recent and recent[0].visible <= now:
-            recent.popleft()
-
-    # -- accounting (the Accounted protocol of sim.core) -----------------------------------
-    @property
-    def busy_time(self) -> float:
-        """Engine-seconds of service up to ``sim.now`` (exact also mid-run)."""
-        now = self.sim.env.now
-        self._prune(now)
-        pending = sum(max(0.0, r.finish - max(r.start, now)) for r in self._recent)
-        return self._busy_total - pending
-
-    def utilisation(self, span: float) -> float:
-        return self.busy_time / (self.engines * check_positive("span", span))
-
-    def report(self, span: float | None) -> dict[str, Any]:
-        return {
-            "type": self.resource_type,
-            "servers": self.engines,
-            "jobs": self.submitted,
-            "busy_time": self.busy_time,
-            "utilisation": None if span is None else self.utilisation(span),
-            "ring_capacity": self.ring_capacity,
-            "refused": self.refused,
-            "max_outstanding": self.max_outstanding,
-        }
 
 
 # -- the client side --------------------------------------------------------------------------
@@ -802,7 +561,9 @@ def simulate_modexp_offload(
 
 
 __all__ = [
+    "CARD_SCALINGS",
     "MODES",
+    "PROFILE_NAME",
     "PAPER_TARGETS",
     "QatDevice",
     "QatParams",
