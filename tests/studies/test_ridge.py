@@ -8,6 +8,7 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.studies import ridge as st
+from cryptoffload.studies.ridge_accuracy import Z_MARGIN
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +31,27 @@ def test_contract_tables_and_figures(small_run):
         assert (out / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_accuracy_within_bound_and_modes_agree(small_run):
+def test_accuracy_is_the_fixed_point_error_expected_and_modes_agree(small_run):
     res, _ = small_run
-    rows = res.tables["accuracy"].rows
+    t = res.tables["accuracy"]
+    col = {c: i for i, c in enumerate(t.columns)}
+    rows = t.rows
     names = [r[0] for r in rows]
     assert any("scikit-learn" in n for n in names) and any("diabetes" in n for n in names)
-    assert all(r[6] for r in rows), rows
+    for r in rows:
+        err, sigma, z = r[col["max_abs_diff"]], r[col["expected_sigma"]], r[col["max_z"]]
+        # every coefficient within Z_MARGIN standard deviations of the expected rounding error
+        assert r[col[f"within_{Z_MARGIN:g}_sigma"]] and z <= Z_MARGIN, r
+        # and the bound is not loose: the worst coefficient's error is of the order of its sigma
+        # (a run 10x more accurate than fixed point allows would be as suspicious as one 10x worse)
+        assert err >= sigma / 10, r
+        # where the data are at hand, our error IS the replayed rounding error, up to float noise
+        if r[col["replay_gap"]] is not None:
+            assert r[col["replay_gap"]] <= 1e-9, r
+        # the worst-case bound is far looser than what is now asserted
+        assert r[col["worst_case_bound"]] > Z_MARGIN * sigma
+    diabetes = next(r for r in rows if "diabetes" in r[0])
+    assert diabetes[col["replay_gap"]] is not None
     assert res.extra["same_model"] is True
     assert not res.notes
 
