@@ -37,7 +37,7 @@ def plan_bsgs_cmd(
                           f"{PAPERS['in-storage-he'].cite()}).")
 def plan_isc_cmd(
     clients: int = typer.Option(..., "--clients", help="Clients whose evaluation keys the service holds."),
-    model: Optional[str] = typer.Option(None, "--model", help="paper (default), generated, or a trace JSON."),
+    model: Optional[str] = typer.Option(None, "--model", help="paper (default: the paper's stated inputs), fitted, generated, or a trace JSON."),
     requests_per_client: Optional[float] = typer.Option(None, "--requests-per-client",
                                                         help="Inferences per client per second (sizes for load too)."),
     nand_tb: Optional[float] = typer.Option(None, "--nand-tb", help="NAND per CSD in TB (default: the preset's)."),

@@ -48,7 +48,8 @@ class Table:
     ``reproduces`` names the paper's table the ``paper`` rows come from (``"Table 2"``), and
     ``inputs`` the model inputs the computed values depend on (``"profile"`` or
     ``"profile:field"``, or a study's own fit name; ``None``: every input the study fitted);
-    ``row_inputs`` narrows them per row. :func:`cryptoffload.report.provenance.check_provenance`
+    ``row_inputs`` narrows them per row; ``fitted_to`` names what a fitted table was fitted to
+    when that is not the table it reproduces. :func:`cryptoffload.report.provenance.check_provenance`
     then refuses a row computed from an input fitted to the very table it stands beside
     unless the row says ``fitted``."""
 
@@ -64,6 +65,7 @@ class Table:
     inputs: list[str] | None = None
     row_inputs: list[list[str] | None] | None = None
     column_provenance: dict[str, str] | None = None
+    fitted_to: str = ""
 
     def __post_init__(self) -> None:
         if self.provenance not in PROVENANCES:
@@ -115,6 +117,8 @@ class Table:
                "paper": json_safe(self.paper) if self.paper is not None else None,
                "provenance": self.provenance, "key_columns": self.key_columns, "note": self.note,
                "reproduces": self.reproduces, "inputs": self.inputs}
+        if self.fitted_to:
+            out["fitted_to"] = self.fitted_to
         if self.row_inputs is not None:
             out["row_inputs"] = self.row_inputs
         if self.column_provenance:
@@ -225,7 +229,8 @@ def load_result(path: str | os.PathLike[str]) -> StudyResult:
                          provenance=t["provenance"], paper=t.get("paper"),
                          key_columns=t.get("key_columns", 1), note=t.get("note", ""),
                          reproduces=t.get("reproduces", ""), inputs=t.get("inputs"),
-                         row_inputs=t.get("row_inputs"), column_provenance=t.get("column_provenance"))
+                         row_inputs=t.get("row_inputs"), column_provenance=t.get("column_provenance"),
+                         fitted_to=t.get("fitted_to", ""))
               for tid, t in data["tables"].items()}
     claims = [Claim(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
                     key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""))

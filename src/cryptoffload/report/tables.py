@@ -55,8 +55,8 @@ def merged_rows(table: Table) -> tuple[list[str], list[list[str]]]:
 def provenance_label(table: Table) -> str:
     """The table's provenance as shown in titles: a fitted table names what it was fitted to,
     a column-mixed table lists its columns' provenances."""
-    if table.provenance == "fitted" and table.reproduces:
-        return f"fitted to {table.reproduces}"
+    if table.provenance == "fitted" and (table.fitted_to or table.reproduces):
+        return f"fitted to {table.fitted_to or table.reproduces}"
     if table.column_provenance:
         kinds = dict.fromkeys(table.column_provenance.values())
         return "mixed: " + ", ".join(kinds)

@@ -454,7 +454,7 @@ def load_trace(path: str | os.PathLike[str]) -> HEProgram:
 # a small builder shared by (b) and (c)
 
 
-class _Builder:
+class ProgramBuilder:
     """Appends ops with sizes computed from the parameters, tracking each value's level."""
 
     def __init__(self, params: CkksParams) -> None:
@@ -552,7 +552,7 @@ def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel:
         raise ConfigError(f"a {image}x{image} image or {hidden} neurons do not fit in {p.slots} slots")
     if p.levels < 7:
         raise ConfigError(f"the CNN needs 7 levels; the parameters give {p.levels}")
-    b = _Builder(p)
+    b = ProgramBuilder(p)
     x = b.input("image")
     # conv: rotations of the input shared by all channels
     b.phase = "conv1"
@@ -649,7 +649,7 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
     compute = prof.value("totals.compute_s")
     n_keys_total = max(1, round(keys / params.ksk_bytes))
 
-    b = _Builder(params)
+    b = ProgramBuilder(params)
     srcs = [b.input("input")]
     key_pool: list[str] = []
     key_pool_prev: list[str] = []
@@ -721,10 +721,21 @@ def _probe(op: str, level: int) -> HEOp:
     return HEOp(0, "probe", op, level, (), "", 0, 0)
 
 
-def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE) -> HEProgram:
-    """``None``/``"paper"``: the paper-calibrated program; ``"generated"``: the CNN generator;
-    anything else: a trace file."""
+#: ``--model`` names: the program built from the paper's stated inputs (the default), the one
+#: whose phases are fitted to its Table 2, and the CNN generator; anything else is a trace file.
+MODELS = ("paper", "fitted", "generated")
+
+
+def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE,
+               inputs_profile: str | None = None) -> HEProgram:
+    """``None``/``"paper"``: the CNN built from the paper's stated inputs
+    (``workloads/he_cnn_eva.py``); ``"fitted"``: the paper-calibrated program (phase shares
+    fitted to Table 2, ``profile``); ``"generated"``: the CNN generator; anything else: a trace."""
     if model in (None, "", "paper"):
+        from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE, paper_inputs_program
+
+        return paper_inputs_program(inputs_profile or PAPER_INPUTS_PROFILE)
+    if model == "fitted":
         return paper_calibrated_program(op_time, profile)
     if model == "generated":
         return generate_cnn()
@@ -733,6 +744,6 @@ def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE)
 
 __all__ = [
     "DEVICE_OPS", "HOST_OPS", "OPS", "SCHEMA", "DataItem", "HEOp", "HEProgram",
-    "DEFAULT_CNN_PARAMS", "fetched_first", "generate_cnn", "load_model", "load_trace",
+    "DEFAULT_CNN_PARAMS", "MODELS", "ProgramBuilder", "fetched_first", "generate_cnn", "load_model", "load_trace",
     "paper_calibrated_program", "program_from_trace", "params_from_dict",
 ]
