@@ -49,7 +49,8 @@ def test_index_holds_each_study_tables_paper_badges_and_images(tmp_path: Path) -
     assert "<img src='fpga-reconfig/p90_vs_rate.png'" in doc
     assert "<img src='fpga-reconfig/load_factor.png'" in doc
     assert "<img src='other/other.png'" in doc
-    assert doc.count("<img ") == 3
+    assert doc.count("<img ") == 3 + 2  # the figures, and one key figure per first-screen card
+    assert "<img class='thumb' src='fpga-reconfig/p90_vs_rate.png'" in doc
     # notes, headline, caption, table of contents
     assert "<div class='note'>differs from the paper</div>" in doc
     assert "Predict/Oracle 1.20" in doc and "a caption" in doc
@@ -105,3 +106,63 @@ def test_fitted_tables_and_provenance_cells_carry_their_badges() -> None:
     assert "<span class='badge simulated'>simulated</span>" in html
     f = Table("f", "Fit", ["k", "v"], [["a", 1.0]], "fitted", reproduces="Table 2")
     assert "<span class='badge fitted'>fitted to Table 2</span>" in table_html(f)
+
+
+def _cards(doc: str) -> dict[str, str]:
+    """``{study: the card's text}`` for every first-screen card, parsed (not grepped)."""
+    from html.parser import HTMLParser
+
+    class Cards(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cards: dict[str, str] = {}
+            self.depth = 0
+            self.current: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if tag == "article" and "card" in (a.get("class") or "").split():
+                self.current, self.depth = a["data-study"], 1
+                self.cards[self.current] = ""
+            elif self.current and tag == "article":
+                self.depth += 1
+
+        def handle_endtag(self, tag):
+            if self.current and tag == "article":
+                self.depth -= 1
+                if not self.depth:
+                    self.current = None
+
+        def handle_data(self, data):
+            if self.current:
+                self.cards[self.current] += data
+
+    parser = Cards()
+    parser.feed(doc)
+    return parser.cards
+
+
+def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None:
+    from cryptoffload.papers import PAPERS
+    from cryptoffload.report.result import Claim
+
+    a = _study("isc-he-cnn", "HE CNN on computational storage", paper=PAPERS["in-storage-he"].cite(),
+               key_figure="load_factor.png")
+    a.claims = [Claim("3,850 ms", "3,656 ms (-5 %)", "simulated", kind="agreement"),
+                Claim("1,321 ms", "1,082 ms (-18 %)", "simulated", kind="divergence", why="assumed HEAX op rates"),
+                Claim("x3.60", "x3.96", "fitted")]
+    trace = _study("isc-he-cnn", "HE CNN, a recorded trace")
+    b = _study("ridge", "Ridge regression")  # no claims: headline and table provenances
+    doc = write_index([(a, "isc-he-cnn"), (trace, "isc-he-cnn-trace"), (b, "ridge")], tmp_path,
+                      machine={}).read_text(encoding="utf-8")
+    cards = _cards(doc)
+    assert set(cards) == {"isc-he-cnn", "ridge"}  # one card per study; the second run is linked from it
+    isc = cards["isc-he-cnn"]
+    assert "T. Suzuki and H. Yamana" in isc and "Japanese workshop paper" in isc
+    assert isc.index("strongest predicted agreement") < isc.index("the paper's claim") < isc.index("largest divergence")
+    assert "assumed HEAX op rates" in isc and "HE CNN, a recorded trace" in isc
+    assert "<img class='thumb' src='isc-he-cnn/load_factor.png'" in doc
+    assert "<span class='badge fitted'>fitted</span>" in doc
+    assert "<h2 id='isc-he-cnn-trace'>" in doc and "<h2 id='isc-he-cnn'>" in doc  # distinct anchors
+    assert "Predict/Oracle 1.20" in cards["ridge"] and "<span class='badge measured'>measured</span>" in doc
+    assert "seed 00" not in doc

@@ -1,4 +1,12 @@
-"""`report/index.html`: every study's tables beside the paper's, its plots and its notes.
+"""`report/index.html`: a first screen of one card per study, then every study's tables beside
+the paper's, its plots and its notes.
+
+Why cards first: a reader should take in within ten seconds what each paper claimed, what we
+found, and whether our number was measured, predicted (simulated), fitted or cited; the tables
+are the evidence behind each card. A card shows the study's claims (``StudyResult.claims``:
+the paper's words, ours, a provenance badge, and for the largest divergence its reason) and the
+study's key figure; a study without claims falls back to its headline and the provenances of its
+tables.
 
 Plain HTML with inline CSS, no JavaScript and nothing fetched from the network, so the report
 opens anywhere (CI artefacts, an air-gapped lab)."""
@@ -13,7 +21,16 @@ from typing import Sequence
 
 from cryptoffload import __version__
 from cryptoffload.io import atomic_write
-from cryptoffload.report.result import PROVENANCE_COLUMN, PROVENANCES, VALUE_PROVENANCES, StudyResult, Table, provenance_word
+from cryptoffload.papers import PAPERS, Paper
+from cryptoffload.report.result import (
+    PROVENANCE_COLUMN,
+    PROVENANCES,
+    VALUE_PROVENANCES,
+    Claim,
+    StudyResult,
+    Table,
+    provenance_word,
+)
 from cryptoffload.report.tables import fmt, provenance_label
 
 BADGE_CLASSES = frozenset(PROVENANCES + VALUE_PROVENANCES)
@@ -30,7 +47,24 @@ td.key,th.key{text-align:left} td.paper{color:#666;background:#fafafa}
 .note{background:#fff8c5;border-left:4px solid #bf8700;padding:.3rem .6rem;margin:.3rem 0}
 .headline li{margin:.2rem 0} img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
 .meta{color:#666;font-size:.85rem} .caption{color:#555;font-size:.85rem}
+.legend{font-size:.85rem;color:#444;margin:.4rem 0 1rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:1rem;margin:1rem 0 2rem}
+.card{border:1px solid #d0d7de;border-radius:.6rem;padding:.8rem 1rem;background:#fff;box-shadow:0 1px 2px #0001}
+.card h2{font-size:1.05rem;margin:0;border:0;padding:0}
+.card h2 a{color:#0b3d91;text-decoration:none}
+.card .paper{font-size:.78rem;color:#57606a;margin:.15rem 0 .5rem}
+.card .body{display:flex;gap:.8rem;align-items:flex-start}
+.card .claims{flex:1;min-width:0}
+.card .thumb{width:190px;flex:none;border:1px solid #eee;margin:0}
+.claim{border-left:4px solid #d0d7de;padding:.1rem .5rem;margin:.35rem 0;font-size:.84rem}
+.claim.agreement{border-color:#2da44e}.claim.divergence{border-color:#cf222e}
+.claim .kind{font-size:.68rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a}
+.claim .who{display:inline-block;width:3.2rem;color:#57606a}
+.claim .why{font-size:.76rem;color:#57606a;display:-webkit-box;-webkit-line-clamp:3;-webkit-box-orient:vertical;overflow:hidden}
+.card .badge{margin-left:.3rem}
 """
+
+KIND_LABELS = {"agreement": "strongest predicted agreement", "divergence": "largest divergence", "claim": "the paper's claim"}
 
 
 def _e(v: object) -> str:
@@ -74,8 +108,54 @@ def table_html(table: Table) -> str:
     return "".join(out)
 
 
-def study_html(result: StudyResult, fig_prefix: str) -> str:
-    parts = [f"<h2 id='{_e(result.study)}'>{_e(result.title)}</h2>"]
+def paper_of(result: StudyResult) -> Paper | None:
+    """The paper a result reproduces, found by its citation (``result.paper`` starts with it)."""
+    for p in PAPERS.values():
+        if result.paper.startswith(p.cite()):
+            return p
+    return None
+
+
+def _claim_html(c: Claim) -> str:
+    why = f"<div class='why' title='{_e(c.why)}'>{_e(c.why)}</div>" if c.why else ""
+    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(KIND_LABELS.get(c.kind, c.kind))}</div>"
+            f"<div><span class='who'>paper</span>{_e(c.paper)}</div>"
+            f"<div><span class='who'>ours</span>{_e(c.ours)}{badge(c.provenance)}</div>{why}</div>")
+
+
+def _fallback_html(result: StudyResult) -> str:
+    """A study without claims: its first headline lines, badged with its tables' provenances."""
+    kinds = sorted({word for t in result.tables.values() for word in
+                    ([t.provenance] if t.provenance != "mixed" else
+                     {t.row_provenance(i) for i in range(len(t.rows))} | set((t.column_provenance or {}).values()))
+                    if word in BADGE_CLASSES})
+    lines = result.headline[:2] or ["(no headline)"]
+    badges = "".join(badge(k) for k in kinds)
+    return "".join(f"<div class='claim'><div><span class='who'>ours</span>{_e(h)}</div></div>" for h in lines) + \
+        f"<div class='claim'><span class='who'>tables</span>{badges}</div>"
+
+
+def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[tuple[StudyResult, str]] = ()) -> str:
+    """One first-screen card: title (linking to the details), the paper by authors, title and
+    venue, the claims (agreement first, then the paper's claims, then the largest divergence),
+    each with our provenance badge, and the key figure."""
+    p = paper_of(result)
+    paper = f"{p.authors}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
+    order = {"agreement": 0, "claim": 1, "divergence": 2}
+    claims = sorted(result.claims, key=lambda c: order.get(c.kind, 1))
+    body = "".join(_claim_html(c) for c in claims) if claims else _fallback_html(result)
+    for r, a in also:
+        body += f"<div class='claim'><span class='who'>also</span><a href='#{_e(a)}'>{_e(r.title)} ({_e(a)})</a></div>"
+    fig = result.key_figure or (result.figures[0] if result.figures else "")
+    img = (f"<a href='#{_e(anchor)}'><img class='thumb' src='{_e(fig_prefix + fig)}' alt='{_e(fig)}'></a>"
+           if fig else "")
+    return (f"<article class='card' id='card-{_e(result.study)}' data-study='{_e(result.study)}'>"
+            f"<h2><a href='#{_e(anchor)}'>{_e(result.title)}</a></h2><p class='paper'>{_e(paper)}</p>"
+            f"<div class='body'><div class='claims'>{body}</div>{img}</div></article>")
+
+
+def study_html(result: StudyResult, fig_prefix: str, anchor: str | None = None) -> str:
+    parts = [f"<h2 id='{_e(anchor or result.study)}'>{_e(result.title)}</h2>"]
     parts.append(f"<p class='meta'>study <code>{_e(result.study)}</code> · {_e(result.mode)} mode · seed "
                  f"{_e(result.seed)} · {result.elapsed_s:.1f} s · profiles: {_e(', '.join(result.profiles))}</p>")
     if result.paper:
@@ -91,28 +171,49 @@ def study_html(result: StudyResult, fig_prefix: str) -> str:
     return "\n".join(parts)
 
 
+def _anchors(results: Sequence[tuple[StudyResult, str]]) -> list[str]:
+    """One unique anchor per result: the study's name, or its folder when a study ran twice."""
+    seen: set[str] = set()
+    out = []
+    for r, rel in results:
+        a = r.study if r.study not in seen else (rel.strip("/") or f"{r.study}-{len(out)}")
+        seen.add(a)
+        out.append(a)
+    return out
+
+
 def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.PathLike[str],
                 machine: dict, failures: Sequence[tuple[str, str]] = ()) -> Path:
     """Write ``out_dir/index.html``; ``results`` pairs each result with its folder relative to
     ``out_dir`` (for the figure links). Written to a temp file then renamed."""
     out = Path(out_dir)
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    toc = "".join(f"<li><a href='#{_e(r.study)}'>{_e(r.title)}</a></li>" for r, _ in results)
-    body = [f"<h1>cryptoffload report</h1><p class='meta'>version {__version__} · {now} · "
+    anchors = _anchors(results)
+    prefix = [rel.rstrip("/") + "/" if rel else "" for _, rel in results]
+    first: dict[str, int] = {}
+    for i, (r, _) in enumerate(results):
+        first.setdefault(r.study, i)
+    cards = []
+    for study, i in first.items():
+        also = [(r, anchors[j]) for j, (r, _) in enumerate(results) if r.study == study and j != i]
+        cards.append(card_html(results[i][0], anchors[i], prefix[i], also))
+    body = [f"<h1>cryptoffload: offloading cryptographic work, five papers reproduced</h1>"
+            f"<p class='meta'>version {__version__} · {now} · "
             f"{_e(machine.get('cpu', '?'))}, {_e(machine.get('cores', '?'))} cores</p>",
-            "<p>Each table shows our result beside the paper's. Badges say where numbers come from: "
-            "<span class='badge simulated'>simulated</span> predicted by our models from inputs not fitted to "
-            "the table beside them, "
-            "<span class='badge fitted'>fitted</span> fitted to the very table beside them (a fit, not a "
-            "prediction), "
+            "<p class='legend'>Each card: what the paper claimed, what we found, and where our number comes from — "
             "<span class='badge measured'>measured</span> on this machine, "
-            "<span class='badge cited'>cited</span> from a paper.</p>",
-            f"<ul>{toc}</ul>"]
+            "<span class='badge simulated'>simulated</span> predicted by our models from inputs not fitted to the "
+            "paper's table, "
+            "<span class='badge fitted'>fitted</span> fitted to the very table it stands beside (a fit, not a "
+            "prediction), "
+            "<span class='badge cited'>cited</span> from a paper. Click a card for its tables.</p>",
+            f"<section class='cards'>{''.join(cards)}</section>"]
     for name, err in failures:
         body.append(f"<div class='note'>study {_e(name)} failed: {_e(err)}</div>")
-    for r, rel in results:
-        body.append(study_html(r, rel.rstrip("/") + "/" if rel else ""))
+    for (r, _), a, fp in zip(results, anchors, prefix):
+        body.append(study_html(r, fp, a))
     doc = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>cryptoffload report</title>"
+           f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
     out.mkdir(parents=True, exist_ok=True)
     return atomic_write(out / "index.html", doc)
