@@ -90,6 +90,8 @@ def test_headline_states_agreement_and_divergence(small_run):
     text = " ".join(res.headline)
     assert "Strongest predicted agreement" in text and "Largest divergence" in text
     assert "fitted" in text  # the population is fitted, and says so in the same sentence
+    assert {c.kind for c in res.claims} == {"agreement", "divergence"}
+    assert res.fits == {"client_population": "Table 7"} and res.tables["table7_cipher_mix"].provenance == "fitted"
 
 
 def test_readings_are_labelled_and_change_feasibility(small_run):

@@ -94,7 +94,7 @@ def table6_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], policies
                                    for p in rel_pols] + [pr[6]])
     result.add(Table("table6_p90_vs_oracle",
                      f"Table 6 — p90 latency relative to Oracle, median over {n} seed(s) (last column: Oracle p90, s)",
-                     ["rate"] + rel_pols + ["oracle_p90_s"], rows, "simulated", paper or None,
+                     ["rate"] + rel_pols + ["oracle_p90_s"], rows, "simulated", paper or None, reproduces="Table 6",
                      note="Predicted from the paper's inputs; spread over seeds in table6_spread. 'predict' chooses "
                           "its interval on the history, 'predict-5mb' keeps the paper's 5 MB; both stand beside the "
                           "paper's Predict. Policies after 'fix-all' go beyond the paper (its section 7.2)."))
@@ -111,7 +111,7 @@ def table6_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], policies
     result.add(Table("table6_spread", f"Table 6 over {n} seeds: 10th, 50th, 90th percentile of p90/Oracle "
                                       "(Oracle: its p90 in s), and the paper's value's percentile in ours",
                      ["rate", "policy", "p10", "median", "p90", "paper_percentile"], spread, "simulated",
-                     spread_paper, key_columns=2,
+                     spread_paper, key_columns=2, reproduces="Table 6",
                      note="paper_percentile: share of our seeds (%) at or below the paper's single draw."))
 
     mean_rel_all = {p: [mean_rel(o, p) for o in outcomes] for p in rel_pols}
@@ -128,6 +128,7 @@ def table6_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], policies
             mpaper.append([p, pv, None, None, None])
     result.add(Table("mean_p90_vs_oracle", f"Mean over rates of p90 / Oracle p90: median and 10-90 % over {n} seed(s)",
                      ["policy", "mean_p90_rel_oracle", "p10", "p90", "paper_percentile"], mrows, "simulated", mpaper,
+                     reproduces="Table 6",
                      note="Paper: Predict 1.18 and Nopredict 2.01 from its text; other policies: mean of its Table 6 "
                           "column. Predicted, not fitted: nothing in the model was adjusted to Table 6."))
 
@@ -166,7 +167,7 @@ def first_seed_tables(result: StudyResult, runs: Sequence[PolicyRun], platform: 
                                if p in _PAPER_COLUMN else (PAPER_TABLE6[int(rate)][6] * 1e3 if p == "oracle" else None)
                                for p in policies] for rate in rates if rate == int(rate) and int(rate) in PAPER_TABLE6]
         result.add(Table(f"latency_{q}_ms", f"{q} latency (ms) per policy and rate, seed {seed}",
-                         ["rate"] + list(policies), rows, "simulated", paper or None))
+                         ["rate"] + list(policies), rows, "simulated", paper or None, reproduces="Table 6"))
     rows = [[rate] + [by[(rate, p)].load_factor for p in policies] for rate in rates]
     result.add(Table("fig7_load_factor", f"Fig. 7 — host load factor (software encryption time / arrival span), seed {seed}",
                      ["rate"] + list(policies), rows, "simulated", note="> 1: the host cannot keep up by encrypting alone."))
@@ -184,7 +185,7 @@ def first_seed_tables(result: StudyResult, runs: Sequence[PolicyRun], platform: 
         paper.append(["mean over ciphers"] + [PAPER_TABLE8_TOTAL[pcols.index(p)] if p in pcols else None for p in t8])
         result.add(Table("table8_enc_time_reduction_pct",
                          f"Table 8 — encryption-time reduction vs Software (%), mean over rates, seed {seed}",
-                         ["cipher"] + t8, rows, "simulated", paper,
+                         ["cipher"] + t8, rows, "simulated", paper, reproduces="Table 8",
                          note="Encryption time only (no queueing); the paper's 'Total Average' row is the mean over ciphers."))
     return totals
 
@@ -202,10 +203,14 @@ def table7_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], platform
         rows.append([rank + 1, p50, p10, p90, None if pv is None else paper_percentile(pv, sorted_mix[:, rank]),
                      f"{platform.display(int(order[rank]))} {first[order[rank]]:.3f}"])
         paper.append([rank + 1, pv, None, None, None, "twofish 0.246" if rank == 0 else None])
+    fitted = bool(result.fits.get("client_population"))
     result.add(Table("table7_cipher_mix", f"Table 7 — share of requests per cipher, sorted, over {len(outcomes)} seed(s)",
-                     ["rank", "share", "p10", "p90", "paper_percentile", "first_seed_cipher"], rows, "simulated", paper,
+                     ["rank", "share", "p10", "p90", "paper_percentile", "first_seed_cipher"], rows,
+                     "fitted" if fitted else "simulated", paper, reproduces="Table 7",
+                     inputs=["client_population"] if fitted else [],
                      note="Sorted because which cipher a long run uses is chance (client id mod 10), in the paper's "
-                          "trace as in ours; the shape of the mix is what the request model predicts."))
+                          "trace as in ours. Fitted: the client population was fitted to this table (and to Fc); the "
+                          "top share itself comes from the uncapped run-length law Fa."))
     return list(sorted_mix[:, 0])
 
 
@@ -288,6 +293,7 @@ def readings_table(result: StudyResult, cfg: FpgaReconfigConfig, platform: Recon
                      f"Readings of the paper that would make its Table 6 feasible (seed {seed}; each row a reading, not a fit)",
                      ["reading", "fixall_capacity_rps", "mean_predict_rel_oracle", "mean_nopredict_rel_oracle",
                       "oracle_p90_1000_s", "oracle_p90_20000_s", "oracle_p90_mean_abs_log10_err"], rows, "simulated", paper,
+                     reproduces="Table 6",
                      note="; ".join(f"{rd.name}: {rd.description}" for rd in READINGS) +
                           ". fixall_capacity_rps: nominal rate at which even Fix-All (every circuit resident) saturates; "
                           "the paper's top rate is 20,000 req/s. Error: mean |log10(ours/paper)| of the Oracle p90 column."))
