@@ -47,20 +47,21 @@ td.key,th.key{text-align:left} td.paper{color:#666;background:#fafafa}
 .note{background:#fff8c5;border-left:4px solid #bf8700;padding:.3rem .6rem;margin:.3rem 0}
 .headline li{margin:.2rem 0} img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
 .meta{color:#666;font-size:.85rem} .caption{color:#555;font-size:.85rem}
-.legend{font-size:.85rem;color:#444;margin:.4rem 0 1rem}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:1rem;margin:1rem 0 2rem}
-.card{border:1px solid #d0d7de;border-radius:.6rem;padding:.8rem 1rem;background:#fff;box-shadow:0 1px 2px #0001}
-.card h2{font-size:1.05rem;margin:0;border:0;padding:0}
+.legend{font-size:.82rem;color:#444;margin:.3rem 0 .8rem}
+h1.top{font-size:1.45rem;margin:.2rem 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:.8rem;margin:.6rem 0 2rem}
+.card{border:1px solid #d0d7de;border-radius:.6rem;padding:.6rem .9rem;background:#fff;box-shadow:0 1px 2px #0001}
+.card h2{font-size:1rem;margin:0;border:0;padding:0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .card h2 a{color:#0b3d91;text-decoration:none}
-.card .paper{font-size:.78rem;color:#57606a;margin:.15rem 0 .5rem}
-.card .body{display:flex;gap:.8rem;align-items:flex-start}
+.card .paper{font-size:.75rem;color:#57606a;margin:.1rem 0 .3rem;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.card .body{display:flex;gap:.7rem;align-items:flex-start}
 .card .claims{flex:1;min-width:0}
-.card .thumb{width:190px;flex:none;border:1px solid #eee;margin:0}
-.claim{border-left:4px solid #d0d7de;padding:.1rem .5rem;margin:.35rem 0;font-size:.84rem}
+.card .thumb{width:210px;flex:none;border:1px solid #eee;margin:.2rem 0 0}
+.claim{border-left:4px solid #d0d7de;padding:.05rem .5rem;margin:.3rem 0;font-size:.82rem;line-height:1.35}
 .claim.agreement{border-color:#2da44e}.claim.divergence{border-color:#cf222e}
-.claim .kind{font-size:.68rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a}
-.claim .who{display:inline-block;width:3.2rem;color:#57606a}
-.claim .why{font-size:.76rem;color:#57606a;display:-webkit-box;-webkit-line-clamp:3;-webkit-box-orient:vertical;overflow:hidden}
+.claim .kind{font-size:.66rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a}
+.claim .who{display:inline-block;width:2.8rem;color:#57606a}
+.claim .why{font-size:.74rem;color:#57606a;display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
 .card .badge{margin-left:.3rem}
 """
 
@@ -128,7 +129,7 @@ def _fallback_html(result: StudyResult) -> str:
     kinds = sorted({word for t in result.tables.values() for word in
                     ([t.provenance] if t.provenance != "mixed" else
                      {t.row_provenance(i) for i in range(len(t.rows))} | set((t.column_provenance or {}).values()))
-                    if word in BADGE_CLASSES})
+                    if word in ("measured", "simulated", "fitted", "cited")})
     lines = result.headline[:2] or ["(no headline)"]
     badges = "".join(badge(k) for k in kinds)
     return "".join(f"<div class='claim'><div><span class='who'>ours</span>{_e(h)}</div></div>" for h in lines) + \
@@ -140,7 +141,8 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
     venue, the claims (agreement first, then the paper's claims, then the largest divergence),
     each with our provenance badge, and the key figure."""
     p = paper_of(result)
-    paper = f"{p.authors}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
+    paper = f"{p.short()}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
+    full = p.cite() if p else result.paper
     order = {"agreement": 0, "claim": 1, "divergence": 2}
     claims = sorted(result.claims, key=lambda c: order.get(c.kind, 1))
     body = "".join(_claim_html(c) for c in claims) if claims else _fallback_html(result)
@@ -150,7 +152,8 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
     img = (f"<a href='#{_e(anchor)}'><img class='thumb' src='{_e(fig_prefix + fig)}' alt='{_e(fig)}'></a>"
            if fig else "")
     return (f"<article class='card' id='card-{_e(result.study)}' data-study='{_e(result.study)}'>"
-            f"<h2><a href='#{_e(anchor)}'>{_e(result.title)}</a></h2><p class='paper'>{_e(paper)}</p>"
+            f"<h2 title='{_e(result.title)}'><a href='#{_e(anchor)}'>{_e(result.title)}</a></h2>"
+            f"<p class='paper' title='{_e(full)}'>{_e(paper)}</p>"
             f"<div class='body'><div class='claims'>{body}</div>{img}</div></article>")
 
 
@@ -197,7 +200,7 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
     for study, i in first.items():
         also = [(r, anchors[j]) for j, (r, _) in enumerate(results) if r.study == study and j != i]
         cards.append(card_html(results[i][0], anchors[i], prefix[i], also))
-    body = [f"<h1>cryptoffload: offloading cryptographic work, five papers reproduced</h1>"
+    body = [f"<h1 class='top'>cryptoffload — five papers on offloading cryptographic work, reproduced</h1>"
             f"<p class='meta'>version {__version__} · {now} · "
             f"{_e(machine.get('cpu', '?'))}, {_e(machine.get('cores', '?'))} cores</p>",
             "<p class='legend'>Each card: what the paper claimed, what we found, and where our number comes from — "
