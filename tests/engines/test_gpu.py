@@ -91,6 +91,13 @@ def test_encrypt_aggregate_decrypts_to_column_sums(engine: GpuEngine, keypair, b
     plain = [secrets.randbelow(1 << 80) for _ in range(rows * cols)]
     agg = engine.encrypt_aggregate(pk, plain, rows, cols, batch_rows=batch_rows)
     assert sk.raw_decrypt_many(agg) == [sum(plain[c::cols]) % pk.n for c in range(cols)]
+    limbs = to_limbs(plain, engine.key(pk).half)
+    agg2 = engine.encrypt_aggregate(pk, limbs, rows, cols, batch_rows=batch_rows)
+    assert sk.raw_decrypt_many(agg2) == sk.raw_decrypt_many(agg) and agg2 != agg   # fresh randomness
+    bad = limbs.copy()
+    bad[:, 4] = to_limbs([pk.n], engine.key(pk).half)[:, 0]
+    with pytest.raises(ConfigError, match="value 4 is not below"):
+        engine.encrypt_aggregate(pk, bad, rows, cols)
     with pytest.raises(ConfigError, match="matrix"):
         engine.encrypt_aggregate(pk, plain[:-1], rows, cols)
     with pytest.raises(ConfigError, match="batch_rows"):

@@ -99,6 +99,22 @@ def random_exponents(count: int, exp_bits: int) -> np.ndarray:
     return np.ascontiguousarray(raw.T.astype(np.uint32))
 
 
+def check_limbs_below(arr: np.ndarray, bound: int, width: int, what: str) -> np.ndarray:
+    """``arr`` as a (width, count) ``uint32`` limb array whose every column is < ``bound``
+    (compared limb by limb from the top, vectorised), else :class:`ConfigError`."""
+    if not isinstance(arr, np.ndarray) or arr.ndim != 2 or arr.shape[0] != width or arr.dtype != np.uint32:
+        raise ConfigError(f"{what} must be a uint32 limb array of shape ({width}, count)")
+    b = number_words(bound, width)
+    lt = np.zeros(arr.shape[1], dtype=bool)
+    eq = np.ones(arr.shape[1], dtype=bool)
+    for j in range(width - 1, -1, -1):
+        lt |= eq & (arr[j] < b[j])
+        eq &= arr[j] == b[j]
+    if not lt.all():
+        raise ConfigError(f"{what}: value {int(np.argmin(lt))} is not below the {bound.bit_length()}-bit bound")
+    return arr
+
+
 def _check_range(values: Sequence[int], bound: int, what: str) -> list[int]:
     out = list(values)
     for v in out:
@@ -265,7 +281,11 @@ class GpuPaillier:
                    1 if self.constant_time else 0, self.n_words, self.modulus.ctx, out), stream)
         return out
 
-    def message_limbs(self, messages: Sequence[int]) -> np.ndarray:
+    def message_limbs(self, messages: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Plaintexts (each in [0, n)) as the kernel's (half, count) limbs; a limb array is
+        checked and passed through."""
+        if isinstance(messages, np.ndarray):
+            return check_limbs_below(messages, self.n, self.half, "plaintexts")
         return to_limbs(_check_range(messages, self.n, "plaintexts"), self.half)
 
     def exponent_limbs(self, exponents: Sequence[int] | None, count: int) -> np.ndarray:

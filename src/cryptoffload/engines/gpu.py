@@ -174,19 +174,24 @@ class GpuEngine(BatchEngine):
                 collect(i)
         return acc
 
-    def encrypt_aggregate(self, public_key: Any, plaintexts: Sequence[int], rows: int, cols: int, *,
+    def encrypt_aggregate(self, public_key: Any, plaintexts: Sequence[int] | np.ndarray, rows: int, cols: int, *,
                           batch_rows: int | None = None) -> list[int]:
         """Encrypt a row-major ``rows x cols`` matrix of plaintexts (each in [0, n), every
         ciphertext with its own fresh randomness) and return the product mod n^2 of each
         column -- the aggregate of ``rows`` per-record uploads -- without the ciphertexts ever
-        leaving the device."""
-        if rows < 1 or cols < 1 or len(plaintexts) != rows * cols:
-            raise ConfigError(f"{len(plaintexts)} plaintexts do not make a {rows} x {cols} matrix")
+        leaving the device. ``plaintexts``: integers, or the kernels' limb array (n's
+        half-width limbs x rows*cols, ``uint32``), e.g. packed by worker processes."""
+        count = plaintexts.shape[-1] if isinstance(plaintexts, np.ndarray) else len(plaintexts)
+        if rows < 1 or cols < 1 or count != rows * cols:
+            raise ConfigError(f"{count} plaintexts do not make a {rows} x {cols} matrix")
         key = self.key(public_key)
         rt = self.runtime
+        if isinstance(plaintexts, np.ndarray):
+            key.message_limbs(plaintexts)   # validated once, whole
 
         def launch(start: int, r: int, stream: gr.Stream) -> Any:
-            msgs = key.message_limbs(plaintexts[start * cols:(start + r) * cols])
+            lo, hi = start * cols, (start + r) * cols
+            msgs = plaintexts[:, lo:hi] if isinstance(plaintexts, np.ndarray) else key.message_limbs(plaintexts[lo:hi])
             exps = random_exponents(r * cols, key.exp_bits)
             return key.encrypt_device(rt.upload(msgs, stream), rt.upload(exps, stream), r * cols, stream)
 

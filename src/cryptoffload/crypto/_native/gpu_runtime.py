@@ -248,10 +248,8 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         with self._lock:
             mod = self._modules.get(width)
             if mod is None:
-                with self._device:
-                    mod = self._cp.RawModule(code=kernel_source(),
-                                             options=("-std=c++17", f"-DCOPG_ONLY_WIDTH={width}"))
-                    mod.compile()
+                # compiled by NVRTC on the first get_function (cached by CuPy on disk)
+                mod = self._cp.RawModule(code=kernel_source(), options=("-std=c++17", f"-DCOPG_ONLY_WIDTH={width}"))
                 self._modules[width] = mod
         return mod
 
@@ -288,10 +286,10 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         spec = _check_args(kernel, width, args)
         if instances < 1:
             return
-        fn = self._module(width).get_function(symbol(kernel, width))
         converted = tuple(v if kind in ("in", "out") else _SCALARS[kind](v) for (_, kind), v in zip(spec, args))
         blocks = min(-(-instances // THREADS_PER_BLOCK), self.multiprocessors * 64)
         with self._device, stream.raw:
+            fn = self._module(width).get_function(symbol(kernel, width))
             fn((blocks,), (THREADS_PER_BLOCK,), converted)
 
 
