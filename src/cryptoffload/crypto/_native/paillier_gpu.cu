@@ -336,10 +336,11 @@ COPG_DEV void k_fb_encrypt(u64 count, const u32 *msg, const u32 *exp, int ew, co
 
 /*
  * One level of column products. `in` holds rows x cols numbers (row-major index r*cols + c,
- * limb-major storage); out holds ceil(rows/group) x cols: out (g, c) = prod_j in (g*group+j, c)
- * R^-(j-1)... that is, each Montgomery product divides by R once. Any grouping of rows values
- * takes rows - 1 products in all, so the final value is prod R^-(rows-1), which the host
- * corrects with one multiplication by R^(rows-1) mod m (not secret).
+ * limb-major storage); out holds ceil(rows/group) x cols, out (g, c) being the Montgomery
+ * product chain of in (g*group + j, c) over j. Each Montgomery product divides by R once, and
+ * any grouping of `rows` values takes rows - 1 products in all, so after the last level a
+ * column holds prod R^-(rows-1), which the host corrects with one multiplication by
+ * R^(rows-1) mod m (sizes only: nothing secret).
  */
 template <int W>
 COPG_DEV void k_col_reduce(u64 rows, u64 cols, u64 group, const u32 *in, const u32 *ctx, u32 *out)
