@@ -158,7 +158,8 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
     cards = _cards(doc)
     assert set(cards) == {"isc-he-cnn", "ridge"}  # one card per study; the second run is linked from it
     isc = cards["isc-he-cnn"]
-    assert "T. Suzuki and H. Yamana" in isc and "Japanese workshop paper" in isc
+    assert "T. Suzuki et al." in isc and "Japanese workshop paper" in isc
+    assert "title='T. Suzuki and H. Yamana" in doc  # the full citation on hover
     assert isc.index("strongest predicted agreement") < isc.index("the paper's claim") < isc.index("largest divergence")
     assert "assumed HEAX op rates" in isc and "HE CNN, a recorded trace" in isc
     assert "<img class='thumb' src='isc-he-cnn/load_factor.png'" in doc
