@@ -1,0 +1,136 @@
+"""The shape of the code, held by a test: imports point down the layers, and nothing imports in
+a circle.
+
+Why a test: the layering in ARCHITECTURE.md (cli > studies > apps > policies > calibrate >
+engines | sim > workloads > crypto > profiles > the base modules) is what lets a reader find a
+concept in one obvious place and lets optional back ends stay optional. It erodes one
+convenient import at a time; a failing test names the import to move.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import cryptoffload
+
+SRC = Path(cryptoffload.__file__).resolve().parent
+
+# rank of each top-level part of the package; a part imports only parts of lower rank, or itself.
+# engines and sim share a rank and must not import each other.
+RANKS = {
+    "cli": 9,
+    "studies": 8,
+    "apps": 7,
+    "policies": 6,
+    "calibrate": 5,
+    "engines": 4,
+    "sim": 4,
+    "workloads": 3,
+    "crypto": 2,
+    "profiles": 1,
+    # rank 0: the base library every layer may use
+    "errors": 0, "machine": 0, "io": 0, "checks": 0, "report": 0, "papers": 0, "bench": 0,
+    "__init__": 0,
+}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """Every cryptoffload module imported by the file (at any depth, lazy imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "cryptoffload"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != "cryptoffload":
+                continue
+            # "from cryptoffload.x import y" may import the submodule y
+            for alias in node.names:
+                sub = f"{mod}.{alias.name}"
+                found.append((sub if _exists(sub) else mod, node.lineno))
+    return found
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (SRC / rel).with_suffix(".py").is_file() or (SRC / rel / "__init__.py").is_file()
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _files() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_part_has_a_rank():
+    parts = {_part(_module_name(p)) for p in _files()}
+    assert not parts - set(RANKS), f"add these to RANKS (and ARCHITECTURE.md): {sorted(parts - set(RANKS))}"
+
+
+def test_imports_point_down_the_layers():
+    upward = []
+    for path in _files():
+        src_part = _part(_module_name(path))
+        for target, line in _imports(path):
+            dst_part = _part(target)
+            if dst_part == src_part or dst_part == "__init__":  # the package root holds only __version__
+                continue
+            if RANKS[dst_part] >= RANKS[src_part]:
+                upward.append(f"{path.relative_to(SRC)}:{line} imports {target} "
+                              f"({src_part} rank {RANKS[src_part]} -> {dst_part} rank {RANKS[dst_part]})")
+    assert not upward, "imports that do not point down the layers:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles():
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in _files():
+        src = _module_name(path)
+        for target, _line in _imports(path):
+            if target != src and not src.startswith(target + "."):  # a package's own __init__ is not a cycle
+                graph[src].add(target)
+    cycles = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_no_module_over_700_lines():
+    long = [f"{p.relative_to(SRC)}: {n} lines" for p in _files()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700]
+    assert not long, "split these modules (one concept per file):\n" + "\n".join(long)
