@@ -145,7 +145,7 @@ def phe_rates(pk: pl.PublicKey, sk: pl.PrivateKey) -> dict[str, Any]:
 
 def gpu_rates(rt: gr.Runtime, pk: pl.PublicKey, sk: pl.PrivateKey, batch: int) -> dict[str, Any]:
     """Encryption and CRT decryption: kernel alone, and batches with copies on two streams."""
-    from cryptoffload.sim.calibrate_gpu import GpuBench, run_batches, time_kernel
+    from cryptoffload.calibrate.gpu import GpuBench, run_batches, time_kernel
 
     bench = GpuBench(rt, max_items=batch, key=(pk, sk))
     sample = from_limbs(bench.host["aggregate"][0][:, :32])

@@ -30,9 +30,11 @@ RANKS = {
     "workloads": 3,
     "crypto": 2,
     "profiles": 1,
-    # rank 0: the base library every layer may use
-    "errors": 0, "machine": 0, "io": 0, "checks": 0, "report": 0, "papers": 0, "bench": 0,
-    "__init__": 0,
+    # rank 0, the base library every layer may use, ordered inside itself: errors below all,
+    # report (a leaf library the studies and the CLI call) above the rest.
+    "errors": 0.0, "papers": 0.1, "machine": 0.2, "checks": 0.3, "io": 0.4, "bench": 0.5,
+    "report": 0.9,
+    "__init__": 0.0,
 }
 
 
@@ -44,13 +46,35 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _walk(tree: ast.AST):
+    """Every node, except the bodies of ``if TYPE_CHECKING:`` (names for annotations only,
+    never imported when the program runs)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                todo.extend(child.orelse)
+            else:
+                todo.append(child)
+
+
 def _imports(path: Path) -> list[tuple[str, int]]:
-    """Every cryptoffload module imported by the file (at any depth, lazy imports included)."""
+    """Every cryptoffload module imported by the file when it runs (at any depth: lazy imports
+    inside functions count, annotation-only imports under ``TYPE_CHECKING`` do not)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "cryptoffload"]
         elif isinstance(node, ast.ImportFrom):

@@ -39,7 +39,7 @@ def test_report_runs_every_registered_study(tmp_path: Path, monkeypatch: pytest.
                                as_dict=lambda: {"prediction": 7})
 
     monkeypatch.setattr("cryptoffload.apps.he_cnn.infer.infer_image", infer_image)
-    monkeypatch.setattr("cryptoffload.sim.calibrate.calibrate_ciphers", lambda out, **kw: Path(out))
+    monkeypatch.setattr("cryptoffload.calibrate.ciphers.calibrate_ciphers", lambda out, **kw: Path(out))
     out = tmp_path / "r"
     res = CliRunner().invoke(cli.app, ["report", "--out", str(out)])
     assert res.exit_code == 0, res.output

@@ -23,7 +23,7 @@ def calibrate_all(ctx: typer.Context,
 
 
 def _calibrate_ciphers(out: Path, seconds: float) -> None:
-    from cryptoffload.sim.calibrate import calibrate_ciphers
+    from cryptoffload.calibrate.ciphers import calibrate_ciphers
 
     # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
     path = calibrate_ciphers(out, seconds=seconds, progress=True, console=console)
@@ -40,7 +40,7 @@ def calibrate_ckks_cmd(
     """Measure CKKS op costs (SEAL by default) and the cost of moving a ciphertext between Dask workers."""
     from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.dask import DaskRunner, parse_scheduler
-    from cryptoffload.sim.calibrate_ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
+    from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
     from cryptoffload.workloads.bsgs import check_positive_int
 
     check_positive_int("--repeats", repeats)
@@ -73,7 +73,7 @@ def calibrate_gpu_cmd(
     from cryptoffload.crypto.paillier import check_key_bits
     from cryptoffload.engines.gpu import gpu_reason
     from cryptoffload.errors import BackendUnavailable, ConfigError
-    from cryptoffload.sim.calibrate_gpu import calibrate_gpu
+    from cryptoffload.calibrate.gpu import calibrate_gpu
 
     sizes = parse_ints("--batches", batches)
     check_int("--repeats", repeats)

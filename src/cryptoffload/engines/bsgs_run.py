@@ -42,7 +42,7 @@ clock for every process of a Linux machine) and its op counts. ``wall_s`` is the
 clock from the submission to the result's task being done; ``span_s`` is worker-side, from
 the first task's start to the last task's end (it leaves out the submission and the last
 notification). Dask's own cost between dependent tasks (a scheduler round trip, 2-3 ms on a
-2-core machine) is in both; :func:`cryptoffload.sim.calibrate_ckks.calibrate_ckks` measures
+2-core machine) is in both; :func:`cryptoffload.calibrate.ckks.calibrate_ckks` measures
 it (``overhead.task_s``).
 """
 

@@ -76,7 +76,7 @@ def measure_paillier_gpu(pk: Any, sk: Any, out: Path, *, quick: bool, tick: Tick
     ``max_items`` exist for the tests (the CPU twin, small batches); the studies use a GPU."""
     from cryptoffload.crypto._native import gpu_runtime as gr
     from cryptoffload.crypto.paillier_gpu import from_limbs
-    from cryptoffload.sim.calibrate_gpu import GpuBench, calibrate_gpu, run_batches
+    from cryptoffload.calibrate.gpu import GpuBench, calibrate_gpu, run_batches
     from cryptoffload.sim.gpu import load_gpu_params, simulate_batches
 
     rt = gr.get_runtime(device)

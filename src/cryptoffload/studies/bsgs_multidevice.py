@@ -202,7 +202,7 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
     from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.bsgs_run import run_bsgs
     from cryptoffload.engines.dask import DaskRunner
-    from cryptoffload.sim.calibrate_ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks, measure_ops_on_worker
+    from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks, measure_ops_on_worker
     from cryptoffload.workloads.bsgs import diagonals_of, split
 
     workers = max(cfg.measured_devices)

@@ -81,7 +81,7 @@ __all__ = ["NAME", "TITLE", "PAPER", "FpgaReconfigConfig", "PolicyRun", "SeedOut
 
 
 def _calibrated_ciphers(ctx: ReportContext) -> str:
-    from cryptoffload.sim.calibrate import calibrate_ciphers
+    from cryptoffload.calibrate.ciphers import calibrate_ciphers
 
     return str(calibrate_ciphers(ctx.out / "calibration" / "ciphers.toml", seconds=0.3 if ctx.full else 0.05,
                                  progress=True))

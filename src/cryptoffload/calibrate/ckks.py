@@ -356,13 +356,13 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cryptoffload.sim.calibrate_ckks [--out FILE] [--repeats R]``."""
+    """``python -m cryptoffload.calibrate.ckks [--out FILE] [--repeats R]``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="calibration/ckks.toml", help="profile to write")
     p.add_argument("--repeats", type=int, default=7, help="samples per value (the median is kept)")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
-    cmd = "python -m cryptoffload.sim.calibrate_ckks " + " ".join(sys.argv[1:] if argv is None else argv)
+    cmd = "python -m cryptoffload.calibrate.ckks " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
         calibrate_ckks(args.out, repeats=args.repeats, progress=not args.quiet,
                        command=cmd.strip())

@@ -10,7 +10,7 @@ import pytest
 from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles.loader import load_profile
-from cryptoffload.sim.calibrate_ckks import REQUIRED_FIELDS, calibrate_ckks, measure_link
+from cryptoffload.calibrate.ckks import REQUIRED_FIELDS, calibrate_ckks, measure_link
 
 SMALL = CkksParams(4096, (40, 30, 39), 30)      # one level: input 2 limbs, one rescale
 

@@ -11,8 +11,8 @@ from cryptoffload.crypto import ciphers
 from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.machine import cpu_model, machine_info
 from cryptoffload.profiles import load_profile, write_profile
-from cryptoffload.sim import calibrate
-from cryptoffload.sim.calibrate import CipherMeasurement
+from cryptoffload.calibrate import ciphers as calibrate
+from cryptoffload.calibrate.ciphers import CipherMeasurement
 
 TINY = 0.004  # seconds per measurement: enough to exercise the code, far too short to matter
 

@@ -339,7 +339,7 @@ def calibrate_ciphers(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cryptoffload.sim.calibrate [--out FILE] [--seconds S]``."""
+    """``python -m cryptoffload.calibrate.ciphers [--out FILE] [--seconds S]``."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="calibration/ciphers.toml", help="profile to write")
     p.add_argument("--seconds", type=float, default=0.3, help="timing budget per measurement")

@@ -10,7 +10,7 @@ import pytest
 
 from cryptoffload.crypto._native import gpu_runtime as gr
 from cryptoffload.errors import BackendUnavailable, ConfigError
-from cryptoffload.sim import calibrate_gpu as cg
+from cryptoffload.calibrate import gpu as cg
 from cryptoffload.sim.gpu import load_gpu_params, simulate_batches
 
 twin = pytest.mark.skipif(gr.twin_reason() is not None, reason="CPU twin not built")
