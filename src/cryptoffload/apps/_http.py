@@ -2,9 +2,15 @@
 
 Why one module: both servers must bind before slow start-up work (a busy port is a one-line
 error at once), load TLS material with one-line errors, answer every refusal with a JSON 4xx
-and keep running, and stop cleanly on a signal; their clients must build TLS contexts the
-same way and retry an unreachable peer the same way. Written once here, so a fix to one
-server is a fix to both.
+and keep running, bound every request body by what its route expects, and stop cleanly on a
+signal; their clients must build TLS contexts the same way and retry an unreachable peer the
+same way. Written once here, so a fix to one server is a fix to both.
+
+Bodies: every route is added with :func:`add_route` and its largest body (0 for routes that
+take none). A declared ``Content-Length`` above it is refused (413) before a byte is read, and
+a handler reads with :func:`read_body`, which stops at its own limit (a chunked body has no
+declared length). An error answered while a body is still unread closes the connection, so
+the rest of the body is never read either.
 """
 
 from __future__ import annotations
@@ -16,13 +22,14 @@ import socket
 import ssl
 import threading
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Optional, Sequence, TypeVar
 
 from aiohttp import web
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 T = TypeVar("T")
+MAX_BODY = web.AppKey("max_body", dict)
 Classify = Callable[[Exception], Optional[tuple[int, str, str]]]
 Respond = Callable[[int, str, str], web.Response]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -44,6 +51,24 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
     without details for the client. Task cancellation is never swallowed.
     """
 
+    def answer(request: web.Request, exc: Exception) -> web.StreamResponse:
+        mapped = classify(exc)
+        if mapped is not None:
+            status, code, text = mapped
+            # a refusal is logged with who asked and why; never a body, a header or a token
+            log.warning("refused %s %s from %s: %d %s: %s", request.method, request.path[:100], request.remote,
+                        status, code, one_line(text)[:200])
+            return respond(status, code, text)
+        if isinstance(exc, web.HTTPException):
+            if exc.status < 400:
+                raise exc
+            text = exc.text if isinstance(exc, BodyTooLarge) else f"{exc.reason} ({request.method} {request.path})"
+            log.warning("refused %s %s from %s: %d %s", request.method, request.path[:100], request.remote,
+                        exc.status, exc.reason)
+            return respond(exc.status, exc.reason.lower().replace(" ", "_"), text or exc.reason)
+        log.exception("internal error while handling %s %s", request.method, request.path)
+        return respond(500, "internal", "internal error (see the server log)")
+
     @web.middleware
     async def errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
@@ -51,18 +76,64 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
-            mapped = classify(exc)
-            if mapped is not None:
-                return respond(*mapped)
-            if isinstance(exc, web.HTTPException):
-                if exc.status < 400:
-                    raise
-                return respond(exc.status, exc.reason.lower().replace(" ", "_"),
-                               f"{exc.reason} ({request.method} {request.path})")
-            log.exception("internal error while handling %s %s", request.method, request.path)
-            return respond(500, "internal", "internal error (see the server log)")
+            resp = answer(request, exc)
+            if request.body_exists and not request.content.is_eof():
+                resp.force_close()  # never read (or keep) the rest of a refused body
+            return resp
 
     return errors
+
+
+# -- bodies -----------------------------------------------------------------------------------
+
+
+class BodyTooLarge(web.HTTPRequestEntityTooLarge):
+    """A body beyond what its route (or its sender) may send."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        super().__init__(max_size=limit, text=f"{what}: the body is larger than the {limit:,} bytes accepted here"
+                         if limit else f"{what} takes no request body")
+
+
+def new_app(errors: Any, *, middlewares: tuple[Any, ...] = ()) -> web.Application:
+    """An application whose routes are added with :func:`add_route` (body limits checked
+    before the handler runs), ``errors`` outermost."""
+    app = web.Application(middlewares=[errors, _body_guard, *middlewares])
+    app[MAX_BODY] = {}
+    return app
+
+
+def add_route(app: web.Application, method: str, path: str, handler: Handler, *, max_body: int = 0) -> None:
+    """Route ``method path`` to ``handler``, which accepts bodies of at most ``max_body``
+    bytes (0: none)."""
+    route = app.router.add_route(method, path, handler)
+    app[MAX_BODY][route] = max_body
+
+
+@web.middleware
+async def _body_guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    limit = request.app[MAX_BODY].get(request.match_info.route)
+    if limit is not None:
+        declared = request.content_length
+        if declared is not None and declared > limit:
+            raise BodyTooLarge(limit, f"{request.method} {request.path}")
+        if limit == 0 and declared is None and request.body_exists:  # chunked body on a body-less route
+            raise BodyTooLarge(0, f"{request.method} {request.path}")
+    return await handler(request)
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it passes ``limit`` bytes: at most ``limit``
+    bytes are ever held."""
+    what = f"{request.method} {request.path}"
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyTooLarge(limit, what)
+    buf = bytearray()
+    async for chunk in request.content.iter_chunked(1 << 16):
+        if len(buf) + len(chunk) > limit:
+            raise BodyTooLarge(limit, what)
+        buf += chunk
+    return bytes(buf)
 
 
 # -- listening ------------------------------------------------------------------------------
@@ -119,15 +190,100 @@ def server_ssl(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
     return ctx
 
 
-def client_ssl(cafile: Path | None) -> ssl.SSLContext | None:
-    """A client context trusting ``cafile`` (e.g. a self-signed server certificate); None:
-    the system's trust store for https URLs."""
+def tls_options(cert: Path | None, key: Path | None, insecure_http: bool) -> ssl.SSLContext | None:
+    """The context of a given certificate (checked now, before anything starts); None when the
+    server is to make its own (:func:`own_certificate`) or serve plain http."""
+    if insecure_http and (cert is not None or key is not None):
+        raise ConfigError("--insecure-http and --tls-cert/--tls-key contradict each other; choose one")
+    return None if insecure_http else server_ssl(cert, key)
+
+
+def own_certificate(folder: Path, host: str) -> tuple[ssl.SSLContext, Path]:
+    """TLS with a self-signed certificate kept in ``folder`` (made on first use, then reused,
+    so clients keep trusting it across restarts). Returns the context and the certificate
+    clients must trust."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    if not (cert.exists() and key.exists()):
+        cert, key = self_signed_certificate(folder, cert_hosts(host))
+    ctx = server_ssl(cert, key)
+    assert ctx is not None
+    return ctx, cert
+
+
+def client_ssl(cafile: Path | Sequence[Path] | None) -> ssl.SSLContext | None:
+    """A client context trusting ``cafile`` (one file or several, e.g. the self-signed
+    certificates of two servers); None: the system's trust store for https URLs."""
     if cafile is None:
         return None
-    try:
-        return ssl.create_default_context(cafile=str(cafile))
-    except (OSError, ssl.SSLError, ValueError) as exc:
-        raise ConfigError(f"cannot load --cafile {cafile}: {one_line(exc)}") from None
+    files = [cafile] if isinstance(cafile, (str, Path)) else list(cafile)
+    if not files:
+        return None
+    ctx = ssl.create_default_context()
+    for f in files:
+        try:
+            ctx.load_verify_locations(cafile=str(f))
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            raise ConfigError(f"cannot load --cafile {f}: {one_line(exc)}") from None
+    return ctx
+
+
+def check_url(url: object, what: str, insecure_http: bool) -> str:
+    """``url`` if it is an https URL (or an http one and ``insecure_http``): bearer tokens and
+    data must not cross a network in the clear unless the user asks for it."""
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"the {what} URL must start with https:// (or http:// with --insecure-http), got {url!r}")
+    if url.startswith("http://") and not insecure_http:
+        raise ConfigError(f"the {what} URL {url} is plain http: tokens and data would cross the network in the "
+                          "clear; use the server's https URL, or pass --insecure-http")
+    return url
+
+
+def cert_hosts(host: str) -> tuple[str, ...]:
+    """Names a generated certificate covers: the listening host (for a wildcard address, this
+    machine's name) and loopback."""
+    first = socket.gethostname() if host in ("0.0.0.0", "::", "") else host
+    return tuple(dict.fromkeys((first, "127.0.0.1", "localhost")))
+
+
+def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
+                            hours: float = 24.0) -> tuple[Path, Path]:
+    """A short-lived self-signed certificate for ``hosts`` and its private key (P-256, PEM) in
+    ``folder``: ``cert.pem`` (0644: it is what clients trust) and ``key.pem`` (0600). For
+    parties started together (the ridge demo), each client given ``cert.pem`` as its CA file."""
+    import datetime
+    import ipaddress
+    import secrets
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    from cryptoffload.io import PRIVATE, atomic_write
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    names: list[x509.GeneralName] = []
+    for h in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(h)))
+        except ValueError:
+            names.append(x509.DNSName(h))
+    # a name of its own: clients trusting several such certificates (the CSP's, the platform's)
+    # look the issuer up by name, and two certificates called "127.0.0.1" would collide
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"cryptoffload {hosts[0]} {secrets.token_hex(8)}")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=hours))
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .sign(key, hashes.SHA256()))
+    key_path = atomic_write(folder / "key.pem", key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()), mode=PRIVATE)
+    cert_path = atomic_write(folder / "cert.pem", cert.public_bytes(serialization.Encoding.PEM))
+    return cert_path, key_path
 
 
 # -- serving ----------------------------------------------------------------------------------

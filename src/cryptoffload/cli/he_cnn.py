@@ -4,7 +4,7 @@ serve, client)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -82,20 +82,47 @@ def he_cnn_serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
     backend: str = typer.Option("seal", "--backend", help=f"CKKS backend (clients use the same): {backend_help()}."),
+    clients: str = typer.Option("client", "--clients", help="Names of the clients that may open sessions "
+                                "(comma-separated); each gets a token file <name>.token in --token-dir."),
+    token_dir: Optional[Path] = typer.Option(
+        None, "--token-dir", help="Keep the client tokens and a generated TLS certificate here (0700, files 0600; "
+        "reused on restart). Default: a temporary folder, removed at exit."),
+    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.4 GB)."),
+    max_sessions_per_client: int = typer.Option(2, "--max-sessions-per-client", help="Sessions one client may hold."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
+                                            "default: a self-signed one made in the token folder."),
+    tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve plain http: tokens and ciphertexts in "
+                                       "the clear."),
 ) -> None:
     """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
-    from cryptoffload.apps.he_cnn import service as sv
+    from cryptoffload.apps.he_cnn.server import DEFAULT_WEIGHTS, serve
+    from cryptoffload.checks import check_int, split_list
 
-    sv.serve(model if model is not None else sv.DEFAULT_WEIGHTS, host, port, backend=backend)
+    serve(model if model is not None else DEFAULT_WEIGHTS, host, port, backend=backend,
+          clients=split_list("--clients", clients), token_dir=token_dir,
+          max_sessions=check_int("--max-sessions", max_sessions),
+          max_sessions_per_client=check_int("--max-sessions-per-client", max_sessions_per_client),
+          tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http)
 
 
 @app.command("client")
 def he_cnn_client(
-    url: str = typer.Option("http://127.0.0.1:8765", "--url", help="The server's URL."),
+    url: str = typer.Option("https://127.0.0.1:8765", "--url", help="The server's URL."),
+    token_file: Path = typer.Option(..., "--token-file", help="This client's token (<name>.token from the server)."),
     image: int = typer.Option(0, "--image", help="Index of a held-out image."),
+    cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the server "
+                                                "(repeatable)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow a plain http URL: token and "
+                                       "ciphertexts in the clear."),
 ) -> None:
     """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
-    from cryptoffload.apps.he_cnn import service as sv
+    from cryptoffload.apps._credentials import read_secret
+    from cryptoffload.apps._http import check_url
+    from cryptoffload.apps.he_cnn.client import client_infer
 
-    res = sv.client_infer(url, image, log=lambda m: err_console.print(m, markup=False))
+    check_url(url, "he-cnn server", insecure_http)
+    token = read_secret(token_file, "client token (--token-file)")
+    res = client_infer(url, image, token=token, cafile=cafile, insecure_http=insecure_http,
+                       log=lambda m: err_console.print(m, markup=False))
     print_json(res.as_dict())

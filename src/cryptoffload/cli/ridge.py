@@ -34,7 +34,7 @@ def _ridge_token(path: Optional[Path]) -> str:
 
     token = read_buyer_token(path)
     if token is None:
-        raise ConfigError(f"the buyer needs the buyer token the CSP printed or saved: --buyer-token-file PATH or {TOKEN_ENV}")
+        raise ConfigError(f"the buyer needs the token the CSP issued (buyer.token): --buyer-token-file PATH or {TOKEN_ENV}")
     return token
 
 
@@ -89,13 +89,16 @@ def ridge_csp(
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
                                              help="Allow an upload key below 112-bit security (the QAT Paillier paper uses 1024)."),
     solve_bits: str = typer.Option("auto", "--solve-bits", help="Solve key size, or auto (max(2048, what recovery needs))."),
-    key_dir: Optional[Path] = typer.Option(None, "--key-dir", help="Save the keys here (private ones 0600); reused on restart."),
-    buyer_token_file: Optional[Path] = typer.Option(None, "--buyer-token-file",
-                                                    help="Buyer token (default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN, else a new one)."),
-    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM)."),
+    key_dir: Optional[Path] = typer.Option(
+        None, "--key-dir", help="Keep the keys, the tokens (platform.token, buyer.token), the state database and a "
+        "generated TLS certificate here (0700, files 0600); reused on restart. Default: a temporary folder, removed "
+        "at exit."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
+                                            "default: a self-signed one made in the key folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve plain http: tokens and data in the clear."),
 ) -> None:
-    """Crypto service provider: keys, unpacking and the masked solve; w' only for the buyer."""
+    """Crypto service provider: keys, unpacking and the masked solve of one session; w' only for the buyer."""
     from cryptoffload.apps.ridge.csp import serve_csp
     from cryptoffload.apps.ridge.params import RidgeParams
     from cryptoffload.workloads.ridge_data import algorithm1_y_bound
@@ -104,8 +107,8 @@ def ridge_csp(
                          y_bound=y_bound if y_bound is not None else algorithm1_y_bound(d) if d > 0 else 1.0,
                          lam=lam, frac_bits=frac_bits, stat_bits=stat_bits)
     serve_csp(params, host=host, port=port, upload_bits=upload_bits, solve_bits=_ridge_solve_bits(solve_bits),
-              insecure_study_size=insecure_study_size, key_dir=key_dir, token_file=buyer_token_file,
-              tls_cert=tls_cert, tls_key=tls_key)
+              insecure_study_size=insecure_study_size, key_dir=key_dir, tls_cert=tls_cert, tls_key=tls_key,
+              insecure_http=insecure_http)
 
 
 @app.command("platform")
@@ -113,45 +116,78 @@ def ridge_platform(
     port: int = typer.Option(..., "--port", help="TCP port (0: a free port, printed on the 'listening on' line)."),
     csp: str = typer.Option(..., "--csp", help="URL of the CSP."),
     db: Path = typer.Option(..., "--db", help="SQLite database (created 0600; reloaded on restart)."),
+    csp_token_file: Path = typer.Option(..., "--csp-token-file", help="The platform's token from the CSP "
+                                        "(platform.token in the CSP's key folder)."),
+    providers: str = typer.Option(..., "--providers", help="Ids of the providers that may upload (comma-separated); "
+                                  "each gets a token file <id>.token in --token-dir."),
+    token_dir: Optional[Path] = typer.Option(
+        None, "--token-dir", help="Keep the provider tokens and a generated TLS certificate here (0700, files 0600; "
+        "reused on restart). Default: a temporary folder, removed at exit."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Threads for the masked solve (default: all cores)."),
     wait_csp: float = typer.Option(10.0, "--wait-csp", help="Seconds to keep trying to reach the CSP at start."),
-    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for an https CSP."),
-    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM)."),
+    max_upload_records: int = typer.Option(2048, "--max-upload-records", help="Largest upload in records (vectors): "
+                                           "sizes the upload route's body limit."),
+    cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the CSP "
+                                                "(repeatable)."),
+    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
+                                            "default: a self-signed one made in the token folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve, and reach the CSP over, plain http: "
+                                       "tokens and data in the clear."),
 ) -> None:
-    """Platform: accepts uploads, aggregates them durably, finalizes with the CSP."""
+    """Platform: accepts uploads from registered providers, aggregates them durably, finalizes with the CSP."""
     from cryptoffload.apps.ridge.platform import serve_platform
+    from cryptoffload.checks import check_int, split_list
 
-    serve_platform(csp_url=csp, db=db, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
-                   tls_cert=tls_cert, tls_key=tls_key)
+    serve_platform(csp_url=csp, db=db, csp_token_file=csp_token_file, providers=split_list("--providers", providers),
+                   token_dir=token_dir, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
+                   tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http,
+                   max_upload_vectors=check_int("--max-upload-records", max_upload_records))
 
 
 @app.command("provider")
 def ridge_provider(
     platform: str = typer.Option(..., "--platform", help="URL of the platform."),
     data: str = typer.Option(..., "--data", help="generate:n=N[,seed=S] | csv:PATH | diabetes"),
+    token_file: Path = typer.Option(..., "--token-file", help="This provider's token (<id>.token from the platform)."),
+    csp_fingerprint: Optional[str] = typer.Option(None, "--csp-fingerprint", help="The session fingerprint the CSP "
+                                                  "printed: the platform must serve exactly that session."),
+    csp: Optional[str] = typer.Option(None, "--csp", help="Or fetch the session from the CSP itself at this URL "
+                                      "(over TLS) and require the platform to serve the same."),
     mode: str = typer.Option("per-record", "--mode", help="per-record or per-provider."),
     batch: int = typer.Option(1000, "--batch", help="Records per upload (per-record mode)."),
     provider_id: Optional[str] = typer.Option(None, "--provider-id",
-                                              help="Stable id: a re-run with the same id and data resumes."),
+                                              help="This provider's id (default: the token's name)."),
     part: str = typer.Option("1/1", "--part", help="Upload only part i of K contiguous parts of the data (i/K)."),
     retry_for: float = typer.Option(60.0, "--retry-for", help="Seconds to keep retrying a failed upload."),
-    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for an https platform."),
+    cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the platform and "
+                                                "the CSP (repeatable)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Encrypt under an upload key below 2048 bits (a study size)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow plain http URLs: token and "
+                                       "ciphertexts in the clear."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
-    """Data provider: encode, pack, encrypt and upload records in batches."""
+    """Data provider: check the session against the pinned CSP, then encode, pack, encrypt and upload records."""
     import asyncio
 
     from cryptoffload.apps.ridge.provider import parse_part, run_provider
+    from cryptoffload.apps.ridge.tokens import read_token
+    from cryptoffload.errors import ConfigError
 
     def retrying(text: str) -> None:
         err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
 
+    if csp_fingerprint is None and csp is None:
+        raise ConfigError("pin the CSP's session: --csp-fingerprint HEX (printed by the CSP) or --csp URL")
+    token = read_token(token_file, "provider token (--token-file)")
     with _ridge_progress(not no_progress) as make:
-        report = asyncio.run(run_provider(platform, data, mode=mode, batch=batch, provider_id=provider_id,
-                                          part=parse_part(part), retry_for=retry_for, cafile=cafile,
-                                          progress=make("uploading"), on_retry=retrying))
+        report = asyncio.run(run_provider(platform, data, token=token, csp_fingerprint=csp_fingerprint, csp_url=csp,
+                                          mode=mode, batch=batch, provider_id=provider_id, part=parse_part(part),
+                                          retry_for=retry_for, cafile=cafile, insecure_study_size=insecure_study_size,
+                                          insecure_http=insecure_http, progress=make("uploading"),
+                                          on_retry=retrying))
     console.print(f"provider {report.provider_id}: {report.records:,} records in {report.uploads} upload(s), "
                   f"{report.bytes / 1e6:,.1f} MB, {report.seconds:.2f} s ({report.already_accepted} already accepted, "
                   f"{report.retries} retries)")
@@ -162,17 +198,21 @@ def ridge_buyer(
     platform: str = typer.Option(..., "--platform", help="URL of the platform."),
     csp: str = typer.Option(..., "--csp", help="URL of the CSP."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the model as JSON (coefficients and exact fractions)."),
-    buyer_token_file: Optional[Path] = typer.Option(None, "--buyer-token-file",
-                                                    help="Buyer token (default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN)."),
-    cafile: Optional[Path] = typer.Option(None, "--cafile", help="Trust this certificate for https servers."),
+    buyer_token_file: Optional[Path] = typer.Option(None, "--buyer-token-file", help="The buyer's token (buyer.token "
+                                                    "in the CSP's key folder; default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN)."),
+    cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the platform "
+                                                "and the CSP (repeatable)."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait for an answer (finalize is the long one)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow plain http URLs: token and model in "
+                                       "the clear."),
 ) -> None:
     """Buyer: finalize, fetch R, r and w', recover and print the model."""
     import asyncio
 
     from cryptoffload.apps.ridge.buyer import run_buyer
 
-    result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout))
+    result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout,
+                                   insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
                       [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
     if out is not None:
@@ -196,6 +236,8 @@ def ridge_demo(
     batch: int = typer.Option(1000, "--batch", help="Records per upload."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON."),
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the platform database here (default: a temporary folder)."),
+    insecure_http: bool = typer.Option(False, "--insecure-http", help="Plain http between the parties (default: TLS "
+                                       "with a certificate made for this run)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
@@ -209,7 +251,7 @@ def ridge_demo(
     with _ridge_progress(not no_progress) as make:
         result = run_demo(records=records, d=d, providers=providers, mode=mode, data=data, seed=seed, lam=lam,
                           frac_bits=frac_bits, upload_bits=upload_bits, batch=batch, workdir=workdir,
-                          make_progress=lambda k: make(f"provider {k + 1}"), say=say)
+                          insecure_http=insecure_http, make_progress=lambda k: make(f"provider {k + 1}"), say=say)
     diff = np.abs(result.coef - result.sklearn)
     _ridge_coef_table(f"ridge over Paillier vs scikit-learn Ridge(alpha={lam:g}, fit_intercept=False), "
                       f"{result.records:,} records, d = {result.params.d}, {providers} provider(s), {mode}",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 import pytest
-from ridge_helpers import Servers
+from ridge_helpers import Parties
 
 from cryptoffload.crypto.paillier import generate_keypair
 
@@ -26,11 +27,11 @@ def keys(upload_keys: tuple, solve_keys: tuple) -> tuple:
     return upload_keys, solve_keys
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    """A CSP and a platform shared by one module's message tests."""
-    s = Servers(tmp_path_factory.mktemp("servers"))
+@pytest.fixture
+def parties(tmp_path: Path, keys: tuple) -> Iterator[Parties]:
+    """A fresh CSP and platform (threads of this process, their own databases) per test."""
+    p = Parties(tmp_path, keys)
     try:
-        yield s
+        yield p
     finally:
-        s.stop()
+        p.stop()

@@ -12,6 +12,7 @@ import ipaddress
 import json
 import os
 import socket
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -22,21 +23,23 @@ from cli_helpers import run_cli
 
 import numpy as np
 
+from cryptoffload.apps._credentials import Credentials, new_token, token_hash
+from cryptoffload.apps._http import ServerThread
 from cryptoffload.apps.ridge import RidgeParams, run_in_process
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.demo import ServerProcess
+from cryptoffload.apps.ridge.csp import CspService
+from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import SessionInfo
-from cryptoffload.apps.ridge.platform import FAULT_ENV
-from cryptoffload.apps.ridge.protocol import Provider
+from cryptoffload.apps.ridge.platform import FAULT_ENV, PlatformService
+from cryptoffload.apps.ridge.protocol import Csp, Provider
+from cryptoffload.apps.ridge.store import PlatformStore
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV
 from cryptoffload.workloads.ridge_data import generate
 
-TOKEN = "test-buyer-token-0123456789"
-
-
 def env(**extra: str) -> dict[str, str]:
-    e = {**os.environ, "PYTHONWARNINGS": "ignore", "COLUMNS": "200", "PYTHONUNBUFFERED": "1", TOKEN_ENV: TOKEN}
+    e = {**os.environ, "PYTHONWARNINGS": "ignore", "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
     e.pop(FAULT_ENV, None)
+    e.pop(TOKEN_ENV, None)
     e.update(extra)
     return e
 
@@ -51,16 +54,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def http(url: str, body: bytes | dict | None = None, token: str | None = None) -> tuple[int, dict[str, Any]]:
+def http(url: str, body: bytes | dict | None = None, token: str | None = None, method: str | None = None,
+         cafile: Path | None = None) -> tuple[int, dict[str, Any]]:
     """GET (no body) or POST; returns (status, JSON answer) for 2xx and 4xx alike."""
     data = m.dumps(body) if isinstance(body, dict) else body
-    req = urllib.request.Request(url, data=data, method="GET" if data is None else "POST")
+    req = urllib.request.Request(url, data=data, method=method or ("GET" if data is None else "POST"))
     if data is not None:
         req.add_header("Content-Type", "application/json")
     if token is not None:
         req.add_header("Authorization", f"Bearer {token}")
+    ctx = ssl.create_default_context(cafile=str(cafile)) if cafile is not None else None
     try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
+        with urllib.request.urlopen(req, timeout=60, context=ctx) as resp:
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
@@ -69,6 +74,12 @@ def http(url: str, body: bytes | dict | None = None, token: str | None = None) -
 def csp_args(d: int = 4, max_records: int = 1000, port: int = 0, *extra: str) -> list[str]:
     return ["csp", "--port", str(port), "--d", str(d), "--max-records", str(max_records), "--upload-bits", "1024",
             "--insecure-study-size", *extra]
+
+
+def platform_args(csp_url: str, db: Path, csp_key_dir: Path, token_dir: Path, port: int = 0,
+                  *extra: str) -> list[str]:
+    return ["platform", "--port", str(port), "--csp", csp_url, "--db", str(db), "--csp-token-file",
+            str(csp_key_dir / "platform.token"), "--providers", "prov-A", "--token-dir", str(token_dir), *extra]
 
 
 def in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, keys: tuple, **kw: Any) -> list[str]:
@@ -86,35 +97,62 @@ def no_process_mentions(text: str) -> bool:
     return True
 
 
-class Servers:
-    """A CSP and a platform as subprocesses (``python -m cryptoffload.cli ridge ...``)."""
+PLATFORM_TOKEN, BUYER_TOKEN = new_token("platform"), new_token("buyer")
+PROVIDERS = {"alice": new_token("alice"), "bob": new_token("bob")}
 
-    def __init__(self, tmp: Path) -> None:
-        self.procs: list[ServerProcess] = []
-        self.procs.append(ServerProcess("CSP", csp_args(), env()))
-        self.csp = self.procs[0].wait_url(60)
-        self.procs.append(ServerProcess("platform", ["platform", "--port", "0", "--csp", self.csp, "--db",
-                                                     str(tmp / "platform.db")], env()))
-        self.platform = self.procs[1].wait_url(60)
-        status, msg = http(self.platform + "/params")
-        assert status == 200
-        self.info = SessionInfo.from_message(msg)
+
+class Parties:
+    """A CSP and a platform served from threads of this process (plain http on loopback: the
+    tests of TLS are elsewhere), with known tokens. ``d`` = 4, study-size upload key."""
+
+    def __init__(self, tmp: Path, keys: tuple, max_records: int = 1000, max_upload_vectors: int = 64) -> None:
+        self.tmp = tmp
+        self.params = RidgeParams(d=4, max_records=max_records, y_bound=10.0)
+        self.csp_service = CspService(Csp(self.params, keys[0], keys[1]), csp_credentials_for_tests(),
+                                      CspStore(tmp / "csp.db"))
+        self.csp_thread = ServerThread(self.csp_service.app)
+        self.csp = self.csp_thread.start()
+        self.info = self.csp_service.info
+        self.store = PlatformStore(tmp / "platform.db")
+        self.store.bind_session(self.info.upload_pk.fingerprint.hex(), self.info.solve_pk.fingerprint.hex(),
+                                m.params_to_dict(self.params))
+        providers = Credentials({name: token_hash(tok) for name, tok in PROVIDERS.items()})
+        self.platform_service = PlatformService(self.info, self.csp, PLATFORM_TOKEN, self.store, providers,
+                                                insecure_http=True, max_upload_vectors=max_upload_vectors)
+        self.platform_thread = ServerThread(self.platform_service.app)
+        self.platform = self.platform_thread.start()
 
     def stop(self) -> None:
-        for p in reversed(self.procs):
-            p.stop()
+        self.platform_thread.stop()
+        self.csp_thread.stop()
+        self.store.close()
+        self.csp_service.store.close()
+
+    def snapshot(self) -> tuple:
+        """Everything a refused request must leave as it was: the platform's database and
+        status, the CSP's steps."""
+        st = self.store.load()
+        steps = tuple(self.csp_service.store.step(s) for s in ("commitment", "unpack", "solve"))
+        return (st.aggregate, st.records, st.bytes, sorted(st.uploads), st.finalize.state, steps,
+                http(self.platform + "/status")[1]["records"])
 
 
-def upload_message(info: SessionInfo, records: int = 5, seed: int = 11, upload_id: str = "u-1") -> dict[str, Any]:
+def csp_credentials_for_tests() -> Credentials:
+    return Credentials({"platform": token_hash(PLATFORM_TOKEN), "buyer": token_hash(BUYER_TOKEN)})
+
+
+def upload_message(info: SessionInfo, records: int = 5, seed: int = 11, upload_id: str = "alice:1",
+                   provider_id: str = "alice") -> dict[str, Any]:
     data = generate(records, info.params.d, seed)
+    data.y[:] = np.clip(data.y, -info.params.y_bound, info.params.y_bound)
     up = next(Provider(info.params, info.upload_pk).per_record(data.X, data.y))
-    return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id="test",
+    return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id=provider_id,
                          vectors=up.vectors, records=up.records,
                          ciphertexts=m.encode_ciphertexts(up.ciphertexts, info.upload_pk))
 
 
-def records_now(s: Servers) -> int:
-    status, msg = http(s.platform + "/status")
+def records_now(url: str) -> int:
+    status, msg = http(url + "/status")
     assert status == 200
     return msg["records"]
 

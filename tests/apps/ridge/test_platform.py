@@ -1,28 +1,31 @@
-"""The platform's server: idempotent uploads, refusals with no state change, crash safety
-(SIGKILL between committing an upload and answering it)."""
+"""The platform's server: authenticated, idempotent uploads; every refusal changes nothing
+(issue 12, attacks 3 and 4); crash safety (SIGKILL between committing an upload and answering).
+"""
 
 from __future__ import annotations
 
 import base64
+import http.client as httpclient
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from cli_helpers import assert_user_error
 from ridge_helpers import (
-    Servers,
+    BUYER_TOKEN,
+    PROVIDERS,
+    Parties,
     cli,
     csp_args,
     env,
     free_port,
     http,
     in_process,
+    platform_args,
     records_now,
     upload_message,
 )
@@ -35,120 +38,220 @@ from cryptoffload.apps.ridge.platform import FAULT_ENV
 from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.workloads.ridge_data import generate
 
+ALICE = PROVIDERS["alice"]
 
-def test_replay_is_409_and_the_server_keeps_answering(servers: Servers) -> None:
-    msg = upload_message(servers.info, upload_id="replay-1")
-    before = records_now(servers)
-    status, ack = http(servers.platform + "/message", msg)
+
+def test_replay_is_409_and_the_server_keeps_answering(parties: Parties) -> None:
+    p = parties
+    msg = upload_message(p.info, upload_id="alice:replay")
+    status, ack = http(p.platform + "/message", msg, ALICE)
     assert status == 200 and ack["status"] == "accepted" and ack["type"] == m.UPLOAD_ACK
-    status, err = http(servers.platform + "/message", msg)
+    status, err = http(p.platform + "/message", msg, ALICE)
     assert status == 409 and err["type"] == "error" and err["error"] == "replayed_message"
-    assert records_now(servers) == before + 5
+    # the same id in upper case is not a new id: message ids must be canonical
+    status, err = http(p.platform + "/message", dict(msg, message_id=msg["message_id"].upper()), ALICE)
+    assert status == 400 and err["error"] == "malformed"
+    status, err = http(p.platform + "/message", dict(msg, message_id="{" + msg["message_id"] + "}"), ALICE)
+    assert status == 400
+    assert records_now(p.platform) == 5
     # a retry (new message id, same upload id) is answered "already accepted", not counted again
-    status, ack = http(servers.platform + "/message", m.with_new_id(msg))
+    status, ack = http(p.platform + "/message", m.with_new_id(msg), ALICE)
     assert status == 200 and ack["status"] == "already accepted"
-    assert records_now(servers) == before + 5
+    assert records_now(p.platform) == 5
     # the same upload id for another upload is a conflict
-    other = upload_message(servers.info, records=3, upload_id="replay-1")
-    status, err = http(servers.platform + "/message", other)
+    other = upload_message(p.info, records=3, upload_id="alice:replay")
+    status, err = http(p.platform + "/message", other, ALICE)
     assert status == 409 and err["error"] == "upload_id_conflict"
 
 
-def test_foreign_fingerprint_is_400(servers: Servers) -> None:
+def test_uploads_need_the_providers_own_token_and_ids(parties: Parties) -> None:
+    """Attack 3: uploads were unauthenticated. Now only a registered provider uploads, under
+    its own name, with upload ids of its own (no squatting another provider's ids)."""
+    p = parties
+    before = p.snapshot()
+    msg = upload_message(p.info, upload_id="alice:1")
+    assert http(p.platform + "/message", msg)[0] == 401
+    assert http(p.platform + "/message", m.with_new_id(msg), "alice.not-the-real-token-0123456789")[0] == 403
+    assert http(p.platform + "/message", m.with_new_id(msg), BUYER_TOKEN)[0] == 403
+    assert http(p.platform + "/message", m.with_new_id(msg), PROVIDERS["bob"])[0] == 403   # bob posing as alice
+    squat = upload_message(p.info, upload_id="bob:1", provider_id="alice")
+    status, err = http(p.platform + "/message", squat, ALICE)
+    assert status == 400 and "upload_id" in err["message"]
+    for bad_id in ("alice:", "alice:a/b", "alice", "alice:" + "x" * 65):
+        assert http(p.platform + "/message", upload_message(p.info, upload_id=bad_id), ALICE)[0] == 400, bad_id
+    # the buyer's messages are the buyer's
+    fin = m.new_message(m.FINALIZE, p.info.upload_pk.fingerprint)
+    assert http(p.platform + "/message", fin, ALICE)[0] == 403
+    assert p.snapshot() == before
+
+
+def test_record_counts_are_charged_against_the_guard_bits(tmp_path: Path, keys: tuple) -> None:
+    """Attack 3: ``records: 0`` with 100,000 vectors was accepted, bypassing max_records. Now
+    records >= 1, and vectors == records (per-record) or 1 (per-provider)."""
+    p = Parties(tmp_path, keys, max_records=12)
+    try:
+        before = p.snapshot()
+        msg = upload_message(p.info, records=5)
+        for records, vectors in ((0, 5), (1, 5), (4, 5), (13, 1)):
+            bad = dict(m.with_new_id(msg), records=records, vectors=vectors)
+            status, err = http(p.platform + "/message", bad, ALICE)
+            assert status == 400, (records, vectors, err)
+        # 100,000 vectors: refused by the route's body limit or the vector bound, never counted
+        huge = dict(m.with_new_id(msg), records=0, vectors=100_000)
+        assert http(p.platform + "/message", huge, ALICE)[0] == 400
+        assert p.snapshot() == before
+        assert http(p.platform + "/message", msg, ALICE)[0] == 200                       # 5 records
+        one = upload_message(p.info, records=1, upload_id="alice:pp")
+        pp = dict(one, records=7, vectors=1)                                             # per-provider: 1 vector
+        assert http(p.platform + "/message", pp, ALICE)[0] == 200                        # 12 records
+        status, err = http(p.platform + "/message", upload_message(p.info, records=1, upload_id="alice:3"), ALICE)
+        assert status == 422 and err["error"] == "too_many_records"
+        assert records_now(p.platform) == 12
+    finally:
+        p.stop()
+
+
+def test_ciphertexts_under_another_key_are_refused(parties: Parties) -> None:
+    """Attack 3: a foreign key's ciphertexts with this key's fingerprint in the header were
+    folded in. Values at or above n^2, or sharing a factor with n, are refused; the fingerprint
+    in the envelope and in the batch must be this session's."""
+    p = parties
+    before = p.snapshot()
     foreign_pk = generate_keypair(1024, insecure_study_size=True)[0]
-    msg = upload_message(servers.info, upload_id="foreign-1")
-    msg["key_fingerprint"] = foreign_pk.fingerprint.hex()
-    status, err = http(servers.platform + "/message", msg)
+    msg = upload_message(p.info, upload_id="alice:f1")
+    status, err = http(p.platform + "/message", dict(msg, key_fingerprint=foreign_pk.fingerprint.hex()), ALICE)
     assert status == 400 and err["error"] == "foreign_key", err
-    # right envelope, ciphertexts made under another key
-    msg = upload_message(servers.info, upload_id="foreign-2")
-    cts = [int.from_bytes(os.urandom(100), "big") for _ in range(msg_count(msg, servers))]
-    msg["ciphertexts"] = m.encode_ciphertexts(cts, foreign_pk)
-    status, err = http(servers.platform + "/message", msg)
-    assert status == 400 and err["error"] == "foreign_key", err
-    assert records_now(servers) >= 0
+    count = len(m.decode_ciphertexts(msg["ciphertexts"], p.info.upload_pk).values)
+    # a larger foreign modulus: its ciphertexts mostly lie above this n^2
+    big = generate_keypair(1100, insecure_study_size=True)[0]
+    cts = [c.value for c in big.encrypt_many([1] * count)]
+    raw = base64.b64decode(m.encode_ciphertexts([1] * count, p.info.upload_pk))[:27]
+    size = m.value_bytes(p.info.upload_pk)
+    body = b"".join(min(c, p.info.upload_pk.nsquare + 1).to_bytes(size, "little") for c in cts)
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), ciphertexts=base64.b64encode(raw + body)
+                                                     .decode()), ALICE)
+    assert status == 400 and "n^2" in err["message"], err
+    # a non-unit (a multiple of a prime factor of n): refused by the bulk gcd check
+    n = p.info.upload_pk.n
+    vals = m.decode_ciphertexts(msg["ciphertexts"], p.info.upload_pk).values
+    vals[3] = n  # gcd(n, n) = n
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), ciphertexts=m.encode_ciphertexts(
+        vals, p.info.upload_pk)), ALICE)
+    assert status == 400 and "not a ciphertext" in err["message"], err
+    assert p.snapshot() == before
 
 
-def msg_count(msg: dict[str, Any], s: Servers) -> int:
-    return m.decode_ciphertexts(msg["ciphertexts"], s.info.upload_pk, check_units=False).values.__len__()
-
-
-def test_truncated_and_garbled_bodies_are_400(servers: Servers) -> None:
-    before = records_now(servers)
-    msg = upload_message(servers.info, upload_id="trunc-1")
+def test_truncated_and_garbled_bodies_are_400(parties: Parties) -> None:
+    p = parties
+    before = p.snapshot()
+    msg = upload_message(p.info, upload_id="alice:t1")
     body = m.dumps(msg)
-    status, err = http(servers.platform + "/message", body[:len(body) // 2])
+    status, err = http(p.platform + "/message", body[:len(body) // 2], ALICE)
     assert status == 400 and err["error"] == "malformed"
-    # a truncated ciphertext batch inside a well-formed envelope
     raw = base64.b64decode(msg["ciphertexts"])
     bad = dict(m.with_new_id(msg), ciphertexts=base64.b64encode(raw[:-10]).decode())
-    status, err = http(servers.platform + "/message", bad)
+    status, err = http(p.platform + "/message", bad, ALICE)
     assert status == 400 and "truncated" in err["message"]
-    # a value that is not below n^2
-    n2 = servers.info.upload_pk.nsquare
-    size = m.value_bytes(servers.info.upload_pk)
-    garbled = raw[:27] + (n2 + 1).to_bytes(size, "little") + raw[27 + size:]
-    bad = dict(m.with_new_id(msg), ciphertexts=base64.b64encode(garbled).decode())
-    status, err = http(servers.platform + "/message", bad)
-    assert status == 400 and err["error"] == "malformed"
-    # zero is below n^2 but not a ciphertext: refused by the bulk unit check
+    size = m.value_bytes(p.info.upload_pk)
     zero = raw[:27] + bytes(size) + raw[27 + size:]
-    status, err = http(servers.platform + "/message", dict(m.with_new_id(msg), ciphertexts=base64.b64encode(zero).decode()))
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), ciphertexts=base64.b64encode(zero).decode()),
+                       ALICE)
     assert status == 400, err
-    status, err = http(servers.platform + "/message", dict(m.with_new_id(msg), ciphertexts="!!not base64!!"))
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), ciphertexts="!!not base64!!"), ALICE)
     assert status == 400
-    # wrong protocol version, unknown type, bad message id, unknown path
-    status, err = http(servers.platform + "/message", dict(m.with_new_id(msg), protocol="cryptoffload-ridge/2"))
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), protocol="cryptoffload-ridge/2"), ALICE)
     assert status == 400 and err["error"] == "protocol_version"
-    status, err = http(servers.platform + "/message", dict(m.with_new_id(msg), type="solve_request"))
+    status, err = http(p.platform + "/message", dict(m.with_new_id(msg), type="solve_request"), ALICE)
     assert status == 400 and err["error"] == "unknown_type"
-    status, err = http(servers.platform + "/message", dict(msg, message_id="not-a-uuid"))
+    status, err = http(p.platform + "/message", dict(msg, message_id="not-a-uuid"), ALICE)
     assert status == 400 and err["error"] == "malformed"
-    status, err = http(servers.platform + "/nowhere")
+    status, err = http(p.platform + "/nowhere")
     assert status == 404 and err["type"] == "error"
-    assert records_now(servers) == before  # nothing refused was counted
+    assert p.snapshot() == before  # nothing refused was counted
+
+
+def _declared(url: str, path: str, length: int, token: str | None, method: str = "POST") -> tuple[int, dict]:
+    """A request declaring ``length`` body bytes and sending none: a server that read before
+    refusing would wait for them."""
+    host, port = url.split("//")[1].split(":")
+    conn = httpclient.HTTPConnection(host, int(port), timeout=30)
+    conn.putrequest(method, path)
+    conn.putheader("Content-Length", str(length))
+    if token:
+        conn.putheader("Authorization", f"Bearer {token}")
+    conn.endheaders()
+    resp = conn.getresponse()
+    out = resp.status, json.loads(resp.read())
+    conn.close()
+    return out
+
+
+def test_bodies_are_bounded_per_route_and_per_sender(parties: Parties) -> None:
+    """Attack 4: bodies up to 256 MiB were read and parsed as JSON on the event loop. Now each
+    route takes what it expects, refused on the headers alone; a stranger gets no byte read."""
+    p = parties
+    before = p.snapshot()
+    limit = p.platform_service.upload_limit
+    assert _declared(p.platform, "/message", 200 * 2**20, ALICE)[0] == 413
+    assert _declared(p.platform, "/message", limit + 1, ALICE)[0] == 413
+    assert _declared(p.platform, "/message", 1000, None)[0] == 401                  # no token: nothing read
+    assert _declared(p.platform, "/message", 100_000, BUYER_TOKEN)[0] == 413        # a buyer's messages are small
+    assert _declared(p.platform, "/status", 10, None, "GET")[0] == 413              # a status route takes no body
+    assert _declared(p.csp, "/message", 200 * 2**20, None)[0] == 413
+    assert _declared(p.csp, "/params", 5, None, "GET")[0] == 413
+    assert p.snapshot() == before
+    assert http(p.platform + "/status")[0] == 200
 
 
 def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, keys: tuple) -> None:
+    """SIGKILL of the platform between committing an upload and answering it: the provider
+    retries, the upload is "already accepted", nothing is lost or counted twice. Every party
+    is a real process talking TLS with tokens, as a deployment would run them."""
     n, batch = 200, 20
     procs: list[ServerProcess] = []
     provider: subprocess.Popen | None = None
+    csp_dir, token_dir = tmp_path / "csp", tmp_path / "platform-tokens"
     try:
-        procs.append(ServerProcess("CSP", csp_args(4, n), env()))
+        procs.append(ServerProcess("CSP", csp_args(4, n, 0, "--key-dir", str(csp_dir)), env()))
         csp = procs[0].wait_url(60)
         port = free_port()
         db = tmp_path / "platform.db"
-        platform_args = ["platform", "--port", str(port), "--csp", csp, "--db", str(db)]
+        pargs = platform_args(csp, db, csp_dir, token_dir, port, "--cafile", str(csp_dir / "cert.pem"))
         # the platform hangs right after committing its 3rd upload, before answering: the
         # provider is waiting for that acknowledgement when the platform is killed
-        procs.append(ServerProcess("platform", platform_args, env(**{FAULT_ENV: "stall-after-commit:3"})))
+        procs.append(ServerProcess("platform", pargs, env(**{FAULT_ENV: "stall-after-commit:3"})))
         url = procs[1].wait_url(60)
+        certs = ["--cafile", str(csp_dir / "cert.pem"), "--cafile", str(token_dir / "cert.pem")]
         provider = subprocess.Popen(
             [sys.executable, "-m", "cryptoffload.cli", "ridge", "provider", "--platform", url, "--data",
-             f"generate:n={n},seed=3", "--batch", str(batch), "--provider-id", "prov-A", "--no-progress"],
+             f"generate:n={n},seed=3", "--batch", str(batch), "--token-file", str(token_dir / "prov-A.token"),
+             "--csp", csp, *certs, "--insecure-study-size", "--no-progress"],
             cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cert = token_dir / "cert.pem"
         deadline = time.monotonic() + 60
         while True:
-            status, st = http(url + "/status")
+            status, st = http(url + "/status", cafile=cert)
             if st["uploads"] >= 3:
                 break
-            assert time.monotonic() < deadline and provider.poll() is None, "the provider never reached batch 3"
+            assert time.monotonic() < deadline and provider.poll() is None, \
+                f"the provider never reached batch 3: {provider.stderr.read() if provider.poll() is not None else ''}"
             time.sleep(0.05)
         time.sleep(0.2)
         procs[1].proc.send_signal(signal.SIGKILL)
         procs[1].proc.wait()
         assert provider.poll() is None, "the provider should still be retrying"
         time.sleep(0.5)  # the provider's retries hit a closed port meanwhile
-        procs[1] = ServerProcess("platform", platform_args, env())
+        procs[1] = ServerProcess("platform", pargs, env())
         assert procs[1].wait_url(60) == url
         out, err = provider.communicate(timeout=90)
         assert provider.returncode == 0, err
         assert "already accepted" in out and "1 already accepted" in out, out
         assert "retrying" in err
-        status, st = http(url + "/status")
+        status, st = http(url + "/status", cafile=cert)
         assert st["records"] == n and st["uploads"] == n // batch, st
         assert (db.stat().st_mode & 0o777) == 0o600
-        proc = cli(tmp_path, "ridge", "buyer", "--platform", url, "--csp", csp, "--out", "model.json")
+        proc = cli(tmp_path, "ridge", "buyer", "--platform", url, "--csp", csp, "--out", "model.json",
+                   "--buyer-token-file", str(csp_dir / "buyer.token"), *certs)
         assert proc.returncode == 0, proc.stderr
         model = json.loads((tmp_path / "model.json").read_text())
         assert model["records"] == n
@@ -156,11 +259,14 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
         params = RidgeParams(d=4, max_records=n, x_bound=data.x_bound, y_bound=data.y_bound)
         assert model["fractions"] == in_process(data.X, data.y, params, keys)
         # after finalisation: no more uploads, and the buyer may ask again (idempotent)
-        info = SessionInfo.from_message(http(url + "/params")[1])
-        status, err = http(url + "/message", upload_message(info, upload_id="late"))
+        info = SessionInfo.from_message(http(url + "/params", cafile=cert)[1])
+        token = (token_dir / "prov-A.token").read_text().strip()
+        late = upload_message(info, upload_id="prov-A:late", provider_id="prov-A")
+        status, err = http(url + "/message", late, token, cafile=cert)
         assert status == 409 and err["error"] == "finalized"
         # ... but a late retry of an accepted batch is still "already accepted", not an error
-        status, ack = http(url + "/message", upload_message(info, records=batch, upload_id="prov-A:0"))
+        retry = upload_message(info, records=batch, upload_id="prov-A:0", provider_id="prov-A")
+        status, ack = http(url + "/message", retry, token, cafile=cert)
         assert status == 200 and ack["status"] == "already accepted" and ack["records_total"] == n
     finally:
         if provider is not None and provider.poll() is None:
@@ -171,9 +277,18 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
 
 
 def test_port_in_use_is_one_line(tmp_path: Path) -> None:
+    token = tmp_path / "platform.token"
+    token.write_text("platform.0123456789abcdef0123456789")
+    token.chmod(0o600)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = busy.getsockname()[1]
         assert_user_error(cli(tmp_path, "ridge", "platform", "--port", str(port), "--csp", "http://127.0.0.1:9",
-                              "--db", "p.db"), f"port {port}")
+                              "--db", "p.db", "--csp-token-file", str(token), "--providers", "a",
+                              "--insecure-http"), f"port {port}")
+    token.chmod(0o644)
+    assert_user_error(cli(tmp_path, "ridge", "platform", "--port", "0", "--csp", "https://127.0.0.1:9", "--db", "p.db",
+                          "--csp-token-file", str(token), "--providers", "a"), "chmod 600")
+    assert_user_error(cli(tmp_path, "ridge", "platform", "--port", "0", "--csp", "http://127.0.0.1:9", "--db", "p.db",
+                          "--csp-token-file", str(token), "--providers", "a"), "plain http")

@@ -1,17 +1,113 @@
-"""The provider as a client: unreachable platforms and bad URLs are one-line errors."""
+"""The provider: it encrypts only under the CSP session it pinned, with its own DJN base, and
+only at a secure key size unless asked (issue 12, attack 2)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
+import pytest
+from aiohttp import web
 from cli_helpers import assert_user_error
-from ridge_helpers import cli, free_port
+from ridge_helpers import PROVIDERS, Parties, cli, free_port
+
+from cryptoffload.apps._http import ServerThread
+from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.messages import SessionInfo
+from cryptoffload.apps.ridge.provider import pinned_upload_key, run_provider
+from cryptoffload.crypto.paillier import PublicKey, generate_keypair
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import generate
+
+DATA = generate(30, 4, 5)
 
 
-def test_unreachable_platform_is_one_line(tmp_path: Path) -> None:
-    dead = f"http://127.0.0.1:{free_port()}"
-    assert_user_error(cli(tmp_path, "ridge", "provider", "--platform", dead, "--data", "generate:n=10"),
+class FakePlatform:
+    """A malicious platform: serves the session it likes and keeps every upload it gets."""
+
+    def __init__(self, info: SessionInfo) -> None:
+        self.info = info
+        self.uploads: list[dict[str, Any]] = []
+
+    def app(self) -> web.Application:
+        async def params(_: web.Request) -> web.Response:
+            return web.json_response(self.info.to_message("platform"))
+
+        async def message(request: web.Request) -> web.Response:
+            msg = await request.json()
+            self.uploads.append(msg)
+            return web.json_response(m.new_message(m.UPLOAD_ACK, self.info.upload_pk.fingerprint,
+                                                   upload_id=msg["upload_id"], status="accepted"))
+
+        app = web.Application()
+        app.router.add_get("/params", params)
+        app.router.add_post("/message", message)
+        return app
+
+
+def _provide(url: str, **kw: Any) -> Any:
+    kw.setdefault("token", PROVIDERS["alice"])
+    kw.setdefault("insecure_http", True)
+    return asyncio.run(run_provider(url, (DATA.X, DATA.y), batch=10, retry_for=0, **kw))
+
+
+def test_a_platform_serving_its_own_key_gets_nothing(parties: Parties) -> None:
+    """Attack 2: a platform served its own 512-bit key and decrypted 20/20 records. Pinned to
+    the CSP's session (by fingerprint, or fetched from the CSP itself), the provider refuses."""
+    real = parties.info
+    own_pk = generate_keypair(512, insecure_study_size=True)[0]
+    fake = FakePlatform(SessionInfo(real.params, own_pk, real.solve_pk, real.buyer_token_sha256))
+    with ServerThread(fake.app) as url:
+        with pytest.raises(ConfigError, match="not the pinned"):
+            _provide(url, csp_fingerprint=real.fingerprint, insecure_study_size=True)
+        with pytest.raises(ConfigError, match="not the pinned"):
+            _provide(url, csp_url=parties.csp, insecure_study_size=True)
+        with pytest.raises(ConfigError, match="pin the CSP"):
+            _provide(url)
+    assert fake.uploads == []
+
+
+def test_the_djn_base_is_the_providers_own(parties: Parties) -> None:
+    """The fingerprint covers the moduli, not the DJN base h_s: a platform serving the right n
+    with h_s = 1 would get c = (1 + n)^m, readable by anyone as (c - 1) / n. The provider makes
+    its own h_s, so no uploaded ciphertext is 1 modulo n."""
+    real = parties.info
+    n = real.upload_pk.n
+    fake = FakePlatform(SessionInfo(real.params, PublicKey(n, hs=1), real.solve_pk, real.buyer_token_sha256))
+    with ServerThread(fake.app) as url:
+        report = _provide(url, csp_fingerprint=real.fingerprint, insecure_study_size=True)
+    assert report.records == 30 and fake.uploads
+    for msg in fake.uploads:
+        values = m.decode_ciphertexts(msg["ciphertexts"], real.upload_pk).values
+        assert all(c % n != 1 for c in values)
+    assert pinned_upload_key(fake.info, real.fingerprint, True).hs != 1
+
+
+def test_keys_below_2048_bits_need_the_study_flag(parties: Parties) -> None:
+    with pytest.raises(ConfigError, match="insecure-study-size"):
+        pinned_upload_key(parties.info, parties.info.fingerprint, insecure_study_size=False)
+    with pytest.raises(ConfigError, match="64 hex digits"):
+        pinned_upload_key(parties.info, "abc", insecure_study_size=True)
+    with pytest.raises(ConfigError, match="insecure-study-size"):
+        _provide(parties.platform, csp_url=parties.csp)
+    assert parties.platform_service.records == 0
+    report = _provide(parties.platform, csp_url=parties.csp, insecure_study_size=True)
+    assert report.records == 30 and parties.platform_service.records == 30
+
+
+def test_bad_options_are_one_line_before_any_connection(tmp_path: Path) -> None:
+    token = tmp_path / "alice.token"
+    token.write_text(PROVIDERS["alice"])
+    token.chmod(0o600)
+    dead = f"https://127.0.0.1:{free_port()}"
+    base = ["ridge", "provider", "--data", "generate:n=10", "--token-file", str(token)]
+    assert_user_error(cli(tmp_path, *base, "--platform", dead), "pin the CSP")
+    assert_user_error(cli(tmp_path, *base, "--platform", dead, "--csp-fingerprint", "0" * 64),
                       "cannot reach the platform", dead)
-    assert_user_error(cli(tmp_path, "ridge", "provider", "--platform", "ftp://x", "--data", "generate:n=10"),
-                      "http://")
-    assert not list(tmp_path.iterdir())
+    assert_user_error(cli(tmp_path, *base, "--platform", "ftp://x", "--csp-fingerprint", "0" * 64), "https://")
+    assert_user_error(cli(tmp_path, *base, "--platform", dead.replace("https", "http"), "--csp-fingerprint",
+                          "0" * 64), "--insecure-http")
+    token.chmod(0o644)
+    assert_user_error(cli(tmp_path, *base, "--platform", dead, "--csp-fingerprint", "0" * 64), "chmod 600")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alice.token"]

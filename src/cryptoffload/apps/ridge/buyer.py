@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from cryptoffload.apps._credentials import token_hash
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError
 from cryptoffload.apps.ridge.params import RidgeParams
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import MaskSecret, RidgeModel, recover_model
-from cryptoffload.apps.ridge.tokens import token_hash
 from cryptoffload.errors import ConfigError
 
 
@@ -36,20 +36,21 @@ class BuyerResult:
                 "upload_key": self.upload_key, "solve_key": self.solve_key, "timings": self.timings}
 
 
-async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path | None = None,
-                    timeout: float = 600.0) -> BuyerResult:
-    """Finalize (if needed), then R, r from the platform, w' from the CSP, and the model."""
+async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path | Sequence[Path] | None = None,
+                    timeout: float = 600.0, insecure_http: bool = False) -> BuyerResult:
+    """Finalize (if needed), then R, r from the platform, w' from the CSP, and the model. The
+    counts the platform reports (records, uploads, providers, the uploads' digest) must be the
+    ones it committed to at the CSP."""
     t: dict[str, float] = {}
     async with client_session(cafile, timeout) as session:
-        csp = Peer(session, csp_url, "CSP")
-        platform = Peer(session, platform_url, "platform")
+        csp = Peer(session, csp_url, "CSP", insecure_http=insecure_http)
+        platform = Peer(session, platform_url, "platform", insecure_http=insecure_http)
         info = await fetch_session(csp)
         if token_hash(token) != info.buyer_token_sha256:
-            raise ConfigError("the buyer token does not match the one the CSP was started with")
+            raise ConfigError("the buyer token does not match the one the CSP issued (buyer.token)")
         relayed = await fetch_session(platform)
-        if (relayed.upload_pk.fingerprint, relayed.solve_pk.fingerprint) != (info.upload_pk.fingerprint,
-                                                                             info.solve_pk.fingerprint):
-            raise ConfigError("the platform serves another CSP session than the CSP at --csp (key fingerprints differ)")
+        if relayed.fingerprint != info.fingerprint:
+            raise ConfigError("the platform serves another CSP session than the CSP at --csp (fingerprints differ)")
         ufp, sfp = info.upload_pk.fingerprint, info.solve_pk.fingerprint
         s = time.perf_counter()
         fin = await platform.post(m.new_message(m.FINALIZE, ufp), m.FINALIZED, ufp, token)
@@ -68,6 +69,10 @@ async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path
         coef = await csp.post(m.new_message(m.COEFFICIENTS_REQUEST, sfp, system_digest=digest), m.COEFFICIENTS,
                               sfp, token)
         w_prime = m.hex_to_ints(coef.get("w_prime"), d, n, "w_prime")
+        for name in ("records", "uploads", "providers", "uploads_sha256"):
+            if coef.get(name) != fin.get(name):
+                raise ProtocolError(f"the platform reports {name} = {fin.get(name)!r}, but committed "
+                                    f"{coef.get(name)!r} at the CSP", 502, code="commitment_mismatch")
         t["fetch"] = time.perf_counter() - s
     s = time.perf_counter()
     model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk)

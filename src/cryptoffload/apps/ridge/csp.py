@@ -2,39 +2,66 @@
 
 It makes both key pairs (private keys never leave the process; with ``--key-dir`` they are
 saved 0600 and reused on restart), publishes the parameters and public keys
-(``GET /params``), splits and re-encrypts one masked aggregate, solves one masked system and
-hands w' only to a caller presenting the buyer token. Why "one": a CSP that decrypted whatever
-it is sent would be a decryption oracle for anyone who can reach it (a captured provider
-upload, unmasked, would come back field by field). So a key pair serves one session: the
-first aggregate (and the first system) is processed, an identical retry is answered from a
-cache, anything else is refused with 409.
+(``GET /params``), and decrypts for **one session only**: a CSP that decrypted whatever it is
+sent would be a decryption oracle for anyone who can reach it. Hence, for each key pair:
 
-The buyer token: the CSP publishes only a hash of it (``buyer_token_sha256`` in its
-parameters); the platform checks the buyer's ``finalize`` and ``mask_request`` against that
-hash, the CSP its ``coefficients_request``. So w' goes only to the buyer, and so do R, r.
-Logs never contain private keys or plaintexts.
+1. ``commit`` (platform only): the platform names the masked aggregate it will send (its
+   SHA-256) and the uploads in it (SHA-256 of the list, their counts). Once; a repeat of the
+   same commitment is answered again, another one refused (409).
+2. ``unpack_request`` (platform only): accepted only for ciphertexts matching the
+   commitment, so a stranger, a malformed request or another aggregate spends nothing. The
+   unpack is spent *before* decrypting (a failure says something about the decrypted
+   values, so it must not be repeatable with variations); an identical retry is answered
+   from the stored answer.
+3. ``solve_request`` (platform only, after the unpack): one masked system, same rules.
+4. ``coefficients_request`` (buyer only): w' and the commitment's counts, for the buyer to
+   compare with what the platform reported.
+
+Every step is in the CSP's SQLite file (:mod:`.csp_store`, in ``--key-dir``) before the CSP
+answers, so a restart with the same keys keeps the session spent. Callers are identified by
+bearer token before their body is read (:mod:`.tokens`); the CSP publishes only the buyer
+token's hash (``buyer_token_sha256``), which the platform checks the buyer against. Refused
+attempts are logged with who asked and why, never with a token or a ciphertext; nothing
+logged or printed holds a private key, a token or a plaintext.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import os
-import secrets
+import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from cryptoffload.apps import _http
+from cryptoffload.apps._credentials import Credentials, private_dir
 from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.modular import SingularMatrixError
 from cryptoffload.apps.ridge.params import RidgeParams, check_solve_key, required_solve_key_bits, upload_layout
 from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem
-from cryptoffload.apps.ridge.server import ReplayGuard, configure_logging, errors, json_response, log, run, serve_party
-from cryptoffload.apps.ridge.tokens import TOKEN_ENV, check_token, read_buyer_token, token_hash
+from cryptoffload.apps.ridge.server import (
+    ReplayGuard,
+    configure_logging,
+    errors,
+    json_response,
+    log,
+    parse,
+    run,
+    serve_party,
+)
+from cryptoffload.apps.ridge.tokens import BUYER, PLATFORM, allow, csp_credentials
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PrivateKey, PublicKey, generate_keypair, load_key, save_key
 from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.io import atomic_write
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, insecure_study_size: bool,
@@ -65,149 +92,213 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
     upload_layout(params, upload[0])  # refuse unusable keys before saving them for reuse
     check_solve_key(params, solve[0])
     if key_dir is not None:
+        private_dir(key_dir, "CSP key")
         try:
-            key_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             save_key(upload[1], key_dir / "upload.key")
             save_key(upload[0], key_dir / "upload.pub")
             save_key(solve[1], key_dir / "solve.key")
             save_key(solve[0], key_dir / "solve.pub")
-            (key_dir / "params.json").write_text(json.dumps(m.params_to_dict(params)))
+            atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
         except OSError as exc:
             raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
     return upload, solve, False
 
 
 class CspService:
-    """The crypto service provider's HTTP face (module docstring)."""
+    """The CSP's HTTP face (module docstring)."""
 
-    def __init__(self, csp: Csp, token_sha256: str) -> None:
+    def __init__(self, csp: Csp, credentials: Credentials, store: CspStore) -> None:
+        if PLATFORM not in credentials or BUYER not in credentials:
+            raise ConfigError("the CSP needs the platform's and the buyer's credentials")
         self.csp = csp
         self.params = csp.params
-        self.info = SessionInfo(csp.params, csp.upload_pk, csp.solve_pk, token_sha256)
+        self.credentials = credentials
+        self.info = SessionInfo(csp.params, csp.upload_pk, csp.solve_pk, credentials.hash_of(BUYER))
         self.plaintexts = upload_layout(csp.params, csp.upload_pk).plaintexts_needed(csp.params.value_count)
-        self._replay = ReplayGuard()
+        self.store = store
+        store.bind_session(csp.upload_pk.fingerprint.hex(), csp.solve_pk.fingerprint.hex())
+        self._replay = ReplayGuard(store.message_ids())
         self._lock = asyncio.Lock()
-        self._unpacked: tuple[str, str | None] | None = None  # (request digest, response batch or failed)
-        self._solved: tuple[str, list[int]] | None = None  # (system digest, w')
-        self._solve_failed: str | None = None  # digest of a system that could not be solved
+        d = self.params.d
+        #: the largest message: an unpack request or a solve request
+        self.max_body = max(m.message_bytes(self.plaintexts, csp.upload_pk),
+                            m.message_bytes(d * d + d, csp.solve_pk))
         up, sp = csp.upload_pk.fingerprint, csp.solve_pk.fingerprint
-        self._expected = {m.UNPACK_REQUEST: up, m.SOLVE_REQUEST: sp, m.COEFFICIENTS_REQUEST: sp}
-        self._handlers = {m.UNPACK_REQUEST: self._unpack, m.SOLVE_REQUEST: self._solve,
-                          m.COEFFICIENTS_REQUEST: self._coefficients}
+        self._expected = {m.COMMIT: up, m.UNPACK_REQUEST: up, m.SOLVE_REQUEST: sp, m.COEFFICIENTS_REQUEST: sp}
+        self._handlers = {m.COMMIT: (PLATFORM, self._commit), m.UNPACK_REQUEST: (PLATFORM, self._unpack),
+                          m.SOLVE_REQUEST: (PLATFORM, self._solve), m.COEFFICIENTS_REQUEST: (BUYER, self._coefficients)}
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[errors], client_max_size=m.MAX_BODY_BYTES)
-        app.router.add_get("/params", self._params)
-        app.router.add_get("/status", self._status)
-        app.router.add_post("/message", self._message)
+        app = _http.new_app(errors)
+        _http.add_route(app, "GET", "/params", self._params)
+        _http.add_route(app, "GET", "/status", self._status)
+        _http.add_route(app, "POST", "/message", self._message, max_body=self.max_body)
         return app
+
+    def state(self) -> str:
+        for step, name in (("solve", "solved"), ("unpack", "unpacked"), ("commitment", "committed")):
+            if self.store.step(step) is not None:
+                return name
+        return "ready"
 
     async def _params(self, request: web.Request) -> web.Response:
         return json_response(self.info.to_message("csp"))
 
     async def _status(self, request: web.Request) -> web.Response:
-        state = "solved" if self._solved else "unpacked" if self._unpacked else "ready"
-        return json_response(m.new_message(m.STATUS, self.csp.upload_pk.fingerprint, role="csp", state=state,
-                                   solve_key=self.csp.solve_pk.fingerprint.hex()))
+        c = self.store.commitment() or {}
+        return json_response(m.new_message(m.STATUS, self.csp.upload_pk.fingerprint, role="csp", state=self.state(),
+                                           solve_key=self.csp.solve_pk.fingerprint.hex(),
+                                           records=c.get("records"), uploads=c.get("uploads")))
 
     async def _message(self, request: web.Request) -> web.Response:
-        msg = m.parse_message(await request.read(), self._expected)
+        role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
+        msg = await parse(await _http.read_body(request, self.max_body), self._expected)
+        allowed, handler = self._handlers[msg["type"]]
+        allow(role, allowed, f"'{msg['type']}'")
         self._replay.check(msg["message_id"])
-        return json_response(await self._handlers[msg["type"]](msg, request))
+        await run(self.store.remember_message, msg["message_id"], msg["type"])
+        return json_response(await handler(msg))
 
-    async def _unpack(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
-        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk, count=self.plaintexts)
+    # -- 1. the commitment --------------------------------------------------------------------
+    def _commitment_of(self, msg: dict[str, Any]) -> dict[str, Any]:
+        c: dict[str, Any] = {}
+        for name in ("aggregate_sha256", "uploads_sha256"):
+            v = msg.get(name)
+            if not isinstance(v, str) or not _HEX64.fullmatch(v):
+                raise ProtocolError(f"field {name!r} must be 64 lowercase hex digits", code="malformed")
+            c[name] = v
+        c["records"] = m.int_field(msg, "records", 1, self.params.max_records)
+        c["uploads"] = m.int_field(msg, "uploads", 1, self.params.max_records)
+        c["providers"] = m.int_field(msg, "providers", 1, c["uploads"])
+        return c
+
+    async def _commit(self, msg: dict[str, Any]) -> dict[str, Any]:
+        c = self._commitment_of(msg)
+        text = json.dumps(c, sort_keys=True)
+        digest = hashlib.sha256(text.encode()).hexdigest()
         async with self._lock:
-            if self._unpacked is not None:
-                digest, cached = self._unpacked
-                if digest != batch.digest:
-                    raise ProtocolError("this CSP session has already unpacked another aggregate (one per key pair)",
-                                        status=409, code="already_unpacked")
-                if cached is None:
-                    raise ProtocolError("this aggregate already failed to unpack", status=409, code="already_unpacked")
-                text = cached
-                log.info("unpack request repeated: answered from cache")
+            prior = self.store.step("commitment")
+            if prior is None:
+                await run(self.store.spend, "commitment", digest, text)
+                log.info("committed: %d records in %d uploads from %d providers", c["records"], c["uploads"],
+                         c["providers"])
+            elif prior.digest != digest:
+                raise ProtocolError("this CSP session is already committed to another aggregate (one per key pair)",
+                                    status=409, code="already_committed")
+        return m.new_message(m.COMMITTED, self.csp.upload_pk.fingerprint, commitment=digest)
+
+    # -- 2. the one unpack ----------------------------------------------------------------------
+    async def _unpack(self, msg: dict[str, Any]) -> dict[str, Any]:
+        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk, count=self.plaintexts)
+        commitment = self.store.commitment()
+        if commitment is None:
+            raise ProtocolError("no commitment yet: the platform commits to its aggregate before unpacking",
+                                status=409, code="not_committed")
+        if batch.digest != commitment["aggregate_sha256"]:
+            raise ProtocolError("these ciphertexts are not the committed aggregate; nothing was spent", status=409,
+                                code="not_committed")
+        async with self._lock:
+            prior = self.store.step("unpack")
+            if prior is not None and prior.failed:
+                raise ProtocolError("this aggregate already failed to unpack", status=409, code="already_unpacked")
+            if prior is not None and prior.result is not None:
+                text = prior.result
+                log.info("unpack request repeated: answered from the stored answer")
             else:
-                # the one use is spent even if unpacking fails: a failure says something about
-                # the decrypted values, so it must not be repeatable with variations
-                self._unpacked = (batch.digest, None)
+                if prior is None:
+                    await run(self.store.spend, "unpack", batch.digest)
                 try:
                     fields = await run(self.csp.split_and_reencrypt, batch.values)
                 except CryptoffloadError:
+                    await run(self.store.finish, "unpack", None, True)
                     raise ProtocolError("the aggregate does not unpack with this session's layout (not masked by "
                                         "the platform, or overflowed); this CSP session is spent", status=422,
                                         code="unprocessable") from None
                 text = m.encode_ciphertexts(fields, self.csp.solve_pk)
-                self._unpacked = (batch.digest, text)
-                log.info("unpacked a masked aggregate: %d ciphertexts -> %d fields under the solve key",
+                await run(self.store.finish, "unpack", text)
+                log.info("unpacked the committed aggregate: %d ciphertexts -> %d fields under the solve key",
                          len(batch.values), len(fields))
         return m.new_message(m.UNPACK_RESPONSE, self.csp.solve_pk.fingerprint, ciphertexts=text,
                              request_digest=batch.digest)
 
-    async def _solve(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
+    # -- 3. the one solve -----------------------------------------------------------------------
+    async def _solve(self, msg: dict[str, Any]) -> dict[str, Any]:
+        unpacked = self.store.step("unpack")
+        if unpacked is None or unpacked.result is None:
+            raise ProtocolError("nothing unpacked yet: the solve follows the unpack", status=409, code="not_unpacked")
         d = self.params.d
         batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.solve_pk, count=d * d + d)
         async with self._lock:
-            if self._solved is not None or self._solve_failed is not None:
-                if (self._solved[0] if self._solved else self._solve_failed) != batch.digest:
-                    raise ProtocolError("this CSP session has already solved another system (one per key pair)",
-                                        status=409, code="already_solved")
-                if self._solved is None:
-                    raise ProtocolError("this system already failed: it is singular modulo n", status=409,
-                                        code="already_solved")
-                log.info("solve request repeated: answered from cache")
+            prior = self.store.step("solve")
+            if prior is not None and prior.digest != batch.digest:
+                raise ProtocolError("this CSP session has already solved another system (one per key pair)",
+                                    status=409, code="already_solved")
+            if prior is not None and prior.failed:
+                raise ProtocolError("this system already failed: it is singular modulo n", status=409,
+                                    code="already_solved")
+            if prior is not None and prior.result is not None:
+                log.info("solve request repeated: answered from the stored answer")
             else:
+                if prior is None:
+                    await run(self.store.spend, "solve", batch.digest)
                 v = batch.values
-                system = MaskedSystem(self.csp.solve_pk.fingerprint, [v[i * d:(i + 1) * d] for i in range(d)], v[d * d:])
-                self._solve_failed = batch.digest  # spent even on failure (as for unpacking)
-                w_prime = await run(self.csp.solve, system)
-                self._solve_failed = None
-                self._solved = (batch.digest, w_prime)
+                system = MaskedSystem(self.csp.solve_pk.fingerprint, [v[i * d:(i + 1) * d] for i in range(d)],
+                                      v[d * d:])
+                try:
+                    w_prime = await run(self.csp.solve, system)
+                except SingularMatrixError:
+                    await run(self.store.finish, "solve", None, True)
+                    raise
+                await run(self.store.finish, "solve", json.dumps(m.ints_to_hex(w_prime)))
                 log.info("solved a masked %dx%d system; w' kept for the buyer", d, d)
         return m.new_message(m.SOLVE_ACK, self.csp.solve_pk.fingerprint, system_digest=batch.digest)
 
-    async def _coefficients(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
-        check_token(request.headers.get("Authorization"), self.info.buyer_token_sha256)
-        if self._solved is None:
+    # -- 4. w' for the buyer ----------------------------------------------------------------------
+    async def _coefficients(self, msg: dict[str, Any]) -> dict[str, Any]:
+        solved = self.store.step("solve")
+        if solved is None or solved.result is None:
             raise ProtocolError("no system has been solved yet: ask the platform to finalize first", status=409,
                                 code="not_ready")
-        digest, w_prime = self._solved
-        if msg.get("system_digest") != digest:
+        if msg.get("system_digest") != solved.digest:
             raise ProtocolError("the solved system is not the one the platform named (system_digest differs)",
                                 status=409, code="digest_mismatch")
+        c = self.store.commitment() or {}
         log.info("w' handed to the buyer")
-        return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=m.ints_to_hex(w_prime),
-                             system_digest=digest)
-
+        return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=json.loads(solved.result),
+                             system_digest=solved.digest, records=c.get("records"), uploads=c.get("uploads"),
+                             providers=c.get("providers"), uploads_sha256=c.get("uploads_sha256"))
 
 
 def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, upload_bits: int = 2048,
               solve_bits: int | None = None, insecure_study_size: bool = False, key_dir: Path | None = None,
-              token_file: Path | None = None, backend: str = "auto", tls_cert: Path | None = None,
-              tls_key: Path | None = None) -> None:
-    """Run the CSP until SIGINT/SIGTERM."""
+              backend: str = "auto", tls_cert: Path | None = None, tls_key: Path | None = None,
+              insecure_http: bool = False) -> None:
+    """Run the CSP until SIGINT/SIGTERM. Secrets (tokens, a generated TLS key) go into
+    ``key_dir``, or a new private folder whose path is printed and which is removed at exit
+    (the keys die with the process then, and so does the session); never to stdout."""
     configure_logging()
-    ctx = _http.server_ssl(tls_cert, tls_key)
+    ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
-    upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
-    csp = Csp(params, upload, solve, backend=backend)
-    token = read_buyer_token(token_file)
-    if token is None:
-        token = secrets.token_urlsafe(32)
-        if key_dir is not None and (key_dir / "buyer.token").exists():
-            token = read_buyer_token(key_dir / "buyer.token") or token
-        elif key_dir is not None:
-            key_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(key_dir / "buyer.token", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(token + "\n")
-            print(f"buyer token written to {key_dir / 'buyer.token'} (0600); give it to the buyer", flush=True)
-        else:
-            print(f"buyer token: {token}  (give it to the buyer: {TOKEN_ENV} or --buyer-token-file)", flush=True)
-    service = CspService(csp, token_hash(token))
-    print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits "
-          f"({upload[0].fingerprint.hex()}), solve key {solve[0].bits} bits ({solve[0].fingerprint.hex()})", flush=True)
+    folder = private_dir(key_dir, "CSP key") if key_dir is not None else Path(tempfile.mkdtemp(prefix="ridge-csp-"))
     try:
-        asyncio.run(serve_party(service.app(), sock, "csp", ctx))
+        if ctx is None and not insecure_http:
+            ctx, cert = _http.own_certificate(folder, host)
+            print(f"ridge csp: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
+        upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
+        credentials = csp_credentials(folder)
+        store = CspStore(key_dir / "csp.db" if key_dir is not None else None)
+        service = CspService(Csp(params, upload, solve, backend=backend), credentials, store)
+        print(f"ridge csp: tokens in {folder} (0600): platform.token for the platform, buyer.token for the buyer",
+              flush=True)
+        print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits, solve key "
+              f"{solve[0].bits} bits; session fingerprint {service.info.fingerprint} (providers: --csp-fingerprint)",
+              flush=True)
+        try:
+            asyncio.run(serve_party(service.app(), sock, "csp", ctx))
+        finally:
+            store.close()
     finally:
         sock.close()
+        if key_dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
+

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
-import secrets
 import signal
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from cryptoffload.apps.ridge.platform import FAULT_ENV
 from cryptoffload.apps.ridge.protocol import MODES
 from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_data_spec, run_provider
 from cryptoffload.apps.ridge.server import READY_MARK
-from cryptoffload.apps.ridge.tokens import TOKEN_ENV
+from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_token
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate
@@ -117,10 +116,11 @@ class ServerProcess:
         self._thread.join(timeout=2)
 
 
-async def wait_ready(url: str, role: str, timeout: float = 30.0) -> None:
+async def wait_ready(url: str, role: str, cafile: Path | None = None, insecure_http: bool = False,
+                     timeout: float = 30.0) -> None:
     """Until ``GET /status`` answers."""
-    async with client_session() as session:
-        peer = Peer(session, url, role)
+    async with client_session(cafile) as session:
+        peer = Peer(session, url, role, insecure_http=insecure_http)
         await _http.retrying(lambda: peer.get("/status", m.STATUS), timeout)
 
 
@@ -155,12 +155,17 @@ def demo_data(records: int, d: int, data: str | None, seed: int) -> RidgeData:
 
 def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str = "per-record",
              data: str | None = None, seed: int = 1, lam: float = 1.0, frac_bits: int = 16, stat_bits: int = 40,
-             upload_bits: int = 1024, batch: int = 1000, workdir: Path | None = None,
+             upload_bits: int = 1024, batch: int = 1000, workdir: Path | None = None, insecure_http: bool = False,
              make_progress: Callable[[int], ProgressHook] | None = None,
              say: Callable[[str], None] = lambda s: None) -> DemoResult:
     """The whole protocol on this machine: CSP and platform as subprocesses on free loopback
     ports, ``providers`` providers (each a contiguous part of the data) and the buyer here.
-    Both servers are stopped on return, on error and on Ctrl-C."""
+
+    Every link is TLS unless ``insecure_http``: a self-signed certificate made for this run
+    (valid for a day), which every client trusts. The certificate's key, the CSP's keys and
+    every token live in a private temporary folder (0700, files 0600) removed at the end; only
+    the platform database goes to ``workdir`` when one is given. Both servers are stopped on
+    return, on error, on Ctrl-C and on SIGTERM."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
@@ -170,22 +175,31 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
         raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
     params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
                          frac_bits=frac_bits, stat_bits=stat_bits)
+    if workdir is not None and (workdir / "platform.db").exists():
+        raise ConfigError(f"{workdir / 'platform.db'} exists: the demo starts a fresh session (remove it or pick "
+                          "another --workdir)")
     from sklearn.linear_model import Ridge
 
     sk = Ridge(alpha=lam, fit_intercept=False).fit(rd.X, rd.y).coef_
     bound = error_bound(rd.X, rd.y, params)
-    token = secrets.token_urlsafe(32)
-    env = {**os.environ, TOKEN_ENV: token, "PYTHONUNBUFFERED": "1"}
-    env.pop(FAULT_ENV, None)
+    env = {k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, FAULT_ENV)}
+    env["PYTHONUNBUFFERED"] = "1"
+    ids = [f"provider-{k + 1}" for k in range(providers)]
+    study = upload_bits < MIN_SECURE_KEY_BITS
     timings: dict[str, float] = {}
     servers: list[ServerProcess] = []
     t_all = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ridge-demo-") as tmp:
-        work = workdir or Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="ridge-demo-") as tmp:  # 0700, removed at exit
+        secret = Path(tmp)
+        work = workdir or secret
         work.mkdir(parents=True, exist_ok=True)
         db = work / "platform.db"
-        if db.exists():
-            raise ConfigError(f"{db} exists: the demo starts a fresh session (remove it or pick another --workdir)")
+        csp_dir, platform_dir = secret / "csp", secret / "platform"
+        if insecure_http:
+            cafile, tls = None, ["--insecure-http"]
+        else:
+            cafile, key = _http.self_signed_certificate(secret, ("127.0.0.1", "localhost"))
+            tls = ["--tls-cert", str(cafile), "--tls-key", str(key)]
         previous = signal.getsignal(signal.SIGTERM)
 
         def on_term(signum: int, frame: object) -> None:
@@ -198,29 +212,36 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
             csp_args = ["csp", "--port", "0", "--host", "127.0.0.1", "--d", str(params.d), "--max-records",
                         str(params.max_records), "--x-bound", repr(params.x_bound), "--y-bound", repr(params.y_bound),
                         "--lam", repr(params.lam), "--frac-bits", str(params.frac_bits), "--stat-bits",
-                        str(params.stat_bits), "--upload-bits", str(upload_bits)]
-            if upload_bits < MIN_SECURE_KEY_BITS:
+                        str(params.stat_bits), "--upload-bits", str(upload_bits), "--key-dir", str(csp_dir), *tls]
+            if study:
                 csp_args.append("--insecure-study-size")
             servers.append(ServerProcess("CSP", csp_args, env))
             csp_url = servers[0].wait_url(180)
             timings["csp_start"] = time.perf_counter() - s
             s = time.perf_counter()
-            servers.append(ServerProcess("platform", ["platform", "--port", "0", "--host", "127.0.0.1", "--csp",
-                                                      csp_url, "--db", str(db)], env))
+            platform_args = ["platform", "--port", "0", "--host", "127.0.0.1", "--csp", csp_url, "--db", str(db),
+                             "--csp-token-file", str(csp_dir / "platform.token"), "--providers", ",".join(ids),
+                             "--token-dir", str(platform_dir), *tls]
+            if cafile is not None:
+                platform_args += ["--cafile", str(cafile)]
+            servers.append(ServerProcess("platform", platform_args, env))
             platform_url = servers[1].wait_url(60)
-            asyncio.run(wait_ready(platform_url, "platform"))
+            asyncio.run(wait_ready(platform_url, "platform", cafile, insecure_http))
             timings["platform_start"] = time.perf_counter() - s
             say(f"CSP at {csp_url}, platform at {platform_url}")
+            tokens = {p: read_token(platform_dir / f"{p}.token", "provider token") for p in ids}
+            buyer_token = read_token(csp_dir / "buyer.token", "buyer token")
 
             async def clients() -> tuple[list[ProviderReport], BuyerResult]:
                 s = time.perf_counter()
                 hooks = [make_progress(k) if make_progress else None for k in range(providers)]
                 reports = await asyncio.gather(*(
-                    run_provider(platform_url, (rd.X, rd.y), mode=mode, batch=batch, provider_id=f"provider-{k + 1}",
-                                 part=(k + 1, providers), progress=hooks[k])
+                    run_provider(platform_url, (rd.X, rd.y), token=tokens[ids[k]], csp_url=csp_url, mode=mode,
+                                 batch=batch, part=(k + 1, providers), progress=hooks[k], cafile=cafile,
+                                 insecure_study_size=study, insecure_http=insecure_http)
                     for k in range(providers)))
                 timings["upload"] = time.perf_counter() - s
-                buyer = await run_buyer(platform_url, csp_url, token)
+                buyer = await run_buyer(platform_url, csp_url, buyer_token, cafile=cafile, insecure_http=insecure_http)
                 timings.update({f"buyer_{k}": v for k, v in buyer.timings.items()})
                 return list(reports), buyer
 

@@ -62,6 +62,8 @@ FINALIZE = "finalize"                        # buyer -> platform
 FINALIZED = "finalized"                      # platform -> buyer
 MASK_REQUEST = "mask_request"                # buyer -> platform
 MASK = "mask"                                # platform -> buyer: R, r
+COMMIT = "commit"                            # platform -> CSP: the aggregate it will unpack
+COMMITTED = "committed"                      # CSP -> platform
 UNPACK_REQUEST = "unpack_request"            # platform -> CSP: masked aggregate
 UNPACK_RESPONSE = "unpack_response"          # CSP -> platform: fields under the solve key
 SOLVE_REQUEST = "solve_request"              # platform -> CSP: Enc(A R), Enc(b + A r)
@@ -74,8 +76,8 @@ BATCH_MAGIC = b"CORW"
 BATCH_VERSION = 1
 _BATCH_HEAD = struct.Struct(">4sB16sHI")
 
-#: largest accepted request body: a 1000-record per-record batch at d = 20 is ~6 MB
-MAX_BODY_BYTES = 256 * 1024 * 1024
+#: bytes of a message besides its ciphertext batch (envelope, ids, counts): a generous bound
+ENVELOPE_BYTES = 8192
 
 
 class ProtocolError(CryptoffloadError):
@@ -136,8 +138,8 @@ def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, 
         raise ProtocolError(f"unknown message type {kind!r} here (accepted: {', '.join(sorted(expected))})",
                             code="unknown_type")
     mid = msg.get("message_id")
-    try:
-        if not isinstance(mid, str) or uuid.UUID(mid).version != 4 or str(uuid.UUID(mid)) != mid.lower():
+    try:  # canonical form only: an upper-case or braced copy of a seen id is the same id
+        if not isinstance(mid, str) or len(mid) != 36 or uuid.UUID(mid).version != 4 or str(uuid.UUID(mid)) != mid:
             raise ValueError
     except ValueError:
         raise ProtocolError(f"message_id must be a uuid4 string, got {str(mid)[:60]!r}", code="malformed") from None
@@ -172,6 +174,12 @@ def str_field(msg: Mapping[str, Any], name: str, max_len: int = 200) -> str:
 def value_bytes(pk: PublicKey) -> int:
     """Bytes per ciphertext in a batch: whole 64-bit words covering n^2."""
     return 8 * native.words_for_bits(pk.nsquare.bit_length())
+
+
+def message_bytes(count: int, pk: PublicKey) -> int:
+    """Largest body of a message carrying one batch of ``count`` ciphertexts under ``pk``: what a
+    server sizes that route's body limit by."""
+    return 4 * -(-(_BATCH_HEAD.size + count * value_bytes(pk)) // 3) + ENVELOPE_BYTES
 
 
 def encode_words(words: bytes, count: int, pk: PublicKey) -> str:
@@ -318,6 +326,15 @@ class SessionInfo:
     upload_pk: PublicKey
     solve_pk: PublicKey
     buyer_token_sha256: str
+
+    @property
+    def fingerprint(self) -> str:
+        """What a provider pins (``--csp-fingerprint``): SHA-256 over both moduli and the
+        parameters. Not over the DJN bases h_s: a provider makes its own (see
+        :func:`~.provider.pinned_upload_key`)."""
+        body = json.dumps({"params": params_to_dict(self.params), "upload_n": format(self.upload_pk.n, "x"),
+                           "solve_n": format(self.solve_pk.n, "x")}, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(b"cryptoffload-ridge-session\x00" + body.encode()).hexdigest()
 
     def to_message(self, role: str) -> dict[str, Any]:
         layout = upload_layout(self.params, self.upload_pk)

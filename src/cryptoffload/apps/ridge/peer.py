@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import aiohttp
 
@@ -26,9 +26,8 @@ from cryptoffload.errors import ConfigError
 class Peer:
     """One remote party at ``url``: posts envelopes and checks the answers' envelopes."""
 
-    def __init__(self, session: aiohttp.ClientSession, url: str, role: str) -> None:
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigError(f"the {role} URL must start with http:// or https://, got {url!r}")
+    def __init__(self, session: aiohttp.ClientSession, url: str, role: str, *, insecure_http: bool = False) -> None:
+        _http.check_url(url, role, insecure_http)
         self.session = session
         self.url = url.rstrip("/")
         self.role = role
@@ -80,7 +79,7 @@ class Peer:
         return self._answer(status, body, str(message.get("type")), {expect_type: expect_fp})
 
 
-def client_session(cafile: Path | None = None, read_timeout: float = 600.0) -> aiohttp.ClientSession:
+def client_session(cafile: Path | Sequence[Path] | None = None, read_timeout: float = 600.0) -> aiohttp.ClientSession:
     ctx = _http.client_ssl(cafile)
     connector = aiohttp.TCPConnector(ssl=ctx if ctx is not None else True)
     return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(

@@ -1,41 +1,67 @@
 """The platform as an HTTP server: accepts uploads, aggregates them durably, finalizes with the CSP.
 
-It fetches parameters and keys from the CSP, accepts uploads (idempotent by ``upload_id``,
-committed to SQLite with the new aggregate before the 200, :mod:`.store`), folds each upload
-into the aggregate with one native call
-(:func:`~cryptoffload.crypto._native.core.column_products`), and on ``finalize`` runs the
-masked unpacking with the CSP and the masked solve (:class:`~.protocol.Evaluator`), keeping
-R, r for the buyer. Logs: one line per accepted upload (records, bytes) and one per protocol
-step, never a plaintext or a mask.
+It fetches parameters and keys from the CSP, accepts uploads from registered providers
+(idempotent by ``upload_id``, committed to SQLite with the new aggregate before the 200,
+:mod:`.store`), folds each upload into the aggregate with one native call
+(:func:`~cryptoffload.crypto._native.core.column_products`), and on ``finalize`` (buyer
+only) commits to the aggregate at the CSP, runs the masked unpacking with the CSP and the
+masked solve (:class:`~.protocol.Evaluator`), keeping R, r for the buyer.
+
+What an upload must be (issue 12's attacks on uploads): sent with a provider's token
+(:mod:`.tokens`), naming that provider and an ``upload_id`` that starts with its id;
+``records >= 1`` with ``vectors == records`` (per-record) or ``vectors == 1`` (per-provider),
+at most ``max_upload_vectors`` vectors (the route's body limit follows from it), the records
+charged against ``max_records``; ciphertexts below n^2 and units modulo n. The token is checked
+before the body is read, and a provider has at most two uploads in progress.
+Logs: one line per accepted upload (records, bytes) and one per protocol step, never a
+plaintext, a mask or a token.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
+import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import gmpy2
 from aiohttp import web
 
 from cryptoffload.apps import _http
+from cryptoffload.apps._credentials import Credentials, Unauthorized, check_name, issue_tokens, private_dir
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Aggregate, Evaluator
-from cryptoffload.apps.ridge.server import ReplayGuard, configure_logging, errors, json_response, log, run, serve_party
+from cryptoffload.apps.ridge.server import (
+    InFlight,
+    ReplayGuard,
+    configure_logging,
+    errors,
+    json_response,
+    log,
+    parse,
+    run,
+    serve_party,
+)
 from cryptoffload.apps.ridge.store import FinalizeState, PlatformStore, UploadRecord
-from cryptoffload.apps.ridge.tokens import check_token
+from cryptoffload.apps.ridge.tokens import BUYER, allow, read_token
 from cryptoffload.crypto._native import core as native
 from cryptoffload.errors import ConfigError
 
 #: fault injection for tests: ``stall-after-commit:N`` makes the platform hang (without
 #: answering) right after committing its N-th upload, i.e. "killed between commit and 200"
 FAULT_ENV = "CRYPTOFFLOAD_RIDGE_FAULT"
+#: default largest upload, in vectors (records in per-record mode): ~10 MB at d = 20, 1024 bits
+MAX_UPLOAD_VECTORS = 2048
+_UPLOAD_SUFFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def _parse_fault(text: str | None) -> int | None:
@@ -47,19 +73,38 @@ def _parse_fault(text: str | None) -> int | None:
     return int(count)
 
 
+def uploads_digest(uploads: Sequence[UploadRecord]) -> str:
+    """SHA-256 of the accepted uploads (id, provider, records, vectors, ciphertext digest),
+    sorted by id: what the platform commits to at the CSP, and what a provider who knows the
+    list can recompute."""
+    rows = sorted([u.upload_id, u.provider_id, u.records, u.vectors, u.digest] for u in uploads)
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+
+
 class PlatformService:
     """The platform's HTTP face (module docstring); state survives restarts (:mod:`.store`)."""
 
-    def __init__(self, info: SessionInfo, csp_url: str, store: PlatformStore, *, workers: int = 1,
-                 backend: str = "auto", cafile: Path | None = None) -> None:
+    def __init__(self, info: SessionInfo, csp_url: str, csp_token: str, store: PlatformStore,
+                 providers: Credentials, *, workers: int = 1, backend: str = "auto",
+                 cafile: Path | Sequence[Path] | None = None, max_upload_vectors: int = MAX_UPLOAD_VECTORS,
+                 insecure_http: bool = False) -> None:
+        if BUYER in providers:
+            raise ConfigError(f"{BUYER!r} is the buyer's name; choose other provider ids")
         self.info = info
         self.params = info.params
         self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
         self.protocol = Evaluator(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
         self.plaintexts = self.protocol.layout.plaintexts_needed(info.params.value_count)
         self.store = store
-        self.csp_url = csp_url
+        self.csp_url = _http.check_url(csp_url, "CSP", insecure_http)
+        self._csp_token = csp_token
         self._cafile = cafile
+        self._insecure_http = insecure_http
+        self.credentials = Credentials({name: providers.hash_of(name) for name in providers.names()})
+        self.credentials.add(BUYER, info.buyer_token_sha256)
+        self.max_upload_vectors = max(1, min(int(max_upload_vectors), self.params.max_records))
+        self.upload_limit = m.message_bytes(self.max_upload_vectors * self.plaintexts, self.upload_pk)
+        self._in_flight = InFlight(2)
         state = store.load()
         n2 = self.upload_pk.nsquare
         self.agg_words = state.aggregate if state.aggregate is not None else native.ints_to_words([1] * self.plaintexts, n2)
@@ -74,36 +119,46 @@ class PlatformService:
         self._csp: Peer | None = None
         up, sp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
         self._expected = {m.UPLOAD: up, m.FINALIZE: up, m.MASK_REQUEST: sp}
-        self._handlers = {m.UPLOAD: self._upload, m.FINALIZE: self._finalize, m.MASK_REQUEST: self._mask}
         if state.uploads or state.finalize.state != "collecting":
             log.info("reloaded %d accepted uploads (%d records), finalisation state %s", len(self.uploads),
                      self.records, self.fin.state)
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[errors], client_max_size=m.MAX_BODY_BYTES)
-        app.router.add_get("/params", self._params)
-        app.router.add_get("/status", self._status)
-        app.router.add_post("/message", self._message)
+        app = _http.new_app(errors)
+        _http.add_route(app, "GET", "/params", self._params)
+        _http.add_route(app, "GET", "/status", self._status)
+        _http.add_route(app, "POST", "/message", self._message, max_body=self.upload_limit)
         app.cleanup_ctx.append(self._csp_client)
         return app
 
     async def _csp_client(self, app: web.Application) -> AsyncIterator[None]:
         async with client_session(self._cafile) as session:
-            self._csp = Peer(session, self.csp_url, "CSP")
+            self._csp = Peer(session, self.csp_url, "CSP", insecure_http=self._insecure_http)
             yield
 
     async def _params(self, request: web.Request) -> web.Response:
-        return json_response(self.info.to_message("platform"))
+        return json_response(dict(self.info.to_message("platform"), max_upload_vectors=self.max_upload_vectors))
 
     async def _status(self, request: web.Request) -> web.Response:
         return json_response(m.new_message(m.STATUS, self.upload_pk.fingerprint, role="platform", state=self.fin.state,
-                                   records=self.records, uploads=len(self.uploads), bytes=self.bytes,
-                                   max_records=self.params.max_records))
+                                           records=self.records, uploads=len(self.uploads), bytes=self.bytes,
+                                           max_records=self.params.max_records))
 
     async def _message(self, request: web.Request) -> web.Response:
-        msg = m.parse_message(await request.read(), self._expected)
-        self._replay.check(msg["message_id"])
-        return json_response(await self._handlers[msg["type"]](msg, request))
+        role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
+        with self._in_flight(role):
+            limit = m.ENVELOPE_BYTES if role == BUYER else self.upload_limit
+            msg = await parse(await _http.read_body(request, limit), self._expected)
+            kind = msg["type"]
+            if kind == m.UPLOAD:
+                if role == BUYER:
+                    raise Unauthorized("'upload' is accepted from providers only", status=403, code="forbidden")
+            else:
+                allow(role, BUYER, f"{kind!r}")
+            self._replay.check(msg["message_id"])
+            if kind == m.UPLOAD:
+                return json_response(await self._upload(msg, role))
+            return json_response(await (self._finalize(msg) if kind == m.FINALIZE else self._mask(msg)))
 
     async def _remember(self, msg: Mapping[str, Any]) -> None:
         await run(self.store.remember_message, msg["message_id"], msg["type"])
@@ -113,7 +168,7 @@ class PlatformService:
         return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
                              records_total=self.records, uploads_total=len(self.uploads))
 
-    def _duplicate(self, msg: Mapping[str, Any], upload_id: str, records: int, vectors: int) -> None:
+    def _duplicate(self, upload_id: str, records: int, vectors: int) -> None:
         prior = self.uploads[upload_id]
         if (prior.records, prior.vectors) != (records, vectors):
             raise ProtocolError(f"upload id {upload_id!r} was already accepted for {prior.records} records in "
@@ -122,7 +177,7 @@ class PlatformService:
 
     async def _already_accepted(self, msg: Mapping[str, Any], upload_id: str, provider_id: str, records: int,
                                 vectors: int, locked: bool = False) -> dict[str, Any]:
-        self._duplicate(msg, upload_id, records, vectors)
+        self._duplicate(upload_id, records, vectors)
         if locked:
             await self._remember(msg)
         else:
@@ -130,6 +185,59 @@ class PlatformService:
                 await self._remember(msg)
         log.info("upload %s from %s repeated: already accepted, not counted again", upload_id, provider_id)
         return self._ack(upload_id, "already accepted")
+
+    def _upload_fields(self, msg: Mapping[str, Any], provider: str) -> tuple[str, int, int]:
+        provider_id = m.str_field(msg, "provider_id", 64)
+        if provider_id != provider:
+            raise Unauthorized(f"this token is provider {provider!r}'s; the upload names {provider_id[:64]!r}",
+                               status=403, code="forbidden")
+        upload_id = m.str_field(msg, "upload_id", 130)
+        prefix, colon, suffix = upload_id.partition(":")
+        if prefix != provider or not colon or not _UPLOAD_SUFFIX.fullmatch(suffix):
+            raise ProtocolError(f"upload_id must be '{provider}:<1..64 letters, digits, _ . ->'", code="malformed")
+        records = m.int_field(msg, "records", 1, self.params.max_records)
+        vectors = m.int_field(msg, "vectors", 1, self.max_upload_vectors)
+        if vectors != records and vectors != 1:
+            raise ProtocolError(f"{vectors} vectors for {records} records: a per-record upload carries one vector "
+                                "per record, a per-provider upload one vector", code="malformed")
+        return upload_id, records, vectors
+
+    def _check_room(self, records: int) -> None:
+        if self.fin.state != "collecting":
+            raise ProtocolError(f"the platform is {self.fin.state}: no more uploads", status=409, code="finalized")
+        if self.records + records > self.params.max_records:
+            raise ProtocolError(f"{self.records + records} records would exceed max_records = "
+                                f"{self.params.max_records} (the slots' guard bits)", status=422,
+                                code="too_many_records")
+
+    async def _upload(self, msg: dict[str, Any], provider: str) -> dict[str, Any]:
+        upload_id, records, vectors = self._upload_fields(msg, provider)
+        if upload_id in self.uploads:  # a retry: answered without decoding (even after finalisation)
+            return await self._already_accepted(msg, upload_id, provider, records, vectors)
+        self._check_room(records)
+        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.upload_pk,
+                          count=vectors * self.plaintexts, check_units=False)
+        async with self._lock:
+            if upload_id in self.uploads:  # accepted while this copy was being decoded
+                return await self._already_accepted(msg, upload_id, provider, records, vectors, locked=True)
+            self._check_room(records)  # again: another upload may have been accepted meanwhile
+            new_words = await run(self._fold, batch.words, vectors)
+            rec = UploadRecord(upload_id, provider, msg["message_id"], records, vectors, len(batch.words),
+                               batch.digest)
+            await run(self.store.accept_upload, rec, new_words, self.records + records, self.bytes + len(batch.words))
+            self.agg_words = new_words
+            self.records += records
+            self.bytes += len(batch.words)
+            self.uploads[upload_id] = rec
+            self._accepted_here += 1
+            log.info("accepted upload %s from %s: %d records, %d bytes (total %d records)", upload_id, provider,
+                     records, len(batch.words), self.records)
+            ack = self._ack(upload_id, "accepted")
+        if self._fault is not None and self._accepted_here == self._fault:
+            log.warning("fault injection (%s): committed upload %s, now hanging without answering", FAULT_ENV,
+                        upload_id)
+            await asyncio.Event().wait()
+        return ack
 
     def _fold(self, words: bytes, vectors: int) -> bytes:
         """The running aggregate times every vector of the upload, one native call (the
@@ -142,44 +250,6 @@ class PlatformService:
                                 code="malformed")
         return native.ints_to_words(products, n2)
 
-    async def _upload(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
-        upload_id = m.str_field(msg, "upload_id")
-        provider_id = m.str_field(msg, "provider_id")
-        vectors = m.int_field(msg, "vectors", 1, self.params.max_records)
-        records = m.int_field(msg, "records", 0, self.params.max_records)
-        if upload_id in self.uploads:  # a retry: answered without decoding (even after finalisation)
-            return await self._already_accepted(msg, upload_id, provider_id, records, vectors)
-        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.upload_pk,
-                           count=vectors * self.plaintexts, check_units=False)
-        if upload_id in self.uploads:  # accepted while this copy was being decoded
-            return await self._already_accepted(msg, upload_id, provider_id, records, vectors)
-        async with self._lock:
-            if upload_id in self.uploads:
-                return await self._already_accepted(msg, upload_id, provider_id, records, vectors, locked=True)
-            if self.fin.state != "collecting":
-                raise ProtocolError(f"the platform is {self.fin.state}: no more uploads", status=409, code="finalized")
-            if self.records + records > self.params.max_records:
-                raise ProtocolError(f"{self.records + records} records would exceed max_records = "
-                                    f"{self.params.max_records} (the slots' guard bits)", status=422,
-                                    code="too_many_records")
-            new_words = await run(self._fold, batch.words, vectors)
-            rec = UploadRecord(upload_id, provider_id, msg["message_id"], records, vectors, len(batch.words),
-                               batch.digest)
-            await run(self.store.accept_upload, rec, new_words, self.records + records, self.bytes + len(batch.words))
-            self.agg_words = new_words
-            self.records += records
-            self.bytes += len(batch.words)
-            self.uploads[upload_id] = rec
-            self._accepted_here += 1
-            log.info("accepted upload %s from %s: %d records, %d bytes (total %d records)", upload_id, provider_id,
-                     records, len(batch.words), self.records)
-            ack = self._ack(upload_id, "accepted")
-        if self._fault is not None and self._accepted_here == self._fault:
-            log.warning("fault injection (%s): committed upload %s, now hanging without answering", FAULT_ENV,
-                        upload_id)
-            await asyncio.Event().wait()
-        return ack
-
     # -- finalisation ---------------------------------------------------------------------------
     async def _csp_post(self, message: dict[str, Any], expect: str, fp: bytes) -> dict[str, Any]:
         assert self._csp is not None
@@ -191,7 +261,7 @@ class PlatformService:
             async def call() -> dict[str, Any]:
                 nonlocal msg
                 try:
-                    return await peer.post(msg, expect, fp)
+                    return await peer.post(msg, expect, fp, self._csp_token)
                 finally:
                     msg = m.with_new_id(msg)
             return await _http.retrying(call, 10.0)
@@ -200,13 +270,20 @@ class PlatformService:
         except ProtocolError as exc:
             raise ProtocolError(str(exc), status=502, code="csp_refused") from None
 
-    async def _finalize(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
-        check_token(request.headers.get("Authorization"), self.info.buyer_token_sha256)
+    def _commitment(self) -> dict[str, Any]:
+        uploads = list(self.uploads.values())
+        return {"aggregate_sha256": hashlib.sha256(self.fin.masked).hexdigest(), "uploads_sha256": uploads_digest(uploads),
+                "records": self.fin.records, "uploads": len(uploads),
+                "providers": len({u.provider_id for u in uploads})}
+
+    async def _finalize(self, msg: dict[str, Any]) -> dict[str, Any]:
         async with self._lock:
             await self._advance()
             await self._remember(msg)
+            uploads = list(self.uploads.values())
             return m.new_message(m.FINALIZED, self.upload_pk.fingerprint, state=self.fin.state,
-                                 records=self.fin.records, uploads=len(self.uploads),
+                                 records=self.fin.records, uploads=len(uploads),
+                                 providers=len({u.provider_id for u in uploads}), uploads_sha256=uploads_digest(uploads),
                                  system_digest=self.fin.system_digest)
 
     async def _advance(self) -> None:
@@ -214,6 +291,8 @@ class PlatformService:
         p, fin = self.params, self.fin
         ufp, sfp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
         if fin.state == "collecting":
+            if not self.uploads:
+                raise ProtocolError("nothing to finalize: no upload accepted yet", status=409, code="no_uploads")
             t0 = time.perf_counter()
             values = [int.from_bytes(self.agg_words[i:i + m.value_bytes(self.upload_pk)], "little")
                       for i in range(0, len(self.agg_words), m.value_bytes(self.upload_pk))]
@@ -228,6 +307,9 @@ class PlatformService:
                      len(self.uploads), time.perf_counter() - t0)
         if fin.state == "unpacking":
             t0 = time.perf_counter()
+            # the commitment first: the CSP unpacks only the aggregate committed to (an
+            # identical commitment after a restart is answered again)
+            await self._csp_post(m.new_message(m.COMMIT, ufp, **self._commitment()), m.COMMITTED, ufp)
             req = m.new_message(m.UNPACK_REQUEST, ufp, ciphertexts=m.encode_words(fin.masked, self.plaintexts,
                                                                                    self.upload_pk))
             resp = await self._csp_post(req, m.UNPACK_RESPONSE, sfp)
@@ -259,8 +341,7 @@ class PlatformService:
             fin.system = b""
             log.info("the CSP solved the masked system (%.2f s): finalized", time.perf_counter() - t0)
 
-    async def _mask(self, msg: dict[str, Any], request: web.Request) -> dict[str, Any]:
-        check_token(request.headers.get("Authorization"), self.info.buyer_token_sha256)
+    async def _mask(self, msg: dict[str, Any]) -> dict[str, Any]:
         if self.fin.state != "finalized":
             raise ProtocolError(f"not finalized yet (state {self.fin.state}): send 'finalize' first", status=409,
                                 code="not_finalized")
@@ -271,30 +352,62 @@ class PlatformService:
                              system_digest=self.fin.system_digest)
 
 
-def serve_platform(*, csp_url: str, db: Path, host: str = "127.0.0.1", port: int = 0, workers: int | None = None,
-                   wait_csp: float = 10.0, backend: str = "auto", cafile: Path | None = None,
-                   tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
-    """Run the platform until SIGINT/SIGTERM."""
+def provider_credentials(token_dir: Path, providers: Sequence[str]) -> Credentials:
+    """One token per provider in ``token_dir`` (``<id>.token``, 0600; existing ones reused)."""
+    if not providers:
+        raise ConfigError("name the providers that may upload: --providers ID[,ID...]")
+    for p in providers:
+        check_name(p, "provider id")
+        if p == BUYER:
+            raise ConfigError(f"{BUYER!r} is the buyer's name; choose other provider ids")
+    return Credentials(issue_tokens(token_dir, providers, "provider token"))
+
+
+def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: Sequence[str],
+                   token_dir: Path | None = None, host: str = "127.0.0.1", port: int = 0, workers: int | None = None,
+                   wait_csp: float = 10.0, backend: str = "auto", cafile: Path | Sequence[Path] | None = None,
+                   tls_cert: Path | None = None, tls_key: Path | None = None, insecure_http: bool = False,
+                   max_upload_vectors: int = MAX_UPLOAD_VECTORS) -> None:
+    """Run the platform until SIGINT/SIGTERM. Provider tokens (and a generated TLS key) go into
+    ``token_dir``, or a new private folder whose path is printed and which is removed at exit
+    (a platform restarted without ``token_dir`` issues new tokens); never to stdout."""
     configure_logging()
-    ctx = _http.server_ssl(tls_cert, tls_key)
+    ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
+    _http.check_url(csp_url, "CSP", insecure_http)
+    csp_token = read_token(csp_token_file, "CSP token (--csp-token-file)")
     _parse_fault(os.environ.get(FAULT_ENV))
-    sock = _http.bind(host, port)
+    folder = private_dir(token_dir, "provider token") if token_dir is not None \
+        else Path(tempfile.mkdtemp(prefix="ridge-platform-"))
     stores: list[PlatformStore] = []
+    sock: Any = None
 
     async def main() -> None:
+        nonlocal ctx
+        assert sock is not None
         async with client_session(cafile) as session:
-            info = await fetch_session(Peer(session, csp_url, "CSP"), wait_csp)
+            info = await fetch_session(Peer(session, csp_url, "CSP", insecure_http=insecure_http), wait_csp)
         store = PlatformStore(db)  # opened once the CSP answered: a failed start leaves no file
         stores.append(store)
         store.bind_session(info.upload_pk.fingerprint.hex(), info.solve_pk.fingerprint.hex(),
                            m.params_to_dict(info.params))
-        service = PlatformService(info, csp_url, store, workers=workers or os.cpu_count() or 1, backend=backend,
-                                  cafile=cafile)
+        service = PlatformService(info, csp_url, csp_token, store, credentials,
+                                  workers=workers or os.cpu_count() or 1, backend=backend, cafile=cafile,
+                                  max_upload_vectors=max_upload_vectors, insecure_http=insecure_http)
+        if ctx is None and not insecure_http:
+            ctx, cert = _http.own_certificate(folder, host)
+            print(f"ridge platform: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
+        print(f"ridge platform: provider tokens in {folder} (0600): "
+              + ", ".join(f"{p}.token" for p in credentials.names()), flush=True)
         await serve_party(service.app(), sock, "platform", ctx)
 
     try:
+        credentials = provider_credentials(folder, providers)
+        sock = _http.bind(host, port)
         asyncio.run(main())
     finally:
         for store in stores:
             store.close()
-        sock.close()
+        if sock is not None:
+            sock.close()
+        if token_dir is None:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -149,7 +149,7 @@ class Provider:
         return Upload(self.public_key.fingerprint, cts, vectors, records)
 
     def per_record(self, X: np.ndarray, y: np.ndarray, chunk: int = 4096) -> Iterator[Upload]:
-        """Seed 003's workload: every record packed and encrypted on its own, in chunks of
+        """Zhou and Hua's workload: every record packed and encrypted on its own, in chunks of
         ``chunk`` records (one Upload each, so a million records never sit in memory twice)."""
         pos_int(chunk, "chunk")
         for start in range(0, len(X), chunk):

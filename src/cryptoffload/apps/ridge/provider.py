@@ -1,27 +1,31 @@
 """A data provider as an HTTP client of the platform.
 
-It fetches the session from the platform, then encodes, packs and encrypts its records in
-batches (:class:`~.protocol.Provider`) and uploads them; a failed batch is retried with the
-same ``upload_id`` (and a fresh message id), so a batch whose acknowledgement was lost is not
-counted twice.
+It fetches the session from the platform and checks it against the CSP's session
+fingerprint (pinned on the command line, or fetched from the CSP itself over TLS): a platform
+serving its own key gets nothing (issue 12, attack 2). Then it encodes, packs and encrypts its
+records in batches (:class:`~.protocol.Provider`) and uploads them with its token; a failed
+batch is retried with the same ``upload_id`` (and a fresh message id), so a batch whose
+acknowledgement was lost is not counted twice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from cryptoffload.apps import _http
+from cryptoffload.apps._credentials import check_name
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.messages import ProtocolError
+from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import MODES, Provider, Upload
+from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate, load_csv, load_diabetes_scaled
 
@@ -78,12 +82,33 @@ class ProviderReport:
 ProgressHook = Callable[[int, int], None]  # (records just acknowledged, total records)
 
 
-async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarray], *, mode: str = "per-record",
+def pinned_upload_key(served: SessionInfo, pin: str, insecure_study_size: bool) -> PublicKey:
+    """The upload key a provider encrypts under: the served session must have the pinned
+    fingerprint (:attr:`~.messages.SessionInfo.fingerprint`), the key must be >= 2048 bits
+    unless ``insecure_study_size``, and the DJN base h_s is the provider's own (a served h_s is
+    not covered by the fingerprint, and h_s = 1 would make every ciphertext readable)."""
+    if not isinstance(pin, str) or not re.fullmatch(r"[0-9a-f]{64}", pin.lower()):
+        raise ConfigError(f"--csp-fingerprint must be the 64 hex digits the CSP printed, got {str(pin)[:80]!r}")
+    if served.fingerprint != pin.lower():
+        raise ConfigError(f"the platform serves session {served.fingerprint}, not the pinned {pin.lower()}: another "
+                          "CSP's keys or parameters; nothing was encrypted")
+    if served.upload_pk.bits < MIN_SECURE_KEY_BITS and not insecure_study_size:
+        raise ConfigError(f"the upload key has {served.upload_pk.bits} bits, below the 112-bit security level "
+                          f"({MIN_SECURE_KEY_BITS}); pass --insecure-study-size to upload under it for a study")
+    return PublicKey(served.upload_pk.n)
+
+
+async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarray], *, token: str,
+                       csp_fingerprint: str | None = None, csp_url: str | None = None, mode: str = "per-record",
                        batch: int = 1000, provider_id: str | None = None, part: tuple[int, int] = (1, 1),
-                       retry_for: float = 60.0, progress: ProgressHook | None = None, cafile: Path | None = None,
-                       backend: str = "auto", on_retry: Callable[[str], None] | None = None) -> ProviderReport:
-    """Fetch the session from the platform, then encode, pack, encrypt and upload ``data``
-    (a ``--data`` spec or arrays ``(X, y)``), part ``i`` of ``K``.
+                       retry_for: float = 60.0, progress: ProgressHook | None = None,
+                       cafile: Path | Sequence[Path] | None = None, backend: str = "auto",
+                       insecure_study_size: bool = False, insecure_http: bool = False,
+                       on_retry: Callable[[str], None] | None = None) -> ProviderReport:
+    """Fetch the session from the platform, check it against the pin (``csp_fingerprint``, or
+    the session fetched from the CSP itself at ``csp_url``), then encode, pack, encrypt and
+    upload ``data`` (a ``--data`` spec or arrays ``(X, y)``), part ``i`` of ``K``, with the
+    provider's ``token``.
 
     Batches are encrypted one ahead of the upload in progress (a thread; the native
     encryption releases the GIL). Upload ids are ``<provider_id>:<batch index>``: a re-run with
@@ -92,12 +117,29 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
         raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigError(f"--batch must be a positive integer, got {batch!r}")
-    provider_id = provider_id or f"provider-{secrets.token_hex(6)}"
+    if csp_fingerprint is None and csp_url is None:
+        raise ConfigError("pin the CSP's session: --csp-fingerprint HEX (printed by the CSP) or --csp URL")
+    _http.check_url(platform_url, "platform", insecure_http)
+    if csp_url is not None:
+        _http.check_url(csp_url, "CSP", insecure_http)
+    provider_id = check_name(provider_id if provider_id is not None else token.partition(".")[0], "provider id")
     report = ProviderReport(provider_id)
     t0 = time.perf_counter()
     async with client_session(cafile) as session:
-        peer = Peer(session, platform_url, "platform")
-        info = await fetch_session(peer)
+        peer = Peer(session, platform_url, "platform", insecure_http=insecure_http)
+        served_msg = await peer.get("/params", m.PARAMS)
+        try:
+            info = SessionInfo.from_message(served_msg)
+        except ProtocolError as exc:
+            raise ProtocolError(f"the platform at {peer.url} sent invalid parameters: {exc}", 502) from None
+        if csp_url is not None:
+            direct = await fetch_session(Peer(session, csp_url, "CSP", insecure_http=insecure_http))
+            if csp_fingerprint is not None and direct.fingerprint != csp_fingerprint.lower():
+                raise ConfigError(f"the CSP at {csp_url} serves session {direct.fingerprint}, not the pinned "
+                                  f"{csp_fingerprint.lower()}")
+            csp_fingerprint = direct.fingerprint
+        assert csp_fingerprint is not None
+        upload_pk = pinned_upload_key(info, csp_fingerprint, insecure_study_size)
         p = info.params
         if isinstance(data, str):
             rd = load_data_spec(data, p.d, p.x_bound, p.y_bound)
@@ -108,9 +150,15 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
             raise ConfigError(f"the data has {X.shape[1] if X.ndim == 2 else '?'} features, the session expects d = {p.d}")
         i, k = part
         X, y = np.array_split(X, k)[i - 1], np.array_split(y, k)[i - 1]
-        prov = Provider(p, info.upload_pk, backend=backend)
-        fp = info.upload_pk.fingerprint
+        if len(X) == 0:
+            raise ConfigError(f"part {i}/{k} of the data holds no record")
+        prov = Provider(p, upload_pk, backend=backend)
+        fp = upload_pk.fingerprint
         total = len(X)
+        max_vectors = served_msg.get("max_upload_vectors")
+        if mode == "per-record" and isinstance(max_vectors, int) and not isinstance(max_vectors, bool) \
+                and min(batch, total) > max_vectors:
+            raise ConfigError(f"--batch {batch} is above the platform's largest upload ({max_vectors} records)")
         if mode == "per-record":
             bounds = [(s, min(s + batch, total)) for s in range(0, total, batch)]
         else:
@@ -125,12 +173,12 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
         async def send(index: int, up: Upload) -> None:
             upload_id = f"{provider_id}:{index}" if mode == "per-record" else f"{provider_id}:all"
             msg = m.new_message(m.UPLOAD, fp, upload_id=upload_id, provider_id=provider_id, vectors=up.vectors,
-                                records=up.records, ciphertexts=m.encode_ciphertexts(up.ciphertexts, info.upload_pk))
+                                records=up.records, ciphertexts=m.encode_ciphertexts(up.ciphertexts, upload_pk))
 
             async def call() -> dict[str, Any]:
                 nonlocal msg
                 try:
-                    return await peer.post(msg, m.UPLOAD_ACK, fp)
+                    return await peer.post(msg, m.UPLOAD_ACK, fp, token)
                 finally:
                     msg = m.with_new_id(msg)  # a retry is a new message with the same upload id
 
@@ -144,7 +192,7 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
                 raise ProtocolError(f"the platform acknowledged {ack.get('upload_id')!r}, not {upload_id!r}", 502)
             report.uploads += 1
             report.records += up.records
-            report.bytes += len(up.ciphertexts) * m.value_bytes(info.upload_pk)
+            report.bytes += len(up.ciphertexts) * m.value_bytes(upload_pk)
             if ack.get("status") == "already accepted":
                 report.already_accepted += 1
             if progress is not None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, TypeVar
 from aiohttp import web
 
 from cryptoffload.apps import _http
+from cryptoffload.apps._credentials import Unauthorized
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError
 from cryptoffload.apps.ridge.modular import ReconstructionError, SingularMatrixError
@@ -57,7 +58,7 @@ def error_response(status: int, code: str, text: str) -> web.Response:
 
 def _classify(exc: Exception) -> tuple[int, str, str] | None:
     """The parties' refusals (see :func:`cryptoffload.apps._http.error_middleware`)."""
-    if isinstance(exc, ProtocolError):
+    if isinstance(exc, (ProtocolError, Unauthorized)):
         return exc.status, exc.code, str(exc)
     if isinstance(exc, KeyMismatchError):
         return 400, "foreign_key", str(exc)
@@ -69,6 +70,47 @@ def _classify(exc: Exception) -> tuple[int, str, str] | None:
 
 
 errors = _http.error_middleware(_classify, error_response, log)
+
+
+#: bodies above this are parsed on a worker thread, so a large upload never freezes the loop
+PARSE_INLINE_BYTES = 64 * 1024
+
+
+async def parse(body: bytes, expected: Mapping[str, bytes | None]) -> dict[str, Any]:
+    """:func:`~.messages.parse_message`, off the event loop when the body is large."""
+    if len(body) > PARSE_INLINE_BYTES:
+        return await run(m.parse_message, body, expected)
+    return m.parse_message(body, expected)
+
+
+class InFlight:
+    """At most ``limit`` requests of one caller at a time (429 beyond): what bounds the memory
+    one authenticated party can pin with concurrent large bodies."""
+
+    def __init__(self, limit: int = 2) -> None:
+        self.limit = limit
+        self._count: dict[str, int] = {}
+
+    def __call__(self, who: str) -> "InFlight._Slot":
+        return InFlight._Slot(self, who)
+
+    class _Slot:
+        def __init__(self, owner: "InFlight", who: str) -> None:
+            self.owner, self.who = owner, who
+
+        def __enter__(self) -> None:
+            n = self.owner._count.get(self.who, 0)
+            if n >= self.owner.limit:
+                raise ProtocolError(f"{self.who} already has {n} requests in progress; wait for their answers",
+                                    status=429, code="too_many_requests")
+            self.owner._count[self.who] = n + 1
+
+        def __exit__(self, *exc: object) -> None:
+            n = self.owner._count[self.who] - 1
+            if n:
+                self.owner._count[self.who] = n
+            else:
+                del self.owner._count[self.who]
 
 
 class ReplayGuard:

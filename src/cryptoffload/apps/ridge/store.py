@@ -10,14 +10,10 @@ aggregate and the accepted ids, so a retry of an accepted upload (same ``upload_
 answered "already accepted" and not added again, and an upload the platform never committed
 is simply added when the provider retries it.
 
-Why SQLite (stdlib ``sqlite3``) in WAL mode with ``synchronous=FULL``: a commit is one
-append to the write-ahead log plus an fsync, durable across a process kill *and* a power
-loss, with no server to run. All writes come from one process under one lock (the platform
-serialises uploads anyway, each one replaces the aggregate), so SQLite's single-writer model
-costs nothing.
-
-The file is created with mode 0600: besides ciphertexts it holds the unpacking masks and the
-masks R, r of the solve, which together with the CSP's w' reveal the model.
+Why SQLite, and how it is opened and written: :mod:`.db` (the platform serialises uploads
+anyway, each one replaces the aggregate, so SQLite's single-writer model costs nothing). The
+file is 0600: besides ciphertexts it holds the unpacking masks and the masks R, r of the
+solve, which together with the CSP's w' reveal the model.
 
 Finalisation is a small persisted state machine (``collecting`` -> ``unpacking`` ->
 ``solving`` -> ``finalized``); each step's inputs (the masks and the masked aggregate, then
@@ -30,21 +26,16 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from cryptoffload.apps.ridge.db import Database
 from cryptoffload.errors import ConfigError
 
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS aggregate (
     id      INTEGER PRIMARY KEY CHECK (id = 1),
     records INTEGER NOT NULL,
@@ -130,58 +121,25 @@ def _from_hex_list(text: str | None) -> list[int]:
     return [int(v, 16) for v in json.loads(text)] if text else []
 
 
-class PlatformStore:
+class PlatformStore(Database):
     """One SQLite database per platform session (one CSP key pair)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise ConfigError(f"--db {self.path} is a directory, expected a database file")
-        if not self.path.parent.is_dir():
-            raise ConfigError(f"--db {self.path}: folder {self.path.parent} does not exist")
-        try:
-            # created 0600 before SQLite opens it (SQLite gives its -wal/-shm files the same mode)
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
-            # check_same_thread=False: the platform writes from executor threads, one at a
-            # time under its lock; isolation_level=None: transactions are explicit
-            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(_SCHEMA)
-            version = self._meta("schema_version")
-            if version is None:
-                self._set_meta({"schema_version": str(SCHEMA_VERSION)})
-            elif version != str(SCHEMA_VERSION):
-                raise ConfigError(f"{self.path}: database schema {version}, this version reads {SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"{self.path}: not a usable platform database ({exc})") from None
-        except OSError as exc:
-            raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from None
-
-    def close(self) -> None:
-        self._conn.close()
+        super().__init__(path, _SCHEMA, SCHEMA_VERSION, "platform database")
 
     # -- session binding ----------------------------------------------------------------------
-    def _meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _set_meta(self, values: dict[str, str]) -> None:
-        with self._tx():
-            self._conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
-
     def bind_session(self, upload_fp: str, solve_fp: str, params: dict[str, Any]) -> None:
         """Tie the database to one CSP key pair and parameter set; a restart against another
         CSP session is refused rather than mixing aggregates under different keys."""
-        stored = self._meta("upload_key")
+        stored = self.meta("upload_key")
         if stored is None:
-            self._set_meta({"upload_key": upload_fp, "solve_key": solve_fp,
+            self.set_meta({"upload_key": upload_fp, "solve_key": solve_fp,
                             "params": json.dumps(params, sort_keys=True), "created_at": str(time.time())})
             return
-        if stored != upload_fp or self._meta("solve_key") != solve_fp:
+        if stored != upload_fp or self.meta("solve_key") != solve_fp:
             raise ConfigError(f"{self.path} belongs to the CSP session with upload key {stored}, not {upload_fp}; "
                               "use another --db for a new session")
-        if self._meta("params") != json.dumps(params, sort_keys=True):
+        if self.meta("params") != json.dumps(params, sort_keys=True):
             raise ConfigError(f"{self.path} was made for other protocol parameters than the CSP's")
 
     # -- loading --------------------------------------------------------------------------------
@@ -204,14 +162,11 @@ class PlatformStore:
         return StoredState(bytes(row[2]), int(row[0]), int(row[1]), uploads, ids, fin)
 
     # -- writes (each one transaction) --------------------------------------------------------
-    def _tx(self) -> "_Transaction":
-        return _Transaction(self._conn)
-
     def accept_upload(self, upload: UploadRecord, aggregate_words: bytes, records: int, total_bytes: int) -> None:
         """The upload's id and message id, and the aggregate that includes it, in one commit.
         Raises sqlite3.IntegrityError (nothing written) if the upload id is already there."""
         now = time.time()
-        with self._tx():
+        with self.transaction():
             self._conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                (upload.upload_id, upload.provider_id, upload.message_id, upload.records,
                                 upload.vectors, upload.bytes, upload.digest, now))
@@ -225,40 +180,24 @@ class PlatformStore:
     def remember_message(self, message_id: str, type_: str) -> None:
         """A processed message id that changed nothing else (kept so a replay stays refused
         after a restart)."""
-        with self._tx():
+        with self.transaction():
             self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
 
     def save_unpacking(self, records: int, masks: list[int], masked_words: bytes) -> None:
-        with self._tx():
+        with self.transaction():
             self._conn.execute(
                 "INSERT OR REPLACE INTO finalize (id, state, records, masks, masked) VALUES (1, 'unpacking', ?, ?, ?)",
                 (records, _hex_list(masks), masked_words))
 
     def save_solving(self, R: list[list[int]], r: list[int], system_words: bytes, digest: str) -> None:
         """R, r and the masked system; the unpacking masks are spent and deleted."""
-        with self._tx():
+        with self.transaction():
             self._conn.execute(
                 "UPDATE finalize SET state = 'solving', masks = NULL, masked = NULL, mask_r_big = ?, "
                 "mask_r_small = ?, system = ?, system_digest = ? WHERE id = 1",
                 (json.dumps([[format(v, "x") for v in row] for row in R]), _hex_list(r), system_words, digest))
 
     def mark_finalized(self) -> None:
-        with self._tx():
+        with self.transaction():
             self._conn.execute("UPDATE finalize SET state = 'finalized', system = NULL WHERE id = 1")
 
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): explicit, because the
-    connection runs in autocommit mode so that nothing is ever committed implicitly."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            self._conn.execute("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")

@@ -1,0 +1,77 @@
+"""What the two ridge databases (the platform's :mod:`.store`, the CSP's :mod:`.csp_store`) share.
+
+Why SQLite (stdlib ``sqlite3``) in WAL mode with ``synchronous=FULL``: a commit is one append
+to the write-ahead log plus an fsync, durable across a process kill *and* a power loss, with
+no server to run. Every write is an explicit ``BEGIN IMMEDIATE`` ... ``COMMIT`` (the connection
+runs in autocommit mode, so nothing is ever committed implicitly), one at a time under a lock
+(each party writes from executor threads). The file is created 0600 before SQLite opens it
+(SQLite gives its -wal/-shm files the same mode): both hold secrets of the protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from cryptoffload.errors import ConfigError
+
+_META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+
+
+class Database:
+    """A SQLite file (or, with ``path=None``, memory) holding ``schema`` at ``version``."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, schema: str, version: int, what: str) -> None:
+        self.path = Path(path) if path is not None else None
+        self._lock = threading.Lock()
+        try:
+            if self.path is not None:
+                if self.path.is_dir():
+                    raise ConfigError(f"{self.path} is a directory, expected {what} (a database file)")
+                if not self.path.parent.is_dir():
+                    raise ConfigError(f"{self.path}: folder {self.path.parent} does not exist")
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+            # check_same_thread=False: writes come from executor threads, one at a time under
+            # the lock; isolation_level=None: transactions are explicit
+            self._conn = sqlite3.connect(self.path if self.path is not None else ":memory:", isolation_level=None,
+                                         check_same_thread=False, timeout=30)
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_META + schema)
+            stored = self.meta("schema_version")
+            if stored is None:
+                self.set_meta({"schema_version": str(version)})
+            elif stored != str(version):
+                raise ConfigError(f"{self.path}: {what} schema {stored}, this version reads {version}")
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{self.path}: not a usable {what} ({exc})") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot open {self.path}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` (nothing written) on any error."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
