@@ -292,7 +292,7 @@ def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1",
 async def serve(app: web.Application, sock: socket.socket, stop: asyncio.Event, *,
                 ssl_context: ssl.SSLContext | None = None, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve ``app`` on ``sock`` until ``stop`` is set; ``on_ready(url)`` once it accepts."""
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, lingering_time=0)
     await runner.setup()
     try:
         await web.SockSite(runner, sock, ssl_context=ssl_context).start()
