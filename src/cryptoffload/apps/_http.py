@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional, Sequence, TypeVar
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -62,7 +63,8 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
         if isinstance(exc, web.HTTPException):
             if exc.status < 400:
                 raise exc
-            text = exc.text if isinstance(exc, BodyTooLarge) else f"{exc.reason} ({request.method} {request.path})"
+            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest)) \
+                else f"{exc.reason} ({request.method} {request.path})"
             log.warning("refused %s %s from %s: %d %s", request.method, request.path[:100], request.remote,
                         exc.status, exc.reason)
             return respond(exc.status, exc.reason.lower().replace(" ", "_"), text or exc.reason)
@@ -129,10 +131,14 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge(limit, what)
     buf = bytearray()
-    async for chunk in request.content.iter_chunked(1 << 16):
-        if len(buf) + len(chunk) > limit:
-            raise BodyTooLarge(limit, what)
-        buf += chunk
+    try:
+        async for chunk in request.content.iter_chunked(1 << 16):
+            if len(buf) + len(chunk) > limit:
+                raise BodyTooLarge(limit, what)
+            buf += chunk
+    except HttpProcessingError:  # the sender stopped before its declared length, or garbled its chunks
+        raise web.HTTPBadRequest(text=f"{what}: the body ended before its declared length, or its chunks are "
+                                      "garbled (truncated)") from None
     return bytes(buf)
 
 
@@ -292,7 +298,11 @@ def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1",
 async def serve(app: web.Application, sock: socket.socket, stop: asyncio.Event, *,
                 ssl_context: ssl.SSLContext | None = None, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve ``app`` on ``sock`` until ``stop`` is set; ``on_ready(url)`` once it accepts."""
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, lingering_time=0)
+    # after refusing a body it did not read, the server drains the rest for at most a second
+    # before closing (aiohttp's default is 10 s): closing at once would make the kernel reset
+    # the connection and destroy the error answer; draining longer lets a client hold the
+    # connection and the bandwidth. Nothing drained is kept.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, lingering_time=1.0)
     await runner.setup()
     try:
         await web.SockSite(runner, sock, ssl_context=ssl_context).start()
