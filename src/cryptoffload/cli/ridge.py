@@ -138,8 +138,11 @@ def ridge_platform(
 ) -> None:
     """Platform: accepts uploads from registered providers, aggregates them durably, finalizes with the CSP."""
     from cryptoffload.apps.ridge.platform import serve_platform
-    from cryptoffload.checks import check_int, split_list
+    from cryptoffload.checks import check_int, check_non_negative, split_list
 
+    if workers is not None:
+        check_int("--workers", workers)
+    check_non_negative("--wait-csp", wait_csp)
     serve_platform(csp_url=csp, db=db, csp_token_file=csp_token_file, providers=split_list("--providers", providers),
                    token_dir=token_dir, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
                    tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http,
@@ -174,6 +177,7 @@ def ridge_provider(
 
     from cryptoffload.apps.ridge.provider import parse_part, run_provider
     from cryptoffload.apps.ridge.tokens import read_token
+    from cryptoffload.checks import check_int, check_non_negative
     from cryptoffload.errors import ConfigError
 
     def retrying(text: str) -> None:
@@ -181,6 +185,8 @@ def ridge_provider(
 
     if csp_fingerprint is None and csp is None:
         raise ConfigError("pin the CSP's session: --csp-fingerprint HEX (printed by the CSP) or --csp URL")
+    check_int("--batch", batch)
+    check_non_negative("--retry-for", retry_for)
     token = read_token(token_file, "provider token (--token-file)")
     with _ridge_progress(not no_progress) as make:
         report = asyncio.run(run_provider(platform, data, token=token, csp_fingerprint=csp_fingerprint, csp_url=csp,
@@ -210,7 +216,9 @@ def ridge_buyer(
     import asyncio
 
     from cryptoffload.apps.ridge.buyer import run_buyer
+    from cryptoffload.checks import check_positive
 
+    check_positive("--timeout", timeout)
     result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout,
                                    insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],

@@ -57,7 +57,15 @@ from cryptoffload.apps.ridge.server import (
     serve_party,
 )
 from cryptoffload.apps.ridge.tokens import BUYER, PLATFORM, allow, csp_credentials
-from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PrivateKey, PublicKey, generate_keypair, load_key, save_key
+from cryptoffload.crypto.paillier import (
+    MIN_SECURE_KEY_BITS,
+    PrivateKey,
+    PublicKey,
+    check_key_bits,
+    generate_keypair,
+    load_key,
+    save_key,
+)
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import atomic_write
 
@@ -102,6 +110,16 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
         except OSError as exc:
             raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
     return upload, solve, False
+
+
+def check_key_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | None,
+                    insecure_study_size: bool) -> int:
+    """Both key sizes, checked before anything starts; returns the solve key's (by default
+    max(2048, what exact recovery needs))."""
+    check_key_bits(upload_bits, insecure_study_size)
+    bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
+    check_key_bits(bits, insecure_study_size)
+    return bits
 
 
 class CspService:
@@ -277,6 +295,7 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     ``key_dir``, or a new private folder whose path is printed and which is removed at exit
     (the keys die with the process then, and so does the session); never to stdout."""
     configure_logging()
+    check_key_sizes(params, upload_bits, solve_bits, insecure_study_size)
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
     folder = private_dir(key_dir, "CSP key") if key_dir is not None else Path(tempfile.mkdtemp(prefix="ridge-csp-"))

@@ -27,6 +27,7 @@ import numpy as np
 from cryptoffload.apps import _http
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
+from cryptoffload.apps.ridge.csp import check_key_sizes
 from cryptoffload.apps.ridge.params import RidgeParams, error_bound
 from cryptoffload.apps.ridge.peer import Peer, client_session
 from cryptoffload.apps.ridge.platform import FAULT_ENV
@@ -34,6 +35,7 @@ from cryptoffload.apps.ridge.protocol import MODES
 from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_data_spec, run_provider
 from cryptoffload.apps.ridge.server import READY_MARK
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_token
+from cryptoffload.checks import check_int
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate
@@ -175,6 +177,8 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
         raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
     params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
                          frac_bits=frac_bits, stat_bits=stat_bits)
+    check_key_sizes(params, upload_bits, None, upload_bits < MIN_SECURE_KEY_BITS)
+    check_int("--batch", batch)
     if workdir is not None and (workdir / "platform.db").exists():
         raise ConfigError(f"{workdir / 'platform.db'} exists: the demo starts a fresh session (remove it or pick "
                           "another --workdir)")
