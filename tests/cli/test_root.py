@@ -55,3 +55,17 @@ def test_an_internal_failure_keeps_its_traceback_and_exits_1(monkeypatch, capsys
     assert "Traceback (most recent call last)" in err and "RingFull: ring 'requests' is full" in err
     assert "internal error: this is a bug in cryptoffload" in err and "please report it" in err
     assert not any(line.startswith("error:") for line in err.splitlines())
+
+
+def test_subprocesses_run_the_code_under_test(tmp_path: Path) -> None:
+    """The CLI tests start `python -m cryptoffload.cli` in a temporary folder: it must import
+    this tree's package, not an installed one (conftest.py makes PYTHONPATH absolute)."""
+    import os
+    import subprocess
+    import sys
+
+    import cryptoffload
+
+    out = subprocess.run([sys.executable, "-c", "import cryptoffload; print(cryptoffload.__file__)"], cwd=tmp_path,
+                         env=dict(os.environ), capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(out).resolve() == Path(cryptoffload.__file__).resolve()
