@@ -69,3 +69,18 @@ def test_subprocesses_run_the_code_under_test(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", "import cryptoffload; print(cryptoffload.__file__)"], cwd=tmp_path,
                          env=dict(os.environ), capture_output=True, text=True, check=True).stdout.strip()
     assert Path(out).resolve() == Path(cryptoffload.__file__).resolve()
+
+
+def test_an_error_after_the_bar_started_leaves_only_its_own_line(capsys) -> None:
+    """A study may find bad input after its progress bar started (a trace read in the first
+    step): the bar is erased, so the error stays the one line on stderr."""
+    import pytest
+
+    from cryptoffload.cli.root import progress_bar
+    from cryptoffload.errors import TraceError
+
+    with pytest.raises(TraceError):
+        with progress_bar() as prog:
+            prog(11)
+            raise TraceError("absent.csv: cannot read trace")
+    assert capsys.readouterr().err == ""

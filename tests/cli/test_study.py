@@ -12,6 +12,7 @@ from cli_helpers import assert_nothing_written, assert_user_error, run_cli
 
 from cryptoffload import __version__
 from cryptoffload.profiles import builtin_profile_path
+from cryptoffload.report.result import PROVENANCES
 
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -85,7 +86,7 @@ def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
         assert tid in data["tables"], tid
         t = data["tables"][tid]
         assert {"columns", "rows", "paper", "provenance"} <= set(t)
-        assert t["provenance"] in ("simulated", "measured", "cited", "mixed")
+        assert t["provenance"] in PROVENANCES
         assert all(len(r) == len(t["columns"]) for r in t["rows"])
         assert (out / f"{tid}.csv").is_file()
     t6 = data["tables"]["table6_p90_vs_oracle"]

@@ -50,6 +50,14 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str
 
     try:
         yield start
+    except BaseException:
+        # An error ends the command with its own message only: the bar is erased, not left
+        # behind (a study may find bad input after its bar has started, e.g. reading a trace).
+        if started:
+            started = False
+            prog.live.transient = True
+            prog.live.stop()  # not prog.stop(): that adds a blank line on a pipe
+        raise
     finally:
         if started:
             prog.stop()
