@@ -22,7 +22,8 @@ import socket
 import ssl
 import threading
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Optional, Sequence, TypeVar
+from contextlib import contextmanager
+from typing import Any, Awaitable, Callable, Iterator, Optional, Sequence, TypeVar
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -63,7 +64,7 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
         if isinstance(exc, web.HTTPException):
             if exc.status < 400:
                 raise exc
-            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest)) \
+            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest, web.HTTPTooManyRequests)) \
                 else f"{exc.reason} ({request.method} {request.path})"
             log.warning("refused %s %s from %s: %d %s", request.method, request.path[:100], request.remote,
                         exc.status, exc.reason)
@@ -140,6 +141,29 @@ async def read_body(request: web.Request, limit: int) -> bytes:
         raise web.HTTPBadRequest(text=f"{what}: the body ended before its declared length, or its chunks are "
                                       "garbled (truncated)") from None
     return bytes(buf)
+
+
+class InFlight:
+    """At most ``limit`` requests of one caller at a time (429 beyond): what bounds the memory
+    one authenticated caller can pin with concurrent large bodies. ``with in_flight(who):``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._count: dict[str, int] = {}
+
+    @contextmanager
+    def __call__(self, who: str) -> Iterator[None]:
+        n = self._count.get(who, 0)
+        if n >= self.limit:
+            raise web.HTTPTooManyRequests(text=f"{who} already has {n} request(s) in progress; wait for the answer")
+        self._count[who] = n + 1
+        try:
+            yield
+        finally:
+            if self._count[who] > 1:
+                self._count[who] -= 1
+            else:
+                del self._count[who]
 
 
 # -- listening ------------------------------------------------------------------------------

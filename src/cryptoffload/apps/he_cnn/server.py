@@ -126,7 +126,7 @@ class HeCnnServer:
             raise ConfigError("the server needs at least one client credential (--clients)")
         self.clients = clients
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
-        self._busy: set[str] = set()
+        self._in_flight = _http.InFlight(1)  # one request with a body per client at a time
         self._opening = 0
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="he-cnn-eval")
         #: a fresh ciphertext (two polynomials over the primes of the plan's top level)
@@ -243,9 +243,6 @@ class HeCnnServer:
         return be.serialize_ciphertext(out), seconds
 
     # -- HTTP ------------------------------------------------------------------------------
-    def _one_at_a_time(self, client: str) -> "_Busy":
-        return _Busy(self._busy, client)
-
     def app(self) -> web.Application:
         app = _http.new_app(_errors)
 
@@ -254,7 +251,7 @@ class HeCnnServer:
 
         async def open_session(request: web.Request) -> web.Response:
             client = self.clients.identify(request.headers.get("Authorization"))
-            with self._one_at_a_time(client):
+            with self._in_flight(client):
                 self._admit(client)               # before the ~100 MB body is read
                 self._opening += 1
                 try:
@@ -269,7 +266,7 @@ class HeCnnServer:
             client = self.clients.identify(request.headers.get("Authorization"))
             sid = request.match_info["sid"]
             s = self._session(sid, client)        # before the body is read
-            with self._one_at_a_time(client):
+            with self._in_flight(client):
                 data = await _http.read_body(request, self.max_ciphertext)
                 out, seconds = await self._run(self._infer, s, sid, data)
             return web.Response(body=out, content_type="application/octet-stream",
@@ -287,22 +284,6 @@ class HeCnnServer:
         _http.add_route(app, "POST", f"{API}/sessions/{{sid}}/infer", infer, max_body=self.max_ciphertext)
         _http.add_route(app, "DELETE", f"{API}/sessions/{{sid}}", close)
         return app
-
-
-class _Busy:
-    """One request with a body per client at a time (429 beyond)."""
-
-    def __init__(self, busy: set[str], client: str) -> None:
-        self.busy, self.client = busy, client
-
-    def __enter__(self) -> None:
-        if self.client in self.busy:
-            raise RequestError(429, "too_many_requests", "one request at a time per client: wait for the answer "
-                               "to the previous one")
-        self.busy.add(self.client)
-
-    def __exit__(self, *exc: object) -> None:
-        self.busy.discard(self.client)
 
 
 def client_credentials(token_dir: Path, clients: Sequence[str]) -> Credentials:

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import gmpy2
 
-from cryptoffload.apps.ridge.params import pos_int
+from cryptoffload.checks import check_int
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 
@@ -67,7 +67,7 @@ def rational_reconstruct(a: int, n: int, num_bound: int | None = None, den_bound
     extended Euclidean algorithm on (n, a), stopped at the first remainder <= num_bound,
     finds it: Wang's rational reconstruction). Default bounds: both floor(sqrt(n/2)), hence
     ``|p|, q <= sqrt(n/2)``. Raises :class:`ReconstructionError` when no fraction fits."""
-    n = pos_int(n, "modulus n", 2)
+    n = check_int("modulus n", n, minimum=2)
     N = math.isqrt(n // 2) if num_bound is None else num_bound
     D = N if den_bound is None else den_bound
     if N < 0 or D < 1 or 2 * N * D >= n:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.crypto.packing import PackingError, PackingLayout
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
@@ -21,21 +22,6 @@ from cryptoffload.errors import ConfigError
 #: largest fractional bits accepted: values and their sums must stay inside numpy's int64
 MAX_FRAC_BITS = 40
 MIN_STAT_BITS = 40
-
-
-def pos_int(value: object, what: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{what} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def pos_float(value: object, what: str, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{what} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ConfigError(f"{what} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}")
-    return v
 
 
 @dataclass(frozen=True)
@@ -58,11 +44,11 @@ class RidgeParams:
     symmetric: bool = True
 
     def __post_init__(self) -> None:
-        pos_int(self.d, "dimension d")
-        pos_int(self.max_records, "max_records")
-        pos_float(self.x_bound, "x_bound")
-        pos_float(self.y_bound, "y_bound")
-        pos_float(self.lam, "lambda", allow_zero=True)
+        check_int("dimension d", self.d)
+        check_int("max_records", self.max_records)
+        check_positive("x_bound", self.x_bound)
+        check_positive("y_bound", self.y_bound)
+        check_positive("lambda", self.lam, allow_zero=True)
         if isinstance(self.frac_bits, bool) or not isinstance(self.frac_bits, int) or not 0 <= self.frac_bits <= MAX_FRAC_BITS:
             raise ConfigError(f"frac_bits must be an integer in 0..{MAX_FRAC_BITS}, got {self.frac_bits!r}")
         if isinstance(self.stat_bits, bool) or not isinstance(self.stat_bits, int) or not MIN_STAT_BITS <= self.stat_bits <= 256:

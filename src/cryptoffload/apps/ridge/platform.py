@@ -41,7 +41,6 @@ from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Aggregate, Evaluator
 from cryptoffload.apps.ridge.server import (
-    InFlight,
     ReplayGuard,
     configure_logging,
     errors,
@@ -104,7 +103,7 @@ class PlatformService:
         self.credentials.add(BUYER, info.buyer_token_sha256)
         self.max_upload_vectors = max(1, min(int(max_upload_vectors), self.params.max_records))
         self.upload_limit = m.message_bytes(self.max_upload_vectors * self.plaintexts, self.upload_pk)
-        self._in_flight = InFlight(2)
+        self._in_flight = _http.InFlight(2)
         state = store.load()
         n2 = self.upload_pk.nsquare
         self.agg_words = state.aggregate if state.aggregate is not None else native.ints_to_words([1] * self.plaintexts, n2)

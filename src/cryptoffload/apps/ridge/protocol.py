@@ -71,11 +71,11 @@ from cryptoffload.apps.ridge.modular import invertible_mod, rational_reconstruct
 from cryptoffload.apps.ridge.params import (
     RidgeParams,
     check_solve_key,
-    pos_int,
     required_solve_key_bits,
     solve_bounds,
     upload_layout,
 )
+from cryptoffload.checks import check_int
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import (
     MIN_SECURE_KEY_BITS,
@@ -151,14 +151,14 @@ class Provider:
     def per_record(self, X: np.ndarray, y: np.ndarray, chunk: int = 4096) -> Iterator[Upload]:
         """Zhou and Hua's workload: every record packed and encrypted on its own, in chunks of
         ``chunk`` records (one Upload each, so a million records never sit in memory twice)."""
-        pos_int(chunk, "chunk")
+        check_int("chunk", chunk)
         for start in range(0, len(X), chunk):
             values = self.encode(X[start:start + chunk], y[start:start + chunk])
             yield self._upload(self.encrypt(self.pack(values)), len(values), len(values))
 
     def per_provider(self, X: np.ndarray, y: np.ndarray, chunk: int = 65536) -> Upload:
         """The provider's records summed in the clear, then one packed (A; b) encrypted."""
-        pos_int(chunk, "chunk")
+        check_int("chunk", chunk)
         records = len(X)
         if records > self.params.max_records:
             raise ConfigError(f"{records} records exceed max_records = {self.params.max_records}")
@@ -314,7 +314,7 @@ class Evaluator:
         self.solve_pk = solve_pk
         self.layout = upload_layout(params, upload_pk)
         check_solve_key(params, solve_pk)
-        self.workers = pos_int(workers, "workers")
+        self.workers = check_int("workers", workers)
         self._backend = backend
         self._masks: list[int] | None = None
         self.powm_backend = ""
@@ -511,7 +511,7 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     ``recover``; ``total`` is their sum."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    pos_int(providers, "providers")
+    check_int("providers", providers)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
     if len(X) > params.max_records:

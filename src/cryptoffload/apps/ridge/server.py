@@ -83,36 +83,6 @@ async def parse(body: bytes, expected: Mapping[str, bytes | None]) -> dict[str, 
     return m.parse_message(body, expected)
 
 
-class InFlight:
-    """At most ``limit`` requests of one caller at a time (429 beyond): what bounds the memory
-    one authenticated party can pin with concurrent large bodies."""
-
-    def __init__(self, limit: int = 2) -> None:
-        self.limit = limit
-        self._count: dict[str, int] = {}
-
-    def __call__(self, who: str) -> "InFlight._Slot":
-        return InFlight._Slot(self, who)
-
-    class _Slot:
-        def __init__(self, owner: "InFlight", who: str) -> None:
-            self.owner, self.who = owner, who
-
-        def __enter__(self) -> None:
-            n = self.owner._count.get(self.who, 0)
-            if n >= self.owner.limit:
-                raise ProtocolError(f"{self.who} already has {n} requests in progress; wait for their answers",
-                                    status=429, code="too_many_requests")
-            self.owner._count[self.who] = n + 1
-
-        def __exit__(self, *exc: object) -> None:
-            n = self.owner._count[self.who] - 1
-            if n:
-                self.owner._count[self.who] = n
-            else:
-                del self.owner._count[self.who]
-
-
 class ReplayGuard:
     """Message ids already seen. Why ids are remembered from the *start* of processing: a
     replay that arrives while the original is still being processed is refused too."""
