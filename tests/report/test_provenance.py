@@ -25,7 +25,8 @@ def _t2(prov: str = "simulated", **kw) -> Table:
 
 @pytest.mark.parametrize(("source", "target"), [
     ("fitted to Table 2: 0.058 GB of conv weights", "table 2"),
-    ("Fitted to seed 001 Table 1's naive row", "table 1"),
+    ("Fitted to the paper's Table 1's naive row", "table 1 naive row"),
+    ("fitted to Table 1 naive row: least squares", "table 1 naive row"),
     ("fitted: QAT+S1 throughput = QHCS1 / 1.76", ""),
     ("fitted (jointly with request_s): see request_s", ""),
     ("fitted to the paper's ratios", ""),
@@ -96,3 +97,13 @@ def test_claims_follow_the_row_they_quote() -> None:
     assert check_provenance(r) == []
     r.claim(Claim("x", "y", "simulated", table="t2", key=["9 GB/s"]))
     assert "has no row" in check_provenance(r)[0]
+
+
+def test_a_fit_to_one_row_predicts_the_other_rows_of_its_table() -> None:
+    fits = {"u280:ops.rotate_s": "table 1 naive row"}
+    naive = Table("n", "naive", ["devices", "ms"], [[2, 8.05]], "simulated", paper=[[2, 8.049]], reproduces="Table 1 naive row")
+    tuned = Table("t", "tuned", ["devices", "ms"], [[2, 7.6]], "simulated", paper=[[2, 7.447]], reproduces="Table 1 tuned row")
+    whole = Table("w", "whole", ["devices", "ms"], [[2, 7.6]], "simulated", paper=[[2, 7.447]], reproduces="Table 1")
+    assert check_provenance(_res(naive, fits=fits)) != []   # the fitted row itself
+    assert check_provenance(_res(tuned, fits=fits)) == []   # another row: a prediction
+    assert check_provenance(_res(whole, fits=fits)) != []   # the whole table holds the fitted row

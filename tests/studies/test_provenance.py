@@ -35,10 +35,6 @@ SMALL: dict[str, dict[str, Any]] = {
     "ridge": dict(quick=True, records=200, d=3, chunk=100, workers=1, accuracy=False),
     "tls-offload": dict(quick=True, clients=["curl"], count=2, planner_requests=200),
 }
-#: studies whose labels are being corrected by their owner (issue 16); strict, so the marker
-#: must go as soon as the labels are honest
-RELABEL_PENDING = {"paillier-offload": "QAT card and CPU costs fitted to the paper's ratios, rows still labelled "
-                                       "simulated (repro-sim is relabelling them)"}
 
 
 def test_every_registered_study_has_a_small_run() -> None:
@@ -72,8 +68,7 @@ def declared_and_profile_fits(res: StudyResult, folder: Path) -> dict[str, str]:
     return fits
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=RELABEL_PENDING[n], strict=True))
-                                  if n in RELABEL_PENDING else n for n in sorted(SMALL)])
+@pytest.mark.parametrize("name", sorted(SMALL))
 def test_no_fitted_value_is_labelled_a_prediction(name: str, small_runs) -> None:
     if name == "tls-offload" and not HAVE_TLS_TOOLS:
         pytest.skip("nginx, wrk or curl not installed (make installs them)")

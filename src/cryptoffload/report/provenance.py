@@ -24,7 +24,7 @@ from cryptoffload.report.result import (
 )
 
 _FITTED = re.compile(r"^\s*fitted\b(?:\s*\([^)]*\))?(?:\s+to\s+(?P<target>[^:;]*))?", re.IGNORECASE)
-_TABLE = re.compile(r"\b(table\s+\d+[a-z]?)\b", re.IGNORECASE)
+_TABLE = re.compile(r"\b(table\s+\d+[a-z]?)(?:'s)?(\s+\w+\s+(?:row|column))?", re.IGNORECASE)
 
 
 def fitted_target(source: str) -> str | None:
@@ -36,7 +36,7 @@ def fitted_target(source: str) -> str | None:
         return None
     target = m.group("target") or ""
     t = _TABLE.search(target)
-    return _norm(t.group(1)) if t else ""
+    return _norm(t.group(1) + (t.group(2) or "")) if t else ""
 
 
 def fits_from_sources(profile: str, sources: Mapping[str, str]) -> dict[str, str]:
@@ -61,8 +61,14 @@ def _related(a: str, b: str) -> bool:
 
 def _same_target(fit_target: str, reproduces: str) -> bool:
     """A fit to no named table, or a table that does not say what it reproduces, matches
-    everything: unknown is treated as the same table, so the check errs towards ``fitted``."""
-    return not fit_target or not reproduces or _norm(fit_target) == _norm(reproduces)
+    everything: unknown is treated as the same table, so the check errs towards ``fitted``.
+    A whole table and one of its rows or columns match (``table 1`` and ``table 1 naive row``);
+    two different rows of one table do not (a fit to the naive row, shown beside the tuned row,
+    is a prediction of the tuned row)."""
+    if not fit_target or not reproduces:
+        return True
+    a, b = _norm(fit_target), _norm(reproduces)
+    return a == b or a.startswith(b + " ") or b.startswith(a + " ")
 
 
 def fitted_inputs(table: Table, row: int, fits: Mapping[str, str]) -> list[str]:

@@ -1,14 +1,15 @@
-"""Seed 001: multi-device bootstrapping -- baby-step giant-step tuned for N devices, modelled on
-the paper's U280 setup and checked against real distributed CKKS runs on this machine.
+"""Multi-device bootstrapping (Ha, Jung and Paek) -- baby-step giant-step tuned for N devices,
+modelled on the paper's U280 setup and checked against real distributed CKKS runs here.
 
-Why both halves: the seed reports up to 1.84x from re-choosing ``bs`` per device count, with a
+Why both halves: the paper reports up to 1.84x from re-choosing ``bs`` per device count, with a
 closed form that does not reproduce its own Table 1. A planner is only worth using if its model
 (a) reproduces what can be reproduced from the paper and says where it cannot, and (b) predicts
 real runs. So this study
 
-1. simulates the paper's setup (``profiles/bsgs_u280.toml``: costs fitted to Table 1's naive
-   row, cited link and shape) and prints naive vs tuned for N = 1..16 beside Table 1, the
-   seed's own closed form beside it, every strategy, the tuner's gap to exhaustive search, a
+1. simulates the paper's setup (``profiles/bsgs_u280.toml``: op costs **fitted** to Table 1's
+   naive row -- no published U280 op latency could be checked -- cited link and shape), shows
+   the fitted naive row, then **predicts** the tuned row and the speedups from those costs, the
+   paper's own closed form beside it, every strategy, the tuner's gap to exhaustive search, a
    sensitivity run with full-size ciphertexts on the wire, and bootstrapping's real
    CoeffToSlot/SlotToCoeff stages instead of one dense C;
 2. measures on this machine: op costs (``calibrate ckks``), then real BSGS products with SEAL
@@ -20,6 +21,7 @@ real runs. So this study
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import time as _time
@@ -30,27 +32,31 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cryptoffload import __version__
-from cryptoffload.errors import ConfigError
+from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles.loader import builtin_profile_path, load_profile
 from cryptoffload.report.plots import bar_plot, line_plot
-from cryptoffload.report.result import StudyResult, Table, write_result
+from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies.registry import Option, as_str, int_tuple, register_study
 from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, bootstrap_stages, check_positive_int
 
 NAME = "bsgs-multidevice"
-TITLE = "Multi-device bootstrapping: BSGS tuned for N devices, modelled and measured (seed 001)"
-PAPER = "Multi-device bootstrapping optimisation for cloud computing (seed 001), Table 1"
+TITLE = "Multi-device bootstrapping: BSGS tuned for N devices, modelled and measured"
+PAPER = PAPERS["multi-device-bootstrapping"].cite()
+NAIVE_ROW, TUNED_ROW = "Table 1 naive row", "Table 1 tuned row"
+CLOSED_FORM_FIT = "fit:closed_form_to_naive_row"
 
 PAPER_DEVICES = (1, 2, 4, 8, 16)
 PAPER_NAIVE = (0.014297, 0.008049, 0.004975, 0.003488, 0.002795)
 PAPER_TUNED = (0.014297, 0.007447, 0.004072, 0.002448, 0.001522)
 PAPER_SPEEDUP = (1.00, 1.08, 1.22, 1.42, 1.84)
 ADD_PER_PMUL = 3 / 7          # profile assumption (see bsgs_u280.toml)
-OPENFHE_RESULT = Path("benchmarks/results/bootstrap_openfhe.json")
+#: the stored OpenFHE bootstrapping benchmark, shipped as package data (benchmarks/results/ holds
+#: the benchmark's own output, which a test keeps identical)
+OPENFHE_RESULT = "bootstrap_openfhe.json"
 
 
 @dataclass
@@ -120,7 +126,7 @@ def fit_naive_row(naive_baby: int = 256, diagonals: int = 32768, latency_s: floa
 
 
 def closed_form(naive_baby: int, diagonals: int, devices: Sequence[int]) -> tuple[dict[str, float], list[float]]:
-    """The seed's closed form ``bs x + C/(N bs) y + c log2 N`` fitted to the naive row, and the
+    """The paper's closed form ``bs x + C/(N bs) y + c log2 N`` fitted to the naive row, and the
     tuned times it then predicts (best power-of-two bs per N)."""
     rows = [[naive_baby, diagonals / (n * naive_baby), math.log2(n)] for n in PAPER_DEVICES]
     (x, y, c), *_ = np.linalg.lstsq(np.array(rows), np.array(PAPER_NAIVE), rcond=None)
@@ -184,10 +190,17 @@ class MeasuredRow:
     measured_s: float
     span_s: float
     max_error: float
+    measured_min_s: float = 0.0
+    measured_max_s: float = 0.0
 
     @property
     def error(self) -> float:
         return self.predicted_s / self.measured_s - 1.0
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the measured wall times over the rounds."""
+        return (self.measured_max_s - self.measured_min_s) / self.measured_s
 
 
 WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "rescale_s", "serialize_s",
@@ -195,14 +208,20 @@ WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "re
 
 
 def measure(cfg: BsgsMultideviceConfig, out: Path,
-            say: Callable[[str], None]) -> tuple[list[MeasuredRow], Any, str, DagCosts]:
-    """Calibrate (or load) a measured profile, run real products in rounds, re-time the op costs
-    once per round, and predict each product from the profile's link and task costs with the
-    op costs' medians over the rounds (returned as the last element)."""
+            say: Callable[[str], None]) -> tuple[list[MeasuredRow], Any, str, DagCosts, list[float]]:
+    """Calibrate (or load) a measured profile, run real products in rounds, re-time the op costs,
+    the concurrent slowdown, the scheduler round trip and the transfer latency once per round,
+    and predict each product with their medians over the rounds (the profile's bandwidth and
+    sizes). Returns the rows, the profile, its path, the costs used and the per-round slowdowns."""
     from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.bsgs_run import run_bsgs
     from cryptoffload.engines.dask import DaskRunner
-    from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks, measure_ops_on_worker
+    from cryptoffload.calibrate.ckks import (
+        DEFAULT_CALIBRATION_PARAMS,
+        calibrate_ckks,
+        measure_link,
+        measure_ops_on_worker,
+    )
     from cryptoffload.workloads.bsgs import diagonals_of, split
 
     workers = max(cfg.measured_devices)
@@ -241,12 +260,24 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
         walls: list[list[float]] = [[] for _ in configs]
         spans: list[list[float]] = [[] for _ in configs]
         errs = [0.0] * len(configs)
-        worker0 = runner.worker_addresses()[0]
+        addrs = runner.worker_addresses()
+        worker0 = addrs[0]
         window: list[dict[str, float]] = []
+        slowdowns: list[float] = []
+        links: list[dict[str, float]] = []
         for rnd in range(cfg.repeats):
-            # op costs re-timed every round on a worker: the calibration then spans the same
-            # minutes as the runs it predicts (this machine's speed drifts by 20-30 %)
+            # op costs re-timed every round on a worker, alone and with every worker busy at once:
+            # the calibration then spans the same minutes as the runs it predicts. The machine's
+            # speed drifts by 20-30 %, and the CPU share two workers get together -- the 2 cores are
+            # shared with other users' processes -- swings from ~2 cores to less than one.
             window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, worker=worker0).result()[0])
+            if len(addrs) > 1:
+                slowdowns.append(concurrent_slowdown(runner, params, window[-1]))
+                # the scheduler round trip and the transfer latency too: under load, every hop
+                # between processes waits for a time slice, and the 2-worker runs have more hops
+                with contextlib.suppress(CryptoffloadError):
+                    link = measure_link(runner, int(window[-1]["bytes"]), 2, rounds=1)
+                    links.append({"task_s": link["task_s"], "latency_s": link["latency_s"]})
             for k, (n, strategy, bs, shape, diags, sp, want) in enumerate(configs):
                 if rnd == 0:
                     say(f"measured: {n} worker(s), {strategy}, bs = {bs} ({cfg.repeats} rounds)")
@@ -256,11 +287,40 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
                 walls[k].append(res.wall_s)
                 spans[k].append(res.span_s)
         costs = replace(costs, **{f: float(np.median([w[f] for w in window])) for f in WINDOW_FIELDS})
+        if links:
+            costs = replace(costs, **{f: float(np.median([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
+        if slowdowns:
+            costs = replace(costs, concurrent_slowdown=max(1.0, float(np.median(slowdowns))))
         for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
             pred = tuner.evaluate(shape, n, strategy, bs, costs)[0].predicted_s + client_tail_s(costs)
             rows.append(MeasuredRow(n, strategy, bs, pred, float(np.median(walls[k])), float(np.median(spans[k])),
-                                    errs[k]))
-    return rows, profile, str(prof_path), costs
+                                    errs[k], float(min(walls[k])), float(max(walls[k]))))
+    return rows, profile, str(prof_path), costs, slowdowns
+
+
+def concurrent_slowdown(runner: Any, params: Any, alone: dict[str, float]) -> float:
+    """Op time with every worker timing the same ops at once over the time alone (``alone``,
+    just measured on one worker): the median ratio over rotations, products and rescales,
+    every worker counted. 1 means each worker has a core of its own; 2 on two workers means
+    they share one core's worth of CPU -- two workers can then not beat one."""
+    from cryptoffload.calibrate.ckks import measure_ops_on_worker
+
+    futs = [runner.submit(measure_ops_on_worker, params, "seal", 3, worker=a) for a in runner.worker_addresses()]
+    together = [f.result()[0] for f in futs]
+    ratios = [t[k] / alone[k] for t in together for k in ("rotate_s", "pmul_s", "rescale_s") if alone[k] > 0]
+    return float(np.median(ratios))
+
+
+def scaling_rows(measured: Sequence[MeasuredRow], slowdown: float, per_round: Sequence[float]) -> list[list[Any]]:
+    """Per bs: the measured speedup of two workers over one (replicated baby steps), the
+    model's, and the parallelism the two workers had (2 / concurrent slowdown)."""
+    one = {r.baby: r for r in measured if r.devices == 1}
+    rows = []
+    for r in measured:
+        if r.devices == 2 and r.strategy == "replicate" and r.baby in one:
+            o = one[r.baby]
+            rows.append([r.baby, o.measured_s / r.measured_s, o.predicted_s / r.predicted_s, 2.0 / slowdown])
+    return rows
 
 
 def client_tail_s(costs: DagCosts) -> float:
@@ -276,11 +336,14 @@ def _plain_product(diags: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.nda
 
 
 def load_openfhe(path: str | None) -> dict[str, Any] | None:
-    p = Path(path) if path else OPENFHE_RESULT
-    if not p.is_file():
-        return None
+    """The stored OpenFHE benchmark: ``path`` if given, else the copy shipped with the package
+    (``cryptoffload/data``), so the table does not depend on where the study runs."""
+    from importlib import resources
+
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        text = (Path(path).read_text(encoding="utf-8") if path else
+                resources.files("cryptoffload.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
+        return json.loads(text)
     except (OSError, ValueError):
         return None
 
@@ -332,6 +395,10 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     pr = paper_setup(costs, base, naive_baby, devices, say)
     paper_of = dict(zip(PAPER_DEVICES, zip(PAPER_NAIVE, PAPER_TUNED, PAPER_SPEEDUP)))
 
+    from cryptoffload.profiles.fits import profile_fits
+
+    result.declare_fits(profile_fits(cfg.profile))
+    result.declare_fits({CLOSED_FORM_FIT: NAIVE_ROW})
     rows1, paper1 = [], []
     for n, nv, tp in zip(devices, pr.naive, pr.tuned_paper_space):
         rows1.append([n, nv.predicted_s * 1e3, tp.predicted_s * 1e3, nv.predicted_s / tp.predicted_s,
@@ -339,11 +406,20 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
         if n in paper_of:
             pn, pt, ps = paper_of[n]
             paper1.append([n, pn * 1e3, pt * 1e3, ps, None])
-    result.add(Table("table1_paper", "Table 1: naive vs tuned BSGS on N U280s (paper's space: replicated baby steps, bs a power of two)",
-                     ["devices", "naive_ms", "tuned_ms", "speedup", "tuned_config"], rows1, "simulated", paper1,
-                     note=f"Simulated with {profile.name} ({profile.kind}: op costs fitted to the naive row, "
-                          f"link cited). Naive = the single-device configuration bs = {naive_baby} kept on N devices. "
-                          "docs/studies/bsgs-multidevice.md explains the gap to the paper's tuned row."))
+    fitted_costs = bool(result.fits)
+    result.add(Table("table1_naive", f"Table 1, naive row: bs = {naive_baby} kept on N U280s "
+                     "(the op costs were fitted to this row)", ["devices", "naive_ms"], [r[:2] for r in rows1],
+                     "fitted" if fitted_costs else "simulated", [r[:2] for r in paper1], reproduces=NAIVE_ROW,
+                     inputs=[profile.name],
+                     note=f"{profile.name} ({profile.kind}): rotation, product and reduction-round size fitted by least "
+                          "squares to this row (fit_naive_row); no published U280 op latency could be checked, so none "
+                          "is cited. Agreement here shows the DAG model can carry the row, not that it predicts it."))
+    result.add(Table("table1_tuned", "Table 1, tuned row: the best power-of-two bs per N (the paper's space: replicated "
+                     "baby steps), predicted from the costs fitted to the naive row",
+                     ["devices", "tuned_ms", "speedup", "tuned_config"], [[r[0]] + r[2:] for r in rows1], "simulated",
+                     [[r[0]] + r[2:] for r in paper1], reproduces=TUNED_ROW, inputs=[profile.name],
+                     note="Speedup = naive (fitted) / tuned (predicted). docs/studies/bsgs-multidevice.md explains the gap "
+                          "to the paper's tuned row."))
 
     cf_params, cf_tuned = closed_form(naive_baby, diagonals, devices)
     rows_cf = []
@@ -351,12 +427,13 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
         p = paper_of.get(n)
         rows_cf.append([n, t_cf * 1e3, tp.predicted_s * 1e3, p[1] * 1e3 if p else None,
                         (t_cf / p[1] - 1) * 100 if p else None, (tp.predicted_s / p[1] - 1) * 100 if p else None])
-    result.add(Table("closed_form", "The seed's closed form (fitted to the naive row) vs our DAG model, tuned times",
-                     ["devices", "closed_form_ms", "dag_model_ms", "paper_tuned_ms", "closed_form_error_pct",
-                      "dag_model_error_pct"], rows_cf, "simulated",
+    result.add(Table("closed_form", "The paper's closed form (fitted to the naive row) vs our DAG model: the tuned "
+                     "times each predicts", ["devices", "closed_form_ms", "dag_model_ms", "paper_tuned_ms",
+                                             "closed_form_error_pct", "dag_model_error_pct"], rows_cf, "simulated",
+                     reproduces=TUNED_ROW, inputs=[profile.name, CLOSED_FORM_FIT],
                      note=f"Closed form bs*x + C/(N bs)*y + c*log2 N fitted to Table 1's naive row with bs0 = {naive_baby}: "
                           f"x = {cf_params['x'] * 1e6:.3g} us, y = {cf_params['y'] * 1e6:.3g} us, c = {cf_params['c'] * 1e6:.3g} us; "
-                          "tuned = best power-of-two bs per N."))
+                          "tuned = best power-of-two bs per N; paper_tuned_ms is the paper's (cited)."))
 
     rows_t = []
     for n, nv, best, tu in zip(devices, pr.naive, pr.best, pr.tuned):
@@ -408,51 +485,88 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
                      "simulated", key_columns=2))
 
     measured: list[MeasuredRow] = []
+    slowdowns: list[float] = []
     if cfg.measure:
-        measured, mprof, mpath, used = measure(cfg, out, say)
+        measured, mprof, mpath, used, slowdowns = measure(cfg, out, say)
         result.profiles.append(mpath)
         result.add(Table("measured_profile", f"Measured on this machine ({mprof.name})",
                          ["field", "value", "source"],
                          [[k, v.value, v.source] for k, v in sorted(mprof.values.items())], "measured"))
-        result.add(Table("op_costs_over_runs", "Op costs used for the predictions: medians of one timing per round, "
-                         "on a worker, interleaved with the runs", ["op", "seconds"],
-                         [[f, getattr(used, f)] for f in WINDOW_FIELDS], "measured"))
+        result.add(Table("op_costs_over_runs", "Costs used for the predictions: medians of one timing per round, "
+                         "on the workers, interleaved with the runs", ["cost", "value"],
+                         [[f, getattr(used, f)] for f in WINDOW_FIELDS + ("task_s", "latency_s")]
+                         + [["concurrent_slowdown (all workers busy / one alone)", used.concurrent_slowdown]], "measured"))
         rows_m = [[r.devices, r.strategy, r.baby, r.predicted_s * 1e3, r.measured_s * 1e3, r.error * 100,
-                   r.span_s * 1e3, r.max_error] for r in measured]
+                   r.measured_min_s * 1e3, r.measured_max_s * 1e3, r.spread * 100, r.span_s * 1e3, r.max_error]
+                  for r in measured]
         result.add(Table("model_vs_measured", "Real BSGS products on Dask workers (SEAL): the model's prediction vs the measurement",
-                         ["workers", "strategy", "bs", "predicted_ms", "measured_ms", "error_pct", "worker_span_ms",
-                          "max_abs_error"], rows_m, "mixed", key_columns=3,
+                         ["workers", "strategy", "bs", "predicted_ms", "measured_ms", "error_pct", "measured_min_ms",
+                          "measured_max_ms", "spread_pct", "worker_span_ms", "max_abs_error"], rows_m, "mixed",
+                         key_columns=3,
                          column_provenance={"predicted_ms": "simulated", "measured_ms": "measured",
-                                            "error_pct": "derived", "worker_span_ms": "measured",
-                                            "max_abs_error": "measured"},
+                                            "error_pct": "derived", "measured_min_ms": "measured",
+                                            "measured_max_ms": "measured", "spread_pct": "derived",
+                                            "worker_span_ms": "measured", "max_abs_error": "measured"},
                          note=f"Measured: median wall time of {cfg.repeats} runs (in rounds over all configurations), "
-                              f"C = {cfg.measured_diagonals} diagonals, "
-                              "client-side from submit to result; predicted: the same DAG priced with the measured profile, plus the "
+                              f"C = {cfg.measured_diagonals} diagonals, client-side from submit to result; min/max and "
+                              "spread = (max - min) / median over the rounds. Predicted: the same DAG priced with the "
+                              "measured profile, op costs and the concurrent slowdown re-timed every round (medians), plus the "
                               "result's serialisation and one scheduler notification (client_tail_s). "
                               "max_abs_error: decrypted result vs the plaintext product."))
+        sc = scaling_rows(measured, used.concurrent_slowdown, slowdowns)
+        if sc:
+            result.add(Table("two_workers_vs_one", "Two workers vs one, replicated baby steps: measured speedup, "
+                             "the model's, and the CPU the two workers actually had", ["bs", "measured_speedup",
+                             "predicted_speedup", "parallelism_available"], sc, "mixed",
+                             column_provenance={"measured_speedup": "measured", "predicted_speedup": "simulated",
+                                                "parallelism_available": "measured"},
+                             note="parallelism_available = workers / concurrent slowdown (median over the rounds; per round: "
+                                  + ", ".join(f"{2 / x:.2f}" for x in slowdowns) + "): 2 when each worker has a core of its "
+                                  "own, 1 when the two share one core's worth of CPU (this machine's 2 cores are shared "
+                                  "with other users' processes) -- then two workers cannot beat one."))
 
     of = load_openfhe(cfg.openfhe_result)
     if of is not None:
         result.add(_openfhe_table(of))
     else:
-        result.notes.append("OpenFHE bootstrapping: no benchmarks/results/bootstrap_openfhe.json; run "
-                            "`make bench-bootstrap` (needs Python 3.10 for OpenFHE's wheel)")
+        result.notes.append("OpenFHE bootstrapping: no stored benchmark result (cryptoffload/data/bootstrap_openfhe.json "
+                            "or --openfhe-result); run `make bench-bootstrap` (needs Python 3.10 for OpenFHE's wheel)")
 
     i16 = devices.index(max(devices))
-    head = [f"tuned/naive at N = {devices[i16]} on the U280 model: {rows1[i16][3]:.2f}x "
-            f"(paper {paper_of[devices[i16]][2]:.2f}x)" if devices[i16] in paper_of else
-            f"tuned/naive at N = {devices[i16]}: {rows1[i16][3]:.2f}x",
-            f"naive row reproduced within {max(abs(r[1] / p[1] - 1) for r, p in zip(rows1, paper1)) * 100:.2f} %"
-            if paper1 else "",
-            f"tuner within {max(r[-1] for r in rows_t):.2f} % of exhaustive search"]
+    n16 = devices[i16]
+    if n16 in paper_of:
+        best = min((abs(r[2] / p[2] - 1), r, p) for r, p in zip(rows1, paper1) if r[0] > 1) if len(rows1) > 1 else None
+        if best is not None:
+            _, r, p = best
+            result.claim(Claim(paper=f"tuned at N = {r[0]}: {p[2]:.3f} ms", ours=f"predicted {r[2]:.3f} ms "
+                               f"({r[2] / p[2] - 1:+.1%}, from op costs fitted to the naive row)", provenance="simulated",
+                               table="table1_tuned", key=[r[0]], kind="agreement"))
+        r16 = rows1[i16]
+        result.claim(Claim(paper=f"tuning bs per N: up to {paper_of[n16][2]:.2f}x at N = {n16}",
+                           ours=f"predicted {r16[3]:.2f}x at N = {n16} ({r16[2]:.2f} ms vs {paper_of[n16][1] * 1e3:.2f})",
+                           provenance="simulated", table="table1_tuned", key=[n16], kind="divergence",
+                           why="every diagonal is one product and one add wherever it runs, so at N = 16 no bs brings a "
+                               "device below ~1.70 ms with the costs its own naive row implies (docs: the gap)"))
+    if paper1:
+        err = max(abs(r[1] / p[1] - 1) for r, p in zip(rows1, paper1)) * 100
+        result.claim(Claim(paper=f"naive row {paper1[0][1]:.2f} ms (N = 1) ... {paper1[-1][1]:.2f} ms (N = {paper1[-1][0]})",
+                           ours=f"naive row within {err:.2f} %, fitted (op costs fitted to this row)",
+                           provenance="fitted" if fitted_costs else "simulated", table="table1_naive",
+                           key=[paper1[0][0]]))
+    result.headline.append(f"tuner within {max(r[-1] for r in rows_t):.2f} % of exhaustive search (simulated)")
     if measured:
-        head.append(f"model vs measured ({len(measured)} runs): max |error| {max(abs(r.error) for r in measured) * 100:.1f} %")
-    result.headline = [h for h in head if h]
+        worst = max(measured, key=lambda r: abs(r.error))
+        result.claim(Claim(paper="(not in the paper) the model predicts real distributed runs",
+                           ours=f"model vs {len(measured)} measured Dask runs here: max |error| {abs(worst.error) * 100:.1f} % "
+                                f"({worst.devices} worker(s), {worst.strategy}, bs = {worst.baby}); run-to-run spread up "
+                                f"to {max(r.spread for r in measured) * 100:.0f} %", provenance="measured",
+                           table="model_vs_measured", key=[worst.devices, worst.strategy, worst.baby]))
     result.extra["config"] = {"profile": cfg.profile, "devices": devices, "measured_devices": list(cfg.measured_devices),
                               "measured_babies": list(cfg.measured_babies), "measured_diagonals": cfg.measured_diagonals,
                               "repeats": cfg.repeats, "level_budget": list(cfg.level_budget)}
     say("writing results")
     result.elapsed_s = _time.perf_counter() - started
+    result.key_figure = "table1_speedup.png"
     write_result(result, out, _figures(devices, rows1, paper1, rows_s, measured))
     return result
 
@@ -471,18 +585,19 @@ def _openfhe_table(of: dict[str, Any]) -> Table:
         rows.append([str(tuple(c.get("level_budget", ()))), str(tuple(c.get("dim1", ()))), c.get("ring_dim"), boot_s,
                      meas.get("bsgs_share") if meas.get("available") else None, stage_ms, model_ms, err, keys,
                      c.get("model_refused") or ("" if c.get("dim1_complete", True) else "OpenFHE leaves diagonals out")])
-    return Table("openfhe_bootstrap", f"OpenFHE bootstrapping on this machine, stored ({of.get('date', '?')}; "
-                 "`make bench-bootstrap`)",
+    m = of.get("machine") or {}
+    where = (f"{m.get('cpu', 'an unnamed CPU')}, {m.get('cores', '?')} cores, {m.get('os', '?')}, Python "
+             f"{m.get('python', of.get('python', '?'))}")
+    return Table("openfhe_bootstrap", f"OpenFHE {of.get('openfhe', '')} bootstrapping, stored: measured on {where}, "
+                 f"{of.get('date', '?')} (`make bench-bootstrap`), not in this run",
                  ["level_budget", "dim1", "ring_dim", "bootstrap_s", "bsgs_share", "measured_stage_ms",
                   "model_stage_ms", "model_error_pct", "model_keys_match_openfhe", "note"],
-                 rows, "mixed", key_columns=2,
-                 column_provenance={"bootstrap_s": "measured", "bsgs_share": "measured", "measured_stage_ms": "measured",
-                                    "model_stage_ms": "simulated", "model_error_pct": "derived",
-                                    "model_keys_match_openfhe": "derived"},
-                 note=f"{of.get('security', '')} Measured: bootstrap wall time (median), and the share of perf samples "
+                 rows, "cited", key_columns=2,
+                 note=f"Cited from our own stored benchmark (not measured in this run; the machine and date are in the "
+                      f"title). {of.get('security', '')} Measured then: bootstrap wall time (median), and the share of perf samples "
                       "inside EvalCoeffsToSlots/EvalSlotsToCoeffs (x the median = measured_stage_ms). Predicted: "
                       "model_stage_ms = the stage structure of workloads/bsgs.py (its key set checked against "
-                      "OpenFHE's) x OpenFHE op costs timed in isolation.")
+                      "OpenFHE's) x OpenFHE op costs timed in isolation, in that run.")
 
 
 def _figures(devices: list[int], rows1: list[list[Any]], paper1: list[list[Any]], rows_s: list[list[Any]],
@@ -490,14 +605,16 @@ def _figures(devices: list[int], rows1: list[list[Any]], paper1: list[list[Any]]
     paper_n = [r[0] for r in paper1]
 
     def times(path: Path) -> None:
-        line_plot(path, devices, {"naive": [r[1] for r in rows1], "tuned": [r[2] for r in rows1]},
-                  paper={"naive": [r[1] for r in paper1], "tuned": [r[2] for r in paper1]}, paper_x=paper_n,
-                  title="BSGS on N U280s: naive vs tuned [simulated]", xlabel="devices N", ylabel="time (ms)")
+        line_plot(path, devices, {"naive [fitted]": [r[1] for r in rows1], "tuned [predicted]": [r[2] for r in rows1]},
+                  paper={"naive [fitted]": [r[1] for r in paper1], "tuned [predicted]": [r[2] for r in paper1]},
+                  paper_x=paper_n, title="BSGS on N U280s: naive (op costs fitted to it) vs tuned (predicted)",
+                  xlabel="devices N", ylabel="time (ms)")
 
     def speedup(path: Path) -> None:
         line_plot(path, devices, {"tuned / naive": [r[3] for r in rows1]},
                   paper={"tuned / naive": [r[3] for r in paper1]}, paper_x=paper_n, logy=False,
-                  title="Speedup of tuning bs per N [simulated]", xlabel="devices N", ylabel="speedup", hline=1.0)
+                  title="Speedup of tuning bs per N: predicted (solid) vs the paper (dashed)", xlabel="devices N",
+                  ylabel="speedup", hline=1.0)
 
     def strategies(path: Path) -> None:
         line_plot(path, devices, {s: [r[1 + i] for r in rows_s] for i, s in enumerate(STRATEGIES)},
