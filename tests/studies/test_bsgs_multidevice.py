@@ -99,7 +99,7 @@ def test_headline_and_openfhe_note(paper_run) -> None:
 def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_path: Path, monkeypatch) -> None:
     from importlib import resources
 
-    packaged = resources.files("cryptoffload.data").joinpath("bootstrap_openfhe.json").read_text(encoding="utf-8")
+    packaged = resources.files("cryptoffload.studies.data").joinpath("bootstrap_openfhe.json").read_text(encoding="utf-8")
     repo = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "bootstrap_openfhe.json"
     if repo.is_file():  # the benchmark's own output and the shipped copy must not drift apart
         assert json.loads(repo.read_text(encoding="utf-8")) == json.loads(packaged)

@@ -13,15 +13,29 @@ study's ``result.json`` with it.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from cryptoffload.report.result import (
-    PROVENANCE_COLUMN,
-    PROVENANCES,
-    VALUE_PROVENANCES,
-    StudyResult,
-    Table,
-)
+if TYPE_CHECKING:  # annotations only: result.py imports this module to enforce it
+    from cryptoffload.report.result import StudyResult, Table
+
+#: Where a number comes from. ``simulated``: predicted by our models from inputs that were not
+#: fitted to the paper's table it stands beside; ``measured``: run here, in this run;
+#: ``fitted``: fitted to the very table it stands beside (a fit, never a prediction);
+#: ``cited``: copied from a paper; ``mixed``: a table whose rows (a ``provenance`` column) or
+#: columns (``column_provenance``) differ.
+PROVENANCES = ("simulated", "measured", "fitted", "cited", "mixed")
+#: The provenance of one value (a cell of a ``provenance`` column, a claim): the table
+#: provenances less ``mixed``, plus ``derived`` (arithmetic on other values) and ``input``.
+VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "derived", "input")
+PROVENANCE_COLUMN = "provenance"
+
+
+def provenance_word(text: Any) -> str:
+    """The provenance a cell states: its first word (``"simulated (Table 2 runs)"`` ->
+    ``simulated``), lower-cased; ``""`` for an empty cell."""
+    words = str(text or "").strip().split()
+    return words[0].lower().rstrip(",;:") if words else ""
+
 
 _FITTED = re.compile(r"^\s*fitted\b(?:\s*\([^)]*\))?(?:\s+to\s+(?P<target>[^:;]*))?", re.IGNORECASE)
 _TABLE = re.compile(r"\b(table\s+\d+[a-z]?)(?:'s)?(\s+\w+\s+(?:row|column))?", re.IGNORECASE)
@@ -156,5 +170,5 @@ def check_provenance(result: StudyResult) -> list[str]:
     return problems
 
 
-__all__ = ["check_claims", "check_provenance", "check_table", "fits_from_sources", "fitted_inputs",
-           "fitted_target"]
+__all__ = ["PROVENANCES", "PROVENANCE_COLUMN", "VALUE_PROVENANCES", "check_claims", "check_provenance",
+           "check_table", "fits_from_sources", "fitted_inputs", "fitted_target", "provenance_word"]

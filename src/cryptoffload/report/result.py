@@ -18,25 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cryptoffload.io import json_safe
-
-#: Where a number comes from. ``simulated``: predicted by our models from inputs that were not
-#: fitted to the paper's table it stands beside; ``measured``: run here, in this run;
-#: ``fitted``: fitted to the very table it stands beside (a fit, never a prediction);
-#: ``cited``: copied from a paper; ``mixed``: a table whose rows (a ``provenance`` column) or
-#: columns (``column_provenance``) differ.
-PROVENANCES = ("simulated", "measured", "fitted", "cited", "mixed")
-#: The provenance of one value (a cell of a ``provenance`` column, a claim): the table
-#: provenances less ``mixed``, plus ``derived`` (arithmetic on other values) and ``input``.
-VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "derived", "input")
-PROVENANCE_COLUMN = "provenance"
-
-
-def provenance_word(text: Any) -> str:
-    """The provenance a cell states: its first word (``"simulated (Table 2 runs)"`` ->
-    ``simulated``), lower-cased; ``""`` for an empty cell."""
-    words = str(text or "").strip().split()
-    return words[0].lower().rstrip(",;:") if words else ""
-
+from cryptoffload.report.provenance import (
+    PROVENANCE_COLUMN,
+    PROVENANCES,
+    VALUE_PROVENANCES,
+    check_provenance,
+    provenance_word,
+)
 
 @dataclass
 class Table:
@@ -251,8 +239,6 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
     as it was, apart from the folder itself if it did not exist. A result that labels a fitted
     value as a prediction (or leaves a mixed table unexplained) is a bug in its study: it is
     refused before anything is written (``ValueError`` listing every problem)."""
-    from cryptoffload.report.provenance import check_provenance
-
     problems = check_provenance(result)
     if problems:
         raise ValueError(f"study {result.study}: provenance labels do not match its fits:\n  " + "\n  ".join(problems))

@@ -337,12 +337,12 @@ def _plain_product(diags: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.nda
 
 def load_openfhe(path: str | None) -> dict[str, Any] | None:
     """The stored OpenFHE benchmark: ``path`` if given, else the copy shipped with the package
-    (``cryptoffload/data``), so the table does not depend on where the study runs."""
+    (``cryptoffload/studies/data``), so the table does not depend on where the study runs."""
     from importlib import resources
 
     try:
         text = (Path(path).read_text(encoding="utf-8") if path else
-                resources.files("cryptoffload.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
+                resources.files("cryptoffload.studies.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
         return json.loads(text)
     except (OSError, ValueError):
         return None
@@ -529,7 +529,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     if of is not None:
         result.add(_openfhe_table(of))
     else:
-        result.notes.append("OpenFHE bootstrapping: no stored benchmark result (cryptoffload/data/bootstrap_openfhe.json "
+        result.notes.append("OpenFHE bootstrapping: no stored benchmark result (cryptoffload/studies/data/bootstrap_openfhe.json "
                             "or --openfhe-result); run `make bench-bootstrap` (needs Python 3.10 for OpenFHE's wheel)")
 
     i16 = devices.index(max(devices))

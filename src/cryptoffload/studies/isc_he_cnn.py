@@ -37,7 +37,9 @@ from cryptoffload.sim.storage import FPGA_PROFILE, CompiledProgram, FpgaCostMode
 from cryptoffload.studies import isc_gap
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE, load_paper_inputs
-from cryptoffload.workloads.he_program import PAPER_PROFILE, HEProgram, load_model
+from cryptoffload.workloads.he_models import load_model
+from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE
+from cryptoffload.workloads.he_program import HEProgram
 
 NAME = "isc-he-cnn"
 TITLE = "HE CNN inference on computational storage: FPGA-only vs FPGA&SSD vs CSD"
