@@ -1,8 +1,10 @@
-"""Tests of the TLS-offload (SmartNIC / kTLS) cost model, node simulation and planner (seed 004).
+"""Tests of the TLS-offload (SmartNIC / kTLS) cost model after the SmartNIC TLS paper.
 
-Closed forms first (M/D/1 against Pollaczek-Khinchine, the NIC line-rate bound, the model's
-equations computed by hand), then the properties the planner must have, then provenance and
-the errors a user can provoke. The measured inputs here are ILLUSTRATIVE numbers, not
+The model's equations computed by hand; that nothing in it reads the paper's ratios (changing
+them changes nothing); the cited constants' arithmetic; the handshake estimated from the
+measurements; the predictions of single fetches, each shown to fail when the input that carries
+it is removed; provenance and the errors a user can provoke. The node simulation and planner
+are tested in ``test_tls_node.py``. The measured inputs here are ILLUSTRATIVE numbers, not
 measurements: plain 0.05 ms / 8 ms and tls 0.25 ms / 60 ms per 2 KB / 64 MB request.
 """
 
@@ -21,15 +23,13 @@ from cryptoffload.sim.smartnic import (
     REQUIRED_PROFILE_FIELDS,
     MeasuredCosts,
     TlsCostModel,
-    clients_per_core,
-    simulate_node,
+    TlsOffloadParams,
 )
 
 KB2 = 2048
 MB64 = 64 * 1024 * 1024
 PLAIN = {KB2: 0.05e-3, MB64: 8e-3}
 TLS = {KB2: 0.25e-3, MB64: 60e-3}
-WIRE_RATE = 25e9 / 8 * 1448 / (1448 + 90)  # TCP payload bytes/s of 25 GbE
 
 
 def measured(**kw: object) -> MeasuredCosts:
@@ -42,20 +42,13 @@ def model(**overrides: object) -> TlsCostModel:
     return TlsCostModel.from_profile(None, measured(), **overrides)
 
 
-# -- profile ----------------------------------------------------------------------------------
-def test_builtin_profile_has_every_field_with_a_source() -> None:
-    p = load_profile("tls_offload", required=REQUIRED_PROFILE_FIELDS)
-    assert p.kind == "derived"
-    for name in REQUIRED_PROFILE_FIELDS:
-        assert p.source(name).strip()
-    for name, pv in p.values.items():
-        if name.startswith(("ktls.", "nic.cpu", "handoff.")) and "line_rate" not in name:
-            assert 0.0 <= pv.value <= 1.0, name
-    assert p.value("ktls.cpu_fraction_min") <= p.value("ktls.cpu_fraction") <= p.value("ktls.cpu_fraction_max")
-    assert p.value("nic.cpu_fraction_of_ktls_min") <= p.value("nic.cpu_fraction_of_ktls") <= p.value("nic.cpu_fraction_of_ktls_max")
+def study_model(**overrides: object) -> TlsCostModel:
+    """As the study builds it: the handshake estimated from the two sizes (0.198 ms here)."""
+    return TlsCostModel.from_profile(None, measured().with_handshake(), **overrides)
 
 
-def _profile_without(tmp_path, dotted: str, value: object = None):
+def _profile_with(tmp_path, dotted: str, value: object = None):
+    """The built-in profile with one field removed (``value`` None) or changed."""
     data = tomllib.loads(builtin_profile_path("tls_offload").read_text(encoding="utf-8"))
     section, key = dotted.split(".")
     if value is None:
@@ -67,9 +60,43 @@ def _profile_without(tmp_path, dotted: str, value: object = None):
     return path
 
 
-@pytest.mark.parametrize("dotted", ["nic.line_rate_bps", "ktls.cpu_fraction_max", "handoff.cpu_share"])
+# -- profile ----------------------------------------------------------------------------------
+def test_builtin_profile_has_every_field_with_a_source() -> None:
+    p = load_profile("tls_offload", required=REQUIRED_PROFILE_FIELDS)
+    assert p.kind == "derived"
+    for name in REQUIRED_PROFILE_FIELDS:
+        assert p.source(name).strip()
+    for name, pv in p.values.items():
+        if "fraction" in name or "cpu_share" in name:
+            assert 0.0 <= pv.value <= 1.0, name
+    for base in ("ktls.cpu_fraction", "nic.cpu_fraction_of_ktls", "handoff.ktls_breakeven_bytes", "handoff.nic_setup_s"):
+        assert p.value(base + "_min") <= p.value(base) <= p.value(base + "_max"), base
+
+
+def test_only_the_pessimistic_ktls_end_is_fitted_and_the_handoffs_are_cited() -> None:
+    p = load_profile("tls_offload")
+    fitted = [k for k, v in p.values.items() if v.source.lstrip().lower().startswith("fitted")]
+    assert fitted == ["ktls.cpu_fraction_max"]
+    for k in ("handoff.ktls_breakeven_bytes", "handoff.nic_setup_s", "nic.bounce_copy_s_per_byte"):
+        assert p.source(k).startswith("cited"), k
+    # the variants read different fields: a table says which, so a fit of one is not counted in another
+    assert "tls_offload:ktls.cpu_fraction_max" not in TlsOffloadParams.from_profile().input_names()
+    assert "tls_offload:ktls.cpu_fraction_max" in TlsOffloadParams.from_profile(variant="pessimistic").input_names()
+
+
+def test_cited_constants_follow_from_their_sources() -> None:
+    p = TlsOffloadParams.from_profile()
+    # Linux zerocopy-sendfile commit: 33.6 Gbit/s with the bounce copy, 79.92 without, one core
+    assert p.bounce_copy_s_per_byte == pytest.approx(8 / 33.6e9 - 8 / 79.92e9, rel=0.01)
+    # third-party ConnectX-6 Dx run: 10 kB files at 8.7 MB/s -> 870 connections/s
+    assert p.nic_setup_s == pytest.approx(10_000 / 8.7e6, rel=0.01)
+    assert p.ktls_breakeven_bytes == 102400
+
+
+@pytest.mark.parametrize("dotted", ["nic.line_rate_bps", "ktls.cpu_fraction_max", "handoff.cpu_share",
+                                    "handoff.nic_setup_s", "nic.bounce_copy_s_per_byte"])
 def test_missing_profile_field_is_a_profile_error_naming_it(tmp_path, dotted: str) -> None:
-    path = _profile_without(tmp_path, dotted)
+    path = _profile_with(tmp_path, dotted)
     with pytest.raises(ProfileError, match=dotted.replace(".", r"\.")):
         TlsCostModel.from_profile(path, measured())
     with pytest.raises(ProfileError, match=dotted.replace(".", r"\.")):
@@ -78,7 +105,7 @@ def test_missing_profile_field_is_a_profile_error_naming_it(tmp_path, dotted: st
 
 def test_out_of_range_profile_fraction_is_a_profile_error(tmp_path) -> None:
     # the profile loader refuses it (profiles/rules.py: a fraction), naming the field and the fix
-    path = _profile_without(tmp_path, "ktls.cpu_fraction", 1.5)
+    path = _profile_with(tmp_path, "ktls.cpu_fraction", 1.5)
     with pytest.raises(ProfileError, match="cpu_fraction.*between 0 and 1"):
         TlsCostModel.from_profile(path, measured())
 
@@ -86,43 +113,68 @@ def test_out_of_range_profile_fraction_is_a_profile_error(tmp_path) -> None:
 # -- the model's equations, by hand -----------------------------------------------------------
 def test_nominal_costs_follow_the_equations() -> None:
     m = model()
-    fk, fn, rho = 0.93, 0.4, 0.001
-    hk = 1.062 * 0.25e-3 - (0.05e-3 + fk * 0.2e-3)  # calibrated on the 2 KB fetch
+    fk, fn, rho, c = 0.93, 0.4, 0.001, 1.38e-10
+    hk = 102400 * (1 - fk) * 52e-3 / MB64  # cited break-even x the per-byte saving
+    hn = 1.149e-3                           # cited NIC set-up
     assert m.handoff_ktls_s == pytest.approx(hk)
+    assert m.handoff_nic_s == pytest.approx(hn)
     assert m.cpu_s("ktls", MB64) == pytest.approx(8e-3 + fk * 52e-3 + hk)
     resync_64 = rho * math.ceil(MB64 / 1448) * ((16384 + 1448) / 2) / MB64
-    base_n2 = 0.05e-3 + fk * 0.2e-3 * (fn + rho * 2 * ((2048 + 1448) / 2) / 2048)
-    hn = 1.13 * 1.062 * 0.25e-3 - base_n2 - hk
-    assert m.handoff_nic_s == pytest.approx(hn)
-    assert m.cpu_s("ktls-nic", MB64) == pytest.approx(8e-3 + fk * 52e-3 * (fn + resync_64) + hk + hn)
+    assert m.cpu_s("ktls-nic", MB64) == pytest.approx(8e-3 + fk * 52e-3 * (fn + resync_64) + c * MB64 + hk + hn)
     # measured modes pass through
     assert m.cpu_s("plain", KB2) == 0.05e-3 and m.cpu_s("tls", MB64) == 60e-3
-    # the calibration reproduces seed 004's small-file ratios (transfer of 2 KB is ~0.7 us)
-    small = m.seed_ratio_check()["small"]
-    assert small["ktls_over_tls"] == pytest.approx(1.062, rel=1e-3)
-    assert small["nic_over_ktls"] == pytest.approx(1.13, rel=1e-3)
 
 
-def test_fractions_of_one_reproduce_the_measured_tls_cost() -> None:
-    m = model(ktls_fraction=1.0, nic_fraction=1.0, retransmit_rate=0.0, handoff_cpu_share=0.0)
+def test_the_bounce_copy_is_charged_to_nic_offload_only() -> None:
+    m = model()
+    for mode in MODES:
+        assert (m.cost(mode, MB64).breakdown.get("bounce_copy_s", 0.0) > 0) == (mode == "ktls-nic")
+
+
+def test_nothing_reads_the_papers_ratios(tmp_path) -> None:
+    """The hand-offs were once calibrated to the paper's +6.2 % / +13 %; now changing those
+    figures in the profile changes no cost."""
+    base = model()
+    path = _profile_with(tmp_path, "paper.small_ktls_over_tls", 2.0)
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data["paper"]["small_nic_over_ktls"]["value"] = 3.0
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    other = TlsCostModel.from_profile(path, measured())
+    for mode in MODES:
+        for s in (KB2, MB64):
+            assert other.cost(mode, s) == base.cost(mode, s)
+
+
+def test_fractions_of_one_and_no_setup_reproduce_the_measured_tls_cost() -> None:
+    m = model(ktls_fraction=1.0, nic_fraction=1.0, retransmit_rate=0.0, ktls_breakeven_bytes=0.0,
+              nic_setup_s=0.0, bounce_copy_s_per_byte=0.0)
     for s in (KB2, 1_000_000, MB64):
         t = m.measured.tls(s)
         assert m.cpu_s("ktls", s) == pytest.approx(t, rel=1e-12)
         assert m.cpu_s("ktls-nic", s) == pytest.approx(t, rel=1e-12)
-    # and with no hand-off increments in the seed ratios, no added waiting either
-    m1 = model(ktls_fraction=1.0, nic_fraction=1.0, retransmit_rate=0.0,
-               small_ktls_over_tls=1.0, small_nic_over_ktls=1.0)
-    for mode in ("ktls", "ktls-nic"):
-        c = m1.cost(mode, MB64)
-        assert c.cpu_s == pytest.approx(60e-3) and c.delay_s == 0.0
+        assert m.cost("ktls-nic", s).delay_s == 0.0
 
 
 def test_handshake_stays_in_user_space_in_every_mode() -> None:
     hs = 0.15e-3
-    m = TlsCostModel.from_profile(None, measured(handshake_s=hs), nic_fraction=0.0,
-                                  retransmit_rate=0.0, handoff_cpu_share=0.0)
+    m = TlsCostModel.from_profile(None, measured(handshake_s=hs), nic_fraction=0.0, retransmit_rate=0.0,
+                                  handoff_cpu_share=0.0, bounce_copy_s_per_byte=0.0)
     assert m.record_layer_s(KB2) == pytest.approx(0.05e-3)
     assert m.cpu_s("ktls-nic", KB2) == pytest.approx(0.05e-3 + hs)  # crypto gone, handshake not
+
+
+def test_handshake_is_the_intercept_of_the_tls_increment_over_size() -> None:
+    per_byte, hs = 7e-10, 0.6e-3
+    plain = {KB2: 0.05e-3, MB64: 8e-3}
+    tls = {s: plain[s] + hs + per_byte * s for s in plain}
+    m = MeasuredCosts(plain, tls)
+    assert m.handshake_intercept() == pytest.approx(hs)
+    assert m.with_handshake().handshake_s == pytest.approx(hs)
+    assert m.with_handshake(1e-4).handshake_s == 1e-4
+    assert MeasuredCosts({KB2: 1e-4}, {KB2: 3e-4}).handshake_intercept() == 0.0  # one size: no line
+    # a per-byte part that falls with size (noise) is not negative: the intercept is the smallest increment
+    noisy = MeasuredCosts({KB2: 1e-4, MB64: 8e-3}, {KB2: 5e-4, MB64: 8.2e-3})
+    assert noisy.handshake_intercept() == pytest.approx(2e-4)
 
 
 def test_costs_are_interpolated_linearly_between_measured_sizes() -> None:
@@ -137,87 +189,69 @@ def test_variants_bracket_the_nominal_prediction() -> None:
     assert costs["optimistic"] < costs["nominal"] < costs["pessimistic"]
 
 
-# -- capacity and the NIC line-rate bound -----------------------------------------------------
-def test_nic_line_rate_bounds_64MB_files() -> None:
+# -- single-fetch predictions -----------------------------------------------------------------
+def test_predicted_fetch_adds_the_server_side_difference() -> None:
     m = model()
-    wire = MB64 + (MB64 // 16384) * 22
-    cap = m.capacity("ktls-nic", MB64, cores=4)
-    assert cap.bound == "nic_line_rate"
-    assert cap.requests_per_s == pytest.approx(WIRE_RATE / wire)
-    assert cap.cpu_bound_rps > cap.requests_per_s
-    assert cap.per_core_requests_per_s == pytest.approx(1 / m.cpu_s("ktls-nic", MB64))
-    # one core of user-space TLS is CPU-bound at 1 / 60 ms
-    tls = m.capacity("tls", MB64, cores=1)
-    assert tls.bound == "cpu" and tls.requests_per_s == pytest.approx(1 / 60e-3)
-    # the simulated NIC saturates at the bound: offered 95 % of it, link ~95 % busy
-    r = simulate_node(m, "ktls-nic", MB64, arrival_rate=0.95 * cap.requests_per_s, cores=4,
-                      n_requests=600, warmup_fraction=0.0)
-    assert r.nic_utilisation == pytest.approx(0.95, abs=0.07)
-    assert r.throughput_rps <= cap.requests_per_s * 1.02
+    for mode in ("tls", "ktls", "ktls-nic"):
+        c, t = m.cost(mode, KB2), m.cost("tls", KB2)
+        assert m.predicted_fetch_s(mode, KB2, 0.01) == pytest.approx(0.01 + c.cpu_s + c.delay_s - t.cpu_s)
+    with pytest.raises(ConfigError, match="measured"):
+        m.predicted_fetch_s("plain", KB2, 0.01)
+    with pytest.raises(ConfigError):
+        m.predicted_fetch_s("ktls", KB2, 0.0)
 
 
-def test_optional_record_limit_bounds_capacity_and_runs() -> None:
-    m = model(max_records_per_s=1000.0)
-    cap = m.capacity("ktls-nic", KB2, cores=2)
-    assert cap.bound == "nic_records" and cap.requests_per_s == pytest.approx(1000.0)
-    assert m.capacity("tls", KB2, cores=2).bound == "cpu"  # the NIC engine is not used
-    r = simulate_node(m, "ktls-nic", KB2, arrival_rate=500.0, cores=2, n_requests=1000)
-    assert r.throughput_rps == pytest.approx(500.0, rel=0.15)
+def _ratios(m: TlsCostModel, size: int, fetch_s: float) -> tuple[float, float]:
+    k = m.predicted_fetch_s("ktls", size, fetch_s)
+    n = m.predicted_fetch_s("ktls-nic", size, fetch_s)
+    return k / fetch_s, n / k
 
 
-# -- simulation against a closed form ---------------------------------------------------------
-def test_single_core_md1_matches_pollaczek_khinchine() -> None:
-    m = model()
-    service = m.cpu_s("plain", KB2)
-    rho = 0.6
-    lam = rho / service
-    transfer = KB2 / m.wire_rate_Bps
-    expected = service + rho * service / (2 * (1 - rho)) + transfer  # M/D/1 mean sojourn
-    r = simulate_node(m, "plain", KB2, arrival_rate=lam, cores=1, n_requests=20000, seed=3)
-    assert r.mean_latency_s == pytest.approx(expected, rel=0.04)
-    assert r.cpu_utilisation == pytest.approx(rho, rel=0.03)
-    assert r.throughput_rps == pytest.approx(lam, rel=0.03)
-    assert r.offered_cpu_load == pytest.approx(rho)
+def prediction_holds_the_papers_directions(m: TlsCostModel) -> bool:
+    """The paper's 2 KB finding (NIC offload slower than kTLS) and its 64 MB kTLS one (kTLS no
+    slower than user-space TLS), for any fetch from 5 ms to 1 s."""
+    for fetch in (5e-3, 20e-3, 0.1, 1.0):
+        _, nic_small = _ratios(m, KB2, fetch)
+        ktls_large, _ = _ratios(m, MB64, max(fetch, 0.1))
+        if not (nic_small > 1.0 and ktls_large <= 1.0):
+            return False
+    return True
 
 
-# -- planner ----------------------------------------------------------------------------------
-def test_planner_gives_more_clients_to_more_cores() -> None:
-    m = model()
-    kw = dict(model=m, n_requests=1500)
-    one = clients_per_core("tls", KB2, 2e-3, 20.0, cores=1, **kw)
-    two = clients_per_core("tls", KB2, 2e-3, 20.0, cores=2, **kw)
-    assert 0 < one.clients < two.clients
-    for plan in (one, two):  # never beyond the utilisation guard (95 % of capacity)
-        assert plan.clients <= 0.95 * plan.capacity_clients
-    loose = clients_per_core("plain", KB2, 1.0, 20.0, cores=1, **kw)  # only the guard binds
-    assert loose.clients == int(0.95 * loose.capacity_clients) and loose.runs > 0
-    assert one.p99_latency_s is not None and one.p99_latency_s <= 2e-3
+def test_prediction_nic_slower_for_2KB_and_ktls_not_slower_for_64MB() -> None:
+    assert prediction_holds_the_papers_directions(study_model())
+    # perturbed: without the cited NIC set-up the 2 KB slowdown goes -- it is the cause
+    assert not prediction_holds_the_papers_directions(study_model(nic_setup_s=0.0))
 
 
-def test_offload_never_needs_more_cpu_than_user_space_tls_when_fractions_below_one() -> None:
-    for fk in (0.0, 0.5, 0.99):
-        for fn in (0.0, 0.5, 0.99):
-            m = model(ktls_fraction=fk, nic_fraction=fn, handoff_cpu_share=0.0)
-            for s in (KB2, 300_000, MB64):
-                tls, ktls, nic = (m.cpu_s(x, s) for x in ("tls", "ktls", "ktls-nic"))
-                assert nic <= ktls + 1e-15 and ktls <= tls + 1e-15
-    # nominal profile, large files: the planner finds at least as many clients with the DPU
-    m = model()
-    kw = dict(model=m, cores=1, n_requests=300)
-    tls = clients_per_core("tls", MB64, 0.5, 1.0, **kw)
-    nic = clients_per_core("ktls-nic", MB64, 0.5, 1.0, **kw)
-    assert nic.clients >= tls.clients > 0
-    assert nic.provenance == "modelled" and tls.provenance == "illustrative"
+def test_consistency_cited_nic_setup_is_the_papers_13_percent_of_a_9ms_fetch() -> None:
+    """A consistency check, not a prediction (the paper gives no absolute times): at a 2 KB TLS
+    fetch of 8.3 ms -- plain ~2.8 ms by the paper's 3x, plausible for wget on a LAN -- the cited
+    NIC set-up adds 13 % +- 2 points; twice the set-up does not."""
+    _, nic = _ratios(study_model(), KB2, 8.3e-3)
+    assert nic == pytest.approx(1.13, abs=0.02)
+    _, nic2 = _ratios(study_model(nic_setup_s=2.3e-3), KB2, 8.3e-3)
+    assert abs(nic2 - 1.13) > 0.02
+
+
+def test_divergence_ktls_predicted_neutral_for_2KB_where_the_paper_saw_plus_6_percent() -> None:
+    """A documented divergence (docs/studies/tls-offload.md): the cited break-even gives a kTLS
+    hand-off of microseconds, so no 2 KB fetch above 5 ms slows by more than 0.2 %."""
+    for fetch in (5e-3, 8.3e-3, 0.1):
+        k, _ = _ratios(study_model(), KB2, fetch)
+        assert abs(k - 1.0) < 2e-3
+    # the divergence is the hand-off: the paper's +6.2 % at 8.3 ms would need ~0.5 ms
+    k, _ = _ratios(study_model(ktls_breakeven_bytes=0.52e-3 / study_model().ktls_saving_per_byte_s), KB2, 8.3e-3)
+    assert k == pytest.approx(1.062, abs=0.01)
 
 
 # -- provenance -------------------------------------------------------------------------------
-def test_provenance_flows_to_every_output() -> None:
+def test_provenance_flows_to_every_cost() -> None:
     m = TlsCostModel.from_profile(None, MeasuredCosts(PLAIN, TLS))  # default: "measured"
     for mode in MODES:
-        want = "measured" if mode in ("plain", "tls") else "modelled"
+        want = "measured" if mode in ("plain", "tls") else "simulated"
         assert m.cost(mode, KB2).provenance == want
         assert m.capacity(mode, KB2).provenance == want
-        assert simulate_node(m, mode, KB2, 100.0, n_requests=50).provenance == want
     assert model().cost("tls", KB2).provenance == "illustrative"
 
 
@@ -230,7 +264,7 @@ def test_provenance_flows_to_every_output() -> None:
     {"plain_s": {}, "tls_s": {}},                       # nothing measured
     {"handshake_s": 1.0},                               # handshake above the TLS increment
     {"handshake_s": float("nan")},
-    {"provenance": "modelled"},
+    {"provenance": "simulated"},
     {"provenance": ""},
 ])
 def test_bad_measured_inputs_are_config_errors(kwargs: dict) -> None:
@@ -250,21 +284,11 @@ def test_bad_calls_are_config_errors() -> None:
         m.capacity("tls", {KB2: -1.0})
     with pytest.raises(ConfigError):
         m.capacity("tls", KB2, cores=0)
-    with pytest.raises(ConfigError):
-        simulate_node(m, "tls", KB2, arrival_rate=0.0)
-    with pytest.raises(ConfigError):
-        simulate_node(m, "tls", KB2, arrival_rate=10.0, warmup_fraction=1.0)
-    with pytest.raises(ConfigError):
-        clients_per_core("tls", KB2, 0.0, 1.0, model=m)
-    with pytest.raises(ConfigError):
-        clients_per_core("tls", KB2, 1e-3, -1.0, model=m)
-    with pytest.raises(ConfigError):
-        clients_per_core("tls", KB2, 1e-3, 1.0, model=m, max_utilisation=1.5)
     with pytest.raises(ConfigError, match="variant"):
         TlsCostModel.from_profile(None, measured(), variant="median")
     with pytest.raises(ConfigError, match="unknown parameter"):
         TlsCostModel.from_profile(None, measured(), ktls_frac=0.5)
     with pytest.raises(ConfigError, match=r"\[0, 1\]"):
         TlsCostModel.from_profile(None, measured(), nic_fraction=2.0)
-    with pytest.raises(ConfigError, match="2048 bytes"):  # hand-off calibration needs 2 KB
-        TlsCostModel.from_profile(None, MeasuredCosts({4096: 1e-4, MB64: 8e-3}, {4096: 3e-4, MB64: 6e-2}))
+    with pytest.raises(ConfigError):
+        TlsCostModel.from_profile(None, measured(), nic_setup_s=-1.0)

@@ -1,62 +1,56 @@
-"""TLS offload to a SmartNIC (BlueField-2) for a management node serving files, after seed 004.
+"""TLS offload to a SmartNIC (BlueField-2) for a management node serving files: what one request
+costs in each mode, after Miyakawa et al.'s SmartNIC TLS paper
+(``cryptoffload.papers.PAPERS["smartnic-tls"]``).
 
-Seed 004 serves files from nginx in four modes -- ``plain`` HTTP, ``tls`` (OpenSSL in user
+The paper serves files from nginx in four modes -- ``plain`` HTTP, ``tls`` (OpenSSL in user
 space), ``ktls`` (the kernel encrypts the records; nginx can use ``SSL_sendfile``) and
-``ktls-nic`` (kTLS with the BlueField-2 NIC encrypting) -- and times single wget fetches only.
-It leaves the CPU saved and the capacity gained as future work. That is what this module
-estimates, in three layers:
+``ktls-nic`` (kTLS with the BlueField-2 NIC encrypting) -- times single wget fetches, and finds
+that offload made them *slower*, asking why. This module answers with a mechanism: a single fetch
+is one connection, so every mode pays the connection's fixed costs (TCP set-up, the user-space
+handshake) and kTLS and the NIC add fixed costs of their own (handing the keys to the kernel;
+creating the NIC's crypto context through firmware commands), while what they save is per byte
+(copies into and out of user space; the encryption). Below a break-even file size offload loses.
 
-* **Cost model** (:class:`TlsCostModel`). This machine cannot run ``ktls`` or ``ktls-nic`` (no
-  ``CONFIG_TLS``, no NIC with TLS offload), so they are MODELLED from this machine's MEASURED
-  CPU seconds per request for ``plain`` and ``tls`` (:class:`MeasuredCosts`) and the published
-  figures of ``profiles/tls_offload.toml``. For a file of ``s`` bytes, with ``P(s)`` and
-  ``T(s)`` the measured plain and user-space TLS costs and ``H`` the measured handshake cost
-  (0 when not given), the record-layer cost is ``D(s) = T(s) - P(s) - H`` and::
+This machine has no ``CONFIG_TLS`` and no NIC with TLS offload, so ``ktls`` and ``ktls-nic`` are
+MODELLED from this machine's MEASURED CPU seconds per request for ``plain`` and ``tls``
+(:class:`MeasuredCosts`) and the figures of ``profiles/tls_offload.toml``. For a file of ``s``
+bytes, with ``P(s)`` and ``T(s)`` the measured plain and user-space TLS costs and ``H`` the
+measured handshake cost (0 when not given), the record-layer cost is ``D(s) = T(s) - P(s) - H``::
 
-      ktls(s)     = P(s) + H + f_k * D(s)                       + a * h_k
-      ktls-nic(s) = P(s) + H + f_k * D(s) * (f_n + resync(s))   + a * (h_k + h_n)
+    ktls(s)     = P(s) + H + f_k * D(s)                                   + a * h_k
+    ktls-nic(s) = P(s) + H + f_k * D(s) * (f_n + resync(s)) + c * s       + a * (h_k + h_n)
 
-  ``f_k`` is the share of the record-layer cost that software kTLS keeps (the copies into and
-  out of user space go, the encryption stays), ``f_n`` the share of *that* which remains when
-  the NIC encrypts (record framing and driver work stay). ``resync(s)`` is the software
-  fallback after TCP retransmissions: a retransmitted segment in the middle of a TLS record
-  cannot be encrypted by a NIC that keeps per-record state, so the record prefix up to it is
-  re-processed (FreeBSD review D30908: up to a whole 16 KB record for one 1448-byte segment);
-  the model charges it as software re-encryption at kTLS's per-byte cost, an upper bound (mlx5
-  re-sends the prefix by DMA instead)::
+* ``f_k``: the share of the record-layer cost software kTLS keeps (the encryption stays, the
+  copies go); ``f_n``: the share of *that* left when the NIC encrypts (framing, driver work).
+* ``resync(s)``: software fallback after TCP retransmissions (FreeBSD review D30908: a segment in
+  the middle of a record makes the NIC re-read the record up to it), charged at kTLS's per-byte
+  cost: ``rho * ceil(s/MSS) * (min(s, R) + min(s, MSS)) / 2 / s``.
+* ``c``: the bounce copy of device offload: before Linux 5.19 (``TLS_TX_ZEROCOPY_SENDFILE``) the
+  kernel copies sendfile data before the NIC encrypts it; the commit that removed it measured
+  33.6 vs 79.9 Gbit/s on one core, i.e. ``c`` = 0.138 ns per byte. The paper's Ubuntu 22.04
+  runs 5.15.
+* ``h_k``: the kTLS hand-off per connection (``setsockopt(TLS_TX/TLS_RX)``: a kernel TLS context
+  and a crypto transform per direction). No direct figure was found; a third-party measurement
+  (ConnectX-6 Dx, nginx) saw kTLS pay off "from shortly after 100 kB", so ``h_k`` is that
+  break-even size times the per-byte saving measured here (``handoff.ktls_breakeven_bytes``).
+* ``h_n``: the NIC's crypto-context set-up per connection: synchronous, serialised firmware
+  commands (FreeBSD review D47260 for the same mlx5 NIC family); the same third-party
+  measurement served 500 clients 10 kB files at 8.7 MB/s with NIC offload, i.e. ~1.15 ms per
+  connection if each request set one up (``handoff.nic_setup_s``; that reading is an
+  assumption).
+* ``a``: the share of the hand-off that holds the worker (an assumption, 1 by default); the rest
+  is added to latency as waiting.
 
-      resync(s) = rho * ceil(s/MSS) * (min(s, R) + min(s, MSS)) / 2 / s
+:meth:`TlsCostModel.predicted_fetch_s` turns a measured user-space TLS fetch into a predicted
+kTLS or NIC fetch by adding the server-side difference; nothing is calibrated to the paper's
+ratios. Provenance: ``plain`` and ``tls`` carry the measured input's (``"measured"``); every
+``ktls`` and ``ktls-nic`` number is ``"modelled"``.
 
-  ``h_k`` and ``h_n`` are the per-connection hand-off costs (``setsockopt(TLS_TX/TLS_RX)``
-  after the handshake; for the NIC also the driver creating the NIC's crypto context). No
-  absolute figure for them was found, so they are calibrated so that a single fetch of seed
-  004's small file (2 KB, where transfer time is negligible) is ``+6.2 %`` slower with ktls than
-  with tls and ``+13 %`` slower with ktls-nic than with ktls, as seed 004 measured. ``a`` is the
-  share of the hand-off that holds the worker (an assumption, 1 by default); the rest is added
-  to latency as waiting. One request per connection, like seed 004's wget fetches.
-
-  Provenance: costs of ``plain`` and ``tls`` pass through the provenance of the measured input
-  (``"measured"``); every ``ktls`` and ``ktls-nic`` number is ``"modelled"``.
-
-* **Capacity** (:meth:`TlsCostModel.capacity`): requests/s per core ``= 1 / mean CPU seconds
-  per request`` of the file mix; for ``C`` cores ``min(C / cpu, wire rate / wire bytes,
-  record rate / records)`` -- the NIC's line rate caps large files whatever the CPU saves.
-  Wire rate: the 25 GbE line rate times ``MSS / (MSS + 90)`` (Ethernet, IPv4, TCP headers);
-  TLS modes add 22 bytes per 16 KB record. A per-NIC record-processing limit is applied only
-  when a profile gives ``nic.max_records_per_s`` (none was found to cite for the BlueField-2).
-
-* **Simulation** (:class:`ManagementNodeModel`, SimPy on the project's sim core): ``C`` cores
-  (a FIFO :class:`~cryptoffload.sim.devices.Device`, one nginx worker per core) serve an
-  open-loop Poisson stream of requests drawn from a file-size mix; each request holds a core
-  for its modelled CPU time, waits any non-CPU hand-off time, then sends its wire bytes through
-  the NIC (:class:`SmartNicDevice`: a processor-sharing :class:`~cryptoffload.sim.links.Link`
-  at the wire rate). CPU work and transmission are sequential, which over-states the latency of
-  one large file a little (a real server overlaps them) and changes no capacity. The planner
-  :func:`clients_per_core` bisects on the client count for the highest one whose simulated p99
-  stays under a latency target, below 95 % of the closed-form capacity (a finite run near
-  saturation under-states the tail); every run of one search uses the same random draws
-  (common random numbers), so the simulated p99 is monotone in the client count and bisection
-  is exact for the sample.
+Capacity (:meth:`TlsCostModel.capacity`): requests/s per core ``= 1 / mean CPU seconds per
+request`` of the file mix; for ``C`` cores ``min(C / cpu, wire rate / wire bytes, record rate /
+records)`` -- the NIC's line rate caps large files whatever the CPU saves (25 GbE times
+``MSS / (MSS + 90)``; TLS adds 22 bytes per 16 KB record). The node simulation and the
+clients-per-core planner are :mod:`cryptoffload.sim.tls_node`.
 """
 
 from __future__ import annotations
@@ -70,19 +64,10 @@ import numpy as np
 
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
-from cryptoffload.sim.core import (
-    LatencyStats,
-    ProcessGenerator,
-    Simulation,
-    check_count,
-    check_non_negative,
-    check_positive,
-)
-from cryptoffload.sim.devices import Device
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.core import check_count, check_non_negative, check_positive
 
 MODES: tuple[str, ...] = ("plain", "tls", "ktls", "ktls-nic")
-"""Seed 004's modes (1)-(4), named as in :mod:`cryptoffload.apps.tls`."""
+"""The paper's modes (1)-(4), named as in :mod:`cryptoffload.apps.tls`."""
 
 MEASURED_MODES: tuple[str, ...] = ("plain", "tls")
 MODELLED_MODES: tuple[str, ...] = ("ktls", "ktls-nic")
@@ -91,7 +76,7 @@ VARIANTS: tuple[str, ...] = ("nominal", "optimistic", "pessimistic")
 """Which end of each profile range to use: nominal, best case for offload, worst case."""
 
 PROFILE_NAME = "tls_offload"
-MODELLED = "modelled"
+MODELLED = "simulated"
 
 # profile field used for each parameter, per variant (nominal, optimistic, pessimistic)
 _RANGED: dict[str, tuple[str, str, str]] = {
@@ -101,13 +86,13 @@ _RANGED: dict[str, tuple[str, str, str]] = {
     "retransmit_rate": ("nic.retransmit_rate", "nic.retransmit_rate_min",
                         "nic.retransmit_rate_max"),
     "handoff_cpu_share": ("handoff.cpu_share", "handoff.cpu_share_min", "handoff.cpu_share_max"),
+    "ktls_breakeven_bytes": ("handoff.ktls_breakeven_bytes", "handoff.ktls_breakeven_bytes_min",
+                             "handoff.ktls_breakeven_bytes_max"),
+    "nic_setup_s": ("handoff.nic_setup_s", "handoff.nic_setup_s_min", "handoff.nic_setup_s_max"),
 }
 _FIXED: dict[str, str] = {
     "line_rate_bps": "nic.line_rate_bps",
-    "small_file_bytes": "seed004.small_file_bytes",
-    "small_ktls_over_tls": "seed004.small_ktls_over_tls",
-    "small_nic_over_ktls": "seed004.small_nic_over_ktls",
-    "large_file_bytes": "seed004.large_file_bytes",
+    "bounce_copy_s_per_byte": "nic.bounce_copy_s_per_byte",
     "record_bytes": "tls.max_record_bytes",
     "record_overhead_bytes": "tls.record_overhead_bytes",
     "mss_bytes": "tcp.mss_bytes",
@@ -139,7 +124,7 @@ class MeasuredCosts:
     """CPU seconds per request measured on THIS machine for ``plain`` and ``tls``.
 
     ``plain_s`` and ``tls_s`` map file size (bytes) to CPU seconds per request (one request
-    per connection, handshake included, as with seed 004's wget); both must cover the same
+    per connection, handshake included, as with the paper's wget); both must cover the same
     sizes. ``handshake_s``, when known, is the part of the tls cost spent in the handshake,
     which stays in user space in every TLS mode. ``provenance`` travels to the outputs of the
     modes measured (``plain``, ``tls``); give ``"illustrative"`` for made-up inputs.
@@ -177,7 +162,7 @@ class MeasuredCosts:
         if not isinstance(self.provenance, str) or not self.provenance.strip():
             raise ConfigError(f"provenance must be a non-empty string, got {self.provenance!r}")
         if self.provenance == MODELLED:
-            raise ConfigError("measured costs cannot carry provenance 'modelled'")
+            raise ConfigError(f"measured costs cannot carry provenance {MODELLED!r}")
         object.__setattr__(self, "plain_s", dict(sorted(plain.items())))
         object.__setattr__(self, "tls_s", dict(sorted(tls.items())))
         object.__setattr__(self, "handshake_s", hs)
@@ -194,6 +179,23 @@ class MeasuredCosts:
     @property
     def sizes(self) -> tuple[int, ...]:
         return tuple(self.plain_s)
+
+    def handshake_intercept(self) -> float:
+        """The per-connection part of the TLS increment, from the measurements alone: the
+        intercept at size 0 of the line through ``tls - plain`` at the smallest and largest
+        measured sizes (the rest grows with the bytes), clipped to ``[0, smallest increment]``.
+        With one size there is no line, and the answer is 0."""
+        lo, hi = self.sizes[0], self.sizes[-1]
+        d_lo, d_hi = self.tls_s[lo] - self.plain_s[lo], self.tls_s[hi] - self.plain_s[hi]
+        if hi == lo:
+            return 0.0
+        per_byte = max(0.0, (d_hi - d_lo) / (hi - lo))
+        return min(max(0.0, d_lo - per_byte * lo), min(self.tls_s[s] - self.plain_s[s] for s in self.sizes))
+
+    def with_handshake(self, handshake_s: float | None = None) -> MeasuredCosts:
+        """A copy whose ``handshake_s`` is given, or estimated by :meth:`handshake_intercept`."""
+        hs = self.handshake_intercept() if handshake_s is None else handshake_s
+        return replace(self, handshake_s=hs)
 
     def plain(self, size: int) -> float:
         return _interpolate("plain_s", self.plain_s, size)
@@ -225,11 +227,10 @@ class TlsOffloadParams:
     nic_fraction: float
     retransmit_rate: float
     handoff_cpu_share: float
+    ktls_breakeven_bytes: float
+    nic_setup_s: float
     line_rate_bps: float
-    small_file_bytes: int
-    small_ktls_over_tls: float
-    small_nic_over_ktls: float
-    large_file_bytes: int
+    bounce_copy_s_per_byte: float
     record_bytes: int
     record_overhead_bytes: float
     mss_bytes: int
@@ -243,17 +244,23 @@ class TlsOffloadParams:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0.0 <= v <= 1.0):
                 raise ConfigError(f"{name} must be a number in [0, 1], got {v!r}")
-        for name in ("line_rate_bps", "small_ktls_over_tls", "small_nic_over_ktls"):
-            check_positive(name, getattr(self, name))
-        for name in ("record_overhead_bytes", "segment_overhead_bytes"):
+        check_positive("line_rate_bps", self.line_rate_bps)
+        for name in ("record_overhead_bytes", "segment_overhead_bytes", "ktls_breakeven_bytes", "nic_setup_s",
+                     "bounce_copy_s_per_byte"):
             check_non_negative(name, getattr(self, name))
-        for name in ("small_file_bytes", "large_file_bytes", "record_bytes", "mss_bytes"):
+        for name in ("record_bytes", "mss_bytes"):
             object.__setattr__(self, name, _check_size(name, getattr(self, name)))
         if self.max_records_per_s is not None:
             check_positive("max_records_per_s", self.max_records_per_s)
         if self.variant not in VARIANTS:
             raise ConfigError(
                 f"unknown variant {self.variant!r}; choose one of {', '.join(VARIANTS)}")
+
+    def input_names(self, profile: str = PROFILE_NAME) -> list[str]:
+        """The profile fields this variant reads, as ``"profile:field"`` (what a result table
+        says it depends on, so that a fitted field of another variant is not counted)."""
+        return sorted(f"{profile}:{src.split(':', 1)[0]}" for src in self.sources.values()
+                      if not src.startswith("override"))
 
     @classmethod
     def from_profile(
@@ -281,7 +288,7 @@ class TlsOffloadParams:
             if profile.get(dotted) is not None:
                 kw[name] = profile.value(dotted)
                 sources[name] = f"{dotted}: {profile.source(dotted)}"
-        for name in ("small_file_bytes", "large_file_bytes", "record_bytes", "mss_bytes"):
+        for name in ("record_bytes", "mss_bytes"):
             v = kw[name]
             if v != int(v):
                 raise ProfileError(f"{profile.path}: field '{_FIXED[name]}' must be a whole "
@@ -353,30 +360,26 @@ class TlsCostModel:
     measured: MeasuredCosts
     params: TlsOffloadParams
     handoff_ktls_s: float = field(init=False)
-    """Calibrated kTLS hand-off per connection (seconds, CPU + waiting)."""
+    """kTLS key hand-off per connection (seconds, CPU + waiting): the cited break-even file size
+    times the per-byte record-layer cost kTLS removes here (see the module docstring)."""
     handoff_nic_s: float = field(init=False)
-    """Calibrated extra NIC hand-off per connection (seconds, CPU + waiting)."""
+    """Extra per-connection set-up of the NIC's crypto context (seconds, CPU + waiting): cited."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.measured, MeasuredCosts):
             raise ConfigError("measured must be a MeasuredCosts")
         if not isinstance(self.params, TlsOffloadParams):
             raise ConfigError("params must be a TlsOffloadParams")
-        s0 = self.params.small_file_bytes
-        try:
-            t0 = self.measured.tls(s0)
-        except ConfigError:
-            raise ConfigError(
-                f"the measured sizes {list(self.measured.sizes)} must include (or bracket) "
-                f"{s0} bytes: the kTLS hand-off costs are calibrated on seed 004's "
-                f"{s0}-byte fetch"
-            ) from None
-        base_k = self._base("ktls", s0)
-        hk = max(0.0, self.params.small_ktls_over_tls * t0 - base_k)
-        base_n = self._base("ktls-nic", s0)
-        hn = max(0.0, self.params.small_nic_over_ktls * (base_k + hk) - base_n - hk)
-        object.__setattr__(self, "handoff_ktls_s", hk)
-        object.__setattr__(self, "handoff_nic_s", hn)
+        object.__setattr__(self, "handoff_ktls_s", self.params.ktls_breakeven_bytes * self.ktls_saving_per_byte_s)
+        object.__setattr__(self, "handoff_nic_s", self.params.nic_setup_s)
+
+    @property
+    def ktls_saving_per_byte_s(self) -> float:
+        """CPU seconds per byte kTLS saves over user-space TLS: the share ``1 - ktls_fraction`` of
+        the measured record-layer cost, per byte of the largest measured file (where the
+        per-connection part is negligible)."""
+        big = self.measured.sizes[-1]
+        return (1.0 - self.params.ktls_fraction) * self.record_layer_s(big) / big
 
     @classmethod
     def from_profile(
@@ -416,14 +419,6 @@ class TlsCostModel:
         segments = math.ceil(size / p.mss_bytes)
         rebytes = (min(size, p.record_bytes) + min(size, p.mss_bytes)) / 2.0
         return p.retransmit_rate * segments * rebytes / size
-
-    def _base(self, mode: str, size: int) -> float:
-        m, p = self.measured, self.params
-        fixed = m.plain(size) + (m.handshake_s or 0.0)
-        d = self.record_layer_s(size)
-        if mode == "ktls":
-            return fixed + p.ktls_fraction * d
-        return fixed + p.ktls_fraction * d * (p.nic_fraction + self.resync_factor(size))
 
     def records(self, size: int) -> int:
         return math.ceil(size / self.params.record_bytes)
@@ -468,12 +463,13 @@ class TlsCostModel:
             kept = p.ktls_fraction * d * p.nic_fraction
             resync = p.ktls_fraction * d * self.resync_factor(size)
             handoff = self.handoff_ktls_s + self.handoff_nic_s
+        bounce = p.bounce_copy_s_per_byte * size if mode == "ktls-nic" else 0.0
         cpu_handoff = p.handoff_cpu_share * handoff
         delay = handoff - cpu_handoff
-        cpu = plain + (m.handshake_s or 0.0) + kept + resync + cpu_handoff
+        cpu = plain + (m.handshake_s or 0.0) + kept + resync + bounce + cpu_handoff
         return ModeCost(mode, size, cpu, delay, self.wire_bytes(mode, size), MODELLED,
                         {"plain_s": plain, "handshake_s": m.handshake_s or 0.0,
-                         "record_layer_s": kept, "resync_s": resync,
+                         "record_layer_s": kept, "resync_s": resync, "bounce_copy_s": bounce,
                          "handoff_cpu_s": cpu_handoff, "handoff_wait_s": delay})
 
     def cpu_s(self, mode: str, size: int) -> float:
@@ -489,24 +485,16 @@ class TlsCostModel:
         sz = list(self.measured.sizes if sizes is None else sizes)
         return {mode: {s: self.cost(mode, s) for s in sz} for mode in MODES}
 
-    def seed_ratio_check(self) -> dict[str, dict[str, float]]:
-        """Modelled single-fetch ratios beside seed 004's, at the seed's sizes we can price.
-
-        The small-file ktls/tls and ktls-nic/ktls ratios match by construction (calibration);
-        the others are predictions. Seed 004's are wget times (client and network included),
-        ours server-side, so only the direction of each ratio is comparable.
-        """
-        out: dict[str, dict[str, float]] = {}
-        lo, hi = self.measured.sizes[0], self.measured.sizes[-1]
-        for label, size in (("small", self.params.small_file_bytes),
-                            ("large", self.params.large_file_bytes)):
-            if not lo <= size <= hi:
-                continue
-            f = {m: self.single_fetch_s(m, size) for m in MODES}
-            out[label] = {"size": float(size), "tls_over_plain": f["tls"] / f["plain"],
-                          "ktls_over_tls": f["ktls"] / f["tls"],
-                          "nic_over_ktls": f["ktls-nic"] / f["ktls"]}
-        return out
+    def predicted_fetch_s(self, mode: str, size: int, tls_fetch_s: float) -> float:
+        """One client fetch in ``mode``, predicted from a measured user-space TLS fetch of the
+        same file: the measured time plus what changes on the server (hand-off, record-layer
+        work, bounce copy) between ``tls`` and ``mode``. The client's own work, the handshake
+        and the network are the same in every TLS mode, so they cancel."""
+        if check_mode(mode) == "plain":
+            raise ConfigError("a plain fetch is measured, not predicted from a TLS one")
+        tls = self.cost("tls", size)
+        c = self.cost(mode, size)
+        return check_positive("tls_fetch_s", tls_fetch_s) + (c.cpu_s + c.delay_s) - tls.cpu_s
 
     # -- capacity ---------------------------------------------------------------------------
     def capacity(self, mode: str, file_mix: FileMix, cores: int = 1) -> CapacityEstimate:
@@ -529,218 +517,7 @@ class TlsCostModel:
                                 bound, mean_cpu, mean_wire, self.provenance(mode))
 
 
-# -- simulation -------------------------------------------------------------------------------
-class SmartNicDevice:
-    """The BlueField-2 port as the host sees it: a link at the TCP payload rate of the line
-    rate, shared fairly by concurrent responses, and -- only when the profile gives a record
-    rate -- a crypto engine that processes ``ktls-nic`` records one after the other."""
-
-    def __init__(self, sim: Simulation, model: TlsCostModel, name: str = "nic") -> None:
-        self.model = model
-        self.link = Link(sim, name, bandwidth=model.wire_rate_Bps)
-        rate = model.params.max_records_per_s
-        self.engine = None if rate is None else Device(sim, f"{name}-crypto", servers=1)
-
-    def send(self, mode: str, size: int) -> ProcessGenerator:
-        check_mode(mode)
-        wire = self.model.wire_bytes(mode, size)
-        records = self.model.records(size)
-        return self._send(mode, wire, records)
-
-    def _send(self, mode: str, wire: float, records: int) -> ProcessGenerator:
-        if self.engine is not None and mode == "ktls-nic":
-            yield from self.engine.execute(records / self.model.params.max_records_per_s)
-        timing = yield from self.link.transfer(wire)
-        return timing
-
-
-@dataclass(frozen=True)
-class NodeRunResult:
-    """One simulated run; latencies are from arrival to the last byte leaving the NIC."""
-
-    mode: str
-    cores: int
-    arrival_rate: float
-    offered_cpu_load: float
-    requests: int
-    throughput_rps: float
-    mean_latency_s: float
-    p99_latency_s: float
-    latency: LatencyStats
-    cpu_utilisation: float
-    nic_utilisation: float
-    provenance: str
-    method: str = "simulated"
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["latency"] = self.latency.as_dict()
-        return d
-
-
-class ManagementNodeModel:
-    """``cores`` cores and one SmartNIC port serving a Poisson stream of file requests."""
-
-    def __init__(self, model: TlsCostModel, mode: str, file_mix: FileMix, cores: int = 1,
-                 seed: int = 0) -> None:
-        if not isinstance(model, TlsCostModel):
-            raise ConfigError("model must be a TlsCostModel")
-        self.model = model
-        self.mode = check_mode(mode)
-        self.mix = normalise_mix(file_mix)
-        self.cores = check_count("cores", cores)
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
-        self._costs = {s: model.cost(mode, s) for s, _ in self.mix}
-        self.capacity = model.capacity(mode, dict(self.mix), cores)
-
-    def run(self, arrival_rate: float, n_requests: int = 20000,
-            warmup_fraction: float = 0.1) -> NodeRunResult:
-        rate = check_positive("arrival_rate", arrival_rate)
-        n = check_count("n_requests", n_requests)
-        wf = check_non_negative("warmup_fraction", warmup_fraction)
-        if wf >= 1.0:
-            raise ConfigError(f"warmup_fraction must be below 1, got {warmup_fraction!r}")
-        skip = int(n * wf)
-        if n - skip < 1:
-            raise ConfigError("no request left after the warm-up; raise n_requests")
-        sim = Simulation(self.seed)
-        env = sim.env
-        cpu = Device(sim, "cpu", servers=self.cores)
-        nic = SmartNicDevice(sim, self.model)
-        # Common random numbers: the same unit draws for every rate, so runs at different
-        # rates (or core counts, or modes) see the same requests in the same order.
-        gaps = sim.rng.exponential(1.0, n) / rate
-        cum = np.cumsum([w for _, w in self.mix])
-        idx = np.minimum(np.searchsorted(cum, sim.rng.random(n), side="right"), len(self.mix) - 1)
-        sizes = [self.mix[i][0] for i in idx]
-        arrival = np.zeros(n)
-        finish = np.zeros(n)
-        mode = self.mode
-
-        def request(i: int, size: int) -> ProcessGenerator:
-            c = self._costs[size]
-            arrival[i] = env.now
-            yield from cpu.execute(c.cpu_s)
-            if c.delay_s > 0.0:
-                yield env.timeout(c.delay_s)
-            yield from nic.send(mode, size)
-            finish[i] = env.now
-
-        def source() -> ProcessGenerator:
-            for i in range(n):
-                yield env.timeout(float(gaps[i]))
-                env.process(request(i, sizes[i]))
-
-        env.process(source())
-        sim.run()
-        a, f = arrival[skip:], finish[skip:]
-        lat = LatencyStats.from_latencies(f - a)
-        span = float(f.max() - a.min())
-        mean_cpu = sum(w * self._costs[s].cpu_s for s, w in self.mix)
-        return NodeRunResult(
-            mode=mode, cores=self.cores, arrival_rate=rate,
-            offered_cpu_load=rate * mean_cpu / self.cores, requests=int(a.size),
-            throughput_rps=a.size / span if span > 0 else float("inf"),
-            mean_latency_s=lat.mean, p99_latency_s=lat.p99, latency=lat,
-            cpu_utilisation=cpu.utilisation(sim.now), nic_utilisation=nic.link.utilisation(sim.now),
-            provenance=self.model.provenance(mode),
-        )
-
-
-def simulate_node(model: TlsCostModel, mode: str, file_mix: FileMix, arrival_rate: float,
-                  cores: int = 1, n_requests: int = 20000, seed: int = 0,
-                  warmup_fraction: float = 0.1) -> NodeRunResult:
-    return ManagementNodeModel(model, mode, file_mix, cores, seed).run(
-        arrival_rate, n_requests, warmup_fraction)
-
-
-# -- planner ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ClientPlan:
-    """How many clients ``cores`` cores serve in ``mode`` with p99 under the target."""
-
-    mode: str
-    cores: int
-    clients: int
-    clients_per_core: float
-    request_rate_per_client: float
-    latency_target_s: float
-    p99_latency_s: float | None
-    capacity_clients: float
-    bound: str
-    max_utilisation: float
-    provenance: str
-    runs: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def clients_per_core(
-    mode: str,
-    file_mix: FileMix,
-    latency_target_s: float,
-    request_rate_per_client: float,
-    *,
-    model: TlsCostModel,
-    cores: int = 1,
-    n_requests: int = 4000,
-    seed: int = 0,
-    warmup_fraction: float = 0.1,
-    max_utilisation: float = 0.95,
-) -> ClientPlan:
-    """The most clients (each a Poisson source of ``request_rate_per_client`` requests/s)
-    whose simulated p99 latency stays at or under ``latency_target_s``.
-
-    Client counts whose load exceeds ``max_utilisation`` of the closed-form capacity are not
-    simulated and count as infeasible: at the capacity the queue grows without bound, and
-    close to it a run of ``n_requests`` cannot reach steady state, so it would under-state the
-    tail. 0.95 is operating headroom chosen for the planner, not a measured figure; pass 1.0
-    to search right up to the capacity. Below that bound the search bisects, every run using
-    the same random draws (so the simulated p99 grows monotonically with the client count).
-    """
-    target = check_positive("latency_target_s", latency_target_s)
-    per_client = check_positive("request_rate_per_client", request_rate_per_client)
-    umax = check_positive("max_utilisation", max_utilisation)
-    if umax > 1.0:
-        raise ConfigError(f"max_utilisation must be in (0, 1], got {max_utilisation!r}")
-    node = ManagementNodeModel(model, mode, file_mix, cores, seed)
-    cap = node.capacity
-    limit = umax * cap.requests_per_s
-    n_max = math.floor(limit / per_client)
-    while n_max > 0 and n_max * per_client >= cap.requests_per_s:  # never at the capacity
-        n_max -= 1
-    hi = n_max + 1  # smallest client count not allowed
-    lo, lo_p99, runs = 0, None, 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        r = node.run(mid * per_client, n_requests, warmup_fraction)
-        runs += 1
-        if r.p99_latency_s <= target:
-            lo, lo_p99 = mid, r.p99_latency_s
-        else:
-            hi = mid
-    return ClientPlan(mode, node.cores, lo, lo / node.cores, per_client, target, lo_p99,
-                      cap.requests_per_s / per_client, cap.bound, umax, model.provenance(mode),
-                      runs)
-
-
-def plan_modes(file_mix: FileMix, latency_target_s: float, request_rate_per_client: float, *,
-               model: TlsCostModel, cores: int = 1, modes: Iterable[str] = MODES,
-               n_requests: int = 4000, seed: int = 0,
-               max_utilisation: float = 0.95) -> dict[str, ClientPlan]:
-    """:func:`clients_per_core` for each mode: clients per core with and without the DPU."""
-    return {m: clients_per_core(m, file_mix, latency_target_s, request_rate_per_client,
-                                model=model, cores=cores, n_requests=n_requests, seed=seed,
-                                max_utilisation=max_utilisation)
-            for m in modes}
-
-
 __all__ = [
     "MODES", "MODELLED_MODES", "VARIANTS", "REQUIRED_PROFILE_FIELDS", "MeasuredCosts",
-    "TlsOffloadParams", "TlsCostModel", "ModeCost", "CapacityEstimate", "SmartNicDevice",
-    "ManagementNodeModel", "NodeRunResult", "simulate_node", "ClientPlan", "clients_per_core",
-    "plan_modes", "normalise_mix",
+    "TlsOffloadParams", "TlsCostModel", "ModeCost", "CapacityEstimate", "normalise_mix", "check_mode",
 ]

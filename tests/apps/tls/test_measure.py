@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import assert_user_error, run_cli
 
-from cryptoffload.apps.tls.measure import (QUICK_SETTINGS, FetchError, WrkResult, block_order,
+from cryptoffload.apps.tls.measure import (QUICK_SETTINGS, FetchError, WrkResult, _curl_phases, block_order,
                                            clients_at_latency_target, fetch_series, file_sha256, interleaved_bench,
                                            make_files, parse_size, parse_wrk_output, size_label, wrk_load)
 from cryptoffload.apps.tls.nginx import NginxServer, find_nginx
@@ -114,6 +114,13 @@ def test_block_order_interleaves_reproducibly() -> None:
     assert {n for *_, n in order[16:]} == {1}
 
 
+def test_curl_phases_from_cumulative_timers() -> None:
+    assert _curl_phases(0.010, 0.002, 0.007, 0.009) == pytest.approx(
+        {"connect": 0.002, "handshake": 0.005, "first_byte": 0.002, "transfer": 0.001})
+    # plain HTTP: curl reports appconnect 0, so there is no handshake
+    assert _curl_phases(0.004, 0.001, 0.0, 0.003)["handshake"] == 0.0
+
+
 @needs_nginx
 @needs_tools
 def test_fetch_series_real_clients(tmp_path: Path) -> None:
@@ -123,6 +130,12 @@ def test_fetch_series_real_clients(tmp_path: Path) -> None:
             st = fetch_series(srv.url + f.name, client, count=3, interval_s=0.0, cafile=srv.cert_path, expected_file=f)
             assert st.sha256_ok is True and st.bytes == 64 << 10
             assert st.count == 3 and st.mean > 0 and st.std >= 0 and len(st.wall_samples) == 3
+            phases = st.phase_means()
+            if client == "curl":  # curl's own timers, as the phases of a fetch that sum to its time
+                assert set(phases) == {"connect", "handshake", "first_byte", "transfer"}
+                assert phases["handshake"] > 0 and sum(phases.values()) == pytest.approx(st.mean, rel=1e-6)
+            else:
+                assert phases == {}
         with pytest.raises(FetchError, match="differs"):
             fetch_series(srv.url + f.name, "curl", 1, 0.0, srv.cert_path, expected_sha256="0" * 64)
         with pytest.raises(FetchError, match="failed to fetch"):

@@ -1,9 +1,9 @@
-"""A real nginx serving files in seed 004's four modes, what this machine can really do, and
-measurements of it.
+"""A real nginx serving files in the SmartNIC TLS paper's four modes, what this machine can
+really do, and measurements of it.
 
-Seed 004 moves nginx's TLS encryption onto a BlueField-2 DPU through kernel TLS (kTLS) and
-times wget fetches in four modes: plain HTTP, TLS in user space (OpenSSL), kTLS, and kTLS with
-the NIC encrypting. Asking OpenSSL for kTLS is not the same as getting it: without the kernel's
+The paper (``cryptoffload.papers.PAPERS["smartnic-tls"]``) moves nginx's TLS encryption onto a
+BlueField-2 DPU through kernel TLS (kTLS) and times wget fetches in four modes: plain HTTP, TLS
+in user space (OpenSSL), kTLS, and kTLS with the NIC encrypting. Asking OpenSSL for kTLS is not the same as getting it: without the kernel's
 ``tls`` module OpenSSL silently encrypts in user space. So this package keeps three things
 apart:
 

@@ -1,6 +1,6 @@
 """Measurements of nginx in the four modes, with the real client programs.
 
-* :func:`fetch_series` -- seed 004's measurement: one client process (curl or wget) per fetch,
+* :func:`fetch_series` -- the paper's measurement: one client process (curl or wget) per fetch,
   ``count`` fetches ``interval_s`` apart, mean and standard deviation. Real binaries rather
   than a Python client because the client's TLS stack is part of what is timed (wget's GnuTLS
   adds a ~40 ms Nagle/delayed-ACK stall to small HTTPS fetches that curl does not).
@@ -38,7 +38,7 @@ from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadErr
 CLIENTS: tuple[str, ...] = ("curl", "wget")
 _PACKAGES = {"curl": "curl", "wget": "wget", "wrk": "wrk"}
 
-#: ``run_bench`` settings of a full run (seed 004: 100 fetches 100 ms apart) and of ``--quick``
+#: ``run_bench`` settings of a full run (the paper: 100 fetches 100 ms apart) and of ``--quick``
 #: (a 2-mode x 2-file x 2-client bench and a short wrk sweep in well under a minute).
 FULL_SETTINGS: dict[str, Any] = dict(count=100, interval_s=0.1, block=10, wrk_connections=(1, 2, 4, 8, 16, 32, 64),
                                      wrk_duration_s=5.0)
@@ -120,6 +120,15 @@ class FetchStats:
     interval_s: float
     sha256_ok: Optional[bool] = None
     bytes: Optional[int] = None
+    phases: list[dict[str, float]] = field(default_factory=list)
+
+    def phase_means(self) -> dict[str, float]:
+        """Mean seconds of each phase of a fetch, from curl's own timers (empty for wget, which
+        has none): ``connect`` (TCP), ``handshake`` (TLS, 0 for plain HTTP), ``first_byte`` (from
+        the handshake's end to the response's first byte), ``transfer`` (the rest)."""
+        if not self.phases:
+            return {}
+        return {k: statistics.fmean(p[k] for p in self.phases) for k in self.phases[0]}
 
     @property
     def count(self) -> int:
@@ -136,13 +145,14 @@ class FetchStats:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(count=self.count, mean=self.mean, std=self.std)
+        d.update(count=self.count, mean=self.mean, std=self.std, phase_means=self.phase_means())
         return d
 
 
 def _client_cmd(client: str, url: str, cafile: Optional[Path], out: str) -> list[str]:
     if client == "curl":
-        cmd = [_binary("curl"), "-s", "-S", "-f", "--noproxy", "*", "-o", out, "-w", "%{time_total}"]
+        cmd = [_binary("curl"), "-s", "-S", "-f", "--noproxy", "*", "-o", out, "-w",
+               "%{time_total} %{time_connect} %{time_appconnect} %{time_starttransfer}"]
         if cafile is not None:
             cmd += ["--cacert", str(cafile)]
         return cmd + [url]
@@ -154,8 +164,16 @@ def _client_cmd(client: str, url: str, cafile: Optional[Path], out: str) -> list
     raise ConfigError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
 
 
-def _run_client(client: str, url: str, cafile: Optional[Path], out: str, timeout_s: float) -> tuple[float, float]:
-    """One fetch: (client's time, wall time) in seconds."""
+def _curl_phases(total: float, connect: float, appconnect: float, starttransfer: float) -> dict[str, float]:
+    """curl's cumulative timers as the durations of a fetch's phases (appconnect is 0 without TLS)."""
+    tls_done = appconnect if appconnect > 0 else connect
+    return {"connect": connect, "handshake": tls_done - connect, "first_byte": starttransfer - tls_done,
+            "transfer": total - starttransfer}
+
+
+def _run_client(client: str, url: str, cafile: Optional[Path], out: str,
+                timeout_s: float) -> tuple[float, float, dict[str, float]]:
+    """One fetch: (client's time, wall time) in seconds, and curl's phases (empty for wget)."""
     cmd = _client_cmd(client, url, cafile, out)
     t0 = time.perf_counter()
     try:
@@ -168,10 +186,11 @@ def _run_client(client: str, url: str, cafile: Optional[Path], out: str, timeout
         raise FetchError(f"{client} failed to fetch {url} (exit {proc.returncode}): {msg}")
     if client == "curl":
         try:
-            return float(proc.stdout.strip()), wall
+            total, connect, appconnect, start = (float(x) for x in proc.stdout.split())
         except ValueError:
-            raise FetchError(f"curl printed no time for {url}: {proc.stdout[:100]!r}") from None
-    return wall, wall
+            raise FetchError(f"curl printed no times for {url}: {proc.stdout[:100]!r}") from None
+        return total, wall, _curl_phases(total, connect, appconnect, start)
+    return wall, wall, {}
 
 
 def verify_download(url: str, client: str, cafile: Optional[Path], expected_sha256: str,
@@ -179,7 +198,7 @@ def verify_download(url: str, client: str, cafile: Optional[Path], expected_sha2
     """Fetch once into a temporary file and compare its sha256; returns the byte count.
 
     Why once per series and not per fetch: hashing 64 MB in every timed fetch would time the
-    hash; the timed fetches write to /dev/null like seed 004's.
+    hash; the timed fetches write to /dev/null like the paper's.
     """
     with tempfile.TemporaryDirectory(prefix="cryptoffload-fetch-") as tmp:
         target = Path(tmp) / "body"
@@ -190,6 +209,25 @@ def verify_download(url: str, client: str, cafile: Optional[Path], expected_sha2
         raise FetchError(f"{client} fetched {size} bytes from {url} whose sha256 {got[:16]}... "
                          f"differs from the file's {expected_sha256[:16]}...")
     return size
+
+
+def client_startup_s(client: str, count: int = 5, timeout_s: float = 30.0) -> float:
+    """Median wall time of one client process that starts, initialises its TLS library (wget
+    loads the system's CA store here) and fails at once on a closed loopback port: the part of
+    a wget fetch that no server-side mode changes."""
+    if count < 1:
+        raise ConfigError(f"count must be >= 1, got {count!r}")
+    url = "https://127.0.0.1:1/"
+    cmd = ([_binary("wget"), "-q", "-t", "1", "--no-check-certificate", "-O", os.devnull, url] if client == "wget"
+           else [_binary("curl"), "-s", "-k", "--noproxy", "*", "-o", os.devnull, url] if client == "curl" else None)
+    if cmd is None:
+        raise ConfigError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
+    times = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_client_env(), timeout=timeout_s)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def fetch_series(url: str, client: str = "curl", count: int = 100, interval_s: float = 0.1,
@@ -215,9 +253,11 @@ def fetch_series(url: str, client: str = "curl", count: int = 100, interval_s: f
     for i in range(count):
         if i:
             time.sleep(interval_s)
-        t, wall = _run_client(client, url, cafile, os.devnull, timeout_s)
+        t, wall, phases = _run_client(client, url, cafile, os.devnull, timeout_s)
         stats.samples.append(t)
         stats.wall_samples.append(wall)
+        if phases:
+            stats.phases.append(phases)
     return stats
 
 
@@ -399,6 +439,7 @@ def interleaved_bench(modes: Sequence[str], files: Sequence[Path], clients: Sequ
             ns1, tick1 = _cpu_snapshot(srv)
             cell.stats.samples += s.samples
             cell.stats.wall_samples += s.wall_samples
+            cell.stats.phases += s.phases
             cell.cpu_tick_s += tick1 - tick0
             cell.cpu_s += (ns1 - ns0) / 1e9 if use_ns and ns0 is not None and ns1 is not None else tick1 - tick0
             for k, v in tls_stat_delta(st0, st1).items():
