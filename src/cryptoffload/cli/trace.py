@@ -22,7 +22,8 @@ def trace_generate(
     """Generate a web request trace from the inverse CDFs of the FPGA reconfiguration paper, as CSV."""
     from cryptoffload.crypto.ciphers import CIPHERS
     from cryptoffload.errors import ConfigError
-    from cryptoffload.workloads.web_trace import generate_trace, save_trace_csv
+    from cryptoffload.workloads.trace_log import save_trace_csv
+    from cryptoffload.workloads.web_trace import generate_trace
 
     if requests < 1:  # an empty trace file is one `trace inspect` and the studies refuse
         raise ConfigError(f"--requests must be at least 1, got {requests}")
@@ -39,7 +40,7 @@ def trace_inspect(path: Path) -> None:
     import numpy as np
 
     from cryptoffload.crypto.ciphers import DISPLAY_NAMES, CIPHERS
-    from cryptoffload.workloads.web_trace import load_trace
+    from cryptoffload.workloads.trace_log import load_trace
 
     tr = load_trace(path, cipher_names=CIPHERS)
     console.print(f"{path}: {len(tr):,} requests, {tr.span:,.1f} s, {tr.offered_rate:,.2f} req/s, "

@@ -458,16 +458,3 @@ def _assign_clients(
         pos = end
         run += 1
     return client
-
-
-_MOVED_TO_TRACE_LOG = ("load_trace", "save_trace_csv", "client_id")
-
-
-def __getattr__(name: str) -> Any:
-    """The log reader and writer moved to :mod:`cryptoffload.workloads.trace_log`; callers that
-    still import them from here get them from there (lazily: trace_log imports this module)."""
-    if name in _MOVED_TO_TRACE_LOG:
-        from cryptoffload.workloads import trace_log
-
-        return getattr(trace_log, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
