@@ -1,4 +1,5 @@
-"""Request prediction for FPGA reconfiguration (seed 002, section 5), and beyond it.
+"""Request prediction for FPGA reconfiguration (Niwa, Maeda and Yamaguchi, IPSJ TACS 2005,
+section 5), and beyond it.
 
 The paper summarises the requests of a 5 MB *interval* (about 200 requests) by a **state**: the
 two ciphers that carried most bytes, each with its share in 10 % buckets, or one of the 10

@@ -1,5 +1,5 @@
-"""Reconfiguration policies for an FPGA with cipher slots (seed 002), one interface for the
-simulators and the real runtime.
+"""Reconfiguration policies for an FPGA with cipher slots (Niwa, Maeda and Yamaguchi, IPSJ TACS
+2005), one interface for the simulators and the real runtime.
 
 A policy answers, for each request when it may start: encrypt in software or on the FPGA, and
 whether to start a reconfiguration (to which circuits). :meth:`ReconfigPolicy.decide` is the
@@ -83,7 +83,7 @@ class ReconfigPolicy:
         assert self.pred_a is not None and self.pred_b is not None, "prepare() first"
         return int(self.pred_a[i]), int(self.pred_b[i])
 
-    # ---- the decision rule (Fig. 6 of seed 002 for the overlap policies) -------------------
+    # ---- the decision rule (the paper's Fig. 6 for the overlap policies) -------------------
     def decide(self, i: int, cipher: int, view: FpgaView,
                cost: Callable[[str], float] | None = None) -> Decision:
         if view.now < view.reconfig_until:

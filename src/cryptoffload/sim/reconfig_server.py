@@ -1,4 +1,5 @@
-"""Reference model of seed 002's encrypting web server, on the SimPy core.
+"""Reference model of the encrypting web server of Niwa, Maeda and Yamaguchi (IPSJ TACS 2005),
+on the SimPy core.
 
 A host CPU (:class:`~.devices.Device`) and an FPGA with cipher slots
 (:class:`~.devices.ReconfigurableDevice`); a request process per request; a policy
