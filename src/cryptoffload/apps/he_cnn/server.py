@@ -43,7 +43,6 @@ import logging
 import secrets
 import shutil
 import signal
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from aiohttp import web
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Credentials, Unauthorized, issue_tokens, private_dir
+from cryptoffload.apps._private_tmp import owned_temp_dir
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
@@ -304,7 +304,7 @@ def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1
     at exit."""
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     folder = private_dir(token_dir, "client token") if token_dir is not None \
-        else Path(tempfile.mkdtemp(prefix="he-cnn-"))
+        else owned_temp_dir("he-cnn-")
     try:
         credentials = client_credentials(folder, clients)
         sock = _http.bind(host, port)

@@ -32,7 +32,6 @@ import hashlib
 import json
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from aiohttp import web
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Credentials, private_dir
+from cryptoffload.apps._private_tmp import owned_temp_dir
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
@@ -298,7 +298,7 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     check_key_sizes(params, upload_bits, solve_bits, insecure_study_size)
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
-    folder = private_dir(key_dir, "CSP key") if key_dir is not None else Path(tempfile.mkdtemp(prefix="ridge-csp-"))
+    folder = private_dir(key_dir, "CSP key") if key_dir is not None else owned_temp_dir("ridge-csp-")
     try:
         if ctx is None and not insecure_http:
             ctx, cert = _http.own_certificate(folder, host)

@@ -12,9 +12,9 @@ import asyncio
 import os
 import queue
 import signal
+import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from cryptoffload.apps import _http
+from cryptoffload.apps._private_tmp import owned_temp_dir
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
 from cryptoffload.apps.ridge.csp import check_key_sizes
@@ -193,8 +194,8 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     timings: dict[str, float] = {}
     servers: list[ServerProcess] = []
     t_all = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ridge-demo-") as tmp:  # 0700, removed at exit
-        secret = Path(tmp)
+    secret = owned_temp_dir("ridge-demo-")  # 0700, removed at exit (or at the next start if killed)
+    try:
         work = workdir or secret
         work.mkdir(parents=True, exist_ok=True)
         db = work / "platform.db"
@@ -255,5 +256,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
                 server.stop()
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, previous)
+    finally:
+        shutil.rmtree(secret, ignore_errors=True)
     timings["total"] = time.perf_counter() - t_all
     return DemoResult(buyer.model.coef, np.asarray(sk), bound, rd.n, params, timings, reports, buyer, upload_bits)

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Mapping, Sequence
@@ -35,6 +34,7 @@ from aiohttp import web
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Credentials, Unauthorized, check_name, issue_tokens, private_dir
+from cryptoffload.apps._private_tmp import owned_temp_dir
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
@@ -376,7 +376,7 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
     csp_token = read_token(csp_token_file, "CSP token (--csp-token-file)")
     _parse_fault(os.environ.get(FAULT_ENV))
     folder = private_dir(token_dir, "provider token") if token_dir is not None \
-        else Path(tempfile.mkdtemp(prefix="ridge-platform-"))
+        else owned_temp_dir("ridge-platform-")
     stores: list[PlatformStore] = []
     sock: Any = None
 

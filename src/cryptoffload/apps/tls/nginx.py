@@ -42,7 +42,7 @@ from types import FrameType, TracebackType
 from typing import Any, Callable, Literal, Optional, Union
 
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
-from cryptoffload.apps.tls.procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
+from cryptoffload.apps._procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]

@@ -13,14 +13,13 @@ another user and need to reach ``tmp/`` through the 0711 prefix) exist.
 from __future__ import annotations
 
 import os
-import shutil
-import stat
 import tempfile
 import time
 from pathlib import Path
 from typing import Optional
 
-from cryptoffload.apps.tls.procfs import is_running, read_proc_stat
+from cryptoffload.apps._private_tmp import remove_stale
+from cryptoffload.apps._procfs import is_running, read_proc_stat
 
 PREFIX_NAME = "cryptoffload-nginx-"
 OWNER_FILE = "owner"
@@ -74,19 +73,4 @@ def remove_stale_prefixes(root: Optional[Path] = None) -> list[Path]:
     """Remove prefix folders under ``root`` (default: the system temporary folder) that belong
     to this user and to no running process; returns what was removed. Anything else (another
     user's folder, a symlink, a folder in use) is left alone."""
-    base = Path(root) if root is not None else Path(tempfile.gettempdir())
-    removed = []
-    try:
-        candidates = [p for p in base.iterdir() if p.name.startswith(PREFIX_NAME)]
-    except OSError:
-        return removed
-    for prefix in candidates:
-        try:
-            st = prefix.lstat()
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or prefix_in_use(prefix):
-            continue
-        shutil.rmtree(prefix, ignore_errors=True)
-        removed.append(prefix)
-    return removed
+    return remove_stale(PREFIX_NAME, root, prefix_in_use)

@@ -1,8 +1,9 @@
 """Reading Linux's ``/proc``: process state, CPU times, process groups and start times.
 
 Why its own module: the nginx runner needs it to account its workers' CPU and to empty
-nginx's process group, and the prefix folders need it to tell a dead owner from a live one
-(a pid alone can be reused; a pid with its start time cannot).
+nginx's process group, and the nginx prefix folders and the servers' private temporary folders
+(:mod:`._private_tmp`) need it to tell a dead owner from a live one (a pid alone can be reused;
+a pid with its start time cannot).
 """
 
 from __future__ import annotations

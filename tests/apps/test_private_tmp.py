@@ -1,0 +1,35 @@
+"""Private temporary folders: owned, and removed by the next start once their owner is gone."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cryptoffload.apps._private_tmp import OWNER_FILE, owned_temp_dir, remove_stale
+
+
+def test_a_dead_owners_folder_is_removed_by_the_next_start(tmp_path: Path) -> None:
+    mine = owned_temp_dir("srv-", tmp_path)
+    assert (mine.stat().st_mode & 0o777) == 0o700
+    assert (mine / OWNER_FILE).read_text().split()[0] == str(os.getpid())
+    # a folder left by a process killed without cleaning up (its secrets inside)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    left = tmp_path / "srv-left"
+    left.mkdir(mode=0o700)
+    (left / OWNER_FILE).write_text(f"{dead} 1\n")
+    (left / "key.pem").write_text("secret")
+    other = tmp_path / "other-left"
+    other.mkdir()
+    (other / OWNER_FILE).write_text(f"{dead} 1\n")
+    fresh_unowned = tmp_path / "srv-unowned"
+    fresh_unowned.mkdir()
+    link = tmp_path / "srv-link"
+    link.symlink_to(other)
+    second = owned_temp_dir("srv-", tmp_path)
+    assert not left.exists()                              # the dead owner's, removed
+    assert mine.exists() and second.exists()              # ours, in use
+    assert other.exists() and fresh_unowned.exists() and link.is_symlink()
+    assert remove_stale("srv-", tmp_path) == []
