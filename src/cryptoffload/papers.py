@@ -55,7 +55,7 @@ PAPERS: dict[str, Paper] = {p.key: p for p in (
           "同态加密的硬件卸载及其在隐私保护计算中的应用",
           "Journal of Chinese Computer Systems (小型微型计算机系统), 2021, no. 3"),
     Paper("smartnic-tls",
-          "D. Miyakawa, Y. Li, T. Fukai, T. Hirose and M. Sugaya (Shibaura Institute of "
+          "T. Miyakawa, Y. Li, T. Fukai, T. Hirofuchi and M. Sugaya (Shibaura Institute of "
           "Technology, AIST)",
           "Implementing the offload of encryption to a SmartNIC in multi-node edge computing",
           "マルチノードコンピューティング(MEC)における SmartNIC への暗号化処理のオフロードの実装",
