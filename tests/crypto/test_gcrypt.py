@@ -18,7 +18,7 @@ def test_constants_match_gcrypt_h() -> None:
     assert _gcrypt.ALGORITHMS == {
         "aes": 7, "des": 302, "3des": 2, "camellia": 310, "serpent": 304, "twofish": 303,
     }
-    assert _gcrypt.MODES == {"ecb": 1, "cbc": 3}
+    assert _gcrypt.CIPHER_MODES == {"ecb": 1, "cbc": 3}
     assert _gcrypt.GCRY_CIPHER_TWOFISH == 10 and _gcrypt.GCRY_CIPHER_TWOFISH128 == 303
 
 

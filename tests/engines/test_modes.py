@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cryptoffload.crypto.paillier import PlaintextRangeError, PrivateKey, PublicKey, generate_keypair
-from cryptoffload.engines import MODES, CpuEngine, IfmaEngine, encrypt_array, ifma_reason, run_mode
+from cryptoffload.engines import CLIENT_MODES, CpuEngine, IfmaEngine, encrypt_array, ifma_reason, run_mode
 from cryptoffload.errors import ConfigError
 
 COUNT = 64
@@ -32,7 +32,7 @@ def engine() -> Iterator[CpuEngine]:
         yield eng
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", CLIENT_MODES)
 def test_mode_decrypts(mode: str, engine: CpuEngine, keypair: tuple[PublicKey, PrivateKey], messages: list[int]) -> None:
     pk, sk = keypair
     res = run_mode(mode, engine, pk, messages, threads=4, inflight=16)

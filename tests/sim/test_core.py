@@ -19,8 +19,8 @@ from cryptoffload.sim.core import (
     Metrics,
     Simulation,
 )
-from cryptoffload.sim.devices import Device
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.devices import FifoDevice
+from cryptoffload.sim.links import SharedLink
 
 
 # -- LatencyStats -----------------------------------------------------------------------------
@@ -130,8 +130,8 @@ def test_simulation_rejects_bad_seed(seed: object) -> None:
 def test_simulation_summary_utilisation_and_busy_time() -> None:
     # Two servers; jobs of 1 s and 3 s at t=0; a 10-byte transfer at 5 B/s (2 s busy).
     sim = Simulation(0)
-    dev = Device(sim, "cpu", servers=2)
-    link = Link(sim, "pcie", bandwidth=5.0, latency=0.5)
+    dev = FifoDevice(sim, "cpu", servers=2)
+    link = SharedLink(sim, "pcie", bandwidth=5.0, latency=0.5)
     sim.process(dev.execute(1.0, kind="small"))
     sim.process(dev.execute(3.0, kind="big"))
     sim.process(link.transfer(10.0))
@@ -152,7 +152,7 @@ def test_simulation_summary_utilisation_and_busy_time() -> None:
 
 def test_simulation_summary_before_running() -> None:
     sim = Simulation(0)
-    Device(sim, "d")
+    FifoDevice(sim, "d")
     s = sim.summary()
     assert s["jobs"] == {}
     assert s["resources"]["d"]["utilisation"] is None
@@ -160,9 +160,9 @@ def test_simulation_summary_before_running() -> None:
 
 def test_resource_names_are_unique() -> None:
     sim = Simulation(0)
-    Device(sim, "x")
+    FifoDevice(sim, "x")
     with pytest.raises(ConfigError):
-        Link(sim, "x", bandwidth=1.0)
+        SharedLink(sim, "x", bandwidth=1.0)
 
 
 def test_job_timing_derived_values() -> None:

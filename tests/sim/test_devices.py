@@ -22,17 +22,17 @@ from hypothesis import strategies as st
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import ProcessGenerator, Simulation
-from cryptoffload.sim.devices import Device, ReconfigurableDevice, reconfig_time_from_bitstream
+from cryptoffload.sim.devices import FifoDevice, ReconfigurableDevice, reconfig_time_from_bitstream
 
 
 # -- helpers ----------------------------------------------------------------------------------
 def _single_server_queue(
     rho: float, n: int, service: str, seed: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Device]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, FifoDevice]:
     """Poisson arrivals (mean service 1 s) into one FIFO server; returns inter-arrival times,
     service times, and the simulated waiting times, in arrival order."""
     sim = Simulation(seed)
-    dev = Device(sim, "server")
+    dev = FifoDevice(sim, "server")
     gaps = sim.rng.exponential(1.0 / rho, n)
     services = np.ones(n) if service == "D" else sim.rng.exponential(1.0, n)
     waits = np.empty(n)
@@ -101,10 +101,10 @@ def test_mm1_mean_sojourn_is_one_over_mu_minus_lambda() -> None:
 # -- hand-worked examples ---------------------------------------------------------------------
 def _run_jobs(
     servers: int, jobs: list[tuple[float, float]]
-) -> tuple[Simulation, Device, list[tuple[float, float, float]]]:
+) -> tuple[Simulation, FifoDevice, list[tuple[float, float, float]]]:
     """Start each (arrival, duration) job in list order; returns (arrival, start, finish)."""
     sim = Simulation(0)
-    dev = Device(sim, "dev", servers=servers)
+    dev = FifoDevice(sim, "dev", servers=servers)
     out: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * len(jobs)
 
     def job(i: int, arrival: float, duration: float) -> ProcessGenerator:
@@ -141,7 +141,7 @@ def test_two_servers_by_hand() -> None:
 
 def test_busy_time_is_exact_mid_run_and_queue_is_visible() -> None:
     sim = Simulation(0)
-    dev = Device(sim, "d")
+    dev = FifoDevice(sim, "d")
     for _ in range(3):
         sim.process(dev.execute(2.0))
     sim.run(until=1.5)
@@ -154,7 +154,7 @@ def test_busy_time_is_exact_mid_run_and_queue_is_visible() -> None:
 
 def test_interrupted_job_is_charged_what_it_used() -> None:
     sim = Simulation(0)
-    dev = Device(sim, "d")
+    dev = FifoDevice(sim, "d")
 
     def victim() -> ProcessGenerator:
         try:
@@ -215,7 +215,7 @@ def test_device_is_work_conserving_fifo(servers: int, jobs: list[tuple[float, fl
 # -- validation -------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf])
 def test_device_rejects_bad_duration_at_call_time(bad: float) -> None:
-    dev = Device(Simulation(0), "d")
+    dev = FifoDevice(Simulation(0), "d")
     with pytest.raises(ConfigError):
         dev.execute(bad)
 
@@ -223,12 +223,12 @@ def test_device_rejects_bad_duration_at_call_time(bad: float) -> None:
 @pytest.mark.parametrize("servers", [0, -1, 1.5, True])
 def test_device_rejects_bad_servers(servers: object) -> None:
     with pytest.raises(ConfigError):
-        Device(Simulation(0), "d", servers=servers)  # type: ignore[arg-type]
+        FifoDevice(Simulation(0), "d", servers=servers)  # type: ignore[arg-type]
 
 
 def test_device_rejects_empty_name() -> None:
     with pytest.raises(ConfigError):
-        Device(Simulation(0), "")
+        FifoDevice(Simulation(0), "")
 
 
 # -- reconfigurable devices -------------------------------------------------------------------

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import ProcessGenerator, Simulation
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.links import SharedLink
 
 
 def _run(
@@ -25,10 +25,10 @@ def _run(
     flows: list[tuple[float, float]],
     latency: float = 0.0,
     max_flows: int | None = None,
-) -> tuple[Simulation, Link, list[float]]:
+) -> tuple[Simulation, SharedLink, list[float]]:
     """Start each (start_time, nbytes) transfer; returns the completion times in list order."""
     sim = Simulation(0)
-    link = Link(sim, "link", bandwidth=bandwidth, latency=latency, max_flows=max_flows)
+    link = SharedLink(sim, "link", bandwidth=bandwidth, latency=latency, max_flows=max_flows)
     done = [math.nan] * len(flows)
 
     def flow(i: int, start: float, nbytes: float) -> ProcessGenerator:
@@ -106,7 +106,7 @@ def test_max_flows_queues_in_fifo_order() -> None:
 
 def test_bytes_and_busy_time_are_exact_mid_transfer() -> None:
     sim = Simulation(0)
-    link = Link(sim, "l", bandwidth=10.0)
+    link = SharedLink(sim, "l", bandwidth=10.0)
     sim.process(link.transfer(100.0))
     sim.process(link.transfer(100.0))
     sim.run(until=4.0)
@@ -120,7 +120,7 @@ def test_bytes_and_busy_time_are_exact_mid_transfer() -> None:
 def test_interrupted_transfer_frees_its_share() -> None:
     # Two 100 B flows at 10 B/s; A is interrupted at t=4 after 20 B. B has 80 B left, alone.
     sim = Simulation(0)
-    link = Link(sim, "l", bandwidth=10.0)
+    link = SharedLink(sim, "l", bandwidth=10.0)
 
     def a() -> ProcessGenerator:
         try:
@@ -234,12 +234,12 @@ def test_simultaneous_transfers_closed_form(bw: float, lat: float, nbytes: list[
 )
 def test_link_rejects_bad_parameters(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
-        Link(Simulation(0), "l", **kwargs)  # type: ignore[arg-type]
+        SharedLink(Simulation(0), "l", **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("nbytes", [0, -5.0, math.nan, math.inf])
 def test_transfer_rejects_bad_sizes_at_call_time(nbytes: float) -> None:
-    link = Link(Simulation(0), "l", bandwidth=1.0)
+    link = SharedLink(Simulation(0), "l", bandwidth=1.0)
     with pytest.raises(ConfigError):
         link.transfer(nbytes)
 

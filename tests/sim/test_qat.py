@@ -16,7 +16,7 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.qat import (
-    MODES,
+    QAT_DESIGNS,
     PAPER_TARGETS,
     QatParams,
     QatRunResult,
@@ -99,7 +99,7 @@ def test_refused_submissions_cost_cpu_time():
 # -- the paper's Table 1 (built-in profile) ----------------------------------------------------
 @pytest.fixture(scope="module")
 def paper() -> dict[str, QatRunResult]:
-    return {m: simulate_mode(m, n_encryptions=6000, seed=0) for m in MODES}
+    return {m: simulate_mode(m, n_encryptions=6000, seed=0) for m in QAT_DESIGNS}
 
 
 def test_fit_check_the_three_fitted_values_reproduce_their_figures(paper):

@@ -19,7 +19,7 @@ import tomli_w
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import builtin_profile_path, load_profile
 from cryptoffload.sim.smartnic import (
-    MODES,
+    SERVING_MODES,
     REQUIRED_PROFILE_FIELDS,
     MeasuredCosts,
     TlsCostModel,
@@ -127,7 +127,7 @@ def test_nominal_costs_follow_the_equations() -> None:
 
 def test_the_bounce_copy_is_charged_to_nic_offload_only() -> None:
     m = model()
-    for mode in MODES:
+    for mode in SERVING_MODES:
         assert (m.cost(mode, MB64).breakdown.get("bounce_copy_s", 0.0) > 0) == (mode == "ktls-nic")
 
 
@@ -140,7 +140,7 @@ def test_nothing_reads_the_papers_ratios(tmp_path) -> None:
     data["paper"]["small_nic_over_ktls"]["value"] = 3.0
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
     other = TlsCostModel.from_profile(path, measured())
-    for mode in MODES:
+    for mode in SERVING_MODES:
         for s in (KB2, MB64):
             assert other.cost(mode, s) == base.cost(mode, s)
 
@@ -248,7 +248,7 @@ def test_divergence_ktls_predicted_neutral_for_2KB_where_the_paper_saw_plus_6_pe
 # -- provenance -------------------------------------------------------------------------------
 def test_provenance_flows_to_every_cost() -> None:
     m = TlsCostModel.from_profile(None, MeasuredCosts(PLAIN, TLS))  # default: "measured"
-    for mode in MODES:
+    for mode in SERVING_MODES:
         want = "measured" if mode in ("plain", "tls") else "simulated"
         assert m.cost(mode, KB2).provenance == want
         assert m.capacity(mode, KB2).provenance == want

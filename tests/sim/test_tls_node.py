@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.sim.smartnic import MODES, MeasuredCosts, TlsCostModel
+from cryptoffload.sim.smartnic import SERVING_MODES, MeasuredCosts, TlsCostModel
 from cryptoffload.sim.tls_node import clients_per_core, plan_modes, simulate_node
 
 KB2 = 2048
@@ -98,14 +98,14 @@ def test_offload_never_needs_more_cpu_than_user_space_tls_when_fractions_below_o
 
 def test_plan_modes_plans_every_mode() -> None:
     plans = plan_modes(KB2, 10e-3, 20.0, model=model(), n_requests=300)
-    assert set(plans) == set(MODES)
+    assert set(plans) == set(SERVING_MODES)
     # the NIC's per-connection set-up holds the worker (cpu_share 1): fewer 2 KB clients than kTLS
     assert plans["ktls-nic"].clients < plans["ktls"].clients
 
 
 def test_simulated_provenance_follows_the_cost_model() -> None:
     m = TlsCostModel.from_profile(None, MeasuredCosts(PLAIN, TLS))  # default: "measured"
-    for mode in MODES:
+    for mode in SERVING_MODES:
         want = "measured" if mode in ("plain", "tls") else "simulated"
         assert simulate_node(m, mode, KB2, 100.0, n_requests=50).provenance == want
 

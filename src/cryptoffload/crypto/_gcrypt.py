@@ -68,7 +68,7 @@ ALGORITHMS: dict[str, int] = {
 }
 
 #: Mode names -> libgcrypt mode id.
-MODES: dict[str, int] = {"ecb": GCRY_CIPHER_MODE_ECB, "cbc": GCRY_CIPHER_MODE_CBC}
+CIPHER_MODES: dict[str, int] = {"ecb": GCRY_CIPHER_MODE_ECB, "cbc": GCRY_CIPHER_MODE_CBC}
 
 _LIBRARY_NAMES = ("libgcrypt.so.20", "libgcrypt.so")
 
@@ -249,7 +249,7 @@ class Handle:
     def __init__(self, algo: str, mode: str) -> None:
         try:
             algo_id = ALGORITHMS[algo]
-            mode_id = MODES[mode]
+            mode_id = CIPHER_MODES[mode]
         except KeyError:
             raise ConfigError(
                 f"libgcrypt binding has no algorithm/mode {algo!r}/{mode!r}"

@@ -14,7 +14,7 @@ from typing import Any
 from cryptoffload.engines.base import (
     BatchEngine, Engine, EngineClosed, EngineError, EngineStats, Job, JobFailed, JobFuture)
 from cryptoffload.engines.cpu import CpuEngine
-from cryptoffload.engines.modes import MODES, PAPER_MODES, ModeResult, encrypt_array, run_mode
+from cryptoffload.engines.modes import CLIENT_MODES, PAPER_CLIENT_MODES, ModeResult, encrypt_array, run_mode
 from cryptoffload.engines.registry import ENGINE_NAMES, ENGINES, EngineSpec, engine_reasons, make_engine
 from cryptoffload.engines.rings import Ring, RingClosed, RingEmpty, RingFull
 
@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "BatchEngine", "CpuEngine", "ENGINES", "ENGINE_NAMES", "Engine", "EngineClosed", "EngineError", "EngineSpec",
-    "EngineStats", "GpuEngine", "IfmaEngine", "Job", "JobFailed", "JobFuture", "MODES", "ModeResult", "PAPER_MODES",
+    "EngineStats", "GpuEngine", "IfmaEngine", "Job", "JobFailed", "JobFuture", "CLIENT_MODES", "ModeResult", "PAPER_CLIENT_MODES",
     "Ring", "RingClosed", "RingEmpty", "RingFull", "encrypt_array", "engine_reasons", "gpu_reason", "ifma_reason",
     "make_engine", "run_mode",
 ]

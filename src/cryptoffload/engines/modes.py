@@ -38,8 +38,8 @@ from typing import Any, Iterable, Sequence
 from cryptoffload.engines.base import Engine, EngineStats, Job, JobFuture
 from cryptoffload.errors import ConfigError
 
-MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2", "batch")
-PAPER_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2")
+CLIENT_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2", "batch")
+PAPER_CLIENT_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2")
 PROGRESS_THRESHOLD = 10_000
 
 
@@ -234,8 +234,8 @@ def run_mode(mode: str, engine: Engine, pk: Any, messages: Sequence[int], *, thr
     ``threads`` applies to mode ``threads``; ``inflight`` (encryptions in flight) to
     ``coro1``/``coro2``. The ciphertexts decrypt to the messages with the private key.
     """
-    if mode not in MODES:
-        raise ConfigError(f"unknown client mode {mode!r}; choose one of {', '.join(MODES)}")
+    if mode not in CLIENT_MODES:
+        raise ConfigError(f"unknown client mode {mode!r}; choose one of {', '.join(CLIENT_MODES)}")
     if threads < 1 or inflight < 1:
         raise ConfigError("threads and inflight must be at least 1")
     work = _Work(pk, messages)

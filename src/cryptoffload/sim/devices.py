@@ -121,7 +121,7 @@ class _Server:
         return JobTiming(arrival, start, finish)
 
 
-class Device(_Server):
+class FifoDevice(_Server):
     """A multi-server FIFO device (CPU cores, QAT engines, GPU streams)."""
 
     def __init__(self, sim: Simulation, name: str, servers: int = 1) -> None:
@@ -299,4 +299,4 @@ class ReconfigurableDevice(_Server):
         return fs
 
 
-__all__ = ["Device", "ReconfigurableDevice", "reconfig_time_from_bitstream"]
+__all__ = ["FifoDevice", "ReconfigurableDevice", "reconfig_time_from_bitstream"]

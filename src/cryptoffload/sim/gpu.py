@@ -26,8 +26,9 @@ from typing import Any, Sequence
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
-from cryptoffload.sim.devices import Device
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.devices import FifoDevice
+from cryptoffload.sim.links import SharedLink
+from cryptoffload.sim.protocols import Device, implements
 
 #: Operations a GPU profile prices: DJN encryption (per ciphertext), CRT decryption (per
 #: ciphertext), aggregation (per ciphertext multiplied into a column product).
@@ -90,6 +91,7 @@ def load_gpu_params(name_or_path: str) -> GpuParams:
     return GpuParams.from_profile(load_profile(name_or_path, REQUIRED_FIELDS))
 
 
+@implements(Device)  # through its parts: a compute FifoDevice between two SharedLinks
 class GpuDevice:
     """The model's GPU: host-to-device link, compute, device-to-host link (module docstring).
     Implements the simulator's accounting protocol through its parts."""
@@ -100,9 +102,9 @@ class GpuDevice:
         self.sim = sim
         self.name = name
         self.params = params
-        self.compute = Device(sim, f"{name}.compute", servers=1)
-        self.h2d = Link(sim, f"{name}.h2d", params.h2d_bytes_per_s, params.latency_s)
-        self.d2h = Link(sim, f"{name}.d2h", params.d2h_bytes_per_s, params.latency_s)
+        self.compute = FifoDevice(sim, f"{name}.compute", servers=1)
+        self.h2d = SharedLink(sim, f"{name}.h2d", params.h2d_bytes_per_s, params.latency_s)
+        self.d2h = SharedLink(sim, f"{name}.d2h", params.d2h_bytes_per_s, params.latency_s)
 
     def run_batch(self, op: str, items: int, kind: Any = None) -> ProcessGenerator:
         """Copy in, compute, copy out one batch of ``items`` instances of ``op``."""

@@ -26,8 +26,8 @@ from typing import Any
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles import load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
-from cryptoffload.sim.devices import Device
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.devices import FifoDevice
+from cryptoffload.sim.links import SharedLink
 from cryptoffload.sim.storage import CompiledProgram, DeviceDRAM, NandFlash, Ssd, pcie_link, prefetch_gates
 
 PLATFORM_PROFILE = "isc_platforms"
@@ -143,20 +143,20 @@ class IscRun:
         return self.devices * self.queries / self.makespan_s
 
 
-def _paths(sim: Simulation, preset: PlatformPreset, k: int, source_bps: float | None) -> list[list[Link]]:
+def _paths(sim: Simulation, preset: PlatformPreset, k: int, source_bps: float | None) -> list[list[SharedLink]]:
     lane = preset.lane_bps
     if preset.name == "csd":
         bw = source_bps or preset.nand_read_bps
         return [[NandFlash(sim, f"nand{d}", bw, preset.storage_bytes or 1.0)] for d in range(k)]
-    def board_link(d: int) -> Link:
+    def board_link(d: int) -> SharedLink:
         return pcie_link(sim, f"fpga{d}-x{preset.device_lanes}", preset.device_lanes, lane)
 
     if preset.name == "fpga_only":
-        host = Link(sim, "host-lanes", source_bps) if source_bps else pcie_link(sim, "host-lanes", preset.host_lanes, lane)
+        host = SharedLink(sim, "host-lanes", source_bps) if source_bps else pcie_link(sim, "host-lanes", preset.host_lanes, lane)
         return [[host, board_link(d)] for d in range(k)]
     if preset.name == "fpga_ssd":
         ssd = Ssd(sim, "ssd-lanes", source_bps or preset.ssd_lanes * lane, preset.storage_bytes or 1.0)
-        pool = Link(sim, "fpga-lanes", source_bps) if source_bps else pcie_link(sim, "fpga-lanes", preset.fpga_lanes, lane)
+        pool = SharedLink(sim, "fpga-lanes", source_bps) if source_bps else pcie_link(sim, "fpga-lanes", preset.fpga_lanes, lane)
         return [[ssd, pool, board_link(d)] for d in range(k)]
     raise ConfigError(f"unknown platform {preset.name!r} (known: {', '.join(PLATFORMS)})")
 
@@ -183,16 +183,16 @@ def simulate(compiled: CompiledProgram, preset: PlatformPreset, devices: int = 1
     fetch_idx = [j for j, s in enumerate(steps) if s.fetch_bytes > 0]
     latencies: list[float] = []
     drams = [DeviceDRAM(sim, f"dram{d}", preset.dram_bytes, record=record and d == 0) for d in range(k)]
-    fpgas = [Device(sim, f"fpga{d}") for d in range(k)]
+    fpgas = [FifoDevice(sim, f"fpga{d}") for d in range(k)]
 
-    def staging(link: Link, prev: list | None, done: list) -> ProcessGenerator:
+    def staging(link: SharedLink, prev: list | None, done: list) -> ProcessGenerator:
         for m, j in enumerate(fetch_idx):
             if prev is not None and not prev[m].processed:
                 yield prev[m]
             yield from link.transfer(steps[j].fetch_bytes)
             done[m].succeed()
 
-    def last_hop(link: Link, prev: list | None, dram: DeviceDRAM, finished: list, ready: list) -> ProcessGenerator:
+    def last_hop(link: SharedLink, prev: list | None, dram: DeviceDRAM, finished: list, ready: list) -> ProcessGenerator:
         for m, j in enumerate(fetch_idx):
             g = gates[j]
             if g >= 0 and not finished[g].processed:

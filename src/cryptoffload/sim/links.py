@@ -54,7 +54,7 @@ class _Flow:
         self.cancelled = False
 
 
-class Link:
+class SharedLink:
     """A link of ``bandwidth`` bytes/s and ``latency`` seconds, shared fairly by its flows.
 
     With ``max_flows`` at most that many transfers share the bandwidth at once; the others
@@ -223,4 +223,4 @@ class Link:
             self._sum_v_start = 0.0
 
 
-__all__ = ["Link"]
+__all__ = ["SharedLink"]

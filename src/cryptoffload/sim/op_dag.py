@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
+from cryptoffload.sim.protocols import Device, Link, implements
 
 if TYPE_CHECKING:
     from cryptoffload.workloads.bsgs import OpDag
@@ -167,6 +168,7 @@ class Schedule:
 _SENT, _RECV, _BABY, _GIANT, _OTHER = range(5)
 
 
+@implements(Device, Link)  # list scheduling of an op DAG on devices joined by links
 def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     """List-schedule ``dag`` (see the module docstring): whenever a device is free it starts the
     ready op of best priority (ops another device waits for, received ciphertexts, its own baby

@@ -63,7 +63,7 @@ from cryptoffload.sim.core import (
     Simulation,
     check_count,
 )
-from cryptoffload.sim.devices import Device
+from cryptoffload.sim.devices import FifoDevice
 from cryptoffload.sim.qat_card import QatDevice, QatRequest
 from cryptoffload.sim.qat_params import (
     CARD_SCALINGS,
@@ -74,7 +74,7 @@ from cryptoffload.sim.qat_params import (
     load_qat_params,
 )
 
-MODES = ("sw", "qat-s1", "qat-s2", "qhcs1", "qhcs2")
+QAT_DESIGNS = ("sw", "qat-s1", "qat-s2", "qhcs1", "qhcs2")
 """The paper's client implementations, in the order it presents them."""
 
 PAPER_TARGETS: dict[str, dict[str, float]] = {
@@ -133,7 +133,7 @@ class _Loop:
     def __init__(
         self,
         sim: Simulation,
-        cpu: Device,
+        cpu: FifoDevice,
         qat: QatDevice,
         p: QatParams,
         style: _LoopStyle,
@@ -300,7 +300,7 @@ class QatRunResult:
 def _result(
     mode: str,
     sim: Simulation,
-    cpu: Device,
+    cpu: FifoDevice,
     qat: QatDevice | None,
     n: int,
     concurrency: int,
@@ -351,7 +351,7 @@ def _modexp_services(p: QatParams, base_s: float, m_bits: np.ndarray) -> tuple[n
 
 
 def _sw(
-    sim: Simulation, cpu: Device, p: QatParams, n: int, m_bits: np.ndarray
+    sim: Simulation, cpu: FifoDevice, p: QatParams, n: int, m_bits: np.ndarray
 ) -> tuple[ProcessGenerator, dict[str, float]]:
     gm, rn = _modexp_services(p, p.sw_modexp_s, m_bits)
     cpu_time = {"paillier": 0.0, "sw_modexp": 0.0}
@@ -428,8 +428,8 @@ def _qhcs2_tasks(loop: _Loop, sim: Simulation, p: QatParams, gm: float, rn: floa
 
 
 def _check_mode_concurrency(mode: str, concurrency: int | None, p: QatParams) -> int:
-    if mode not in MODES:
-        raise ConfigError(f"unknown QAT mode {mode!r} (choose from {', '.join(MODES)})")
+    if mode not in QAT_DESIGNS:
+        raise ConfigError(f"unknown QAT mode {mode!r} (choose from {', '.join(QAT_DESIGNS)})")
     if mode in ("sw", "qat-s1"):
         if concurrency is not None and check_count("concurrency", concurrency) != 1:
             raise ConfigError(f"mode {mode!r} is single-threaded: concurrency must be 1 or omitted, got {concurrency!r}")
@@ -463,7 +463,7 @@ def simulate_mode(
     c = _check_mode_concurrency(mode, concurrency, p)
     n = check_count("n_encryptions", p.encryptions if n_encryptions is None else n_encryptions)
     sim = Simulation(seed)
-    cpu = Device(sim, "cpu", servers=1)
+    cpu = FifoDevice(sim, "cpu", servers=1)
     m_bits = _plaintext_bits(sim, p, n, random_exponents)
 
     if mode == "sw":
@@ -514,7 +514,7 @@ def simulate_all(
 ) -> dict[str, QatRunResult]:
     """The paper's Table 1 experiment: every mode at its default concurrency."""
     p = load_qat_params(profile)
-    return {m: simulate_mode(m, p, n_encryptions, None, seed) for m in MODES}
+    return {m: simulate_mode(m, p, n_encryptions, None, seed) for m in QAT_DESIGNS}
 
 
 def simulate_modexp_offload(
@@ -539,7 +539,7 @@ def simulate_modexp_offload(
         p.modexp_s, check_count("modulus_bits", modulus_bits), check_count("exponent_bits", exponent_bits)
     )
     sim = Simulation(seed)
-    cpu = Device(sim, "cpu", servers=1)
+    cpu = FifoDevice(sim, "cpu", servers=1)
     qat = QatDevice(sim, "qat", p.engines, p.ring_capacity)
     work = _Work(n)
 
@@ -562,7 +562,7 @@ def simulate_modexp_offload(
 
 __all__ = [
     "CARD_SCALINGS",
-    "MODES",
+    "QAT_DESIGNS",
     "PROFILE_NAME",
     "PAPER_TARGETS",
     "QatDevice",

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from cryptoffload.sim.protocols import Device, implements
+
 SOFTWARE, HARDWARE, OVERLAP, FIXED, PARALLEL = 0, 1, 2, 3, 4
 MODE_NAMES = {SOFTWARE: "software", HARDWARE: "hardware", OVERLAP: "overlap", FIXED: "fixed", PARALLEL: "parallel"}
 
@@ -140,6 +142,7 @@ def _run(t, c, size, sw_tpb, hw_tpb, overhead, reconfig, mode, pa, pb, fixed, in
     return lat, svc, on_fpga, sw_busy, fpga_busy, n_reconf, finish_last
 
 
+@implements(Device)  # the host CPU and the FPGA board, as one compiled loop
 def run_kernel(
     time: np.ndarray,
     cipher: np.ndarray,

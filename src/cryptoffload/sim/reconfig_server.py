@@ -21,7 +21,7 @@ import simpy
 
 from cryptoffload.sim import reconfig_fast as fast
 from cryptoffload.sim.core import Simulation
-from cryptoffload.sim.devices import Device, ReconfigurableDevice
+from cryptoffload.sim.devices import FifoDevice, ReconfigurableDevice
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def simulate_simpy(time: np.ndarray, cipher: np.ndarray, size: np.ndarray, costs
     n = len(time)
     sim = Simulation()
     env = sim.env
-    host = Device(sim, "host-cpu")
+    host = FifoDevice(sim, "host-cpu")
     if policy.mode == fast.FIXED:  # Fix5 / Fix-All: a (hypothetically) larger FPGA, never rewritten
         resident = [int(x) for x in np.flatnonzero(policy.fixed)]
         fpga = ReconfigurableDevice(sim, "fpga", slots=max(1, len(resident)),

@@ -65,8 +65,9 @@ import numpy as np
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.core import check_count, check_non_negative, check_positive
+from cryptoffload.sim.protocols import Device, Link, implements
 
-MODES: tuple[str, ...] = ("plain", "tls", "ktls", "ktls-nic")
+SERVING_MODES: tuple[str, ...] = ("plain", "tls", "ktls", "ktls-nic")
 """The paper's modes (1)-(4), named as in :mod:`cryptoffload.apps.tls`."""
 
 MEASURED_MODES: tuple[str, ...] = ("plain", "tls")
@@ -107,8 +108,8 @@ _FRACTIONS = ("ktls_fraction", "nic_fraction", "retransmit_rate", "handoff_cpu_s
 
 
 def check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise ConfigError(f"unknown TLS mode {mode!r}; choose one of {', '.join(MODES)}")
+    if mode not in SERVING_MODES:
+        raise ConfigError(f"unknown TLS mode {mode!r}; choose one of {', '.join(SERVING_MODES)}")
     return mode
 
 
@@ -353,6 +354,7 @@ def normalise_mix(file_mix: FileMix) -> tuple[tuple[int, float], ...]:
     return tuple((s, w / total) for s, w in sorted(items.items()))
 
 
+@implements(Device, Link)  # a closed form of the node's CPU/NIC and its wire
 @dataclass(frozen=True)
 class TlsCostModel:
     """CPU seconds, non-CPU delay and wire bytes per request in each mode (see module doc)."""
@@ -483,7 +485,7 @@ class TlsCostModel:
     def predict(self, sizes: Iterable[int] | None = None) -> dict[str, dict[int, ModeCost]]:
         """:class:`ModeCost` for every mode at every size (default: the measured sizes)."""
         sz = list(self.measured.sizes if sizes is None else sizes)
-        return {mode: {s: self.cost(mode, s) for s in sz} for mode in MODES}
+        return {mode: {s: self.cost(mode, s) for s in sz} for mode in SERVING_MODES}
 
     def predicted_fetch_s(self, mode: str, size: int, tls_fetch_s: float) -> float:
         """One client fetch in ``mode``, predicted from a measured user-space TLS fetch of the
@@ -518,6 +520,6 @@ class TlsCostModel:
 
 
 __all__ = [
-    "MODES", "MODELLED_MODES", "VARIANTS", "REQUIRED_PROFILE_FIELDS", "MeasuredCosts",
+    "SERVING_MODES", "MODELLED_MODES", "VARIANTS", "REQUIRED_PROFILE_FIELDS", "MeasuredCosts",
     "TlsOffloadParams", "TlsCostModel", "ModeCost", "CapacityEstimate", "normalise_mix", "check_mode",
 ]

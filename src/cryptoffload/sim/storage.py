@@ -25,7 +25,7 @@ from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles import load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_name, check_non_negative, check_positive
-from cryptoffload.sim.links import Link
+from cryptoffload.sim.links import SharedLink
 from cryptoffload.workloads.he_program import CIPHERTEXT, INPUT, HEOp, HEProgram, fetched_first
 
 FPGA_PROFILE = "heax_set_c"
@@ -359,7 +359,7 @@ class DeviceDRAM:
 # storage devices (links with a capacity)
 
 
-class NandFlash(Link):
+class NandFlash(SharedLink):
     """NAND flash on a CSD: sequential read at ``bandwidth`` into the board's DRAM (the data
     is laid out in program order, seed 000 section 3), and a capacity for weights and keys."""
 
@@ -380,12 +380,12 @@ class Ssd(NandFlash):
     resource_type = "ssd"
 
 
-def pcie_link(sim: Simulation, name: str, lanes: int, lane_bandwidth: float) -> Link:
+def pcie_link(sim: Simulation, name: str, lanes: int, lane_bandwidth: float) -> SharedLink:
     """PCIe lanes as one link: ``lanes * lane_bandwidth``, fairly shared by every transfer on
     it (devices behind one switch, or a group of devices given a pool of lanes)."""
     if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
         raise ConfigError(f"{name}: lanes must be a positive integer, got {lanes!r}")
-    return Link(sim, name, lanes * check_positive("lane bandwidth", lane_bandwidth))
+    return SharedLink(sim, name, lanes * check_positive("lane bandwidth", lane_bandwidth))
 
 
 __all__ = ["CompiledProgram", "DeviceDRAM", "FpgaCostModel", "NandFlash", "Ssd", "Step", "check_fits",

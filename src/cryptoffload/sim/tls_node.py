@@ -30,9 +30,9 @@ from cryptoffload.sim.core import (
     check_non_negative,
     check_positive,
 )
-from cryptoffload.sim.devices import Device
-from cryptoffload.sim.links import Link
-from cryptoffload.sim.smartnic import MODES, FileMix, TlsCostModel, check_mode, normalise_mix
+from cryptoffload.sim.devices import FifoDevice
+from cryptoffload.sim.links import SharedLink
+from cryptoffload.sim.smartnic import SERVING_MODES, FileMix, TlsCostModel, check_mode, normalise_mix
 
 __all__ = ["SmartNicDevice", "ManagementNodeModel", "NodeRunResult", "simulate_node", "ClientPlan",
            "clients_per_core", "plan_modes"]
@@ -45,9 +45,9 @@ class SmartNicDevice:
 
     def __init__(self, sim: Simulation, model: TlsCostModel, name: str = "nic") -> None:
         self.model = model
-        self.link = Link(sim, name, bandwidth=model.wire_rate_Bps)
+        self.link = SharedLink(sim, name, bandwidth=model.wire_rate_Bps)
         rate = model.params.max_records_per_s
-        self.engine = None if rate is None else Device(sim, f"{name}-crypto", servers=1)
+        self.engine = None if rate is None else FifoDevice(sim, f"{name}-crypto", servers=1)
 
     def send(self, mode: str, size: int) -> ProcessGenerator:
         check_mode(mode)
@@ -115,7 +115,7 @@ class ManagementNodeModel:
             raise ConfigError("no request left after the warm-up; raise n_requests")
         sim = Simulation(self.seed)
         env = sim.env
-        cpu = Device(sim, "cpu", servers=self.cores)
+        cpu = FifoDevice(sim, "cpu", servers=self.cores)
         nic = SmartNicDevice(sim, self.model)
         # Common random numbers: the same unit draws for every rate, so runs at different
         # rates (or core counts, or modes) see the same requests in the same order.
@@ -236,7 +236,7 @@ def clients_per_core(
 
 
 def plan_modes(file_mix: FileMix, latency_target_s: float, request_rate_per_client: float, *,
-               model: TlsCostModel, cores: int = 1, modes: Iterable[str] = MODES,
+               model: TlsCostModel, cores: int = 1, modes: Iterable[str] = SERVING_MODES,
                n_requests: int = 4000, seed: int = 0,
                max_utilisation: float = 0.95) -> dict[str, ClientPlan]:
     """:func:`clients_per_core` for each mode: clients per core with and without the DPU."""

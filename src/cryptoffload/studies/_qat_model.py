@@ -70,7 +70,7 @@ def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed
     result.declare_fits(fits_from_sources(key, {k: v.source for k, v in prof.values.items()}))
     p = load_qat_params(prof, card_scaling)
     sim = {}
-    for mode in qat.MODES:
+    for mode in qat.QAT_DESIGNS:
         if tick:
             tick(f"simulating {mode}")
         sim[mode] = qat.simulate_mode(mode, p, n, seed=seed)

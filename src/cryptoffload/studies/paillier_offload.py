@@ -32,6 +32,7 @@ from cryptoffload import __version__, bench
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.engines.modes import CLIENT_MODES
 from cryptoffload.engines.registry import ENGINE_NAMES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
@@ -53,7 +54,6 @@ PAPER_FPGA = {"latency_s": 11.29e-3, "ops_13_instances": 1151.0}
 PAPER_ASIC = {"latency_s": 5.9e-3}
 PAPER_RATIOS = qm.PAPER_RATIOS
 SIM_LABELS = qm.SIM_LABELS
-MEASURED_MODES = ("sync", "threads", "coro1", "coro2", "batch")
 MODE_LABELS = {"sync": "S1-like: one synchronous caller", "threads": "S2-like: many synchronous threads",
                "coro1": "QHCS1-like: one coroutine per encryption", "coro2": "QHCS2-like: two coroutines per encryption",
                "batch": "batched DJN encryption jobs (beyond the paper)"}
@@ -184,7 +184,7 @@ def measure_modes(cfg: PaillierOffloadConfig, pk: pl.PublicKey, sk: pl.PrivateKe
     sweep: dict[int, object] = {}
     with make_engine(cfg.engine, workers=workers) as engine:
         engine_name = type(engine).__name__
-        for mode in MEASURED_MODES:
+        for mode in CLIENT_MODES:
             if tick:
                 tick(f"measuring mode {mode} ({workers} worker{'s' if workers > 1 else ''})")
             res = run_mode(mode, engine, pk, msgs, threads=cfg.threads, inflight=cfg.inflight)
@@ -237,7 +237,7 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
     started = _time.perf_counter()
     gpu_reason = _gpu.gpu_unavailable() if (cfg.measure and cfg.gpu) else None
     gpu_steps = 3 + len(_gpu.FIT_FRACTIONS) * 3 + 1 + len(_gpu.holdout_workloads(1 << 18)) if cfg.measure and cfg.gpu else 0
-    steps = (5 + len(qat.MODES) + len(cfg.sweep_inflight) * 2 + (2 * len(MEASURED_MODES) + 4 if cfg.measure else 0)
+    steps = (5 + len(qat.QAT_DESIGNS) + len(cfg.sweep_inflight) * 2 + (2 * len(CLIENT_MODES) + 4 if cfg.measure else 0)
              + (gpu_steps if gpu_reason is None else 0))
     tick = progress(steps) if progress else None
     result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),

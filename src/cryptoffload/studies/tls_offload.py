@@ -57,8 +57,8 @@ class TlsOffloadConfig:
 
     def validate(self) -> None:
         for m in self.modes:
-            if m not in nic.MODES:
-                raise ConfigError(f"unknown mode {m!r}; choose among {', '.join(nic.MODES)}")
+            if m not in nic.SERVING_MODES:
+                raise ConfigError(f"unknown mode {m!r}; choose among {', '.join(nic.SERVING_MODES)}")
         if "plain" not in self.modes or "tls" not in self.modes:
             raise ConfigError("the study needs the plain and tls modes (the model is built on their measured costs)")
         for c in self.clients:
@@ -203,7 +203,7 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     cap_rows = []
     max_rps = tb.max_requests_per_s()
     at_target = tb.clients_at_target()
-    for m in nic.MODES:
+    for m in nic.SERVING_MODES:
         measured_rps = max_rps.get(m) if m in ("plain", "tls") else None
         per_core = {size: model.capacity(m, size).per_core_requests_per_s for size in (SMALL, LARGE)}
         cap_rows.append([m, "measured" if measured_rps else mlabel, measured_rps,

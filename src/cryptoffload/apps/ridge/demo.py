@@ -32,7 +32,7 @@ from cryptoffload.apps.ridge.csp import check_key_sizes
 from cryptoffload.apps.ridge.params import RidgeParams, error_bound
 from cryptoffload.apps.ridge.peer import Peer, client_session
 from cryptoffload.apps.ridge.platform import FAULT_ENV
-from cryptoffload.apps.ridge.protocol import MODES
+from cryptoffload.apps.ridge.protocol import check_upload_mode
 from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_data_spec, run_provider
 from cryptoffload.apps.ridge.server import READY_MARK
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_token
@@ -169,8 +169,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     every token live in a private temporary folder (0700, files 0600) removed at the end; only
     the platform database goes to ``workdir`` when one is given. Both servers are stopped on
     return, on error, on Ctrl-C and on SIGTERM."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    check_upload_mode(mode)
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
         raise ConfigError(f"--providers must be a positive integer, got {providers!r}")
     rd = demo_data(records, d, data, seed)

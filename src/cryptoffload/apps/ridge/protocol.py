@@ -86,7 +86,15 @@ from cryptoffload.crypto.paillier import (
 )
 from cryptoffload.errors import ConfigError
 
-MODES = ("per-record", "per-provider")
+UPLOAD_MODES = ("per-record", "per-provider")
+
+
+def check_upload_mode(mode: str) -> str:
+    """``mode`` if it is one of :data:`UPLOAD_MODES` (how providers encrypt: one packed vector
+    per record, as the QAT paper does, or one per provider), else a one-line error."""
+    if mode not in UPLOAD_MODES:
+        raise ConfigError(f"unknown upload mode {mode!r}; choose one of {', '.join(UPLOAD_MODES)}")
+    return mode
 
 
 @dataclass(frozen=True)
@@ -509,8 +517,7 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     ``aggregate``, ``unpack`` (platform masks; CSP decrypts, splits, re-encrypts; platform
     unmasks), ``mask_solve`` (platform's d^3 + d^2 exponentiations), ``csp_solve`` and
     ``recover``; ``total`` is their sum."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    check_upload_mode(mode)
     check_int("providers", providers)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()

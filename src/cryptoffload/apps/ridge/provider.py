@@ -24,7 +24,7 @@ from cryptoffload.apps._credentials import check_name
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
-from cryptoffload.apps.ridge.protocol import MODES, Provider, Upload
+from cryptoffload.apps.ridge.protocol import Provider, Upload, check_upload_mode
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate, load_csv, load_diabetes_scaled
@@ -113,8 +113,7 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
     Batches are encrypted one ahead of the upload in progress (a thread; the native
     encryption releases the GIL). Upload ids are ``<provider_id>:<batch index>``: a re-run with
     the same provider id and data resumes, its accepted batches answered "already accepted"."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    check_upload_mode(mode)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigError(f"--batch must be a positive integer, got {batch!r}")
     if csp_fingerprint is None and csp_url is None:

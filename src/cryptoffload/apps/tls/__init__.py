@@ -14,6 +14,7 @@ apart:
   the modes with the server's CPU per request, and wrk load sweeps.
 """
 
-from cryptoffload.apps.tls.nginx import MODES, NginxServer
+from cryptoffload.apps.tls.nginx import NginxServer
+from cryptoffload.sim.smartnic import SERVING_MODES
 
-__all__ = ["MODES", "NginxServer"]
+__all__ = ["SERVING_MODES", "NginxServer"]

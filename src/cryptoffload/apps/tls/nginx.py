@@ -44,10 +44,9 @@ from typing import Any, Callable, Literal, Optional, Union
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
 from cryptoffload.apps._procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.sim.smartnic import SERVING_MODES, TLS_MODES  # one definition, shared with the model
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
-MODES: tuple[str, ...] = ("plain", "tls", "ktls", "ktls-nic")
-TLS_MODES: tuple[str, ...] = ("tls", "ktls", "ktls-nic")
 
 #: Where Debian's package puts nginx; tests monkeypatch this to simulate a machine without it.
 NGINX_BINARY = "/usr/sbin/nginx"
@@ -62,9 +61,9 @@ KEPT_LOG_BYTES = 8 << 20
 
 
 def check_mode(mode: str) -> str:
-    """Return ``mode`` if it is one of :data:`MODES`, else a one-line :class:`ConfigError`."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown TLS mode {mode!r}; choose one of {', '.join(MODES)}")
+    """Return ``mode`` if it is one of the serving modes, else a one-line :class:`ConfigError`."""
+    if mode not in SERVING_MODES:
+        raise ConfigError(f"unknown TLS mode {mode!r}; choose one of {', '.join(SERVING_MODES)}")
     return mode
 
 
