@@ -239,8 +239,10 @@ def ridge_demo(
     seed: int = typer.Option(1, "--seed", help="Seed of the generated data."),
     lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
     frac_bits: int = typer.Option(16, "--frac-bits", help="Fixed-point fractional bits."),
-    upload_bits: int = typer.Option(1024, "--upload-bits",
-                                    help="Upload key size (1024 by default, the QAT Paillier paper's: a study size, below 112-bit security)."),
+    upload_bits: int = typer.Option(2048, "--upload-bits",
+                                    help="Upload key size (the QAT Paillier paper's 1024 needs --insecure-study-size)."),
+    insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
+                                             help="Allow an upload key below 112-bit security (a study size, e.g. the paper's 1024)."),
     batch: int = typer.Option(1000, "--batch", help="Records per upload."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON."),
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the platform database here (default: a temporary folder)."),
@@ -258,8 +260,8 @@ def ridge_demo(
 
     with _ridge_progress(not no_progress) as make:
         result = run_demo(records=records, d=d, providers=providers, mode=mode, data=data, seed=seed, lam=lam,
-                          frac_bits=frac_bits, upload_bits=upload_bits, batch=batch, workdir=workdir,
-                          insecure_http=insecure_http, make_progress=lambda k: make(f"provider {k + 1}"), say=say)
+                          frac_bits=frac_bits, upload_bits=upload_bits, insecure_study_size=insecure_study_size,
+                          batch=batch, workdir=workdir, insecure_http=insecure_http, make_progress=lambda k: make(f"provider {k + 1}"), say=say)
     diff = np.abs(result.coef - result.sklearn)
     _ridge_coef_table(f"ridge over Paillier vs scikit-learn Ridge(alpha={lam:g}, fit_intercept=False), "
                       f"{result.records:,} records, d = {result.params.d}, {providers} provider(s), {mode}",

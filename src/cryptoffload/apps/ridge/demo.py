@@ -158,7 +158,8 @@ def demo_data(records: int, d: int, data: str | None, seed: int) -> RidgeData:
 
 def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str = "per-record",
              data: str | None = None, seed: int = 1, lam: float = 1.0, frac_bits: int = 16, stat_bits: int = 40,
-             upload_bits: int = 1024, batch: int = 1000, workdir: Path | None = None, insecure_http: bool = False,
+             upload_bits: int = 2048, insecure_study_size: bool = False, batch: int = 1000,
+             workdir: Path | None = None, insecure_http: bool = False,
              make_progress: Callable[[int], ProgressHook] | None = None,
              say: Callable[[str], None] = lambda s: None) -> DemoResult:
     """The whole protocol on this machine: CSP and platform as subprocesses on free loopback
@@ -177,7 +178,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
         raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
     params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
                          frac_bits=frac_bits, stat_bits=stat_bits)
-    check_key_sizes(params, upload_bits, None, upload_bits < MIN_SECURE_KEY_BITS)
+    check_key_sizes(params, upload_bits, None, insecure_study_size)
     check_int("--batch", batch)
     if workdir is not None and (workdir / "platform.db").exists():
         raise ConfigError(f"{workdir / 'platform.db'} exists: the demo starts a fresh session (remove it or pick "
@@ -189,7 +190,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     env = {k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, FAULT_ENV)}
     env["PYTHONUNBUFFERED"] = "1"
     ids = [f"provider-{k + 1}" for k in range(providers)]
-    study = upload_bits < MIN_SECURE_KEY_BITS
+    study = insecure_study_size and upload_bits < MIN_SECURE_KEY_BITS  # checked above
     timings: dict[str, float] = {}
     servers: list[ServerProcess] = []
     t_all = time.perf_counter()
