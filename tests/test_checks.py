@@ -65,3 +65,61 @@ def test_parse_lists() -> None:
             parse_ints("--devices", bad)
     with pytest.raises(ConfigError, match="--modes: give at least one value"):
         split_list("--modes", " , ")
+
+
+def test_ceilings_seeds_ports() -> None:
+    from cryptoffload.checks import MAX_SEED, check_port, check_seed
+
+    assert check_int("n", 10, maximum=10) == 10
+    with pytest.raises(ConfigError, match="--devices must be at most 1,024, got 100,000,000"):
+        check_int("--devices", 100_000_000, maximum=1024)
+    with pytest.raises(ConfigError, match=r"characters\)"):
+        check_int("--n", 10**60, maximum=5)  # a huge value is shortened in the message
+    assert check_positive("x", 3.0, maximum=3.0) == 3.0
+    with pytest.raises(ConfigError, match="at most"):
+        check_positive("x", 1e30, maximum=1e6)
+    assert check_seed("--seed", 0) == 0 and check_seed("--seed", MAX_SEED) == MAX_SEED
+    for bad in (-1, MAX_SEED + 1, 1.0, True):
+        with pytest.raises(ConfigError):
+            check_seed("--seed", bad)
+    assert check_port("--port", 0) == 0 and check_port("--port", 65535) == 65535
+    for bad in (-1, 65536):
+        with pytest.raises(ConfigError):
+            check_port("--port", bad)
+    with pytest.raises(ConfigError):
+        check_port("--port", 0, allow_zero=False)
+
+
+@pytest.mark.parametrize("host, ok", [("127.0.0.1", True), ("::1", True), ("[::1]", True), ("localhost", True),
+                                      ("a-b.example.org", True), ("no such host!", False), ("999.1.1.1", False),
+                                      ("", False), ("-x", False), ("a" * 64, False)])
+def test_check_host(host: str, ok: bool) -> None:
+    from cryptoffload.checks import check_host
+
+    if ok:
+        assert check_host("--host", host)
+    else:
+        with pytest.raises(ConfigError, match="--host must be a host name or an IP address"):
+            check_host("--host", host)
+
+
+@pytest.mark.parametrize("url, ok", [("http://127.0.0.1:8000", True), ("https://h.example:443/p", True),
+                                     ("http://[::1]:80/", True), ("not a url", False), ("ftp://127.0.0.1/", False),
+                                     ("http://", False), ("http://256.256.256.256:80", False),
+                                     ("http://127.0.0.1:99999", False), ("http://127.0.0.1:0", False), ("", False)])
+def test_check_url(url: str, ok: bool) -> None:
+    from cryptoffload.checks import check_url
+
+    if ok:
+        assert check_url("--csp", url) == url
+    else:
+        with pytest.raises(ConfigError, match="--csp"):
+            check_url("--csp", url)
+
+
+def test_parse_floats_wants_at_least_one_number() -> None:
+    from cryptoffload.checks import parse_floats
+
+    assert parse_floats("--rates", "1, 2e3,") == [1.0, 2000.0]
+    with pytest.raises(ConfigError, match="none"):
+        parse_floats("--rates", ",,")

@@ -118,3 +118,24 @@ def test_a_full_disk_is_a_user_error_and_leaves_the_old_file(tmp_path: Path, mon
         atomic_write(p, "new")
     assert p.read_text() == "old"
     assert _leftovers(tmp_path) == []
+
+
+def test_output_paths_checked_before_any_work(tmp_path: Path) -> None:
+    """check_output_file/folder refuse what atomic_write would refuse at the end of a long run."""
+    from cryptoffload.io import check_output_file, check_output_folder
+
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir()
+    assert check_output_file(tmp_path / "new.json") == tmp_path / "new.json"
+    assert check_output_file(tmp_path / "a" / "b" / "new.json", create_parents=True)
+    for bad, kw, needle in ((tmp_path / "adir", {}, "folder"), (tmp_path / "missing" / "x", {}, "does not exist"),
+                            (tmp_path / "afile" / "x", {}, "is not a folder"),
+                            (tmp_path / "afile" / "x" / "y", {"create_parents": True}, "is a file"),
+                            (tmp_path / "afile", {"overwrite": False}, "exists")):
+        with pytest.raises(OutputError, match=needle):
+            check_output_file(bad, **kw)
+    assert check_output_folder(tmp_path / "adir") and check_output_folder(tmp_path / "new" / "deeper")
+    for bad in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(OutputError, match="is a file"):
+            check_output_folder(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile"]  # nothing created

@@ -10,50 +10,122 @@ then the value), or raises ``error`` (a
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import numbers
+import re
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 
-def check_int(what: str, value: object, *, minimum: int = 1,
+def check_int(what: str, value: object, *, minimum: int = 1, maximum: int | None = None,
               error: type[CryptoffloadError] = ConfigError) -> int:
-    """``value`` as an ``int`` >= ``minimum``; ``bool``, floats (even 3.0) and strings are refused.
-    NumPy integers are accepted."""
+    """``value`` as an ``int`` >= ``minimum`` (and <= ``maximum`` when given: every size a user
+    types needs a ceiling, or a typo hangs the machine); ``bool``, floats (even 3.0) and strings
+    are refused. NumPy integers are accepted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         if minimum == 1:
             raise error(f"{what} must be a positive integer, got {value!r}")
         if minimum == 0:
             raise error(f"{what} must be a non-negative integer, got {value!r}")
         raise error(f"{what} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise error(f"{what} must be at most {maximum:,}, got {_short(value)}")
     return int(value)
 
 
-def check_positive(what: str, value: object, *, allow_zero: bool = False,
+def _short(value: object) -> str:
+    text = f"{value:,}" if isinstance(value, numbers.Integral) else repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+
+
+def check_positive(what: str, value: object, *, allow_zero: bool = False, maximum: float | None = None,
                    error: type[CryptoffloadError] = ConfigError) -> float:
-    """``value`` as a finite ``float`` > 0 (>= 0 with ``allow_zero``). A zero or NaN duration
-    would silently break the models (NaN compares false with everything, so it never raises
-    on its own); ``bool`` and strings are refused."""
+    """``value`` as a finite ``float`` > 0 (>= 0 with ``allow_zero``; <= ``maximum`` when
+    given). A zero or NaN duration would silently break the models (NaN compares false with
+    everything, so it never raises on its own); ``bool`` and strings are refused."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error(f"{what} must be a number, got {value!r}")
     v = float(value)
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         kind = "non-negative" if allow_zero else "positive"
         raise error(f"{what} must be a {kind} finite number, got {value!r}")
+    if maximum is not None and v > maximum:
+        raise error(f"{what} must be at most {maximum:g}, got {value!r}")
     return v
 
 
-def check_non_negative(what: str, value: object, *, error: type[CryptoffloadError] = ConfigError) -> float:
+def check_non_negative(what: str, value: object, *, maximum: float | None = None,
+                       error: type[CryptoffloadError] = ConfigError) -> float:
     """Like :func:`check_positive` but allowing zero (an idealised, free operation)."""
-    return check_positive(what, value, allow_zero=True, error=error)
+    return check_positive(what, value, allow_zero=True, maximum=maximum, error=error)
+
+
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(what: str, value: object) -> int:
+    """A simulation seed: 0 .. 2^63 - 1 (NumPy refuses negative seeds; results store the seed
+    as a JSON number, which other tools read as a 64-bit integer)."""
+    return check_int(what, value, minimum=0, maximum=MAX_SEED)
+
+
+def check_port(what: str, value: object, *, allow_zero: bool = True) -> int:
+    """A TCP port: 1..65535, or 0 (any free port) with ``allow_zero``."""
+    return check_int(what, value, minimum=0 if allow_zero else 1, maximum=65535)
+
+
+_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def check_host(what: str, host: object) -> str:
+    """An IP address or a host name as RFC 1123 writes it (checked, not resolved: a name that
+    does not resolve is the server's or the client's error to report, with its reason)."""
+    if not isinstance(host, str) or not host:
+        raise ConfigError(f"{what} must be a host name or an IP address, got {host!r}")
+    name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        ipaddress.ip_address(name)
+        return name
+    except ValueError:
+        pass
+    labels = name.rstrip(".").split(".")
+    if (len(name) > 253 or not all(_LABEL.match(label) for label in labels)
+            or all(label.isdigit() for label in labels)):
+        raise ConfigError(f"{what} must be a host name or an IP address, got {host!r}")
+    return name
+
+
+def check_url(what: str, url: object, *, schemes: tuple[str, ...] = ("http", "https")) -> str:
+    """A URL with one of ``schemes``, a valid host and a port in range (as the ridge parties
+    and the HE-CNN client take them)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError(f"{what} must be a URL such as http://127.0.0.1:8000, got {url!r}")
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{what}: {url!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in schemes or not parts.hostname:
+        raise ConfigError(f"{what} must be a URL starting with {' or '.join(s + '://' for s in schemes)} "
+                          f"and naming a host, got {url!r}")
+    check_host(what, parts.hostname)
+    if port is not None:
+        check_port(what, port, allow_zero=False)
+    return url.strip()
 
 
 def parse_floats(what: str, text: str) -> list[float]:
-    """Comma-separated numbers (``"100,1e3"``); empty items are skipped."""
+    """Comma-separated numbers (``"100,1e3"``), at least one; empty items are skipped."""
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        vals = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'") from None
+    if not vals:
+        raise ConfigError(f"{what} must be comma-separated numbers, got '{text}' (none)")
+    return vals
 
 
 def parse_ints(what: str, text: str) -> list[int]:

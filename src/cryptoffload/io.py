@@ -34,6 +34,41 @@ def _check_target(path: Path, overwrite: bool) -> None:
         raise OutputError(f"{path} exists; refusing to overwrite it (remove it or choose another path)")
 
 
+def _check_creatable(folder: Path, target: Path) -> None:
+    """``folder`` exists as a folder, or can be made: its nearest existing ancestor is a folder."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        if probe.is_symlink():
+            raise OutputError(f"cannot write {target}: {probe} is a dangling link")
+        probe = probe.parent
+    if not probe.is_dir():
+        raise OutputError(f"cannot write {target}: {probe} is a file, not a folder; choose another path")
+
+
+def check_output_file(path: str | os.PathLike[str], *, create_parents: bool = False,
+                      overwrite: bool = True) -> Path:
+    """Refuse, before any work starts, an output file that could not be written at the end: a
+    folder in its place, a missing folder (unless ``create_parents``: then only a file where a
+    folder must be), an existing file that must not be replaced. Returns the path."""
+    target = Path(path)
+    if create_parents and not target.parent.is_dir():
+        _check_creatable(target.parent, target)
+        return target
+    _check_target(target, overwrite)
+    return target
+
+
+def check_output_folder(path: str | os.PathLike[str]) -> Path:
+    """Refuse, before any work starts, an output folder that could not be made or written: a
+    file in its place or on the way to it. An existing folder or one that can be created is
+    fine. Returns the path."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"cannot write into {target}: it is a file, not a folder; choose another path")
+    _check_creatable(target, target)
+    return target
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)

@@ -84,3 +84,34 @@ def test_an_error_after_the_bar_started_leaves_only_its_own_line(capsys) -> None
             prog(11)
             raise TraceError("absent.csv: cannot read trace")
     assert capsys.readouterr().err == ""
+
+
+def test_usage_errors_are_one_error_line_naming_the_command(capsys) -> None:
+    """typer's own usage errors (a value that does not parse, an unknown or missing option)
+    follow the same contract as ours: one line, exit 2, the command and where help is."""
+    import pytest
+
+    from cryptoffload.cli import main
+
+    for argv, needle in ((["paillier", "keygen", "--bits", "abc", "--out", "k"], "Invalid value for '--bits'"),
+                         (["paillier", "keygen", "--out", "k", "--nope"], "No such option: --nope"),
+                         (["paillier", "keygen"], "Missing option '--out'"),
+                         (["no-such-command"], "No such command")):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("error: cryptoffload") and needle in err[0], err
+        assert "--help" in err[0]
+
+
+def test_help_and_exit_codes_pass_through(capsys) -> None:
+    import pytest
+
+    from cryptoffload.cli import main
+
+    main(["paillier", "--help"])  # returns: exit status 0
+    assert "keygen" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main(["paillier"])  # a group without a command shows its help (typer: exit 2)
+    assert info.value.code == 2 and "keygen" in capsys.readouterr().out

@@ -7,10 +7,15 @@ from typing import Optional
 
 import typer
 
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.cli.root import console
 from cryptoffload.crypto.ckks.registry import backend_help
+from cryptoffload.io import check_output_file, check_output_folder
 
 app = typer.Typer(help="Measure this machine's costs into a *measured* profile.", invoke_without_command=True)
+
+MAX_SECONDS = 600.0  # per cipher and library; the full run measures 20 of them
+MAX_REPEATS = 1000
 
 
 @app.callback()
@@ -19,10 +24,13 @@ def calibrate_all(ctx: typer.Context,
                   seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library.")) -> None:
     """Without a subcommand: run every calibration into OUT_DIR."""
     if ctx.invoked_subcommand is None:
+        check_output_folder(out_dir)
         _calibrate_ciphers(out_dir / "ciphers.toml", seconds)
 
 
 def _calibrate_ciphers(out: Path, seconds: float) -> None:
+    check_positive("--seconds", seconds, maximum=MAX_SECONDS)
+    check_output_file(out, create_parents=True)
     from cryptoffload.calibrate.ciphers import calibrate_ciphers
 
     # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
@@ -44,8 +52,11 @@ def calibrate_ckks_cmd(
     from cryptoffload.workloads.bsgs import check_positive_int
 
     check_positive_int("--repeats", repeats)
+    check_int("--repeats", repeats, maximum=MAX_REPEATS)
+    check_output_file(out, create_parents=True)
+    address = parse_scheduler(scheduler) if scheduler is not None else None
     make_backend(backend, DEFAULT_CALIBRATION_PARAMS)  # refuse an unavailable backend (no GPU) before any worker starts
-    with DaskRunner(parse_scheduler(scheduler) if scheduler else None, workers=2) as runner:
+    with DaskRunner(address, workers=2) as runner:
         path = calibrate_ckks(out, backend=backend, repeats=repeats, progress=True, runner=runner)
     console.print(f"wrote {path}")
 
@@ -68,7 +79,7 @@ def calibrate_gpu_cmd(
     gpu: int = typer.Option(0, "--gpu", help="CUDA device index."),
 ) -> None:
     """Measure the Paillier GPU kernels (cost per operation and batch size) and host<->device copies (needs a CUDA GPU)."""
-    from cryptoffload.checks import check_int, parse_ints
+    from cryptoffload.checks import parse_ints
     from cryptoffload.cli.root import progress_bar
     from cryptoffload.crypto.paillier import check_key_bits
     from cryptoffload.engines.gpu import gpu_reason
@@ -76,8 +87,9 @@ def calibrate_gpu_cmd(
     from cryptoffload.calibrate.gpu import calibrate_gpu
 
     sizes = parse_ints("--batches", batches)
-    check_int("--repeats", repeats)
-    check_int("--gpu", gpu, minimum=0)
+    check_int("--repeats", repeats, maximum=MAX_REPEATS)
+    check_int("--gpu", gpu, minimum=0, maximum=1023)
+    check_output_file(out, create_parents=True)
     check_key_bits(bits, insecure_study_size=True)
     if len(set(sizes)) < 2 or max(sizes) > 1 << 24:
         raise ConfigError("--batches needs two or more different sizes in 1..16,777,216")

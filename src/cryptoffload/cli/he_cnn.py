@@ -8,10 +8,24 @@ from typing import List, Optional
 
 import typer
 
+from cryptoffload import checks
+from cryptoffload.checks import check_host, check_int, check_port, check_seed
 from cryptoffload.cli.root import err_console, print_json
+from cryptoffload.io import check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 
 app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
+
+MAX_EPOCHS = 10_000  # the shipped model trains 60
+MAX_IMAGES = 100_000  # more than any MNIST split holds; the commands check the real count
+MAX_SESSIONS = 256  # each holds a client's evaluation keys, about 0.4 GB
+
+
+def _check_backend(backend: str) -> None:
+    """An unknown or unavailable CKKS backend refused before any data is loaded."""
+    from cryptoffload.crypto.ckks.registry import backend_class
+
+    backend_class(backend)
 
 
 @app.command("train")
@@ -24,8 +38,11 @@ def he_cnn_train(
     """Train the CryptoNets-style CNN in plaintext (numpy) and save its weights."""
     from cryptoffload.apps.he_cnn import train as tr
 
+    if epochs is not None:
+        check_int("--epochs", epochs, maximum=MAX_EPOCHS)
+    check_seed("--seed", seed)
+    check_output_file(out, create_parents=True)
     kw = {} if epochs is None else {"epochs": epochs}
-    out.parent.mkdir(parents=True, exist_ok=True)
     res = tr.train_model(out, seed=seed, mnist_dir=mnist_dir, log=lambda m: err_console.print(m, markup=False), **kw)
     print_json(res.as_dict())
 
@@ -41,6 +58,10 @@ def he_cnn_infer(
     """Classify one held-out image encrypted (per-channel packing) and compare with plaintext."""
     from cryptoffload.apps.he_cnn import infer as inf
 
+    check_int("--image", image, minimum=0, maximum=MAX_IMAGES)
+    _check_backend(backend)
+    if trace is not None:
+        check_output_file(trace, create_parents=True)
     kw = {} if model is None else {"model_path": model}
     res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **kw)
     print_json(res.as_dict())
@@ -56,6 +77,8 @@ def he_cnn_bench(
     """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
     from cryptoffload.apps.he_cnn import infer as inf
 
+    check_int("--images", images, maximum=MAX_IMAGES)
+    _check_backend(backend)
     kw = {} if model is None else {"model_path": model}
     res = inf.bench(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
     print_json(res.as_dict())
@@ -71,6 +94,8 @@ def he_cnn_evaluate(
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
     from cryptoffload.apps.he_cnn import infer as inf
 
+    check_int("--images", images, maximum=MAX_IMAGES)
+    _check_backend(backend)
     kw = {} if model is None else {"model_path": model}
     res = inf.evaluate(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
     print_json(res.as_dict())
@@ -96,13 +121,17 @@ def he_cnn_serve(
                                        "the clear."),
 ) -> None:
     """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
+    check_port("--port", port)
+    check_host("--host", host)
+    _check_backend(backend)
     from cryptoffload.apps.he_cnn.server import DEFAULT_WEIGHTS, serve
-    from cryptoffload.checks import check_int, split_list
+    from cryptoffload.checks import split_list
 
     serve(model if model is not None else DEFAULT_WEIGHTS, host, port, backend=backend,
           clients=split_list("--clients", clients), token_dir=token_dir,
-          max_sessions=check_int("--max-sessions", max_sessions),
-          max_sessions_per_client=check_int("--max-sessions-per-client", max_sessions_per_client),
+          max_sessions=check_int("--max-sessions", max_sessions, maximum=MAX_SESSIONS),
+          max_sessions_per_client=check_int("--max-sessions-per-client", max_sessions_per_client,
+                                            maximum=MAX_SESSIONS),
           tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http)
 
 
@@ -117,6 +146,8 @@ def he_cnn_client(
                                        "ciphertexts in the clear."),
 ) -> None:
     """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
+    checks.check_url("--url", url)
+    check_int("--image", image, minimum=0, maximum=MAX_IMAGES)
     from cryptoffload.apps._credentials import read_secret
     from cryptoffload.apps._http import check_url
     from cryptoffload.apps.he_cnn.client import client_infer

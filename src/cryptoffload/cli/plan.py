@@ -7,11 +7,19 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import parse_ints
+from cryptoffload.checks import check_int, check_positive, parse_ints
 from cryptoffload.cli.root import console
 from cryptoffload.papers import PAPERS
 
 app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
+
+#: Ceilings of the planners' sizes: the tuner's search grows with both (the paper plans up to 16
+#: devices and C = 32768; 65536 slots is CKKS at N = 2^17), and without them a typo hangs.
+MAX_DEVICES = 1024
+MAX_DIAGONALS = 65536
+MAX_CLIENTS = 10**9
+MAX_NAND_TB = 1000.0
+MAX_REQUESTS_PER_CLIENT = 1e6
 
 
 @app.command("bsgs")
@@ -25,10 +33,23 @@ def plan_bsgs_cmd(
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Also run the exhaustive search and print the tuner's gap."),
 ) -> None:
     """Choose the BSGS strategy and baby-step size per device count, and print the predicted time."""
+    from cryptoffload.errors import ConfigError
+    from cryptoffload.policies.bsgs_tuner import SPACES
+    from cryptoffload.workloads.bsgs import STRATEGIES
+
+    counts = [check_int("--devices", n, maximum=MAX_DEVICES) for n in parse_ints("--devices", devices)]
+    if diagonals is not None:
+        check_int("--diagonals", diagonals, maximum=MAX_DIAGONALS)
+    if naive_baby is not None:
+        check_int("--naive-bs", naive_baby, maximum=diagonals or MAX_DIAGONALS)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ConfigError(f"--strategy: unknown BSGS strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if space not in SPACES:
+        raise ConfigError(f"--space: unknown baby-step space {space!r} (known: {', '.join(SPACES)})")
     from cryptoffload.policies.bsgs_plan import plan_bsgs
     from cryptoffload.report.tables import render_table
 
-    table = plan_bsgs(profile, parse_ints("--devices", devices), diagonals=diagonals, strategy=strategy, space=space,
+    table = plan_bsgs(profile, counts, diagonals=diagonals, strategy=strategy, space=space,
                       naive_baby=naive_baby, exhaustive=exhaustive)
     render_table(table, console)
 
@@ -43,6 +64,11 @@ def plan_isc_cmd(
     nand_tb: Optional[float] = typer.Option(None, "--nand-tb", help="NAND per CSD in TB (default: the preset's)."),
     partition: bool = typer.Option(False, "--partition", help="Split clients over CSDs instead of keys on every CSD."),
 ) -> None:
+    check_int("--clients", clients, maximum=MAX_CLIENTS)
+    if requests_per_client is not None:
+        check_positive("--requests-per-client", requests_per_client, maximum=MAX_REQUESTS_PER_CLIENT)
+    if nand_tb is not None:
+        check_positive("--nand-tb", nand_tb, maximum=MAX_NAND_TB)
     from cryptoffload.report.tables import render_table
     from cryptoffload.studies.isc_he_cnn import plan_isc
 

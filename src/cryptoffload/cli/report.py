@@ -24,6 +24,12 @@ def report(
     from cryptoffload.studies import ReportContext
     from cryptoffload.studies.runner import run_report
 
+    from cryptoffload.checks import check_seed
+    from cryptoffload.io import check_output_folder
+
+    check_output_folder(out)
+    check_seed("--seed", seed)
+
     def fail(name: str, message: str) -> None:
         err_console.print(f"error: study {name}: {message}", markup=False, highlight=False)
 

@@ -10,8 +10,41 @@ from typing import Callable, Iterator, List, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
+                                 check_url)
 from cryptoffload.cli.root import console, err_console
-from cryptoffload.io import write_json
+from cryptoffload.io import check_output_file, check_output_folder, write_json
+
+MAX_SECONDS = 86_400.0  # waits and timeouts
+MAX_WORKERS = 1024
+MAX_BATCH = 1_000_000  # records per upload
+MAX_DEMO_RECORDS = 10_000_000
+MAX_PARTIES = 64  # providers of the demo
+
+
+def _check_files(flag: str, paths: Optional[List[Path]]) -> None:
+    """Certificates and tokens named on the command line exist as files (read later, after
+    other checks: a missing one must not wait for a server first)."""
+    from cryptoffload.errors import ConfigError
+
+    for p in paths or []:
+        if not p.is_file():
+            raise ConfigError(f"{flag} {p}: no such file")
+
+
+def _check_db(db: Path) -> None:
+    """The platform's database: a writable path, and if it exists a SQLite database."""
+    import sqlite3
+
+    from cryptoffload.errors import ConfigError
+
+    check_output_file(db)
+    if db.exists():
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+                con.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"--db {db}: not a SQLite database ({exc}); give a new path or the platform's database") from None
 
 app = typer.Typer(no_args_is_help=True, help="Private ridge regression as separate processes over HTTP "
                                              "(CSP, platform, providers, buyer), or all of it as a demo.")
@@ -99,6 +132,13 @@ def ridge_csp(
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve plain http: tokens and data in the clear."),
 ) -> None:
     """Crypto service provider: keys, unpacking and the masked solve of one session; w' only for the buyer."""
+    check_port("--port", port)
+    check_host("--host", host)
+    check_int("--max-records", max_records, maximum=10**9)
+    if key_dir is not None:
+        check_output_folder(key_dir)
+    _check_files("--tls-cert", [tls_cert] if tls_cert else None)
+    _check_files("--tls-key", [tls_key] if tls_key else None)
     from cryptoffload.apps.ridge.csp import serve_csp
     from cryptoffload.apps.ridge.params import RidgeParams
     from cryptoffload.workloads.ridge_data import algorithm1_y_bound
@@ -138,11 +178,22 @@ def ridge_platform(
 ) -> None:
     """Platform: accepts uploads from registered providers, aggregates them durably, finalizes with the CSP."""
     from cryptoffload.apps.ridge.platform import serve_platform
-    from cryptoffload.checks import check_int, check_non_negative, split_list
+    from cryptoffload.checks import split_list
 
+    check_port("--port", port)
+    check_host("--host", host)
+    check_url("--csp", csp)
+    _check_db(db)
+    _check_files("--csp-token-file", [csp_token_file])
+    _check_files("--cafile", cafile)
+    _check_files("--tls-cert", [tls_cert] if tls_cert else None)
+    _check_files("--tls-key", [tls_key] if tls_key else None)
+    if token_dir is not None:
+        check_output_folder(token_dir)
     if workers is not None:
-        check_int("--workers", workers)
-    check_non_negative("--wait-csp", wait_csp)
+        check_int("--workers", workers, maximum=MAX_WORKERS)
+    check_non_negative("--wait-csp", wait_csp, maximum=MAX_SECONDS)
+    check_int("--max-upload-records", max_upload_records, maximum=MAX_BATCH)
     serve_platform(csp_url=csp, db=db, csp_token_file=csp_token_file, providers=split_list("--providers", providers),
                    token_dir=token_dir, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
                    tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http,
@@ -175,18 +226,27 @@ def ridge_provider(
     """Data provider: check the session against the pinned CSP, then encode, pack, encrypt and upload records."""
     import asyncio
 
-    from cryptoffload.apps.ridge.provider import parse_part, run_provider
+    from cryptoffload.apps.ridge.protocol import check_upload_mode
+    from cryptoffload.apps.ridge.provider import check_data_spec, check_fingerprint, parse_part, run_provider
     from cryptoffload.apps.ridge.tokens import read_token
-    from cryptoffload.checks import check_int, check_non_negative
     from cryptoffload.errors import ConfigError
 
     def retrying(text: str) -> None:
         err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
 
+    check_url("--platform", platform)
+    check_data_spec(data)
+    if csp_fingerprint is not None:
+        check_fingerprint(csp_fingerprint)
+    if csp is not None:
+        check_url("--csp", csp)
     if csp_fingerprint is None and csp is None:
         raise ConfigError("pin the CSP's session: --csp-fingerprint HEX (printed by the CSP) or --csp URL")
-    check_int("--batch", batch)
-    check_non_negative("--retry-for", retry_for)
+    check_upload_mode(mode)
+    check_int("--batch", batch, maximum=MAX_BATCH)
+    check_non_negative("--retry-for", retry_for, maximum=MAX_SECONDS)
+    parse_part(part)
+    _check_files("--cafile", cafile)
     token = read_token(token_file, "provider token (--token-file)")
     with _ridge_progress(not no_progress) as make:
         report = asyncio.run(run_provider(platform, data, token=token, csp_fingerprint=csp_fingerprint, csp_url=csp,
@@ -216,9 +276,13 @@ def ridge_buyer(
     import asyncio
 
     from cryptoffload.apps.ridge.buyer import run_buyer
-    from cryptoffload.checks import check_positive
 
-    check_positive("--timeout", timeout)
+    check_url("--platform", platform)
+    check_url("--csp", csp)
+    if out is not None:
+        check_output_file(out)
+    _check_files("--cafile", cafile)
+    check_positive("--timeout", timeout, maximum=MAX_SECONDS)
     result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout,
                                    insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
@@ -253,6 +317,25 @@ def ridge_demo(
     """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
     import numpy as np
 
+    from cryptoffload.apps.ridge.protocol import check_upload_mode
+    from cryptoffload.apps.ridge.provider import check_data_spec
+    from cryptoffload.crypto.paillier import check_key_bits
+    from cryptoffload.errors import ConfigError
+
+    check_int("--records", records, maximum=MAX_DEMO_RECORDS)
+    check_int("--d", d, maximum=64)
+    check_int("--providers", providers, maximum=MAX_PARTIES)
+    check_upload_mode(mode)
+    if data is not None:
+        check_data_spec(data)
+    check_seed("--seed", seed)
+    check_non_negative("--lam", lam, maximum=1e12)
+    check_key_bits(upload_bits, insecure_study_size=True)
+    check_int("--batch", batch, maximum=MAX_BATCH)
+    if out is not None:
+        check_output_file(out)
+    if workdir is not None:
+        check_output_folder(workdir)
     from cryptoffload.apps.ridge.demo import run_demo
 
     def say(text: str) -> None:

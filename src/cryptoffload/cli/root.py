@@ -75,19 +75,41 @@ def version() -> None:
     console.print(__version__)
 
 
+def _error_line(message: str) -> None:
+    # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
+    message = " ".join(message.split())
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
-    """Entry point: typer handles usage errors (exit 2); our user errors become one line
-    (exit 2); anything else is a bug: its traceback, then how to report it (exit 1)."""
+    """Entry point: user errors -- ours and typer's usage errors (unknown option, a value that
+    does not parse, a missing option) -- become one ``error:`` line and exit 2; anything else is
+    a bug: its traceback, then how to report it (exit 1)."""
+    # typer vendors click; its exception classes are only importable from there (typer pinned)
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
     try:
-        app(args=argv)
+        rv = app(args=argv, prog_name="cryptoffload", standalone_mode=False)
     except CryptoffloadError as exc:
-        # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
-        message = " ".join(str(exc).splitlines())
-        err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        _error_line(str(exc))
         sys.exit(2)
+    except NoArgsIsHelpError:
+        sys.exit(2)  # the group's help was printed (typer's convention: exit 2)
+    except UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "cryptoffload"
+        _error_line(f"{where}: {exc.format_message()} (see '{where} --help')")
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        _error_line(exc.format_message())
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("Aborted.", markup=False, highlight=False)
+        sys.exit(1)
     except Exception:
         traceback.print_exc()
         err_console.print(f"internal error: this is a bug in cryptoffload {__version__}, not a mistake in your "
                           f"input; please report it with the command line and the traceback above.",
                           markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
+    if isinstance(rv, int) and rv:  # typer.Exit(code) in non-standalone mode comes back as a value
+        sys.exit(rv)

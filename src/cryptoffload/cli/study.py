@@ -24,8 +24,13 @@ def _run_study(spec: Any, values: dict[str, Any]) -> None:
     with a progress bar, print the tables and where they went: the same for every study."""
     from cryptoffload.report.tables import render_result
 
-    out: Path = values.pop("out")
+    from cryptoffload.checks import check_seed
+    from cryptoffload.io import check_output_folder
+
+    out: Path = check_output_folder(values.pop("out"))
     no_progress: bool = values.pop("no_progress")
+    if "seed" in values:
+        check_seed("--seed", values["seed"])
     cfg = spec.make_config(values)
     cfg.validate()
     with progress_bar(not no_progress) as prog:

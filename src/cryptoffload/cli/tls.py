@@ -8,12 +8,19 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import split_list
+from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
+                                 split_list)
 from cryptoffload.cli.root import console, err_console, progress_bar
-from cryptoffload.io import write_json
+from cryptoffload.io import check_output_file, check_output_folder, write_json
 
 app = typer.Typer(no_args_is_help=True,
                   help="nginx serving files as plain HTTP, TLS, kTLS or kTLS with NIC offload: detect, serve, bench.")
+
+MAX_WORKERS = 256  # nginx worker processes
+MAX_COUNT = 100_000  # fetches per mode, file and client
+MAX_FILE_BYTES = 1 << 30  # each file is written to a temporary folder
+MAX_CONNECTIONS = 10_000  # wrk connections (each an open socket)
+MAX_SECONDS = 3600.0
 
 
 @app.command("detect")
@@ -24,6 +31,8 @@ def tls_detect(
     from cryptoffload.apps.tls.detect import detect_ktls
     from cryptoffload.apps.tls.tables import detect_table
 
+    if json_out is not None:
+        check_output_file(json_out, create_parents=True)
     support = detect_ktls()
     console.print(detect_table(support))
     reason = support.fallback_reason()
@@ -48,6 +57,9 @@ def tls_serve(
     from cryptoffload.apps.tls.nginx import NginxServer, check_mode, serve_until_interrupted
 
     check_mode(mode)
+    check_port("--port", port)
+    check_host("--host", host)
+    check_int("--workers", workers, maximum=MAX_WORKERS)
     support = detect_ktls()
     server = NginxServer(mode, root, port=port, host=host, workers=workers)
     before = read_tls_stat()
@@ -98,6 +110,11 @@ def tls_bench(
 
     mode_list = [check_mode(m) for m in split_list("--modes", modes)]
     size_list = [parse_size(s) for s in split_list("--sizes", sizes)]
+    for size in size_list:
+        check_int("--sizes (bytes)", size, maximum=MAX_FILE_BYTES)
+    check_seed("--seed", seed)
+    check_positive("--latency-target-ms", latency_target_ms, maximum=1e6)
+    check_output_folder(out)
     client_list = split_list("--clients", clients)
     for c in client_list:
         if c not in CLIENTS:
@@ -106,10 +123,9 @@ def tls_bench(
     count_ = count if count is not None else base["count"]
     interval_ = interval if interval is not None else base["interval_s"]
     block_ = block if block is not None else base["block"]
-    if count_ < 1 or block_ < 1:
-        raise ConfigError("--count and --block must be >= 1")
-    if interval_ < 0:
-        raise ConfigError("--interval must be >= 0")
+    check_int("--count", count_, maximum=MAX_COUNT)
+    check_int("--block", block_, maximum=MAX_COUNT)
+    check_non_negative("--interval", interval_, maximum=MAX_SECONDS)
     if no_wrk:
         conns: list[int] = []
     elif wrk_connections is not None:
@@ -117,11 +133,12 @@ def tls_bench(
             conns = [int(c) for c in split_list("--wrk-connections", wrk_connections)]
         except ValueError:
             raise ConfigError(f"--wrk-connections: not integers: {wrk_connections!r}") from None
-        if any(c < 1 for c in conns):
-            raise ConfigError("--wrk-connections must be >= 1")
+        for c in conns:
+            check_int("--wrk-connections", c, maximum=MAX_CONNECTIONS)
     else:
         conns = list(base["wrk_connections"])
-    duration = wrk_duration if wrk_duration is not None else base["wrk_duration_s"]
+    duration = check_positive("--wrk-duration", wrk_duration if wrk_duration is not None else base["wrk_duration_s"],
+                              maximum=MAX_SECONDS)
 
     with progress_bar(not no_progress) as make:
         result = run_bench(mode_list, size_list, client_list, count=count_, interval_s=interval_, seed=seed,

@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
+from cryptoffload.checks import check_int, check_positive, check_seed
 from cryptoffload.cli.root import console
+from cryptoffload.io import check_output_file
 
 app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
 
@@ -21,12 +23,16 @@ def trace_generate(
 ) -> None:
     """Generate a web request trace from the inverse CDFs of the FPGA reconfiguration paper, as CSV."""
     from cryptoffload.crypto.ciphers import CIPHERS
-    from cryptoffload.errors import ConfigError
     from cryptoffload.workloads.trace_log import save_trace_csv
     from cryptoffload.workloads.web_trace import generate_trace
 
-    if requests < 1:  # an empty trace file is one `trace inspect` and the studies refuse
-        raise ConfigError(f"--requests must be at least 1, got {requests}")
+    # an empty trace file is one `trace inspect` and the studies refuse; 10^8 requests are
+    # 160 times the paper's log and several GB in memory
+    check_int("--requests", requests, maximum=100_000_000)
+    if rate is not None:
+        check_positive("--rate", rate, maximum=1e9)
+    check_seed("--seed", seed)
+    check_output_file(out)
     tr = generate_trace(requests, seed=seed)
     if rate is not None:
         tr = tr.rescaled(rate)

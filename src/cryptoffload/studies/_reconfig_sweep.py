@@ -8,7 +8,6 @@ they read.
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
+from cryptoffload.checks import check_int, check_non_negative, check_positive
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.interval_tuner import tune_intervals
 from cryptoffload.policies.reconfig import INTERVAL_POLICIES, POLICIES, ReconfigPolicy, prepare_policies, run_policy
@@ -33,6 +33,8 @@ T = TypeVar("T")
 
 FULL_REQUESTS = 610_000
 QUICK_REQUESTS = 61_000
+MAX_REQUESTS = 100_000_000  # 160 times the paper's log; more would exhaust memory
+MAX_RATE = 1e9  # requests/s
 FULL_SEEDS, QUICK_SEEDS = 24, 4
 MB = 1024 * 1024
 DIST_POLICIES = ("software", "hardware", "nopredict", "predict", "predict-5mb", "fix5", "fix-all", "oracle")
@@ -66,26 +68,24 @@ class FpgaReconfigConfig:
     readings: bool = True
 
     def validate(self) -> None:
-        if self.requests is not None and self.requests < 2:
-            raise ConfigError(f"--requests must be at least 2, got {self.requests}")
-        if self.history_requests is not None and self.history_requests < 4:
-            raise ConfigError(f"--history-requests must be at least 4, got {self.history_requests}")
+        if self.requests is not None:
+            check_int("--requests", self.requests, minimum=2, maximum=MAX_REQUESTS)
+        if self.history_requests is not None:
+            check_int("--history-requests", self.history_requests, minimum=4, maximum=MAX_REQUESTS)
         for r in self.rates or ():
-            if not (isinstance(r, (int, float)) and math.isfinite(r) and r > 0):
-                raise ConfigError(f"rate must be a positive number of requests/s, got {r}")
+            check_positive("--rates (requests/s)", r, maximum=MAX_RATE)
         for p in self.policies:
             if p not in POLICIES:
                 raise ConfigError(f"unknown policy '{p}' (known: {', '.join(POLICIES)})")
         if not self.policies:
             raise ConfigError("no policy selected")
-        if self.window_mb <= 0 or not math.isfinite(self.window_mb):
-            raise ConfigError(f"--window-mb must be positive, got {self.window_mb}")
+        check_positive("--window-mb", self.window_mb, maximum=1e6)
         if self.interval not in INTERVALS:
             raise ConfigError(f"unknown interval choice '{self.interval}' (known: {', '.join(INTERVALS)})")
         if self.engine not in ("fast", "simpy"):
             raise ConfigError(f"unknown engine '{self.engine}' (known: fast, simpy)")
-        if self.reconfig_ms is not None and not (self.reconfig_ms >= 0 and math.isfinite(self.reconfig_ms)):
-            raise ConfigError(f"--reconfig-ms must be a non-negative number, got {self.reconfig_ms}")
+        if self.reconfig_ms is not None:
+            check_non_negative("--reconfig-ms", self.reconfig_ms, maximum=1e6)
         if not (0 < self.decay <= 1):
             raise ConfigError(f"--decay must be in (0, 1], got {self.decay}")
         for name in ("seeds", "workers"):

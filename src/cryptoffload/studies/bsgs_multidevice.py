@@ -85,6 +85,8 @@ class BsgsMultideviceConfig:
             check_positive_int("the number of devices N", n)
         for n in self.measured_devices:
             check_positive_int("the number of measured workers", n)
+            if n > 64:  # each is a local Dask worker holding CKKS keys
+                raise ConfigError(f"--workers: at most 64 measured workers, got {n}")
         check_positive_int("the measured number of diagonals C", self.measured_diagonals)
         for b in self.measured_babies:
             check_positive_int("the baby-step size bs", b)
@@ -95,6 +97,10 @@ class BsgsMultideviceConfig:
             raise ConfigError(f"the level budget is a pair (CoeffToSlot, SlotToCoeff), got {self.level_budget!r}")
         for b in self.level_budget:
             check_positive_int("the level budget", b)
+        # profiles named by the user are read now, so a bad file is refused before any worker starts
+        DagCosts.from_profile(load_profile(self.profile))
+        if self.calibration:
+            DagCosts.from_profile(load_profile(self.calibration))
 
 
 # ---- the paper's setup -----------------------------------------------------------------------------

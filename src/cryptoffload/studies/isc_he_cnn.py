@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cryptoffload import __version__
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -89,14 +90,12 @@ class IscHeCnnConfig:
             raise ConfigError(f"bandwidths must be positive GB/s, got {self.bandwidths!r}")
         if not self.devices or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in self.devices):
             raise ConfigError(f"devices must be positive integers, got {self.devices!r}")
-        for name in ("queries", "plan_clients"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name.replace('_', '-')} must be a positive integer, got {v!r}")
+        check_int("--queries", self.queries, maximum=1_000_000)
+        check_int("--clients", self.plan_clients, maximum=10**9)
         for name in ("dram_gb", "step_ms", "step_mb"):
             v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ConfigError(f"{name.replace('_', '-')} must be a positive number, got {v!r}")
+            if v is not None:
+                check_positive(f"--{name.replace('_', '-')}", v, maximum=1e6)
 
     @property
     def step_limits(self) -> tuple[float, float]:

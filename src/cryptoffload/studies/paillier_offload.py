@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cryptoffload import __version__, bench
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
@@ -80,16 +81,20 @@ class PaillierOffloadConfig:
 
     def validate(self) -> None:
         pl.check_key_bits(self.bits, insecure_study_size=True)
-        for name in ("sim_count", "measure_count", "rounds"):
+        # ceilings: the simulation keeps every job in memory, the measured half runs each one
+        for name, flag, most in (("sim_count", "--sim-encryptions", 10_000_000),
+                                 ("measure_count", "--encryptions", 1_000_000), ("rounds", "rounds", 100)):
             v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ConfigError(f"{name.replace('_', '-')} must be a positive integer, got {v!r}")
-        if self.seconds is not None and not self.seconds > 0:
-            raise ConfigError(f"seconds must be positive, got {self.seconds!r}")
+            if v is not None:
+                check_int(flag, v, maximum=most)
+        if self.seconds is not None:
+            check_positive("seconds", self.seconds, maximum=3600)
+        check_int("--threads", self.threads, maximum=4096)
+        check_int("--inflight", self.inflight, maximum=1_000_000)
+        for i in self.sweep_inflight:
+            check_int("in-flight count", i, maximum=1_000_000)
         if self.card_scaling not in qat.CARD_SCALINGS:
             raise ConfigError(f"unknown card scaling {self.card_scaling!r} (choose from {', '.join(qat.CARD_SCALINGS)})")
-        if self.threads < 1 or self.inflight < 1 or any(i < 1 for i in self.sweep_inflight):
-            raise ConfigError("threads and in-flight counts must be positive")
 
     @property
     def n_sim(self) -> int:

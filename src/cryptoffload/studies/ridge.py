@@ -27,6 +27,7 @@ from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
+from cryptoffload.checks import check_int, check_non_negative
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -69,14 +70,13 @@ class RidgeConfig:
     def validate(self) -> None:
         if self.engine not in BULK_ENGINES:
             raise ConfigError(f"engine must be one of {', '.join(BULK_ENGINES)}, got {self.engine!r}")
-        for name in ("records", "workers"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ConfigError(f"{name} must be a positive integer, got {v!r}")
-        if not isinstance(self.d, int) or not 1 <= self.d <= 64:
-            raise ConfigError(f"d must be 1..64, got {self.d!r}")
-        if not isinstance(self.chunk, int) or self.chunk < 1:
-            raise ConfigError(f"chunk must be a positive integer, got {self.chunk!r}")
+        if self.records is not None:
+            check_int("--records", self.records, maximum=100_000_000)
+        if self.workers is not None:
+            check_int("--workers", self.workers, maximum=1024)
+        check_int("--d", self.d, maximum=64)
+        check_int("--chunk", self.chunk, maximum=10_000_000)
+        check_non_negative("--lam", self.lam, maximum=1e12)
         if self.stat_bits not in (40, 80):
             raise ConfigError(f"stat-bits must be 40 or 80, got {self.stat_bits!r}")
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from cryptoffload import __version__
+from cryptoffload.checks import check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -64,8 +65,8 @@ class TlsOffloadConfig:
         for c in self.clients:
             if c not in ("curl", "wget"):
                 raise ConfigError(f"unknown client {c!r}; choose curl or wget")
-        if self.count is not None and (not isinstance(self.count, int) or self.count < 2):
-            raise ConfigError(f"count must be an integer >= 2, got {self.count!r}")
+        if self.count is not None:
+            check_int("--count", self.count, minimum=2, maximum=100_000)
         if self.variant not in nic.VARIANTS:
             raise ConfigError(f"unknown variant {self.variant!r}; choose one of {', '.join(nic.VARIANTS)}")
 

@@ -447,6 +447,8 @@ def load_trace(path: str | os.PathLike[str]) -> HEProgram:
         raise ConfigError(f"{p}: cannot read the trace ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: JSON nested too deeply to be a trace") from None
     return program_from_trace(data, str(p))
 
 

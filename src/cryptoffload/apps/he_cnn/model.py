@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import atomic_writer
 
 FORMAT = "cryptoffload-he-cnn/1"
 ACTIVATIONS = ("square", "poly")
@@ -202,7 +203,7 @@ class CnnModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = meta if meta is not None else (self.meta or {})
         config = {"format": FORMAT, **self.config.as_dict()}
-        with open(path, "wb") as fh:
+        with atomic_writer(path) as fh:  # a crash leaves the old weights, never half of new ones
             np.savez_compressed(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in self.arrays().items()},
                                 config=np.array(json.dumps(config, sort_keys=True)),
                                 meta=np.array(json.dumps(meta, sort_keys=True)))
@@ -228,7 +229,7 @@ def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
         raise ConfigError(f"{path}: no 'config' entry (not a cryptoffload HE-CNN model)")
     try:
         raw = json.loads(str(data["config"]))
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ConfigError(f"{path}: garbled 'config' entry") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise ConfigError(f"{path}: format {raw.get('format') if isinstance(raw, dict) else raw!r}, expected {FORMAT!r}")
@@ -260,6 +261,6 @@ def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
         raise ConfigError(f"{path}: activation 'square' but act coefficients {arrays['act'].tolist()}")
     try:
         meta = json.loads(str(data["meta"])) if "meta" in data else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         meta = {}
     return CnnModel(config, meta=meta, **arrays)

@@ -25,6 +25,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Provider, Upload, check_upload_mode
+from cryptoffload.checks import check_int, check_seed
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate, load_csv, load_diabetes_scaled
@@ -36,17 +37,7 @@ def load_data_spec(spec: str, d: int | None = None, x_bound: float | None = None
     given), ``csv:PATH`` (bounds as declared, a value beyond them refused) or ``diabetes``."""
     kind, _, rest = spec.partition(":")
     if kind == "generate":
-        opts: dict[str, int] = {}
-        for part in filter(None, (p.strip() for p in rest.split(","))):
-            key, eq, value = part.partition("=")
-            if not eq or key not in ("n", "seed", "d"):
-                raise ConfigError(f"--data {spec!r}: expected generate:n=N[,seed=S][,d=D], got {part!r}")
-            try:
-                opts[key] = int(value)
-            except ValueError:
-                raise ConfigError(f"--data {spec!r}: {key} must be an integer, got {value!r}") from None
-        if "n" not in opts:
-            raise ConfigError(f"--data {spec!r}: generate needs n=RECORDS")
+        opts = _generate_options(spec, rest)
         dd = opts.get("d", d)
         if dd is None:
             raise ConfigError(f"--data {spec!r}: generate needs d=DIMENSIONS here")
@@ -58,6 +49,41 @@ def load_data_spec(spec: str, d: int | None = None, x_bound: float | None = None
     if spec == "diabetes":
         return load_diabetes_scaled()
     raise ConfigError(f"unknown --data {spec!r}: use generate:n=N[,seed=S], csv:PATH or diabetes")
+
+
+MAX_GENERATED_RECORDS = 100_000_000
+
+
+def _generate_options(spec: str, rest: str) -> dict[str, int]:
+    opts: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key not in ("n", "seed", "d"):
+            raise ConfigError(f"--data {spec!r}: expected generate:n=N[,seed=S][,d=D], got {part!r}")
+        try:
+            opts[key] = int(value)
+        except ValueError:
+            raise ConfigError(f"--data {spec!r}: {key} must be an integer, got {value!r}") from None
+    if "n" not in opts:
+        raise ConfigError(f"--data {spec!r}: generate needs n=RECORDS")
+    check_int(f"--data {spec!r}: n", opts["n"], maximum=MAX_GENERATED_RECORDS)
+    if "d" in opts:
+        check_int(f"--data {spec!r}: d", opts["d"], maximum=64)
+    if "seed" in opts:
+        check_seed(f"--data {spec!r}: seed", opts["seed"])
+    return opts
+
+
+def check_data_spec(spec: str) -> None:
+    """Refuse a ``--data`` that cannot load, before anything connects: its syntax, the
+    generator's sizes, a CSV that does not parse (its bounds need the session: checked later)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "generate":
+        _generate_options(spec, rest)
+    elif kind == "csv" and rest:
+        load_csv(rest)  # parse and finiteness now; the session's bounds are checked when it is known
+    elif spec != "diabetes":
+        raise ConfigError(f"unknown --data {spec!r}: use generate:n=N[,seed=S], csv:PATH or diabetes")
 
 
 def parse_part(text: str) -> tuple[int, int]:
@@ -82,13 +108,19 @@ class ProviderReport:
 ProgressHook = Callable[[int, int], None]  # (records just acknowledged, total records)
 
 
+def check_fingerprint(pin: object) -> str:
+    """A session fingerprint as the CSP prints it: 64 hex digits (lower-cased)."""
+    if not isinstance(pin, str) or not re.fullmatch(r"[0-9a-f]{64}", pin.lower()):
+        raise ConfigError(f"--csp-fingerprint must be the 64 hex digits the CSP printed, got {str(pin)[:80]!r}")
+    return pin.lower()
+
+
 def pinned_upload_key(served: SessionInfo, pin: str, insecure_study_size: bool) -> PublicKey:
     """The upload key a provider encrypts under: the served session must have the pinned
     fingerprint (:attr:`~.messages.SessionInfo.fingerprint`), the key must be >= 2048 bits
     unless ``insecure_study_size``, and the DJN base h_s is the provider's own (a served h_s is
     not covered by the fingerprint, and h_s = 1 would make every ciphertext readable)."""
-    if not isinstance(pin, str) or not re.fullmatch(r"[0-9a-f]{64}", pin.lower()):
-        raise ConfigError(f"--csp-fingerprint must be the 64 hex digits the CSP printed, got {str(pin)[:80]!r}")
+    check_fingerprint(pin)
     if served.fingerprint != pin.lower():
         raise ConfigError(f"the platform serves session {served.fingerprint}, not the pinned {pin.lower()}: another "
                           "CSP's keys or parameters; nothing was encrypted")
