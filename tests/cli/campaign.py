@@ -24,14 +24,13 @@ import argparse
 import gzip
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run as a script: tests/ holds cli_contract.py

@@ -320,7 +320,6 @@ def ridge_demo(
     from cryptoffload.apps.ridge.protocol import check_upload_mode
     from cryptoffload.apps.ridge.provider import check_data_spec
     from cryptoffload.crypto.paillier import check_key_bits
-    from cryptoffload.errors import ConfigError
 
     check_int("--records", records, maximum=MAX_DEMO_RECORDS)
     check_int("--d", d, maximum=64)
