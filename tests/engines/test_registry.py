@@ -54,3 +54,12 @@ def test_auto_with_nothing_working_says_why_for_each(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(ENGINES, "broken", EngineSpec("broken", _refuses, "x", auto_rank=1))
     with pytest.raises(BackendUnavailable, match="absent: not here; broken: probe passed but it does not start"):
         make_engine("auto")
+
+
+def test_make_engine_names() -> None:
+    with make_engine("cpu-threads", workers=1) as eng:
+        assert eng.name == "cpu-threads" and eng.submit(Job.modexp(2, 5, 1000)).result() == 32
+    with make_engine("auto") as eng:
+        assert eng.submit(Job.modexp(2, 5, 1000)).result() == 32
+    with pytest.raises(ConfigError):
+        make_engine("tpu")

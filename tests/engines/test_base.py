@@ -1,0 +1,135 @@
+"""The engine contract (``engines/base.py``): jobs, futures, poll, stats, close, back-pressure and
+order -- the same tests for every engine of the table that can run here (``gpu-twin`` included),
+so an engine that breaks the contract fails here, whatever else it does well."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from cryptoffload.engines import ENGINES, Engine, EngineClosed, Job, JobFailed, RingFull, engine_reasons, make_engine
+from cryptoffload.errors import BackendUnavailable, ConfigError
+
+MOD = (1 << 2048) - 159  # an odd 2048-bit modulus: ~1 ms per modexp, slow enough to queue up
+
+AVAILABLE = [name for name, why in engine_reasons().items() if why is None]
+
+
+@pytest.fixture(params=AVAILABLE)
+def make(request: pytest.FixtureRequest) -> Iterator[Callable[..., Engine]]:
+    """``make(**options)``: the engine under test built by name from the table (closed after
+    the test); options common to every engine (workers, max_batch, ring_capacity, in_order,
+    block_when_full) pass through."""
+    built: list[Engine] = []
+
+    def build(**kw: Any) -> Engine:
+        try:
+            eng = make_engine(request.param, **kw)
+        except BackendUnavailable as exc:  # a probe may pass where the engine still cannot start
+            pytest.skip(f"{request.param}: {exc}")
+        built.append(eng)
+        return eng
+
+    yield build
+    for eng in built:
+        eng.close(cancel_pending=True)
+
+
+def test_every_engine_of_the_table_is_an_engine() -> None:
+    assert {"cpu", "cpu-threads", "ifma", "gpu", "gpu-twin"} <= set(ENGINES)
+    assert "cpu-threads" in AVAILABLE   # the contract runs on at least the reference engine
+
+
+def test_modexp_results_and_stats(make: Callable[..., Engine]) -> None:
+    engine = make(workers=2)
+    jobs = [Job.modexp(secrets.randbits(2000), secrets.randbits(64), MOD) for _ in range(20)]
+    futures = engine.submit_many(jobs)
+    futures.append(engine.submit(Job.modexp(3, 5, 7)))
+    assert [f.result(timeout=30) for f in futures[:-1]] == [pow(j.payload[0], j.payload[1], MOD) for j in jobs]
+    assert futures[-1].result() == 5
+    assert all(f.done() and f.completed_at >= f.submitted_at for f in futures)
+    st = engine.stats()
+    assert (st.submitted, st.completed, st.failed, st.in_flight) == (21, 21, 0, 0)
+    assert st.batches >= 1 and st.largest_batch >= 1 and st.polls >= 1
+
+
+def test_poll_delivers_and_runs_callbacks_in_polling_thread(make: Callable[..., Engine]) -> None:
+    engine = make(workers=2)
+    seen: list[tuple[int, int]] = []
+    fut = engine.submit(Job.modexp(2, 10, 1000))
+    fut.add_done_callback(lambda f: seen.append((f.result(), threading.get_ident())))
+    delivered = 0
+    while not fut.done():
+        delivered += engine.poll(timeout=0.1)
+    assert delivered == 1 and seen == [(24, threading.get_ident())]
+    late: list[int] = []
+    fut.add_done_callback(lambda f: late.append(f.result()))   # already done: runs at once
+    assert late == [24]
+    assert engine.poll(timeout=0) == 0
+
+
+def test_submit_after_close_raises(make: Callable[..., Engine]) -> None:
+    engine = make(workers=2)
+    engine.close()
+    engine.close()  # idempotent
+    with pytest.raises(EngineClosed, match="closed"):
+        engine.submit(Job.modexp(2, 3, 5))
+
+
+def test_close_finishes_or_cancels_queued_jobs(make: Callable[..., Engine]) -> None:
+    eng = make(workers=1, max_batch=1)
+    futures = eng.submit_many([Job.modexp(secrets.randbits(2000), secrets.randbits(1024), MOD) for _ in range(6)])
+    eng.close()                                        # graceful: queued jobs still run
+    assert all(f.exception() is None for f in futures)
+    eng = make(workers=1, max_batch=1)
+    futures = eng.submit_many([Job.modexp(secrets.randbits(2000), secrets.randbits(1024), MOD) for _ in range(30)])
+    eng.close(cancel_pending=True)
+    assert all(f.done() for f in futures)
+    assert any(isinstance(f.exception(), EngineClosed) for f in futures)
+
+
+def test_bad_job_fails_alone(make: Callable[..., Engine]) -> None:
+    engine = make(workers=2)
+    good = [Job("modexp", (3, 5, 7)), Job("modexp", (3, 6, 7))]
+    futures = engine.submit_many([good[0], Job("modexp", (3, -1, 7)), good[1], Job("modexp", (3, 5, 0))])
+    assert futures[0].result() == 5 and futures[2].result() == 1
+    for f in (futures[1], futures[3]):
+        with pytest.raises(JobFailed):
+            f.result()
+    assert engine.stats().failed == 2
+
+
+def test_malformed_jobs_are_refused_when_built() -> None:
+    with pytest.raises(ConfigError):
+        Job("sha256", (1,))
+    with pytest.raises(ConfigError):
+        Job("modexp", (1, 2))
+
+
+def test_back_pressure_ring_full(make: Callable[..., Engine]) -> None:
+    with make(workers=1, ring_capacity=4, max_batch=1, block_when_full=False) as eng:
+        jobs = [Job.modexp(secrets.randbits(2000), secrets.randbits(1024), MOD) for _ in range(40)]
+        with pytest.raises(RingFull):
+            for j in jobs:
+                eng.submit(j)
+    with make(workers=1, ring_capacity=4, max_batch=2) as eng:
+        futures = eng.submit_many(jobs)                # blocks, polling, until all fit
+        assert len(futures) == 40 and all(f.result() == pow(*j.payload) for f, j in zip(futures, jobs))
+        assert eng.stats().ring_full_waits >= 1
+        assert eng._requests.high_water <= 4
+
+
+def test_in_order_delivery_across_workers(make: Callable[..., Engine]) -> None:
+    order: list[int] = []
+    with make(workers=2, max_batch=1, in_order=True) as eng:
+        # a slow job first, then fast ones that another worker finishes earlier
+        jobs = [Job.modexp(secrets.randbits(2000), secrets.randbits(2048), MOD)]
+        jobs += [Job.modexp(3, k, 1009) for k in range(12)]
+        futures = eng.submit_many(jobs)
+        for i, f in enumerate(futures):
+            f.add_done_callback(lambda _f, i=i: order.append(i))
+        eng.wait_all(futures)
+    assert order == list(range(len(jobs)))
