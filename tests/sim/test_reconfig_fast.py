@@ -1,17 +1,12 @@
-"""The compiled fast path against closed forms and against the SimPy reference model."""
+"""The compiled fast path against closed forms (held to the SimPy reference model, policy by
+policy, in tests/policies/test_reconfig.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from cryptoffload.policies.reconfig import POLICIES, PolicyContext, make_policy
 from cryptoffload.sim import reconfig_fast as fast
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
-from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
-from cryptoffload.workloads.web_trace import generate_trace
 
 K = 10
 SW = np.full(K, 1e-6)  # 1 us per byte in software
@@ -93,52 +88,3 @@ def test_parallel_is_never_slower_than_one_server_when_both_can_serve():
     par = fast.run_kernel(t, c, s, SW, HW, 0.0, 0.06, fast.PARALLEL, pa, pb, initial=(0, 1))
     assert par.latency.mean() <= seq.latency.mean()
     assert 0 < par.sw_busy  # the host took some of the load
-
-
-@pytest.fixture(scope="module")
-def small_world():
-    plat = load_reconfig_platform()
-    tr = generate_trace(3000, seed=11)
-    hist = generate_trace(3000, seed=12)
-    return plat, tr, hist
-
-
-@pytest.mark.parametrize("name", list(POLICIES))
-@pytest.mark.parametrize("rate", [20.0, 400.0, 5000.0])
-def test_fast_path_equals_simpy_model(small_world, name, rate):
-    plat, tr, hist = small_world
-    trr = tr.rescaled(rate)
-    c = np.asarray(tr.cipher, dtype=np.int64)
-    s = np.asarray(tr.size, dtype=np.float64)
-    ctx = PolicyContext(np.asarray(hist.cipher, dtype=np.int64), np.asarray(hist.size), c,
-                        np.asarray(tr.size), plat.slices_pct, 3, plat.k, window=200_000)
-    pol = make_policy(name)
-    pol.prepare(ctx)
-    costs = ServerCosts(plat.sw_seconds_per_byte, plat.fpga_seconds_per_byte, plat.packet_overhead, plat.reconfig_time)
-    a = fast.run_kernel(np.asarray(trr.time), c, s, plat.sw_seconds_per_byte, plat.fpga_seconds_per_byte,
-                        plat.packet_overhead, plat.reconfig_time, **pol.kernel_args())
-    b = simulate_simpy(np.asarray(trr.time), c, s, costs, pol)
-    assert np.array_equal(a.latency, b.latency)
-    assert np.array_equal(a.on_fpga, b.on_fpga)
-    assert a.n_reconfig == b.n_reconfig
-    assert a.sw_busy == pytest.approx(b.sw_busy, rel=1e-9)
-    assert a.fpga_busy == pytest.approx(b.fpga_busy, rel=1e-9)
-
-
-@settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 0.01), st.integers(0, 3), st.integers(1, 100_000)), min_size=1, max_size=40),
-       st.sampled_from(["software", "hardware", "nopredict", "fix5", "parallel"]))
-def test_fast_equals_simpy_on_random_small_traces(reqs, name):
-    plat = load_reconfig_platform()
-    t = np.cumsum([g for g, _, _ in reqs])
-    t -= t[0]
-    c = np.array([x for _, x, _ in reqs], dtype=np.int64)
-    s = np.array([x for _, _, x in reqs], dtype=np.float64)
-    ctx = PolicyContext(c, s.astype(np.int64), c, s.astype(np.int64), plat.slices_pct, 1, plat.k, window=50_000)
-    pol = make_policy(name)
-    pol.prepare(ctx)
-    costs = ServerCosts(plat.sw_seconds_per_byte, plat.fpga_seconds_per_byte, plat.packet_overhead, plat.reconfig_time)
-    a = fast.run_kernel(t, c, s, plat.sw_seconds_per_byte, plat.fpga_seconds_per_byte, plat.packet_overhead,
-                        plat.reconfig_time, **pol.kernel_args())
-    b = simulate_simpy(t, c, s, costs, pol)
-    assert np.array_equal(a.latency, b.latency)
