@@ -14,6 +14,8 @@ from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksError, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError
 
+from . import he_cnn_helpers as helpers
+
 
 @pytest.fixture(scope="module")
 def model() -> CnnModel:
@@ -32,12 +34,7 @@ def emulator(plan: PerChannelPlan | BatchPlan, params: CkksParams = DEFAULT_PARA
 
 
 def random_model(config: ModelConfig, seed: int = 0) -> CnnModel:
-    rng = np.random.default_rng(seed)
-    m = CnnModel.init(config, rng)
-    m.conv_b, m.fc1_b, m.fc2_b = (rng.normal(0, 0.1, a.shape) for a in (m.conv_b, m.fc1_b, m.fc2_b))
-    if config.activation == "poly":
-        m.act = np.array([[0.4, 0.5], [0.25, -0.7]])
-    return m
+    return helpers.random_model(config, seed, act=((0.4, 0.5), (0.25, -0.7)))
 
 
 def test_per_channel_plan_equals_plain_forward(model: CnnModel, images: np.ndarray) -> None:

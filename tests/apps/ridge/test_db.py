@@ -1,0 +1,55 @@
+"""What both ridge databases share: a 0600 file, a schema version checked on opening, and
+transactions that write all or nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cryptoffload.apps.ridge.db import Database
+from cryptoffload.errors import ConfigError
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY);\n"
+
+
+def test_file_mode_schema_version_and_meta(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    db = Database(path, SCHEMA, 1, "test database")
+    db.set_meta({"session": "abc"})
+    db.close()
+    assert (path.stat().st_mode & 0o777) == 0o600
+    db = Database(path, SCHEMA, 1, "test database")
+    assert db.meta("schema_version") == "1" and db.meta("session") == "abc" and db.meta("absent") is None
+    db.close()
+    with pytest.raises(ConfigError, match="test database schema 1, this version reads 2"):
+        Database(path, SCHEMA, 2, "test database")
+
+
+def test_a_failed_transaction_writes_nothing() -> None:
+    db = Database(None, SCHEMA, 1, "test database")
+    with db.transaction() as c:
+        c.execute("INSERT INTO rows VALUES ('a')")
+    with pytest.raises(sqlite3.IntegrityError):
+        with db.transaction() as c:
+            c.execute("INSERT INTO rows VALUES ('b')")
+            c.execute("INSERT INTO rows VALUES ('a')")      # duplicate: the whole transaction goes
+    with pytest.raises(RuntimeError):
+        with db.transaction() as c:
+            c.execute("INSERT INTO rows VALUES ('c')")
+            raise RuntimeError("a bug half-way")
+    with db.transaction() as c:
+        assert [r[0] for r in c.execute("SELECT id FROM rows")] == ["a"]
+    db.close()
+
+
+def test_unusable_paths_are_one_line_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory, expected test database"):
+        Database(tmp_path, SCHEMA, 1, "test database")
+    with pytest.raises(ConfigError, match="folder .*missing does not exist"):
+        Database(tmp_path / "missing" / "t.db", SCHEMA, 1, "test database")
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite" * 100)
+    with pytest.raises(ConfigError, match="not a usable test database"):
+        Database(junk, SCHEMA, 1, "test database")
