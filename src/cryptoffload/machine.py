@@ -1,8 +1,9 @@
-"""What machine are we on: CPU model, core count and the instruction-set flags that matter.
+"""What machine are we on: CPU model, core count, the instruction-set flags that matter, the GPU.
 
 Why: a *measured* profile is only meaningful next to the machine it was measured on, and the
 speed of software crypto depends on a few CPU features (AES-NI and VAES for AES and Camellia,
-AVX-512 IFMA for multi-buffer big-integer arithmetic). Every measured number carries this.
+AVX-512 IFMA for multi-buffer big-integer arithmetic), and a GPU run on the GPU it ran on.
+Every measured number carries this.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import os
 import platform
 from functools import lru_cache
 from pathlib import Path
+
+from cryptoffload.cuda import device_info
 
 #: CPU flags worth recording for crypto work (Linux /proc/cpuinfo names).
 CRYPTO_FLAGS: tuple[str, ...] = (
@@ -68,9 +71,12 @@ def cpu_flags() -> frozenset[str]:
 
 
 def machine_info() -> dict[str, object]:
-    """CPU model, logical cores, the crypto-relevant flags present, OS and Python version.
+    """CPU model, logical cores, the crypto-relevant flags present, OS and Python version, and
+    ``gpu``: the first CUDA GPU (name, memory, compute capability; :func:`~cryptoffload.cuda.
+    device_info`) where one is usable, else None -- as the result contract's ``machine.gpu``.
 
-    Plain types only, so it can go straight into a TOML ``[meta]`` table or a JSON result.
+    Plain types only, so it can go straight into a JSON result (a TOML ``[meta]`` table takes
+    it without ``gpu`` when that is None: TOML has no null).
     """
     flags = cpu_flags()
     return {
@@ -80,4 +86,5 @@ def machine_info() -> dict[str, object]:
         "arch": platform.machine(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
+        "gpu": device_info(),
     }

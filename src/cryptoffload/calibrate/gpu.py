@@ -110,8 +110,11 @@ class GpuBench:
         raise ConfigError(f"unknown GPU operation {op!r}")
 
     def device_inputs(self, op: str, items: int, stream: gr.Stream) -> list[Any]:
-        """Inputs of exactly ``items`` columns on the device (a slice copied on the device
-        would also be a launch; the full arrays are reused when ``items`` is the maximum)."""
+        """Inputs of exactly ``items`` columns on the device, uploaded from the host arrays' first
+        columns. Not a slice of the device arrays: a column slice of a limb-major array is
+        strided, which every launch refuses (``gpu_interface.check_args``) -- a kernel would
+        read its limbs at the wrong stride -- and making it contiguous on the device is a copy
+        as well. The full arrays are reused when ``items`` is the maximum."""
         if items == self.max_items:
             return self.device[op]
         return [self.runtime.upload(a[:, :items], stream) for a in self.host[op]]
@@ -253,7 +256,8 @@ def calibrate_gpu(out: str | Path, *, device: str = "cuda", device_index: int = 
                             f"{rt.describe()}, {bench.pk.bits}-bit key, constant-time encryption table "
                             f"({bench.key.window}-bit windows)"),
             "gpu": str(info.get("name", device)), "device": device, "device_info": info,
-            "machine": machine_info(), "key_bits": bench.pk.bits, "fit_batches": list(fit_batches),
+            "machine": {k: v for k, v in machine_info().items() if v is not None},   # TOML has no null
+            "key_bits": bench.pk.bits, "fit_batches": list(fit_batches),
             "repeats": repeats, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     return write_profile(out, meta, values)
 

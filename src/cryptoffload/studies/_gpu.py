@@ -2,7 +2,8 @@
 
 Why a module of its own: both studies put a measured GPU beside the QAT paper's figures (its
 CPU+QAT encryption, its K80 aggregation), and both must behave the same way without a GPU:
-no row, no number, a note giving the one-line reason (:func:`gpu_unavailable`). Nothing here
+no row, no number, a note giving the one-line reason
+(the engine table's probe, ``ENGINES["gpu"].reason()``). Nothing here
 runs on the CPU twin: a study row labelled GPU is measured on a GPU or is absent.
 
 * :func:`measure_paillier_gpu` -- calibrates the GPU in the run (a *measured* profile written
@@ -31,13 +32,6 @@ FIT_FRACTIONS = (32, 4, 1)
 
 def fit_batches(max_items: int) -> tuple[int, ...]:
     return tuple(max(1, max_items // f) for f in FIT_FRACTIONS)
-
-
-def gpu_unavailable() -> str | None:
-    """None when a CUDA GPU can be measured here, else why not (one line)."""
-    from cryptoffload.engines.gpu import gpu_reason
-
-    return gpu_reason("cuda")
 
 
 def holdout_workloads(max_items: int) -> list[tuple[str, list[tuple[str, int]]]]:

@@ -34,7 +34,7 @@ from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.modes import CLIENT_MODES
-from cryptoffload.engines.registry import ENGINE_NAMES
+from cryptoffload.engines.registry import ENGINE_NAMES, ENGINES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -240,7 +240,7 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()
     started = _time.perf_counter()
-    gpu_reason = _gpu.gpu_unavailable() if (cfg.measure and cfg.gpu) else None
+    gpu_reason = ENGINES["gpu"].reason() if (cfg.measure and cfg.gpu) else None
     gpu_steps = 3 + len(_gpu.FIT_FRACTIONS) * 3 + 1 + len(_gpu.holdout_workloads(1 << 18)) if cfg.measure and cfg.gpu else 0
     steps = (5 + len(qat.QAT_DESIGNS) + len(cfg.sweep_inflight) * 2 + (2 * len(CLIENT_MODES) + 4 if cfg.measure else 0)
              + (gpu_steps if gpu_reason is None else 0))

@@ -28,6 +28,7 @@ from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
 from cryptoffload.checks import check_int, check_non_negative
+from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -163,7 +164,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
 
     cfg.validate()
     started = _time.perf_counter()
-    tick = progress((6 if cfg.accuracy else 4) + (3 if cfg.gpu and _gpu.gpu_unavailable() is None else 0)) if progress else None
+    tick = progress((6 if cfg.accuracy else 4) + (3 if cfg.gpu and ENGINES["gpu"].reason() is None else 0)) if progress else None
     n, d = cfg.n, cfg.d
     params = P.RidgeParams(d=d, max_records=max(n, PAPER_RECORDS), x_bound=1.0, y_bound=algorithm1_y_bound(d),
                            lam=cfg.lam, stat_bits=cfg.stat_bits)
@@ -238,7 +239,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         [rows[5][0], "cited", sum(PAPER_PHASES_S.values()), None, sum(PAPER_PHASES_S.values())],
         [rows[6][0], "cited", None, None, None],
     ]
-    gpu_reason = _gpu.gpu_unavailable() if cfg.gpu else None
+    gpu_reason = ENGINES["gpu"].reason() if cfg.gpu else None
     if cfg.gpu and gpu_reason is None:
         prov = P.Provider(params, csp.upload_pk)
         plaintexts = prov.pack(prov.encode(*chunk_records(cfg.seed, 0, n, d)))

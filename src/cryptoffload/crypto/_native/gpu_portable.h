@@ -21,7 +21,12 @@
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define COPG_ON_GPU 1
-#define COPG_KERNEL extern "C" __global__
+/* Threads per block of every launch (the host passes its value; the kernels need it to match):
+ * __launch_bounds__ lets ptxas budget registers for exactly this block size. */
+#ifndef COPG_THREADS_PER_BLOCK
+#define COPG_THREADS_PER_BLOCK 128
+#endif
+#define COPG_KERNEL extern "C" __global__ __launch_bounds__(COPG_THREADS_PER_BLOCK)
 #define COPG_DEV __device__ __forceinline__
 #define COPG_RESTRICT __restrict__
 #define COPG_NO_UNROLL _Pragma("unroll 1")

@@ -485,43 +485,61 @@ COPG_DEV void k_crt_decrypt(u64 count, const u32 *cts, const u32 *key, u32 *out)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* entry points: one set per width (the host compiles only the widths it needs on the GPU)      */
+/* entry points: one macro per kernel, instantiated per width                                   */
+/*
+ * The CPU twin instantiates every kernel at every width. On the GPU the host compiles ONE
+ * kernel at ONE width per NVRTC module (-DCOPG_ONLY_WIDTH=W -DCOPG_ONLY_KERNEL=COPG_ENTRY_name),
+ * on first use: a key of n = 1024 bits needs fb_encrypt at 64 limbs and crt_decrypt at 32, and
+ * compiling the other five kernels at each width would only add NVRTC time (ptxas spends tens
+ * of seconds per kernel at the larger widths; docs/crypto/paillier-gpu.md has the figures).
+ */
 
-#define COPG_WIDTH_KERNELS(W)                                                                              \
+#define COPG_ENTRY_mulmod(W)                                                                               \
     COPG_KERNEL void copg_mulmod_##W(u64 count, const u32 *a, const u32 *b, const u32 *ctx, u32 *out)       \
     {                                                                                                      \
         k_mulmod<W>(count, a, b, ctx, out);                                                                \
-    }                                                                                                      \
+    }
+#define COPG_ENTRY_powm(W)                                                                                 \
     COPG_KERNEL void copg_powm_##W(u64 count, const u32 *base, const u32 *exp, int ew, const u32 *ctx,      \
                                    u32 *out)                                                               \
     {                                                                                                      \
         k_powm<W>(count, base, exp, ew, ctx, out);                                                         \
-    }                                                                                                      \
+    }
+#define COPG_ENTRY_fb_table(W)                                                                             \
     COPG_KERNEL void copg_fb_table_##W(int k, int w, int chunk, const u32 *bases, const u32 *ctx,          \
                                        u32 *table)                                                         \
     {                                                                                                      \
         k_fb_table<W>(k, w, chunk, bases, ctx, table);                                                     \
-    }                                                                                                      \
+    }
+#define COPG_ENTRY_fb_encrypt(W)                                                                           \
     COPG_KERNEL void copg_fb_encrypt_##W(u64 count, const u32 *msg, const u32 *exp, int ew,                 \
                                          const u32 *table, int k, int w, int ct, const u32 *n,              \
                                          const u32 *ctx, u32 *out)                                         \
     {                                                                                                      \
         k_fb_encrypt<W>(count, msg, exp, ew, table, k, w, ct, n, ctx, out);                                \
-    }                                                                                                      \
+    }
+#define COPG_ENTRY_col_reduce(W)                                                                           \
     COPG_KERNEL void copg_col_reduce_##W(u64 rows, u64 cols, u64 group, const u32 *in, const u32 *ctx,     \
                                          u32 *out)                                                         \
     {                                                                                                      \
         k_col_reduce<W>(rows, cols, group, in, ctx, out);                                                  \
-    }                                                                                                      \
+    }
+#define COPG_ENTRY_crt_decrypt(W)                                                                          \
     COPG_KERNEL void copg_crt_decrypt_##W(u64 count, const u32 *cts, const u32 *key, u32 *out)              \
     {                                                                                                      \
         k_crt_decrypt<W>(count, cts, key, out);                                                            \
     }
 
-#define COPG_KERNELS_FOR(W) COPG_WIDTH_KERNELS(W) /* expands W before pasting */
+#define COPG_WIDTH_KERNELS(W)                                                                              \
+    COPG_ENTRY_mulmod(W) COPG_ENTRY_powm(W) COPG_ENTRY_fb_table(W) COPG_ENTRY_fb_encrypt(W)                \
+        COPG_ENTRY_col_reduce(W) COPG_ENTRY_crt_decrypt(W)
 
-#ifdef COPG_ONLY_WIDTH
-COPG_KERNELS_FOR(COPG_ONLY_WIDTH)
+#define COPG_APPLY(M, W) M(W) /* expands both arguments before M pastes W into a name */
+
+#if defined(COPG_ONLY_WIDTH) && defined(COPG_ONLY_KERNEL)
+COPG_APPLY(COPG_ONLY_KERNEL, COPG_ONLY_WIDTH)
+#elif defined(COPG_ONLY_WIDTH)
+COPG_APPLY(COPG_WIDTH_KERNELS, COPG_ONLY_WIDTH)
 #else
 COPG_WIDTH_KERNELS(16)
 COPG_WIDTH_KERNELS(32)

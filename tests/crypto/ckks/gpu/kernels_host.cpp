@@ -1,14 +1,24 @@
 // Runs the GPU kernels of kernels.cu on the CPU: one launch_<kernel> per __global__ kernel,
 // taking the launch geometry (grid x, grid y, block x) and the kernel's arguments, looping over
-// the blocks and threads the GPU would run. Element-wise kernels and NTT stages call the same
-// body functions the kernels call; the shared-memory kernels (ntt_tail, intt_head) are mirrored
-// stage by stage (every thread of a stage, then the barrier), which is what __syncthreads
-// guarantees. Built by tests/crypto/ckks/gpu/cuda_host.py with a host C++ compiler, without
-// fused multiply-adds (-ffp-contract=off), and driven through arith_cuda.py so that its launch
-// shapes are exercised too.
+// the blocks and threads the GPU would run. Every launch calls the very bodies the kernel calls:
+// one thread's body for the element-wise kernels and NTT stages; for the shared-memory kernels
+// (ntt_tail, intt_head) the block's schedule itself (ntt_tail_block, intt_head_block), with an
+// `each` that runs a stage for every thread of the block before the next stage starts -- what
+// __syncthreads guarantees on the GPU. Built by tests/crypto/ckks/gpu/cuda_host.py with a host
+// C++ compiler, without fused multiply-adds (-ffp-contract=off), and driven through
+// arith_cuda.py so that its launch shapes are exercised too.
 #include <vector>
 
 #include "kernels.cu"
+
+// A block's threads, one stage at a time: stage f for every thread, then the next (the barrier).
+struct HostEach {
+    int T;
+    template <class F>
+    void operator()(F f) const {
+        for (int t = 0; t < T; ++t) f(t);
+    }
+};
 
 #define FOR_THREADS(total) for (i64 idx = 0; idx < (i64)gx * bx && idx < (total); ++idx)
 
@@ -27,34 +37,17 @@ void launch_intt_stage(int gx, int gy, int bx, u64* a, const i64* rows, const u6
 
 void launch_ntt_tail(int gx, int gy, int bx, u64* a, const i64* rows, const u64* q, const u64* psi,
                      const u64* psi_sh, int n, int m0) {
-    int T = bx;
-    std::vector<u64> s(2 * T);
-    for (i64 r = 0; r < gy; ++r)
-        for (i64 c = 0; c < gx; ++c) {
-            i64 k = rows[r];
-            u64* x = a + r * n + c * 2 * T;
-            for (int t = 0; t < 2 * T; ++t) s[t] = x[t];
-            for (int h = T, m = m0; h >= 1; h >>= 1, m <<= 1)
-                for (int t = 0; t < T; ++t) ntt_chunk_body(s.data(), t, T, c, k, q, psi, psi_sh, n, m, h);
-            for (int t = 0; t < 2 * T; ++t) x[t] = s[t];
-        }
+    std::vector<u64> s(2 * bx);
+    for (int y = 0; y < gy; ++y)   // the kernel reads blockIdx.x only, as here
+        for (i64 b = 0; b < gx; ++b) ntt_tail_block(HostEach{bx}, s.data(), b, bx, a, rows, q, psi, psi_sh, n, m0);
 }
 
 void launch_intt_head(int gx, int gy, int bx, u64* a, const i64* rows, const u64* q, const u64* ipsi,
                       const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n, int scale) {
-    int T = bx;
-    std::vector<u64> s(2 * T);
-    for (i64 r = 0; r < gy; ++r)
-        for (i64 c = 0; c < gx; ++c) {
-            i64 k = rows[r];
-            u64* x = a + r * n + c * 2 * T;
-            for (int t = 0; t < 2 * T; ++t) s[t] = x[t];
-            for (int h = 1, half = n / 2; h <= T; h <<= 1, half >>= 1)
-                for (int t = 0; t < T; ++t) intt_chunk_body(s.data(), t, T, c, k, q, ipsi, ipsi_sh, n, half, h);
-            if (scale)
-                for (int t = 0; t < 2 * T; ++t) s[t] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
-            for (int t = 0; t < 2 * T; ++t) x[t] = s[t];
-        }
+    std::vector<u64> s(2 * bx);
+    for (int y = 0; y < gy; ++y)
+        for (i64 b = 0; b < gx; ++b)
+            intt_head_block(HostEach{bx}, s.data(), b, bx, a, rows, q, ipsi, ipsi_sh, ninv, ninv_sh, n, scale);
 }
 
 void launch_add_k(int gx, int gy, int bx, const u64* a, const u64* b, const i64* rows, const u64* q, int n,

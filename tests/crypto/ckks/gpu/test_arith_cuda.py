@@ -32,3 +32,29 @@ def test_kernels_compile_for_sm90_with_nvcc(tmp_path):
     assert run.returncode == 0, run.stderr
     entries = set(re.findall(r"\.entry (\w+)\(", ptx.read_text()))
     assert set(re.findall(r'extern "C" __global__ void (\w+)\(', cu.read_text())) == entries
+
+
+def test_shared_memory_launches_fold_rows_into_grid_x(monkeypatch):
+    """A batch of more than 65,535 rows (grid.y's limit) launches the shared-memory NTT kernels
+    with every (row, chunk) block in grid.x."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    grids = {}
+
+    def fake_kernel(name):
+        def launch(grid, block, args, shared_mem=0):
+            grids[name] = (grid, block, shared_mem)
+        return launch
+
+    monkeypatch.setattr(arith_cuda, "_kernel", fake_kernel)
+    rows, n = 70_000, 8
+    a = np.zeros((rows, n), dtype=np.uint64)
+    t = SimpleNamespace(q=None, psi=None, psi_sh=None, ipsi=None, ipsi_sh=None, ninv=None, ninv_sh=None)
+    arith_cuda.ntt(t, a, None)
+    arith_cuda.intt(t, a, None)
+    for name in ("ntt_tail", "intt_head"):
+        grid, block, shared = grids[name]
+        threads = min(arith_cuda.MAX_CHUNK_THREADS, n // 2)
+        assert grid == (rows * n // (2 * threads),) and block == (threads,) and shared == 2 * threads * 8

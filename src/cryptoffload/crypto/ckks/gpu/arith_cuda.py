@@ -2,47 +2,51 @@
 and the same results, bit for bit, as :mod:`.arith_ref` and :mod:`.arith_numba`).
 
 ``kernels.cu`` is read with :mod:`importlib.resources` and compiled once per process by NVRTC
-(:class:`cupy.RawModule`); CuPy caches the binary on disk. CuPy is imported only here, and this
-module is imported only when a backend runs on CuPy (:mod:`.arith`).
+(:func:`cryptoffload.cuda.kernel`: one compilation even when threads ask at once; CuPy caches
+the binary on disk). CuPy itself is reached through :mod:`cryptoffload.cuda` only.
 
 Launch shapes: elementwise kernels and NTT stages one thread per output (per butterfly),
 256 threads a block. The NTT runs its stages with half-distance ``h > T`` (``T = min(1024,
 N/2)``) one launch each over global memory, then the remaining ``log2(2T)`` stages in one
 launch with a row chunk of ``2T`` words in shared memory (``ntt_tail``); the inverse mirrors
-it (``intt_head`` first) and multiplies by ``N^-1`` in its last stage.
+it (``intt_head`` first) and multiplies by ``N^-1`` in its last stage. The shared-memory
+launches have one block per (row, chunk), all in ``grid.x`` (``grid.y`` would cap the rows of
+a batch at 65,535).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
+from cryptoffload import cuda
+
 BLOCK = 256
 MAX_CHUNK_THREADS = 1024
 MAX_SRC = 32  # kernels.cu's bound on a base conversion's source rows
+PROBE_KERNEL = "add_k"  # what the availability probe builds and loads (device.gpu_reason)
 
-_MODULE: Any = None
 
-
+@lru_cache(maxsize=1)
 def source() -> str:
     """The CUDA source (also what the nvcc test compiles)."""
     return resources.files("cryptoffload.crypto.ckks.gpu").joinpath("kernels.cu").read_text(encoding="utf-8")
 
 
-def _kernel(name: str) -> Any:
-    global _MODULE
-    if _MODULE is None:
-        import cupy  # noqa: PLC0415 -- only on a GPU
+def nvrtc_options() -> tuple[str, ...]:
+    return ("--std=c++17",)
 
-        _MODULE = cupy.RawModule(code=source(), options=("--std=c++17",))
-    return _MODULE.get_function(name)
+
+def _kernel(name: str) -> Any:
+    return cuda.kernel(source(), nvrtc_options(), name)
 
 
 def prepare(t: Any) -> None:
     """Compile the module now (the first backend call would otherwise pay for it)."""
-    _kernel("add_k")
+    _kernel(PROBE_KERNEL)
 
 
 def _i32(x: int) -> np.int32:
@@ -94,7 +98,7 @@ def ntt(t: Any, a: Any, rows: Any) -> Any:
         _kernel("ntt_stage")(_grid(total), (BLOCK,), (a, rows, t.q, t.psi, t.psi_sh, _i32(n), _i32(m), _i32(h),
                                                      np.int64(total)))
         m, h = 2 * m, h // 2
-    _kernel("ntt_tail")((n // (2 * threads), r_count), (threads,), (a, rows, t.q, t.psi, t.psi_sh, _i32(n), _i32(m)),
+    _kernel("ntt_tail")((r_count * (n // (2 * threads)),), (threads,), (a, rows, t.q, t.psi, t.psi_sh, _i32(n), _i32(m)),
                         shared_mem=2 * threads * 8)
     return a
 
@@ -103,7 +107,7 @@ def intt(t: Any, a: Any, rows: Any) -> Any:
     r_count, n = a.shape
     threads = _chunk(n)
     total = r_count * n // 2
-    _kernel("intt_head")((n // (2 * threads), r_count), (threads,),
+    _kernel("intt_head")((r_count * (n // (2 * threads)),), (threads,),
                          (a, rows, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh, _i32(n), _i32(int(2 * threads == n))),
                          shared_mem=2 * threads * 8)
     h, half = 2 * threads, n // (4 * threads)

@@ -1,7 +1,8 @@
 """The array module a backend runs on: NumPy (the CPU twin) or CuPy (a CUDA GPU), found lazily.
 
-CuPy is not a dependency of this package: it is imported only when the ``gpu`` backend is
-built, and its absence -- or a machine without a CUDA device or driver -- is a
+CuPy is not a dependency of this package: it is reached through :mod:`cryptoffload.cuda` only
+when the ``gpu`` backend is built, and its absence -- or a machine without a CUDA device or
+driver, or one where NVRTC cannot build ``kernels.cu`` -- is a
 :class:`~cryptoffload.errors.BackendUnavailable` with a one-line reason that names the twin.
 """
 
@@ -11,22 +12,17 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload import cuda
+from cryptoffload.crypto.ckks.gpu.arith_cuda import PROBE_KERNEL, nvrtc_options, source
 from cryptoffload.errors import BackendUnavailable
 
 TWIN_HINT = "the rns-numpy backend runs the same code on the CPU"
 
 
 def gpu_reason() -> str | None:
-    """None when CuPy imports and sees a CUDA device, else why not (one line)."""
-    try:
-        import cupy  # noqa: PLC0415 -- optional, lazily imported
-    except Exception as exc:  # ImportError, or a CUDA library failing to load
-        return f"CuPy is not importable ({type(exc).__name__}: {exc}); install cupy-cuda13x on a CUDA machine"
-    try:
-        count = int(cupy.cuda.runtime.getDeviceCount())
-    except Exception as exc:  # CUDARuntimeError without a driver or device
-        return f"CuPy finds no CUDA device ({type(exc).__name__}: {exc})"
-    return None if count > 0 else "CuPy finds no CUDA device"
+    """None when a CUDA GPU is usable and NVRTC builds and loads ``kernels.cu`` on it, else why
+    not (one line; the build is tried once per process)."""
+    return cuda.build_reason(source(), nvrtc_options(), PROBE_KERNEL, "the CKKS kernels (kernels.cu)")
 
 
 def array_module(kind: str) -> Any:
@@ -36,6 +32,4 @@ def array_module(kind: str) -> Any:
     reason = gpu_reason()
     if reason is not None:
         raise BackendUnavailable(f"the gpu CKKS backend is unavailable: {reason}; {TWIN_HINT}")
-    import cupy  # noqa: PLC0415
-
-    return cupy
+    return cuda.cupy()

@@ -6,11 +6,13 @@
 // quotient for constants, a float64-estimated quotient corrected once each way for products
 // of two variables, so every kernel returns exactly the twin's residues.
 //
-// Every kernel is a thin __global__ wrapper around __host__ __device__ body functions (one
-// thread's work). Compiled without __CUDACC__ (the test suite builds it as C++ on a machine
-// without a GPU), the bodies are plain functions that tests/crypto/ckks/gpu/kernels_host.cpp
-// calls in the wrappers' loop order, so the arithmetic and indexing are checked against the
-// twin bit for bit on any machine; the wrappers themselves run only on a GPU.
+// Every kernel is a thin __global__ wrapper around __host__ __device__ bodies: one thread's work,
+// or for the two shared-memory kernels one block's schedule of stages (written over an `each`
+// functor: see ntt_tail_block). Compiled without __CUDACC__ (the test suite builds it as C++ on
+// a machine without a GPU), the bodies are plain functions that tests/crypto/ckks/gpu/
+// kernels_host.cpp calls for every thread and block of the launch, so the arithmetic, the
+// indexing and the stage loops are checked against the twin bit for bit on any machine; the
+// one-line wrappers themselves run only on a GPU.
 
 typedef unsigned long long u64;
 typedef long long i64;
@@ -112,6 +114,49 @@ HD void intt_chunk_body(u64* s, int t, int T, i64 c, i64 k, const u64* q, const 
     gs_butterfly(s, j, h, ipsi[k * n + half + gi], ipsi_sh[k * n + half + gi], q[k]);
 }
 
+// ---- shared-memory blocks --------------------------------------------------------------------------
+// The NTT's last stages (h = T .. 1) and the inverse's first ones (h = 1 .. T) run on a chunk of
+// 2T coefficients of one row in shared memory `s`, one block of T threads, with a barrier
+// between stages. A launch has one block per (row, chunk): block b is chunk b % chunks of row
+// b / chunks (chunks = n / 2T), so the rows are folded into grid.x (grid.y would cap them at
+// 65,535). Each block's schedule is written once, over `each`: each(f) runs f(t) for every
+// thread t of the block and then waits for all of them -- on the GPU, f(threadIdx.x) and
+// __syncthreads(); in the host harness, a loop over t.
+
+template <class Each>
+HD void ntt_tail_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows, const u64* q, const u64* psi,
+                       const u64* psi_sh, int n, int m0) {
+    i64 chunks = n / (2 * T);
+    i64 r = b / chunks, c = b % chunks;
+    i64 k = rows[r];
+    u64* x = a + r * n + c * 2 * T;
+    each([&](int t) { s[t] = x[t]; s[t + T] = x[t + T]; });
+    for (int h = T, m = m0; h >= 1; h >>= 1, m <<= 1)
+        each([&](int t) { ntt_chunk_body(s, t, T, c, k, q, psi, psi_sh, n, m, h); });
+    each([&](int t) { x[t] = s[t]; x[t + T] = s[t + T]; });
+}
+
+// With `scale` (no global stage follows) the chunk is also multiplied by n^-1.
+template <class Each>
+HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows, const u64* q, const u64* ipsi,
+                        const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n, int scale) {
+    i64 chunks = n / (2 * T);
+    i64 r = b / chunks, c = b % chunks;
+    i64 k = rows[r];
+    u64* x = a + r * n + c * 2 * T;
+    each([&](int t) { s[t] = x[t]; s[t + T] = x[t + T]; });
+    for (int h = 1, half = n / 2; h <= T; h <<= 1, half >>= 1)
+        each([&](int t) { intt_chunk_body(s, t, T, c, k, q, ipsi, ipsi_sh, n, half, h); });
+    each([&](int t) {
+        if (scale) {
+            s[t] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
+            s[t + T] = shoup_mul(s[t + T], ninv[k], ninv_sh[k], q[k]);
+        }
+        x[t] = s[t];
+        x[t + T] = s[t + T];
+    });
+}
+
 // ---- elementwise, conversion, key switching, automorphism bodies --------------------------------
 
 HD void add_body(i64 idx, const u64* a, const u64* b, const i64* rows, const u64* q, int n, u64* out) {
@@ -205,48 +250,28 @@ extern "C" __global__ void intt_stage(u64* a, const i64* rows, const u64* q, con
     if (tid < total) intt_stage_body(tid, a, rows, q, ipsi, ipsi_sh, ninv, ninv_sh, n, half, h, scale);
 }
 
-// The NTT's last stages (h = T .. 1) of chunk blockIdx.x of row blockIdx.y in shared memory
-// (blockDim.x = T threads, 2T words of dynamic shared memory); m0 = n / (2T).
+// One thread of a shared-memory block: run this thread's part of each stage, then wait.
+struct BlockEach {
+    template <class F>
+    __device__ void operator()(F f) const {
+        f((int)threadIdx.x);
+        __syncthreads();
+    }
+};
+
+// ntt_tail_block / intt_head_block over blocks of T = blockDim.x threads, 2T words of dynamic
+// shared memory; grid.x = rows * n / (2T).
 extern "C" __global__ void ntt_tail(u64* a, const i64* rows, const u64* q, const u64* psi, const u64* psi_sh,
                                     int n, int m0) {
     extern __shared__ u64 s[];
-    int T = blockDim.x, t = threadIdx.x;
-    i64 c = blockIdx.x, r = blockIdx.y;
-    i64 k = rows[r];
-    u64* x = a + r * n + c * 2 * T;
-    s[t] = x[t];
-    s[t + T] = x[t + T];
-    __syncthreads();
-    for (int h = T, m = m0; h >= 1; h >>= 1, m <<= 1) {
-        ntt_chunk_body(s, t, T, c, k, q, psi, psi_sh, n, m, h);
-        __syncthreads();
-    }
-    x[t] = s[t];
-    x[t + T] = s[t + T];
+    ntt_tail_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, rows, q, psi, psi_sh, n, m0);
 }
 
-// The inverse NTT's first stages (h = 1 .. T, half = n/2 .. n/(2T)) in shared memory; with
-// `scale` (no global stage follows) the chunk is also multiplied by n^-1.
 extern "C" __global__ void intt_head(u64* a, const i64* rows, const u64* q, const u64* ipsi, const u64* ipsi_sh,
                                      const u64* ninv, const u64* ninv_sh, int n, int scale) {
     extern __shared__ u64 s[];
-    int T = blockDim.x, t = threadIdx.x;
-    i64 c = blockIdx.x, r = blockIdx.y;
-    i64 k = rows[r];
-    u64* x = a + r * n + c * 2 * T;
-    s[t] = x[t];
-    s[t + T] = x[t + T];
-    __syncthreads();
-    for (int h = 1, half = n / 2; h <= T; h <<= 1, half >>= 1) {
-        intt_chunk_body(s, t, T, c, k, q, ipsi, ipsi_sh, n, half, h);
-        __syncthreads();
-    }
-    if (scale) {
-        s[t] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
-        s[t + T] = shoup_mul(s[t + T], ninv[k], ninv_sh[k], q[k]);
-    }
-    x[t] = s[t];
-    x[t + T] = s[t + T];
+    intt_head_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, rows, q, ipsi, ipsi_sh, ninv, ninv_sh, n,
+                    scale);
 }
 
 extern "C" __global__ void add_k(const u64* a, const u64* b, const i64* rows, const u64* q, int n, i64 total,

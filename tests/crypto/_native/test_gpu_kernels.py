@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from cryptoffload.crypto._native import gpu_kernels
-from cryptoffload.crypto._native.gpu_runtime import _paillier_gpu, kernel_source
+from cryptoffload.crypto._native.gpu_interface import kernel_source
+from cryptoffload.crypto._native.gpu_twin import _paillier_gpu
 
 NVCC = shutil.which("nvcc")
 CPP = shutil.which("cpp")
