@@ -29,11 +29,15 @@ from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.base import BatchEngine, EngineError, JobFailed, Outcome, Request
 from cryptoffload.errors import ConfigError
 
-PowmFn = Callable[[Sequence[int], Sequence[int], int], list[int]]
+#: ``powm(bases, exps, modulus, exp_bits)``: ``exp_bits`` is a public bound on the exponents'
+#: bit length where the caller knows one (the exponents may be secret), else None. Kernels that
+#: process a fixed number of exponent bits (the GPU's) use it instead of the longest exponent;
+#: GMP ignores it (``mpz_powm``'s time depends on the exponent anyway).
+PowmFn = Callable[[Sequence[int], Sequence[int], int, "int | None"], list[int]]
 Work = tuple[str, tuple[int | None, ...]]
 
 
-def gmp_powm(bases: Sequence[int], exps: Sequence[int], modulus: int) -> list[int]:
+def gmp_powm(bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None) -> list[int]:
     return native.powm_batch(bases, exps, modulus)
 
 
@@ -76,7 +80,7 @@ def _run_group(kind: str, key: Any, payloads: list[tuple[int | None, ...]], powm
         exps = [p[1] for p in payloads]
         if not all(isinstance(e, int) and e >= 0 for e in exps):
             raise ConfigError("a modexp exponent must be a non-negative int")
-        return powm([p[0] for p in payloads], exps, key)
+        return powm([p[0] for p in payloads], exps, key, None)
     if kind == "paillier.encrypt":
         n, hs = key
         enc = encryptors.get(n, hs)
@@ -88,8 +92,9 @@ def _run_group(kind: str, key: Any, payloads: list[tuple[int | None, ...]], powm
         n2 = n * n
         ms = [_check_message(p[1], n) for p in payloads]
         rs = [p[2] if p[2] is not None else _random_unit(n) for p in payloads]
-        gm = powm([n + 1] * len(ms), ms, n2)
-        rn = powm(rs, [n] * len(rs), n2)
+        bound = n.bit_length()   # m < n is secret: every exponent is processed over n's length
+        gm = powm([n + 1] * len(ms), ms, n2, bound)
+        rn = powm(rs, [n] * len(rs), n2, bound)
         return [a * b % n2 for a, b in zip(gm, rn)]
     raise ConfigError(f"unknown job kind {kind!r}")
 

@@ -29,8 +29,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from cryptoffload import cuda
 from cryptoffload.crypto._native import gpu_runtime as gr
-from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, from_limbs, random_exponents, to_limbs
+from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, check_range, from_limbs, random_exponents, to_limbs
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
 from cryptoffload.engines.cpu import compute_batch
 from cryptoffload.errors import BackendUnavailable, ConfigError
@@ -42,11 +43,10 @@ MAX_GPU_MODULUS_BITS = 32 * gr.WIDTHS[-1]
 
 
 def gpu_reason(device: str = "cuda") -> str | None:
-    """None when ``device`` ("cuda" or "cpu-twin") can run the GPU kernels here, else a
-    one-line reason."""
-    if device not in gr.DEVICES:
-        raise ConfigError(f"unknown GPU device {device!r}; choose one of {', '.join(gr.DEVICES)}")
-    return gr.cuda_reason() if device == "cuda" else gr.twin_reason()
+    """The engine table's probe: None when ``device`` ("cuda" or "cpu-twin") can run the GPU
+    kernels here -- for "cuda", a GPU on which NVRTC built and loaded the smallest kernel
+    (:func:`~cryptoffload.crypto._native.gpu_cuda.cuda_reason`) -- else a one-line reason."""
+    return gr.device_reason(device)
 
 
 def twin_reason() -> str | None:
@@ -125,17 +125,20 @@ class GpuEngine(BatchEngine):
                 self._moduli[m] = mod
         return mod
 
-    def powm(self, bases: Sequence[int], exps: Sequence[int], modulus: int, stream: gr.Stream | None = None) -> list[int]:
-        """``b_i^e_i mod modulus`` on the device; moduli the Montgomery kernels cannot take
-        (even, or wider than 6,144 bits) are computed by Python's ``pow``."""
+    def powm(self, bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None,
+             stream: gr.Stream | None = None) -> list[int]:
+        """``b_i^e_i mod modulus`` on the device, over ``exp_bits`` exponent bits (a public
+        bound; None: the modulus's length, safe for secret exponents -- see
+        :mod:`cryptoffload.crypto.paillier_gpu.modulus`). Moduli the Montgomery kernels cannot
+        take (even, or wider than 6,144 bits) are computed by Python's ``pow``."""
         if modulus % 2 == 0 or modulus < 3 or modulus.bit_length() > MAX_GPU_MODULUS_BITS:
             return [pow(b, e, modulus) for b, e in zip(bases, exps)]
-        return self.modulus(modulus).powm(bases, exps, stream)
+        return self.modulus(modulus).powm(bases, exps, stream, exp_bits=exp_bits)
 
     def _run_batch(self, worker: int, batch: list[Request]) -> list[Outcome]:
         stream = self._streams[worker]
         return compute_batch([(kind, payload) for _, kind, payload in batch],
-                             lambda b, e, m: self.powm(b, e, m, stream), _StreamKeys(self, stream))
+                             lambda b, e, m, bits: self.powm(b, e, m, bits, stream), _StreamKeys(self, stream))
 
     # -- bulk paths ----------------------------------------------------------------------------
     def _rows_per_batch(self, cols: int, batch_rows: int | None) -> int:
@@ -161,17 +164,23 @@ class GpuEngine(BatchEngine):
                 acc[c] = acc[c] * v % key.m
             pending[i] = None
 
-        for b, start in enumerate(range(0, rows, batch_rows)):
-            i = b % 2
-            if pending[i] is not None:
-                collect(i)   # waits for this stream's previous batch; frees its pinned buffers
-            r = min(batch_rows, rows - start)
-            mat = launch(start, r, streams[i])
-            dev, _ = key.column_products_device(mat, r, cols, streams[i])
-            pending[i] = (dev, r)
-        for i in (0, 1):
-            if pending[i] is not None:
-                collect(i)
+        try:
+            for b, start in enumerate(range(0, rows, batch_rows)):
+                i = b % 2
+                if pending[i] is not None:
+                    collect(i)   # waits for this stream's previous batch; frees its pinned buffers
+                r = min(batch_rows, rows - start)
+                mat = launch(start, r, streams[i])
+                dev, _ = key.column_products_device(mat, r, cols, streams[i])
+                pending[i] = (dev, r)
+            for i in (0, 1):
+                if pending[i] is not None:
+                    collect(i)
+        finally:
+            # also on an error: a stream's pinned staging buffers go back to the pool only
+            # once the copies reading them are done
+            for s in streams:
+                s.synchronize()
         return acc
 
     def encrypt_aggregate(self, public_key: Any, plaintexts: Sequence[int] | np.ndarray, rows: int, cols: int, *,
@@ -187,11 +196,14 @@ class GpuEngine(BatchEngine):
         key = self.key(public_key)
         rt = self.runtime
         if isinstance(plaintexts, np.ndarray):
-            key.message_limbs(plaintexts)   # validated once, whole
+            key.message_limbs(plaintexts)   # validated once, whole, before any batch starts
+            values: Any = plaintexts
+        else:
+            values = check_range(plaintexts, key.n, "plaintexts")
 
         def launch(start: int, r: int, stream: gr.Stream) -> Any:
             lo, hi = start * cols, (start + r) * cols
-            msgs = plaintexts[:, lo:hi] if isinstance(plaintexts, np.ndarray) else key.message_limbs(plaintexts[lo:hi])
+            msgs = values[:, lo:hi] if isinstance(values, np.ndarray) else to_limbs(values[lo:hi], key.half)
             exps = random_exponents(r * cols, key.exp_bits)
             return key.encrypt_device(rt.upload(msgs, stream), rt.upload(exps, stream), r * cols, stream)
 
@@ -211,9 +223,7 @@ class GpuEngine(BatchEngine):
         else:
             if len(values) != rows * cols:
                 raise ConfigError(f"{len(values)} values do not make a {rows} x {cols} matrix")
-            if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < modulus for v in values):
-                raise ConfigError("values must be integers in [0, modulus)")
-            limbs = to_limbs(list(values), mod.width)
+            limbs = to_limbs(check_range(values, modulus, "values (each below the modulus)"), mod.width)
         if rows < 1 or cols < 1:
             raise ConfigError("need at least one row and one column")
         rt = self.runtime
@@ -224,37 +234,52 @@ class GpuEngine(BatchEngine):
         return self._pipeline(mod, rows, cols, self._rows_per_batch(cols, batch_rows), launch)
 
 
-_WORKER_ENGINES: dict[str, GpuEngine] = {}
+_WORKER_ENGINES: dict[tuple[str, bool, int | None], GpuEngine] = {}
 _WORKER_LOCK = threading.Lock()
 
 
-def worker_device_index() -> int:
-    """The GPU a Dask worker process should use: 0 when ``CUDA_VISIBLE_DEVICES`` already
-    narrows the process to its GPU (the way to start one worker per GPU), else the worker's
-    integer name (``LocalCluster`` names workers 0, 1, ...) modulo the GPUs present."""
+def visible_devices() -> int | None:
+    """How many GPUs ``CUDA_VISIBLE_DEVICES`` lists (CUDA numbers them 0, 1, ... in this
+    process), or None when it is unset."""
     import os
 
-    if os.environ.get("CUDA_VISIBLE_DEVICES"):
-        return 0
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None:
+        return None
+    return len([d for d in listed.split(",") if d.strip()])
+
+
+def _worker_name() -> object:
     try:
         from distributed import get_worker
 
-        name = get_worker().name
-    except (ImportError, ValueError):
+        return get_worker().name
+    except (ImportError, ValueError):   # not inside a Dask worker
+        return None
+
+
+def worker_device_index() -> int:
+    """The GPU a Dask worker process should use: the worker's integer name (``LocalCluster``
+    names workers 0, 1, ...) modulo the GPUs this process sees -- those ``CUDA_VISIBLE_DEVICES``
+    lists when it is set, else all of them; 0 when it sees one GPU (``CUDA_VISIBLE_DEVICES=i``:
+    the way to start one worker per GPU) or the worker has no integer name."""
+    name = _worker_name()
+    if isinstance(name, bool) or not isinstance(name, int):
         return 0
-    if isinstance(name, int) and gr.cuda_reason() is None:
-        import cupy
+    count = visible_devices()
+    if count is None:
+        count = cuda.device_count()
+    return name % count if count > 1 else 0
 
-        return name % max(1, cupy.cuda.runtime.getDeviceCount())
-    return 0
 
-
-def worker_engine(device: str = "cuda") -> GpuEngine:
-    """One :class:`GpuEngine` per process and device (a Dask worker keeps its tables between
-    tasks); the GPU is chosen by :func:`worker_device_index`."""
+def worker_engine(device: str = "cuda", *, constant_time: bool = True, window: int | None = None) -> GpuEngine:
+    """One :class:`GpuEngine` per process, device and table option (a Dask worker keeps its
+    tables between tasks); the GPU is chosen by :func:`worker_device_index`."""
+    key = (device, bool(constant_time), window)
     with _WORKER_LOCK:
-        eng = _WORKER_ENGINES.get(device)
+        eng = _WORKER_ENGINES.get(key)
         if eng is None:
-            eng = GpuEngine(1, device=device, device_index=worker_device_index() if device == "cuda" else 0)
-            _WORKER_ENGINES[device] = eng
+            eng = GpuEngine(1, device=device, device_index=worker_device_index() if device == "cuda" else 0,
+                            constant_time=constant_time, window=window)
+            _WORKER_ENGINES[key] = eng
     return eng

@@ -49,12 +49,12 @@ class IfmaPowm:
         self.ifma_jobs = 0
         self.gmp_jobs = 0
 
-    def __call__(self, bases: Sequence[int], exps: Sequence[int], modulus: int) -> list[int]:
+    def __call__(self, bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None) -> list[int]:
         if len(bases) < self.gmp_below or not ifma_eligible(modulus) or any(e < 0 for e in exps):
             self.gmp_jobs += len(bases)
             return native.powm_batch(bases, exps, modulus)
         self.ifma_jobs += len(bases)
-        exp_bits = max(1, max(e.bit_length() for e in exps))
+        exp_bits = max(1, exp_bits or 0, max(e.bit_length() for e in exps))
         return native.mbx_powm_batch(bases, exps, exp_bits, modulus)
 
 

@@ -94,7 +94,8 @@ class ChunkTask:
 
 
 #: Engines a chunk can run on: the CPU (the ``backend`` option picks GMP/IFMA), or the GPU
-#: kernels on a GPU or on their CPU twin (these ask Dask for a GPU resource).
+#: kernels on a GPU or on their CPU twin (these ask Dask for a GPU resource, take the task's
+#: ``constant_time`` table lookup, and refuse a ``backend`` other than ``auto``).
 BULK_ENGINES = ("cpu", "gpu", "gpu-twin")
 _GPU_DEVICE = {"gpu": "cuda", "gpu-twin": "cpu-twin"}
 
@@ -148,7 +149,8 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
         from cryptoffload.engines.gpu import worker_engine
 
         # encryption and aggregation are one pipeline on the device: both times are in encrypt_s
-        agg = worker_engine(_GPU_DEVICE[task.engine]).encrypt_aggregate(pk, plaintexts, task.size, prov.plaintexts)
+        eng = worker_engine(_GPU_DEVICE[task.engine], constant_time=task.constant_time)
+        agg = eng.encrypt_aggregate(pk, plaintexts, task.size, prov.plaintexts)
         t2 = time.perf_counter()
         return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, 0.0,
                            X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
@@ -202,6 +204,9 @@ def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *,
         raise ConfigError("records and chunk must be positive")
     if engine not in BULK_ENGINES:
         raise ConfigError(f"unknown bulk engine {engine!r}; choose one of {', '.join(BULK_ENGINES)}")
+    if engine in _GPU_DEVICE and backend != "auto":
+        raise ConfigError(f"backend {backend!r} picks the CPU's modular arithmetic; the {engine} engine runs its own "
+                          "kernels (leave the backend at auto)")
     if records > params.max_records:
         raise ConfigError(f"{records} records exceed max_records = {params.max_records}")
     tasks = []

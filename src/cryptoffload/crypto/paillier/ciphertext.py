@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-import gmpy2
+from cryptoffload.crypto.paillier.gmp import gmpy2
 
 from cryptoffload.crypto.paillier import framing
 from cryptoffload.crypto.paillier.errors import KeyMismatchError, PaillierError

@@ -18,7 +18,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Sequence
 
-import gmpy2
+from cryptoffload.crypto.paillier.gmp import gmpy2
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.errors import BackendUnavailable, ConfigError

@@ -20,7 +20,7 @@ import secrets
 import threading
 from typing import Sequence
 
-import gmpy2
+from cryptoffload.crypto.paillier.gmp import gmpy2
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import framing

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-import gmpy2
+from cryptoffload.crypto.paillier.gmp import gmpy2
 
 from cryptoffload.crypto.paillier.errors import InvalidKeyError
 from cryptoffload.errors import ConfigError
