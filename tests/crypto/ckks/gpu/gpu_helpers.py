@@ -22,6 +22,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 
 from cryptoffload.crypto.ckks import CkksParams
+from cryptoffload.crypto.ckks.gpu.sampling import Sampler
 
 from ..ckks_helpers import close as _close
 from ..ckks_helpers import padded as _padded
@@ -41,17 +42,27 @@ def close(got: np.ndarray, want: np.ndarray, tol: float = TOL) -> None:
     _close(got, want, tol)
 
 
-class DeterministicBytes:
-    """A reproducible byte stream standing in for ``os.urandom`` in tests that compare two
-    implementations on the same randomness (never used by the package itself)."""
+class DeterministicSampler(Sampler):
+    """The scheme's sampler drawing from a reproducible byte stream instead of ``os.urandom``,
+    for tests that compare two implementations on the same randomness. The package has no
+    parameter that takes a byte source: a test puts this in place itself
+    (:func:`seed_randomness`)."""
 
     def __init__(self, seed: bytes = b"test") -> None:
         self._seed = seed
         self._counter = 0
 
-    def __call__(self, n: int) -> bytes:
+    def random_bytes(self, n: int) -> bytes:
         out = bytearray()
         while len(out) < n:
             out += hashlib.blake2b(self._seed + self._counter.to_bytes(8, "little"), digest_size=64).digest()
             self._counter += 1
         return bytes(out[:n])
+
+
+def seed_randomness(owner, seed: bytes):
+    """``owner`` (an ``RnsScheme``, or a backend: its scheme) drawing every random value from
+    ``seed`` from now on; returns ``owner``."""
+    scheme = getattr(owner, "scheme", owner)
+    scheme.sampler = DeterministicSampler(seed)
+    return owner

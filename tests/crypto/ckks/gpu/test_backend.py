@@ -229,3 +229,40 @@ def test_no_key_material_in_any_output(twin, capsys):
     with pytest.raises(CkksError) as exc:
         b.add(c, b.mod_switch_to(c, 0))
     assert secret.hex()[:32] not in str(exc.value)
+
+
+def test_close_wipes_the_secret_key_and_keygen_wipes_the_old_one():
+    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b.keygen([1])
+    old = b._sk
+    small, ntt = old.small, old.ntt
+    assert small.any() and ntt.any()
+    b.keygen([1])                       # a new key set: the old secret is zeroed, not just dropped
+    assert not small.any() and not ntt.any()
+    sk = b._sk
+    c = b.encrypt([1.0, 2.0])
+    assert np.allclose(b.decrypt(c)[:2], [1.0, 2.0], atol=TOL)
+    b.close()
+    assert not sk.small.any() and not sk.ntt.any() and not b.can_decrypt
+    with pytest.raises(CkksError, match="no secret key"):
+        b.decrypt(c)
+    b.close()                           # idempotent
+    assert b.rotate(c, 1) is not None   # evaluation keys still work
+    with make_backend("rns-numpy", PARAMS, insecure_study=True) as b2:
+        b2.keygen([])
+        sk2 = b2._sk
+    assert not sk2.ntt.any()
+
+
+def test_keygen_leaves_no_copy_of_a_secret_derived_key_behind(monkeypatch):
+    """s^2 and the automorphisms of s exist only while their switching keys are made."""
+    from cryptoffload.crypto.ckks.gpu import scheme as scheme_mod
+
+    wiped = []
+    real = scheme_mod.wipe
+    monkeypatch.setattr(scheme_mod, "wipe", lambda a: (wiped.append(a), real(a)))
+    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b.keygen([1, 2])
+    assert wiped and all(not a.any() for a in wiped)
+    digits = len(b.scheme.ring.digits)
+    assert len(wiped) == 3 * (1 + 2 * digits)   # relin + 2 Galois keys: each s_from, and per digit two temporaries

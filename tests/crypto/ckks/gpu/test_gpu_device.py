@@ -17,7 +17,7 @@ from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.device import gpu_reason
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 
-from .gpu_helpers import PARAMS, DeterministicBytes
+from .gpu_helpers import PARAMS, seed_randomness
 
 REASON = gpu_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no CUDA GPU: {REASON}")
@@ -70,8 +70,8 @@ def _run(be):
 
 
 def test_gpu_and_twin_agree_bit_for_bit_from_the_same_bytes():
-    gpu, dec_g = _run(GpuCkksBackend(PARAMS, insecure_study=True, _randbytes=DeterministicBytes(b"gpu")))
-    twin, dec_t = _run(RnsCkksBackend(PARAMS, insecure_study=True, _randbytes=DeterministicBytes(b"gpu")))
+    gpu, dec_g = _run(seed_randomness(GpuCkksBackend(PARAMS, insecure_study=True), b"gpu"))
+    twin, dec_t = _run(seed_randomness(RnsCkksBackend(PARAMS, insecure_study=True), b"gpu"))
     for g, t in zip(gpu, twin):
         assert np.array_equal(g, t)
     assert np.array_equal(dec_g, dec_t)

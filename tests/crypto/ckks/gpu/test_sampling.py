@@ -9,11 +9,25 @@ import numpy as np
 from cryptoffload.crypto.ckks.gpu import sampling
 from cryptoffload.crypto.ckks.gpu.sampling import BOUND, SIGMA, Sampler
 
-from .gpu_helpers import DeterministicBytes
+from .gpu_helpers import DeterministicSampler
 
 
-def test_default_source_is_the_os_csprng():
-    assert Sampler()._bytes is os.urandom
+def test_the_source_is_the_os_csprng(monkeypatch):
+    calls = []
+    monkeypatch.setattr(os, "urandom", lambda n: calls.append(n) or bytes(n))
+    assert Sampler().random_bytes(7) == bytes(7) and calls == [7]
+
+
+def test_no_constructor_takes_a_byte_source():
+    """Seeding is a test's own subclass, never a parameter of the package's classes."""
+    import inspect
+
+    from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
+    from cryptoffload.crypto.ckks.gpu.scheme import RnsScheme
+
+    for cls in (Sampler, RnsScheme, RnsCkksBackend):
+        params = inspect.signature(cls.__init__).parameters
+        assert not [p for p in params if "rand" in p or "seed" in p or "bytes" in p], cls
 
 
 def test_ternary_is_uniform_on_three_values():
@@ -46,6 +60,6 @@ def test_uniform_residues_are_below_their_primes():
 
 
 def test_a_byte_source_can_be_substituted_for_comparisons():
-    a = Sampler(DeterministicBytes()).uniform([1047041], 100)
-    b = Sampler(DeterministicBytes()).uniform([1047041], 100)
+    a = DeterministicSampler().uniform([1047041], 100)
+    b = DeterministicSampler().uniform([1047041], 100)
     assert np.array_equal(a, b)

@@ -14,13 +14,13 @@ from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RnsScheme
 
 from . import cuda_host
-from .gpu_helpers import COMPOSITE, PARAMS, DeterministicBytes
+from .gpu_helpers import COMPOSITE, PARAMS, seed_randomness
 
 CHAIN = prime_chain(PARAMS.poly_modulus_degree, PARAMS.coeff_mod_bits)
 
 
 def scheme(kernels="numba", seed=b"s"):
-    return RnsScheme(CHAIN, np, kernels, DeterministicBytes(seed))
+    return seed_randomness(RnsScheme(CHAIN, np, kernels), seed)
 
 
 def crt(res, primes):

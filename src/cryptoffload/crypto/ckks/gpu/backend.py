@@ -24,8 +24,7 @@ residue and physical prime (a 60-bit logical prime is two words). Serialised obj
 from __future__ import annotations
 
 import math
-import os
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -64,7 +63,7 @@ class RnsCkksBackend(CheckedBackend):
     array_kind = "numpy"
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
-                 kernels: str | None = None, _randbytes: Callable[[int], bytes] = os.urandom) -> None:
+                 kernels: str | None = None) -> None:
         xp = array_module(self.array_kind)  # first: a missing GPU is the one-line reason
         super().__init__(params, insecure_study=insecure_study)
         self.chain = prime_chain(params.poly_modulus_degree, params.coeff_mod_bits)
@@ -72,7 +71,7 @@ class RnsCkksBackend(CheckedBackend):
             raise ConfigError("the physical primes exceed the parameters' modulus bits")
         self.primes = self.chain.logical
         self._level_bits = [math.prod(self.primes[: lv + 1]).bit_length() for lv in range(params.levels + 1)]
-        self.scheme = RnsScheme(self.chain, xp, kernels, _randbytes)
+        self.scheme = RnsScheme(self.chain, xp, kernels)
         self.xp = xp
         self._sk: SecretKey | None = None
         self._pk: Any = None
@@ -99,6 +98,7 @@ class RnsCkksBackend(CheckedBackend):
             raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
         steps = self._normalise_steps(rotations)
         s = self.scheme
+        self._wipe_secret()
         self._sk = s.gen_secret()
         self._pk = s.gen_public(self._sk)
         self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(self._pk)))
@@ -119,6 +119,31 @@ class RnsCkksBackend(CheckedBackend):
         for step, name in steps.items():
             self._gk[step] = self.scheme.gen_galois(self._sk, self.scheme.galois_elt(step))
             self._galois[step] = name
+
+    # -- the secret key's lifetime ------------------------------------------------------------------
+    def _wipe_secret(self) -> None:
+        sk, self._sk = getattr(self, "_sk", None), None
+        if sk is not None:
+            sk.wipe()
+
+    def close(self) -> None:
+        """Overwrite the secret key (its host coefficients and its device copy) with zeros and
+        drop it: decryption is refused afterwards; public keys and evaluation still work. Also
+        done when the backend is collected, and by ``with``."""
+        self._wipe_secret()
+        self._has_secret = False
+
+    def __enter__(self) -> "RnsCkksBackend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._wipe_secret()
+        except Exception:  # noqa: BLE001 - at interpreter exit the device may be gone already
+            pass
 
     # -- bookkeeping -----------------------------------------------------------------------------
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:

@@ -12,15 +12,17 @@ key-switching keys, encryption's ephemeral ``v`` and its errors -- comes from
   one 64-bit uniform word per sample.
 
 The GPU backend draws the same way and copies the values to the device, so for the same host
-bytes the GPU and the CPU twin produce the same keys and ciphertexts bit for bit; tests
-substitute a deterministic byte source (the ``randbytes`` argument) to check exactly that.
+bytes the GPU and the CPU twin produce the same keys and ciphertexts bit for bit. There is no
+way to hand the package's classes a byte source: the tests that check this bit-for-bit
+agreement replace a scheme's sampler with a subclass of their own (tests/crypto/ckks/gpu/
+gpu_helpers.py) that overrides :meth:`Sampler.random_bytes`.
 """
 
 from __future__ import annotations
 
 import os
 from decimal import Decimal, getcontext
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -46,13 +48,14 @@ _CDT = _cdt(SIGMA, BOUND)
 
 
 class Sampler:
-    """Maps bytes from ``randbytes`` (default ``os.urandom``) to the scheme's distributions."""
+    """Maps bytes from the operating system's CSPRNG to the scheme's distributions."""
 
-    def __init__(self, randbytes: Callable[[int], bytes] = os.urandom) -> None:
-        self._bytes = randbytes
+    def random_bytes(self, n: int) -> bytes:
+        """``n`` bytes from ``os.urandom``: every random value of the scheme starts here."""
+        return os.urandom(n)
 
     def words32(self, count: int) -> np.ndarray:
-        return np.frombuffer(self._bytes(4 * count), dtype="<u4").astype(np.uint64)
+        return np.frombuffer(self.random_bytes(4 * count), dtype="<u4").astype(np.uint64)
 
     def uniform(self, primes: Sequence[int], n: int) -> np.ndarray:
         """``(len(primes), n)`` residues, each uniform modulo its prime."""
@@ -71,12 +74,12 @@ class Sampler:
         """``n`` values uniform in ``{-1, 0, 1}`` (``int64``)."""
         got = np.empty(0, dtype=np.int64)
         while got.size < n:
-            b = np.frombuffer(self._bytes(n - got.size + 64), dtype=np.uint8)
+            b = np.frombuffer(self.random_bytes(n - got.size + 64), dtype=np.uint8)
             b = b[b < 255].astype(np.int64)
             got = np.concatenate([got, b % 3 - 1])
         return got[:n]
 
     def gaussian(self, n: int) -> np.ndarray:
         """``n`` discrete Gaussian values, ``sigma = 3.2``, ``|x| <= 19`` (``int64``)."""
-        u = np.frombuffer(self._bytes(8 * n), dtype="<u8")
+        u = np.frombuffer(self.random_bytes(8 * n), dtype="<u8")
         return np.searchsorted(_CDT, u, side="right").astype(np.int64) - BOUND

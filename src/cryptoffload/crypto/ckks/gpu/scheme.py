@@ -19,12 +19,12 @@ centred remainder), as SEAL's ``divide_and_round_q_last``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
+from cryptoffload import cuda
 from cryptoffload.crypto.ckks.gpu import keyswitch
 from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.encoder import CrtDecoder, SpecialFft, to_residues
@@ -63,7 +63,9 @@ class RawPt:
 
 @dataclass(repr=False, eq=False)
 class SecretKey:
-    """The secret key; its repr never shows it (it could reach a log or a traceback)."""
+    """The secret key; its repr never shows it (it could reach a log or a traceback), and
+    :meth:`wipe` overwrites both copies with zeros (before the device memory goes back to
+    CuPy's pool, which hands it to the next allocation as it is)."""
 
     small: np.ndarray  # (N,) int8 coefficients in {-1, 0, 1}, host
     ntt: Any           # (K, N) NTT form over every row, device
@@ -71,17 +73,28 @@ class SecretKey:
     def __repr__(self) -> str:
         return "<SecretKey (hidden)>"
 
+    def wipe(self) -> None:
+        self.small.fill(0)
+        wipe(self.ntt)
+
+
+def wipe(a: Any) -> None:
+    """Overwrite a secret-derived array with zeros and wait until that is done (on a GPU the
+    fill is queued on the current stream; the memory must not be reused before it ran)."""
+    a.fill(0)
+    if not isinstance(a, np.ndarray):
+        cuda.cupy().cuda.get_current_stream().synchronize()
+
 
 class RnsScheme:
     """The scheme over one prime chain, one array module and one kernel set."""
 
-    def __init__(self, chain: PrimeChain, xp: Any, kernels: str | None = None,
-                 randbytes: Callable[[int], bytes] = os.urandom) -> None:
+    def __init__(self, chain: PrimeChain, xp: Any, kernels: str | None = None) -> None:
         self.ring = RnsRing(chain)
         self.ar = Arith(self.ring, xp, kernels)
         self.xp = xp
         self.fft = SpecialFft(self.ring.n)
-        self.sampler = Sampler(randbytes)
+        self.sampler = Sampler()
         self._crt: dict[int, CrtDecoder] = {}
         self.top = len(chain.data_groups) - 1
 
@@ -94,10 +107,15 @@ class RnsScheme:
 
     # -- small polynomials --------------------------------------------------------------------
     def small_to_ntt(self, coeffs: np.ndarray, rows: np.ndarray) -> Any:
-        """Integer coefficients (host, ``(..., N)``) to NTT-form residues over ``rows``: ``(..., R, N)``."""
+        """Integer coefficients (host, ``(..., N)``) to NTT-form residues over ``rows``: ``(..., R, N)``.
+        The host residues are zeroed once on the device (the coefficients may be a secret key's)."""
         q = self.ring.q[rows].astype(np.int64)
         res = (coeffs.astype(np.int64)[..., None, :] % q[:, None]).astype(np.uint64)
-        return self.ar.ntt(self.ar.asarray(res), rows)
+        dev = self.ar.asarray(res)
+        if dev is res:   # NumPy: the "device" array is this one
+            dev = res.copy()
+        res.fill(0)
+        return self.ar.ntt(dev, rows)
 
     # -- keys ---------------------------------------------------------------------------------
     def gen_secret(self) -> SecretKey:
@@ -135,16 +153,28 @@ class RnsScheme:
             b, a = self._rlwe_zero(sk.ntt)
             r = np.array(rows)
             pmod, pmod_sh = self.ar.const(("pmod", rows), lambda r=r: ring.constant(ring.p_product, r))
-            b[r] = self.ar.add(b[r], self.ar.mul_const(s_from[r], pmod, pmod_sh, r), r)
+            part = s_from[r]
+            scaled = self.ar.mul_const(part, pmod, pmod_sh, r)
+            b[r] = self.ar.add(b[r], scaled, r)
+            wipe(part)   # copies of (a multiple of) the secret
+            wipe(scaled)
             out.append(self.xp.stack([b, a]))
         return self.xp.stack(out)
 
     def gen_relin(self, sk: SecretKey) -> Any:
         all_rows = np.arange(self.ring.rows)
-        return self.gen_switch(sk, self.ar.mul(sk.ntt, sk.ntt, all_rows))
+        return self._switch_from_temporary(sk, self.ar.mul(sk.ntt, sk.ntt, all_rows))
 
     def gen_galois(self, sk: SecretKey, elt: int) -> Any:
-        return self.gen_switch(sk, self.ar.permute(sk.ntt, elt))
+        return self._switch_from_temporary(sk, self.ar.permute(sk.ntt, elt))
+
+    def _switch_from_temporary(self, sk: SecretKey, s_from: Any) -> Any:
+        """:meth:`gen_switch` from a key derived from the secret (s^2, an automorphism of s),
+        wiped afterwards like the secret itself."""
+        try:
+            return self.gen_switch(sk, s_from)
+        finally:
+            wipe(s_from)
 
     def galois_elt(self, steps: int) -> int:
         """Galois element of a left rotation by ``steps``: ``5**steps mod 2N``."""
@@ -193,7 +223,7 @@ class RnsScheme:
     def decrypt(self, ct: RawCt, sk: SecretKey) -> np.ndarray:
         """Complex slots of ``ct`` (any size: ``c0 + c1 s + c2 s^2 + ...``)."""
         ar, rows = self.ar, self.rows(ct.level)
-        s = sk.ntt[rows]
+        s = sk.ntt[: len(rows)]   # the data rows are the first ones: a view, not a copy of the key
         acc = ct.data[ct.size - 1]
         for i in range(ct.size - 2, -1, -1):             # Horner in s
             acc = ar.add(ar.mul(acc, s, rows), ct.data[i], rows)
