@@ -1,4 +1,4 @@
-"""Benchmark: the RNS-CKKS backend (gpu, and its CPU twin rns-numpy) beside SEAL, in one run.
+"""Benchmark: the RNS-CKKS backend (gpu, and its CPU twin gpu-twin) beside SEAL, in one run.
 
 What is timed, at the HE-CNN's parameters (N = 16384, coeff_mod_bits (60, 30 x 5, 60), scale
 2^30: 8,192 slots, 5 levels), each backend on the same inputs, in rounds that alternate the
@@ -12,16 +12,16 @@ backends (so drifting machine load hits them alike):
   encrypted predictions with the plaintext model.
 
 Backends: ``gpu`` where CuPy sees a CUDA device (its time includes waiting for the device:
-:meth:`RnsCkksBackend.synchronize`), then ``rns-numpy`` and ``seal``, one thread each (this
+:meth:`RnsCkksBackend.synchronize`), then ``gpu-twin`` and ``seal``, one thread each (this
 process is pinned to one core). Targets, reported as targets (never asserted): the twin within
 5x of SEAL here (issue 15); on an H100 the HE-CNN image in at most 20 ms.
 
-    .venv/bin/python benchmarks/ckks_gpu.py [--repeats 7] [--images 3] [--backends gpu,rns-numpy,seal]
+    .venv/bin/python benchmarks/ckks_gpu.py [--repeats 7] [--images 3] [--backends gpu,gpu-twin,seal]
 
 Writes ``benchmarks/results/ckks_gpu.json`` (``ckks_gpu_<device>.json`` when a GPU ran) with
 the machine. On the GPU machine (see docs/crypto/ckks-gpu.md for the carry/install steps):
 
-    python3 benchmarks/ckks_gpu.py --backends gpu,rns-numpy --images 5 --out $OUT/ckks_gpu_h100.json
+    python3 benchmarks/ckks_gpu.py --backends gpu,gpu-twin --images 5 --out $OUT/ckks_gpu_h100.json
 """
 
 from __future__ import annotations
@@ -106,12 +106,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--images", type=int, default=3, help="HE-CNN images per backend (0: skip)")
-    ap.add_argument("--backends", default=None, help="comma-separated (default: gpu if present, rns-numpy, seal)")
+    ap.add_argument("--backends", default=None, help="comma-separated (default: gpu if present, gpu-twin, seal)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     reason = gpu_reason()
-    names = args.backends.split(",") if args.backends else (["gpu"] if reason is None else []) + ["rns-numpy", "seal"]
+    names = args.backends.split(",") if args.backends else (["gpu"] if reason is None else []) + ["gpu-twin", "seal"]
     cpu = pin.pin_to_one_core()
     try:
         ops = measure_ops(names, args.repeats, say)
@@ -131,8 +131,8 @@ def main() -> int:
     }
     if "seal" in ops:
         out["ratio_to_seal"] = {n: {op: ops[n][op] / ops["seal"][op] for op in OPS} for n in ops if n != "seal"}
-        if "rns-numpy" in ops:
-            worst = max(out["ratio_to_seal"]["rns-numpy"].values())
+        if "gpu-twin" in ops:
+            worst = max(out["ratio_to_seal"]["gpu-twin"].values())
             out["targets"] = {"twin_within_x_of_seal": TWIN_TARGET, "twin_worst_op_ratio": worst,
                               "twin_met": worst <= TWIN_TARGET}
     if "gpu" in he_cnn:

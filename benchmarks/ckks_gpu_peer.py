@@ -45,7 +45,7 @@ then one device run, carrying ``.whl`` (the output comes back under $OUT):
         .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD/src && \\
     python3 -m pytest -q tests/crypto/ckks/gpu/test_gpu_device.py && \\
     python3 benchmarks/ckks_gpu_peer.py --out $OUT/ckks_gpu_peer_h100.json && \\
-    python3 benchmarks/ckks_gpu.py --backends gpu,rns-numpy --out $OUT/ckks_gpu_h100.json
+    python3 benchmarks/ckks_gpu.py --backends gpu,gpu-twin --out $OUT/ckks_gpu_h100.json
 """
 
 from __future__ import annotations

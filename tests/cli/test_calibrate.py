@@ -36,7 +36,7 @@ def test_calibrate_ckks_on_the_gpu_without_one_refuses_and_writes_nothing(tmp_pa
     if gpu_reason() is None:  # pragma: no cover - a CUDA machine measures instead
         pytest.skip("a GPU is present: calibrate ckks --backend gpu measures it")
     proc = run_cli(tmp_path, "calibrate", "ckks", "--backend", "gpu", "--out", "p.toml")
-    assert_user_error(proc, "gpu CKKS backend is unavailable", "rns-numpy")
+    assert_user_error(proc, "gpu CKKS backend is unavailable", "gpu-twin")
     assert list(tmp_path.iterdir()) == []
 
 

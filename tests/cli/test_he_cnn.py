@@ -22,4 +22,4 @@ def test_gpu_backend_without_a_gpu_is_one_error_line(tmp_path: Path, command: li
 
 def test_unknown_backend_names_the_registered_ones(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "he-cnn", "infer", "--backend", "nope")
-    assert_user_error(proc, "unknown CKKS backend", "rns-numpy", "gpu")
+    assert_user_error(proc, "unknown CKKS backend", "gpu-twin", "gpu")

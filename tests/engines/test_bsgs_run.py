@@ -167,10 +167,10 @@ def test_openfhe_style_stage_is_refused(runner, he) -> None:
 
 
 def test_hoisted_product_on_the_rns_twin(runner: DaskRunner, he) -> None:
-    """The gpu backend's code on the CPU (rns-numpy) hoists its baby steps (one decomposition of
+    """The gpu backend's code on the CPU (gpu-twin) hoists its baby steps (one decomposition of
     the input for all of them) on the Dask workers, and the product is M @ x."""
     _, x, diag, _ = he
-    twin = make_backend("rns-numpy", PARAMS)
+    twin = make_backend("gpu-twin", PARAMS)
     shape = SHAPES[4]
     twin.keygen(rotations=shape.rotation_steps())
     ct = twin.encrypt(x)

@@ -78,7 +78,7 @@ def calibrate_gpu_cmd(
     repeats: int = typer.Option(3, "--repeats", help="Timed launches per batch size (median)."),
     gpu: int = typer.Option(0, "--gpu", help="CUDA device index."),
 ) -> None:
-    """Measure the Paillier GPU kernels (cost per operation and batch size) and host<->device copies (needs a CUDA GPU)."""
+    """Paillier on a CUDA GPU: time DJN encryption, CRT decryption and ciphertext aggregation kernels per batch size, and host<->device copies, into a profile for the simulated GPU. Paillier only: for CKKS on a GPU use `calibrate ckks --backend gpu`."""
     from cryptoffload.checks import parse_ints
     from cryptoffload.cli.root import progress_bar
     from cryptoffload.crypto.paillier import check_key_bits

@@ -78,9 +78,9 @@ def test_evaluate_and_bench_on_emulator(tmp_path: Path) -> None:
 
 
 def test_rns_twin_one_image_at_full_size_predicts_like_the_plaintext_model() -> None:
-    """The gpu backend's code on the CPU (rns-numpy) at the HE-CNN's real parameters: the same
+    """The gpu backend's code on the CPU (gpu-twin) at the HE-CNN's real parameters: the same
     program, the same 45 rotations (hoisted where the plan asks), the plaintext prediction."""
-    r = infer_image(7, DEFAULT_WEIGHTS, backend="rns-numpy")
-    assert r.backend == "rns-numpy" and r.prediction == r.plain_prediction
+    r = infer_image(7, DEFAULT_WEIGHTS, backend="gpu-twin")
+    assert r.backend == "gpu-twin" and r.prediction == r.plain_prediction
     assert r.max_abs_error < 0.05, r.max_abs_error
     assert r.rotations == 45 and r.galois_keys == 28 and r.op_kinds["relinearize"]["count"] == 2

@@ -40,8 +40,8 @@ BACKENDS: dict[str, BackendEntry] = {
                             "OpenFHE, in its Python 3.10 environment", "openfhe"),
     "gpu": BackendEntry("cryptoffload.crypto.ckks.gpu.backend", "GpuCkksBackend", "RNS-CKKS on a CUDA GPU via CuPy",
                         "cupy-cuda13x"),
-    "rns-numpy": BackendEntry("cryptoffload.crypto.ckks.gpu.backend", "RnsCkksBackend",
-                              "the gpu backend's code on the CPU, NumPy and numba", "numba"),
+    "gpu-twin": BackendEntry("cryptoffload.crypto.ckks.gpu.backend", "RnsCkksBackend",
+                             "the gpu backend's code on the CPU twin, NumPy and numba", "numba"),
 }
 
 

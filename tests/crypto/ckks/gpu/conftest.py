@@ -13,7 +13,7 @@ from .gpu_helpers import PARAMS, ROTATIONS
 @pytest.fixture(scope="module")
 def twin():
     """Keys for ROTATIONS and every power of two (so any step composes), and conjugation."""
-    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b = make_backend("gpu-twin", PARAMS, insecure_study=True)
     b.keygen(ROTATIONS + power_of_two_steps(PARAMS.slots), conjugation=True)
     return b
 

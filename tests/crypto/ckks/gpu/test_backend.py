@@ -1,4 +1,4 @@
-"""The rns-numpy backend (the gpu backend's CPU twin) through the CKKS interface: every op at
+"""The gpu-twin backend (the gpu backend's CPU twin) through the CKKS interface: every op at
 every level against plaintext arithmetic and against SEAL on the same inputs, property tests,
 SEAL's refusals with SEAL's messages, contexts, and no key material in any output."""
 
@@ -116,7 +116,7 @@ def test_conjugation(twin):
     c = twin.encrypt_complex(z)
     assert np.max(np.abs(twin.decrypt_complex(twin.conjugate(c)) - np.conj(z))) < TOL
     close(twin.decrypt(twin.conjugate(twin.encrypt(z.real))), z.real)
-    other = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    other = make_backend("gpu-twin", PARAMS, insecure_study=True)
     other.keygen([])
     with pytest.raises(CkksError, match="no conjugation key"):
         other.conjugate(other.encrypt([1.0]))
@@ -157,7 +157,7 @@ def test_ciphertexts_round_trip_and_foreign_or_garbled_frames_are_refused(twin, 
     assert np.array_equal(twin.deserialize_plaintext(twin.serialize_plaintext(pt)).raw.data, pt.raw.data)
     garbled = bytearray(blob)
     garbled[len(blob) // 2] ^= 1
-    other = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    other = make_backend("gpu-twin", PARAMS, insecure_study=True)
     other.keygen([])
     for bad, msg in ((bytes(garbled), "corrupted"), (blob[:-9], "truncated"), (b"junk" * 40, "bad magic"),
                      (seal.serialize_ciphertext(seal.encrypt(x)), "seal"),
@@ -217,7 +217,7 @@ def test_secret_context_round_trip_file_mode_and_mismatch(twin, tmp_path):
 
 
 def test_no_key_material_in_any_output(twin, capsys):
-    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b = make_backend("gpu-twin", PARAMS, insecure_study=True)
     b.keygen([1])
     secret = bytes(b._sk.small.tobytes())
     c = b.rotate(b.encrypt([1.0, 2.0]), 1)
@@ -232,7 +232,7 @@ def test_no_key_material_in_any_output(twin, capsys):
 
 
 def test_close_wipes_the_secret_key_and_keygen_wipes_the_old_one():
-    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b = make_backend("gpu-twin", PARAMS, insecure_study=True)
     b.keygen([1])
     old = b._sk
     small, ntt = old.small, old.ntt
@@ -248,7 +248,7 @@ def test_close_wipes_the_secret_key_and_keygen_wipes_the_old_one():
         b.decrypt(c)
     b.close()                           # idempotent
     assert b.rotate(c, 1) is not None   # evaluation keys still work
-    with make_backend("rns-numpy", PARAMS, insecure_study=True) as b2:
+    with make_backend("gpu-twin", PARAMS, insecure_study=True) as b2:
         b2.keygen([])
         sk2 = b2._sk
     assert not sk2.ntt.any()
@@ -261,7 +261,7 @@ def test_keygen_leaves_no_copy_of_a_secret_derived_key_behind(monkeypatch):
     wiped = []
     real = scheme_mod.wipe
     monkeypatch.setattr(scheme_mod, "wipe", lambda a: (wiped.append(a), real(a)))
-    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b = make_backend("gpu-twin", PARAMS, insecure_study=True)
     b.keygen([1, 2])
     assert wiped and all(not a.any() for a in wiped)
     digits = len(b.scheme.ring.digits)

@@ -21,10 +21,10 @@ def test_without_cupy_the_gpu_backend_names_the_reason_and_the_twin(monkeypatch)
     with pytest.raises(BackendUnavailable) as exc:
         make_backend("gpu", PARAMS, insecure_study=True)
     msg = str(exc.value)
-    assert "\n" not in msg and "rns-numpy" in msg and "cupy-cuda13x" in msg
+    assert "\n" not in msg and "gpu-twin" in msg and "cupy-cuda13x" in msg
 
 
 def test_the_twin_runs_on_numpy():
     assert device.array_module("numpy") is np
-    b = make_backend("rns-numpy", PARAMS, insecure_study=True)
+    b = make_backend("gpu-twin", PARAMS, insecure_study=True)
     assert b.xp is np and b.kernels == "numba"

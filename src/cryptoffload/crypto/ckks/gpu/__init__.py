@@ -1,6 +1,6 @@
-"""Leveled RNS-CKKS written once over an array module: ``gpu`` (CuPy) and its CPU twin ``rns-numpy``.
+"""Leveled RNS-CKKS written once over an array module: ``gpu`` (CuPy) and its CPU twin ``gpu-twin``.
 
-Layers inside the package (each imports only those above it): :mod:`.primes` (which primes),
+Layers inside the package (each imports only those above it): :mod:`.chain` (which primes),
 :mod:`.ring` (NTT tables, CRT constants), :mod:`.arith_ref` / :mod:`.arith_numba` /
 :mod:`.arith_cuda` (the hot loops) behind :mod:`.arith` (dispatch on the array module),
 :mod:`.encoder` and :mod:`.sampling` (host side), :mod:`.keyswitch`, :mod:`.scheme` (the

@@ -1,10 +1,10 @@
-"""The RNS-CKKS backends: ``gpu`` (CuPy) and its CPU twin ``rns-numpy`` -- one class, two array modules.
+"""The RNS-CKKS backends: ``gpu`` (CuPy) and its CPU twin ``gpu-twin`` -- one class, two array modules.
 
 Both implement :class:`~cryptoffload.crypto.ckks.CkksBackend` with the checks of the SEAL
 adapter (:class:`~cryptoffload.crypto.ckks.CheckedBackend`: ownership, levels, scales, keys,
 the same refusals with the same messages), over :class:`~.scheme.RnsScheme`. A program that
 runs on SEAL runs here unchanged; levels and (for levels of at most 31 bits) scales are SEAL's
-exactly, since the primes are SEAL's (:mod:`.primes`).
+exactly, since the primes are SEAL's (:mod:`.chain`).
 
 Security: parameters must be within the Homomorphic Encryption Standard's bound for 128-bit
 security with a ternary secret (Albrecht et al., "Homomorphic Encryption Security Standard",
@@ -50,15 +50,15 @@ from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme, SecretK
 from cryptoffload.errors import ConfigError
 
 #: The backends whose frames are the same format (each writes its own name, each reads both).
-FRAME_NAMES = ("rns-numpy", "gpu")
+FRAME_NAMES = ("gpu-twin", "gpu")
 MEMORY_WORD = 8
 
 
 class RnsCkksBackend(CheckedBackend):
-    """Leveled RNS-CKKS on NumPy (this class: the CPU twin, ``rns-numpy``) or CuPy
+    """Leveled RNS-CKKS on NumPy (this class: the CPU twin, ``gpu-twin``) or CuPy
     (:class:`GpuCkksBackend`, ``gpu``). ``kernels`` picks the kernel set (:mod:`.arith`)."""
 
-    name = "rns-numpy"
+    name = "gpu-twin"
     hoists_rotations = True
     array_kind = "numpy"
 
@@ -67,7 +67,7 @@ class RnsCkksBackend(CheckedBackend):
         xp = array_module(self.array_kind)  # first: a missing GPU is the one-line reason
         super().__init__(params, insecure_study=insecure_study)
         self.chain = prime_chain(params.poly_modulus_degree, params.coeff_mod_bits)
-        if self.chain.total_bits > params.total_bits:  # pragma: no cover - primes.py keeps each group below 2**bits
+        if self.chain.total_bits > params.total_bits:  # pragma: no cover - chain.py keeps each group below 2**bits
             raise ConfigError("the physical primes exceed the parameters' modulus bits")
         self.primes = self.chain.logical
         self._level_bits = [math.prod(self.primes[: lv + 1]).bit_length() for lv in range(params.levels + 1)]

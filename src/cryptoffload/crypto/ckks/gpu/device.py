@@ -16,7 +16,7 @@ from cryptoffload import cuda
 from cryptoffload.crypto.ckks.gpu.arith_cuda import PROBE_KERNEL, nvrtc_options, source
 from cryptoffload.errors import BackendUnavailable
 
-TWIN_HINT = "the rns-numpy backend runs the same code on the CPU"
+TWIN_HINT = "the gpu-twin backend runs the same code on the CPU"
 
 
 def gpu_reason() -> str | None:

@@ -3,7 +3,7 @@ Encryption", CT-RSA 2020): digit decomposition over the data primes, extension t
 modulus ``P``, an inner product with the key, and division by ``P``.
 
 A key switching key from ``s'`` to ``s`` holds, per digit ``g`` (a group of data rows whose
-modulus ``Q_g`` is at most ``P``, :meth:`~.primes.PrimeChain.digits`), an RLWE sample over
+modulus ``Q_g`` is at most ``P``, :meth:`~.chain.PrimeChain.digits`), an RLWE sample over
 all rows ``(b_g, a_g)`` with ``b_g = -a_g s + e_g + P s'`` on the rows of digit ``g`` and
 ``-a_g s + e_g`` elsewhere (the gadget ``P * (Q/Q_g) * [(Q/Q_g)^-1]_Q_g`` is ``P`` on those rows
 and 0 on the others). Switching ``d`` (the part of a ciphertext multiplied by ``s'``):
