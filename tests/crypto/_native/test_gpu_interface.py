@@ -40,7 +40,6 @@ def test_nvrtc_options_select_one_kernel_at_one_width(kernel: str) -> None:
                          input=gi.kernel_source(), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert re.findall(r"void (copg_\w+)\(", out.stdout) == [symbol(kernel, width)]
-    assert "__launch_bounds__(128)" in out.stdout.replace(" ", "")
     with pytest.raises(ConfigError):
         gi.nvrtc_options(kernel, 24)
 

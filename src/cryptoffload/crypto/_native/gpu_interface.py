@@ -25,8 +25,7 @@ from cryptoffload.crypto._native.gpu_kernels import KERNELS, WIDTHS
 from cryptoffload.errors import ConfigError
 
 HERE = Path(__file__).resolve().parent
-#: Threads per block of every launch; the kernels are compiled with ``__launch_bounds__`` of
-#: this value (``-DCOPG_THREADS_PER_BLOCK``, :func:`nvrtc_options`).
+#: Threads per block of every launch (at 255 registers a thread, an SM holds two such blocks).
 THREADS_PER_BLOCK = 128
 
 
@@ -44,8 +43,7 @@ def nvrtc_options(kernel: str, width: int) -> tuple[str, ...]:
     the entry points of ``paillier_gpu.cu``)."""
     if kernel not in KERNELS or width not in WIDTHS:
         raise ConfigError(f"no GPU kernel {kernel!r} at a width of {width} limbs")
-    return ("-std=c++17", f"-DCOPG_THREADS_PER_BLOCK={THREADS_PER_BLOCK}", f"-DCOPG_ONLY_WIDTH={width}",
-            f"-DCOPG_ONLY_KERNEL=COPG_ENTRY_{kernel}")
+    return ("-std=c++17", f"-DCOPG_ONLY_WIDTH={width}", f"-DCOPG_ONLY_KERNEL=COPG_ENTRY_{kernel}")
 
 
 def width_for_bits(bits: int) -> int:

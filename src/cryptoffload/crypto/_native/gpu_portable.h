@@ -21,12 +21,10 @@
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define COPG_ON_GPU 1
-/* Threads per block of every launch (the host passes its value; the kernels need it to match):
- * __launch_bounds__ lets ptxas budget registers for exactly this block size. */
-#ifndef COPG_THREADS_PER_BLOCK
-#define COPG_THREADS_PER_BLOCK 128
-#endif
-#define COPG_KERNEL extern "C" __global__ __launch_bounds__(COPG_THREADS_PER_BLOCK)
+/* No __launch_bounds__: with __launch_bounds__(128) (the host's block size) ptxas (CUDA 13.0,
+ * sm_90) chose 32 registers and spilled about 3x more at 128 and 192 limbs, and changed nothing
+ * at 64 limbs and below (docs/crypto/paillier-gpu.md, "Registers"). */
+#define COPG_KERNEL extern "C" __global__
 #define COPG_DEV __device__ __forceinline__
 #define COPG_RESTRICT __restrict__
 #define COPG_NO_UNROLL _Pragma("unroll 1")

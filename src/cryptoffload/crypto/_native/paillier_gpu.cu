@@ -12,12 +12,16 @@
  *     test the GPU's code;
  *   - every thread of a warp executes the same instruction stream: all loops have bounds fixed
  *     by the width, window size and exponent length (public), so no warp ever diverges;
- *   - it is throughput-optimal once a batch has a few hundred thousand instances (an H100
- *     holds 132 x 2,048 resident threads), which is the batch this project has (ridge uploads:
- *     millions of ciphertexts; aggregation: tens of millions). It is latency-poor for a single
- *     ciphertext (one thread does all the work) and its per-thread state spills to local
- *     memory (L1-cached) at n >= 2048; a cooperative layout would be faster there, and is the
- *     documented next step (docs/crypto/paillier-gpu.md).
+ *   - the batches this project has are large (ridge uploads: millions of ciphertexts;
+ *     aggregation: tens of millions), so there are always enough instances to fill the GPU.
+ *     Its costs are registers and latency: ptxas (CUDA 13.0, sm_90) gives most kernels 255
+ *     registers a thread from 48-64 limbs up (n = 1024's n^2 is 64 limbs), so an SM holds 256
+ *     of these threads (65,536 registers), 132 x 256 = 33,792 resident threads on an H100; and
+ *     per-thread state spills to local memory from 48 limbs (crt_decrypt) and 64 limbs (powm:
+ *     848 bytes of spill stores) up to tens of kilobytes at 128-192 limbs. These are
+ *     compile-time readings (the table in docs/crypto/paillier-gpu.md), not GPU measurements.
+ *     One thread also does a whole ciphertext, so a single one is slow. A cooperative layout
+ *     would hold less per thread; it is the documented next step.
  *
  * Memory: per-instance arrays (bases, messages, exponents, ciphertexts) are "limb-major"
  * (structure of arrays): limb j of instance i at [j * count + i], so the 32 threads of a warp
@@ -30,11 +34,14 @@
  * Constant time (no branch and no memory address depends on a secret):
  *   - mont_mul: fixed loops; the final subtraction is selected with a mask;
  *   - table lookups by a secret digit (encryption randomness, decryption exponent) read every
- *     entry and keep the wanted one with a mask (ct_select); on a GPU the scan is also the
- *     fast way, since all threads read the same entry at once;
- *   - exponentiation: fixed 4-bit windows over the exponent's public bit length, always
- *     squaring and always multiplying (by the selected entry, 1 in Montgomery form for a zero
- *     digit);
+ *     entry and keep the wanted one with a mask (ct_select). On a GPU every thread of a warp
+ *     then reads the same addresses (a broadcast), but the scan is not free: at n = 1024 a
+ *     constant-time encryption costs about 3x the operations of a variable-time one (2.11M
+ *     against 0.70M by the count in docs/crypto/paillier-gpu.md);
+ *   - exponentiation: fixed 4-bit windows over a public exponent length (the host pads secret
+ *     exponents to a bound that does not depend on them: crypto/paillier_gpu/modulus.py),
+ *     always squaring and always multiplying (by the selected entry, 1 in Montgomery form for
+ *     a zero digit);
  *   - CRT decryption: the exact division, the half-size products and the recombination are
  *     fixed sequences with masked corrections.
  * The variable-time encryption lookup (ct = 0) reads only the wanted entry: faster, but its
