@@ -117,7 +117,8 @@ def test_silent_listener_times_out() -> None:
         start = time.perf_counter()
         with pytest.raises(ConfigError, match="no answer within 0.5 s") as info:
             DaskRunner(address, timeout=0.5)
-        assert time.perf_counter() - start < 5
+        # Not a hang: the bound is 120x the timeout so that a loaded CI machine cannot fail it.
+        assert time.perf_counter() - start < 60
         assert address in str(info.value)
 
 
