@@ -139,19 +139,7 @@ def test_bad_config(kw: dict, message: str, tmp_path: Path) -> None:
     assert not (tmp_path / "result.json").exists()
 
 
-def test_cli_plan_and_errors(tmp_path: Path) -> None:
-    ok = run_cli(tmp_path, "plan", "bsgs", "--devices", "1,4", "--diagonals", "256", "--exhaustive")
-    assert ok.returncode == 0, ok.stderr
-    assert "replicate" in ok.stdout and "predicted ms" in ok.stdout
-    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--devices", "2,x"), "--devices")
-    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--strategy", "gather"), "unknown BSGS strategy")
-    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--diagonals", "0"), "--diagonals must be a positive integer")
-    bad = tmp_path / "bad.toml"
-    bad.write_text('[meta]\nname = "bad"\nkind = "measured"\ndescription = "no rotation"\n'
-                   '[ops]\npmul_s = { value = 1e-4, source = "x" }\nadd_s = { value = 1e-5, source = "x" }\n'
-                   '[ciphertext]\nbytes = { value = 1e6, source = "x" }\n'
-                   '[link]\nbandwidth_Bps = { value = 1e9, source = "x" }\nlatency_s = { value = 0, source = "x" }\n')
-    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", str(bad)), "ops.rotate_s", "rotation")
+def test_cli_study_refuses_bad_workers(tmp_path: Path) -> None:
     out = tmp_path / "study"
     assert_user_error(run_cli(tmp_path, "study", "bsgs-multidevice", "--no-measure", "--workers", "0", "--out",
                               str(out)), "--workers")
