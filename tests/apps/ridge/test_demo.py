@@ -8,7 +8,6 @@ import json
 import tempfile
 from pathlib import Path
 
-from cli_helpers import assert_user_error
 from ridge_helpers import cli, in_process, no_process_mentions
 
 from cryptoffload.apps.ridge import RidgeParams
@@ -47,27 +46,3 @@ def test_demo_per_provider_three_providers_plain_http(tmp_path: Path, keys: tupl
     data = generate(200, 4, 7)
     params = RidgeParams(d=4, max_records=200, x_bound=data.x_bound, y_bound=data.y_bound)
     assert out["fractions"] == in_process(data.X, data.y, params, keys, mode="per-provider", providers=3)
-
-
-def test_bad_numbers_are_one_line_before_any_server_starts(tmp_path: Path) -> None:
-    token = tmp_path / "t.token"
-    token.write_text("x.0123456789abcdef0123456789")
-    token.chmod(0o600)
-    tok = ["--csp-token-file", str(token), "--providers", "a", "--db", "p.db", "--port", "0"]
-    cases = [
-        (["demo", "--upload-bits", "1023"], "even number of bits"),
-        (["demo", "--upload-bits", "100000"], "8192"),
-        (["demo", "--batch", "0"], "--batch"),
-        (["demo", "--upload-bits", "1024"], "insecure-study-size"),  # 2048 unless a study size is asked for
-        (["csp", "--port", "0", "--max-records", "10", "--d", "2", "--upload-bits", "1024"], "insecure-study-size"),
-        (["csp", "--port", "0", "--max-records", "10", "--solve-bits", "12"], "bits"),
-        (["platform", "--csp", "https://127.0.0.1:9", "--workers", "0", *tok], "--workers"),
-        (["platform", "--csp", "https://127.0.0.1:9", "--wait-csp", "nan", *tok], "--wait-csp"),
-        (["provider", "--platform", "https://127.0.0.1:9", "--data", "generate:n=5", "--token-file", str(token),
-          "--csp-fingerprint", "0" * 64, "--batch", "0"], "--batch"),
-        (["buyer", "--platform", "https://127.0.0.1:9", "--csp", "https://127.0.0.1:9", "--buyer-token-file",
-          str(token), "--timeout", "-1"], "--timeout"),
-    ]
-    for args, needle in cases:
-        assert_user_error(cli(tmp_path, "ridge", *args), needle)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.token"]

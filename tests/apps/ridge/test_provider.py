@@ -4,13 +4,11 @@ only at a secure key size unless asked (issue 12, attack 2)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from cli_helpers import assert_user_error
-from ridge_helpers import PROVIDERS, Parties, cli, free_port
+from ridge_helpers import PROVIDERS, Parties
 
 from cryptoffload.apps._http import ServerThread
 from cryptoffload.apps.ridge import messages as m
@@ -94,20 +92,3 @@ def test_keys_below_2048_bits_need_the_study_flag(parties: Parties) -> None:
     assert parties.platform_service.records == 0
     report = _provide(parties.platform, csp_url=parties.csp, insecure_study_size=True)
     assert report.records == 30 and parties.platform_service.records == 30
-
-
-def test_bad_options_are_one_line_before_any_connection(tmp_path: Path) -> None:
-    token = tmp_path / "alice.token"
-    token.write_text(PROVIDERS["alice"])
-    token.chmod(0o600)
-    dead = f"https://127.0.0.1:{free_port()}"
-    base = ["ridge", "provider", "--data", "generate:n=10", "--token-file", str(token)]
-    assert_user_error(cli(tmp_path, *base, "--platform", dead), "pin the CSP")
-    assert_user_error(cli(tmp_path, *base, "--platform", dead, "--csp-fingerprint", "0" * 64),
-                      "cannot reach the platform", dead)
-    assert_user_error(cli(tmp_path, *base, "--platform", "ftp://x", "--csp-fingerprint", "0" * 64), "https://")
-    assert_user_error(cli(tmp_path, *base, "--platform", dead.replace("https", "http"), "--csp-fingerprint",
-                          "0" * 64), "--insecure-http")
-    token.chmod(0o644)
-    assert_user_error(cli(tmp_path, *base, "--platform", dead, "--csp-fingerprint", "0" * 64), "chmod 600")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["alice.token"]
