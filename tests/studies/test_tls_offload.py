@@ -5,12 +5,11 @@ predictions labelled, a fitted variant labelled fitted, claims with their reason
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from pathlib import Path
 
 import psutil
 import pytest
+from tls_helpers import started_here
 
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.report.provenance import check_provenance
@@ -63,18 +62,8 @@ def test_contract_labels_and_no_nginx_left(tiny_run):
 def _our_nginx_left() -> list[int]:
     """nginx masters whose prefix says this process started them (other engineers' servers,
     and orphans of runs killed elsewhere, share the machine)."""
-    left = []
-    for p in psutil.process_iter(["pid", "name", "cmdline"]):
-        cmd = p.info["cmdline"] or []
-        if p.info["name"] != "nginx" or "-p" not in cmd:
-            continue
-        owner = Path(cmd[cmd.index("-p") + 1]) / "owner"
-        try:
-            if int(owner.read_text(encoding="ascii").split()[0]) == os.getpid():
-                left.append(p.info["pid"])
-        except (OSError, ValueError, IndexError):
-            continue
-    return left
+    return [p.info["pid"] for p in psutil.process_iter(["pid", "name", "cmdline"])
+            if p.info["name"] == "nginx" and started_here(p.info["cmdline"] or [])]
 
 
 def test_bad_config_refused_before_anything_runs(tmp_path):

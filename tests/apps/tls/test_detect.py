@@ -5,32 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tls_helpers import HAVE_NGINX, KERNEL_HAS_TLS
 
 from cryptoffload.apps.tls import detect
 from cryptoffload.apps.tls.detect import (NO_TLS_ULP, detect_ktls, nic_tls_features, parse_ethtool_features,
                                           parse_nginx_v, predict_mode, read_tls_stat, verify_mode)
-from cryptoffload.apps.tls.nginx import AccessEntry, NginxServer, find_nginx
-from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.apps.tls.nginx import AccessEntry, NginxServer
+from cryptoffload.errors import ConfigError
 
-try:
-    find_nginx()
-    HAVE_NGINX = True
-except BackendUnavailable:
-    HAVE_NGINX = False
-
-
-def _available_ulp() -> list[str]:
-    try:
-        return Path("/proc/sys/net/ipv4/tcp_available_ulp").read_text().split()
-    except OSError:
-        return []
-
-
-KERNEL_HAS_TLS = "tls" in _available_ulp() or Path("/proc/net/tls_stat").exists()
 needs_no_ktls = pytest.mark.skipif(KERNEL_HAS_TLS, reason="this kernel has the tls ULP; the fallback test needs one without")
 
 TLS = AccessEntry(0.0, 200, 0.001, "TLSv1.3", "TLS_AES_256_GCM_SHA384", 2302, "GET / HTTP/1.1")
@@ -122,14 +107,3 @@ def test_missing_ethtool_is_tolerated(tmp_path: Path, monkeypatch: pytest.Monkey
     assert feats is None and "Debian package ethtool" in why
     s = detect_ktls()
     assert s.nic_tx_offload.value is None and "ethtool" in s.nic_tx_offload.reason
-
-
-def test_cli_detect(tmp_path: Path) -> None:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.run([sys.executable, "-m", "cryptoffload.cli", "tls", "detect", "--json", "d.json"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert "kernel tls ULP" in proc.stdout and "kTLS requests here run as" in proc.stdout
-    assert (tmp_path / "d.json").exists()
-    if not KERNEL_HAS_TLS:
-        assert NO_TLS_ULP in proc.stdout

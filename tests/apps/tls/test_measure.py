@@ -1,33 +1,21 @@
 """Measurements with the real clients: fetch series (bytes checked), the interleaved schedule,
-wrk parsing (a captured report) and a real 1 s wrk run, a small bench end to end, and the
-``tls`` CLI's one-line user errors."""
+wrk parsing (a captured report) and a real 1 s wrk run, a small bench end to end (the ``tls``
+CLI is tested in tests/cli/test_tls.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import assert_user_error, run_cli
+from tls_helpers import needs_nginx, needs_tools
 
 from cryptoffload.apps.tls.measure import (QUICK_SETTINGS, FetchError, WrkResult, _curl_phases, block_order,
                                            clients_at_latency_target, fetch_series, file_sha256, interleaved_bench,
                                            make_files, parse_size, parse_wrk_output, size_label, wrk_load)
-from cryptoffload.apps.tls.nginx import NginxServer, find_nginx
-from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.apps.tls.nginx import NginxServer
+from cryptoffload.errors import ConfigError
 
-try:
-    find_nginx()
-    HAVE_NGINX, WHY = True, ""
-except BackendUnavailable as exc:
-    HAVE_NGINX, WHY = False, str(exc)
-    print(f"skipping nginx measurements: {WHY}")
-needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason=f"nginx not installed: {WHY}")
-needs_tools = pytest.mark.skipif(not all(shutil.which(t) for t in ("curl", "wget", "wrk")),
-                                 reason="curl, wget and wrk are needed")
 
 WRK_SAMPLE = """Running 1s test @ https://127.0.0.1:42037/a.bin
   1 threads and 4 connections
@@ -182,42 +170,3 @@ def test_quick_settings_are_short() -> None:
     # 2 modes x 2 files x 2 clients x count fetches plus wrk must stay well under a minute
     assert QUICK_SETTINGS["count"] <= 10 and QUICK_SETTINGS["wrk_duration_s"] <= 1
     assert len(QUICK_SETTINGS["wrk_connections"]) <= 3
-
-
-# ---- CLI -------------------------------------------------------------------------------------
-def cli(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return run_cli(tmp_path, *args, timeout=timeout)
-
-
-def test_cli_user_errors(tmp_path: Path) -> None:
-    assert_user_error(cli(tmp_path, "tls", "bench", "--modes", "plain,quic", "--out", "o"), "unknown TLS mode 'quic'")
-    assert_user_error(cli(tmp_path, "tls", "bench", "--sizes", "2Q", "--out", "o"), "bad file size")
-    assert_user_error(cli(tmp_path, "tls", "bench", "--clients", "lynx", "--out", "o"), "unknown client 'lynx'")
-    assert_user_error(cli(tmp_path, "tls", "serve", "--mode", "quic", "--root", "."), "unknown TLS mode")
-    assert not (tmp_path / "o").exists()
-
-
-@needs_nginx
-def test_cli_serve_errors(tmp_path: Path) -> None:
-    assert_user_error(cli(tmp_path, "tls", "serve", "--mode", "tls", "--root", "nope"), "does not exist")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        s.listen(1)
-        port = s.getsockname()[1]
-        assert_user_error(cli(tmp_path, "tls", "serve", "--mode", "plain", "--root", ".", "--port", str(port)),
-                          f"port {port}", "already in use")
-
-
-@needs_nginx
-@needs_tools
-def test_cli_bench_tiny(tmp_path: Path) -> None:
-    proc = cli(tmp_path, "tls", "bench", "--modes", "plain,tls,ktls-nic", "--count", "2", "--interval", "0",
-               "--sizes", "2K", "--clients", "curl", "--wrk-connections", "1", "--wrk-duration", "1",
-               "--out", "o", "--no-progress")
-    assert proc.returncode == 0, proc.stderr
-    assert "worker CPU ms/req" in proc.stdout and "max req/s" in proc.stdout
-    data = json.loads((tmp_path / "o" / "bench.json").read_text())
-    assert set(data["max_requests_per_s"]) == {"plain", "tls", "ktls-nic"}
-    assert data["bench"]["verified"]["ktls-nic"].startswith("requested ktls-nic, ran")
-    if not Path("/proc/net/tls_stat").exists():
-        assert "ran user-space TLS" in data["bench"]["verified"]["ktls-nic"]

@@ -20,19 +20,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+from tls_helpers import needs_nginx, started_here
 
 from cryptoffload.apps.tls import nginx as nginx_mod
-from cryptoffload.apps.tls.nginx import NginxServer, find_nginx, parse_access_log
+from cryptoffload.apps.tls.nginx import NginxServer, parse_access_log
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
-try:
-    find_nginx()
-    HAVE_NGINX, WHY_NO_NGINX = True, ""
-except BackendUnavailable as exc:
-    HAVE_NGINX, WHY_NO_NGINX = False, str(exc)
-    print(f"skipping nginx tests: {WHY_NO_NGINX}")
-
-needs_nginx = pytest.mark.skipif(not HAVE_NGINX, reason=f"nginx not installed: {WHY_NO_NGINX}")
 
 
 @pytest.fixture
@@ -45,7 +38,8 @@ def docroot(tmp_path: Path) -> Path:
 
 
 def nginx_left(prefix: str | None = None) -> list[str]:
-    """Live nginx processes that are ours: children of this process, or running with our prefix.
+    """Live nginx processes that are ours: children of this process, running with ``prefix``,
+    or (no prefix given) running in a prefix folder this process made.
 
     Zombies are left out: they run nothing (a zombie's reaping is up to its parent)."""
     found = []
@@ -54,7 +48,8 @@ def nginx_left(prefix: str | None = None) -> list[str]:
     for p in psutil.process_iter(["pid", "name", "cmdline", "status"]):
         try:
             cmd = " ".join(p.info["cmdline"] or [])
-            if "cryptoffload-nginx-" in cmd and (prefix is None or prefix in cmd):
+            if "cryptoffload-nginx-" in cmd and (prefix in cmd if prefix is not None
+                                                 else started_here(p.info["cmdline"])):
                 candidates[p.pid] = p
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
