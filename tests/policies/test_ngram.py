@@ -1,4 +1,4 @@
-"""Interval states and predictors of seed 002, checked against brute-force references."""
+"""Interval states and predictors of the FPGA-reconfiguration paper's policies, checked against brute-force references."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Calibrate the simulator with this machine's software cipher throughput.
 
-Why: the web-server study (SEEDS "002", Niwa, Maeda, Yamaguchi) compares software encryption
+Why: the web-server study (Niwa, Maeda, Yamaguchi, IPSJ TACS 2005) compares software encryption
 on a 2.2 GHz Pentium 4 with an FPGA. Its Table 2 is a *cited* profile; this module produces the
 matching *measured* profile, so the same simulation can be run with today's CPU and the report
 can show both side by side.
@@ -66,7 +66,7 @@ PAPER_P4_MBPS: dict[str, float] = {
 #: Where :data:`PAPER_P4_MBPS` comes from. RC6 and Camellia were not benchmarked by the paper
 #: but converted from published cycle counts on a Pentium III; the rest are libgcrypt figures.
 PAPER_SOURCE = (
-    "Niwa, Maeda, Yamaguchi (SEEDS 002), Table 2, Pentium 4 2.2 GHz; libgcrypt benchmark "
+    "Niwa, Maeda, Yamaguchi (IPSJ TACS 2005), Table 2, Pentium 4 2.2 GHz; libgcrypt benchmark "
     "except RC6 and Camellia (from cycle counts in the literature)"
 )
 
@@ -237,7 +237,7 @@ def build_profile(
         "kind": "measured",
         "description": (
             "Software block-cipher throughput (Mbps = 1e6 bit/s of plaintext) of the ten "
-            "ciphers of the encrypting web server (SEEDS 002), measured on this machine; "
+            "ciphers of the encrypting web server (Niwa et al., IPSJ TACS 2005), measured on this machine; "
             "software_mbps: fresh context + key per message; software_mbps_bulk: one context"
         ),
         "cpu": info["cpu"],

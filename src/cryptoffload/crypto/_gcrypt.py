@@ -1,6 +1,6 @@
 """ctypes binding to the system libgcrypt (``libgcrypt.so.20``), block ciphers only.
 
-Why libgcrypt: the source paper (Niwa, Maeda, Yamaguchi; SEEDS.md "002") took its software
+Why libgcrypt: the source paper (Niwa, Maeda, Yamaguchi, IPSJ TACS 2005) took its software
 throughputs from libgcrypt's benchmark, and libgcrypt is the one library on a stock Debian
 machine that has every cipher of that paper except RC6 (single DES, Serpent and Twofish are not
 in OpenSSL 3's default provider). Why ctypes: the library is already installed, so binding it

@@ -1,4 +1,4 @@
-"""Real block-cipher encryption for the ten ciphers of the encrypting web server (SEEDS "002").
+"""Real block-cipher encryption for the ten ciphers of the encrypting web server (Niwa, Maeda, Yamaguchi, IPSJ TACS 2005).
 
 Why this module exists: the FPGA-reconfiguration study simulates a server that encrypts each
 requested file with the client's cipher. To calibrate that simulator with this machine's software

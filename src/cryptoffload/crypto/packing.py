@@ -127,7 +127,7 @@ def value_bits_for(fixed_point: FixedPoint, max_abs: float) -> int:
 
 
 def regression_record_values(d: int) -> int:
-    """Values per user record in seed 003's ridge regression: A_i = x x^T (d*d) plus b_i = y x (d).
+    """Values per user record in the QAT Paillier paper's ridge regression (Zhou and Hua): A_i = x x^T (d*d) plus b_i = y x (d).
 
     (A is symmetric, so d*(d+1)/2 + d would suffice; the paper packs the full matrix.)"""
     d = check_int("dimension d", d, error=PackingError)

@@ -1,4 +1,4 @@
-"""The client modes of the QAT Paillier paper (seed 003, QHCS), run for real against an Engine.
+"""The client modes of the QAT Paillier paper (Zhou and Hua, Journal of Chinese Computer Systems 2021: QHCS), run for real against an Engine.
 
 The work unit follows the paper: one textbook Paillier encryption is two offloaded modexps,
 g^m mod n^2 and r^n mod n^2 (r a random unit drawn by the client), multiplied by the client

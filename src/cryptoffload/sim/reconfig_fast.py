@@ -1,4 +1,4 @@
-"""Fast path of the seed-002 model: the request-stream hot loop compiled with numba.
+"""Fast path of the FPGA-reconfiguration model (Niwa, Maeda, Yamaguchi): the request-stream hot loop compiled with numba.
 
 Why a second implementation: the full study is 10 rates x 10 policies x 610,000 requests; a
 SimPy process per request costs tens of microseconds, this loop well under one. The SimPy model

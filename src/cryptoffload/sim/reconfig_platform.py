@@ -1,4 +1,4 @@
-"""The seed-002 platform (host CPU + FPGA board with cipher slots) built from cost profiles.
+"""The FPGA-reconfiguration paper's platform (host CPU + FPGA board with cipher slots) built from cost profiles.
 
 Software throughput may come from a second, *measured* profile (``cryptoffload calibrate
 ciphers``) while the FPGA stays the cited Virtex-II: that asks "what would this machine's CPU

@@ -1,10 +1,10 @@
-"""Data sets for the private ridge regression app: seed 003's generator, CSV files, diabetes.
+"""Data sets for the private ridge regression app: the QAT Paillier paper's generator (Zhou and Hua), CSV files, diabetes.
 
 Every loader returns a :class:`RidgeData` with the *declared* bounds ``x_bound`` and
 ``y_bound`` that the protocol's parameters need (slot widths and the solve key size rest on
 them, and a provider refuses a record beyond them).
 
-Synthetic data (seed 003, Algorithm 1)
+Synthetic data (Zhou and Hua, Algorithm 1)
 --------------------------------------
 The seed paper gives the generator as "n records, d dimensions, X random, beta random,
 y = X beta + e with e ~ N(0, 1)" and leaves the distributions of X and beta open. Our choices:
@@ -91,7 +91,7 @@ def iter_generated(n: int, d: int, seed: int = 0, *, chunk: int = 65536,
 
 
 def generate(n: int, d: int, seed: int = 0, *, noise_clip: float = DEFAULT_NOISE_CLIP) -> RidgeData:
-    """Seed 003's Algorithm 1 (module docstring): n records of d features, y = X beta + e."""
+    """Zhou and Hua's Algorithm 1 (module docstring): n records of d features, y = X beta + e."""
     n, d = check_int("n (records)", n), check_int("d (dimensions)", d)
     parts = list(iter_generated(n, d, seed, noise_clip=noise_clip))
     X = np.concatenate([p[0] for p in parts])

@@ -1,4 +1,4 @@
-"""Encrypted MNIST inference with CKKS, traced op by op (issue 5, seed 000's workload).
+"""Encrypted MNIST inference with CKKS, traced op by op (the workload of Suzuki and Yamana's in-storage HE paper).
 
 A CryptoNets-style CNN (conv 5x5 stride 2 with 5 channels, x^2, FC 845->100, x^2, FC 100->10)
 trained in numpy, evaluated on encrypted images with per-channel packing (one image per
