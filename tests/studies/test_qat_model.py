@@ -1,0 +1,49 @@
+"""The paillier-offload study's simulated half on its own: the five designs' rows labelled cited,
+fitted or simulated with the reason, the ceiling from the cited card rate, the ratios beside
+the paper's, and the headline claims -- without running the measured half."""
+
+from __future__ import annotations
+
+import pytest
+
+from cryptoffload.report.provenance import check_provenance
+from cryptoffload.report.result import StudyResult, Table
+from cryptoffload.sim import qat
+from cryptoffload.sim.qat_params import CARD_SCALINGS, load_qat_params
+from cryptoffload.studies import _qat_model as qm
+
+
+@pytest.fixture(scope="module")
+def model() -> tuple[StudyResult, qm.QatModel]:
+    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
+    m = qm.run_model(res, qat.PROFILE_NAME, "qat-measured", 600, 1, [4, 16], None)
+    return res, m
+
+
+def test_rows_are_labelled_and_the_ceiling_is_the_cited_card_rate(model) -> None:
+    _, m = model
+    labels = [r[0] for r in m.rows]
+    assert labels == [qm.SIM_LABELS[d] for d in qat.QAT_DESIGNS] + [qm.CEILING]
+    prov = {r[0]: r[1].split(" ", 1)[0] for r in m.rows}
+    assert prov["SW (libhcs)"] == "cited" and prov[qm.CEILING] == "simulated"
+    assert all(prov[qm.SIM_LABELS[d]] == "fitted" for d in qat.QAT_DESIGNS if d != "sw")
+    assert m.ceiling_ops == pytest.approx(load_qat_params(qat.PROFILE_NAME, "qat-measured").card_modexp_per_s / 2)
+    assert m.rows[-1][3] == m.ceiling_ops and m.paper_rows[-1][3] == qm.QHCS1_OPS
+    assert sorted(m.sweep) == [4, 16] and m.profile_key == qat.PROFILE_NAME
+    assert len(m.row_inputs) == len(m.rows) == len(m.paper_rows)
+
+
+def test_tables_and_claims_pass_the_provenance_check(model) -> None:
+    res, m = model                                           # run_model declared the model's fits
+    qm.ratio_table(res, m, lambda *_: None, None)
+    qm.readings_table(res, qat.PROFILE_NAME, m.sim["sw"].throughput_ops)
+    res.add(Table("table1_implementations", "the model's rows, as the study shows them",
+                  ["implementation", "provenance", "platform", "throughput_ops", "mean_latency_ms", "p99_latency_ms"],
+                  m.rows, "mixed", m.paper_rows, reproduces="Table 1", row_inputs=m.row_inputs))
+    qm.claims(res, m)
+    ratios = {r[0]: r for r in res.tables["table1_ratios"].rows}
+    assert ratios["QHCS2 / QHCS1 mean latency"][1] == "simulated" and ratios["S2 / S1 throughput"][1] == "fitted"
+    assert all(r[3] is None for r in ratios.values())       # nothing measured here in this test
+    assert [r[0] for r in res.tables["qat_card_readings"].rows] == list(CARD_SCALINGS)
+    assert {c.kind for c in res.claims} == {"agreement", "divergence"} and all(c.why for c in res.claims)
+    assert check_provenance(res) == []
