@@ -94,3 +94,17 @@ def test_retrying_gives_up_after_its_time() -> None:
     with pytest.raises(_http.Unreachable, match="down"):
         asyncio.run(_http.retrying(call, 0.25))
     assert 1 < len(calls) < 10
+
+
+def test_a_server_makes_its_own_certificate_unless_given_one_or_told_plain(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    given = object()
+    assert _http.tls_context(given, tmp_path, "127.0.0.1", False, "x") is given   # type: ignore[arg-type]
+    assert _http.tls_context(None, tmp_path, "127.0.0.1", True, "x") is None and not list(tmp_path.iterdir())
+    ctx = _http.tls_context(None, tmp_path, "127.0.0.1", False, "test server")
+    assert ctx is not None and (tmp_path / "cert.pem").exists()
+    cert = tmp_path / "cert.pem"
+    assert capsys.readouterr().out == f"test server: TLS certificate {cert} (clients: --cafile {cert})\n"
+    before = cert.read_bytes()
+    _http.tls_context(None, tmp_path, "127.0.0.1", False, "test server")
+    assert cert.read_bytes() == before                                  # reused across restarts

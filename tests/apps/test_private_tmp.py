@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cryptoffload.apps._private_tmp import OWNER_FILE, owned_temp_dir, remove_stale
+import pytest
+
+from cryptoffload.apps._private_tmp import OWNER_FILE, owned_temp_dir, remove_stale, secrets_folder
 
 
 def test_a_dead_owners_folder_is_removed_by_the_next_start(tmp_path: Path) -> None:
@@ -33,3 +35,14 @@ def test_a_dead_owners_folder_is_removed_by_the_next_start(tmp_path: Path) -> No
     assert mine.exists() and second.exists()              # ours, in use
     assert other.exists() and fresh_unowned.exists() and link.is_symlink()
     assert remove_stale("srv-", tmp_path) == []
+
+
+def test_a_named_secrets_folder_is_kept_a_temporary_one_removed(tmp_path: Path) -> None:
+    named = tmp_path / "keys"
+    with secrets_folder(named, "test key", "srv-") as folder:
+        assert folder == named and (folder.stat().st_mode & 0o777) == 0o700
+    assert named.is_dir()
+    with pytest.raises(RuntimeError), secrets_folder(None, "test key", "srv-secrets-") as folder:
+        assert (folder / OWNER_FILE).exists()
+        raise RuntimeError("the server failed")
+    assert not folder.exists()

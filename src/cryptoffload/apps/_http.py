@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import signal
 import socket
 import ssl
 import threading
@@ -240,6 +241,16 @@ def own_certificate(folder: Path, host: str) -> tuple[ssl.SSLContext, Path]:
     return ctx, cert
 
 
+def tls_context(ctx: ssl.SSLContext | None, folder: Path, host: str, insecure_http: bool,
+                party: str) -> ssl.SSLContext | None:
+    """What a server serves with: ``ctx`` (a certificate it was given), plain http when asked,
+    else its own certificate in ``folder``, whose path it prints for the clients to trust."""
+    if ctx is None and not insecure_http:
+        ctx, cert = own_certificate(folder, host)
+        print(f"{party}: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
+    return ctx
+
+
 def client_ssl(cafile: Path | Sequence[Path] | None) -> ssl.SSLContext | None:
     """A client context trusting ``cafile`` (one file or several, e.g. the self-signed
     certificates of two servers); None: the system's trust store for https URLs."""
@@ -335,6 +346,17 @@ async def serve(app: web.Application, sock: socket.socket, stop: asyncio.Event, 
         await stop.wait()
     finally:
         await runner.cleanup()
+
+
+async def serve_until_signalled(app: web.Application, sock: socket.socket, *,
+                                ssl_context: ssl.SSLContext | None = None,
+                                on_ready: Callable[[str], None] | None = None) -> None:
+    """:func:`serve` until SIGINT or SIGTERM arrives (the command-line servers' lifetime)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await serve(app, sock, stop, ssl_context=ssl_context, on_ready=on_ready)
 
 
 class ServerThread:

@@ -17,9 +17,11 @@ import shutil
 import stat
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
+from cryptoffload.apps._credentials import private_dir
 from cryptoffload.apps._procfs import is_running, read_proc_stat
 
 OWNER_FILE = ".owner"
@@ -36,6 +38,18 @@ def owned_temp_dir(prefix: str, root: Path | None = None) -> Path:
     me = read_proc_stat(os.getpid())
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {me.starttime if me else -1}\n", encoding="ascii")
     return folder
+
+
+@contextmanager
+def secrets_folder(folder: Path | None, what: str, prefix: str) -> Iterator[Path]:
+    """The folder a server keeps its secrets in: ``folder`` (made private, kept) when the user
+    named one, else a new :func:`owned_temp_dir` removed when the server stops."""
+    path = private_dir(folder, what) if folder is not None else owned_temp_dir(prefix)
+    try:
+        yield path
+    finally:
+        if folder is None:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _in_use(folder: Path) -> bool:

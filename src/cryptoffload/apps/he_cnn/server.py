@@ -41,8 +41,6 @@ import concurrent.futures
 import functools
 import logging
 import secrets
-import shutil
-import signal
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -52,8 +50,8 @@ from typing import Any, Callable, Sequence
 from aiohttp import web
 
 from cryptoffload.apps import _http
-from cryptoffload.apps._credentials import Credentials, Unauthorized, issue_tokens, private_dir
-from cryptoffload.apps._private_tmp import owned_temp_dir
+from cryptoffload.apps._credentials import Credentials, Unauthorized, issue_tokens
+from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
@@ -303,40 +301,29 @@ def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1
     go into ``token_dir``, or a new private folder whose path is printed and which is removed
     at exit."""
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
-    folder = private_dir(token_dir, "client token") if token_dir is not None \
-        else owned_temp_dir("he-cnn-")
-    try:
+    with secrets_folder(token_dir, "client token", "he-cnn-") as folder:
         credentials = client_credentials(folder, clients)
         sock = _http.bind(host, port)
         try:
             server = HeCnnServer(model, clients=credentials, backend=backend, params=params,
                                  max_sessions=max_sessions, max_sessions_per_client=max_sessions_per_client)
-            if ctx is None and not insecure_http:
-                ctx, cert = _http.own_certificate(folder, host)
-                print(f"he-cnn server: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
+            ctx = _http.tls_context(ctx, folder, host, insecure_http, "he-cnn server")
             print(f"he-cnn server: client tokens in {folder} (0600): "
                   + ", ".join(f"{c}.token" for c in credentials.names()), flush=True)
             _serve(server, sock, ctx, on_ready)
         finally:
             sock.close()
-    finally:
-        if token_dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _serve(server: HeCnnServer, sock: Any, ctx: Any, on_ready: Callable[[str], None] | None) -> None:
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+    def ready(url: str) -> None:
+        print(f"he-cnn server{READY_MARK}{url}", flush=True)
+        if on_ready is not None:
+            on_ready(url)
 
-        def ready(url: str) -> None:
-            print(f"he-cnn server{READY_MARK}{url}", flush=True)
-            if on_ready is not None:
-                on_ready(url)
+    async def main() -> None:
         try:
-            await _http.serve(server.app(), sock, stop, ssl_context=ctx, on_ready=ready)
+            await _http.serve_until_signalled(server.app(), sock, ssl_context=ctx, on_ready=ready)
         finally:
             server.close()
 

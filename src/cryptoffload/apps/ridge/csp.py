@@ -31,7 +31,6 @@ import asyncio
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from aiohttp import web
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Credentials, private_dir
-from cryptoffload.apps._private_tmp import owned_temp_dir
+from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
@@ -298,26 +297,22 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     check_key_sizes(params, upload_bits, solve_bits, insecure_study_size)
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
-    folder = private_dir(key_dir, "CSP key") if key_dir is not None else owned_temp_dir("ridge-csp-")
     try:
-        if ctx is None and not insecure_http:
-            ctx, cert = _http.own_certificate(folder, host)
-            print(f"ridge csp: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
-        upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
-        credentials = csp_credentials(folder)
-        store = CspStore(key_dir / "csp.db" if key_dir is not None else None)
-        service = CspService(Csp(params, upload, solve, backend=backend), credentials, store)
-        print(f"ridge csp: tokens in {folder} (0600): platform.token for the platform, buyer.token for the buyer",
-              flush=True)
-        print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits, solve key "
-              f"{solve[0].bits} bits; session fingerprint {service.info.fingerprint} (providers: --csp-fingerprint)",
-              flush=True)
-        try:
-            asyncio.run(serve_party(service.app(), sock, "csp", ctx))
-        finally:
-            store.close()
+        with secrets_folder(key_dir, "CSP key", "ridge-csp-") as folder:
+            ctx = _http.tls_context(ctx, folder, host, insecure_http, "ridge csp")
+            upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
+            credentials = csp_credentials(folder)
+            store = CspStore(key_dir / "csp.db" if key_dir is not None else None)
+            service = CspService(Csp(params, upload, solve, backend=backend), credentials, store)
+            print(f"ridge csp: tokens in {folder} (0600): platform.token for the platform, buyer.token for the "
+                  "buyer", flush=True)
+            print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits, solve key "
+                  f"{solve[0].bits} bits; session fingerprint {service.info.fingerprint} (providers: "
+                  "--csp-fingerprint)", flush=True)
+            try:
+                asyncio.run(serve_party(service.app(), sock, "csp", ctx))
+            finally:
+                store.close()
     finally:
         sock.close()
-        if key_dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
 

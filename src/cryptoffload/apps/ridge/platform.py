@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Mapping, Sequence
@@ -33,8 +32,8 @@ import gmpy2
 from aiohttp import web
 
 from cryptoffload.apps import _http
-from cryptoffload.apps._credentials import Credentials, Unauthorized, check_name, issue_tokens, private_dir
-from cryptoffload.apps._private_tmp import owned_temp_dir
+from cryptoffload.apps._credentials import Credentials, Unauthorized, check_name, issue_tokens
+from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
@@ -375,12 +374,10 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
     _http.check_url(csp_url, "CSP", insecure_http)
     csp_token = read_token(csp_token_file, "CSP token (--csp-token-file)")
     _parse_fault(os.environ.get(FAULT_ENV))
-    folder = private_dir(token_dir, "provider token") if token_dir is not None \
-        else owned_temp_dir("ridge-platform-")
     stores: list[PlatformStore] = []
     sock: Any = None
 
-    async def main() -> None:
+    async def main(folder: Path) -> None:
         nonlocal ctx
         assert sock is not None
         async with client_session(cafile) as session:
@@ -392,21 +389,18 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
         service = PlatformService(info, csp_url, csp_token, store, credentials,
                                   workers=workers or os.cpu_count() or 1, backend=backend, cafile=cafile,
                                   max_upload_vectors=max_upload_vectors, insecure_http=insecure_http)
-        if ctx is None and not insecure_http:
-            ctx, cert = _http.own_certificate(folder, host)
-            print(f"ridge platform: TLS certificate {cert} (clients: --cafile {cert})", flush=True)
+        ctx = _http.tls_context(ctx, folder, host, insecure_http, "ridge platform")
         print(f"ridge platform: provider tokens in {folder} (0600): "
               + ", ".join(f"{p}.token" for p in credentials.names()), flush=True)
         await serve_party(service.app(), sock, "platform", ctx)
 
-    try:
-        credentials = provider_credentials(folder, providers)
-        sock = _http.bind(host, port)
-        asyncio.run(main())
-    finally:
-        for store in stores:
-            store.close()
-        if sock is not None:
-            sock.close()
-        if token_dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
+    with secrets_folder(token_dir, "provider token", "ridge-platform-") as folder:
+        try:
+            credentials = provider_credentials(folder, providers)
+            sock = _http.bind(host, port)
+            asyncio.run(main(folder))
+        finally:
+            for store in stores:
+                store.close()
+            if sock is not None:
+                sock.close()

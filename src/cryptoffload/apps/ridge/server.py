@@ -12,7 +12,6 @@ import asyncio
 import functools
 import logging
 import os
-import signal
 import socket
 import ssl
 import sys
@@ -106,17 +105,12 @@ async def serve_party(app: web.Application, sock: socket.socket, role: str, ssl_
                       on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM, then stop cleanly (exit status 0). Prints
     ``ridge ROLE listening on URL`` once the socket accepts (what the demo waits for)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-
     def ready(url: str) -> None:
         if on_ready is not None:
             on_ready(url)
         print(f"ridge {role}{READY_MARK}{url}", flush=True)
 
-    await _http.serve(app, sock, stop, ssl_context=ssl_context, on_ready=ready)
+    await _http.serve_until_signalled(app, sock, ssl_context=ssl_context, on_ready=ready)
     log.info("%s stopping", role)
     if _in_flight:
         # A thread is still inside native code (say the platform's masked solve, tens of
