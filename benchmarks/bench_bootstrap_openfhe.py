@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import gc
-import json
 import math
 import os
 import platform
@@ -665,12 +664,7 @@ def main() -> int:
         "bsgs.bootstrap_stages() need exactly those rotation steps.")
     log("CtS/StC ms and BSGS % are MEASURED (perf samples x median bootstrap); model and derived ms are "
         "PREDICTED (op counts x op costs measured in isolation); err % = (predicted - measured) / measured.")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = args.out or RESULTS / "bootstrap_openfhe.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(out, indent=2, default=str))
-    tmp.replace(path)
-    log(f"wrote {path} ({out['wall_s']:.0f} s)")
+    pin.save_results(out, args.out or RESULTS / "bootstrap_openfhe.json", log, f" ({out['wall_s']:.0f} s)")
     return 0
 
 

@@ -12,7 +12,6 @@ Pins itself to one core. Writes benchmarks/results/he_cnn.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -52,12 +51,7 @@ def main() -> int:
         console.print(f"batched: {batch.images_per_s:.2f} images/s for {args.batch_images} images, "
                       f"{batch.capacity_images_per_s:.1f} images/s at a full batch")
     out["targets"] = {"below_paper": med < PAPER_MS, "below_lola": med < LOLA_MS}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = args.out or RESULTS / "he_cnn.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(out, indent=2, default=str))
-    tmp.replace(path)
-    console.print(f"wrote {path}")
+    pin.save_results(out, args.out or RESULTS / "he_cnn.json", console.print)
     return 0
 
 

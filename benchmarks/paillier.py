@@ -18,7 +18,6 @@ Writes benchmarks/results/paillier.json (or paillier_windows.json).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import secrets
@@ -222,12 +221,8 @@ def main() -> None:
     t0 = time.perf_counter()
     data = run_windows(args, console) if args.choose_window else run_main(args, console)
     data["wall_seconds"] = time.perf_counter() - t0
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = args.out or RESULTS / ("paillier_windows.json" if args.choose_window else "paillier.json")
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=float))
-    tmp.replace(path)
-    console.print(f"wrote {path}")
+    bench.save_results(data, args.out or RESULTS / ("paillier_windows.json" if args.choose_window else "paillier.json"),
+                       console.print)
 
 
 if __name__ == "__main__":

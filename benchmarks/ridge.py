@@ -14,7 +14,6 @@ memory of this process and all its children every 0.2 s. Writes benchmarks/resul
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from pathlib import Path
 import psutil
 from rich.console import Console
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.report.tables import render_result
 from cryptoffload.studies import ridge as st
@@ -101,12 +101,7 @@ def main() -> int:
     console.print(f"encrypt + aggregate + solve: {total:,.1f} s (paper {PAPER_TOTAL_S:,.0f} s) -> "
                   f"{'below' if total < PAPER_TOTAL_S else 'NOT below'} the paper; "
                   f"peak memory {mem.peak / 2**30:.2f} GiB (limit 8 GiB); wire {result.extra['bulk']['wire_bytes'] / 1e9:.2f} GB")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = args.out or RESULTS / "ridge.json"
-    tmp_path = path.with_suffix(".json.tmp")
-    tmp_path.write_text(json.dumps(data, indent=2, default=float))
-    tmp_path.replace(path)
-    console.print(f"wrote {path}")
+    save_results(data, args.out or RESULTS / "ridge.json", console.print)
     return 0
 
 

@@ -12,13 +12,13 @@ reported as what really ran.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 from rich.console import Console
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.report.tables import render_result
 from cryptoffload.studies import tls_offload as st
@@ -39,12 +39,7 @@ def main() -> int:
     data = {"machine": machine_info(), "quick": args.quick,
             "tables": {k: t.to_contract() for k, t in result.tables.items()},
             "verified": result.extra["verified"], "headline": result.headline, "elapsed_s": result.elapsed_s}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = args.out or RESULTS / "tls.json"
-    tmp_path = path.with_suffix(".json.tmp")
-    tmp_path.write_text(json.dumps(data, indent=2, default=str))
-    tmp_path.replace(path)
-    console.print(f"wrote {path} ({result.elapsed_s:.1f} s)")
+    save_results(data, args.out or RESULTS / "tls.json", console.print, f" ({result.elapsed_s:.1f} s)")
     return 0
 
 

@@ -1,14 +1,18 @@
 """Benchmark plumbing, without timing anything: a case's median and spread, at least one call
-per slice, the rotating order of interleaved rounds, and pinning to one core and back."""
+per slice, the rotating order of interleaved rounds, pinning to one core and back, and the
+results file."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from cryptoffload.bench import Case, interleaved, pin_to_one_core, time_case, unpin
+from cryptoffload.bench import Case, interleaved, pin_to_one_core, save_results, time_case, unpin
 
 
 def test_median_and_spread() -> None:
@@ -47,3 +51,12 @@ def test_pin_to_one_core_and_back() -> None:
     unpin()
     assert os.sched_getaffinity(0) >= before
     os.sched_setaffinity(0, before)
+
+
+def test_save_results_writes_plain_json_atomically(tmp_path: Path) -> None:
+    said: list[str] = []
+    path = tmp_path / "new" / "r.json"
+    data = {"rate": np.float64(2.5), "rates": np.arange(3), "missing": float("nan"), "path": tmp_path}
+    assert save_results(data, path, said.append, " (1.0 s)") == path
+    assert json.loads(path.read_text()) == {"rate": 2.5, "rates": [0, 1, 2], "missing": None, "path": str(tmp_path)}
+    assert said == [f"wrote {path} (1.0 s)"] and [p.name for p in path.parent.iterdir()] == ["r.json"]

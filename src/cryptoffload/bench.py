@@ -12,7 +12,10 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
+
+from cryptoffload.io import write_json
 
 
 @dataclass
@@ -77,3 +80,16 @@ def unpin() -> None:
         os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
     except (AttributeError, OSError):
         pass
+
+
+def save_results(data: Any, path: Path, say: Callable[[str], object] | None = None, note: str = "") -> Path:
+    """A benchmark's results as JSON at ``path`` (its folder made), written atomically through
+    :func:`cryptoffload.io.write_json` (numpy values as numbers, NaN as null); ``say`` is told
+    ``wrote PATH`` and ``note``. The caller chooses the path: the package never knows where the
+    repository's results folder is."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, data)
+    if say is not None:
+        say(f"wrote {path}{note}")
+    return path
+
