@@ -16,7 +16,6 @@ import ipaddress
 import math
 import os
 import re
-import tempfile
 import zlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
@@ -24,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cryptoffload.errors import ConfigError, TraceError
+from cryptoffload.errors import ConfigError, OutputError, TraceError
+from cryptoffload.io import atomic_writer
 from cryptoffload.workloads.web_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
 
 __all__ = ["load_trace", "save_trace_csv", "client_id"]
@@ -360,7 +360,7 @@ def save_trace_csv(
 
     Times are written with ``repr`` so they read back exactly. The cipher column holds indices,
     or names when ``cipher_names`` is given (read them back with the same ``cipher_names``).
-    The file is written to a temporary file beside ``path`` and moved into place.
+    Written through :func:`cryptoffload.io.atomic_writer`: all of it or nothing.
     """
     path = Path(path)
     if cipher_names is not None and len(cipher_names) < trace.n_ciphers:
@@ -370,11 +370,7 @@ def save_trace_csv(
         if any(ch in label for ch in ',"\r\n'):
             raise ConfigError(f"cipher name {label!r} cannot be written to CSV")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with atomic_writer(path, text=True) as fh:
             fh.write("time,client,bytes,cipher\n")
             t = trace.time.tolist()
             c = trace.client.tolist()
@@ -385,19 +381,5 @@ def save_trace_csv(
                 fh.write("".join(
                     f"{t[i]!r},{c[i]},{s[i]},{labels[k[i]]}\n" for i in range(lo, min(lo + step, len(t)))
                 ))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise TraceError(f"{path}: cannot write trace: {exc.strerror or exc}") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def _unlink_quietly(p: str) -> None:
-    try:
-        os.unlink(p)
-    except OSError:
-        pass
+    except OutputError as exc:
+        raise TraceError(f"cannot write the trace: {exc}") from None
