@@ -165,4 +165,14 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "model_vs_measured.png").read_bytes()[:8] == PNG_MAGIC
     assert any("model vs" in h and "measured" in h for h in res.headline)
     sc = res.tables["two_workers_vs_one"].rows
-    assert [r[0] for r in sc] == [2, 4] and all(r[1] > 0 and r[2] > 0 and 0 < r[3] <= 2.0 for r in sc)
+    assert [r[0] for r in sc] == [2, 4] and all(r[1] > 0 and r[2] > 0 and 0 < r[3] for r in sc)
+
+
+def test_scaling_rows_and_the_parallelism_the_cpu_allowed() -> None:
+    rows = [st.MeasuredRow(1, "replicate", 4, 0.10, 0.12, 0.1, 0.0, 0.11, 0.15),
+            st.MeasuredRow(2, "replicate", 4, 0.08, 0.06, 0.05, 0.0, 0.05, 0.09),
+            st.MeasuredRow(2, "broadcast", 4, 0.09, 0.10, 0.05, 0.0, 0.09, 0.12)]
+    shares = [(1.0, 1.0), (0.2, 0.1), (0.5, 0.4)]  # own cores; one core's worth shared; in between
+    assert st.parallelism(shares) == pytest.approx(1.6)  # median of 2.0, 1.0, 1.6
+    assert st.scaling_rows(rows, shares) == [[4, pytest.approx(2.0), pytest.approx(1.25), pytest.approx(1.6)]]
+    assert rows[0].spread == pytest.approx((0.15 - 0.11) / 0.12)

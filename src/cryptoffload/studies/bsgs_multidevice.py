@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import time
 import time as _time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -74,6 +75,7 @@ class BsgsMultideviceConfig:
     scheduler: str | None = None
     level_budget: tuple[int, int] = (3, 3)
     openfhe_result: str | None = None
+    statistic: str = "median"   # over the rounds, for the op costs, slowdowns, hops and the runs alike
 
     def __post_init__(self) -> None:
         if not self.quick:
@@ -81,6 +83,8 @@ class BsgsMultideviceConfig:
             self.repeats = 5 if self.repeats == 3 else self.repeats
 
     def validate(self) -> None:
+        if self.statistic not in STATISTICS:
+            raise ConfigError(f"statistic must be one of {', '.join(STATISTICS)}, got {self.statistic!r}")
         for n in self.devices:
             check_positive_int("the number of devices N", n)
         for n in self.measured_devices:
@@ -205,10 +209,13 @@ class MeasuredRow:
 
     @property
     def spread(self) -> float:
-        """(max - min) / median of the measured wall times over the rounds."""
+        """(max - min) / the measured value (median or minimum) of the wall times over the rounds."""
         return (self.measured_max_s - self.measured_min_s) / self.measured_s
 
 
+#: how the rounds are summarised -- the median, or the minimum (the least disturbed round: on a
+#: machine shared with other users' processes, the estimate closest to the undisturbed system)
+STATISTICS = {"median": np.median, "min": np.min}
 WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "rescale_s", "serialize_s",
                  "deserialize_s")
 
@@ -271,12 +278,14 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
         window: list[dict[str, float]] = []
         slowdowns: list[float] = []
         links: list[dict[str, float]] = []
+        shares: list[tuple[float, float]] = []
         for rnd in range(cfg.repeats):
             # op costs re-timed every round on a worker, alone and with every worker busy at once:
             # the calibration then spans the same minutes as the runs it predicts. The machine's
             # speed drifts by 20-30 %, and the CPU share two workers get together -- the 2 cores are
             # shared with other users' processes -- swings from ~2 cores to less than one.
             window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, worker=worker0).result()[0])
+            shares.append(cpu_share(runner, max(cfg.measured_devices)))
             if len(addrs) > 1:
                 slowdowns.append(concurrent_slowdown(runner, params, window[-1]))
                 # the scheduler round trip and the transfer latency too: under load, every hop
@@ -292,16 +301,39 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
                 errs[k] = max(errs[k], float(np.max(np.abs(np.asarray(got)[:slots] - want))))
                 walls[k].append(res.wall_s)
                 spans[k].append(res.span_s)
-        costs = replace(costs, **{f: float(np.median([w[f] for w in window])) for f in WINDOW_FIELDS})
+        stat = STATISTICS[cfg.statistic]
+        costs = replace(costs, **{f: float(stat([w[f] for w in window])) for f in WINDOW_FIELDS})
         if links:
-            costs = replace(costs, **{f: float(np.median([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
+            costs = replace(costs, **{f: float(stat([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
         if slowdowns:
-            costs = replace(costs, concurrent_slowdown=max(1.0, float(np.median(slowdowns))))
+            costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
         for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
             pred = tuner.evaluate(shape, n, strategy, bs, costs)[0].predicted_s + client_tail_s(costs)
-            rows.append(MeasuredRow(n, strategy, bs, pred, float(np.median(walls[k])), float(np.median(spans[k])),
+            rows.append(MeasuredRow(n, strategy, bs, pred, float(stat(walls[k])), float(stat(spans[k])),
                                     errs[k], float(min(walls[k])), float(max(walls[k]))))
-    return rows, profile, str(prof_path), costs, slowdowns
+    return rows, profile, str(prof_path), costs, slowdowns, shares
+
+
+def _spin(seconds: float) -> float:
+    """CPU seconds this worker process got while spinning for ``seconds`` of wall time."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    x = 0
+    while time.perf_counter() - w0 < seconds:
+        x += 1
+    return (time.process_time() - c0) / (time.perf_counter() - w0)
+
+
+def cpu_share(runner: Any, workers: int, seconds: float = 0.2) -> tuple[float, float]:
+    """``(alone, together)``: the CPU a worker gets per wall second, spinning for about as long
+    as one product runs -- alone, and with ``workers`` workers spinning at once (their mean).
+    On an idle machine both are ~1; when the cores are shared with other users' processes they
+    drop, and ``together`` below ``alone / workers`` means more workers cannot go faster."""
+    addrs = runner.worker_addresses()[:workers]
+    alone = runner.submit(_spin, seconds, worker=addrs[0]).result()
+    if len(addrs) < 2:
+        return alone, alone
+    futs = [runner.submit(_spin, seconds, worker=a) for a in addrs]
+    return alone, float(np.mean([f.result() for f in futs]))
 
 
 def concurrent_slowdown(runner: Any, params: Any, alone: dict[str, float]) -> float:
@@ -317,15 +349,21 @@ def concurrent_slowdown(runner: Any, params: Any, alone: dict[str, float]) -> fl
     return float(np.median(ratios))
 
 
-def scaling_rows(measured: Sequence[MeasuredRow], slowdown: float, per_round: Sequence[float]) -> list[list[Any]]:
+def parallelism(shares: Sequence[tuple[float, float]], workers: int = 2) -> float:
+    """The speedup the CPU allowed ``workers`` workers over one: ``workers x`` the share each got
+    together over the share one got alone (median over the rounds of :func:`cpu_share`)."""
+    return float(np.median([workers * b / a for a, b in shares if a > 0])) if shares else float("nan")
+
+
+def scaling_rows(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]]) -> list[list[Any]]:
     """Per bs: the measured speedup of two workers over one (replicated baby steps), the
-    model's, and the parallelism the two workers had (2 / concurrent slowdown)."""
+    model's, and the parallelism the CPU allowed (:func:`parallelism`)."""
     one = {r.baby: r for r in measured if r.devices == 1}
     rows = []
     for r in measured:
         if r.devices == 2 and r.strategy == "replicate" and r.baby in one:
             o = one[r.baby]
-            rows.append([r.baby, o.measured_s / r.measured_s, o.predicted_s / r.predicted_s, 2.0 / slowdown])
+            rows.append([r.baby, o.measured_s / r.measured_s, o.predicted_s / r.predicted_s, parallelism(shares)])
     return rows
 
 
@@ -493,7 +531,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     measured: list[MeasuredRow] = []
     slowdowns: list[float] = []
     if cfg.measure:
-        measured, mprof, mpath, used, slowdowns = measure(cfg, out, say)
+        measured, mprof, mpath, used, slowdowns, shares = measure(cfg, out, say)
         result.profiles.append(mpath)
         result.add(Table("measured_profile", f"Measured on this machine ({mprof.name})",
                          ["field", "value", "source"],
@@ -513,23 +551,25 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
                                             "error_pct": "derived", "measured_min_ms": "measured",
                                             "measured_max_ms": "measured", "spread_pct": "derived",
                                             "worker_span_ms": "measured", "max_abs_error": "measured"},
-                         note=f"Measured: median wall time of {cfg.repeats} runs (in rounds over all configurations), "
-                              f"C = {cfg.measured_diagonals} diagonals, client-side from submit to result; min/max and "
-                              "spread = (max - min) / median over the rounds. Predicted: the same DAG priced with the "
-                              "measured profile, op costs and the concurrent slowdown re-timed every round (medians), plus the "
+                         note=f"Measured: {cfg.statistic} wall time of {cfg.repeats} runs (in rounds over all configurations), "
+                              f"C = {cfg.measured_diagonals} diagonals, client-side from submit to result; min/max over "
+                              "the rounds, spread = (max - min) / measured. Predicted: the same DAG priced with the "
+                              "measured profile, op costs, concurrent slowdown, scheduler round trip and latency re-timed "
+                              f"every round ({cfg.statistic} over the rounds), plus the "
                               "result's serialisation and one scheduler notification (client_tail_s). "
                               "max_abs_error: decrypted result vs the plaintext product."))
-        sc = scaling_rows(measured, used.concurrent_slowdown, slowdowns)
+        sc = scaling_rows(measured, shares)
         if sc:
             result.add(Table("two_workers_vs_one", "Two workers vs one, replicated baby steps: measured speedup, "
                              "the model's, and the CPU the two workers actually had", ["bs", "measured_speedup",
                              "predicted_speedup", "parallelism_available"], sc, "mixed",
                              column_provenance={"measured_speedup": "measured", "predicted_speedup": "simulated",
                                                 "parallelism_available": "measured"},
-                             note="parallelism_available = workers / concurrent slowdown (median over the rounds; per round: "
-                                  + ", ".join(f"{2 / x:.2f}" for x in slowdowns) + "): 2 when each worker has a core of its "
-                                  "own, 1 when the two share one core's worth of CPU (this machine's 2 cores are shared "
-                                  "with other users' processes) -- then two workers cannot beat one."))
+                             note="parallelism_available = 2 x the CPU share each of two busy workers got over the share "
+                                  "one got alone (a 0.2 s spin, median over the rounds; per round alone/together: "
+                                  + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in shares) + "): 2 when each worker has a core "
+                                  "of its own, 1 or less when the two share one core's worth of CPU (this machine's 2 "
+                                  "cores are shared with other users' processes) -- then two workers cannot beat one."))
 
     of = load_openfhe(cfg.openfhe_result)
     if of is not None:
