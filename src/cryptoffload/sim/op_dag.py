@@ -17,7 +17,8 @@ here is deliberately simple and stated in full, so that it can be checked agains
   of compute on them before use;
 * ``task_s`` (a scheduler's fixed cost per dependent task, measured for Dask; 0 for an FPGA)
   is charged once when a device starts (dispatch), once when its giant steps start after their
-  baby steps (a new task that waited on others), and once per transfer, on the receiver --
+  baby steps (a new task that waited on others), once per baby step another device needs (the
+  execution makes each its own task), and once per transfer, on the receiver --
   the task layout of ``engines/bsgs_run.py``;
 * ``concurrent_slowdown`` (measured by ``calibrate ckks``: op time with every worker busy over
   op time alone; 1 for separate accelerators) stretches compute when more than one device
@@ -228,7 +229,10 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
             c = count * costs.op_s(kind, level, top) * slow
             dur += c
             by_kind[kind] = by_kind.get(kind, 0.0) + c
-        if op.new_task:
+        if op.new_task or (op.id in sent_sources and op.kind in ("rotate", "hoisted_rotate")):
+            # a task that waited on others, or a baby step another device needs: the execution
+            # runs each of those as its own task (serialised as soon as it exists), and a worker
+            # spends about a scheduler round trip between two tasks
             dur += costs.task_s
         if op.id in sent_sources:
             cls = _SENT
