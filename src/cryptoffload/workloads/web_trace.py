@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.errors import ConfigError, TraceError
 from cryptoffload.workloads.client_population import ClientPopulation, assign_runs, draw_population
 
@@ -306,15 +307,6 @@ def sample_inverse_cdf(rng: np.random.Generator, fit: InverseCdf, size: int, cap
     return np.minimum(fit.a / (fit.c - u), cap)
 
 
-def _check_positive(name: str, value: Any, *, integer: bool = False) -> None:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if ok and integer:
-        ok = float(value).is_integer()
-    if not ok or not math.isfinite(float(value)) or float(value) <= 0:
-        kind = "an integer" if integer else "a finite number"
-        raise ConfigError(f"{name} must be {kind} > 0, got {value!r}")
-
-
 CLIENT_MODELS = ("population", "returns")
 """How runs are given to clients: a fitted population (default) or Fc returns (the literal reading)."""
 
@@ -350,21 +342,16 @@ def generate_trace(
     Raises:
         ConfigError: an argument is out of range.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ConfigError(f"n must be an integer >= 0, got {n!r}")
-    n = int(n)
-    _check_positive("mean_size", mean_size)
-    _check_positive("max_gap", max_gap)
+    n = check_int("n", n, minimum=0)
+    check_positive("mean_size", mean_size)
+    check_positive("max_gap", max_gap)
     if max_run is not None:
-        _check_positive("max_run", max_run, integer=True)
+        check_int("max_run", max_run)
     if not isinstance(max_wait, (int, float, np.integer, np.floating)) or isinstance(max_wait, bool) or not (
         max_wait >= 0
     ):
         raise ConfigError(f"max_wait must be a number >= 0 (seconds, inf allowed), got {max_wait!r}")
-    if isinstance(n_ciphers, bool) or not isinstance(n_ciphers, (int, np.integer)) or not (
-        1 <= n_ciphers <= MAX_CIPHERS
-    ):
-        raise ConfigError(f"n_ciphers must be an integer in 1..{MAX_CIPHERS}, got {n_ciphers!r}")
+    check_int("n_ciphers", n_ciphers, maximum=MAX_CIPHERS)
     if clients not in CLIENT_MODELS:
         raise ConfigError(f"clients must be one of {', '.join(CLIENT_MODELS)}, got {clients!r}")
     if population is not None:
