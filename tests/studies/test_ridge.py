@@ -8,7 +8,7 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.studies import ridge as st
-from cryptoffload.studies.ridge_accuracy import Z_MARGIN
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ garbled circuit (20 s). We run the same per-record workload with the protocol of
 garbled circuits -- on this machine's cores through Dask (``apps/ridge/bulk.py``), and put
 each phase beside the paper's. Accuracy is checked against scikit-learn's ``Ridge`` on
 generated data and on scikit-learn's diabetes data set, held to the fixed-point error the
-protocol is expected to make (``studies/ridge_accuracy.py``), not to a worst case.
+protocol is expected to make (``apps/ridge/accuracy.py``), not to a worst case.
 
 Everything here is measured, except the transfer row, which is derived from the measured byte
 count at the paper's 10 Gb/s (our parties run on one machine; over HTTP,
@@ -36,7 +36,7 @@ from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.studies import _gpu
 from cryptoffload.studies.registry import Option, negated, register_study
-from cryptoffload.studies.ridge_accuracy import Z_MARGIN, replayed_error, rounding_sigma
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
 
 NAME = "ridge"
@@ -102,7 +102,7 @@ ACCURACY_COLUMNS = ["data", "records", "d", "lambda", "max_abs_diff", "expected_
 def accuracy_row(name: str, ours: np.ndarray, ref: np.ndarray, xtx: np.ndarray, xty: np.ndarray, m: int,
                  params: P.RidgeParams, xmax: float, ymax: float, replay: np.ndarray | None = None) -> list[object]:
     """One row of the accuracy table: our coefficients minus the reference's, held to the
-    fixed-point error expected of the protocol (``studies/ridge_accuracy.py``): each coefficient
+    fixed-point error expected of the protocol (``apps/ridge/accuracy.py``): each coefficient
     within ``Z_MARGIN`` of its standard deviation and, where the data are at hand, equal to the
     replayed rounding error up to float error (``replay_gap``). The worst-case bound of
     ``apps/ridge/params.py`` is shown beside, for scale."""
@@ -298,7 +298,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
                                         f"within_{Z_MARGIN:g}_sigma": "derived", "replay_gap": "derived",
                                         "worst_case_bound": "derived"},
                      note=f"expected_sigma: standard deviation of the worst coefficient's fixed-point error (independent "
-                          f"roundings to 2^-{params.frac_bits}, exact rational solve; studies/ridge_accuracy.py). max_z: "
+                          f"roundings to 2^-{params.frac_bits}, exact rational solve; apps/ridge/accuracy.py). max_z: "
                           f"the largest |error| / its own sigma; a correct protocol exceeds {Z_MARGIN:g} with probability "
                           "below d x 6.3e-5. replay_gap: |our error - the rounding error replayed in float| (float-solve "
                           "noise only). worst_case_bound: apps/ridge/params.py's bound, for scale."))

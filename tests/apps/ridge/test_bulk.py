@@ -7,7 +7,7 @@ import pytest
 
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider
-from cryptoffload.studies.ridge_accuracy import Z_MARGIN, rounding_sigma
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN, rounding_sigma
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
@@ -64,7 +64,7 @@ def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
     agg.add_products(run.result.aggregate, run.result.records)
     model = P.finalize(params, csp, platform, agg.result())
     ref = np.linalg.solve(run.result.xtx + params.lam * np.eye(D), run.result.xty)
-    # within Z_MARGIN standard deviations of the expected fixed-point error (studies/ridge_accuracy.py)
+    # within Z_MARGIN standard deviations of the expected fixed-point error (apps/ridge/accuracy.py)
     sigma = rounding_sigma(run.result.xtx, run.result.xty, 400, params.scale, params.lam)
     assert (np.abs(model.coef - ref) <= Z_MARGIN * sigma).all()
 

@@ -29,8 +29,8 @@ def test_demo_over_tls_equals_in_process(tmp_path: Path, keys: tuple) -> None:
     data = generate(200, 4, 1)
     params = RidgeParams(d=4, max_records=200, x_bound=data.x_bound, y_bound=data.y_bound)
     assert out["fractions"] == in_process(data.X, data.y, params, keys)
-    assert out["l2_diff"] <= out["error_bound"]
-    assert "scikit-learn" in proc.stdout and "error bound" in proc.stdout
+    assert out["max_abs_diff"] <= out["expected_error"] < out["error_bound"]
+    assert "scikit-learn" in proc.stdout and "within the fixed-point error expected" in proc.stdout
     assert sorted(p.name for p in work.iterdir()) == ["platform.db"]       # no key, token or certificate here
     assert not _demo_dirs() - before, "the demo's private folder (keys, tokens) outlived it"
     assert no_process_mentions(str(work)), "a demo server outlived the demo"

@@ -26,7 +26,7 @@ from cryptoffload.apps.ridge import (
 )
 from cryptoffload.crypto.paillier import KeyMismatchError
 from cryptoffload.errors import ConfigError
-from cryptoffload.studies.ridge_accuracy import Z_MARGIN, replayed_error, rounding_sigma, solve_float_error
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma, solve_float_error
 from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
 
 def sklearn_coef(X, y, lam):
@@ -36,7 +36,7 @@ def sklearn_coef(X, y, lam):
 def check_against_sklearn(result, X, y, params, label):
     """Our coefficients minus scikit-learn's are the fixed-point rounding error itself: equal to
     it replayed in float (up to the two float solves' noise) and within Z_MARGIN standard
-    deviations of it per coefficient (studies/ridge_accuracy.py), not merely within the
+    deviations of it per coefficient (apps/ridge/accuracy.py), not merely within the
     worst-case bound (which is kept in the printout, for scale)."""
     expected = sklearn_coef(X, y, params.lam)
     diff = result.coef - expected

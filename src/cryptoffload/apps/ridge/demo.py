@@ -29,6 +29,7 @@ from cryptoffload.apps._private_tmp import owned_temp_dir
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
 from cryptoffload.apps.ridge.csp import check_key_sizes
+from cryptoffload.apps.ridge.accuracy import expected_bound
 from cryptoffload.apps.ridge.params import RidgeParams, error_bound
 from cryptoffload.apps.ridge.peer import Peer, client_session
 from cryptoffload.apps.ridge.platform import FAULT_ENV
@@ -132,6 +133,10 @@ class DemoResult:
     coef: np.ndarray
     sklearn: np.ndarray
     bound: float
+    #: Z_MARGIN standard deviations of the largest coefficient's expected fixed-point error
+    #: (accuracy.expected_bound): what a correct run's per-coefficient error stays within;
+    #: ``bound`` is the guaranteed worst case, typically hundreds of times looser
+    expected: float
     records: int
     params: RidgeParams
     timings: dict[str, float]
@@ -143,6 +148,7 @@ class DemoResult:
         return {"coef": [float(v) for v in self.coef], "sklearn": [float(v) for v in self.sklearn],
                 "max_abs_diff": float(np.max(np.abs(self.coef - self.sklearn))) if len(self.coef) else 0.0,
                 "l2_diff": float(np.linalg.norm(self.coef - self.sklearn)), "error_bound": self.bound,
+                "expected_error": self.expected,
                 "records": self.records, "params": m.params_to_dict(self.params), "timings": self.timings,
                 "fractions": [str(f) for f in self.buyer.model.fractions],
                 "uploads": sum(p.uploads for p in self.providers), "upload_bits": self.upload_bits}
@@ -187,6 +193,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
 
     sk = Ridge(alpha=lam, fit_intercept=False).fit(rd.X, rd.y).coef_
     bound = error_bound(rd.X, rd.y, params)
+    _, expected = expected_bound(rd.X.T @ rd.X, rd.X.T @ rd.y, rd.n, params.scale, lam)
     env = {k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, FAULT_ENV)}
     env["PYTHONUNBUFFERED"] = "1"
     ids = [f"provider-{k + 1}" for k in range(providers)]
@@ -259,4 +266,4 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     finally:
         shutil.rmtree(secret, ignore_errors=True)
     timings["total"] = time.perf_counter() - t_all
-    return DemoResult(buyer.model.coef, np.asarray(sk), bound, rd.n, params, timings, reports, buyer, upload_bits)
+    return DemoResult(buyer.model.coef, np.asarray(sk), bound, expected, rd.n, params, timings, reports, buyer, upload_bits)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cryptoffload.studies.ridge_accuracy import Z_MARGIN, expected_bound, replayed_error, rounding_sigma
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN, expected_bound, replayed_error, rounding_sigma
 
 
 def test_sigma_matches_the_spread_of_replayed_rounding_errors() -> None:
