@@ -351,7 +351,6 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         "link_raw_s": {k: float(v) for k, v in link.items()},
     }
     path = write_profile(out_path, meta, values)
-    say(f"wrote {path}")
     return path
 
 
