@@ -178,3 +178,18 @@ def test_replaying_a_user_log(tmp_path):
     res = st.run(st.FpgaReconfigConfig(trace=str(log), policies=["software", "predict", "oracle"]), tmp_path / "o")
     assert any("1 bad line" in n for n in res.notes)
     assert len(res.tables["latency_p90_ms"].rows) == 1  # the log's own timing: one rate
+
+
+def test_this_machine_tables_with_a_measured_software_profile(tmp_path):
+    """The report's run: software throughput measured here stands beside the paper's Table 2
+    as measured (no fitted input behind it), and the result is written."""
+    prof = tmp_path / "ciphers.toml"
+    prof.write_text('[meta]\nname = "m"\nkind = "measured"\ndescription = "test"\n'
+                    '[ciphers.aes-ecb]\nsoftware_mbps = { value = 1234.5, source = "measured here" }\n')
+    cfg = st.FpgaReconfigConfig(quick=True, seed=1, requests=4_000, seeds=2, workers=1, rates=(10.0, 100.0),
+                                sw_profile=str(prof))
+    res = st.run(cfg, tmp_path / "out")
+    sw = res.tables["software_throughput_mbps"]
+    assert sw.provenance == "measured" and sw.reproduces == "Table 2"
+    assert dict((r[0], r[1]) for r in sw.rows)["AES-ECB"] == 1234.5
+    assert "this_machine_p90_ms" in res.tables and (tmp_path / "out" / "result.json").exists()

@@ -225,7 +225,8 @@ def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: Reconfi
                      [[platform.display(i), None if c in measured.carried else float(measured.sw_mbps[i])]
                       for i, c in enumerate(platform.ciphers)], "measured",
                      [[platform.display(i), float(platform.sw_mbps[i])] for i in range(platform.k)],
-                     note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core."))
+                     note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
+                     reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
     result.profiles += measured.profiles[1:]
 
 
