@@ -28,6 +28,7 @@ from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
 from cryptoffload.checks import check_int, check_non_negative
+from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
@@ -173,7 +174,9 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     if tick:
         tick("CSP key generation")
     t0 = _time.perf_counter()
-    csp = P.Csp.generate(params, upload_bits=cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
+    # the study plays every party: it keeps the upload key pair to check the GPU rows by decryption
+    upload_pk, upload_sk = generate_keypair(cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
+    csp = P.Csp.generate(params, upload_keys=(upload_pk, upload_sk), insecure_study_size=cfg.upload_bits < 2048)
     keygen_s = _time.perf_counter() - t0
     platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
 
@@ -243,7 +246,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     if cfg.gpu and gpu_reason is None:
         prov = P.Provider(params, csp.upload_pk)
         plaintexts = prov.pack(prov.encode(*chunk_records(cfg.seed, 0, n, d)))
-        g = _gpu.measure_ridge_gpu(csp.upload_pk, csp._upload_sk, plaintexts, n, prov.plaintexts, r.aggregate,
+        g = _gpu.measure_ridge_gpu(csp.upload_pk, upload_sk, plaintexts, n, prov.plaintexts, r.aggregate,
                                    tick=tick)
         del plaintexts
         rows.append([f"aggregation on the GPU ({g.device}): host to device, column products, back", "measured",

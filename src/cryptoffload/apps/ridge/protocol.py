@@ -416,10 +416,13 @@ class Csp:
 
     @classmethod
     def generate(cls, params: RidgeParams, *, upload_bits: int = 1024, solve_bits: int | None = None,
-                 insecure_study_size: bool = False, backend: str = "auto") -> "Csp":
+                 insecure_study_size: bool = False, backend: str = "auto",
+                 upload_keys: tuple[PublicKey, PrivateKey] | None = None) -> "Csp":
         """Fresh keys: the upload key of ``upload_bits`` (1024 needs ``insecure_study_size``)
-        and a solve key of ``solve_bits`` (default max(2048, :func:`required_solve_key_bits`))."""
-        upload = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
+        and a solve key of ``solve_bits`` (default max(2048, :func:`required_solve_key_bits`)).
+        ``upload_keys``: an upload key pair made by the caller instead (a study that plays every
+        party and checks results by decrypting them keeps its own handle on the key)."""
+        upload = upload_keys or generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
         bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
         solve = generate_keypair(bits, insecure_study_size=insecure_study_size)
         return cls(params, upload, solve, backend=backend)
