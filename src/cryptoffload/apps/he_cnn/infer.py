@@ -36,7 +36,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from cryptoffload.apps.he_cnn.data import check_image, load_mnist
+from cryptoffload.apps.he_cnn.data import load_mnist
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS

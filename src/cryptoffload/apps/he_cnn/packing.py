@@ -65,7 +65,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from cryptoffload.apps.he_cnn.data import check_image
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, SquareForm
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
 from cryptoffload.crypto.ckks.bsgs import bsgs_product, prerotate
