@@ -1,6 +1,6 @@
 """Benchmark: a real CKKS bootstrapping in OpenFHE, and the share of it spent in its BSGS stages.
 
-Issue 7 (seed 001, multi-device CKKS bootstrapping with baby-step giant-step): time OpenFHE's
+Issue 7 (Ha, Jung and Paek, multi-device CKKS bootstrapping with baby-step giant-step): time OpenFHE's
 ``EvalBootstrapSetup``, ``EvalBootstrapKeyGen`` and ``EvalBootstrap`` for several level budgets
 and baby-step counts ``dim1``, measure how much of ``EvalBootstrap`` its BSGS linear transforms
 (CoeffToSlot + SlotToCoeff) take, and check :func:`cryptoffload.workloads.bsgs.bootstrap_stages`
@@ -636,7 +636,7 @@ def main() -> int:
         results.append(run_config(budget, dim1, timed=timed, profiled=profiled, reps=reps, use_perf=use_perf, log=log))
     out = {
         "benchmark": "bootstrap_openfhe",
-        "issue": "7 (seed 001): OpenFHE bootstrapping, share of its BSGS stages, check of bsgs.bootstrap_stages",
+        "issue": "7 (Ha, Jung and Paek, multi-device bootstrapping): OpenFHE bootstrapping, share of its BSGS stages, check of bsgs.bootstrap_stages",
         "security": SECURITY,
         "machine": dict(machine_info(), pinned_cpu=cpu, omp_num_threads=os.environ.get("OMP_NUM_THREADS")),
         "python": platform.python_version(), "openfhe": getattr(fhe, "__version__", None), "openfhe_pin": OPENFHE_PIN,

@@ -4,7 +4,7 @@ Targets (issue 3), at n = 1024 and n = 2048, one core, equal exponent length (n/
   * encryption, fastest option      >= 2x IPCL-style and >= 20x phe
   * encryption, constant-time default >= 1x IPCL-style
   * CRT decryption                  >= 15,000 / s / core at n = 1024
-  * all cores, n = 1024 encryption  > 27,400 / s (QHCS1, one QAT DH8970, seed 003)
+  * all cores, n = 1024 encryption  > 27,400 / s (QHCS1, one QAT DH8970, Zhou and Hua 2021)
 
 All cases run in one process, interleaved round by round (see cryptoffload.bench), pinned to
 one core; the all-cores row runs one pinned process per core at the same time.

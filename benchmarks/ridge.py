@@ -1,5 +1,5 @@
 """Benchmark: private ridge regression on 1,000,000 records (d = 20, per record, 1024-bit
-upload key as in seed 003) on this machine, phase by phase, against the paper's Table 2.
+upload key as in Zhou and Hua 2021) on this machine, phase by phase, against the paper's Table 2.
 
 Target (issue 4): encryption + aggregation + solve below the paper's 10.6 min + 116 s + 20 s
 (772 s); bytes on the wire reported; peak memory (driver plus Dask workers, sampled) below

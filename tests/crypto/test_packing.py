@@ -340,7 +340,7 @@ def test_mask_headroom_geometry():
     assert slot_geometry(1024, 17, 1_000_000, mask_bits=40) == (20, 79, 12)
     assert slot_geometry(1024, 17, 1_000_000, mask_bits=80) == (20, 119, 8)
     assert slot_geometry(1024, 17, 1_000_000, mask_bits=0) == slot_geometry(1024, 17, 1_000_000)
-    # seed 003 records with masks: d = 20, symmetric (230 values) or full (420), |y| <= 26 -> 21 bits
+    # Zhou and Hua's records, masks: d = 20, symmetric (230 values) or full (420), |y| <= 26 -> 21 bits
     assert plaintexts_for_record(230, 1024, 21, 1_000_000, mask_bits=40) == 20
     assert plaintexts_for_record(420, 1024, 21, 1_000_000, mask_bits=40) == 35
     assert plaintexts_for_record(230, 1024, 21, 1_000_000, mask_bits=80) == 29

@@ -30,7 +30,7 @@ def _t2(prov: str = "simulated", **kw) -> Table:
     ("fitted: QAT+S1 throughput = QHCS1 / 1.76", ""),
     ("fitted (jointly with request_s): see request_s", ""),
     ("fitted to the paper's ratios", ""),
-    ("seed 000 Table 1: device DRAM 8 GB", None),
+    ("Suzuki and Yamana, Table 1: device DRAM 8 GB", None),
     ("derived: Table 3 gives 16 lanes", None),
     ("assumed: parallel accumulators", None),
 ])

@@ -1,4 +1,4 @@
-"""Storage-side model of seed 000 against closed forms: FPGA op costs, DRAM, pure-transfer and
+"""Storage-side model (Suzuki and Yamana) against closed forms: FPGA op costs, DRAM, pure-transfer and
 pure-compute programs, k devices sharing lanes, and the prefetch envelope."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _op(name: str, level: int) -> hp.HEOp:
 
 def test_fpga_costs_follow_the_papers_rules(cost) -> None:
     t = lambda name, lv: cost.op_time(_op(name, lv), P)  # noqa: E731
-    assert t("add", 0) == pytest.approx(10e-6)  # seed 000: HAdd 10 us at level 0 ...
+    assert t("add", 0) == pytest.approx(10e-6)  # the paper: HAdd 10 us at level 0 ...
     assert t("add", 7) == pytest.approx(80e-6)  # ... scaled by complexity (limbs)
     assert t("add_plain", 7) == pytest.approx(0.5 * t("add", 7))
     assert t("rotate", 0) == t("rotate", 7) == t("relinearize", 3) == cost.keyswitch_s  # constant over levels

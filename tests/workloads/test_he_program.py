@@ -142,7 +142,7 @@ def test_paper_calibrated_program_reproduces_the_papers_inputs() -> None:
     assert s["key_bytes"] / 1e9 == pytest.approx(0.5, rel=0.03)
     assert s["compute_s"] == pytest.approx(1.05, rel=0.01)
     assert s["touched_bytes"] / 1e9 == pytest.approx(17.3, rel=0.10)
-    assert s["min_dram_bytes"] < 8e9  # 8 GB is enough with eviction (seed 000 section 4.4)
+    assert s["min_dram_bytes"] < 8e9  # 8 GB is enough with eviction (Suzuki and Yamana, section 4.4)
     assert load_model("fitted", cost).name == prog.name
     assert load_model("paper", cost).source == "paper-inputs"
     assert load_model(None, cost).source == "paper-inputs"

@@ -1,4 +1,4 @@
-"""Ridge data sets: seed 003's Algorithm 1 generator, the CSV loader and scaled diabetes."""
+"""Ridge data sets: Zhou and Hua's Algorithm 1 generator, the CSV loader and scaled diabetes."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Choose the BSGS split and baby-step size for N devices from a cost profile.
 
-Why search the DAG and not solve the closed form: seed 001 picks ``bs`` per ``N`` from
-``T_bs + C/(N T_bs) + T_comm log2 N``, which ignores the plaintext products (they do not shrink
-with ``bs``), the partial last giant step, uneven giant blocks when ``N`` does not divide
-``gs``, the order in which a reduction tree's transfers can start, and every strategy but
-replicated baby steps. The DAG (``workloads/bsgs.py``) scheduled on devices and links
-(``sim/op_dag.py``) has all of that, so both searches here price configurations on it:
+Why search the DAG and not solve the closed form: Ha, Jung and Paek (multi-device bootstrapping)
+pick ``bs`` per ``N`` from ``T_bs + C/(N T_bs) + T_comm log2 N``, which ignores the plaintext
+products (they do not shrink with ``bs``), the partial last giant step, uneven giant blocks when
+``N`` does not divide ``gs``, the order in which a reduction tree's transfers can start, and
+every strategy but replicated baby steps. The DAG (``workloads/bsgs.py``) scheduled on devices
+and links (``sim/op_dag.py``) has all of that, so both searches here price configurations on it:
 
 * :func:`exhaustive` -- every ``(strategy, bs)`` in the space, exact: a configuration is
   skipped only when a lower bound on its time (the baby-step rotations one device must do, or
@@ -200,8 +200,8 @@ def tune(base: BsgsShape, devices: int, costs: DagCosts, *, strategies: Sequence
 
 def naive(base: BsgsShape, devices: int, costs: DagCosts, *, baby: int | None = None,
           space: str = "all", hoisted: bool = False) -> Config:
-    """Seed 001's baseline: the single-device configuration (``baby``, or the best for one
-    device) kept on ``devices`` devices with replicated baby steps."""
+    """Ha, Jung and Paek's baseline: the single-device configuration (``baby``, or the best for
+    one device) kept on ``devices`` devices with replicated baby steps."""
     if baby is None:
         baby = exhaustive(base, 1, costs, strategies=("replicate",), space=space, hoisted=hoisted)[0].baby
     if not 1 <= baby <= base.diagonals:

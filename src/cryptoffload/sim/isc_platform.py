@@ -1,4 +1,5 @@
-"""Platforms of seed 000 (FPGA-only, FPGA&SSD, CSD) loaded from presets, and their simulation.
+"""Platforms of Suzuki and Yamana's in-storage computing study (FPGA-only, FPGA&SSD, CSD)
+loaded from presets, and their simulation.
 
 A platform is ``k`` identical FPGA boards, each with its own DRAM, and the path the stored
 bytes (weights, keys) take to that DRAM:
@@ -6,12 +7,12 @@ bytes (weights, keys) take to that DRAM:
 * ``fpga_only`` -- host memory -> the host's pool of PCIe lanes (shared by every board) -> the
   board's own x16 link;
 * ``fpga_ssd`` -- SSDs on their pool of lanes -> host memory -> the boards' pool of lanes ->
-  the board's x16 link (seed 000: 16 lanes each side of the 32);
+  the board's x16 link (the paper: 16 lanes each side of the 32);
 * ``csd`` -- the board's own NAND flash -> its DRAM, inside the device, not shared.
 
 Each board runs one inference at a time (query-level parallelism, no board-to-board traffic).
 Within an inference, transfers are issued in program order as early as DRAM allows (HE is
-data-oblivious, so the order is known: seed 000 lays data out for sequential reads and hides
+data-oblivious, so the order is known: the paper lays data out for sequential reads and hides
 transfer latency by prefetching): a reservation for a step's fetched data and outputs is taken
 in program order before its last hop, and dead data is evicted as soon as its last reader has
 run. Hops before the last one stage through host memory, which is assumed large enough

@@ -1,7 +1,7 @@
-"""Storage-side devices for the in-storage computing study (seed 000): an FPGA that runs CKKS
-ops, its DRAM, NAND flash, SSDs, and a program compiled into steps they execute.
+"""Storage-side devices for the in-storage computing study (Suzuki and Yamana): an FPGA that
+runs CKKS ops, its DRAM, NAND flash, SSDs, and a program compiled into steps they execute.
 
-Why these pieces: seed 000 compares three ways of feeding an FPGA with CKKS weights and keys
+Why these pieces: the paper compares three ways of feeding an FPGA with CKKS weights and keys
 that do not fit in its DRAM -- from host memory, from an SSD through the host, or from NAND
 flash on the same board (a computational storage device). What differs is only the path the
 bytes take and which links are shared, so the model is: an FPGA (:class:`~.devices.Device`,
@@ -39,7 +39,7 @@ COST_FIELDS = ("ring.poly_modulus_degree", "ring.data_limbs", "ops.hadd_level0_s
 
 @dataclass(frozen=True)
 class FpgaCostModel:
-    """Seconds per CKKS op on the FPGA, derived per level as seed 000 does from HEAX Set-C.
+    """Seconds per CKKS op on the FPGA, derived per level as Suzuki and Yamana do from HEAX Set-C.
 
     * add/sub/negate: ``hadd_level0_s`` at level 0 (one limb), times the number of limbs;
       ``add_plain``/``sub_plain`` touch one polynomial instead of two (``plain_factor``).
@@ -216,7 +216,7 @@ def _join(steps: list[Step]) -> Step:
 
 def check_fits(compiled: CompiledProgram, program: HEProgram, dram_bytes: float, where: str) -> None:
     """Refuse a platform whose DRAM cannot hold the largest op's working set, or the program's
-    live data (spilling to NAND is future work in seed 000 and is not modelled)."""
+    live data (spilling to NAND is future work in the paper and is not modelled)."""
     op = compiled.largest_op
     if compiled.largest_working_set > dram_bytes:
         raise ConfigError(
@@ -361,7 +361,7 @@ class DeviceDRAM:
 
 class NandFlash(SharedLink):
     """NAND flash on a CSD: sequential read at ``bandwidth`` into the board's DRAM (the data
-    is laid out in program order, seed 000 section 3), and a capacity for weights and keys."""
+    is laid out in program order, the paper's section 3), and a capacity for weights and keys."""
 
     resource_type = "nand"
 

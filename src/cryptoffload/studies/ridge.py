@@ -1,4 +1,5 @@
-"""Seed 003, part 2: privacy-preserving ridge regression for data trading, measured.
+"""Zhou and Hua (QAT Paillier offload), part 2: privacy-preserving ridge regression for data
+trading, measured.
 
 Why it is built this way: the paper encrypts 1,000,000 records (d = 20) per record on a QAT
 card (10.6 min), aggregates the ciphertext matrices on a K80 GPU (116 s), and solves with a

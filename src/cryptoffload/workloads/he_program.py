@@ -1,11 +1,11 @@
 """HE programs: an encrypted inference as a list of CKKS ops with the bytes each one touches.
 
-Why a program and not just totals: seed 000 asks where an FPGA should get its data from when
-weights and keys do not fit in its DRAM, and the answer depends on *when* each byte is needed
-relative to the computation (HE is data-oblivious, so the order of every read is known before
-the run and transfers can be prefetched). So a program is the op sequence, in program order,
-with for every op its level, the ciphertexts it reads and writes, the stored plaintext (a
-weight) and the evaluation keys it needs, and their sizes.
+Why a program and not just totals: Suzuki and Yamana (in-storage computing for HE) ask where an
+FPGA should get its data from when weights and keys do not fit in its DRAM, and the answer
+depends on *when* each byte is needed relative to the computation (HE is data-oblivious, so the
+order of every read is known before the run and transfers can be prefetched). So a program is
+the op sequence, in program order, with for every op its level, the ciphertexts it reads and
+writes, the stored plaintext (a weight) and the evaluation keys it needs, and their sizes.
 
 Sizes follow the RNS representation (SEAL/EVA, CKKS): at level ``l`` a value has ``l + 1``
 RNS limbs, each limb is ``N`` coefficient words of 8 bytes, so a ciphertext of ``p``
@@ -533,9 +533,9 @@ DEFAULT_CNN_PARAMS = CkksParams(16384, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30)
 
 def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel: int = 5, stride: int = 2,
                  image: int = 28, hidden: int = 100, classes: int = 10) -> HEProgram:
-    """MNIST CNN in the seed's style (conv -> x^2 -> FC -> x^2 -> FC), one ciphertext per channel.
+    """MNIST CNN as Suzuki and Yamana's (conv -> x^2 -> FC -> x^2 -> FC), one ciphertext per channel.
 
-    Per-channel packing (seed 000 section 4.2): the image is one ciphertext; the conv layer
+    Per-channel packing (Suzuki and Yamana, section 4.2): the image is one ciphertext; the conv layer
     rotates it once per kernel offset (shared by all channels) and, per output channel, sums
     the rotated copies times a weight plaintext (the weight broadcast over the strided output
     positions) -- so each channel lives in its own ciphertext. FC1 multiplies every channel by
