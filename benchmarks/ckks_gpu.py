@@ -8,7 +8,7 @@ backends (so drifting machine load hits them alike):
   rescale, rotate (one key switch), and a hoisted rotation (one of 8 steps of a rotate_many,
   per step); the median of ``--repeats`` rounds;
 * the HE-CNN (per-channel packing, the shipped model): the median latency per image over
-  ``--images`` images (:func:`cryptoffload.apps.he_cnn.infer.bench`) and the agreement of the
+  ``--images`` images (:func:`cryptoffload.apps.he_cnn.benchmark.bench`) and the agreement of the
   encrypted predictions with the plaintext model.
 
 Backends: ``gpu`` where CuPy sees a CUDA device (its time includes waiting for the device:
@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from cryptoffload import bench as pin
-from cryptoffload.apps.he_cnn.infer import bench as he_cnn_bench
+from cryptoffload.apps.he_cnn.benchmark import bench as he_cnn_bench
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, make_backend
 from cryptoffload.crypto.ckks.gpu.device import gpu_reason
 from cryptoffload.errors import CryptoffloadError

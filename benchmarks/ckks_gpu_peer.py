@@ -153,7 +153,7 @@ def main() -> int:
         result["configs"][name] = {"params": params.to_dict(), "ours_s": mine, "desilo_s": peer,
                                    "desilo_over_ours": ratios}
         print(f"  ours {mine}\n  desilo {peer}\n  desilo/ours {ratios}", file=sys.stderr)
-    from cryptoffload.apps.he_cnn.infer import bench  # noqa: PLC0415
+    from cryptoffload.apps.he_cnn.benchmark import bench  # noqa: PLC0415
 
     he = bench(args.images, backend="gpu")
     image = {"ours_measured_ms": he.latency_s["median"] * 1e3, "ours_agreement": he.agreement,

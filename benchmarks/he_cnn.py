@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 
 from cryptoffload import bench as pin
-from cryptoffload.apps.he_cnn.infer import bench
+from cryptoffload.apps.he_cnn.benchmark import bench
 from cryptoffload.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -4,7 +4,7 @@ serve, client)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Callable, List, Optional
 
 import typer
 
@@ -75,13 +75,11 @@ def he_cnn_infer(
     print_json(res.as_dict())
 
 
-def _run_on_images(name: str, images: int, batch: bool, model: Optional[Path], backend: str) -> None:
-    """``infer.<name>`` (bench or evaluate) over ``images`` held-out images, its result as JSON."""
-    from cryptoffload.apps.he_cnn import infer as inf
-
+def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> None:
+    """``run`` (:func:`.benchmark.bench` or :func:`.accuracy.evaluate`) over ``images`` held-out
+    images, its result as JSON."""
     check_int("--images", images, maximum=MAX_IMAGES)
     _check_backend(backend)
-    run = getattr(inf, name)
     res = run(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **_model_kw(model))
     print_json(res.as_dict())
 
@@ -94,7 +92,9 @@ def he_cnn_bench(
     backend: str = BACKEND_OPTION,
 ) -> None:
     """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
-    _run_on_images("bench", images, batch, model, backend)
+    from cryptoffload.apps.he_cnn.benchmark import bench
+
+    _run_on_images(bench, images, batch, model, backend)
 
 
 @app.command("evaluate")
@@ -105,7 +105,9 @@ def he_cnn_evaluate(
     backend: str = BACKEND_OPTION,
 ) -> None:
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
-    _run_on_images("evaluate", images, batch, model, backend)
+    from cryptoffload.apps.he_cnn.accuracy import evaluate
+
+    _run_on_images(evaluate, images, batch, model, backend)
 
 
 @app.command("serve")

@@ -1,6 +1,5 @@
 """Encrypted inference end to end: one image on real SEAL at the full parameters (N = 16384,
-5 levels, 28 Galois keys; ~5 s), its trace, and the bench/evaluate entry points on the
-emulator."""
+5 levels, 28 Galois keys; ~5 s), its trace, on the emulator and on the GPU backend's CPU twin."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptoffload.apps.he_cnn.infer import bench, evaluate, infer_image
+from cryptoffload.apps.he_cnn.infer import infer_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
@@ -56,25 +55,6 @@ def test_wrong_image_and_index_refused() -> None:
 def test_emulator_inference_is_exact() -> None:
     r = infer_image(0, backend="emulator")
     assert r.max_abs_error < 1e-9 and r.prediction == r.plain_prediction
-
-
-def test_evaluate_and_bench_on_emulator(tmp_path: Path) -> None:
-    ev = evaluate(40, backend="emulator")
-    assert ev.agreement == 1.0 and ev.n_images == 40 and ev.disagreements == []
-    assert ev.plain_accuracy == ev.encrypted_accuracy and ev.plain_accuracy_all_held_out >= 0.97
-    b = bench(2, DEFAULT_WEIGHTS, batch=False, backend="emulator")
-    assert b.mode == "per-channel" and b.rotations == 45 and b.agreement == 1.0
-    assert b.key_bytes["galois"] == 28 * 6 * 2 * 7 * 16384 * 8 and b.weight_bytes["plaintexts"] > 90e6
-    assert set(b.op_kinds) >= {"rotate", "mul_plain", "add", "rescale", "mul", "relinearize"}
-    # batch mode with a small model (the full one is 100k scalar products: a benchmark, not a test)
-    rng = np.random.default_rng(0)
-    small = CnnModel.init(ModelConfig(channels=1, hidden=4), rng)
-    path = small.save(tmp_path / "small.npz")
-    bb = bench(12, path, batch=True, backend="emulator")
-    assert bb.mode == "batch" and bb.n_images == 12 and bb.agreement == 1.0 and bb.max_abs_error < 1e-9
-    assert bb.images_per_s > 0 and bb.capacity_images_per_s == pytest.approx(8192 / bb.batch_s)
-    with pytest.raises(ConfigError, match="--images"):
-        bench(0, DEFAULT_WEIGHTS, backend="emulator")
 
 
 def test_rns_twin_one_image_at_full_size_predicts_like_the_plaintext_model() -> None:
