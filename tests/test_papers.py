@@ -17,6 +17,8 @@ def test_cite_and_short_forms() -> None:
     three = Paper("k", "A. Author, B. Second and C. Third", "T", "", "V")
     assert three.short() == "A. Author et al."
     assert Paper("k", "A. Author (Lab)", "T", "", "V").short() == "A. Author (Lab)"
+    assert two.brief() == "A. Author et al., A Journal, 2020"       # no short venue: the venue
+    assert Paper("k", "A. B and C. D", "T", "", "A Journal, 2020", "AJ 2020").brief() == "A. B et al., AJ 2020"
 
 
 def test_every_paper_is_complete_and_every_study_cites_one() -> None:

@@ -13,6 +13,7 @@ from cli_helpers import assert_nothing_written, assert_user_error, run_cli
 from cryptoffload import __version__
 from cryptoffload.profiles import builtin_profile_path
 from cryptoffload.report.result import PROVENANCES
+from cryptoffload.studies import all_studies
 
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -21,7 +22,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def test_study_list(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "study", "list")
     assert proc.returncode == 0, proc.stderr
-    assert "fpga-reconfig" in proc.stdout
+    lines = {ln.split()[0]: ln for ln in proc.stdout.splitlines() if ln.strip()}
+    assert "fpga-reconfig" in lines
+    for name, spec in all_studies().items():   # every study's line names the paper it reproduces
+        assert spec.title in lines[name] and spec.paper.short() in lines[name], lines[name]
 
 
 def _bad_profile(tmp_path: Path) -> str:

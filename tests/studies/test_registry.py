@@ -90,4 +90,7 @@ def test_every_study_module_registers_and_names_its_paper() -> None:
     studies = all_studies()
     for name, spec in studies.items():
         assert spec.paper.key in PAPERS and spec.summary and spec.title, name
+        # the citation comes from the registry (listing), never typed into a title by hand
+        assert spec.listing == f"{spec.title} ({spec.paper.brief()})", name
+        assert not any(paper.short() in spec.title for paper in PAPERS.values()), name
         assert all(isinstance(r, ReportRun) for r in spec.report_runs())

@@ -93,10 +93,10 @@ app = typer.Typer(cls=StudyGroup, no_args_is_help=True, help="Run one study (a p
 
 @app.command("list")
 def study_list() -> None:
-    """List the available studies."""
+    """List the available studies and the paper each reproduces."""
     from rich.markup import escape
 
     from cryptoffload.studies import all_studies
 
     for name, spec in all_studies().items():
-        console.print(f"[bold]{name}[/bold]  {escape(spec.title)}")
+        console.print(f"[bold]{name}[/bold]  {escape(spec.listing)}")

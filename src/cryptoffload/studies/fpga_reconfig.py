@@ -72,7 +72,7 @@ from cryptoffload.workloads.population_fit import fc_distance, mix_distance
 
 NAME = "fpga-reconfig"
 _CITE = PAPERS["fpga-reconfiguration"]
-TITLE = f"FPGA reconfiguration hidden by overlap and request prediction ({_CITE.short()}, IPSJ TACS 2005)"
+TITLE = "FPGA reconfiguration hidden by overlap and request prediction"
 PAPER = _CITE.cite()
 
 __all__ = ["NAME", "TITLE", "PAPER", "FpgaReconfigConfig", "PolicyRun", "SeedOutcome", "run", "sweep",

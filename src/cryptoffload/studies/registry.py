@@ -111,6 +111,12 @@ class StudySpec:
         """The command's help: what it does and the paper it reproduces."""
         return f"{self.summary} After {self.paper.cite()}."
 
+    @property
+    def listing(self) -> str:
+        """The title with the paper it reproduces, as ``study list`` shows it; titles carry no
+        citation of their own, so every study names its paper the same way, from ``PAPERS``."""
+        return f"{self.title} ({self.paper.brief()})"
+
     def run(self, cfg: Any, out: str | Path, progress: Optional[ProgressFn] = None) -> Any:
         """The study's ``run``, looked up when called (so a test can replace it)."""
         return getattr(importlib.import_module(self.module), "run")(cfg, out, progress)

@@ -35,7 +35,7 @@ from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies.registry import Option, names, register_study
 
 NAME = "tls-offload"
-TITLE = f"TLS offload for a management node: nginx in four modes, measured and modelled ({PAPERS['smartnic-tls'].short()})"
+TITLE = "TLS offload for a management node: nginx in four modes, measured and modelled"
 PAPER = PAPERS["smartnic-tls"].cite()
 
 SMALL, LARGE, PAPER_RATIOS = tm.SMALL, tm.LARGE, tm.PAPER_RATIOS
