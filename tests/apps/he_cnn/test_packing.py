@@ -1,4 +1,4 @@
-"""Packing plans on the exact emulator (the numpy plan executor: float64 slots, np.roll
+"""Per-channel packing on the exact emulator (the numpy plan executor: float64 slots, np.roll
 rotations, SEAL's level/scale/key bookkeeping): the encrypted program must compute exactly the
 plain forward pass, in the documented slot layout, with only the keys it asks for."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, load_model
-from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan, pack_image
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan, pack_image
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksError, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError
@@ -27,7 +27,7 @@ def images() -> np.ndarray:
     return load_mnist().x_test[:6]
 
 
-def emulator(plan: PerChannelPlan | BatchPlan, params: CkksParams = DEFAULT_PARAMS, **kw: object):
+def emulator(plan: PerChannelPlan, params: CkksParams = DEFAULT_PARAMS, **kw: object):
     be = make_backend("emulator", params, **kw)
     be.keygen(rotations=plan.rotation_steps())
     return be
@@ -109,19 +109,6 @@ def test_poly_activation_and_reduced_architecture(images: np.ndarray) -> None:
         assert np.allclose(got, ref, atol=1e-9)
 
 
-def test_batch_plan_equals_plain_forward(images: np.ndarray) -> None:
-    m = random_model(ModelConfig(channels=2, hidden=6), 11)
-    plan = BatchPlan(m)
-    assert plan.rotation_steps() == []
-    be = emulator(plan)
-    cts = [be.encrypt(v) for v in plan.pack_images(images)]
-    assert len(cts) == 784
-    outs = plan.run(be, cts, plan.prepare(be))
-    logits = plan.unpack_logits([be.decrypt(c) for c in outs], len(images))
-    assert logits.shape == (6, 10) and np.allclose(logits, m.forward(images), atol=1e-9)
-    assert all(be.level(c) == 0 for c in outs)
-
-
 def test_refusals(model: CnnModel) -> None:
     plan = PerChannelPlan(model)
     with pytest.raises(ConfigError, match=r"shape \(28, 27\)"):
@@ -132,8 +119,6 @@ def test_refusals(model: CnnModel) -> None:
         PerChannelPlan(model, CkksParams(16384, (60, 30, 30, 30, 60), 30))
     with pytest.raises(ConfigError, match="5 channels need 5120 slots"):
         PerChannelPlan(model, CkksParams(8192, (60, 30, 30, 30, 30, 30, 60), 30))
-    with pytest.raises(ConfigError, match=r"expected \(n, 28, 28\)"):
-        BatchPlan(model).pack_images(np.zeros((3, 28, 29)))
     be = emulator(plan)
     ct = be.rescale(be.encrypt(plan.pack_image(np.zeros((28, 28)))))
     with pytest.raises(ConfigError, match="level 4, the plan needs 5"):

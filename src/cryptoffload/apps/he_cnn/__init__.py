@@ -7,9 +7,11 @@ ciphertext, 45 rotations) or CryptoNets' per-pixel batching (a slot per image), 
 ``docs/he-cnn.md``.
 
 Modules: :mod:`.data` (the MNIST training and held-out sets, read by :mod:`.mnist_csv` and
-:mod:`.mnist_idx`, checked by :mod:`.mnist_checks`), :mod:`.model` (architecture, forward pass, files),
-:mod:`.train` (numpy training), :mod:`.packing` (slot layouts and plans), :mod:`.infer`
-(``infer_image``, ``bench``, ``evaluate``), :mod:`.service` (``serve``, ``client_infer``).
+:mod:`.mnist_idx`, checked by :mod:`.mnist_checks`), :mod:`.model` (architecture, forward pass,
+files), :mod:`.train` (numpy training), :mod:`.packing` (per-channel packing) and
+:mod:`.batching` (per-pixel batching), :mod:`.infer` (``infer_image``), :mod:`.benchmark`
+(``bench``), :mod:`.accuracy` (``evaluate``), :mod:`.server` (``serve``) and :mod:`.client`
+(``client_infer``).
 """
 
 from cryptoffload.apps.he_cnn.data import MnistData, load_mnist

@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.infer import LAYERS, breakdown, client_and_plan, count_rotations, run_batch
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
-from cryptoffload.apps.he_cnn.packing import BatchPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError

@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
-from cryptoffload.apps.he_cnn.packing import BatchPlan, PerChannelPlan
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
 from cryptoffload.errors import ConfigError

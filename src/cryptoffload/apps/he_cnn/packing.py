@@ -1,6 +1,6 @@
-"""Slot layouts and evaluation plans of the CNN on CKKS ciphertexts.
+"""Per-channel packing of the CNN on CKKS ciphertexts: one image per ciphertext, 45 rotations.
 
-Two plans, both written once against the CKKS interface (:mod:`cryptoffload.crypto.ckks`),
+The plan is written once against the CKKS interface (:mod:`cryptoffload.crypto.ckks`),
 so the same code runs on SEAL, on the exact emulator (``make_backend("emulator")``: float64
 slot vectors, ``np.roll`` rotations, SEAL's level/scale bookkeeping and refusals -- this is
 the numpy plan executor the tests compare with the plain forward pass) and on a
@@ -14,10 +14,8 @@ dense layers are the one BSGS product of :mod:`cryptoffload.crypto.ckks.bsgs`::
     out = plan.run(ev, ct, weights)          # server; phases conv, act1, fc1, act2, fc2
     logits = plan.unpack_logits(ev.decrypt(out))
 
-    plan = BatchPlan(model, params)          # CryptoNets: one ciphertext per pixel, a slot per image
-    cts = [ev.encrypt(v) for v in plan.pack_images(images)]
-    outs = plan.run(ev, cts, plan.prepare(ev))   # 10 ciphertexts, no rotations
-    logits = plan.unpack_logits([ev.decrypt(c) for c in outs], n_images)
+The other layout, CryptoNets' per-pixel batching (a slot per image, no rotation), is
+:mod:`.batching`; it shares the depth check and the square activation defined here.
 
 Per-channel layout (default parameters: N = 16384, 8192 slots)
 --------------------------------------------------------------
@@ -61,7 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,14 +77,22 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _square_form(model: CnnModel | SquareForm) -> SquareForm:
+def square_form(model: CnnModel | SquareForm) -> SquareForm:
+    """The model's weights rewritten so that both activations are plain squares (what both plans
+    evaluate; :meth:`CnnModel.square_form`)."""
     return model.square_form() if isinstance(model, CnnModel) else model
 
 
-def _check_depth(params: CkksParams) -> None:
+def check_depth(params: CkksParams) -> None:
+    """Refuses parameters with fewer levels than the CNN's multiplicative depth."""
     if params.levels < DEPTH:
         raise ConfigError(f"the CNN needs {DEPTH} levels (conv, square, fc1, square, fc2); parameters "
                           f"{list(params.coeff_mod_bits)} give {params.levels}")
+
+
+def square(ev: Any, x: Any) -> Any:
+    """The square activation on a ciphertext: multiply, relinearize, rescale (one level)."""
+    return ev.rescale(ev.relinearize(ev.mul(x, x)))
 
 
 def _split(n: int, baby: int | None) -> tuple[int, int]:
@@ -132,9 +138,9 @@ class PerChannelPlan:
 
     def __init__(self, model: CnnModel | SquareForm, params: CkksParams = DEFAULT_PARAMS, *,
                  fc1_baby: int | None = 16, fc2_baby: int | None = 4) -> None:
-        sq = _square_form(model)
+        sq = square_form(model)
         c: ModelConfig = sq.config
-        _check_depth(params)
+        check_depth(params)
         self.model, self.config, self.params = sq, c, params
         self.slots = n = params.slots
         block = BLOCK_SIDE * BLOCK_SIDE
@@ -168,7 +174,6 @@ class PerChannelPlan:
         self.fc2_giant = [self.g2 * j for j in range(self.G2)]
         self._build_vectors()
 
-    # ------------------------------------------------------------------ plaintext vectors
 
     def _build_vectors(self) -> None:
         sq, c, n = self.model, self.config, self.slots
@@ -214,7 +219,6 @@ class PerChannelPlan:
             out.append(row)
         return out
 
-    # ------------------------------------------------------------------ keys, levels, sizes
 
     def rotation_steps(self) -> list[int]:
         """The Galois keys this plan needs (and nothing else)."""
@@ -247,7 +251,6 @@ class PerChannelPlan:
     def unpack_logits(self, slots: np.ndarray) -> np.ndarray:
         return np.asarray(slots[: self.config.classes], dtype=np.float64)
 
-    # ------------------------------------------------------------------ encrypted evaluation
 
     def prepare(self, ev: Any) -> PreparedWeights:
         """Encode every mask and diagonal at the level where it is used (once per key set)."""
@@ -294,10 +297,6 @@ class PerChannelPlan:
             raise ConfigError("a layer has only zero weights")
         return acc
 
-    @staticmethod
-    def _square(ev: Any, x: Any) -> Any:
-        return ev.rescale(ev.relinearize(ev.mul(x, x)))
-
     def run(self, ev: Any, ct: Any, pw: PreparedWeights, taps: dict[str, Any] | None = None) -> Any:
         """Server side: encrypted image -> encrypted logits (slots 0..classes-1). ``taps``, if
         given, receives each layer's output ciphertext (``conv`` ... ``fc2``)."""
@@ -309,7 +308,7 @@ class PerChannelPlan:
         x = self._bias(ev, pw, "conv.bias", self.conv_bias, x)
         tap("conv", x)
         ev.set_phase("act1")
-        x = self._square(ev, x)
+        x = square(ev, x)
         tap("act1", x)
         ev.set_phase("fc1")
         x = self._bsgs(ev, x, pw.fc1, self.fc1_baby, self.fc1_giant)
@@ -318,7 +317,7 @@ class PerChannelPlan:
         x = self._bias(ev, pw, "fc1.bias", self.fc1_bias, x)
         tap("fc1", x)
         ev.set_phase("act2")
-        x = self._square(ev, x)
+        x = square(ev, x)
         tap("act2", x)
         ev.set_phase("fc2")
         x = self._bsgs(ev, x, pw.fc2, self.fc2_baby, self.fc2_giant)
@@ -328,130 +327,3 @@ class PerChannelPlan:
         tap("fc2", x)
         ev.set_phase("output")
         return x
-
-
-# ======================================================================================
-# per-pixel batching (CryptoNets)
-
-
-@dataclass
-class BatchWeights:
-    conv: dict[tuple[int, int, int], Any]
-    plaintext_bytes: int = 0
-    count: int = 0
-
-
-class BatchPlan:
-    """CryptoNets' batching: ciphertext ``p`` holds pixel ``p`` of up to ``slots`` images (slot
-    ``s`` = image ``s``). Every layer is scalar plaintext products and additions: no rotation,
-    no Galois key; throughput-oriented (one run costs the same for 1 or 8192 images).
-
-    Scalar weights are encoded as constant plaintexts at the level of use: the 125 conv weights
-    once (:meth:`prepare`), the FC weights when used (84,500 + 1,000 of them would take 43 GB
-    encoded at once).
-    """
-
-    def __init__(self, model: CnnModel | SquareForm, params: CkksParams = DEFAULT_PARAMS) -> None:
-        sq = _square_form(model)
-        _check_depth(params)
-        self.model, self.config, self.params = sq, sq.config, params
-        self.slots = params.slots
-
-    def rotation_steps(self) -> list[int]:
-        return []
-
-    @property
-    def top(self) -> int:
-        return self.params.levels
-
-    def pack_images(self, images: Any) -> list[np.ndarray]:
-        """Client side: (n, 28, 28) images -> 784 slot vectors (pixel-major)."""
-        arr = np.asarray(images, dtype=np.float64)
-        c = self.config
-        if arr.ndim == 2:
-            arr = arr[None]
-        if arr.ndim != 3 or arr.shape[1:] != (c.image, c.image):
-            raise ConfigError(f"images have shape {arr.shape}, expected (n, {c.image}, {c.image})")
-        if not 1 <= len(arr) <= self.slots:
-            raise ConfigError(f"a batch holds 1 to {self.slots} images, got {len(arr)}")
-        for i, img in enumerate(arr):
-            check_image(img, f"image {i}")
-        flat = arr.reshape(len(arr), -1)
-        return [flat[:, p] for p in range(flat.shape[1])]
-
-    def unpack_logits(self, slots: Sequence[np.ndarray], n_images: int) -> np.ndarray:
-        return np.stack([np.asarray(v[:n_images]) for v in slots], axis=1)
-
-    def prepare(self, ev: Any) -> BatchWeights:
-        ev.set_phase("weights")
-        c, sq = self.config, self.model
-        out: dict[tuple[int, int, int], Any] = {}
-        total = 0
-        for chn in range(c.channels):
-            for di in range(c.kernel):
-                for dj in range(c.kernel):
-                    w = float(sq.conv_w[chn, di, dj])
-                    if w == 0.0:
-                        continue
-                    pt = ev.label(ev.encode(w, level=self.top), f"conv.w[{chn},{di},{dj}]")
-                    out[(chn, di, dj)] = pt
-                    total += ev.plaintext_bytes(pt)
-        return BatchWeights(out, total, len(out))
-
-    @staticmethod
-    def _scalar(ev: Any, ct: Any, w: float, name: str) -> Any:
-        pt = ev.label(ev.encode(w, level=ev.level(ct)), name)
-        return ev.mul_plain(ct, pt)
-
-    def _dense(self, ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
-        outs = []
-        for r in range(W.shape[0]):
-            acc = None
-            for p, x in enumerate(xs):
-                w = float(W[r, p])
-                if w == 0.0:
-                    continue
-                term = self._scalar(ev, x, w, f"{name}.w[{r},{p}]")
-                acc = term if acc is None else ev.add(acc, term)
-            if acc is None:
-                raise ConfigError(f"{name}: row {r} has only zero weights")
-            acc = ev.add_plain(acc, ev.encode(float(b[r]), like=acc))
-            outs.append(ev.rescale(acc))
-        return outs
-
-    def run(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
-        c, sq = self.config, self.model
-        if len(cts) != c.image * c.image:
-            raise ConfigError(f"a batch is {c.image * c.image} pixel ciphertexts, got {len(cts)}")
-        o, k, s = c.conv_out, c.kernel, c.stride
-        ev.set_phase("conv")
-        conv: list[Any] = []
-        bias_pt: dict[int, Any] = {}
-        for chn in range(c.channels):
-            for i in range(o):
-                for j in range(o):
-                    acc = None
-                    for di in range(k):
-                        r = s * i + di
-                        if r >= c.image:
-                            continue           # zero padding
-                        for dj in range(k):
-                            q = s * j + dj
-                            if q >= c.image or (chn, di, dj) not in bw.conv:
-                                continue
-                            term = ev.mul_plain(cts[r * c.image + q], bw.conv[(chn, di, dj)])
-                            acc = term if acc is None else ev.add(acc, term)
-                    if chn not in bias_pt:
-                        bias_pt[chn] = ev.encode(float(sq.conv_b[chn]), like=acc)
-                    conv.append(ev.rescale(ev.add_plain(acc, bias_pt[chn])))
-        ev.set_phase("act1")
-        h = [PerChannelPlan._square(ev, x) for x in conv]
-        del conv
-        ev.set_phase("fc1")
-        h = self._dense(ev, h, sq.fc1_w, sq.fc1_b, "fc1")
-        ev.set_phase("act2")
-        h = [PerChannelPlan._square(ev, x) for x in h]
-        ev.set_phase("fc2")
-        out = self._dense(ev, h, sq.fc2_w, sq.fc2_b, "fc2")
-        ev.set_phase("output")
-        return out
