@@ -155,7 +155,6 @@ class CnnModel:
     def arrays(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in ARRAYS}
 
-    # ---------------------------------------------------------------- forward
 
     def _act(self, layer: int, z: np.ndarray) -> np.ndarray:
         a, b = self.act[layer]
@@ -176,7 +175,6 @@ class CnnModel:
     def accuracy(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(np.mean(self.predict(x) == np.asarray(y)))
 
-    # ---------------------------------------------------------------- square form
 
     def square_form(self) -> SquareForm:
         """Weights of the same function written with plain squares (see the module docstring)."""
@@ -196,7 +194,6 @@ class CnnModel:
             fc2_w = fc2_w * a2
         return SquareForm(self.config, self.conv_w.astype(np.float64), conv_b, fc1_w, fc1_b, fc2_w, fc2_b)
 
-    # ---------------------------------------------------------------- files
 
     def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
         path = Path(path)
