@@ -8,7 +8,7 @@ whose ``workers`` dispatcher threads each own one stream: a dispatcher encodes i
 (integers to limbs), uploads it through its stream's pinned buffers and launches, then waits
 for its stream -- while it waits (GIL released), another dispatcher encodes the next batch,
 so host encoding, transfers and kernels overlap. Jobs are grouped by key or modulus
-(``engines.cpu.compute_batch``), one kernel launch per group.
+(``engines.compute.compute_batch``), one kernel launch per group.
 
 Bulk paths that never materialise per-job futures (millions of ciphertexts):
 :meth:`GpuEngine.encrypt_aggregate` (encrypt a records x plaintexts matrix and return its
@@ -33,7 +33,7 @@ from cryptoffload import cuda
 from cryptoffload.crypto._native import gpu_runtime as gr
 from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, check_range, from_limbs, random_exponents, to_limbs
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
-from cryptoffload.engines.cpu import compute_batch
+from cryptoffload.engines.compute import compute_batch
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 #: Ciphertexts per pipelined bulk batch (two batches in flight): 256 MiB of ciphertexts at

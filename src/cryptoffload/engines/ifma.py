@@ -20,7 +20,7 @@ from typing import Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
-from cryptoffload.engines.cpu import EncryptorCache, compute_batch
+from cryptoffload.engines.compute import EncryptorCache, compute_batch
 from cryptoffload.engines.rings import RingClosed
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
