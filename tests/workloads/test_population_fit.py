@@ -13,7 +13,8 @@ from cryptoffload.workloads.population_fit import (
     mix_distance,
     same_client_returns,
 )
-from cryptoffload.workloads.web_trace import RETURN_TIME, Trace, generate_trace, sample_inverse_cdf
+from cryptoffload.workloads.request_trace import Trace
+from cryptoffload.workloads.web_trace import RETURN_TIME, generate_trace, sample_inverse_cdf
 
 TABLE7 = [0.0911, 0.0697, 0.0886, 0.0765, 0.0907, 0.0786, 0.2463, 0.0706, 0.0967, 0.0848]
 

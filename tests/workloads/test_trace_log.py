@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from cryptoffload.errors import ConfigError, CryptoffloadError, TraceError
+from cryptoffload.workloads.request_trace import Trace
 from cryptoffload.workloads.trace_log import load_trace, save_trace_csv
-from cryptoffload.workloads.web_trace import Trace, generate_trace
+from cryptoffload.workloads.web_trace import generate_trace
 
 
 def blake63(text):

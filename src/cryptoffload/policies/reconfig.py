@@ -22,7 +22,7 @@ from cryptoffload.policies import ngram
 from cryptoffload.sim import reconfig_fast as fast
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform
 from cryptoffload.sim.reconfig_server import Decision, FpgaView
-from cryptoffload.workloads.web_trace import Trace
+from cryptoffload.workloads.request_trace import Trace
 
 __all__ = ["FpgaView", "Decision", "PolicyContext", "ReconfigPolicy", "POLICIES", "PAPER_POLICIES",
            "BEYOND_POLICIES", "INTERVAL_POLICIES", "make_policy", "prepare_policies", "run_policy", "same_pair"]

@@ -26,8 +26,9 @@ from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
 from cryptoffload.studies._reconfig_paper import PAPER_RATES, PAPER_TABLE7
 from cryptoffload.workloads.client_population import draw_population
 from cryptoffload.workloads.population_fit import fc_distance, mix_distance
+from cryptoffload.workloads.request_trace import Trace
 from cryptoffload.workloads.trace_log import load_trace
-from cryptoffload.workloads.web_trace import CLIENT_MODELS, Trace, generate_trace
+from cryptoffload.workloads.web_trace import CLIENT_MODELS, generate_trace
 
 T = TypeVar("T")
 

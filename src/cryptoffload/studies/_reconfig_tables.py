@@ -29,7 +29,7 @@ from cryptoffload.studies._reconfig_paper import (
 from cryptoffload.studies._reconfig_paper import T8_POLICIES
 from cryptoffload.studies._reconfig_sweep import MB, FpgaReconfigConfig, PolicyRun, SeedOutcome, sweep
 from cryptoffload.workloads.client_population import FIT_PROVENANCE, FITTED_CLIENTS, FITTED_SHAPE
-from cryptoffload.workloads.web_trace import Trace
+from cryptoffload.workloads.request_trace import Trace
 
 ORDER = ("oracle", "predict", "nopredict")
 

@@ -33,7 +33,8 @@ import numpy as np
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.client_population import draw_population
-from cryptoffload.workloads.web_trace import RETURN_TIME, Trace, generate_trace
+from cryptoffload.workloads.request_trace import Trace
+from cryptoffload.workloads.web_trace import RETURN_TIME, generate_trace
 
 __all__ = ["same_client_returns", "fc_distance", "mix_distance", "GridPoint", "PopulationFit", "fit_population"]
 

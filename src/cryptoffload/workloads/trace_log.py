@@ -1,4 +1,4 @@
-"""Request logs read into a :class:`~cryptoffload.workloads.web_trace.Trace`, and traces written back.
+"""Request logs read into a :class:`~cryptoffload.workloads.request_trace.Trace`, and traces written back.
 
 Why a module of its own: a user's own server log (CSV or the Common/Combined Log Format) is the
 one outside input of the fpga-reconfig study, so every line is validated, bad lines are counted
@@ -25,7 +25,7 @@ import numpy as np
 
 from cryptoffload.errors import ConfigError, OutputError, TraceError
 from cryptoffload.io import atomic_writer
-from cryptoffload.workloads.web_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
+from cryptoffload.workloads.request_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
 
 __all__ = ["load_trace", "save_trace_csv", "client_id"]
 
