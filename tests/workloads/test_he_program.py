@@ -1,5 +1,4 @@
-"""HE programs: sizes from the ring, trace loading and its refusals, the CNN generator and the
-paper-calibrated program."""
+"""HE programs: sizes from the ring, trace loading and its refusals, and the CNN generator."""
 
 from __future__ import annotations
 
@@ -10,10 +9,7 @@ import pytest
 
 from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError
-from cryptoffload.sim.storage import FpgaCostModel
 from cryptoffload.workloads import he_program as hp
-from cryptoffload.workloads.he_cnn_fitted import paper_calibrated_program
-from cryptoffload.workloads.he_models import load_model
 
 N = 16384
 SET_C = CkksParams(N, (50, 48, 48, 48, 48, 48, 48, 48, 52), 30)
@@ -131,19 +127,3 @@ def test_generator_refuses_bad_shapes() -> None:
         hp.generate_cnn(channels=0)
     with pytest.raises(ConfigError):
         hp.generate_cnn(CkksParams(16384, (40, 40, 40, 40), 30))
-
-
-# -- (c) the paper-calibrated program --------------------------------------------------------
-def test_paper_calibrated_program_reproduces_the_papers_inputs() -> None:
-    cost = FpgaCostModel.from_profile()
-    prog = paper_calibrated_program(cost)
-    s = prog.summary(cost)
-    assert s["weight_bytes"] / 1e9 == pytest.approx(3.3, rel=0.01)
-    assert s["key_bytes"] / 1e9 == pytest.approx(0.5, rel=0.03)
-    assert s["compute_s"] == pytest.approx(1.05, rel=0.01)
-    assert s["touched_bytes"] / 1e9 == pytest.approx(17.3, rel=0.10)
-    assert s["min_dram_bytes"] < 8e9  # 8 GB is enough with eviction (Suzuki and Yamana, section 4.4)
-    assert load_model("fitted", cost).name == prog.name
-    assert load_model("paper", cost).source == "paper-inputs"
-    assert load_model(None, cost).source == "paper-inputs"
-    assert load_model("generated", cost).source == "generated"

@@ -82,22 +82,19 @@ class PlatformPreset:
 
 
 def load_platforms(profile: str = PLATFORM_PROFILE) -> dict[str, PlatformPreset]:
+    """The three presets of ``profile``. Each field's own range (lanes a whole number >= 1,
+    DRAM and rates above 0) is checked on load by the profile rules (``profiles/rules.py``);
+    what is checked here is how the fields fit together (lanes used against lanes present)."""
     required = list(COMMON_FIELDS) + [f"platforms.{p}.{f}" for p, fs in PLATFORM_FIELDS.items() for f in fs]
     prof = load_profile(profile, required=required)
     v = prof.value
 
     def lanes(field_name: str) -> int:
-        x = v(field_name)
-        if x != int(x) or x < 1:
-            raise ProfileError(f"{prof.path}: field '{field_name}' must be a positive whole number of lanes")
-        return int(x)
+        return int(v(field_name))  # a whole number >= 1: the profile rule for "_lanes"
 
     common = dict(dram_bytes=v("common.dram_gb") * GB, lane_bps=v("common.lane_gbps") * GB,
                   device_lanes=lanes("common.device_lanes"), total_lanes=lanes("common.total_lanes"),
                   profile=prof.path)
-    for f in ("common.dram_gb", "common.lane_gbps"):
-        if v(f) <= 0:
-            raise ProfileError(f"{prof.path}: field '{f}' must be positive")
     out = {
         "fpga_only": PlatformPreset("fpga_only", LABELS["fpga_only"], host_lanes=lanes("platforms.fpga_only.host_lanes"),
                                     **common),
@@ -111,11 +108,11 @@ def load_platforms(profile: str = PLATFORM_PROFILE) -> dict[str, PlatformPreset]
     for p in out.values():
         if p.name == "fpga_ssd" and p.fpga_lanes + p.ssd_lanes > p.total_lanes:
             raise ProfileError(f"{prof.path}: FPGA&SSD uses {p.fpga_lanes}+{p.ssd_lanes} lanes, more than "
-                               f"the {p.total_lanes} in total")
+                               f"the {p.total_lanes} in total; lower 'platforms.fpga_ssd.fpga_lanes' or "
+                               "'ssd_lanes', or raise 'common.total_lanes'")
         if p.host_lanes > p.total_lanes:
-            raise ProfileError(f"{prof.path}: {p.name} uses {p.host_lanes} lanes, more than the {p.total_lanes} in total")
-        if p.name == "csd" and p.nand_read_bps <= 0:
-            raise ProfileError(f"{prof.path}: field 'platforms.csd.nand_read_gbps' must be positive")
+            raise ProfileError(f"{prof.path}: {p.name} uses {p.host_lanes} lanes, more than the {p.total_lanes} in "
+                               f"total; lower 'platforms.{p.name}.host_lanes' or raise 'common.total_lanes'")
     return out
 
 

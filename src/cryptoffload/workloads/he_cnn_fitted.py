@@ -49,7 +49,8 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
     for f in ("weights_share", "keys_share", "compute_share"):
         total = sum(phases[ph][f] for ph in names)
         if abs(total - 1.0) > 1e-3:
-            raise ProfileError(f"{prof.path}: the phases' {f} add up to {total:.4f}, not 1")
+            raise ProfileError(f"{prof.path}: the phases' {f} add up to {total:.4f}, not 1; "
+                               "change them so that they sum to 1")
     weights = prof.value("totals.weights_gb") * 1e9
     keys = prof.value("totals.keys_gb") * 1e9
     compute = prof.value("totals.compute_s")
@@ -68,7 +69,8 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
         level = int(cfg["level"])
         width = int(cfg["width"])
         if not 0 <= level <= params.levels or width < 1:
-            raise ProfileError(f"{prof.path}: phase {ph}: level must be 0..{params.levels} and width >= 1")
+            raise ProfileError(f"{prof.path}: phase {ph}: level must be 0..{params.levels} and width >= 1 "
+                               f"(got level {level}, width {width}); fix 'phases.{ph}.level' or 'width'")
         srcs = [b.mod_switch_to(s, level) for s in srcs]
         n_pt = round(cfg["weights_share"] * weights / params.plaintext_bytes(level))
         carried_keys += cfg["keys_share"] * n_keys_total

@@ -1,0 +1,20 @@
+"""Fixtures of the in-storage computing model's tests (test_storage, test_isc_platform)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cryptoffload.sim.isc_platform import load_platforms
+from cryptoffload.sim.storage import FpgaCostModel
+
+
+@pytest.fixture(scope="module")
+def presets():
+    """The FPGA-only, FPGA&SSD and CSD presets of the built-in profile."""
+    return load_platforms()
+
+
+@pytest.fixture(scope="module")
+def cost():
+    """FPGA op costs from the HEAX Set-C profile."""
+    return FpgaCostModel.from_profile()
