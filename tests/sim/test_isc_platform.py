@@ -16,6 +16,8 @@ from cryptoffload.profiles import builtin_profile_path
 from cryptoffload.sim.isc_platform import load_platforms, simulate
 from cryptoffload.sim.storage import FpgaCostModel, compile_steps, prefetch_gates
 from cryptoffload.workloads import he_program as hp
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
+from cryptoffload.workloads.he_trace import program_from_trace
 
 N = 16384
 P = CkksParams(N, (48,) * 9, 30)
@@ -23,7 +25,7 @@ GB = 1e9
 
 
 def _program(ops) -> hp.HEProgram:
-    return hp.program_from_trace({"schema": hp.SCHEMA, "params": P.to_dict(), "ops": ops})
+    return program_from_trace({"schema": hp.SCHEMA, "params": P.to_dict(), "ops": ops})
 
 
 def _mul_plain_chain(n: int, pt_bytes: int, level: int = 7) -> hp.HEProgram:
@@ -88,7 +90,7 @@ def test_k_devices_sharing_lanes_each_get_one_kth(presets, k) -> None:
 def test_unbounded_prefetch_matches_the_latency_envelope(presets, cost) -> None:
     # with DRAM to spare, latency at bandwidth B = max over ops of (bytes needed up to the op / B
     # + compute from the op on): transfers run back to back, compute waits only for its data
-    prog = hp.generate_cnn()
+    prog = generate_cnn()
     comp = compile_steps(prog, cost)
     D = np.cumsum([s.fetch_bytes for s in comp.steps])
     R = np.cumsum([s.compute_s for s in comp.steps][::-1])[::-1]
@@ -99,7 +101,7 @@ def test_unbounded_prefetch_matches_the_latency_envelope(presets, cost) -> None:
 
 
 def test_back_to_back_queries(presets, cost) -> None:
-    comp = compile_steps(hp.generate_cnn(), cost, 2e-3, 16e6)
+    comp = compile_steps(generate_cnn(), cost, 2e-3, 16e6)
     one = simulate(comp, presets["fpga_ssd"], 4, 1)
     two = simulate(comp, presets["fpga_ssd"], 4, 2)
     assert len(two.latencies_s) == 8
@@ -108,7 +110,7 @@ def test_back_to_back_queries(presets, cost) -> None:
 
 
 def test_dram_bound_is_respected_and_costs_latency(presets, cost) -> None:
-    prog = hp.generate_cnn()
+    prog = generate_cnn()
     comp = compile_steps(prog, cost)
     roomy = simulate(comp, presets["csd"], 1, source_gbps=16, record=True)
     tight_cap = comp.min_dram_bytes * 1.05

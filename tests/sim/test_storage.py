@@ -13,6 +13,7 @@ from cryptoffload.sim.core import Simulation
 from cryptoffload.sim.isc_platform import simulate
 from cryptoffload.sim.storage import DeviceDRAM, check_fits, compile_steps
 from cryptoffload.workloads import he_program as hp
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
 
 N = 16384
 P = CkksParams(N, (48,) * 9, 30)
@@ -40,7 +41,7 @@ def test_fpga_costs_follow_the_papers_rules(cost) -> None:
 
 
 def test_merged_steps_keep_totals_and_stay_close(presets, cost) -> None:
-    prog = hp.generate_cnn()
+    prog = generate_cnn()
     exact = compile_steps(prog, cost)
     merged = compile_steps(prog, cost, 2e-3, 16e6)
     assert len(merged.steps) < len(exact.steps) / 5
@@ -53,7 +54,7 @@ def test_merged_steps_keep_totals_and_stay_close(presets, cost) -> None:
 
 
 def test_platform_whose_dram_cannot_hold_an_op_is_refused(cost) -> None:
-    prog = hp.generate_cnn()
+    prog = generate_cnn()
     comp = compile_steps(prog, cost)
     op, ws = prog.largest_working_set()
     with pytest.raises(ConfigError) as exc:

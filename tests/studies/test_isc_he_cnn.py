@@ -14,7 +14,7 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.result import load_result
 from cryptoffload.studies import isc_he_cnn as st
-from cryptoffload.workloads import he_program as hp
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -121,7 +121,7 @@ def test_contract_files_and_labels(paper_run) -> None:
 
 
 def test_real_trace_with_wall_times_gives_a_measured_cpu_row(tmp_path) -> None:
-    trace = hp.generate_cnn().to_trace()
+    trace = generate_cnn().to_trace()
     for op in trace["ops"]:
         op["wall_s"] = 0.003
     path = tmp_path / "trace.json"
@@ -138,7 +138,7 @@ def test_real_trace_with_wall_times_gives_a_measured_cpu_row(tmp_path) -> None:
 def test_bad_input_refused_and_nothing_written(tmp_path) -> None:
     with pytest.raises(ConfigError, match="platform .*op #"):
         st.run(st.IscHeCnnConfig(dram_gb=0.01), tmp_path / "a")
-    bad = hp.generate_cnn().to_trace()
+    bad = generate_cnn().to_trace()
     bad["ops"][3]["op"] = "bootstrap"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))

@@ -6,8 +6,8 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.storage import FpgaCostModel
-from cryptoffload.workloads import he_program as hp
 from cryptoffload.workloads.he_cnn_fitted import paper_calibrated_program
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_models import MODELS, load_model
 
 
@@ -23,7 +23,7 @@ def test_model_names_choose_their_program() -> None:
 
 def test_any_other_name_is_a_trace_file(tmp_path) -> None:
     cost = FpgaCostModel.uniform(0.0)
-    path = hp.generate_cnn().save_trace(tmp_path / "cnn.json")
-    assert load_model(str(path), cost).op_counts() == hp.generate_cnn().op_counts()
+    path = generate_cnn().save_trace(tmp_path / "cnn.json")
+    assert load_model(str(path), cost).op_counts() == generate_cnn().op_counts()
     with pytest.raises(ConfigError, match="trace file not found"):
         load_model(str(tmp_path / "fited"), cost)

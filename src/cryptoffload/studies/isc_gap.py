@@ -28,7 +28,8 @@ from typing import Any, Callable
 from cryptoffload.sim.isc_platform import PlatformPreset, simulate
 from cryptoffload.sim.storage import FpgaCostModel, compile_steps
 from cryptoffload.workloads.he_cnn_eva import CnnShape, PaperInputs, eva_cnn
-from cryptoffload.workloads.he_program import HEProgram, generate_cnn
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
+from cryptoffload.workloads.he_program import HEProgram
 
 GB = 1e9
 COMPUTE_FIT = "fit:fpga_compute_to_table2_plateau"

@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 
 from cryptoffload.crypto.ckks.params import CKKS_SECURITY_BITS, MAX_PRIME_BITS, CkksParams
 from cryptoffload.errors import ConfigError, ProfileError
-from cryptoffload.workloads.he_program import HEProgram, ProgramBuilder
+from cryptoffload.workloads.he_program import HEProgram
+from cryptoffload.workloads.he_program_builder import ProgramBuilder
 
 PAPER_INPUTS_PROFILE = "he_cnn_paper_inputs"
 EVA_FIXED_RESCALE = 60  # microsoft/EVA lazy_waterline_rescaler.h: fixedRescale

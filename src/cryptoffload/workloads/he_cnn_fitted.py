@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ProfileError
-from cryptoffload.workloads.he_program import HEOp, HEProgram, OpTime, ProgramBuilder
+from cryptoffload.workloads.he_program import HEOp, HEProgram, OpTime
+from cryptoffload.workloads.he_program_builder import ProgramBuilder
 
 
 PAPER_PROFILE = "he_cnn_paper"

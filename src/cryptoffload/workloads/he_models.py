@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE, paper_inputs_program
 from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE, paper_calibrated_program
-from cryptoffload.workloads.he_program import HEProgram, OpTime, generate_cnn, load_trace
+from cryptoffload.workloads.he_cnn_generated import generate_cnn
+from cryptoffload.workloads.he_program import HEProgram, OpTime
+from cryptoffload.workloads.he_trace import load_trace
 
 #: ``--model`` names: the program built from the paper's stated inputs (the default), the one
 #: whose phases are fitted to its Table 2, and the CNN generator; anything else is a trace file.

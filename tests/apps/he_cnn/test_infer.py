@@ -15,7 +15,7 @@ from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import TRACE_SCHEMA
 from cryptoffload.errors import ConfigError
-from cryptoffload.workloads.he_program import load_trace
+from cryptoffload.workloads.he_trace import load_trace
 
 pytest.importorskip("tenseal")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cryptoffload.crypto.ckks import CkksBackend, CkksError, CkksParams, RecordingBackend
-from cryptoffload.workloads.he_program import load_trace
+from cryptoffload.workloads.he_trace import load_trace
 
 from .ckks_helpers import PARAMS
 

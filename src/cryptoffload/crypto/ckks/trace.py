@@ -10,7 +10,7 @@ the accelerator (Lattigo runs its algorithms on a simulated evaluator the same w
 measured CPU baseline), or, made without one, runs on a shape-only emulator (levels, scales,
 sizes and keys, no values, nothing measured: ``wall_s`` is null) for a program's shape alone.
 The trace is ``cryptoffload-he-trace/1`` (schema in ``docs/studies/isc-he-cnn.md``), loaded by
-:func:`cryptoffload.workloads.he_program.load_trace`.
+:func:`cryptoffload.workloads.he_trace.load_trace`.
 
 Naming: each op gets an integer ``id``, its output the same id. A ciphertext the recorder did
 not produce (encrypted or deserialised elsewhere) is a *program input*, named by

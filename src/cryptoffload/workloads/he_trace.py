@@ -1,0 +1,171 @@
+"""HE programs read from a recorded trace: the JSON that
+:class:`cryptoffload.crypto.ckks.RecordingBackend` writes from a real encrypted inference
+(schema ``cryptoffload-he-trace/1``, documented in ``docs/studies/isc-he-cnn.md``).
+
+Why a reader of its own: a trace is outside input (a user's ``--model trace.json``), so every
+field is checked before a program is built from it -- ops in program order, one writer per
+value, sizes present and positive, levels within the parameters, keys only on the ops that use
+them -- and every refusal names the op (index and id) and what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.params import CkksParams
+from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.he_program import (DEVICE_OPS, KEYED_OPS, OPS, PLAIN_OPS, SCHEMA, HEOp,
+                                               HEProgram)
+
+
+def _where(src: str, i: int, raw: dict[str, Any]) -> str:
+    ident = raw.get("id") if isinstance(raw, dict) else None
+    return f"{src}: op #{i}" + (f" (id {ident!r})" if ident is not None else "")
+
+
+def _int_field(src: str, i: int, raw: dict[str, Any], key: str, *, required: bool, minimum: int = 0) -> int | None:
+    if key not in raw or raw[key] is None:
+        if required:
+            op = raw.get("op", "?")
+            raise ConfigError(f"{_where(src, i, raw)}: {op} is missing its size field '{key}'")
+        return None
+    v = raw[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v) or v < minimum:
+        raise ConfigError(f"{_where(src, i, raw)}: field '{key}' must be an integer >= {minimum}, got {v!r}")
+    return int(v)
+
+
+def params_from_dict(raw: Any, src: str) -> CkksParams:
+    """The trace's ``params`` (``scale_bits`` defaults to 30, EVA's, when a trace omits it)."""
+    try:
+        return CkksParams.from_dict({"scale_bits": 30, **raw} if isinstance(raw, dict) else raw)
+    except (CkksError, ConfigError) as exc:
+        raise ConfigError(f"{src}: {exc}") from None
+
+
+def program_from_trace(data: Any, src: str = "trace") -> HEProgram:
+    """Validate a decoded trace and build its program. Every refusal names the op index."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{src}: a trace is a JSON object with 'schema', 'params' and 'ops'")
+    if data.get("schema") != SCHEMA:
+        raise ConfigError(f"{src}: schema must be {SCHEMA!r}, got {data.get('schema')!r}")
+    params = params_from_dict(data.get("params"), src)
+    raw_ops = data.get("ops")
+    if not isinstance(raw_ops, list) or not raw_ops:
+        raise ConfigError(f"{src}: 'ops' must be a non-empty list")
+    key_bytes = _size_map(data.get("key_bytes"), src, "key_bytes")
+    input_bytes = _size_map(data.get("input_bytes"), src, "input_bytes")
+    ops: list[HEOp] = []
+    ids: set[str] = set()
+    later_outputs = {str(r.get("output", r.get("id"))) for r in raw_ops if isinstance(r, dict)}
+    produced: set[str] = set()
+    encoded: dict[str, int] = {}
+    for i, raw in enumerate(raw_ops):
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{src}: op #{i} must be an object, got {type(raw).__name__}")
+        name = raw.get("op")
+        if name not in OPS:
+            raise ConfigError(f"{_where(src, i, raw)}: unknown op {name!r} (known: {', '.join(OPS)})")
+        ident = str(raw.get("id", i))
+        if ident in ids:
+            raise ConfigError(f"{_where(src, i, raw)}: id {ident!r} is used twice")
+        ids.add(ident)
+        output = str(raw.get("output", ident))
+        level = _int_field(src, i, raw, "level", required=name in DEVICE_OPS or name == "encrypt")
+        level = params.levels if level is None else level
+        if not 0 <= level <= params.levels:
+            raise ConfigError(f"{_where(src, i, raw)}: level {level} is outside 0..{params.levels} "
+                              f"(the trace's params have {params.data_primes} data primes)")
+        inputs_raw = raw.get("inputs", [])
+        if not isinstance(inputs_raw, list):
+            raise ConfigError(f"{_where(src, i, raw)}: 'inputs' must be a list of ids or names")
+        inputs = tuple(str(x) for x in inputs_raw)
+        for x in inputs:
+            if x not in produced and x in later_outputs and x not in encoded:
+                raise ConfigError(f"{_where(src, i, raw)}: input {x!r} is produced by a later op "
+                                  "(ops must be listed in program order)")
+        bytes_out = _int_field(src, i, raw, "bytes_out", required=name != "decrypt", minimum=1) or 0
+        bytes_in = _int_field(src, i, raw, "bytes_in", required=name in DEVICE_OPS and bool(inputs), minimum=1) or 0
+        plaintext = raw.get("plaintext")
+        pt_bytes = _int_field(src, i, raw, "plaintext_bytes", required=False, minimum=1) or 0
+        if name in PLAIN_OPS:
+            ct_inputs = [x for x in inputs if x not in encoded]
+            pt_inputs = [x for x in inputs if x in encoded]
+            if plaintext is None and pt_inputs:
+                plaintext = pt_inputs[0]
+            inputs = tuple(ct_inputs)
+            if plaintext is None:
+                plaintext = f"pt:{ident}"
+            plaintext = str(plaintext)
+            if plaintext in encoded:
+                pt_bytes = pt_bytes or encoded[plaintext]
+            elif not pt_bytes:
+                raise ConfigError(f"{_where(src, i, raw)}: {name} is missing its size field 'plaintext_bytes' "
+                                  "(and its plaintext is not the output of an encode op)")
+        elif plaintext is not None:
+            raise ConfigError(f"{_where(src, i, raw)}: only {', '.join(PLAIN_OPS)} read a plaintext")
+        keys_raw = raw.get("keys", [])
+        if not isinstance(keys_raw, list) or not all(isinstance(k, str) for k in keys_raw):
+            raise ConfigError(f"{_where(src, i, raw)}: 'keys' must be a list of key names")
+        keys = tuple(keys_raw)
+        if name == "relinearize" and not keys:
+            keys = ("relin",)
+        if name == "rotate" and not keys:
+            step = raw.get("step")
+            if step is None:
+                raise ConfigError(f"{_where(src, i, raw)}: rotate names no key ('keys': ['galois:<step>'])")
+            keys = (f"galois:{int(step)}",)
+        for k in keys:
+            if k != "relin" and not k.startswith("galois:"):
+                raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin' or 'galois:<step>'")
+        if name not in KEYED_OPS and keys:
+            raise ConfigError(f"{_where(src, i, raw)}: {name} uses no evaluation key")
+        wall = raw.get("wall_s")
+        if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float))
+                                 or not math.isfinite(wall) or wall < 0):
+            raise ConfigError(f"{_where(src, i, raw)}: wall_s must be a non-negative number of seconds")
+        if name == "encode":
+            encoded[output] = bytes_out
+        ops.append(HEOp(i, ident, name, level, inputs, output, bytes_in, bytes_out, keys, plaintext, pt_bytes,
+                        None if wall is None else float(wall), str(raw.get("phase", ""))))
+        produced.add(output)
+    if not any(op.on_device for op in ops):
+        raise ConfigError(f"{src}: the trace has no op that runs on the device")
+    return HEProgram(str(data.get("name", Path(src).stem)), "trace", params, ops, key_bytes, input_bytes)
+
+
+def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{src}: '{what}' must map names to sizes in bytes")
+    out = {}
+    for k, v in raw.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 1:
+            raise ConfigError(f"{src}: {what}[{k!r}] must be a positive size in bytes, got {v!r}")
+        out[str(k)] = int(v)
+    return out
+
+
+def load_trace(path: str | os.PathLike[str]) -> HEProgram:
+    """The program of the trace file at ``path``; unreadable, not JSON or invalid: a ConfigError."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: trace file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read the trace ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: JSON nested too deeply to be a trace") from None
+    return program_from_trace(data, str(p))
+
+
+__all__ = ["load_trace", "params_from_dict", "program_from_trace"]
