@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.policies.reconfig import POLICIES
 from cryptoffload.sim.reconfig_platform import load_reconfig_platform
@@ -88,10 +89,7 @@ def main() -> None:
     tab.add_row(f"fast path, same run (incl. predictions)", f"{timings['fast']:.3f} s")
     tab.add_row("fast path speed-up", f"{timings['simpy'] / timings['fast']:.0f}x")
     console.print(tab)
-    out = Path(__file__).parent / "results" / "fpga_reconfig.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
-    console.print(f"wrote {out}")
+    save_results(result, Path(__file__).parent / "results" / "fpga_reconfig.json", console.print)
 
 
 if __name__ == "__main__":

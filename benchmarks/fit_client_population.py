@@ -13,7 +13,6 @@ lives here because it is a slow, reproducible computation whose output feeds a c
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.studies.fpga_reconfig import PAPER_TABLE7
 from cryptoffload.workloads.client_population import FITTED_CLIENTS, FITTED_SHAPE
@@ -49,11 +49,10 @@ def main() -> None:
     console.print(f"fitted: {fit.n_clients:,} clients, activity shape {fit.activity_shape:g} "
                   f"({'matches' if same else 'DIFFERS FROM'} the constants in client_population.py)")
     out = Path(__file__).parent / "results" / "client_population_fit.json"
-    out.write_text(json.dumps({"benchmark": "client population fit", "machine": machine_info(),
-                               "seeds": args.seeds, "requests": args.requests, "elapsed_s": time.perf_counter() - t0,
-                               "n_clients": fit.n_clients, "activity_shape": fit.activity_shape,
-                               "grid": [asdict(g) for g in fit.grid]}, indent=2))
-    console.print(f"wrote {out}")
+    save_results({"benchmark": "client population fit", "machine": machine_info(),
+                  "seeds": args.seeds, "requests": args.requests, "elapsed_s": time.perf_counter() - t0,
+                  "n_clients": fit.n_clients, "activity_shape": fit.activity_shape,
+                  "grid": [asdict(g) for g in fit.grid]}, out, console.print)
 
 
 if __name__ == "__main__":

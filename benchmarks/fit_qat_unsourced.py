@@ -10,12 +10,12 @@ the machine. See ``src/cryptoffload/sim/qat_fit.py`` for why these three and to 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from rich.console import Console
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.sim.qat_fit import FIT_TARGETS, fit_unsourced
 from cryptoffload.sim.qat_params import load_qat_params
@@ -35,12 +35,11 @@ def main() -> None:
     for k, v in fit.achieved.items():
         console.print(f"{k}: model {v:.5g}, paper {FIT_TARGETS[k]:.5g}")
     out = Path(__file__).parent / "results" / "qat_fit.json"
-    out.write_text(json.dumps({"benchmark": "qat unsourced values fit", "machine": machine_info(),
-                               "encryptions": args.encryptions, "elapsed_s": time.perf_counter() - t0,
-                               "modexp_latency_s": fit.modexp_latency_s, "request_s": fit.request_s,
-                               "qhcs_coroutines": fit.qhcs_coroutines, "achieved": fit.achieved,
-                               "targets": FIT_TARGETS}, indent=2))
-    console.print(f"wrote {out}")
+    save_results({"benchmark": "qat unsourced values fit", "machine": machine_info(),
+                  "encryptions": args.encryptions, "elapsed_s": time.perf_counter() - t0,
+                  "modexp_latency_s": fit.modexp_latency_s, "request_s": fit.request_s,
+                  "qhcs_coroutines": fit.qhcs_coroutines, "achieved": fit.achieved,
+                  "targets": FIT_TARGETS}, out, console.print)
 
 
 if __name__ == "__main__":

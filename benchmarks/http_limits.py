@@ -18,7 +18,6 @@ Writes benchmarks/results/http_limits.json (with the machine) and prints a table
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -33,6 +32,7 @@ from typing import Callable
 from rich.console import Console
 from rich.table import Table
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -195,12 +195,10 @@ def main() -> None:
     for r in rows:
         table.add_row(*(str(r[c]) for c in cols))
     Console(width=170).print(table)
-    RESULTS.mkdir(exist_ok=True)
     out = {"benchmark": "http_limits", "machine": machine_info(), "provenance": "measured", "rows": rows,
            "reported_in_issue_12": {"ridge_4x200MiB_peak_gb": 1.6, "ridge_status_frozen_s": 3.7,
                                     "he_cnn_3x900MB_kept_gb": 5.5}}
-    (RESULTS / "http_limits.json").write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {RESULTS / 'http_limits.json'}")
+    save_results(out, RESULTS / "http_limits.json", print)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,6 @@ docs/crypto/paillier-gpu.md), so the call's budget goes to measuring.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import secrets
@@ -66,6 +65,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from cryptoffload.bench import save_results
+from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto._native import gpu_runtime as gr
@@ -90,23 +91,6 @@ def _timed(fn: Callable[[], Any]) -> float:
 # -- CPU side ---------------------------------------------------------------------------------
 
 
-def _cpu_worker(args: tuple[int, str, str, float]) -> float:
-    cpu, n_hex, hs_hex, seconds = args
-    try:
-        os.sched_setaffinity(0, {cpu})
-    except (AttributeError, OSError):
-        pass
-    pk = pl.PublicKey(int(n_hex, 16), int(hs_hex, 16))
-    enc = pk.encryptor("auto", True)
-    msgs = [secrets.randbelow(pk.n) for _ in range(256)]
-    enc.encrypt_raw(msgs)
-    done, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        enc.encrypt_raw(msgs)
-        done += len(msgs)
-    return done / (time.perf_counter() - t0)
-
-
 def cpu_rates(pk: pl.PublicKey, sk: pl.PrivateKey, seconds: float) -> dict[str, Any]:
     """Our constant-time default on one core and on every core, CRT decryption on one core."""
     enc = pk.encryptor("auto", True)
@@ -114,10 +98,8 @@ def cpu_rates(pk: pl.PublicKey, sk: pl.PrivateKey, seconds: float) -> dict[str, 
     one = 256 / _median(lambda: _timed(lambda: enc.encrypt_raw(msgs)), 3)
     cts = enc.encrypt_raw(msgs[:64])
     dec = 64 / _median(lambda: _timed(lambda: sk.raw_decrypt_many(cts)), 3)
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    with mp.get_context("spawn").Pool(len(cpus)) as pool:
-        rates = pool.map(_cpu_worker, [(c, format(pk.n, "x"), format(pk.hs, "x"), seconds) for c in cpus])
-    return {"backend": enc.describe(), "enc_ops_one_core": one, "enc_ops_all_cores": sum(rates), "cores": len(cpus),
+    all_cores, cores = all_cores_encryption_rate(pk, seconds, constant_time=True, batch=256)
+    return {"backend": enc.describe(), "enc_ops_one_core": one, "enc_ops_all_cores": all_cores, "cores": cores,
             "crt_dec_ops_one_core": dec}
 
 
@@ -343,11 +325,7 @@ def main() -> int:
     t0 = time.perf_counter()
     data = run_gpu(args, console)
     data["wall_seconds"] = time.perf_counter() - t0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=float))
-    tmp.replace(args.out)
-    console.print(f"wrote {args.out}")
+    save_results(data, args.out, console.print)
     return 0
 
 

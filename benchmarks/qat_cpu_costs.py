@@ -25,6 +25,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 
 HERE = Path(__file__).resolve().parent
@@ -71,9 +72,7 @@ def main() -> None:
     console.print(tab)
     result = {"benchmark": "qat client cpu costs", "machine": machine_info(), "seconds": args.seconds,
               "threads": args.threads, "touch_bytes": args.touch, "rounds": rounds, "median": med}
-    out = HERE / "results" / "qat_cpu_costs.json"
-    out.write_text(json.dumps(result, indent=2))
-    console.print(f"wrote {out}")
+    save_results(result, HERE / "results" / "qat_cpu_costs.json", console.print)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,6 @@ the 112-bit level; never a default for real use).
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import secrets
 import time as _time
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cryptoffload import __version__, bench
+from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
 from cryptoffload.checks import check_int, check_positive
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
@@ -114,28 +113,7 @@ class PaillierOffloadConfig:
 
 
 # --------------------------------------------------------------------------------------------
-# measured: baselines and all cores
-
-
-def _all_cores_worker(args: tuple[int, str, str, float]) -> float:
-    cpu, n_hex, hs_hex, seconds = args
-    try:
-        os.sched_setaffinity(0, {cpu})
-    except (AttributeError, OSError):
-        pass
-    pk = pl.PublicKey(int(n_hex, 16), int(hs_hex, 16))
-    enc = pk.encryptor("auto", constant_time=False)
-    msgs = [secrets.randbelow(pk.n) for _ in range(1024)]
-    enc.encrypt_raw(msgs)  # build the table before the clock starts
-    return bench.time_case(bench.Case("all-cores", lambda: enc.encrypt_raw(msgs), len(msgs)), seconds)
-
-
-def all_cores_encryption_rate(pk: pl.PublicKey, seconds: float) -> tuple[float, int]:
-    """Fastest encryption in one pinned process per core, all at once: (sum of rates, cores)."""
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    with mp.get_context("spawn").Pool(len(cpus)) as pool:
-        rates = pool.map(_all_cores_worker, [(c, format(pk.n, "x"), format(pk.hs, "x"), seconds) for c in cpus])
-    return float(sum(rates)), len(cpus)
+# measured: baselines (all cores: calibrate/paillier_cores.py)
 
 
 def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
@@ -287,7 +265,8 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
         if cfg.all_cores:
             if tick:
                 tick("measuring all cores")
-            all_cores = all_cores_encryption_rate(pk, max(cfg.case_seconds * cfg.n_rounds, 0.5))
+            all_cores = all_cores_encryption_rate(pk, max(cfg.case_seconds * cfg.n_rounds, 0.5),
+                                                  constant_time=False, batch=1024)
             modes_all, _, _ = measure_modes(cfg, pk, sk, tick, all_cores[1])
         result.extra["pinned_cpu"] = pinned
         result.extra["engine"] = engine_name
