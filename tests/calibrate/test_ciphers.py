@@ -122,6 +122,10 @@ def test_measure_cipher_argument_errors() -> None:
         calibrate.measure_cipher("aes-ecb", "openssl", 1000, TINY)
     with pytest.raises(ConfigError, match="seconds"):
         calibrate.measure_cipher("aes-ecb", "openssl", 1024, 0)
+    with pytest.raises(ConfigError, match="message_bytes must be a positive integer"):
+        calibrate.measure_cipher("aes-ecb", "openssl", 1024.0, TINY)
+    with pytest.raises(ConfigError, match="repeats must be a positive integer"):
+        calibrate.measure_cipher("aes-ecb", "openssl", 1024, TINY, repeats=0)
     with pytest.raises(ConfigError, match="unknown cipher"):
         calibrate.measure_cipher("rc5", "openssl", 1024, TINY)
     with pytest.raises(BackendUnavailable):

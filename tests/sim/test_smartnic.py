@@ -278,6 +278,9 @@ def test_bad_calls_are_config_errors() -> None:
         m.cpu_s("quic", KB2)
     with pytest.raises(ConfigError, match="outside the measured sizes"):
         m.cpu_s("ktls", 2 * MB64)
+    for size in (0, 2048.0, True):
+        with pytest.raises(ConfigError, match=r"file size \(bytes\) must be a positive integer"):
+            m.cpu_s("tls", size)
     with pytest.raises(ConfigError):
         m.capacity("tls", {}, 1)
     with pytest.raises(ConfigError):

@@ -41,6 +41,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from cryptoffload.checks import check_int, check_positive
 from cryptoffload.crypto import ciphers
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.machine import machine_info
@@ -91,15 +92,13 @@ def _pool_size(message_bytes: int) -> int:
 
 def _check_args(name: str, message_bytes: int, seconds: float, repeats: int) -> None:
     blk = ciphers.block_size(name)
-    if message_bytes <= 0 or message_bytes % blk:
+    if check_int("message_bytes", message_bytes) % blk:
         raise ConfigError(
             f"message_bytes must be a positive multiple of {name}'s {blk}-byte block, "
             f"got {message_bytes}"
         )
-    if not seconds > 0:
-        raise ConfigError(f"seconds must be > 0, got {seconds}")
-    if repeats < 1:
-        raise ConfigError(f"repeats must be >= 1, got {repeats}")
+    check_positive("seconds", seconds)
+    check_int("repeats", repeats)
 
 
 def measure_cipher(

@@ -113,12 +113,6 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def _check_size(name: str, size: Any) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ConfigError(f"{name} must be a positive integer number of bytes, got {size!r}")
-    return int(size)
-
-
 # -- measured inputs --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MeasuredCosts:
@@ -173,7 +167,7 @@ class MeasuredCosts:
         if not isinstance(table, Mapping) or not table:
             raise ConfigError(f"{name} must be a non-empty mapping of file size -> seconds")
         return {
-            _check_size(f"{name} file size", k): check_positive(f"{name}[{k}]", v)
+            check_count(f"{name} file size (bytes)", k): check_positive(f"{name}[{k}]", v)
             for k, v in table.items()
         }
 
@@ -207,7 +201,7 @@ class MeasuredCosts:
 
 def _interpolate(name: str, table: Mapping[int, float], size: int) -> float:
     """Exact value, or linear between the two nearest measured sizes; never extrapolated."""
-    size = _check_size("file size", size)
+    size = check_count("file size (bytes)", size)
     if size in table:
         return table[size]
     xs = list(table)
@@ -250,7 +244,7 @@ class TlsOffloadParams:
                      "bounce_copy_s_per_byte"):
             check_non_negative(name, getattr(self, name))
         for name in ("record_bytes", "mss_bytes"):
-            object.__setattr__(self, name, _check_size(name, getattr(self, name)))
+            object.__setattr__(self, name, check_count(name, getattr(self, name)))
         if self.max_records_per_s is not None:
             check_positive("max_records_per_s", self.max_records_per_s)
         if self.variant not in VARIANTS:
@@ -344,11 +338,11 @@ FileMix = Union[int, Mapping[int, float]]
 def normalise_mix(file_mix: FileMix) -> tuple[tuple[int, float], ...]:
     """``{size: weight}`` (or one size) -> ``((size, probability), ...)`` sorted by size."""
     if isinstance(file_mix, (int, np.integer)) and not isinstance(file_mix, bool):
-        return ((_check_size("file size", file_mix), 1.0),)
+        return ((check_count("file size (bytes)", file_mix), 1.0),)
     if not isinstance(file_mix, Mapping) or not file_mix:
         raise ConfigError("file_mix must be a file size or a non-empty {size: weight} mapping, "
                           f"got {file_mix!r}")
-    items = {_check_size("file size", k): check_positive(f"weight of {k}-byte files", w)
+    items = {check_count("file size (bytes)", k): check_positive(f"weight of {k}-byte files", w)
              for k, w in file_mix.items()}
     total = sum(items.values())
     return tuple((s, w / total) for s, w in sorted(items.items()))
@@ -428,7 +422,7 @@ class TlsCostModel:
     def wire_bytes(self, mode: str, size: int) -> float:
         """Payload bytes the NIC sends: the file, plus record headers and tags in TLS modes."""
         check_mode(mode)
-        size = _check_size("file size", size)
+        size = check_count("file size (bytes)", size)
         if mode == "plain":
             return float(size)
         return float(size + self.records(size) * self.params.record_overhead_bytes)
@@ -444,7 +438,7 @@ class TlsCostModel:
 
     def cost(self, mode: str, size: int) -> ModeCost:
         check_mode(mode)
-        size = _check_size("file size", size)
+        size = check_count("file size (bytes)", size)
         m, p = self.measured, self.params
         plain = m.plain(size)
         if mode == "plain":

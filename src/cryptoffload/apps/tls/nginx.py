@@ -44,7 +44,7 @@ from typing import Any, Callable, Literal, Optional, Union
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
 from cryptoffload.apps._procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
-from cryptoffload.sim.smartnic import SERVING_MODES, TLS_MODES  # one definition, shared with the model
+from cryptoffload.sim.smartnic import TLS_MODES, check_mode  # one definition, shared with the model
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
 
@@ -58,13 +58,6 @@ _ACCESS_RE = re.compile(r'^(\S+) (\d{3}) (\S+) (\S+) (\S+) (\d+) "(.*)"$')
 
 #: How much of each log a stopped server keeps in memory.
 KEPT_LOG_BYTES = 8 << 20
-
-
-def check_mode(mode: str) -> str:
-    """Return ``mode`` if it is one of the serving modes, else a one-line :class:`ConfigError`."""
-    if mode not in SERVING_MODES:
-        raise ConfigError(f"unknown TLS mode {mode!r}; choose one of {', '.join(SERVING_MODES)}")
-    return mode
 
 
 def find_nginx(binary: Optional[str] = None) -> str:
