@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.sim.isc_platform import load_platforms
-from cryptoffload.sim.storage import FpgaCostModel
+from cryptoffload.sim.fpga_cost import FpgaCostModel
 
 
 @pytest.fixture(scope="module")

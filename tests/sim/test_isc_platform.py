@@ -14,7 +14,8 @@ from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles import builtin_profile_path
 from cryptoffload.sim.isc_platform import load_platforms, simulate
-from cryptoffload.sim.storage import FpgaCostModel, compile_steps, prefetch_gates
+from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.program_steps import compile_steps, prefetch_gates
 from cryptoffload.workloads import he_program as hp
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_trace import program_from_trace

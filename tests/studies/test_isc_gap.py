@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.sim.storage import FpgaCostModel
+from cryptoffload.sim.fpga_cost import FpgaCostModel
 from cryptoffload.studies import isc_gap
 from cryptoffload.workloads.he_cnn_eva import CnnShape, eva_cnn, eva_params
 

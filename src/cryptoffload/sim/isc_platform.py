@@ -29,7 +29,9 @@ from cryptoffload.profiles import load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
 from cryptoffload.sim.devices import FifoDevice
 from cryptoffload.sim.links import SharedLink
-from cryptoffload.sim.storage import CompiledProgram, DeviceDRAM, NandFlash, Ssd, pcie_link, prefetch_gates
+from cryptoffload.sim.device_dram import DeviceDRAM
+from cryptoffload.sim.program_steps import CompiledProgram, prefetch_gates
+from cryptoffload.sim.storage import NandFlash, Ssd, pcie_link
 
 PLATFORM_PROFILE = "isc_platforms"
 PLATFORMS = ("fpga_ssd", "fpga_only", "csd")

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from cryptoffload.sim.isc_platform import PlatformPreset, simulate
-from cryptoffload.sim.storage import FpgaCostModel, compile_steps
+from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.program_steps import compile_steps
 from cryptoffload.workloads.he_cnn_eva import CnnShape, PaperInputs, eva_cnn
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_program import HEProgram

@@ -34,7 +34,8 @@ from cryptoffload.profiles.fits import profile_fits
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.sim.isc_platform import LABELS, PLATFORM_PROFILE, PLATFORMS, IscRun, PlatformPreset, load_platforms, simulate
-from cryptoffload.sim.storage import FPGA_PROFILE, CompiledProgram, FpgaCostModel, check_fits, compile_steps
+from cryptoffload.sim.fpga_cost import FPGA_PROFILE, FpgaCostModel
+from cryptoffload.sim.program_steps import CompiledProgram, check_fits, compile_steps
 from cryptoffload.studies import isc_gap
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE, load_paper_inputs
