@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -297,6 +297,15 @@ class PerChannelPlan:
             raise ConfigError("a layer has only zero weights")
         return acc
 
+    def _dense(self, ev: Any, x: Any, pw: PreparedWeights, name: str, pts: list[list[Any]], babies: list[int],
+               giants: list[int], fold: Sequence[int], bias: np.ndarray) -> Any:
+        """A fully connected layer: the BSGS product, the rotate-and-add folds that sum its
+        partial dot products, then the bias."""
+        x = self._bsgs(ev, x, pts, babies, giants)
+        for step in fold:
+            x = ev.add(x, ev.rotate(x, step))
+        return self._bias(ev, pw, f"{name}.bias", bias, x)
+
     def run(self, ev: Any, ct: Any, pw: PreparedWeights, taps: dict[str, Any] | None = None) -> Any:
         """Server side: encrypted image -> encrypted logits (slots 0..classes-1). ``taps``, if
         given, receives each layer's output ciphertext (``conv`` ... ``fc2``)."""
@@ -311,19 +320,13 @@ class PerChannelPlan:
         x = square(ev, x)
         tap("act1", x)
         ev.set_phase("fc1")
-        x = self._bsgs(ev, x, pw.fc1, self.fc1_baby, self.fc1_giant)
-        for step in self.fold1:
-            x = ev.add(x, ev.rotate(x, step))
-        x = self._bias(ev, pw, "fc1.bias", self.fc1_bias, x)
+        x = self._dense(ev, x, pw, "fc1", pw.fc1, self.fc1_baby, self.fc1_giant, self.fold1, self.fc1_bias)
         tap("fc1", x)
         ev.set_phase("act2")
         x = square(ev, x)
         tap("act2", x)
         ev.set_phase("fc2")
-        x = self._bsgs(ev, x, pw.fc2, self.fc2_baby, self.fc2_giant)
-        for step in self.fold2:
-            x = ev.add(x, ev.rotate(x, step))
-        x = self._bias(ev, pw, "fc2.bias", self.fc2_bias, x)
+        x = self._dense(ev, x, pw, "fc2", pw.fc2, self.fc2_baby, self.fc2_giant, self.fold2, self.fc2_bias)
         tap("fc2", x)
         ev.set_phase("output")
         return x
