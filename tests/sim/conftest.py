@@ -1,4 +1,4 @@
-"""Fixtures of the in-storage computing model's tests (test_storage, test_isc_platform)."""
+"""Fixtures of the in-storage computing model's tests (test_fpga_cost, test_program_steps, test_isc_platform, test_isc_simulation)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.sim.isc_platform import simulate
+from cryptoffload.sim.isc_simulation import simulate
 from cryptoffload.sim.program_steps import check_fits, compile_steps
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from cryptoffload.sim.isc_platform import PlatformPreset, simulate
 from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc_platform import PlatformPreset
+from cryptoffload.sim.isc_simulation import simulate
 from cryptoffload.sim.program_steps import compile_steps
 from cryptoffload.workloads.he_cnn_eva import CnnShape, PaperInputs, eva_cnn
 from cryptoffload.workloads.he_cnn_generated import generate_cnn

@@ -4,7 +4,7 @@ The in-storage HE paper (Suzuki and Yamana) asks where an FPGA running CKKS shou
 weights and keys that do not fit in its DRAM: from host memory (FPGA-only), from an SSD through
 the host (FPGA&SSD) or from NAND flash on the same device (CSD). It answers by simulation:
 Table 2 (latency vs source bandwidth, and a CPU) and Table 3 (k devices on 32 PCIe lanes). We
-rebuild that simulation (``sim/storage.py``, ``sim/isc_platform.py``: an FPGA with per-level op
+rebuild that simulation (``sim/fpga_cost.py``, ``sim/isc_platform.py``: an FPGA with per-level op
 times, DRAM with eviction of dead data, NAND, SSDs and shared PCIe lanes, transfers prefetched
 in program order) and feed it the CNN built from the paper's *stated inputs*
 (``workloads/he_cnn_eva.py``: network, EVA parameters, data sizes), so Tables 2 and 3 are
@@ -33,8 +33,9 @@ from cryptoffload.papers import PAPERS
 from cryptoffload.profiles.fits import profile_fits
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
-from cryptoffload.sim.isc_platform import LABELS, PLATFORM_PROFILE, PLATFORMS, IscRun, PlatformPreset, load_platforms, simulate
 from cryptoffload.sim.fpga_cost import FPGA_PROFILE, FpgaCostModel
+from cryptoffload.sim.isc_platform import LABELS, PLATFORM_PROFILE, PLATFORMS, PlatformPreset, load_platforms
+from cryptoffload.sim.isc_simulation import IscRun, simulate
 from cryptoffload.sim.program_steps import CompiledProgram, check_fits, compile_steps
 from cryptoffload.studies import isc_gap
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
