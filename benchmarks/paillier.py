@@ -18,7 +18,6 @@ Writes benchmarks/results/paillier.json (or paillier_windows.json).
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
 import secrets
 import sys
@@ -29,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cryptoffload import bench
+from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
 from cryptoffload.crypto import baselines, paillier as pl
 from cryptoffload.crypto._native import core as native
 from cryptoffload.machine import machine_info
@@ -80,29 +80,6 @@ def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey, bits: int) -> list[ben
     return cases
 
 
-def _worker_rate(args: tuple[int, int, str, float]) -> float:
-    """One pinned process: key of ``n`` bits, fastest encryption for ``seconds``."""
-    cpu, n_hex, hs_hex, seconds = args
-    try:
-        os.sched_setaffinity(0, {cpu})
-    except OSError:
-        pass
-    pk = pl.PublicKey(int(n_hex, 16), int(hs_hex, 16))
-    enc = pk.encryptor("auto", constant_time=False)
-    msgs = [secrets.randbelow(pk.n) for _ in range(1024)]
-    enc.encrypt_raw(msgs)
-    case = bench.Case("x", lambda: enc.encrypt_raw(msgs), len(msgs))
-    return bench.time_case(case, seconds)
-
-
-def all_cores_rate(pk: pl.PublicKey, seconds: float) -> tuple[float, int]:
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(len(cpus)) as pool:
-        rates = pool.map(_worker_rate, [(c, format(pk.n, "x"), format(pk.hs, "x"), seconds) for c in cpus])
-    return sum(rates), len(cpus)
-
-
 def print_cases(console: Console, title: str, cases: list[bench.Case], baseline: str | None) -> None:
     t = Table(title=title)
     t.add_column("case")
@@ -149,7 +126,8 @@ def run_main(args: argparse.Namespace, console: Console) -> dict:
             "best_crt_decrypt_ops": max(v for k, v in dec_rates.items() if k.startswith("CRT")) if len(dec_rates) > 1 else None,
         }
         if bits == 1024 and not args.no_all_cores:
-            total, cores = all_cores_rate(pk, max(args.seconds * args.rounds, 1.0))
+            total, cores = all_cores_encryption_rate(pk, max(args.seconds * args.rounds, 1.0), constant_time=False,
+                                                        batch=1024)
             block["all_cores_encryption_ops"] = total
             block["all_cores"] = cores
             block["all_cores_vs_qhcs1"] = total / QHCS1_OPS

@@ -20,18 +20,15 @@ the 112-bit level; never a default for real use).
 
 from __future__ import annotations
 
-import secrets
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from cryptoffload import __version__, bench
 from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
 from cryptoffload.checks import check_int, check_positive
-from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.modes import CLIENT_MODES
 from cryptoffload.engines.registry import ENGINE_NAMES, ENGINES
 from cryptoffload.errors import ConfigError
@@ -42,6 +39,7 @@ from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.sim import qat
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _qat_model as qm
+from cryptoffload.studies._paillier_measured import baseline_cases, decryption_cases, measure_modes
 from cryptoffload.studies.registry import Option, register_study
 
 NAME = "paillier-offload"
@@ -110,87 +108,6 @@ class PaillierOffloadConfig:
     @property
     def n_rounds(self) -> int:
         return self.rounds or (2 if self.quick else 3)
-
-
-# --------------------------------------------------------------------------------------------
-# measured: baselines (all cores: calibrate/paillier_cores.py)
-
-
-def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
-    """Single-core encryption cases: phe, software textbook (libhcs-like), IPCL-style, ours."""
-    msgs_s = [secrets.randbelow(pk.n) for _ in range(16)]
-    msgs_b = [secrets.randbelow(pk.n) for _ in range(512)]
-    ppk, _ = baselines.phe_keys(pk, sk)
-    cases = [
-        bench.Case("phe 1.5.0", lambda: baselines.phe_encrypt_many(ppk, msgs_s), len(msgs_s)),
-        bench.Case("software textbook g^m r^n (gmpy2, libhcs-like)",
-                   lambda: [pk.raw_encrypt_classic(m) for m in msgs_s[:8]], 8),
-    ]
-    if native.ifma_available():
-        cases.append(bench.Case("IPCL-style DJN (8-lane IFMA modexp)",
-                                lambda: baselines.ipcl_style_encrypt_many(pk, msgs_b[:128]), 128))
-    if native.native_available():
-        ct = pk.encryptor("auto", True)
-        vt = pk.encryptor("auto", False)
-        cases.append(bench.Case(f"ours, constant-time default ({ct.backend}, w={ct.window})",
-                                lambda: ct.encrypt_raw(msgs_b), len(msgs_b)))
-        cases.append(bench.Case(f"ours, fastest ({vt.backend}, variable-time, w={vt.window})",
-                                lambda: vt.encrypt_raw(msgs_b), len(msgs_b)))
-    rs = pk.encryptor().randomness(len(msgs_b))
-    n, n2 = pk.n, pk.nsquare
-    cases.append(bench.Case("ours, online half of offline/online",
-                            lambda: [(1 + m * n) * r % n2 for m, r in zip(msgs_b, rs)], len(msgs_b)))
-    return cases
-
-
-def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
-    cts = [c.value for c in pk.encrypt_many([secrets.randbelow(pk.n) for _ in range(256)])]
-    _, psk = baselines.phe_keys(pk, sk)
-    cases = [bench.Case("phe 1.5.0", lambda: baselines.phe_decrypt_many(psk, cts[:16]), 16)]
-    if native.native_available():
-        cases.append(bench.Case("ours, CRT, GMP powm_sec", lambda: sk.raw_decrypt_many(cts, use_ifma=False), len(cts)))
-    if native.ifma_available():
-        cases.append(bench.Case("ours, CRT, 8-lane IFMA", lambda: sk.raw_decrypt_many(cts, use_ifma=True), len(cts)))
-    return cases
-
-
-def measure_modes(cfg: PaillierOffloadConfig, pk: pl.PublicKey, sk: pl.PrivateKey,
-                  tick: Callable[[str], None] | None, workers: int = 1,
-                  sweep_inflight: Sequence[int] = ()) -> tuple[dict[str, object], dict[int, object], str]:
-    """The paper's four client modes plus batching, real, on our offload engine with
-    ``workers`` compute workers (1 on the pinned core; one per core for the all-cores run)."""
-    from cryptoffload.engines import make_engine
-    from cryptoffload.engines.modes import run_mode
-
-    msgs = [secrets.randbelow(pk.n) for _ in range(cfg.n_measure)]
-    results: dict[str, object] = {}
-    sweep: dict[int, object] = {}
-    with make_engine(cfg.engine, workers=workers) as engine:
-        engine_name = type(engine).__name__
-        for mode in CLIENT_MODES:
-            if tick:
-                tick(f"measuring mode {mode} ({workers} worker{'s' if workers > 1 else ''})")
-            res = run_mode(mode, engine, pk, msgs, threads=cfg.threads, inflight=cfg.inflight)
-            _check_decrypts(sk, msgs, res.ciphertexts, mode)
-            results[mode] = res
-        for k in sweep_inflight:
-            if tick:
-                tick(f"coro1 with {k} in flight")
-            res = run_mode("coro1", engine, pk, msgs[: max(64, min(len(msgs), 4 * k))], inflight=k)
-            sweep[k] = res
-    return results, sweep, engine_name
-
-
-def _check_decrypts(sk: pl.PrivateKey, msgs: Sequence[int], cts: Sequence[int], mode: str) -> None:
-    """Every measured run must be correct, not only fast: decrypt a sample."""
-    idx = list(range(0, len(msgs), max(1, len(msgs) // 16)))
-    got = sk.raw_decrypt_many([cts[i] for i in idx])
-    if got != [msgs[i] for i in idx]:
-        raise RuntimeError(f"mode {mode}: ciphertexts do not decrypt to their plaintexts")
-
-
-# --------------------------------------------------------------------------------------------
-# study
 
 
 @register_study(
