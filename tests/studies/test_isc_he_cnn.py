@@ -1,12 +1,11 @@
 """The isc-he-cnn study end to end: Tables 2 and 3 *predicted* from the paper's stated inputs
 (within the tolerances the gap decomposition explains), the fitted program only as a labelled
 secondary row (fit checks named as such), provenance, a real trace with wall times (measured
-CPU row), bad input, and the capacity planner."""
+CPU row) and bad input (the capacity planner: tests/policies/test_isc_plan.py)."""
 
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
@@ -152,24 +151,3 @@ def test_bad_input_refused_and_nothing_written(tmp_path) -> None:
         assert not (tmp_path / d / "result.json").exists()
 
 
-def test_planner_follows_the_papers_key_reasoning() -> None:
-    t = st.plan_isc(10_000)
-    v = {r[0]: r[1] for r in t.rows}
-    # section 4.5.1: weights once + keys x clients on one CSD (our program: 0.34 GB of keys)
-    assert v["NAND per CSD with every client's keys on it"] == pytest.approx(
-        v["weights per model"] + 10_000 * v["evaluation keys per client"], rel=1e-9)
-    assert v["CSDs recommended"] == 1
-    # fit check: with the program fitted to the paper (0.49 GB of keys) it is the paper's 5,000 GB
-    fv = {r[0]: r[1] for r in st.plan_isc(10_000, "fitted").rows}
-    assert fv["NAND per CSD with every client's keys on it"] == pytest.approx(5000 + 3.3, rel=0.05)
-    small = {r[0]: r[1] for r in st.plan_isc(10_000, nand_tb=1.0, requests_per_client_per_s=0.01).rows}
-    keys = small["evaluation keys per client"]
-    assert small["CSDs for capacity"] == math.ceil(10_000 * keys / (1000 - small["weights per model"]))
-    # 100 inferences/s offered, each CSD at most 80 % busy
-    assert small["CSDs for the load"] == math.ceil(100 / (0.8 * small["throughput of one CSD"]))
-    assert small["CSDs recommended"] == max(small["CSDs for capacity"], small["CSDs for the load"])
-    assert small["NAND per CSD to provision"] < 1000
-    with pytest.raises(ConfigError):
-        st.plan_isc(0)
-    with pytest.raises(ConfigError):
-        st.plan_isc(10, requests_per_client_per_s=-1.0)

@@ -70,7 +70,7 @@ def plan_isc_cmd(
     if nand_tb is not None:
         check_positive("--nand-tb", nand_tb, maximum=MAX_NAND_TB)
     from cryptoffload.report.tables import render_table
-    from cryptoffload.studies.isc_he_cnn import plan_isc
+    from cryptoffload.policies.isc_plan import plan_isc
 
     table = plan_isc(clients, model, requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
                      keys_on_every_csd=not partition)
