@@ -118,10 +118,6 @@ def cpu_reference(program: HEProgram) -> tuple[float, str, str]:
     return PAPER_CPU_MS / 1e3, "cited", "the paper's Table 2: Xeon Gold 5122, one thread, EVA/SEAL"
 
 
-# --------------------------------------------------------------------------------------------
-# study
-
-
 def _rel(ours: float | None, paper: float | None) -> float | None:
     return None if ours is None or not paper else ours / paper - 1
 
