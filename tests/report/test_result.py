@@ -265,3 +265,11 @@ def test_table_rejects_inconsistent_declarations() -> None:
         _table(column_provenance={"predict": "guessed"})
     with pytest.raises(ValueError, match="claim provenance"):
         Claim(paper="x", ours="y", provenance="mixed")
+
+
+def test_a_claims_sentence_says_what_it_is_and_only_a_simulated_one_is_predicted() -> None:
+    assert Claim("1.18", "1.08", "simulated", kind="agreement").sentence() == \
+        "Strongest predicted agreement: 1.08 (paper: 1.18) — simulated"
+    assert Claim("636 s", "662 s", "measured", kind="agreement").sentence().startswith("Closest agreement: 662 s")
+    assert Claim("x", "y", "fitted", kind="divergence", why="w").sentence() == "Largest divergence: y (paper: x) — fitted; w"
+    assert Claim("x", "y", "cited").label() == "the paper's claim"

@@ -132,6 +132,12 @@ def test_real_trace_with_wall_times_gives_a_measured_cpu_row(tmp_path) -> None:
     assert res.tables["table3_devices"].rows[-1][0] == 16
     assert any("not the paper's program" in n for n in res.notes)
     assert "table2_gap" not in res.tables and not res.fits
+    # its headline says what it is beside the paper's program, and quotes its own computed ratios
+    (head,) = res.headline
+    ratios = {r[0]: r[1] for r in res.tables["table3_headline"].rows}
+    assert head.startswith("Not the paper's program") and "not a reproduction" in head
+    assert f"{ratios['CSD at 8 GB/s vs CPU: speedup']:.1f}x faster than the measured CPU time" in head
+    assert f"throughput x{ratios['16 CSDs vs 16 FPGA&SSD: throughput ratio']:.2f}" in head and not res.claims
 
 
 def test_bad_input_refused_and_nothing_written(tmp_path) -> None:

@@ -65,3 +65,25 @@ def test_bad_config_refused(tmp_path):
         st.run(st.RidgeConfig(records=10, scheduler="not-an-address"), tmp_path / "c")
     for d in ("a", "b", "c"):
         assert not (tmp_path / d / "result.json").exists()
+
+
+@pytest.mark.parametrize("records, provenance", [(10_000, "derived"), (1_000_000, "measured")])
+def test_phase_claims_name_the_closest_and_the_furthest_phase_with_reasons(records, provenance):
+    """The headline's agreement and divergence are chosen from the phase times at 1,000,000
+    records (ratio to the paper's, either way), labelled derived when scaled from a smaller run."""
+    from cryptoffload.report.result import StudyResult
+
+    ours = {0: 662.0, 1: 27.0, 3: 15.0, 5: 709.0}  # encryption, aggregation, solve, total
+    rows = [[f"phase {i}", "measured", None, None, ours.get(i)] for i in range(7)]
+    paper = [[f"phase {i}", "cited", None, None, v] for i, v in
+             enumerate([636.0, 116.0, None, 20.0, None, 772.0, None])]
+    res = StudyResult("ridge", "t", "quick", 1, "0", {})
+    st._phase_claims(res, rows, paper, records, 20 * records, 33e-6 * 20 * records, 1.3e-6 * 20 * records, 2)
+    agree, diverge = res.claims
+    assert (agree.kind, agree.key, diverge.kind, diverge.key) == ("agreement", ["phase 0"], "divergence", ["phase 1"])
+    assert agree.provenance == diverge.provenance == provenance
+    assert agree.label() == "closest agreement"  # measured here: nothing predicted
+    assert "+4 %" in agree.ours and "-77 %" in diverge.ours and "K80" in diverge.paper
+    assert "33 us per ciphertext" in agree.why and "1.30 us per ciphertext" in diverge.why and "6.8 us" in diverge.why
+    assert ("scaled linearly" in agree.ours) == (records != 1_000_000)
+    assert res.headline == [agree.sentence(), diverge.sentence()]

@@ -38,8 +38,12 @@ def test_model_rows_claims_and_the_answer() -> None:
     rows = {(r[0], r[1]): r for r in res.tables["single_fetch_prediction"].rows}
     assert rows[("ktls/tls", "2K.bin")][3] == "simulated" and rows[("tls/plain", "2K.bin")][3] == "measured"
     assert rows[("tls/plain", "2K.bin")][5] == pytest.approx(0.0)  # 9/3 = the paper's 3x: the error column works
-    kinds = {c.kind for c in res.claims}
-    assert kinds == {"agreement", "divergence"} and all(c.why for c in res.claims)
+    kinds = [c.kind for c in res.claims]
+    assert sorted(kinds) == ["agreement", "claim", "divergence"]
+    assert all(c.why for c in res.claims if c.kind != "claim")
+    question = next(c for c in res.claims if c.kind == "claim")  # the paper's open question, on the card
+    assert "+6.2 %" in question.paper and "one connection" in question.ours and question.provenance == "simulated"
+    assert question.sentence() not in res.headline  # the headline has the full answer instead
     answer = next(h for h in res.headline if h.startswith("Why offload"))
     assert "+6.2 %" in answer and "+13 %" in answer and "derived" in answer
     implied = {r[0]: r for r in res.tables["paper_implied"].rows}

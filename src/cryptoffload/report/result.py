@@ -150,10 +150,18 @@ class Claim:
         if self.kind not in self.KINDS:
             raise ValueError(f"claim kind must be one of {self.KINDS}, got {self.kind!r}")
 
+    def label(self) -> str:
+        """What the claim is, as the card and the headline name it: only a simulated result is
+        a *predicted* agreement; a measured or fitted one is the closest agreement."""
+        if self.kind == "agreement":
+            return "strongest predicted agreement" if self.provenance == "simulated" else "closest agreement"
+        return {"divergence": "largest divergence", "claim": "the paper's claim"}[self.kind]
+
     def sentence(self) -> str:
-        """The headline sentence: ours, the paper's, and the provenance in the same sentence
-        (a fitted number always says so)."""
-        text = f"{self.ours} (paper: {self.paper}) — {self.provenance}"
+        """The headline sentence: what it is (agreement or divergence), ours, the paper's, and
+        the provenance in the same sentence (a fitted number always says so)."""
+        lead = "" if self.kind == "claim" else self.label().capitalize() + ": "
+        text = f"{lead}{self.ours} (paper: {self.paper}) — {self.provenance}"
         if self.why:
             text += f"; {self.why}"
         return text

@@ -259,7 +259,7 @@ def _headline(result: StudyResult, summary: tables.Table6Summary | None, tops: l
         label, ours, paper, xs, tid, key = min(cands, key=lambda c: abs(math.log(c[1] / c[2])))
         where = f"; the paper's draw is at the {tables.paper_percentile(paper, xs):.0f}th percentile of ours" if xs else ""
         result.claim(Claim(paper=f"{label} {paper:.3g}", provenance="simulated", table=tid, key=key, kind="agreement",
-                           ours=f"Strongest predicted agreement: {label} {ours:.3g} ({100 * (ours / paper - 1):+.0f} %)",
+                           ours=f"{label} {ours:.3g} ({100 * (ours / paper - 1):+.0f} %)",
                            why=f"predicted from the paper's inputs, nothing fitted to its Table 6{where}"))
     if summary is not None and "predict" in summary.mean_rel and "nopredict" in summary.mean_rel:
         pr, npr = summary.mean_rel["predict"], summary.mean_rel["nopredict"]
@@ -299,7 +299,7 @@ def _headline(result: StudyResult, summary: tables.Table6Summary | None, tops: l
                         + " its fall from 1,000 to 20,000 req/s (readings_sensitivity)")
             result.claim(Claim(paper=f"Oracle p90 {PAPER_TABLE6[int(worst)][6]:.3g} s at {worst:g} req/s", provenance="simulated",
                                table="table6_p90_vs_oracle", key=[worst], kind="divergence",
-                               ours=f"Largest divergence: Oracle p90 at {worst:g} req/s is {ours:.3g} s", why=why))
+                               ours=f"Oracle p90 at {worst:g} req/s is {ours:.3g} s", why=why))
     if tops:
         result.headline.append(
             f"Table 7 is fitted (the client population, {FITTED_CLIENTS:,} clients with Pareto activity shape "

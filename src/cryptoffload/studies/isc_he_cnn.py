@@ -186,6 +186,26 @@ def _recorded_he_cnn_trace(ctx: ReportContext) -> Path:
             ctx, model=str(ctx.artifact("he-cnn-trace", _recorded_he_cnn_trace)))),
     ],
 )
+def _other_program_headline(name: str, source: str, summ: dict[str, Any], head: dict[str, float], k: int,
+                            cpu_prov: str) -> str:
+    """The headline of a run on a program that is not the paper's (a recorded trace): what it
+    is beside the paper's, and what the platform makes of it -- for scale, not a reproduction."""
+    line = (f"Not the paper's program: {name} ({source}: weights {summ['weight_bytes'] / GB:.2f} GB, keys "
+            f"{summ['key_bytes'] / GB:.2f} GB, FPGA compute {summ['compute_s']:.3f} s per inference; the paper's "
+            f"{PAPER_SIZES['weights_gb']:g} GB, {PAPER_SIZES['keys_gb']:g} GB, {PAPER_SIZES['compute_s']:g} s) on the "
+            "paper's platforms, so its numbers show scale, not a reproduction")
+    sp = head.get("CSD at 8 GB/s vs CPU: speedup")
+    if sp is not None:
+        line += (f"; one CSD at 8 GB/s: {sp:.1f}x faster than the {cpu_prov} CPU time (the paper, its program: "
+                 "10.6x) — a simulated latency")
+    red, ratio = (head.get(f"{k} CSDs vs {k} FPGA&SSD: {w}") for w in ("latency reduction (%)", "throughput ratio"))
+    if red is not None and ratio is not None:
+        line += (f"; {k} CSDs vs {k} FPGA&SSD: latency -{red:.1f} %, throughput x{ratio:.2f} (paper at 16: -72.2 %, "
+                 f"x3.60) — simulated: its compute hides little of its transfers, so each device's latency follows "
+                 "its bandwidth share")
+    return line
+
+
 def run(cfg: IscHeCnnConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()
@@ -430,6 +450,7 @@ def run(cfg: IscHeCnnConfig, out: str | Path,
     else:
         result.notes.append(f"model {prog.name!r} ({prog.source}) is not the paper's program: the paper columns are the "
                             "paper's own program, shown for scale; docs/studies/isc-he-cnn.md explains the differences")
+        result.headline.append(_other_program_headline(prog.name, prog.source, summ, dict(head_rows), k_head, cpu_prov))
         if cpu_prov == "cited":
             result.notes.append("the CPU row is the paper's (cited, its own program): give a trace with per-op wall_s "
                                 "to get a measured CPU row for this model")

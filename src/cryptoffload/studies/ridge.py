@@ -17,10 +17,11 @@ the party modules of ``apps/ridge/`` move real bytes over loopback).
 
 from __future__ import annotations
 
+import math
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
-from cryptoffload.report.result import StudyResult, Table, write_result
+from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.studies import _gpu
 from cryptoffload.studies.registry import Option, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma
@@ -48,6 +49,7 @@ PAPER = f"{PAPERS['qat-paillier'].cite()}, Table 2; solve after Giacomelli et al
 PAPER_RECORDS = 1_000_000
 PAPER_D = 20
 PAPER_PHASES_S = {"encryption": 10.6 * 60, "aggregation": 116.0, "solve": 20.0}
+PAPER_PLAINTEXTS = 17      # per record: 420 values packed into 1024-bit plaintexts
 PAPER_BYTES = 2e9          # "about 2 GB of ciphertext matrices"
 PAPER_LINK_BPS = 10e9 / 8  # 10 Gb/s between the two servers
 QUICK_RECORDS = 10_000
@@ -313,12 +315,18 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         result.notes.append("per-record and per-provider models differ (they should be identical fractions)")
     total_1m = (bulk.wall_s if n == PAPER_RECORDS else steady * scale) + solve_s
     paper_total = sum(PAPER_PHASES_S.values())
+    where = f"{workers} Dask worker(s) " + (f"at {cfg.scheduler}" if cfg.scheduler else "on this machine")
     result.headline.append(f"{n:,} records on {where}: encrypt + aggregate {bulk.wall_s:,.1f} s, solve {solve_s:,.1f} s "
                            f"(measured); paper 10.6 min + 116 s + 20 s = {paper_total:,.0f} s")
     if n != PAPER_RECORDS:
         result.headline.append(f"scaled linearly to 1,000,000 records: {total_1m:,.0f} s (derived from this run)")
-    result.headline.append(f"max |ours - reference| = {err:.2e}, at most {acc_rows[0][6]:.1f} standard deviations of the "
-                           f"expected fixed-point error ({acc_rows[0][5]:.2e}); per-provider model identical: {same_model}")
+    if d == PAPER_D:
+        _phase_claims(result, rows, paper, n, r.ciphertexts, r.encode_s + r.encrypt_s, r.aggregate_s, workers)
+    result.claim(Claim(paper="no accuracy figure given", provenance="measured", table="accuracy",
+                       key=[acc_rows[0][0]],
+                       ours=f"max |ours - float ridge| = {err:.1e}, {acc_rows[0][6]:.1f} standard deviations of the "
+                            f"fixed-point error expected of the protocol ({acc_rows[0][5]:.1e}); per-provider model "
+                            f"identical: {same_model}"))
     result.extra.update(config={"records": n, "d": d, "lam": cfg.lam, "chunk": cfg.chunk, "workers": workers,
                                 "scheduler": cfg.scheduler, "stat_bits": cfg.stat_bits,
                                 "constant_time": cfg.constant_time},
@@ -341,6 +349,51 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         line_plot(path, idx, {"ours (encrypted)": list(ours), "reference (plaintext)": list(ref)},
                   title=f"Coefficients, {name}", xlabel="coefficient", ylabel="value", logx=False, logy=False)
 
+    result.key_figure = "phases.png"
     result.elapsed_s = _time.perf_counter() - started
     write_result(result, out, [("phases.png", phases), ("coefficients.png", coef_plot)])
     return result
+
+
+#: (row of table2_phases, what a reader calls it) for the phases the paper times
+_PHASES = ((0, "encryption"), (1, "aggregation"), (3, "solve"), (5, "total"))
+PAPER_HARDWARE = {"encryption": "one QAT DH8970 (QHCS1)", "aggregation": "a K80 GPU", "solve": "a garbled circuit",
+                  "total": "QAT + K80 + garbled circuit"}
+
+
+def _phase_claims(result: StudyResult, rows: list[list[Any]], paper: list[list[Any]], n: int, ciphertexts: int,
+                  encrypt_ws: float, aggregate_ws: float, workers: int) -> None:
+    """The closest and the furthest of our phase times at 1,000,000 records from the paper's,
+    each with its reason. Nothing here predicts the paper (its QAT card, K80 and garbled circuit
+    are not modelled): the agreement is measured (derived by linear scaling in a smaller run)."""
+    prov = "measured" if n == PAPER_RECORDS else "derived"
+    scaled = "" if n == PAPER_RECORDS else f", scaled linearly from {n:,} records"
+    paper_cts = PAPER_RECORDS * PAPER_PLAINTEXTS  # one ciphertext per plaintext
+    per_ct = {"encryption": (encrypt_ws / ciphertexts, PAPER_PHASES_S["encryption"] / paper_cts),
+              "aggregation": (aggregate_ws / ciphertexts, PAPER_PHASES_S["aggregation"] / paper_cts)}
+    why = {
+        "encryption": "{per} plaintexts per record (the paper: {paper_pt}, its slots need no unpack mask) at {ours:.0f} us per "
+                      "ciphertext per core here against {theirs:.0f} us per ciphertext on the paper's QAT DH8970 card",
+        "aggregation": "one modular product per ciphertext: {ours:.2f} us per ciphertext per core here against the "
+                       "paper's K80 at {theirs:.1f} us, copies included (the paper does not break its 116 s down)",
+        "solve": "a masked Paillier solve (Giacomelli et al.) replaces the paper's garbled circuit",
+        "total": "encryption is most of both totals",
+    }
+    cands = []
+    for i, name in _PHASES:
+        ours, theirs = rows[i][4], paper[i][4]
+        if ours and theirs:
+            cands.append((abs(math.log(ours / theirs)), name, i, ours, theirs))
+    if len(cands) < 2:
+        return
+    per = round(ciphertexts / n)
+    for (_, name, i, ours, theirs), kind in ((min(cands), "agreement"), (max(cands), "divergence")):
+        us = per_ct.get(name, (0.0, 0.0))
+        result.claim(Claim(paper=f"{name} of 1,000,000 records: {theirs:,.0f} s on {PAPER_HARDWARE[name]}",
+                           provenance=prov, table="table2_phases", key=[rows[i][0]], kind=kind,
+                           ours=f"{name}: {ours:,.0f} s ({100 * (ours / theirs - 1):+.0f} %) with {workers} Dask "
+                                f"worker(s) here{scaled}",
+                           why=("measured on this machine, nothing predicted: the paper's hardware is not modelled; "
+                                if kind == "agreement" else "") + why[name].format(per=per, ours=us[0] * 1e6,
+                                                                                   theirs=us[1] * 1e6,
+                                                                                   paper_pt=PAPER_PLAINTEXTS)))
