@@ -193,6 +193,7 @@ def cases(fx: Fixtures) -> list[Case]:
     # -- report and studies ---------------------------------------------------------------------
     add("report", [], "--seed", BAD_SEEDS)
     add("report", [], "--out", folder_outs)
+    add("report", [], "--screenshot", [fx["adir"], fx["afile"] + "/x.png", fx["emptydir"] + "/first.jpg"])
     q = ["--quick", "--no-progress"]
     for study in ("bsgs-multidevice", "fpga-reconfig", "paillier-offload", "ridge", "tls-offload"):
         add(f"study {study}", q, "--seed", BAD_SEEDS)

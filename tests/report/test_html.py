@@ -157,11 +157,17 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
                       machine={}).read_text(encoding="utf-8")
     cards = _cards(doc)
     assert set(cards) == {"isc-he-cnn", "ridge"}  # one card per study; the second run is linked from it
+    assert "— 2 papers on offloading" in doc  # counted from the results (the trace run's paper is ridge's)
     isc = cards["isc-he-cnn"]
     assert "T. Suzuki et al." in isc and "Japanese workshop paper" in isc
     assert "title='T. Suzuki and H. Yamana" in doc  # the full citation on hover
-    assert isc.index("strongest predicted agreement") < isc.index("the paper's claim") < isc.index("largest divergence")
+    # agreement, then divergence; the paper's other claims and the other run fold under "more"
+    assert isc.index("strongest predicted agreement") < isc.index("largest divergence") < isc.index("the paper's claim")
+    more = doc[doc.index("id='card-isc-he-cnn'"):doc.index("id='card-ridge'")]
+    assert more.index("<details class='more'>") < more.index("x3.96") and "1 other run of this study" in more
     assert "assumed HEAX op rates" in isc and "HE CNN, a recorded trace" in isc
+    # the badge leads our result, so the badges line up down the card
+    assert "<span class='who'>ours</span><span><span class='badge simulated'>simulated</span> 3,656 ms" in doc
     assert "<img class='thumb' src='isc-he-cnn/load_factor.png'" in doc
     assert "<span class='badge fitted'>fitted</span>" in doc
     assert "<h2 id='isc-he-cnn-trace'>" in doc and "<h2 id='isc-he-cnn'>" in doc  # distinct anchors

@@ -18,6 +18,7 @@ import pytest
 
 from cryptoffload.errors import ProfileError
 from cryptoffload.profiles.fits import profile_fits
+from cryptoffload.report.browser import find_chromium, rendered_dom
 from cryptoffload.report.html import write_index
 from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.result import StudyResult, load_result
@@ -117,3 +118,19 @@ def test_report_first_screen_has_a_card_for_every_study(small_runs, tmp_path: Pa
         assert res.title in text and ("ours" in text), name
         if res.claims:
             assert all(c.ours in text for c in res.claims), name
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="no Chromium on this machine (CI has none): the card test above "
+                    "checks the HTML; apt-get install chromium to check what a browser renders")
+def test_report_first_screen_renders_a_card_for_every_study_in_a_browser(small_runs, tmp_path: Path) -> None:
+    """The same report in a real browser (headless Chromium): every study's card is in the DOM
+    it lays out, with its title and its claims."""
+    results = [(res, str(out)) for res, out in small_runs.values()]
+    index = write_index(results, tmp_path, machine={"cpu": "test", "cores": 2})
+    parser = _Cards()
+    parser.feed(rendered_dom(index))
+    assert set(parser.cards) == set(small_runs)
+    for name, text in parser.cards.items():
+        res = small_runs[name][0]
+        assert res.title in text, name
+        assert all(c.ours in text for c in res.claims), name

@@ -4,6 +4,7 @@ HTML report."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -16,6 +17,9 @@ def report(
     seed: int = typer.Option(1, "--seed"),
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate",
                                    help="Measure this machine's cipher throughput for the 'this machine' tables."),
+    screenshot: Optional[Path] = typer.Option(
+        None, "--screenshot", help="Also write a PNG of the report's first screen (1400 x 1000) as headless "
+                                   "Chromium shows it (needs chromium; checked before any study runs)."),
 ) -> None:
     """Run every available study (quick mode by default) and write OUT/index.html."""
     from cryptoffload.machine import machine_info
@@ -29,6 +33,15 @@ def report(
 
     check_output_folder(out)
     check_seed("--seed", seed)
+    if screenshot is not None:
+        from cryptoffload.errors import ConfigError
+        from cryptoffload.io import check_output_file
+        from cryptoffload.report.browser import require_chromium
+
+        if screenshot.suffix.lower() != ".png":
+            raise ConfigError(f"--screenshot {screenshot}: the screenshot is a PNG; give a path ending in .png")
+        check_output_file(screenshot, create_parents=True)
+        require_chromium()
 
     def fail(name: str, message: str) -> None:
         err_console.print(f"error: study {name}: {message}", markup=False, highlight=False)
@@ -38,3 +51,8 @@ def report(
     results, failures = run_report(ctx, progress_bar, lambda res: render_result(res, console), fail)
     index = write_index(results, out, machine_info(), failures)
     console.print(f"wrote {index}")
+    if screenshot is not None:
+        from cryptoffload.report.browser import screenshot as take_screenshot
+
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        console.print(f"wrote {take_screenshot(index, screenshot)}")

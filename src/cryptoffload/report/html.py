@@ -36,37 +36,42 @@ from cryptoffload.report.tables import fmt, provenance_label
 BADGE_CLASSES = frozenset(PROVENANCES + VALUE_PROVENANCES)
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.2rem auto;max-width:1360px;
 color:#222;line-height:1.45;padding:0 1rem}
 h1{margin-bottom:.2rem} h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2.5rem}
 table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right} th{background:#f3f3f3}
 td.key,th.key{text-align:left} td.paper{color:#666;background:#fafafa}
-.badge{display:inline-block;font-size:.75rem;padding:.05rem .4rem;border-radius:.3rem;color:#fff;margin-left:.4rem}
-.simulated{background:#1f6feb}.measured{background:#2da44e}.fitted{background:#cf222e}.cited{background:#8250df}.mixed{background:#6e7781}.derived{background:#57606a}.input{background:#57606a}
+.badge{display:inline-block;font-size:.75rem;padding:.05rem .4rem;border-radius:.3rem;color:#fff;margin-left:.4rem;
+white-space:nowrap;font-weight:600}
+.simulated{background:#1f6feb}.measured{background:#1a7f37}.fitted{background:#cf222e}.cited{background:#8250df}.mixed{background:#6e7781}.derived{background:#57606a}.input{background:#57606a}
 .note{background:#fff8c5;border-left:4px solid #bf8700;padding:.3rem .6rem;margin:.3rem 0}
 .headline li{margin:.2rem 0} img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
-.meta{color:#666;font-size:.85rem} .caption{color:#555;font-size:.85rem}
-.legend{font-size:.82rem;color:#444;margin:.3rem 0 .8rem}
-h1.top{font-size:1.45rem;margin:.2rem 0}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:.8rem;margin:.6rem 0 2rem}
-.card{border:1px solid #d0d7de;border-radius:.6rem;padding:.6rem .9rem;background:#fff;box-shadow:0 1px 2px #0001}
-.card h2{font-size:1rem;margin:0;border:0;padding:0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.meta{color:#666;font-size:.85rem;margin:.2rem 0} .caption{color:#555;font-size:.85rem}
+.legend{font-size:.8rem;color:#444;margin:.2rem 0 .6rem}
+.legend .badge{margin:0 .15rem 0 .5rem}
+h1.top{font-size:1.35rem;margin:.1rem 0}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:.7rem;margin:.5rem 0 2rem}
+.card{border:1px solid #d0d7de;border-radius:.6rem;padding:.5rem .8rem .55rem;background:#fff;box-shadow:0 1px 2px #0001}
+.card h2{font-size:1rem;line-height:1.3;margin:0;border:0;padding:0;
+display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
 .card h2 a{color:#0b3d91;text-decoration:none}
-.card .paper{font-size:.75rem;color:#57606a;margin:.1rem 0 .3rem;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.card .paper{font-size:.74rem;color:#57606a;margin:.1rem 0 .25rem;line-height:1.3;
+display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
 .card .body{display:flex;gap:.7rem;align-items:flex-start}
 .card .claims{flex:1;min-width:0}
-.card .thumb{width:210px;flex:none;border:1px solid #eee;margin:.2rem 0 0}
+.card .thumb{width:200px;max-height:170px;object-fit:contain;flex:none;border:1px solid #eee;margin:.2rem 0 0}
 .claim{border-left:4px solid #d0d7de;padding:.05rem .5rem;margin:.3rem 0;font-size:.82rem;line-height:1.35}
-.claim.agreement{border-color:#2da44e}.claim.divergence{border-color:#cf222e}
-.claim .kind{font-size:.66rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a}
-.claim .who{display:inline-block;width:2.8rem;color:#57606a}
-.claim .why{font-size:.74rem;color:#57606a;display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
-.card .badge{margin-left:.3rem}
+.claim.agreement{border-color:#1a7f37}.claim.divergence{border-color:#cf222e}
+.claim .kind{font-size:.66rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a;font-weight:600}
+.claim .line{display:flex;gap:.4rem;align-items:baseline}
+.claim .who{flex:none;width:2.6rem;color:#57606a}
+.claim .badge{margin:0;font-size:.68rem}
+.claim .why{font-size:.74rem;color:#57606a;margin-left:3rem;
+display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
+.claim.divergence .why{-webkit-line-clamp:3}
+.more{font-size:.78rem;margin:.25rem 0 0} .more summary{color:#0b3d91;cursor:pointer}
 """
-
-KIND_LABELS = {"agreement": "strongest predicted agreement", "divergence": "largest divergence", "claim": "the paper's claim"}
-
 
 def _e(v: object) -> str:
     return html.escape(str(v))
@@ -118,10 +123,14 @@ def paper_of(result: StudyResult) -> Paper | None:
 
 
 def _claim_html(c: Claim) -> str:
+    """One claim: what it is, the paper's words, then ours led by its provenance badge (the
+    badges line up, so a reader sees at a glance which results are measured, predicted or
+    fitted), and the reason for a divergence (two lines; the whole on hover)."""
     why = f"<div class='why' title='{_e(c.why)}'>{_e(c.why)}</div>" if c.why else ""
-    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(KIND_LABELS.get(c.kind, c.kind))}</div>"
-            f"<div><span class='who'>paper</span>{_e(c.paper)}</div>"
-            f"<div><span class='who'>ours</span>{_e(c.ours)}{badge(c.provenance)}</div>{why}</div>")
+    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}</div>"
+            f"<div class='line'><span class='who'>paper</span><span>{_e(c.paper)}</span></div>"
+            f"<div class='line'><span class='who'>ours</span><span>{badge(c.provenance)} {_e(c.ours)}</span></div>"
+            f"{why}</div>")
 
 
 def _fallback_html(result: StudyResult) -> str:
@@ -132,22 +141,37 @@ def _fallback_html(result: StudyResult) -> str:
                     if word in ("measured", "simulated", "fitted", "cited")})
     lines = result.headline[:2] or ["(no headline)"]
     badges = "".join(badge(k) for k in kinds)
-    return "".join(f"<div class='claim'><div><span class='who'>ours</span>{_e(h)}</div></div>" for h in lines) + \
-        f"<div class='claim'><span class='who'>tables</span>{badges}</div>"
+    return "".join(f"<div class='claim'><div class='line'><span class='who'>ours</span><span>{_e(h)}</span></div></div>"
+                   for h in lines) + f"<div class='claim'><div class='line'><span class='who'>tables</span><span>{badges}</span></div></div>"
+
+
+def _also_html(other: StudyResult, anchor: str) -> str:
+    """Another run of the same study (e.g. on a recorded trace): a link, and its first headline line."""
+    head = other.headline[0] if other.headline else ""
+    why = f"<div class='why' title='{_e(head)}'>{_e(head)}</div>" if head else ""
+    return (f"<div class='claim'><div class='kind'>another run</div><div class='line'><span class='who'>also</span>"
+            f"<a href='#{_e(anchor)}'>{_e(other.title)} ({_e(anchor)})</a></div>{why}</div>")
 
 
 def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[tuple[StudyResult, str]] = ()) -> str:
     """One first-screen card: title (linking to the details), the paper by authors, title and
-    venue, the claims (agreement first, then the paper's claims, then the largest divergence),
-    each with our provenance badge, and the key figure."""
+    venue, the strongest predicted agreement and the largest divergence (each with our
+    provenance badge), and the key figure. The paper's other claims and other runs of the study
+    fold under "more", so every card fits a few lines and the first screen shows them all."""
     p = paper_of(result)
     paper = f"{p.short()}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
     full = p.cite() if p else result.paper
-    order = {"agreement": 0, "claim": 1, "divergence": 2}
-    claims = sorted(result.claims, key=lambda c: order.get(c.kind, 1))
-    body = "".join(_claim_html(c) for c in claims) if claims else _fallback_html(result)
-    for r, a in also:
-        body += f"<div class='claim'><span class='who'>also</span><a href='#{_e(a)}'>{_e(r.title)} ({_e(a)})</a></div>"
+    order = {"agreement": 0, "divergence": 1}
+    main = sorted((c for c in result.claims if c.kind in order), key=lambda c: order[c.kind])
+    more = [c for c in result.claims if c.kind not in order]
+    if not main:
+        main, more = more, []
+    body = "".join(_claim_html(c) for c in main) if main else _fallback_html(result)
+    folded = "".join(_claim_html(c) for c in more) + "".join(_also_html(r, a) for r, a in also)
+    if folded:
+        what = [f"{len(more)} more of the paper's claims" if len(more) > 1 else "the paper's other claim"] if more else []
+        what += [f"{len(also)} other run{'s' if len(also) > 1 else ''} of this study"] if also else []
+        body += f"<details class='more'><summary>{_e(', '.join(what))}</summary>{folded}</details>"
     fig = result.key_figure or (result.figures[0] if result.figures else "")
     img = (f"<a href='#{_e(anchor)}'><img class='thumb' src='{_e(fig_prefix + fig)}' alt='{_e(fig)}'></a>"
            if fig else "")
@@ -200,16 +224,20 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
     for study, i in first.items():
         also = [(r, anchors[j]) for j, (r, _) in enumerate(results) if r.study == study and j != i]
         cards.append(card_html(results[i][0], anchors[i], prefix[i], also))
-    body = [f"<h1 class='top'>cryptoffload — five papers on offloading cryptographic work, reproduced</h1>"
-            f"<p class='meta'>version {__version__} · {now} · "
+    papers = {(p.cite() if (p := paper_of(r)) else r.paper) for r, _ in results}
+    count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}"
+    body = [f"<h1 class='top'>cryptoffload — {count} on offloading cryptographic work: what each claimed, "
+            "what we found</h1>"
+            f"<p class='meta'>version {__version__} · {now} · this machine: "
             f"{_e(machine.get('cpu', '?'))}, {_e(machine.get('cores', '?'))} cores</p>",
-            "<p class='legend'>Each card: what the paper claimed, what we found, and where our number comes from — "
-            "<span class='badge measured'>measured</span> on this machine, "
+            "<p class='legend'>Our numbers are "
+            "<span class='badge measured'>measured</span> on this machine in this run, "
             "<span class='badge simulated'>simulated</span> predicted by our models from inputs not fitted to the "
             "paper's table, "
-            "<span class='badge fitted'>fitted</span> fitted to the very table it stands beside (a fit, not a "
-            "prediction), "
-            "<span class='badge cited'>cited</span> from a paper. Click a card for its tables.</p>",
+            "<span class='badge fitted'>fitted</span> to the very table they stand beside (a fit, not a prediction), "
+            "<span class='badge derived'>derived</span> by arithmetic on other numbers, or "
+            "<span class='badge cited'>cited</span> from a paper or a stored run. "
+            "A card's title leads to the study's tables.</p>",
             f"<section class='cards'>{''.join(cards)}</section>"]
     for name, err in failures:
         body.append(f"<div class='note'>study {_e(name)} failed: {_e(err)}</div>")

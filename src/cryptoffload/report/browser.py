@@ -1,0 +1,98 @@
+"""Looking at the report the way a reader does: in a real browser (headless Chromium).
+
+Why: the first screen is judged by what a reader sees in ten seconds -- whether every study's
+card is there, whether text overflows or a badge is unreadable. Parsing the HTML cannot tell
+that; a browser's rendered DOM and a screenshot can. ``cryptoffload report --screenshot PNG``
+and the report's browser test use this module. Chromium is optional (CI has none): callers ask
+:func:`find_chromium` first and skip or refuse with a clear reason; a browser that is missing,
+fails or hangs is the machine's problem, not a bug here, so it raises
+:class:`~cryptoffload.errors.BackendUnavailable` (one ``error:`` line on the command line).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from cryptoffload.errors import BackendUnavailable
+
+#: Executable names tried in order (Debian's ``chromium``, Chrome's and Ubuntu's names).
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: The first screen as a reader's laptop shows it.
+FIRST_SCREEN = (1400, 1000)
+TIMEOUT_S = 90.0
+
+
+def find_chromium() -> str | None:
+    """The path of a Chromium-family browser on PATH (``CRYPTOFFLOAD_CHROMIUM`` wins), or None."""
+    env = os.environ.get("CRYPTOFFLOAD_CHROMIUM")
+    if env:
+        return shutil.which(env)
+    for name in CHROMIUM_NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def require_chromium() -> str:
+    """The browser, or :class:`BackendUnavailable` saying how to get one (for options that need it)."""
+    path = find_chromium()
+    env = os.environ.get("CRYPTOFFLOAD_CHROMIUM")
+    if path is None and env:
+        raise BackendUnavailable(f"CRYPTOFFLOAD_CHROMIUM={env} is not an executable on PATH: set it to a Chromium "
+                                 "binary, or unset it to look for chromium")
+    if path is None:
+        raise BackendUnavailable("no Chromium found to render the report (tried " + ", ".join(CHROMIUM_NAMES)
+                          + "): install one (apt-get install chromium) or set CRYPTOFFLOAD_CHROMIUM to its path")
+    return path
+
+
+def _run(browser: str, args: list[str], what: str) -> subprocess.CompletedProcess[str]:
+    # A throw-away profile: nothing of the user's browser is read or written. No network:
+    # the report fetches nothing, and --no-proxy-server keeps Chromium from looking for one.
+    with tempfile.TemporaryDirectory(prefix="cryptoffload-chromium-") as profile:
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-proxy-server",
+               "--hide-scrollbars", f"--user-data-dir={profile}", *args]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise BackendUnavailable(f"{what}: {browser} did not finish in {TIMEOUT_S:g} s") from exc
+    if done.returncode != 0:
+        raise BackendUnavailable(f"{what}: {browser} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return done
+
+
+def rendered_dom(index: str | os.PathLike[str], browser: str | None = None) -> str:
+    """The DOM of ``index`` after the browser laid it out (``--dump-dom``)."""
+    page = Path(index).resolve()
+    return _run(browser or require_chromium(), ["--dump-dom", page.as_uri()], f"render {page}").stdout
+
+
+def screenshot(index: str | os.PathLike[str], png: str | os.PathLike[str], size: tuple[int, int] = FIRST_SCREEN,
+               browser: str | None = None) -> Path:
+    """Write a PNG of the first ``size`` pixels (width, height) of ``index`` as the browser shows it.
+
+    Chromium writes the PNG itself; it goes to a temporary name in the target folder first and
+    is renamed, so ``png`` is either the new screenshot or untouched."""
+    exe = browser or require_chromium()
+    page, target = Path(index).resolve(), Path(png)
+    fd, tmp = tempfile.mkstemp(prefix=".screenshot-", suffix=".png", dir=target.parent)
+    os.close(fd)
+    try:
+        _run(exe, [f"--screenshot={tmp}", f"--window-size={size[0]},{size[1]}", page.as_uri()],
+             f"screenshot {page}")
+        if Path(tmp).stat().st_size == 0 or Path(tmp).read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+            raise BackendUnavailable(f"screenshot {page}: {exe} wrote no PNG")
+        os.chmod(tmp, 0o644)  # a picture of a public report (mkstemp made it 0600)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+__all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "find_chromium", "require_chromium", "rendered_dom", "screenshot"]

@@ -1,0 +1,88 @@
+"""report/browser.py: finding Chromium, its failures as one clear error, the screenshot written
+whole or not at all -- with a stand-in browser (CI has no Chromium), and with the real one when
+this machine has it (the report rendered, every card in the browser's DOM, a first-screen PNG)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from pathlib import Path
+
+import pytest
+
+from cryptoffload.errors import BackendUnavailable
+from cryptoffload.report import browser
+from cryptoffload.report.result import StudyResult
+from cryptoffload.report.html import write_index
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHROMIUM = browser.find_chromium()
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (CI has none); "
+                                    "apt-get install chromium to run the real-browser checks")
+
+
+def _fake(tmp_path: Path, body: str) -> str:
+    """A stand-in 'browser': a shell script run with Chromium's arguments."""
+    path = tmp_path / "fake-chromium"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+WRITES_PNG = ('for a in "$@"; do case "$a" in --screenshot=*) printf \'\\211PNG\\r\\n\\032\\nrest\' > "${a#--screenshot=}";; '
+              '--dump-dom) echo "<html><body>rendered</body></html>";; esac; done\n')
+
+
+def test_find_chromium_honours_the_environment_and_may_find_none(tmp_path: Path, monkeypatch) -> None:
+    exe = _fake(tmp_path, "exit 0\n")
+    monkeypatch.setenv("CRYPTOFFLOAD_CHROMIUM", exe)
+    assert browser.find_chromium() == exe
+    monkeypatch.delenv("CRYPTOFFLOAD_CHROMIUM")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert browser.find_chromium() is None
+    with pytest.raises(BackendUnavailable, match="no Chromium found.*apt-get install chromium"):
+        browser.require_chromium()
+
+
+def test_screenshot_is_written_whole_and_readable(tmp_path: Path) -> None:
+    page = tmp_path / "index.html"
+    page.write_text("<p>x</p>")
+    png = browser.screenshot(page, tmp_path / "shot.png", browser=_fake(tmp_path, WRITES_PNG))
+    assert png.read_bytes().startswith(PNG_MAGIC) and stat.S_IMODE(os.stat(png).st_mode) == 0o644
+    assert browser.rendered_dom(page, browser=_fake(tmp_path, WRITES_PNG)).strip() == "<html><body>rendered</body></html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-chromium", "index.html", "shot.png"]
+
+
+@pytest.mark.parametrize("body, match", [
+    ("echo 'cannot open display' >&2; exit 3\n", "exited 3: cannot open display"),
+    ("exit 0\n", "wrote no PNG"),  # a browser that says it worked but wrote nothing
+])
+def test_a_failing_browser_is_one_clear_error_and_leaves_nothing(tmp_path: Path, body: str, match: str) -> None:
+    page, target = tmp_path / "index.html", tmp_path / "shot.png"
+    page.write_text("<p>x</p>")
+    target.write_bytes(b"old")
+    with pytest.raises(BackendUnavailable, match=match):
+        browser.screenshot(page, target, browser=_fake(tmp_path, body))
+    assert target.read_bytes() == b"old"  # untouched, and no temporary file left beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-chromium", "index.html", "shot.png"]
+
+
+def test_a_hanging_browser_is_stopped(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(browser, "TIMEOUT_S", 0.5)
+    page = tmp_path / "index.html"
+    page.write_text("<p>x</p>")
+    with pytest.raises(BackendUnavailable, match="did not finish"):
+        browser.rendered_dom(page, browser=_fake(tmp_path, "exec sleep 30\n"))
+
+
+@needs_chromium
+def test_the_real_browser_renders_the_cards_and_takes_the_first_screen(tmp_path: Path) -> None:
+    results = [(StudyResult(name, f"Study {name}", "quick", 1, "0", {}, headline=[f"{name} headline"]), name)
+               for name in ("alpha", "beta")]
+    index = write_index(results, tmp_path, machine={"cpu": "test", "cores": 2})
+    dom = browser.rendered_dom(index)
+    assert "data-study=\"alpha\"" in dom and "data-study=\"beta\"" in dom and "beta headline" in dom
+    png = browser.screenshot(index, tmp_path / "first.png", size=(800, 600))
+    head = png.read_bytes()[:24]
+    assert head.startswith(PNG_MAGIC) and struct.unpack(">II", head[16:24]) == (800, 600)
