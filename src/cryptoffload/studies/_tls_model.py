@@ -249,7 +249,7 @@ def claims(result: StudyResult, rows: list[list[Any]], model: nic.TlsCostModel, 
         what = f"{RATIO_WORDS.get(r[0], r[0])}, one {_size_words(files[r[1]])} fetch with wget"
         result.claim(Claim(paper=f"{what}: {paper:.3g}x the time", provenance=label, table="single_fetch_prediction",
                            key=r[:3], kind=kind,
-                           ours=(f"predicted {r[4]:.3g}x ({r[5]:+.0f} %)" + (", fitted variant" if label == "fitted" else "")),
+                           ours=(f"predicted {r[4]:.3g}x ({r[5]:+.1f} %)" + (", fitted variant" if label == "fitted" else "")),
                            why=why))
 
 
