@@ -71,6 +71,12 @@ def test_registration_refuses_duplicates_and_reserved_fields(fake) -> None:
         register_study(name="other", title="", summary="", paper=PAPERS["qat-paillier"], config=FakeConfig,
                        options=[Option("--out", "out")])(run)
 
+    def helper(cfg, out, progress=None):
+        return cfg
+
+    with pytest.raises(ValueError, match="decorates the study's run.*not helper"):
+        register_study(name="other", title="", summary="", paper=PAPERS["qat-paillier"], config=FakeConfig)(helper)
+
 
 def test_artifacts_are_made_once(tmp_path: Path) -> None:
     made = []

@@ -167,25 +167,6 @@ def _recorded_he_cnn_trace(ctx: ReportContext) -> Path:
     return trace
 
 
-@register_study(
-    name=NAME, title=TITLE, paper=PAPERS["in-storage-he"], config=IscHeCnnConfig,
-    summary="HE CNN inference on FPGA, FPGA&SSD and computational storage: Tables 2-3 predicted from the paper's inputs.",
-    quick="Coarser op merging (a few seconds).", seed=None,
-    options=[
-        Option("--model", "model",
-               help="paper (default: built from the paper's stated inputs), fitted (phases fitted to Table 2), "
-                    "generated (CNN generator) or a trace JSON."),
-        Option("--dram-gb", "dram_gb", float, help="Device DRAM (default: the preset's 8 GB)."),
-        Option("--queries", "queries", int, 1, "Inferences per device for the throughput runs."),
-        Option("--clients", "plan_clients", int, 10_000, "Clients for the capacity plan table."),
-    ],
-    # the program of the paper's inputs, then the trace of a real encrypted inference recorded here
-    report=lambda spec: [
-        ReportRun(NAME, spec.default_config),
-        ReportRun(f"{NAME}-trace", lambda ctx: spec.default_config(
-            ctx, model=str(ctx.artifact("he-cnn-trace", _recorded_he_cnn_trace)))),
-    ],
-)
 def _other_program_headline(name: str, source: str, summ: dict[str, Any], head: dict[str, float], k: int,
                             cpu_prov: str) -> str:
     """The headline of a run on a program that is not the paper's (a recorded trace): what it
@@ -206,6 +187,25 @@ def _other_program_headline(name: str, source: str, summ: dict[str, Any], head: 
     return line
 
 
+@register_study(
+    name=NAME, title=TITLE, paper=PAPERS["in-storage-he"], config=IscHeCnnConfig,
+    summary="HE CNN inference on FPGA, FPGA&SSD and computational storage: Tables 2-3 predicted from the paper's inputs.",
+    quick="Coarser op merging (a few seconds).", seed=None,
+    options=[
+        Option("--model", "model",
+               help="paper (default: built from the paper's stated inputs), fitted (phases fitted to Table 2), "
+                    "generated (CNN generator) or a trace JSON."),
+        Option("--dram-gb", "dram_gb", float, help="Device DRAM (default: the preset's 8 GB)."),
+        Option("--queries", "queries", int, 1, "Inferences per device for the throughput runs."),
+        Option("--clients", "plan_clients", int, 10_000, "Clients for the capacity plan table."),
+    ],
+    # the program of the paper's inputs, then the trace of a real encrypted inference recorded here
+    report=lambda spec: [
+        ReportRun(NAME, spec.default_config),
+        ReportRun(f"{NAME}-trace", lambda ctx: spec.default_config(
+            ctx, model=str(ctx.artifact("he-cnn-trace", _recorded_he_cnn_trace)))),
+    ],
+)
 def run(cfg: IscHeCnnConfig, out: str | Path,
         progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
     cfg.validate()

@@ -160,6 +160,9 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
     no seed option). ``report(spec)`` lists the study's runs in the report (default: one run,
     :meth:`StudySpec.default_config`)."""
     def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
+        if run.__name__ != "run":  # the runner calls the module's run(): decorating a helper would hide that
+            raise ValueError(f"@register_study({name!r}) decorates the study's run(cfg, out, progress), "
+                             f"not {run.__name__}")
         spec = StudySpec(name=name, module=run.__module__, title=title, summary=summary, paper=paper,
                          config=config, options=tuple(options), quick_help=quick, seed_help=seed, report=report)
         known = _REGISTRY.get(name)
