@@ -67,7 +67,7 @@ def test_table_rejects_bad_provenance(prov) -> None:
         _table(provenance=prov)
 
 
-@pytest.mark.parametrize("prov", ["simulated", "measured", "fitted", "cited", "mixed"])
+@pytest.mark.parametrize("prov", ["simulated", "measured", "fitted", "cited", "stored", "mixed"])
 def test_table_accepts_each_provenance(prov: str) -> None:
     assert _table(provenance=prov).provenance == prov
 

@@ -108,7 +108,7 @@ def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_
     t = res.tables["openfhe_bootstrap"]
     machine = json.loads(packaged)["machine"]
     assert machine["cpu"] in t.title and "not in this run" in t.title and "this machine" not in t.title
-    assert t.provenance == "cited"
+    assert t.provenance == "stored"
 
 
 def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
                                           openfhe_result=str(tmp_path / "of.json")), tmp_path / "out")
     t = res.tables["openfhe_bootstrap"]
     assert t.rows[0][3] == 1.5 and t.rows[0][4] == 0.4 and t.rows[0][5] == 600.0 and t.rows[0][8] is True
-    assert t.provenance == "cited" and "an unnamed CPU" in t.title
+    assert t.provenance == "stored" and "an unnamed CPU" in t.title
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -44,7 +44,7 @@ th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right} th{background
 td.key,th.key{text-align:left} td.paper{color:#666;background:#fafafa}
 .badge{display:inline-block;font-size:.75rem;padding:.05rem .4rem;border-radius:.3rem;color:#fff;margin-left:.4rem;
 white-space:nowrap;font-weight:600}
-.simulated{background:#1f6feb}.measured{background:#1a7f37}.fitted{background:#cf222e}.cited{background:#8250df}.mixed{background:#6e7781}.derived{background:#57606a}.input{background:#57606a}
+.simulated{background:#1f6feb}.measured{background:#1a7f37}.fitted{background:#cf222e}.cited{background:#8250df}.stored{background:#9a6700}.mixed{background:#6e7781}.derived{background:#57606a}.input{background:#57606a}
 .note{background:#fff8c5;border-left:4px solid #bf8700;padding:.3rem .6rem;margin:.3rem 0}
 .headline li{margin:.2rem 0} img{max-width:100%;border:1px solid #eee;margin:.5rem 0}
 .meta{color:#666;font-size:.85rem;margin:.2rem 0} .caption{color:#555;font-size:.85rem}
@@ -138,7 +138,7 @@ def _fallback_html(result: StudyResult) -> str:
     kinds = sorted({word for t in result.tables.values() for word in
                     ([t.provenance] if t.provenance != "mixed" else
                      {t.row_provenance(i) for i in range(len(t.rows))} | set((t.column_provenance or {}).values()))
-                    if word in ("measured", "simulated", "fitted", "cited")})
+                    if word in ("measured", "simulated", "fitted", "cited", "stored")})
     lines = result.headline[:2] or ["(no headline)"]
     badges = "".join(badge(k) for k in kinds)
     return "".join(f"<div class='claim'><div class='line'><span class='who'>ours</span><span>{_e(h)}</span></div></div>"
@@ -235,8 +235,9 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
             "<span class='badge simulated'>simulated</span> predicted by our models from inputs not fitted to the "
             "paper's table, "
             "<span class='badge fitted'>fitted</span> to the very table they stand beside (a fit, not a prediction), "
-            "<span class='badge derived'>derived</span> by arithmetic on other numbers, or "
-            "<span class='badge cited'>cited</span> from a paper or a stored run. "
+            "<span class='badge derived'>derived</span> by arithmetic on other numbers, "
+            "<span class='badge stored'>stored</span> from an earlier run of ours on the machine and date shown, or "
+            "<span class='badge cited'>cited</span> from a paper. "
             "A card's title leads to the study's tables.</p>",
             f"<section class='cards'>{''.join(cards)}</section>"]
     for name, err in failures:

@@ -21,12 +21,14 @@ if TYPE_CHECKING:  # annotations only: result.py imports this module to enforce 
 #: Where a number comes from. ``simulated``: predicted by our models from inputs that were not
 #: fitted to the paper's table it stands beside; ``measured``: run here, in this run;
 #: ``fitted``: fitted to the very table it stands beside (a fit, never a prediction);
-#: ``cited``: copied from a paper; ``mixed``: a table whose rows (a ``provenance`` column) or
-#: columns (``column_provenance``) differ.
-PROVENANCES = ("simulated", "measured", "fitted", "cited", "mixed")
+#: ``cited``: copied from a paper; ``stored``: measured by our own code in an earlier run, on the
+#: machine and date the table names (a stored benchmark shipped as package data: neither this
+#: run's measurement nor a paper's figure); ``mixed``: a table whose rows (a ``provenance``
+#: column) or columns (``column_provenance``) differ.
+PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "mixed")
 #: The provenance of one value (a cell of a ``provenance`` column, a claim): the table
 #: provenances less ``mixed``, plus ``derived`` (arithmetic on other values) and ``input``.
-VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "derived", "input")
+VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "derived", "input")
 PROVENANCE_COLUMN = "provenance"
 
 

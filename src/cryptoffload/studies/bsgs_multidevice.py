@@ -638,8 +638,8 @@ def _openfhe_table(of: dict[str, Any]) -> Table:
                  f"{of.get('date', '?')} (`make bench-bootstrap`), not in this run",
                  ["level_budget", "dim1", "ring_dim", "bootstrap_s", "bsgs_share", "measured_stage_ms",
                   "model_stage_ms", "model_error_pct", "model_keys_match_openfhe", "note"],
-                 rows, "cited", key_columns=2,
-                 note=f"Cited from our own stored benchmark (not measured in this run; the machine and date are in the "
+                 rows, "stored", key_columns=2,
+                 note=f"Stored from our own benchmark (not measured in this run; the machine and date are in the "
                       f"title). {of.get('security', '')} Measured then: bootstrap wall time (median), and the share of perf samples "
                       "inside EvalCoeffsToSlots/EvalSlotsToCoeffs (x the median = measured_stage_ms). Predicted: "
                       "model_stage_ms = the stage structure of workloads/bsgs.py (its key set checked against "
