@@ -55,7 +55,9 @@ def _run(browser: str, args: list[str], what: str) -> subprocess.CompletedProces
     # A throw-away profile: nothing of the user's browser is read or written. No network:
     # the report fetches nothing, and --no-proxy-server keeps Chromium from looking for one.
     with tempfile.TemporaryDirectory(prefix="cryptoffload-chromium-") as profile:
-        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-proxy-server",
+        # Chromium's sandbox cannot start as root (containers, CI); elsewhere it stays on
+        sandbox = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        cmd = [browser, "--headless", *sandbox, "--disable-gpu", "--no-first-run", "--no-proxy-server",
                "--hide-scrollbars", f"--user-data-dir={profile}", *args]
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
