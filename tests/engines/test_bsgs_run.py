@@ -4,6 +4,7 @@ strategy, more devices than workers, and input mistakes are one-line ConfigError
 
 from __future__ import annotations
 
+import sys
 from typing import Iterator
 
 import numpy as np
@@ -78,6 +79,8 @@ def test_product_equals_plaintext(runner: DaskRunner, he, devices: int, strategy
     assert total["add"] == want["add"]
     # transfers: the baby sends plus the reduction, all across the two worker processes
     assert res.transfers == len(sp.baby_sends) + sum(len(r) for r in sp.reduction)
+    # batched: one message per (src, dst) of baby steps (2 devices: one group each), per partial
+    assert res.messages == len({(s, d) for s, d, _ in sp.baby_sends}) + sum(len(r) for r in sp.reduction)
     assert res.local_transfers == 0
     assert (res.bytes_moved > 0) == (res.transfers > 0)
     assert res.tasks == len(res.records) and all(r.end >= r.start for r in res.records)
@@ -144,6 +147,46 @@ def test_bad_inputs(runner: DaskRunner, he) -> None:
             backend=other, ct=other.encrypt(x))
     with pytest.raises(ConfigError, match="result must be"):
         verify(be, "nope", diag, shape, x)
+
+
+@pytest.mark.parametrize("strategy", ["broadcast", "split-giant"])
+def test_unbatched_sends_each_baby_step_alone(runner: DaskRunner, he, strategy: str) -> None:
+    """batched=False: a task and a message per baby step another device needs; same product."""
+    be, x, diag, ct = he
+    shape = SHAPES[4]
+    sp = split(shape, 2, strategy)
+    res = run_bsgs(runner, be, diag, shape, sp, ct, warmup=0, batched=False)
+    _check_product(be, res, diag, shape, x)
+    sent = [r for r in res.records if r.kind == "baby" and r.ops["serialize"]]
+    assert len(sent) == len(sp.baby_sends) and all(r.ops["rotate"] == 1 for r in sent)
+    recv = [r for r in res.records if r.kind == "recv"]
+    assert len(recv) == len(sp.baby_sends) and all(r.ops["deserialize"] == 1 for r in recv)
+    assert res.messages == res.transfers == len(sp.baby_sends) + 1
+    # each record's op_s times its own ops, within the task's span
+    for r in res.records:
+        assert all(r.op_s[k] > 0 for k, n in r.ops.items() if n and k != "key_switch")
+        assert sum(r.op_s.values()) <= r.seconds
+    with pytest.raises(ConfigError, match="batched must be True or False"):
+        run_bsgs(runner, be, diag, shape, sp, ct, batched=1)
+
+
+def test_switch_interval_is_set_for_the_run_and_restored(runner: DaskRunner, he) -> None:
+    from cryptoffload.engines.bsgs_run import _worker_switch_interval
+
+    be, x, diag, ct = he
+    shape = SHAPES[4]
+    a = runner.worker_addresses()[0]
+    before = runner.submit(_worker_switch_interval, 0.003, worker=a).result()
+    try:
+        assert runner.submit(_worker_switch_interval, 0.003, worker=a).result() == pytest.approx(0.003)
+        res = run_bsgs(runner, be, diag, shape, split(shape, 2), ct, warmup=0, switch_interval_s=0.0005)
+        _check_product(be, res, diag, shape, x)
+        assert runner.client.run(sys.getswitchinterval, workers=[a])[a] == pytest.approx(0.003)
+    finally:
+        runner.submit(_worker_switch_interval, before, worker=a).result()
+    for bad in (0, -1.0, 2.0, True, "1ms"):
+        with pytest.raises(ConfigError, match="switch_interval_s must be None or seconds"):
+            run_bsgs(runner, be, diag, shape, split(shape, 2), ct, switch_interval_s=bad)
 
 
 def test_hoisted_groups_baby_steps(runner: DaskRunner, he, monkeypatch: pytest.MonkeyPatch) -> None:

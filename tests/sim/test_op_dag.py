@@ -54,6 +54,36 @@ def test_serialisation_and_task_overhead_are_charged() -> None:
     assert more == pytest.approx(base + 0.01 + 0.02 + 3 * 0.05, rel=1e-9)
 
 
+def test_batched_sends_closed_form() -> None:
+    """split-giant on 2 devices, baby steps batched (the Dask execution): device 0 rotates and
+    serialises babies 1-3 in one task, they cross in one message, device 1 deserialises them
+    in one task, then runs its giant steps and sends its partial back. task_s is paid before
+    each task, once."""
+    shape = BsgsShape(16, 4, slots=64, level=2)
+    ser, de, task = 0.002, 0.003, 0.005
+    costs = dataclasses.replace(COSTS, serialize_s=ser, deserialize_s=de, task_s=task)
+    dag = build_dag(split(shape, 2, "split-giant"), batched_sends=True)
+    assert len({op.batch for op in dag.ops if op.kind == "send" and op.label.startswith("baby")}) == 1
+    sch = schedule(dag, costs)
+    giant1 = 8 * 1e-4 + 6 * 2e-5 + 2 * 3e-4 + 2 * 8e-4 + 1 * 1.5e-5      # giant steps 2 and 3
+    babies = task + 3 * 1e-3 + 3 * ser + 3 * 1e-3 + 1e-5                  # on device 1's port
+    partial1 = babies + task + 3 * de + task + giant1
+    want = partial1 + ser + 1e-3 + 1e-5 + task + de + 1.5e-5
+    assert sch.makespan == pytest.approx(want, rel=1e-12)
+    assert sch.transfers == 3 + 1 and sch.bytes_moved == 4e6
+    # alone, each baby step pays its own task and receiving task, and leaves earlier
+    alone = schedule(build_dag(split(shape, 2, "split-giant")), costs)
+    assert alone.transfers == sch.transfers and alone.makespan > sch.makespan
+
+
+def test_batching_changes_nothing_when_no_baby_step_is_sent() -> None:
+    shape = BsgsShape(64, 8, slots=64, level=3)
+    for n in (1, 2, 3):
+        sp = split(shape, n)
+        assert (schedule(build_dag(sp, batched_sends=True), COSTS).makespan
+                == schedule(build_dag(sp), COSTS).makespan)
+
+
 def test_chains_do_not_change_the_schedule() -> None:
     """Merging a device's giant steps into one node (one Dask task) changes nothing when
     receiving costs no compute (an FPGA's DMA): only a deserialisation could have slipped in

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import (
     STRATEGIES, BsgsShape, bootstrap_stages, bsgs_plain, build_dag, diagonals_of, giant_blocks, matrix_of,
-    reduction_tree, select_layers, split)
+    reduction_tree, select_layers, sent_batches, split)
 
 
 @settings(max_examples=60, deadline=None)
@@ -77,6 +77,27 @@ def test_split_covers_every_diagonal_once(strategy: str, n: int) -> None:
     else:                                   # computed once
         babies = shape.baby - 1
     assert rotations == giant_rot + babies
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+def test_sent_batches_partition_what_a_device_rotates_and_sends(strategy: str, n: int) -> None:
+    """Batched: every baby step a device rotates and sends is in exactly one group, the group's
+    baby steps go to the same devices; alone: one group per such baby step."""
+    sp = split(BsgsShape(50, 6, slots=64), n, strategy)
+    for share in sp.shares:
+        d = share.device
+        dests: dict[int, set[int]] = {}
+        for src, dst, i in sp.baby_sends:
+            if src == d and i in share.baby:
+                dests.setdefault(i, set()).add(dst)
+        groups = sent_batches(sp, d)
+        assert sorted(i for g in groups for i in g) == sorted(dests)
+        assert all(len({frozenset(dests[i]) for i in g}) == 1 for g in groups)
+        assert len({frozenset(dests[g[0]]) for g in groups}) == len(groups)
+        assert sent_batches(sp, d, batched=False) == [(i,) for i in share.baby if i in dests]
+    if strategy == "broadcast" and n == 2:     # each device sends all its baby steps to the other
+        assert sent_batches(sp, 0) == [(1, 3, 5)] and sent_batches(sp, 1) == [(2, 4)]
 
 
 def test_reduction_tree_is_log2_rounds() -> None:

@@ -16,15 +16,23 @@ deserialised there (the model's "input resident on every device").
 Timed phase, Dask tasks each pinned to its device's worker:
 
 * ``baby`` -- the rotations of :attr:`DeviceShare.baby` (``rotate``, one after another, one
-  key switch per key the rotation applies): one task per baby step that another device
-  needs, serialising it, so it can leave as soon as it exists; one task for the rest (Dask
-  spends ~1-2 ms between two tasks even on one worker, about half a rotation here). With
-  ``hoisted=True`` (only for a backend that hoists; SEAL does not) one task per device
-  runs ``rotate_many``.
-* ``recv`` -- one task per ``(src, dst, i)`` of :attr:`Split.baby_sends`, on ``dst``,
-  depending on the task that made the bytes on ``src``: Dask moves the serialised ciphertext
-  between the worker processes, the task deserialises it (and passes the bytes on when
-  ``dst`` forwards them, as in ``split-giant``'s tree).
+  key switch per key the rotation applies): with ``batched=True`` (the default) one task per
+  group of :func:`~cryptoffload.workloads.bsgs.sent_batches` (the baby steps that go to one
+  set of devices, serialised at the end of the task) and one for those that stay; with
+  ``batched=False`` one task per baby step that another device needs, so it can leave as soon
+  as it exists. Batched is faster here: every task and every message costs the scheduler
+  and the workers' event loops CPU time (measured: a 2-worker broadcast product at bs = 16
+  with a task per baby step used ~100 ms more worker CPU and ~35 ms more scheduler CPU than
+  the replicated one, for 33 tasks and 16 messages instead of 5 and 1), and on a machine
+  whose cores the workers share that time is taken from the compute; while a worker's
+  compute thread runs SEAL (which holds the GIL) its event loop waits up to a switch
+  interval (5 ms) each time it wakes, so a message to or from a busy worker is slow. With
+  ``hoisted=True`` (only for a backend that hoists; SEAL does not) one task per device runs
+  ``rotate_many``.
+* ``recv`` -- one task per ``(src, dst)`` and task that made the bytes on ``src`` (a batch:
+  :attr:`Split.baby_sends` grouped), on ``dst``: Dask moves the serialised ciphertexts
+  between the worker processes in one message, the task deserialises them (and passes the
+  bytes on when ``dst`` forwards them, as in ``split-giant``'s tree).
 * ``giant`` -- one task per device: every giant step of the device (``mul_plain`` by each
   baby step, ``add``, ``rescale``, the giant rotation) summed into its partial -- the BSGS
   kernel's :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums`, as the HE-CNN layers and the
@@ -49,6 +57,7 @@ it (``overhead.task_s``).
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 import uuid
 from collections import OrderedDict
@@ -62,12 +71,20 @@ from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plainte
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
-from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext
+from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
 
 __all__ = ["BsgsRunResult", "TaskRecord", "run_bsgs", "verify"]
 
 OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "deserialize")
 
+
+#: The GIL switch interval of a worker process while it runs BSGS products (Python's default
+#: is 5 ms). SEAL holds the GIL through each op (a thread waking while rotations run waited
+#: 6.9 ms with the default, 2.0 ms with 0.5 ms); meanwhile the worker's event loop, which moves
+#: ciphertexts and tells the scheduler that a task is done, waits up to a switch interval each
+#: time it wakes. A ciphertext leaving a worker that went on computing took 8.3 -> 20 ms with
+#: the default against 5.3 -> 8.4 ms with 1 ms (idle -> busy sender, medians).
+SWITCH_INTERVAL_S = 0.001
 
 # ---- worker side -------------------------------------------------------------------------------
 # Module-level state of a worker process (these functions run there, pickled by reference).
@@ -112,6 +129,13 @@ def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giant
     return time.monotonic() - t0
 
 
+def _worker_switch_interval(seconds: float) -> float:
+    """Set this worker process's GIL switch interval; returns the one it replaces."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    return old
+
+
 def _worker_teardown(run_id: str) -> bool:
     return _RUNS.pop(run_id, None) is not None
 
@@ -138,43 +162,50 @@ class _Task:
         self.live = self.st["live"].setdefault((rep, device), {"baby": {}, "partial": None})
         self.rep, self.device, self.kind, self.label = rep, device, kind, label
         self.ops = dict.fromkeys(OP_NAMES, 0)
+        self.op_s = dict.fromkeys(OP_NAMES, 0.0)
         self.bytes_in = 0
+
+    def _timed(self, name: str, fn: Any, *args: Any) -> Any:
+        t0 = time.perf_counter()
+        out = fn(*args)
+        self.op_s[name] += time.perf_counter() - t0
+        return out
 
     def rotate(self, ct: Ciphertext, step: int) -> Ciphertext:
         self.ops["rotate"] += 1
         self.ops["key_switch"] += len(self.be.rotation_plan(step))
-        return self.be.rotate(ct, step)
+        return self._timed("rotate", self.be.rotate, ct, step)
 
     def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
         self.ops["rotate"] += len(steps)
         self.ops["key_switch"] += sum(len(self.be.rotation_plan(s)) for s in steps)
-        return self.be.rotate_many(ct, steps)
+        return self._timed("rotate", self.be.rotate_many, ct, steps)
 
     def mul_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         self.ops["pmul"] += 1
-        return self.be.mul_plain(ct, pt)
+        return self._timed("pmul", self.be.mul_plain, ct, pt)
 
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         self.ops["add"] += 1
-        return self.be.add(a, b)
+        return self._timed("add", self.be.add, a, b)
 
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         self.ops["rescale"] += 1
-        return self.be.rescale(ct)
+        return self._timed("rescale", self.be.rescale, ct)
 
     def serialize(self, ct: Ciphertext) -> bytes:
         self.ops["serialize"] += 1
-        return self.be.serialize_ciphertext(ct)
+        return self._timed("serialize", self.be.serialize_ciphertext, ct)
 
     def deserialize(self, data: bytes) -> Ciphertext:
         self.ops["deserialize"] += 1
         self.bytes_in += len(data)
-        return self.be.deserialize_ciphertext(data)
+        return self._timed("deserialize", self.be.deserialize_ciphertext, data)
 
     def done(self) -> None:
         end = time.monotonic()
         self.st["records"].setdefault(self.rep, []).append(
-            (self.device, self.kind, self.label, self.start, end, self.ops, self.bytes_in))
+            (self.device, self.kind, self.label, self.start, end, self.ops, self.bytes_in, self.op_s))
 
 
 def _task_baby(run_id: str, rep: int, device: int, babies: tuple[int, ...], stride: int,
@@ -189,12 +220,13 @@ def _task_baby(run_id: str, rep: int, device: int, babies: tuple[int, ...], stri
     return out
 
 
-def _task_recv(run_id: str, rep: int, device: int, src: int, i: int, payload: dict[int, bytes],
-               forward: bool) -> dict[int, bytes]:
-    t = _Task(run_id, rep, device, "recv", f"baby {i} from {src}")
-    t.live["baby"][i] = t.deserialize(payload[i])
+def _task_recv(run_id: str, rep: int, device: int, src: int, babies: tuple[int, ...],
+               payload: dict[int, bytes], forward: tuple[int, ...]) -> dict[int, bytes]:
+    t = _Task(run_id, rep, device, "recv", f"baby {' '.join(map(str, babies))} from {src}")
+    for i in babies:
+        t.live["baby"][i] = t.deserialize(payload[i])
     t.done()
-    return {i: payload[i]} if forward else {}
+    return {i: payload[i] for i in forward}
 
 
 def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tuple[int, ...],
@@ -237,6 +269,7 @@ class TaskRecord:
     end: float
     ops: Mapping[str, int]
     bytes_in: int
+    op_s: Mapping[str, float] = field(default_factory=dict)   # seconds spent in each op kind
 
     @property
     def seconds(self) -> float:
@@ -251,9 +284,11 @@ class BsgsRunResult:
     client clock, graph submission to the result task done. ``span_s``: worker clocks,
     first task start to last task end. ``busy_s[d]``: seconds device ``d``'s tasks ran.
     ``bytes_moved`` / ``transfers``: serialised ciphertexts sent between devices (baby steps
-    and partial sums), of which ``local_transfers`` stayed in one worker process because
-    two devices shared it. ``ops[d]``: op counts of device ``d`` (``key_switch`` counts the
-    keys rotations applied: more than ``rotate`` where a step has no key of its own).
+    and partial sums), in ``messages`` task results (a batch of baby steps is one), of which
+    ``local_transfers`` stayed in one worker process because two devices shared it.
+    ``ops[d]``: op counts of device ``d`` (``key_switch`` counts the keys rotations applied:
+    more than ``rotate`` where a step has no key of its own); each record's ``op_s`` says
+    how long its ops took.
     ``wall_all``/``span_all``: every reported repeat, in run order."""
 
     result: bytes = field(repr=False)
@@ -262,6 +297,7 @@ class BsgsRunResult:
     busy_s: tuple[float, ...]
     bytes_moved: int
     transfers: int
+    messages: int
     local_transfers: int
     devices: int
     workers: int
@@ -343,7 +379,8 @@ def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: A
 
 
 def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,
-             ct: Ciphertext, *, repeats: int = 1, warmup: int = 1, hoisted: bool = False) -> BsgsRunResult:
+             ct: Ciphertext, *, repeats: int = 1, warmup: int = 1, hoisted: bool = False,
+             batched: bool = True, switch_interval_s: float | None = SWITCH_INTERVAL_S) -> BsgsRunResult:
     """Run the product ``sp`` (a :func:`~cryptoffload.workloads.bsgs.split` of ``shape``) of the
     matrix with ``diagonals`` (``C x slots``, :func:`~cryptoffload.workloads.bsgs.diagonals_of`)
     and the ciphertext ``ct`` (at level ``shape.level``) on ``runner``'s workers; see the
@@ -353,8 +390,17 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     allocations); then ``repeats`` reported runs, of which the *median* one by ``wall_s``
     (the lower median for an even count) is returned whole -- its span, busy times and
     records belong to that run -- with every run's ``wall_s`` and ``span_s`` in
-    ``wall_all``/``span_all``. Input mistakes raise a one-line :class:`ConfigError`.
+    ``wall_all``/``span_all``. ``batched``: the baby steps a device sends leave in one task
+    and one message per set of destinations (else each in its own; see the module docstring).
+    ``switch_interval_s``: the workers' GIL switch interval during the runs
+    (:data:`SWITCH_INTERVAL_S`; restored afterwards; ``None`` leaves it alone). Input mistakes raise a one-line :class:`ConfigError`.
     """
+    if not isinstance(batched, bool):
+        raise ConfigError(f"batched must be True or False, got {batched!r}")
+    if switch_interval_s is not None and not (isinstance(switch_interval_s, (int, float))
+                                              and not isinstance(switch_interval_s, bool)
+                                              and 1e-6 <= switch_interval_s <= 1.0):
+        raise ConfigError(f"switch_interval_s must be None or seconds in [1e-6, 1], got {switch_interval_s!r}")
     if shape.horner or not shape.rescale_each_giant:
         raise ConfigError("the Dask execution rescales each giant step and rotates it on its own; a Horner, "
                           "rescale-once shape (OpenFHE's bootstrapping stages) is modelled, not executed")
@@ -376,6 +422,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     run_id = uuid.uuid4().hex[:12]
     insecure = bool(getattr(backend, "insecure_study", False))
     pending: list[Any] = []
+    previous: list[float] = []      # the workers' switch intervals before the run
     t_setup = time.perf_counter()
     try:
         # -- setup: context, input and plaintexts (not timed) --------------------------------
@@ -395,12 +442,15 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
                                         rows_f, ct_f, worker=dev_worker[share.device]))
         runner.gather(setups)
         del setups, ct_f
+        if switch_interval_s is not None:
+            previous = runner.gather([runner.submit(_worker_switch_interval, float(switch_interval_s), worker=a)
+                                      for a in used])
         setup_s = time.perf_counter() - t_setup
 
         # -- timed runs ----------------------------------------------------------------------
         runs = []
         for rep in range(warmup + repeats):
-            runs.append(_run_once(runner, shape, sp, run_id, rep, dev_worker, used, hoisted, pending))
+            runs.append(_run_once(runner, shape, sp, run_id, rep, dev_worker, used, hoisted, batched, pending))
         runs = runs[warmup:]
     finally:
         if pending and runner.client is not None:
@@ -408,19 +458,23 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
         if runner.client is not None:
             with suppress(Exception):   # never hide the error that brought us here
                 runner.gather([runner.submit(_worker_teardown, run_id, worker=a) for a in used])
+                if previous:
+                    runner.gather([runner.submit(_worker_switch_interval, p, worker=a)
+                                   for a, p in zip(used, previous)])
 
     order = sorted(range(len(runs)), key=lambda k: runs[k]["wall"])
     med = runs[order[(len(runs) - 1) // 2]]
     recs: list[TaskRecord] = med["records"]
     busy = [0.0] * sp.devices
     ops = [dict.fromkeys(OP_NAMES, 0) for _ in range(sp.devices)]
-    moved = transfers = local = 0
+    moved = transfers = messages = local = 0
     for r in recs:
         busy[r.device] += r.seconds
         for k, v in r.ops.items():
             ops[r.device][k] += v
         if r.kind in ("recv", "reduce"):
-            transfers += 1
+            messages += 1
+            transfers += r.ops["deserialize"]
             moved += r.bytes_in
     for src, dst, _ in sp.baby_sends:
         local += dev_worker[src] == dev_worker[dst]
@@ -428,7 +482,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
         local += sum(dev_worker[s] == dev_worker[d] for s, d in rnd)
     return BsgsRunResult(
         result=med["result"], wall_s=med["wall"], span_s=med["span"], busy_s=tuple(busy),
-        bytes_moved=moved, transfers=transfers, local_transfers=local, devices=sp.devices,
+        bytes_moved=moved, transfers=transfers, messages=messages, local_transfers=local, devices=sp.devices,
         workers=len(used), device_workers=dev_worker, shared_workers=len(used) < sp.devices,
         strategy=sp.strategy, bs=shape.baby, diagonals=shape.diagonals, hoisted=hoisted,
         tasks=len(recs), ops=tuple(ops), repeats=repeats, wall_all=tuple(r["wall"] for r in runs),
@@ -436,7 +490,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
 
 
 def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
-              dev_worker: Sequence[str], used: Sequence[str], hoisted: bool,
+              dev_worker: Sequence[str], used: Sequence[str], hoisted: bool, batched: bool,
               pending: list[Any]) -> dict[str, Any]:
     """Submit one timed run as one graph, wait for it, collect its records."""
     pending.clear()
@@ -460,8 +514,8 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
         d = share.device
         if hoisted:
             groups = [(0, share.baby)] if share.baby else []
-        else:   # a task per baby step that leaves the device, one for those that stay
-            groups = [(0, (i,)) for i in share.baby if (d, i) in senders]
+        else:   # the baby steps that leave the device (see sent_batches), then those that stay
+            groups = [(0, g) for g in sent_batches(sp, d, batched)]
             stay = tuple(i for i in share.baby if (d, i) not in senders)
             groups += [(2, stay)] if stay else []
         for cls, g in groups:
@@ -469,9 +523,18 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
             key = add(cls, _task_baby, d, f"baby-{d}-{'-'.join(map(str, g))}", g, shape.stride, send, hoisted)
             for i in g:
                 have[d][i] = key
-    for n, (src, dst, i) in enumerate(sp.baby_sends):
-        forward = (dst, i) in senders
-        have[dst][i] = add(1, _task_recv, dst, f"recv-{n}-{src}-{dst}-{i}", src, i, have[src][i], forward)
+    # one receive per (src, dst, task that made the bytes on src), its baby steps in issue order
+    recvs: dict[tuple[int, int, str], tuple[str, list[int]]] = {}
+    for src, dst, i in sp.baby_sends:
+        made = have[src][i]
+        if (src, dst, made) not in recvs:
+            recvs[(src, dst, made)] = (f"recv-{len(recvs)}-{src}-{dst}", [])
+        name, babies = recvs[(src, dst, made)]
+        babies.append(i)
+        have[dst][i] = f"{base}-{name}"
+    for (src, dst, made), (name, babies) in recvs.items():
+        forward = tuple(i for i in babies if (dst, i) in senders)
+        add(1, _task_recv, dst, name, src, tuple(babies), made, forward)
     # the key that made device d's current partial sum
     partial: dict[int, str] = {}
     final_dev = sp.reduction[-1][0][1] if sp.reduction else next(s.device for s in sp.shares if s.giant)
@@ -500,8 +563,8 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
     pending.clear()
     del futures, final
-    records = sorted((TaskRecord(d, dev_worker[d], kind, label, s, e, ops, b)
-                      for per in raw for d, kind, label, s, e, ops, b in per),
+    records = sorted((TaskRecord(d, dev_worker[d], kind, label, s, e, ops, b, op_s)
+                      for per in raw for d, kind, label, s, e, ops, b, op_s in per),
                      key=lambda r: (r.start, r.device))
     span = max(r.end for r in records) - min(r.start for r in records)
     return {"wall": wall, "span": span, "records": records, "result": result}

@@ -76,11 +76,13 @@ def _check_strategies(strategies: Iterable[str]) -> tuple[str, ...]:
 
 
 def evaluate(base: BsgsShape, devices: int, strategy: str, baby: int, costs: DagCosts, *,
-             hoisted: bool = False) -> tuple[Config, Schedule]:
-    """Price one configuration: ``base`` with its baby-step size replaced by ``baby``."""
+             hoisted: bool = False, batched_sends: bool = False) -> tuple[Config, Schedule]:
+    """Price one configuration: ``base`` with its baby-step size replaced by ``baby``
+    (``batched_sends``: as the Dask execution sends baby steps, see ``build_dag``)."""
     check_positive_int("the number of devices N", devices)
     shape = replace(base, baby=baby)
-    dag = build_dag(split(shape, devices, strategy), hoisted_babies=hoisted, granularity="chain")
+    dag = build_dag(split(shape, devices, strategy), hoisted_babies=hoisted, granularity="chain",
+                    batched_sends=batched_sends)
     sch = schedule(dag, costs)
     rot = max(c["rotate"] + c["hoisted_rotate"] for c in (dag.counts(d) for d in range(devices)))
     return Config(devices, strategy, baby, shape.giant, sch.makespan, rot, sch.transfers,

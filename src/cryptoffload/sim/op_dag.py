@@ -43,7 +43,7 @@ from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.protocols import Device, Link, implements
 
 if TYPE_CHECKING:
-    from cryptoffload.workloads.bsgs import OpDag
+    from cryptoffload.workloads.bsgs import Op, OpDag
 
 REQUIRED_FIELDS = ("ops.rotate_s", "ops.pmul_s", "ops.add_s", "ciphertext.bytes",
                    "link.bandwidth_Bps", "link.latency_s")
@@ -189,6 +189,7 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     part_dur: list[float] = []
     part_prio: list[tuple[int, int]] = []
     part_deps: list[list[int]] = []
+    part_task: list[bool] = []      # the part starts a task of the execution
     part_wire: list[tuple[int, int, float, float]] = []     # src, dst, wire s, latency s (wires only)
     done_part: dict[int, int] = {}       # op id -> part whose completion makes the op's value available
     first_part: dict[int, int] = {}      # op id -> its first part (its start)
@@ -199,41 +200,51 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     transfers = 0
 
     def add_part(dev: int, dur: float, prio: tuple[int, int], deps: list[int],
-                 wire: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0)) -> int:
+                 wire: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0), task: bool = False) -> int:
         part_dev.append(dev)
+        part_task.append(task)
         part_dur.append(dur)
         part_prio.append(prio)
         part_deps.append(deps)
         part_wire.append(wire)
         return len(part_dev) - 1
 
+    batch_parts: dict[int, tuple[int, int]] = {}     # batch -> (wire part, receive part)
+    batch_ops: dict[int, list[Op]] = {}
+    for op in ops:
+        if op.kind == "send" and op.batch is not None:
+            batch_ops.setdefault(op.batch, []).append(op)
     for op in ops:
         deps = [done_part[d] for d in op.deps]
         if op.kind == "send":
             src, dst = op.device, op.dst
             assert dst is not None
-            source = op.deps[0]
-            if source not in serialized:
-                serialized[source] = add_part(src, costs.serialize_s * slow, (_SENT, op.id), deps)
-            ser = serialized[source]
-            wire = costs.wire_s(op.level, top)
-            w = add_part(-1, wire, (0, op.id), [ser], (src, dst, wire, costs.latency_s))
-            recv = add_part(dst, costs.deserialize_s * slow + costs.task_s, (_RECV, op.id), [w])
-            first_part[op.id], done_part[op.id] = ser, recv
-            wire_total += wire
-            moved += costs.ciphertext_bytes(op.level, top)
-            transfers += 1
+            if op.batch is not None and op.batch in batch_parts:     # sent with its batch
+                w, recv = batch_parts[op.batch]
+            else:
+                group = batch_ops[op.batch] if op.batch is not None else [op]
+                sers = []
+                for o in group:      # each value is serialised once, however many devices it goes to
+                    source = o.deps[0]
+                    if source not in serialized:
+                        serialized[source] = add_part(src, costs.serialize_s * slow, (_SENT, o.id),
+                                                      [done_part[source]])
+                    sers.append(serialized[source])
+                wire = sum(costs.wire_s(o.level, top) for o in group)
+                w = add_part(-1, wire, (0, op.id), sers, (src, dst, wire, costs.latency_s))
+                recv = add_part(dst, len(group) * costs.deserialize_s * slow, (_RECV, op.id), [w], task=True)
+                if op.batch is not None:
+                    batch_parts[op.batch] = (w, recv)
+                wire_total += wire
+                moved += sum(costs.ciphertext_bytes(o.level, top) for o in group)
+                transfers += len(group)
+            first_part[op.id], done_part[op.id] = serialized[op.deps[0]], recv
             continue
         dur = 0.0
         for kind, level, count in op.work:
             c = count * costs.op_s(kind, level, top) * slow
             dur += c
             by_kind[kind] = by_kind.get(kind, 0.0) + c
-        if op.new_task or (op.id in sent_sources and op.kind in ("rotate", "hoisted_rotate")):
-            # a task that waited on others, or a baby step another device needs: the execution
-            # runs each of those as its own task (serialised as soon as it exists), and a worker
-            # spends about a scheduler round trip between two tasks
-            dur += costs.task_s
         if op.id in sent_sources:
             cls = _SENT
         elif op.kind in ("rotate", "hoisted_rotate") and op.label.startswith("baby") or op.label == "babies":
@@ -242,7 +253,7 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
             cls = _GIANT
         else:
             cls = _OTHER
-        part = add_part(op.device, dur, (cls, op.id), deps)
+        part = add_part(op.device, dur, (cls, op.id), deps, task=op.new_task)
         first_part[op.id] = done_part[op.id] = part
 
     m = len(part_dev)
@@ -274,7 +285,7 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
             return
         _, p = heapq.heappop(queues[dev])
         t = max(now, free_at[dev])
-        if not started[dev]:
+        if part_task[p] or not started[dev]:     # a scheduler round trip before each task
             t += costs.task_s
             started[dev] = True
         pstart[p] = t

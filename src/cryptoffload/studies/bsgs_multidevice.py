@@ -308,7 +308,8 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
         if slowdowns:
             costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
         for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
-            pred = tuner.evaluate(shape, n, strategy, bs, costs)[0].predicted_s + client_tail_s(costs)
+            pred = (tuner.evaluate(shape, n, strategy, bs, costs, batched_sends=True)[0].predicted_s
+                    + client_tail_s(costs))
             rows.append(MeasuredRow(n, strategy, bs, pred, float(stat(walls[k])), float(stat(spans[k])),
                                     errs[k], float(min(walls[k])), float(max(walls[k]))))
     return rows, profile, str(prof_path), costs, slowdowns, shares

@@ -241,6 +241,27 @@ def split(shape: BsgsShape, devices: int, strategy: str = "replicate") -> Split:
     return Split(shape, devices, strategy, shares, tuple(sends), reduction_tree(holders))
 
 
+def sent_batches(sp: Split, device: int, batched: bool = True) -> list[tuple[int, ...]]:
+    """The baby steps ``device`` rotates itself and sends, in the groups they leave in (issue
+    order). ``batched``: one group per set of destinations -- rotated and serialised in one
+    task, sent in one message to each destination when the group is done (what the Dask
+    execution does: every task and every message costs the scheduler and the workers CPU
+    time, which on a machine whose cores the workers share is taken from the compute). Else
+    one group per baby step, each leaving as soon as it is rotated (a DMA engine's way)."""
+    own = sp.shares[device].baby
+    dests: dict[int, set[int]] = {}
+    for src, dst, i in sp.baby_sends:
+        if src == device and i in own:
+            dests.setdefault(i, set()).add(dst)
+    sent = [i for i in own if i in dests]
+    if not batched:
+        return [(i,) for i in sent]
+    groups: dict[frozenset[int], list[int]] = {}
+    for i in sent:
+        groups.setdefault(frozenset(dests[i]), []).append(i)
+    return [tuple(g) for g in groups.values()]
+
+
 # ---- plaintext reference and the giant-step plaintexts ------------------------------------------
 class _PlainSlots:
     """The kernel's ops on plain slot vectors (no rescale: nothing is scaled)."""
@@ -309,7 +330,8 @@ class Op:
     dst: int | None = None
     label: str = ""
     work: Work = ()
-    new_task: bool = False     # starts a task that waits on other tasks (a scheduler round trip)
+    new_task: bool = False     # starts a task of the execution (a scheduler round trip before it)
+    batch: int | None = None   # sends of one batch leave together, in one message (None: alone)
 
 
 @dataclass
@@ -321,10 +343,11 @@ class OpDag:
     result: int = -1          # op whose output is the product (on device 0)
 
     def add(self, kind: str, device: int, level: int, deps: Iterable[int] = (), *,
-            dst: int | None = None, label: str = "", work: Work | None = None, new_task: bool = False) -> int:
+            dst: int | None = None, label: str = "", work: Work | None = None, new_task: bool = False,
+            batch: int | None = None) -> int:
         if work is None:
             work = () if kind == SEND else ((kind, level, 1),)
-        op = Op(len(self.ops), kind, device, level, tuple(deps), dst, label, work, new_task)
+        op = Op(len(self.ops), kind, device, level, tuple(deps), dst, label, work, new_task, batch)
         self.ops.append(op)
         return op.id
 
@@ -400,14 +423,21 @@ def _giant_work(shape: BsgsShape, giants: Sequence[int]) -> Work:
     return tuple(w for w in work if w[2])
 
 
-def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op") -> OpDag:
+def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op",
+              batched_sends: bool = False) -> OpDag:
     """The op DAG of ``sp``.
 
     A device starts its giant steps once every baby step they use is on it (a barrier, as the
     Dask execution has: its giant-step task depends on all baby-step results). With
     ``hoisted_babies`` a device's baby rotations after its first are ``hoisted_rotate`` (one
     shared decomposition, as OpenFHE's fast rotations). ``granularity="chain"`` merges each run
-    of ops without an outside dependency into one node (same schedule, far fewer nodes)."""
+    of ops without an outside dependency into one node (same schedule, far fewer nodes).
+
+    Task boundaries are marked (``Op.new_task``) as the Dask execution cuts its tasks: a task
+    per group of :func:`sent_batches`, one for the baby steps that stay, one for the giant
+    steps. ``batched_sends`` groups the baby steps a device sends as that execution does (one
+    task, one message per destination; ``Op.batch``); without it each baby step leaves alone as
+    soon as it is rotated (a DMA engine; the U280 model)."""
     if granularity not in ("op", "chain"):
         raise ConfigError(f"granularity must be 'op' or 'chain', got {granularity!r}")
     shape = sp.shape
@@ -416,20 +446,34 @@ def build_dag(sp: Split, *, hoisted_babies: bool = False, granularity: str = "op
     low = top - 1 if shape.rescale_each_giant else top     # where giant rotations and sums run
     chain = granularity == "chain"
     rotated: list[dict[int, int]] = [dict() for _ in range(sp.devices)]
+    group_of: dict[tuple[int, int], int] = {}     # (device, baby) -> the op that starts its group
     for share in sp.shares:
         d = share.device
         if chain and not sp.baby_sends and share.baby:
             n = len(share.baby)
             work = (((ROTATE, top, 1), (HOISTED_ROTATE, top, n - 1)) if hoisted_babies
                     else ((ROTATE, top, n),))
-            node = dag.add("chain", d, top, label="babies", work=tuple(w for w in work if w[2]))
+            node = dag.add("chain", d, top, label="babies", work=tuple(w for w in work if w[2]),
+                           new_task=True)
             rotated[d].update({i: node for i in share.baby})
             continue
+        groups = sent_batches(sp, d, batched_sends)
+        sent = {i for g in groups for i in g}
+        groups.append(tuple(i for i in share.baby if i not in sent))
+        first = {g[0] for g in groups if g}
         for n, i in enumerate(share.baby):
             kind = HOISTED_ROTATE if hoisted_babies and n else ROTATE
-            rotated[d][i] = dag.add(kind, d, top, label=f"baby {i}")
+            rotated[d][i] = dag.add(kind, d, top, label=f"baby {i}", new_task=i in first)
+        for g in groups:
+            for i in g:
+                group_of[(d, i)] = rotated[d][g[0]]
+    # a batch: the sends from one device to another of values made by one task
+    batches: dict[tuple[int, int, int], int] = {}
     for src, dst, i in sp.baby_sends:
-        rotated[dst][i] = dag.add(SEND, src, top, (rotated[src][i],), dst=dst, label=f"baby {i}")
+        made = group_of[(src, i)]
+        batch = batches.setdefault((src, dst, made), len(batches)) if batched_sends else None
+        rotated[dst][i] = dag.add(SEND, src, top, (rotated[src][i],), dst=dst, label=f"baby {i}", batch=batch)
+        group_of[(dst, i)] = rotated[dst][i] if not batched_sends else -1 - batches[(src, dst, made)]
     partial: dict[int, int] = {}
     for share in sp.shares:
         d = share.device
