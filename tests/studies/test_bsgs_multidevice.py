@@ -163,9 +163,23 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     assert prof.kind == "measured"
     assert res.tables["measured_profile"].provenance == "measured"
     assert (tmp_path / "out" / "model_vs_measured.png").read_bytes()[:8] == PNG_MAGIC
-    assert any("model vs" in h and "measured" in h for h in res.headline)
+    kinds = {c.kind: c for c in res.claims if c.table == "model_vs_measured"}
+    assert set(kinds) == {"agreement", "divergence"} and kinds["divergence"].why
+    assert any("measured Dask configurations" in h for h in res.headline)
     sc = res.tables["two_workers_vs_one"].rows
     assert [r[0] for r in sc] == [2, 4] and all(r[1] > 0 and r[2] > 0 and 0 < r[3] for r in sc)
+
+
+def test_measured_claims_name_the_worst_configuration_and_why() -> None:
+    rows = [st.MeasuredRow(1, "replicate", 4, 0.100, 0.105, 0.1, 0.0, 0.10, 0.11),
+            st.MeasuredRow(2, "replicate", 4, 0.080, 0.090, 0.1, 0.0, 0.08, 0.10),
+            st.MeasuredRow(2, "broadcast", 16, 0.100, 0.150, 0.1, 0.0, 0.14, 0.16)]
+    agree, worst = st.measured_claims(rows, [(1.0, 0.97), (1.0, 0.95)])
+    assert agree.kind == "agreement" and "2 of 3" in agree.ours
+    assert worst.kind == "divergence" and worst.key == [2, "broadcast", 16] and "33.3 %" in worst.ours
+    assert "GIL" in worst.why
+    _, loaded = st.measured_claims(rows, [(1.0, 0.97), (0.6, 0.4)])
+    assert "other processes took the cores" in loaded.why and "0.40" in loaded.why
 
 
 def test_scaling_rows_and_the_parallelism_the_cpu_allowed() -> None:

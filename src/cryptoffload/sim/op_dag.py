@@ -14,12 +14,14 @@ here is deliberately simple and stated in full, so that it can be checked agains
   however many devices it goes to), then the bytes occupy the sender's outgoing port and the
   receiver's incoming port for ``bytes / bandwidth`` (ports are full duplex, one transfer at a
   time per direction), and arrive ``latency_s`` later; the receiver spends ``deserialize_s``
-  of compute on them before use;
-* ``task_s`` (a scheduler's fixed cost per dependent task, measured for Dask; 0 for an FPGA)
-  is charged once when a device starts (dispatch), once when its giant steps start after their
-  baby steps (a new task that waited on others), once per baby step another device needs (the
-  execution makes each its own task), and once per transfer, on the receiver --
-  the task layout of ``engines/bsgs_run.py``;
+  of compute on them before use. Sends of one ``batch`` (``Op.batch``: the baby steps one task
+  of the Dask execution made for one device) cross as one message when the last of them is
+  serialised (one latency, their bytes back to back) and are deserialised in one task;
+* ``task_s`` (a scheduler's fixed cost per task, measured for Dask; 0 for an FPGA) is paid
+  before each task of the execution: a device's first (the submission reaching it), every
+  op marked ``new_task`` (``build_dag`` marks where ``engines/bsgs_run.py`` cuts its tasks:
+  each group of sent baby steps, the baby steps that stay, the giant steps) and every
+  receiving task;
 * ``concurrent_slowdown`` (measured by ``calibrate ckks``: op time with every worker busy over
   op time alone; 1 for separate accelerators) stretches compute when more than one device
   works, because here the "devices" are processes sharing one machine's cores.

@@ -368,6 +368,43 @@ def scaling_rows(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, 
     return rows
 
 
+#: the model's error a measured configuration is held to (issue 16)
+MODEL_TARGET = 0.20
+
+
+def measured_claims(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]]) -> list[Claim]:
+    """The strongest predicted agreement and the largest divergence of the measured runs, the
+    divergence with the reason the evidence supports: the CPU the workers got when other
+    processes took the cores, else the costs of moving baby steps between busy workers."""
+    within = [r for r in measured if abs(r.error) <= MODEL_TARGET]
+    med = float(np.median([abs(r.error) for r in measured])) * 100
+    out = [Claim(paper="(not in the paper) the model predicts real distributed runs",
+                 ours=f"model within {MODEL_TARGET:.0%} of {len(within)} of {len(measured)} measured Dask "
+                      f"configurations (median |error| {med:.1f} %)", provenance="simulated",
+                 table="model_vs_measured", key=[measured[0].devices, measured[0].strategy, measured[0].baby],
+                 kind="agreement")]
+    worst = max(measured, key=lambda r: abs(r.error))
+    together = min((b for _, b in shares), default=1.0)
+    if together < 0.8:
+        why = (f"other processes took the cores (CPU share of each of two busy workers down to {together:.2f}); "
+               f"a prediction from costs timed seconds apart cannot follow that")
+    elif worst.devices > 1 and worst.strategy != "replicate":
+        why = ("the model prices the scheduler round trip and the transfer as timed between idle workers; here "
+               "the baby steps cross while the workers compute in SEAL, which holds the GIL, so each message "
+               "waits for the worker's event loop, and on 2 cores Dask's scheduler and event loops take CPU "
+               "from the compute")
+    else:
+        why = "Dask's scheduler and the workers' event loops share the 2 cores with the compute"
+    out.append(Claim(paper="(not in the paper) the model predicts real distributed runs",
+                     ours=f"largest |error| {abs(worst.error) * 100:.1f} % ({worst.devices} worker(s), {worst.strategy}, "
+                          f"bs = {worst.baby}: predicted {worst.predicted_s * 1e3:.0f} ms, measured "
+                          f"{worst.measured_s * 1e3:.0f} ms); run-to-run spread up to "
+                          f"{max(r.spread for r in measured) * 100:.0f} %", provenance="simulated",
+                     table="model_vs_measured", key=[worst.devices, worst.strategy, worst.baby], kind="divergence",
+                     why=why))
+    return out
+
+
 def client_tail_s(costs: DagCosts) -> float:
     """What a Dask client waits for after the product exists on device 0 and the model's
     makespan ends: the result's serialisation (for the client) and one scheduler notification."""
@@ -602,12 +639,8 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
                            key=[paper1[0][0]]))
     result.headline.append(f"tuner within {max(r[-1] for r in rows_t):.2f} % of exhaustive search (simulated)")
     if measured:
-        worst = max(measured, key=lambda r: abs(r.error))
-        result.claim(Claim(paper="(not in the paper) the model predicts real distributed runs",
-                           ours=f"model vs {len(measured)} measured Dask runs here: max |error| {abs(worst.error) * 100:.1f} % "
-                                f"({worst.devices} worker(s), {worst.strategy}, bs = {worst.baby}); run-to-run spread up "
-                                f"to {max(r.spread for r in measured) * 100:.0f} %", provenance="measured",
-                           table="model_vs_measured", key=[worst.devices, worst.strategy, worst.baby]))
+        for claim in measured_claims(measured, shares):
+            result.claim(claim)
     result.extra["config"] = {"profile": cfg.profile, "devices": devices, "measured_devices": list(cfg.measured_devices),
                               "measured_babies": list(cfg.measured_babies), "measured_diagonals": cfg.measured_diagonals,
                               "repeats": cfg.repeats, "level_budget": list(cfg.level_budget)}
