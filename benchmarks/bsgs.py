@@ -28,7 +28,8 @@ from rich.table import Table
 
 from cryptoffload.io import write_json
 from cryptoffload.machine import machine_info
-from cryptoffload.studies.bsgs_multidevice import WINDOW_FIELDS, BsgsMultideviceConfig, measure, scaling_rows
+from cryptoffload.studies.bsgs_multidevice import (LINK_FIELDS, WINDOW_FIELDS, BsgsMultideviceConfig, measure,
+                                                    scaling_rows)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 0.20
@@ -61,7 +62,7 @@ def one_run(cfg: BsgsMultideviceConfig, out: Path, console: Console, run_no: int
     return {"run": run_no, "wall_s": wall, "load_average_before": list(load_before),
             "load_average_after": list(os.getloadavg()), "profile": str(prof_path),
             "profile_values": {k: v.value for k, v in profile.values.items()},
-            "op_costs_used": {f: getattr(used, f) for f in WINDOW_FIELDS + ("task_s", "latency_s")},
+            "op_costs_used": {f: getattr(used, f) for f in WINDOW_FIELDS + LINK_FIELDS},
             "concurrent_slowdown_per_round": slowdowns, "concurrent_slowdown_used": used.concurrent_slowdown,
             "cpu_share_per_round": [{"alone": a, "together": b} for a, b in shares],
             "rows": [{"workers": r.devices, "strategy": r.strategy, "bs": r.baby, "predicted_s": r.predicted_s,

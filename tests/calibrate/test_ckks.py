@@ -29,6 +29,24 @@ def test_quick_calibration_writes_a_measured_profile(tmp_path: Path) -> None:
     for key in ("cpu", "cores", "date", "command"):
         assert isinstance(prof.meta[key], str) and prof.meta[key], key
     assert "SAME worker" in prof.source("overhead.task_s")
+    raw = prof.meta["link_raw_s"]       # the busy-sender gaps, at the BSGS execution's switch interval
+    assert raw["gap_ct_busy_s"] > 0 and raw["gap_batch_busy_s"] > 0 and raw["switch_interval_s"] == 0.001
+    if "link.busy_bandwidth_Bps" in prof.values:       # left out when noise makes it non-positive
+        assert prof.value("link.busy_bandwidth_Bps") > 0 and prof.value("link.busy_latency_s") > 0
+        assert "computing" in prof.source("link.busy_latency_s")
+
+
+def test_link_with_a_busy_sender_restores_the_switch_interval() -> None:
+    import sys
+
+    from cryptoffload.engines.dask import DaskRunner
+
+    with DaskRunner(workers=2) as r:
+        before = r.client.run(sys.getswitchinterval)
+        link = measure_link(r, 4096, 1, rounds=3, busy_call_s=0.001, switch_interval_s=0.002)
+        assert r.client.run(sys.getswitchinterval) == before
+    assert link["switch_interval_s"] == 0.002 and link["busy_call_s"] == 0.001
+    assert link["gap_ct_busy_s"] > 0 and link["busy_batch_bytes"] == 8 * 4096
 
 
 class _OneWorker:

@@ -171,19 +171,19 @@ def test_unbatched_sends_each_baby_step_alone(runner: DaskRunner, he, strategy: 
 
 
 def test_switch_interval_is_set_for_the_run_and_restored(runner: DaskRunner, he) -> None:
-    from cryptoffload.engines.bsgs_run import _worker_switch_interval
+    from cryptoffload.engines.bsgs_run import worker_switch_interval
 
     be, x, diag, ct = he
     shape = SHAPES[4]
     a = runner.worker_addresses()[0]
-    before = runner.submit(_worker_switch_interval, 0.003, worker=a).result()
+    before = runner.submit(worker_switch_interval, 0.003, worker=a).result()
     try:
-        assert runner.submit(_worker_switch_interval, 0.003, worker=a).result() == pytest.approx(0.003)
+        assert runner.submit(worker_switch_interval, 0.003, worker=a).result() == pytest.approx(0.003)
         res = run_bsgs(runner, be, diag, shape, split(shape, 2), ct, warmup=0, switch_interval_s=0.0005)
         _check_product(be, res, diag, shape, x)
         assert runner.client.run(sys.getswitchinterval, workers=[a])[a] == pytest.approx(0.003)
     finally:
-        runner.submit(_worker_switch_interval, before, worker=a).result()
+        runner.submit(worker_switch_interval, before, worker=a).result()
     for bad in (0, -1.0, 2.0, True, "1ms"):
         with pytest.raises(ConfigError, match="switch_interval_s must be None or seconds"):
             run_bsgs(runner, be, diag, shape, split(shape, 2), ct, switch_interval_s=bad)

@@ -74,6 +74,14 @@ def test_batched_sends_closed_form() -> None:
     # alone, each baby step pays its own task and receiving task, and leaves earlier
     alone = schedule(build_dag(split(shape, 2, "split-giant")), costs)
     assert alone.transfers == sch.transfers and alone.makespan > sch.makespan
+    # out of a device that goes on computing (device 0 starts its giant steps), the batch
+    # crosses at the busy bandwidth and latency; the partial leaves an idle device 1 as before
+    busy = dataclasses.replace(costs, busy_latency_s=0.004, busy_bandwidth_Bps=5e8)
+    assert schedule(dag, busy).makespan == pytest.approx(want + 3 * (2e-3 - 1e-3) + (0.004 - 1e-5), rel=1e-12)
+    with pytest.raises(ConfigError, match="go together"):
+        dataclasses.replace(costs, busy_latency_s=0.004)
+    with pytest.raises(ConfigError, match="busy_bandwidth_Bps must be > 0"):
+        dataclasses.replace(costs, busy_latency_s=0.004, busy_bandwidth_Bps=0.0)
 
 
 def test_batching_changes_nothing_when_no_baby_step_is_sent() -> None:

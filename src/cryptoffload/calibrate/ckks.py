@@ -31,6 +31,15 @@ What is timed (each value's ``source`` says it again):
   payload and a larger one (so fixed costs cancel). Directions A->B and B->A alternate; each
   value is the median of ``repeats`` pairs per direction, after one unrecorded warm-up pair
   (more pairs, up to three times as many, when noise makes a difference come out negative).
+* ``[link] busy_latency_s``, ``busy_bandwidth_Bps`` -- the same gaps when the sending worker
+  goes on computing right after the producer, in calls that hold the GIL for a rotation's
+  time each (as SEAL's ops do, and as a BSGS worker does after a task another one waits
+  for): its event loop, which answers the receiver and tells the scheduler the producer is
+  done, then waits for the GIL every time it wakes. Timed for one ciphertext and a batch of
+  :data:`BUSY_BATCH`, with the workers' switch interval set as the BSGS execution sets it
+  (:data:`~cryptoffload.engines.bsgs_run.SWITCH_INTERVAL_S`). On the 2-core development
+  machine, quiet: one ciphertext 4.7 ms idle, 9-12 ms out of a busy worker (19 ms with
+  Python's default 5 ms switch interval).
 * ``[overhead] task_s`` -- worker-side, the gap between the end of a pinned task and the start
   of a pinned task that depends on it *on the same worker* (the scheduler learning one is
   done and starting the next: what each dependent step of a Dask task chain adds to the
@@ -80,6 +89,10 @@ TINY_BYTES = 8
 MIN_LARGE_BYTES = 8 * 1024 * 1024
 #: How long each producer task runs before it returns (see the module docstring).
 HOLD_S = 0.02
+#: How long the sender computes after producing, in the busy-sender gaps (longer than a transfer).
+BUSY_S = 0.08
+#: The batch the busy-sender bandwidth is timed with: this many ciphertexts (a broadcast's batch).
+BUSY_BATCH = 8
 
 
 # ---- worker side (top-level: pickled by reference) --------------------------------------------
@@ -90,21 +103,41 @@ def _link_produce(nbytes: int, hold_s: float = 0.0) -> dict[str, Any]:
     return {"data": data, "end": time.monotonic()}
 
 
+def _link_compute(seconds: float, call_s: float) -> int:
+    """Compute for ``seconds`` in C calls that each hold the GIL for about ``call_s``, as each
+    SEAL op does (``sum(range(n))`` never lets go of it); returns the number of calls."""
+    t0 = time.perf_counter()
+    sum(range(20_000))
+    n = max(1_000, int(call_s / max(1e-9, (time.perf_counter() - t0) / 20_000)))
+    calls = 0
+    while time.perf_counter() - t0 < seconds:
+        sum(range(n))
+        calls += 1
+    return calls
+
+
 def _link_consume(item: dict[str, Any]) -> tuple[float, int]:
     start = time.monotonic()
     return start - item["end"], len(item["data"])
 
 
 # ---- timing helpers ------------------------------------------------------------------------------
-def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S) -> list[float]:
+def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S,
+          busy_call_s: float | None = None) -> list[float]:
     """Worker-side gaps of ``repeats`` producer(a) -> consumer(b) pairs of ``nbytes``, one at a
-    time, after one unrecorded warm-up pair."""
+    time, after one unrecorded warm-up pair. ``busy_call_s``: worker a goes on computing
+    right after the producer (:func:`_link_compute`, GIL-holding calls of that length, for
+    :data:`BUSY_S`), as a BSGS worker does after a task whose result another one needs."""
     out = []
     for k in range(repeats + 1):
         prod = runner.submit(_link_produce, nbytes, hold_s, worker=a)
+        busy = (runner.submit(_link_compute, BUSY_S, busy_call_s, worker=a, priority=-1)
+                if busy_call_s else None)
         cons = runner.submit(_link_consume, prod, worker=b)
         gap, got = runner.gather(cons)
-        del prod, cons
+        if busy is not None:
+            runner.gather(busy)
+        del prod, cons, busy
         if got != nbytes:
             raise RuntimeError(f"link measurement: sent {nbytes} bytes, {got} arrived")
         if k:
@@ -113,12 +146,36 @@ def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float 
 
 
 def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_S,
-                 rounds: int = 3) -> dict[str, float]:
+                 rounds: int = 3, busy_call_s: float | None = None,
+                 switch_interval_s: float | None = None) -> dict[str, float]:
     """Raw worker-side gaps (seconds, medians) and the derived link and overhead values.
 
     When noise makes a difference that must be positive come out non-positive, another
     ``repeats`` pairs of every kind are added to the samples (at most ``rounds`` in all)
-    before giving up with a :class:`CryptoffloadError`."""
+    before giving up with a :class:`CryptoffloadError`. With ``busy_call_s`` (the length of
+    one op, e.g. a rotation), also the link out of a worker that goes on computing:
+    ``busy_bandwidth_Bps`` from one ciphertext and a batch of :data:`BUSY_BATCH`, and
+    ``busy_latency_s`` = gap(one ciphertext) - ``task_s`` - its bytes at that bandwidth (left
+    out when noise makes either non-positive). ``switch_interval_s``: the workers' GIL switch
+    interval during the measurement (restored afterwards; the BSGS execution's
+    :data:`~cryptoffload.engines.bsgs_run.SWITCH_INTERVAL_S`: a busy sender answers within
+    about one), ``None`` leaves it alone."""
+    from cryptoffload.engines.bsgs_run import worker_switch_interval
+
+    addrs = runner.worker_addresses()
+    if switch_interval_s is None or len(addrs) < 2:
+        return _measure_link(runner, ct_bytes, repeats, hold_s, rounds, busy_call_s)
+    used = addrs[:2]
+    before = runner.gather([runner.submit(worker_switch_interval, switch_interval_s, worker=a) for a in used])
+    try:
+        return {**_measure_link(runner, ct_bytes, repeats, hold_s, rounds, busy_call_s),
+                "switch_interval_s": float(switch_interval_s)}
+    finally:
+        runner.gather([runner.submit(worker_switch_interval, p, worker=a) for a, p in zip(used, before)])
+
+
+def _measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float, rounds: int,
+                  busy_call_s: float | None) -> dict[str, float]:
     addrs = runner.worker_addresses()
     if len(addrs) < 2:
         raise ConfigError(f"the link calibration needs a Dask cluster with 2 workers or more, "
@@ -137,12 +194,32 @@ def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_
         latency = raw["gap_tiny_s"] - raw["gap_same_s"]
         slope_t = raw["gap_large_s"] - raw["gap_ct_s"]
         if latency > 0 and slope_t > 0 and raw["gap_same_s"] > 0:
-            return {**raw, "latency_s": latency, "bandwidth_Bps": (large - ct_bytes) / slope_t,
-                    "task_s": raw["gap_same_s"]}
+            out = {**raw, "latency_s": latency, "bandwidth_Bps": (large - ct_bytes) / slope_t,
+                   "task_s": raw["gap_same_s"]}
+            if busy_call_s:
+                out.update(_busy_link(runner, a, b, ct_bytes, repeats, hold_s, busy_call_s, raw["gap_same_s"]))
+            return out
     raise CryptoffloadError(
         f"the link measurement is too noisy to use (same-worker gap {raw['gap_same_s'] * 1e3:.3f} ms, "
         f"8 B across {raw['gap_tiny_s'] * 1e3:.3f} ms, {ct_bytes} B {raw['gap_ct_s'] * 1e3:.3f} ms, "
         f"{large} B {raw['gap_large_s'] * 1e3:.3f} ms); run again with more repeats on a quieter machine")
+
+
+def _busy_link(runner: Any, a: str, b: str, ct_bytes: int, repeats: int, hold_s: float, call_s: float,
+               task_s: float) -> dict[str, float]:
+    """The busy-sender gaps and the values derived from them (see :func:`measure_link`)."""
+    batch = BUSY_BATCH * ct_bytes
+    one = _gaps(runner, a, b, ct_bytes, repeats, hold_s, call_s) + _gaps(runner, b, a, ct_bytes, repeats, hold_s, call_s)
+    many = _gaps(runner, a, b, batch, repeats, hold_s, call_s) + _gaps(runner, b, a, batch, repeats, hold_s, call_s)
+    out = {"gap_ct_busy_s": statistics.median(one), "gap_batch_busy_s": statistics.median(many),
+           "busy_batch_bytes": float(batch), "busy_call_s": call_s}
+    slope = out["gap_batch_busy_s"] - out["gap_ct_busy_s"]
+    if slope > 0:
+        bw = (batch - ct_bytes) / slope
+        lat = out["gap_ct_busy_s"] - task_s - ct_bytes / bw
+        if lat > 0:
+            out.update(busy_bandwidth_Bps=bw, busy_latency_s=lat)
+    return out
 
 
 def measure_ops(params: CkksParams, backend: str, repeats: int,
@@ -245,6 +322,7 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
     median is kept); ``hold_s``: how long
     each link-measuring producer task runs. ``progress``: a line
     per step on stderr. ``command``: recorded in ``[meta]`` (default: this call)."""
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
     from cryptoffload.engines.dask import DaskRunner
 
     if not isinstance(params, CkksParams):
@@ -273,7 +351,9 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
             ops_["concurrent_slowdown"] = max(1.0, statistics.median(ratios))
             ops_["concurrent_workers"] = float(len(addrs))
         say("timing Dask transfers between two worker processes")
-        return ops_, name_, measure_link(r, int(ops_["bytes"]), repeats, hold_s), r.describe()
+        link_ = measure_link(r, int(ops_["bytes"]), repeats, hold_s, busy_call_s=ops_["rotate_s"],
+                             switch_interval_s=SWITCH_INTERVAL_S)
+        return ops_, name_, link_, r.describe()
 
     if runner is None:
         with DaskRunner(workers=2) as own:
@@ -319,6 +399,14 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
             f"{dask_where}: (large - ct) bytes / (gap(large) - gap(ct)), payloads of "
             f"{int(link['ct_payload_bytes'])} B (one serialised ciphertext) and {int(link['large_bytes'])} B "
             "of random bytes between tasks on two workers")),
+        **({"link.busy_latency_s": ProfileValue(link["busy_latency_s"], (
+            f"{dask_where}: as link.latency_s, with the sending worker computing after the producer (GIL-holding "
+            f"calls of {link['busy_call_s'] * 1e3:.2f} ms, a rotation, as BSGS workers do): gap(one ciphertext) - "
+            "overhead.task_s - its bytes / link.busy_bandwidth_Bps")),
+            "link.busy_bandwidth_Bps": ProfileValue(link["busy_bandwidth_Bps"], (
+                f"{dask_where}: as link.bandwidth_Bps, with the sending worker computing: (batch - ct) bytes / "
+                f"(gap(batch) - gap(ct)), a batch of {BUSY_BATCH} ciphertexts ({int(link['busy_batch_bytes'])} B)"))}
+           if "busy_bandwidth_Bps" in link else {}),
         **({"overhead.concurrent_slowdown": ProfileValue(ops["concurrent_slowdown"], (
             f"{where}: median ratio of rotate/mul_plain/rescale times with all {int(ops['concurrent_workers'])} "
             "workers timing ops at once to one worker alone (the devices of a multi-worker run share this "

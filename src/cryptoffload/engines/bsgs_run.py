@@ -73,7 +73,7 @@ from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
 
-__all__ = ["BsgsRunResult", "TaskRecord", "run_bsgs", "verify"]
+__all__ = ["SWITCH_INTERVAL_S", "BsgsRunResult", "TaskRecord", "run_bsgs", "verify", "worker_switch_interval"]
 
 OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "deserialize")
 
@@ -129,7 +129,7 @@ def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giant
     return time.monotonic() - t0
 
 
-def _worker_switch_interval(seconds: float) -> float:
+def worker_switch_interval(seconds: float) -> float:
     """Set this worker process's GIL switch interval; returns the one it replaces."""
     old = sys.getswitchinterval()
     sys.setswitchinterval(seconds)
@@ -443,7 +443,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
         runner.gather(setups)
         del setups, ct_f
         if switch_interval_s is not None:
-            previous = runner.gather([runner.submit(_worker_switch_interval, float(switch_interval_s), worker=a)
+            previous = runner.gather([runner.submit(worker_switch_interval, float(switch_interval_s), worker=a)
                                       for a in used])
         setup_s = time.perf_counter() - t_setup
 
@@ -459,7 +459,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
             with suppress(Exception):   # never hide the error that brought us here
                 runner.gather([runner.submit(_worker_teardown, run_id, worker=a) for a in used])
                 if previous:
-                    runner.gather([runner.submit(_worker_switch_interval, p, worker=a)
+                    runner.gather([runner.submit(worker_switch_interval, p, worker=a)
                                    for a, p in zip(used, previous)])
 
     order = sorted(range(len(runs)), key=lambda k: runs[k]["wall"])

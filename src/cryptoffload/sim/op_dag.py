@@ -75,6 +75,8 @@ class DagCosts:
     deserialize_s: float = 0.0
     task_s: float = 0.0
     concurrent_slowdown: float = 1.0
+    busy_latency_s: float | None = None
+    busy_bandwidth_Bps: float | None = None
     limbs: int | None = None
     name: str = "costs"
     kind: str = "derived"
@@ -87,6 +89,11 @@ class DagCosts:
         for f in ("latency_s", "rescale_s", "serialize_s", "deserialize_s", "task_s"):
             if getattr(self, f) < 0:
                 raise ConfigError(f"{self.name}: {f} must be >= 0, got {getattr(self, f)!r}")
+        if (self.busy_latency_s is None) != (self.busy_bandwidth_Bps is None):
+            raise ConfigError(f"{self.name}: busy_latency_s and busy_bandwidth_Bps go together (both or neither)")
+        if self.busy_bandwidth_Bps is not None and not (self.busy_bandwidth_Bps > 0 and self.busy_latency_s >= 0):
+            raise ConfigError(f"{self.name}: busy_bandwidth_Bps must be > 0 and busy_latency_s >= 0, got "
+                              f"{self.busy_bandwidth_Bps!r} and {self.busy_latency_s!r}")
         if not self.concurrent_slowdown >= 1.0:
             raise ConfigError(f"{self.name}: concurrent_slowdown must be >= 1, got {self.concurrent_slowdown!r}")
 
@@ -108,6 +115,7 @@ class DagCosts:
             deserialize_s=p.get("ciphertext.deserialize_s", 0.0) or 0.0,
             task_s=p.get("overhead.task_s", 0.0) or 0.0,
             concurrent_slowdown=p.get("overhead.concurrent_slowdown", 1.0) or 1.0,
+            busy_latency_s=p.get("link.busy_latency_s"), busy_bandwidth_Bps=p.get("link.busy_bandwidth_Bps"),
             limbs=int(limbs) if limbs else None, name=p.name, kind=p.kind)
 
     # -- per-op costs --------------------------------------------------------------------------
@@ -147,9 +155,11 @@ class DagCosts:
             level, top = level - top + self.limbs - 1, self.limbs - 1
         return self._at(self.bytes, self.bytes_low, level, top)
 
-    def wire_s(self, level: int, top: int) -> float:
-        """Port occupancy of one ciphertext transfer (bytes / bandwidth)."""
-        return self.ciphertext_bytes(level, top) / self.bandwidth_Bps
+    def wire_s(self, level: int, top: int, busy: bool = False) -> float:
+        """Port occupancy of one ciphertext transfer (bytes / bandwidth); ``busy``: out of a
+        device that is computing (``busy_bandwidth_Bps`` where the profile measured it)."""
+        bw = self.busy_bandwidth_Bps if busy and self.busy_bandwidth_Bps else self.bandwidth_Bps
+        return self.ciphertext_bytes(level, top) / bw
 
 
 @dataclass
@@ -192,7 +202,8 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     part_prio: list[tuple[int, int]] = []
     part_deps: list[list[int]] = []
     part_task: list[bool] = []      # the part starts a task of the execution
-    part_wire: list[tuple[int, int, float, float]] = []     # src, dst, wire s, latency s (wires only)
+    # wires only: src, dst, (wire s, latency s) with the sender idle, and with it computing
+    part_wire: list[tuple[int, int, tuple[float, float], tuple[float, float]]] = []
     done_part: dict[int, int] = {}       # op id -> part whose completion makes the op's value available
     first_part: dict[int, int] = {}      # op id -> its first part (its start)
     serialized: dict[int, int] = {}      # source op id -> its serialisation part
@@ -202,7 +213,8 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     transfers = 0
 
     def add_part(dev: int, dur: float, prio: tuple[int, int], deps: list[int],
-                 wire: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0), task: bool = False) -> int:
+                 wire: tuple[int, int, tuple[float, float], tuple[float, float]] = (-1, -1, (0.0, 0.0), (0.0, 0.0)),
+                 task: bool = False) -> int:
         part_dev.append(dev)
         part_task.append(task)
         part_dur.append(dur)
@@ -233,7 +245,9 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
                                                       [done_part[source]])
                     sers.append(serialized[source])
                 wire = sum(costs.wire_s(o.level, top) for o in group)
-                w = add_part(-1, wire, (0, op.id), sers, (src, dst, wire, costs.latency_s))
+                busy_wire = sum(costs.wire_s(o.level, top, busy=True) for o in group)
+                busy_lat = costs.latency_s if costs.busy_latency_s is None else costs.busy_latency_s
+                w = add_part(-1, wire, (0, op.id), sers, (src, dst, (wire, costs.latency_s), (busy_wire, busy_lat)))
                 recv = add_part(dst, len(group) * costs.deserialize_s * slow, (_RECV, op.id), [w], task=True)
                 if op.batch is not None:
                     batch_parts[op.batch] = (w, recv)
@@ -300,16 +314,13 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
         if waiting[p] == 0:
             push(0.0, 1, p)
     dirty: set[int] = set()
+    wires: list[int] = []
     while events:
         now, _, kind, p = heapq.heappop(events)
         if kind == 1:                                    # p became ready
             dev = part_dev[p]
             if dev < 0:
-                src, dst, wire, lat = part_wire[p]
-                t0 = max(now, out_free[src], in_free[dst])
-                out_free[src] = in_free[dst] = t0 + wire
-                pstart[p], pend[p] = t0, t0 + wire + lat
-                push(pend[p], 0, p)
+                wires.append(p)                          # started once the devices have chosen
             else:
                 heapq.heappush(queues[dev], (part_prio[p], p))
                 dirty.add(dev)
@@ -328,6 +339,14 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
             for dev in sorted(dirty):                    # now choose by priority
                 dispatch(dev, now)
             dirty.clear()
+            for w in wires:                              # a sender that computes now sends slower
+                src, dst, idle, computing = part_wire[w]
+                wire, lat = computing if busy_dev[src] else idle
+                t0 = max(now, out_free[src], in_free[dst])
+                out_free[src] = in_free[dst] = t0 + wire
+                pstart[w], pend[w] = t0, t0 + wire + lat
+                push(pend[w], 0, w)
+            wires.clear()
     if any(waiting):
         raise ConfigError("the op DAG has a cycle or a dangling dependency")
     start = [pstart[first_part[op.id]] for op in ops]

@@ -216,6 +216,8 @@ class MeasuredRow:
 #: how the rounds are summarised -- the median, or the minimum (the least disturbed round: on a
 #: machine shared with other users' processes, the estimate closest to the undisturbed system)
 STATISTICS = {"median": np.median, "min": np.min}
+#: the link costs re-timed every round (measure_link; the busy ones when noise left them positive)
+LINK_FIELDS = ("task_s", "latency_s", "busy_latency_s", "busy_bandwidth_Bps")
 WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "rescale_s", "serialize_s",
                  "deserialize_s")
 
@@ -227,7 +229,7 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
     and predict each product with their medians over the rounds (the profile's bandwidth and
     sizes). Returns the rows, the profile, its path, the costs used and the per-round slowdowns."""
     from cryptoffload.crypto.ckks import make_backend
-    from cryptoffload.engines.bsgs_run import run_bsgs
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S, run_bsgs
     from cryptoffload.engines.dask import DaskRunner
     from cryptoffload.calibrate.ckks import (
         DEFAULT_CALIBRATION_PARAMS,
@@ -291,8 +293,9 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
                 # the scheduler round trip and the transfer latency too: under load, every hop
                 # between processes waits for a time slice, and the 2-worker runs have more hops
                 with contextlib.suppress(CryptoffloadError):
-                    link = measure_link(runner, int(window[-1]["bytes"]), 2, rounds=1)
-                    links.append({"task_s": link["task_s"], "latency_s": link["latency_s"]})
+                    link = measure_link(runner, int(window[-1]["bytes"]), 2, rounds=1,
+                                        busy_call_s=window[-1]["rotate_s"], switch_interval_s=SWITCH_INTERVAL_S)
+                    links.append({f: link[f] for f in LINK_FIELDS if f in link})
             for k, (n, strategy, bs, shape, diags, sp, want) in enumerate(configs):
                 if rnd == 0:
                     say(f"measured: {n} worker(s), {strategy}, bs = {bs} ({cfg.repeats} rounds)")
@@ -305,6 +308,10 @@ def measure(cfg: BsgsMultideviceConfig, out: Path,
         costs = replace(costs, **{f: float(stat([w[f] for w in window])) for f in WINDOW_FIELDS})
         if links:
             costs = replace(costs, **{f: float(stat([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
+            busy = [lk for lk in links if "busy_bandwidth_Bps" in lk]
+            if busy:     # from the rounds where noise left both positive
+                costs = replace(costs, **{f: float(stat([lk[f] for lk in busy]))
+                                          for f in ("busy_latency_s", "busy_bandwidth_Bps")})
         if slowdowns:
             costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
         for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
@@ -576,7 +583,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
                          [[k, v.value, v.source] for k, v in sorted(mprof.values.items())], "measured"))
         result.add(Table("op_costs_over_runs", "Costs used for the predictions: medians of one timing per round, "
                          "on the workers, interleaved with the runs", ["cost", "value"],
-                         [[f, getattr(used, f)] for f in WINDOW_FIELDS + ("task_s", "latency_s")]
+                         [[f, getattr(used, f)] for f in WINDOW_FIELDS + LINK_FIELDS]
                          + [["concurrent_slowdown (all workers busy / one alone)", used.concurrent_slowdown]], "measured"))
         rows_m = [[r.devices, r.strategy, r.baby, r.predicted_s * 1e3, r.measured_s * 1e3, r.error * 100,
                    r.measured_min_s * 1e3, r.measured_max_s * 1e3, r.spread * 100, r.span_s * 1e3, r.max_error]
