@@ -82,8 +82,9 @@ OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "dese
 #: is 5 ms). SEAL holds the GIL through each op (a thread waking while rotations run waited
 #: 6.9 ms with the default, 2.0 ms with 0.5 ms); meanwhile the worker's event loop, which moves
 #: ciphertexts and tells the scheduler that a task is done, waits up to a switch interval each
-#: time it wakes. A ciphertext leaving a worker that went on computing took 8.3 -> 20 ms with
-#: the default against 5.3 -> 8.4 ms with 1 ms (idle -> busy sender, medians).
+#: time it wakes. One ciphertext leaving a worker that went on computing took 19 ms with the
+#: default, 9-12 ms with 1 ms, 4.5 ms out of an idle worker (producer end to consumer start,
+#: medians, calibrate.ckks.measure_link on the 2-core development machine at load 1).
 SWITCH_INTERVAL_S = 0.001
 
 # ---- worker side -------------------------------------------------------------------------------

@@ -396,12 +396,13 @@ def measured_claims(measured: Sequence[MeasuredRow], shares: Sequence[tuple[floa
         why = (f"other processes took the cores (CPU share of each of two busy workers down to {together:.2f}); "
                f"a prediction from costs timed seconds apart cannot follow that")
     elif worst.devices > 1 and worst.strategy != "replicate":
-        why = ("the model prices the scheduler round trip and the transfer as timed between idle workers; here "
-               "the baby steps cross while the workers compute in SEAL, which holds the GIL, so each message "
-               "waits for the worker's event loop, and on 2 cores Dask's scheduler and event loops take CPU "
-               "from the compute")
+        why = ("the baby steps cross while the workers compute in SEAL, which holds the GIL, so each message "
+               "waits for the worker's event loop (priced from a busy-sender link measurement, which varies from "
+               "round to round), and Dask's scheduler and event loops take CPU from the compute on the shared "
+               "cores, which the model does not charge")
     else:
-        why = "Dask's scheduler and the workers' event loops share the 2 cores with the compute"
+        why = ("Dask's scheduler and the workers' event loops take CPU from the compute on the cores the workers "
+               "share, which the model does not charge")
     out.append(Claim(paper="(not in the paper) the model predicts real distributed runs",
                      ours=f"largest |error| {abs(worst.error) * 100:.1f} % ({worst.devices} worker(s), {worst.strategy}, "
                           f"bs = {worst.baby}: predicted {worst.predicted_s * 1e3:.0f} ms, measured "
