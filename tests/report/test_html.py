@@ -150,7 +150,8 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
                key_figure="load_factor.png")
     a.claims = [Claim("3,850 ms", "3,656 ms (-5 %)", "simulated", kind="agreement"),
                 Claim("1,321 ms", "1,082 ms (-18 %)", "simulated", kind="divergence", why="assumed HEAX op rates"),
-                Claim("x3.60", "x3.96", "fitted")]
+                Claim("x3.60", "x3.96", "fitted"),
+                Claim("(not in the paper)", "within 20 % of 12 runs", "simulated", kind="agreement")]
     trace = _study("isc-he-cnn", "HE CNN, a recorded trace")
     b = _study("ridge", "Ridge regression")  # no claims: headline and table provenances
     doc = write_index([(a, "isc-he-cnn"), (trace, "isc-he-cnn-trace"), (b, "ridge")], tmp_path,
@@ -165,6 +166,9 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
     assert isc.index("strongest predicted agreement") < isc.index("largest divergence") < isc.index("the paper's claim")
     more = doc[doc.index("id='card-isc-he-cnn'"):doc.index("id='card-ridge'")]
     assert more.index("<details class='more'>") < more.index("x3.96") and "1 other run of this study" in more
+    # a second agreement folds too: one agreement and one divergence per card, so every card fits
+    assert isc.count("strongest predicted agreement") == 2 and "2 more claims" in isc
+    assert more.index("<details class='more'>") < more.index("within 20 % of 12 runs")
     assert "assumed HEAX op rates" in isc and "HE CNN, a recorded trace" in isc
     # the badge leads our result, so the badges line up down the card
     assert "<span class='who'>ours</span><span><span class='badge simulated'>simulated</span> 3,656 ms" in doc

@@ -161,15 +161,17 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
     p = paper_of(result)
     paper = f"{p.short()}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
     full = p.cite() if p else result.paper
-    order = {"agreement": 0, "divergence": 1}
-    main = sorted((c for c in result.claims if c.kind in order), key=lambda c: order[c.kind])
-    more = [c for c in result.claims if c.kind not in order]
+    # one agreement and one divergence (the first of each: a study lists its headline pair
+    # first) stay on the card; further ones and the paper's other claims fold under "more"
+    first = {kind: next((c for c in result.claims if c.kind == kind), None) for kind in ("agreement", "divergence")}
+    main = [c for c in first.values() if c is not None]
+    more = [c for c in result.claims if all(c is not m for m in main)]
     if not main:
         main, more = more, []
     body = "".join(_claim_html(c) for c in main) if main else _fallback_html(result)
     folded = "".join(_claim_html(c) for c in more) + "".join(_also_html(r, a) for r, a in also)
     if folded:
-        what = [f"{len(more)} more of the paper's claims" if len(more) > 1 else "the paper's other claim"] if more else []
+        what = [f"{len(more)} more claims" if len(more) > 1 else "1 more claim"] if more else []
         what += [f"{len(also)} other run{'s' if len(also) > 1 else ''} of this study"] if also else []
         body += f"<details class='more'><summary>{_e(', '.join(what))}</summary>{folded}</details>"
     fig = result.key_figure or (result.figures[0] if result.figures else "")
