@@ -123,3 +123,10 @@ def test_parse_floats_wants_at_least_one_number() -> None:
     assert parse_floats("--rates", "1, 2e3,") == [1.0, 2000.0]
     with pytest.raises(ConfigError, match="none"):
         parse_floats("--rates", ",,")
+
+
+def test_is_number_tells_a_header_cell_from_data() -> None:
+    from cryptoffload.checks import is_number
+
+    assert is_number("3") and is_number("-1.5e3") and is_number(" 2 ") and is_number("nan")
+    assert not is_number("age") and not is_number("") and not is_number("1,5")

@@ -117,6 +117,15 @@ def check_url(what: str, url: object, *, schemes: tuple[str, ...] = ("http", "ht
     return url.strip()
 
 
+def is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (how the CSV readers tell a header row from data)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_floats(what: str, text: str) -> list[float]:
     """Comma-separated numbers (``"100,1e3"``), at least one; empty items are skipped."""
     try:

@@ -36,7 +36,7 @@ from typing import Iterator
 
 import numpy as np
 
-from cryptoffload.checks import check_int, check_positive
+from cryptoffload.checks import check_int, check_positive, is_number
 from cryptoffload.errors import ConfigError
 
 DEFAULT_NOISE_CLIP = 6.0
@@ -100,12 +100,6 @@ def generate(n: int, d: int, seed: int = 0, *, noise_clip: float = DEFAULT_NOISE
     return RidgeData(X, y, 1.0, algorithm1_y_bound(d, noise_clip), f"algorithm1(n={n}, d={d}, seed={seed})", beta)
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None = None, delimiter: str = ",",
@@ -131,7 +125,7 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
         raise ConfigError(f"{path}: no records")
     first_line, first = rows[0]
     if header is None:
-        header = not all(_is_number(cell.strip()) for cell in first)
+        header = not all(is_number(cell.strip()) for cell in first)
     names: list[str] = []
     if header:
         names = [cell.strip() for cell in first]

@@ -16,6 +16,7 @@ import numpy as np
 
 from cryptoffload.apps.he_cnn.mnist_checks import (IMAGE_SHAPE, IMAGE_SIDE, PIXELS, check_labels, read_bytes,
                                                    scale_pixels)
+from cryptoffload.checks import is_number
 from cryptoffload.errors import ConfigError
 
 
@@ -32,14 +33,7 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
     first = lines[0].split(",")
     header = None
 
-    def numeric(cell: str) -> bool:
-        try:
-            float(cell)
-        except ValueError:
-            return False
-        return True
-
-    if sum(not numeric(c) for c in first) * 2 > len(first):      # mostly names: a header row
+    if sum(not is_number(c) for c in first) * 2 > len(first):      # mostly names: a header row
         header = [c.strip().strip('"').lower() for c in first]
         lines = lines[1:]
     if not lines:
