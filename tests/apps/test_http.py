@@ -84,16 +84,60 @@ def test_error_middleware_answers_json_and_hides_internal_errors() -> None:
         assert status == 418  # still serving
 
 
-def test_retrying_gives_up_after_its_time() -> None:
+class _ClockLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock only the test's sleep advances: retrying's back-off is checked
+    exactly, whatever the machine's load."""
+
+    now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("retry_for, delays", [
+    (0.05, []),                                              # the first back-off already passes the deadline
+    (1.0, [0.1, 0.2, 0.4]),                                  # 0.7 + 0.8 > 1.0: the fourth failure is final
+    (10.0, [0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0]),        # doubling, capped at 2 s
+])
+def test_retrying_backs_off_and_gives_up_after_its_time(monkeypatch: pytest.MonkeyPatch, retry_for: float,
+                                                        delays: list[float]) -> None:
+    loop = _ClockLoop()
+    slept: list[float] = []
+    retried: list[str] = []
     calls = []
 
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+        loop.now += delay
+
     async def call() -> None:
-        calls.append(1)
+        calls.append(loop.now)
         raise _http.Unreachable("down")
 
-    with pytest.raises(_http.Unreachable, match="down"):
-        asyncio.run(_http.retrying(call, 0.25))
-    assert 1 < len(calls) < 10
+    monkeypatch.setattr(_http.asyncio, "sleep", sleep)
+    try:
+        with pytest.raises(_http.Unreachable, match="down"):
+            loop.run_until_complete(_http.retrying(call, retry_for, on_retry=retried.append))
+    finally:
+        loop.close()
+    assert slept == pytest.approx(delays)
+    assert len(calls) == len(delays) + 1 and retried == ["down"] * len(delays)
+
+
+def test_retrying_returns_once_the_call_succeeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    attempts = []
+
+    async def sleep(delay: float) -> None:
+        return None
+
+    async def call() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise _http.Unreachable("not yet")
+        return "up"
+
+    monkeypatch.setattr(_http.asyncio, "sleep", sleep)
+    assert asyncio.run(_http.retrying(call, 60.0)) == "up" and len(attempts) == 3
 
 
 def test_a_server_makes_its_own_certificate_unless_given_one_or_told_plain(tmp_path: Path,

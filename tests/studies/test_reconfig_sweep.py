@@ -5,6 +5,7 @@ coming back in seed order with the work done meanwhile."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cryptoffload.sim.reconfig_platform import load_reconfig_platform
 from cryptoffload.studies import _reconfig_sweep as sw
@@ -12,13 +13,19 @@ from cryptoffload.studies._reconfig_paper import PAPER_RATES
 from cryptoffload.workloads.web_trace import generate_trace
 
 
-def test_sizes_and_rates_of_a_config() -> None:
+def test_sizes_and_rates_of_a_config(monkeypatch: pytest.MonkeyPatch) -> None:
     quick, full = sw.FpgaReconfigConfig(quick=True), sw.FpgaReconfigConfig()
     assert (quick.n_requests, quick.n_seeds) == (sw.QUICK_REQUESTS, sw.QUICK_SEEDS)
     assert (full.n_requests, full.n_seeds) == (sw.FULL_REQUESTS, sw.FULL_SEEDS)
     assert sw.FpgaReconfigConfig(requests=50, seeds=3, workers=2).n_requests == 50
     assert sw.FpgaReconfigConfig(trace="access.log", seeds=5).n_seeds == 1     # a user's log is one draw
-    assert 1 <= quick.n_workers <= quick.n_seeds and sw.FpgaReconfigConfig(workers=3).n_workers == 3
+    assert sw.FpgaReconfigConfig(workers=3).n_workers == 3                     # asked for: as asked
+    # by default one process per usable core, never more than there are seeds
+    monkeypatch.setattr(sw.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert quick.n_workers == min(3, sw.QUICK_SEEDS) and full.n_workers == 3
+    assert sw.FpgaReconfigConfig(seeds=2).n_workers == 2
+    monkeypatch.setattr(sw.os, "sched_getaffinity", lambda pid: {5}, raising=False)
+    assert full.n_workers == 1
     assert sw._rates(full) == [float(r) for r in PAPER_RATES]
     assert sw._rates(sw.FpgaReconfigConfig(rates=[5, 7.5])) == [5.0, 7.5]
     assert sw._rates(sw.FpgaReconfigConfig(trace="access.log")) == [None]      # the log's own timing
