@@ -68,6 +68,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context
+from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
@@ -151,7 +152,7 @@ def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
     return st["records"].pop(rep, [])
 
 
-class _Task:
+class _Task(BatchedOps):
     """Worker-side bookkeeping of one timed task: its clock, op counts and live store. The BSGS
     kernel runs on the task, which counts each op and hands it to the worker's backend (a
     recording backend would cost more than a ciphertext addition per op)."""

@@ -52,6 +52,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import giant_sums, prerotate, rotate_slots
 from cryptoffload.errors import ConfigError
 
@@ -263,7 +264,7 @@ def sent_batches(sp: Split, device: int, batched: bool = True) -> list[tuple[int
 
 
 # ---- plaintext reference and the giant-step plaintexts ------------------------------------------
-class _PlainSlots:
+class _PlainSlots(BatchedOps):
     """The kernel's ops on plain slot vectors (no rescale: nothing is scaled)."""
 
     mul_plain = staticmethod(np.multiply)
@@ -309,7 +310,7 @@ def bsgs_plain(diagonals: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.nda
     babies = [rotate_slots(x, shape.baby_rotation(i)) for i in range(shape.baby)]
     rows = [[giant_plaintext(diagonals, shape, j, i) for i in shape.babies_of(j)] for j in range(shape.giant)]
     giant = [shape.offset + j * shape.baby * shape.stride for j in range(shape.giant)]
-    return giant_sums(_PlainSlots, babies, rows, giant, rescale=False)
+    return giant_sums(_PlainSlots(), babies, rows, giant, rescale=False)
 
 
 # ---- the op DAG -------------------------------------------------------------------------------
@@ -364,7 +365,7 @@ class OpDag:
         return out
 
 
-class _DagEvaluator:
+class _DagEvaluator(BatchedOps):
     """The kernel's ops as nodes of ``dag`` on ``device``: running
     :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` here adds the device's giant steps. A
     plaintext is its ``(giant, baby)`` index; a baby is the node that made it on the device

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cryptoffload.crypto.ckks import RecordingBackend
+from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, bsgs_product, giant_sums, prerotate, rotate_slots
 
 from .ckks_helpers import PARAMS, close
@@ -20,8 +21,8 @@ def test_rotate_slots_is_the_ckks_left_rotation() -> None:
     assert list(prerotate(v, 3)[:4]) == [5, 6, 7, 0]
 
 
-class _Plain:
-    """The kernel's ops on numpy vectors (rescale: nothing to do)."""
+class _PlainOps(BatchedOps):
+    """The kernel's ops on numpy vectors (rescale: nothing to do); the batched ops are the loops."""
 
     mul_plain = staticmethod(np.multiply)
     add = staticmethod(np.add)
@@ -34,6 +35,9 @@ class _Plain:
     @staticmethod
     def rescale(v):
         return v
+
+
+_Plain = _PlainOps()
 
 
 def _plaintexts(m: np.ndarray, g: int, G: int) -> list[list[np.ndarray]]:

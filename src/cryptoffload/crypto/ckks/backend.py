@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import KIND_PUBLIC, KIND_SECRET, pack_frame, unpack_frame
 from cryptoffload.crypto.ckks.params import CkksParams
@@ -84,7 +85,7 @@ def _are_close(a: float, b: float) -> bool:
     return abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0)
 
 
-class CkksBackend(ABC):
+class CkksBackend(BatchedOps, ABC):
     """CKKS on real-valued slot vectors. Every method returns new objects (inputs are not changed).
 
     The abstract methods are the contract other code is written against; the concrete ones
@@ -324,7 +325,9 @@ class CheckedBackend(CkksBackend):
         return la
 
     def _same_scale(self, op: str, a: Any, b: Any) -> None:
-        sa, sb = self._meta(a)[1], self._meta(b)[1]
+        self._scales_agree(op, self._meta(a)[1], self._meta(b)[1])
+
+    def _scales_agree(self, op: str, sa: float, sb: float) -> None:
         if not _are_close(sa, sb):
             raise CkksError(f"{op}: scale mismatch (2^{math.log2(sa):.4f} vs 2^{math.log2(sb):.4f}); encode the "
                             "plaintext with like=ct, or rescale both operands the same way")

@@ -13,8 +13,10 @@ one product over workers (``engines/bsgs_run.py``) and the op DAGs of the multi-
 (``workloads/bsgs.py``) all evaluate this product. The study's DAG is made by running
 :func:`giant_sums` on an evaluator that adds DAG nodes instead of computing, so a change to
 the order of operations here changes what is run, traced and modelled alike. The functions
-only call ``mul_plain``, ``add``, ``rescale``, ``rotate`` and ``rotate_many`` (any
-:class:`~cryptoffload.crypto.ckks.backend.CkksBackend`, the recording backend included).
+only call ``mul_plain``, ``add``, ``rescale``, ``rotate`` and ``rotate_many``, through the
+batched ops of :class:`~cryptoffload.crypto.ckks.batched.BatchedOps` (any
+:class:`~cryptoffload.crypto.ckks.backend.CkksBackend`, the recording backend included; other
+evaluators mix ``BatchedOps`` in).
 """
 
 from __future__ import annotations
@@ -57,23 +59,21 @@ def giant_sums(ev: Any, babies: Mapping[int, Any] | Sequence[Any], plaintexts: M
     ``giants`` (default: all of ``giant``), in that order; ``None`` plaintexts (all-zero
     diagonals) are skipped, and a giant step without any is left out. ``babies[i]`` is the
     input rotated by baby step ``i`` (``babies[0]`` the input). Returns ``None`` when nothing
-    was left; ``rescale=False`` leaves the sum unrescaled (one rescale of the result later)."""
-    acc = None
-    for j in range(len(giant)) if giants is None else giants:
-        inner = None
-        for i, pt in enumerate(plaintexts[j]):
-            if pt is None:
-                continue
-            term = ev.mul_plain(babies[i], pt)
-            inner = term if inner is None else ev.add(inner, term)
-        if inner is None:
-            continue
-        if rescale:
-            inner = ev.rescale(inner)
-        if giant[j]:
-            inner = ev.rotate(inner, giant[j])
-        acc = inner if acc is None else ev.add(acc, inner)
-    return acc
+    was left; ``rescale=False`` leaves the sum unrescaled (one rescale of the result later).
+
+    Written with the batched ops (:class:`~cryptoffload.crypto.ckks.batched.BatchedOps`): every
+    giant step's inner sum, then every rescale, then every giant rotation, then the sum -- the
+    giant steps are independent until the last sum, and a batching backend runs each phase for
+    all of them at once; elsewhere the ops are the single ones, phase by phase."""
+    order = [j for j in (range(len(giant)) if giants is None else giants)
+             if any(pt is not None for pt in plaintexts[j])]
+    if not order:
+        return None
+    sums = ev.mul_plain_sums([[(babies[i], pt) for i, pt in enumerate(plaintexts[j]) if pt is not None]
+                              for j in order])
+    if rescale:
+        sums = ev.rescale_many(sums)
+    return ev.add_many(ev.rotate_each(sums, [giant[j] for j in order]))
 
 
 def bsgs_product(ev: Any, x: Any, plaintexts: Sequence[Sequence[Any]], baby: Sequence[int],

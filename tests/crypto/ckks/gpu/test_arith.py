@@ -1,6 +1,7 @@
 """Every hot loop, three implementations, one answer: the NumPy reference, the numba twin and
-the CUDA kernels (run on the host, see cuda_host.py) agree bit for bit; the reference agrees
-with Python integers."""
+the CUDA kernels (the ``cuda-host`` kernel set: kernels.cu compiled for the CPU, driven by the
+GPU's launch code) agree bit for bit; the reference agrees with Python integers. The batched
+ops are checked the same way: fused CUDA kernels against their composition from primitives."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.errors import ConfigError
 
-from . import cuda_host
 
 # three 20-bit data primes, two 30-bit ones, special primes of 30 bits: mixed sizes on purpose
 RING = RnsRing(prime_chain(4096, (40, 20, 30, 30, 60)))
@@ -25,17 +25,7 @@ SEEDS = settings(max_examples=4, deadline=None)
 
 @pytest.fixture(scope="module")
 def impls(host_lib):
-    ref = Arith(RING, np, "ref")
-    nb = Arith(RING, np, "numba")
-    cu = cuda_host.cuda_on_host(Arith(RING, np, "numba"))
-    return ref, nb, cu
-
-
-@pytest.fixture(autouse=True)
-def _host_kernels(monkeypatch, host_lib):
-    from cryptoffload.crypto.ckks.gpu import arith_cuda
-
-    monkeypatch.setattr(arith_cuda, "_kernel", cuda_host.host_kernels(host_lib))
+    return Arith(RING, np, "ref"), Arith(RING, np, "numba"), Arith(RING, np, "cuda-host")
 
 
 def rand(rng, rows, lead=()):
@@ -71,12 +61,11 @@ def test_elementwise_and_transforms(impls, seed, lead):
 def test_small_rings_run_the_shared_memory_stages_alone(host_lib, monkeypatch):
     from cryptoffload.crypto.ckks.gpu import arith_cuda
 
-    monkeypatch.setattr(arith_cuda, "_kernel", cuda_host.host_kernels(host_lib))
     monkeypatch.setattr(arith_cuda, "MAX_CHUNK_THREADS", 64)   # N/2 > T: global and shared stages
     ring = RnsRing(prime_chain(1024, (30, 20, 30)))
     rows = np.arange(ring.rows)
     a = np.random.default_rng(5).integers(0, 2 ** 62, size=(ring.rows, ring.n)).astype(np.uint64) % ring.q[:, None]
-    ref, cu = Arith(ring, np, "ref"), cuda_host.cuda_on_host(Arith(ring, np, "numba"))
+    ref, cu = Arith(ring, np, "ref"), Arith(ring, np, "cuda-host")
     f_ref = ref.ntt(a.copy(), rows)
     assert np.array_equal(cu.ntt(a.copy(), rows), f_ref)
     assert np.array_equal(cu.intt(f_ref.copy(), rows), a)
@@ -119,5 +108,112 @@ def test_key_switching_inner_product(impls, seed, digits):
 def test_kernel_sets_are_bound_to_their_array_module():
     with pytest.raises(ConfigError, match="does not run on numpy"):
         Arith(RING, np, "cuda")
+    assert Arith(RING, np).kernels in ("cuda-host", "numba")   # the launch code wherever g++ is
     with pytest.raises(ConfigError, match="unknown kernel set"):
         Arith(RING, np, "fortran")
+
+
+# -- the batched ops: one launch (a few for a transform) in the CUDA kernel sets ------------------
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32), inverse=st.booleans())
+def test_transform_of_chosen_rows_in_and_out_of_place(impls, seed, inverse):
+    rng = np.random.default_rng(seed)
+    rows = np.array([0, 2, 3, 5, 6])
+    src = rand(rng, rows, (3,))
+    offsets = np.array([1, 4, 7, 13, 14])            # rows of the (15, N) flattening
+    primes = np.tile(rows, 3)[offsets]
+
+    def run(ar, out_of_place):
+        buf = np.zeros_like(src) if out_of_place else src.copy()
+        ar.transform(buf, offsets, primes, inverse, src=src if out_of_place else None)
+        return buf
+
+    in_place = agree(impls, lambda ar: run(ar, False))
+    out = agree(impls, lambda ar: run(ar, True))
+    assert np.array_equal(in_place.reshape(-1, RING.n)[offsets], out.reshape(-1, RING.n)[offsets])
+    untouched = np.setdiff1d(np.arange(15), offsets)
+    assert np.array_equal(in_place.reshape(-1, RING.n)[untouched], src.reshape(-1, RING.n)[untouched])
+
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32))
+def test_many_conversions_in_one_plan(impls, seed):
+    from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+
+    rng = np.random.default_rng(seed)
+    x = rand(rng, np.array([0, 1, 2, 3, 5, 6]), (2,))     # 12 rows
+    jobs = [ConvJob(0, (0, 1, 2), 0, (0, 1, 2), (3, 5, 6)), ConvJob(9, (3,), 3, (2, 0), (0, 1), exact=True),
+            ConvJob(6, (0, 1, 2), 5, (0, 1, 2), (0, 3, 6), exact=False)]
+
+    def run(ar):
+        out = np.zeros((8, RING.n), dtype=np.uint64)
+        return ar.convert(x, ar.conv_plan(("t", seed), lambda: jobs), out)
+
+    out = agree(impls, run)
+    flat = x.reshape(-1, RING.n)
+    want = Arith(RING, np, "ref").base_convert(flat[0:3], (0, 1, 2), (3, 5, 6), exact=True)
+    assert np.array_equal(out[0:3], want)
+
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32))
+def test_key_switching_items_with_permutations(impls, seed):
+    rng = np.random.default_rng(seed)
+    qp = np.array([0, 1, 2, 5, 6])
+    digits = rand(rng, qp, (2, 3))                        # 2 digit sets of 3 digits
+    keys = rand(rng, np.arange(RING.rows), (3, 4, 2))      # 3 keys of 4 digits
+    perms = np.stack([RING.galois_perm(5 ** k % (2 * RING.n)) for k in (1, 3)])
+    items = np.array([[0, 2, -1], [1, 0, 1], [0, 1, 0]])
+    out = agree(impls, lambda ar: ar.ks_items(digits, ar.asarray(keys), ar.asarray(perms), items, qp))
+    ref = Arith(RING, np, "ref")
+    want = ref.ks_inner(ref.permute(digits[1], 5 ** 3 % (2 * RING.n)), keys[0], qp, qp)
+    assert np.array_equal(out[1], want)
+
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32))
+def test_combine_subtracts_scales_and_adds_a_permuted_base(impls, seed):
+    rng = np.random.default_rng(seed)
+    rows = np.array([0, 1, 2])
+    a = rand(rng, np.arange(5), (3,))                     # (3, 5, N): first 3 rows per item used
+    conv = rand(rng, rows, (3,))
+    base = rand(rng, rows, (2,))
+    c, c_sh = RING.inverse_of(RING.p_product, rows)
+    perms = np.stack([RING.galois_perm(5)])
+    n = RING.n
+    items = np.array([[0, 0, 0], [5 * n, -1, -1], [10 * n, 3 * n, -1]])
+    out = agree(impls, lambda ar: ar.combine(a, conv, base, ar.asarray(perms), items, rows, ar.asarray(c),
+                                             ar.asarray(c_sh)))
+    ref = Arith(RING, np, "ref")
+    want = ref.add(ref.mul_const(ref.sub(a[0, :3], conv[0], rows), c, c_sh, rows), ref.permute(base[0], 5), rows)
+    assert np.array_equal(out[0], want)
+
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32), terms=st.sampled_from([1, 3, 16, 17, 35]))
+def test_dot_sum_tensor_and_gather(impls, seed, terms):
+    rng = np.random.default_rng(seed)
+    rows = np.array([0, 2, 3, 5])
+    cts = [rand(rng, rows, (2,)) for _ in range(terms)]
+    pts = [rand(rng, rows) for _ in range(terms)]
+    dot = agree(impls, lambda ar: ar.dot(cts, pts, rows))
+    q = RING.q[rows][:, None]
+    assert np.array_equal(dot[1], sum((c[1] * p) % q for c, p in zip(cts, pts)) % q)
+    total = agree(impls, lambda ar: ar.sum(cts, rows))
+    assert np.array_equal(total, sum(cts) % q)   # each < 2^31: no overflow for 35 terms
+    agree(impls, lambda ar: ar.tensor(cts[0], cts[-1], rows))
+    stacked = agree(impls, lambda ar: ar.gather(cts))
+    assert np.array_equal(stacked, np.stack(cts))
+
+
+def test_the_launch_code_counts_its_launches(host_lib):
+    cu = Arith(RING, np, "cuda-host")
+    rows = np.arange(RING.rows)
+    a = rand(np.random.default_rng(0), rows)
+    before = cu.launches
+    cu.add(a, a, rows)
+    cu.dot([a] * 17, [a] * 17, rows)                      # 16 terms a launch
+    cu.ntt(a.copy(), rows)           # N = 4096: one global stage (h = 2048), then the shared-memory tail
+    assert cu.launches - before == 1 + 2 + 2
+    assert Arith(RING, np, "numba").launches is None

@@ -1,6 +1,7 @@
 """The CUDA source: it compiles for the H100 (sm_90) with nvcc where nvcc is installed, names the
-kernels arith_cuda launches, and its module imports without CuPy. (Its arithmetic is checked
-against the twin on the host in test_arith.py and test_scheme.py.)"""
+kernels arith_cuda launches (and the host harness wraps every one of them), and its module imports
+without CuPy. (Its arithmetic is checked against the twin on the host in test_arith.py and
+test_scheme.py.)"""
 
 from __future__ import annotations
 
@@ -10,22 +11,25 @@ import subprocess
 
 import pytest
 
-from cryptoffload.crypto.ckks.gpu import arith_cuda
+from cryptoffload.crypto.ckks.gpu import arith_cuda, launch
 
 
 def test_source_ships_with_the_package_and_names_every_launched_kernel():
-    src = arith_cuda.source()
+    src = launch.source()
     defined = set(re.findall(r'extern "C" __global__ void (\w+)\(', src))
-    launched = set(re.findall(r'_kernel\("(\w+)"\)', open(arith_cuda.__file__, encoding="utf-8").read()))
+    code = open(arith_cuda.__file__, encoding="utf-8").read()
+    launched = set(re.findall(r'(?:launch\(|_shared\(t, )"(\w+)"', code))
     launched |= {f"{name}_k" for name in ("add", "sub", "neg", "mul", "mul_const")}
-    assert launched <= defined
+    assert launched <= defined and len(launched) >= 14
+    harness = (launch.resources.files("cryptoffload.crypto.ckks.gpu") / "kernels_host.cpp").read_text()
+    assert set(re.findall(r"void launch_(\w+)\(", harness)) == defined
     assert "curand" not in src   # no GPU random numbers: all randomness comes from the host's CSPRNG
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH (the CUDA toolkit is not installed)")
 def test_kernels_compile_for_sm90_with_nvcc(tmp_path):
     cu = tmp_path / "kernels.cu"
-    cu.write_text(arith_cuda.source(), encoding="utf-8")
+    cu.write_text(launch.source(), encoding="utf-8")
     ptx = tmp_path / "kernels.ptx"
     run = subprocess.run(["nvcc", "-arch=sm_90", "--ptx", "-std=c++17", str(cu), "-o", str(ptx)],
                          capture_output=True, text=True, timeout=300)
@@ -43,18 +47,17 @@ def test_shared_memory_launches_fold_rows_into_grid_x(monkeypatch):
 
     grids = {}
 
-    def fake_kernel(name):
-        def launch(grid, block, args, shared_mem=0):
-            grids[name] = (grid, block, shared_mem)
-        return launch
+    def fake_launch(name, grid, block, args, shared_mem=0):
+        grids[name] = (grid, block, shared_mem)
 
-    monkeypatch.setattr(arith_cuda, "_kernel", fake_kernel)
+    monkeypatch.setattr(arith_cuda, "MAX_CHUNK_THREADS", 2)   # N > 2T: the column launches run too
     rows, n = 70_000, 8
     a = np.zeros((rows, n), dtype=np.uint64)
-    t = SimpleNamespace(q=None, psi=None, psi_sh=None, ipsi=None, ipsi_sh=None, ninv=None, ninv_sh=None)
+    t = SimpleNamespace(n=n, q=None, psi=None, psi_sh=None, ipsi=None, ipsi_sh=None, ninv=None, ninv_sh=None,
+                        launch=fake_launch)
     arith_cuda.ntt(t, a, None)
     arith_cuda.intt(t, a, None)
-    for name in ("ntt_tail", "intt_head"):
+    for name in ("ntt_upper", "ntt_tail", "intt_head", "intt_upper"):
         grid, block, shared = grids[name]
         threads = min(arith_cuda.MAX_CHUNK_THREADS, n // 2)
         assert grid == (rows * n // (2 * threads),) and block == (threads,) and shared == 2 * threads * 8

@@ -5,7 +5,10 @@
 =========  ============  =================================================================
 ``xp``     kernels       what runs
 =========  ============  =================================================================
-numpy      ``numba``     the CPU twin (default): :mod:`.arith_numba`
+numpy      ``cuda-host`` the CPU twin (default): the GPU's launch code (:mod:`.arith_cuda`)
+                         driving ``kernels.cu`` compiled for the CPU (:mod:`.launch`)
+numpy      ``numba``     :mod:`.arith_numba`, the loops compiled with numba (the default where
+                         no C++ compiler is installed)
 numpy      ``ref``       :mod:`.arith_ref`, plain array operations (the reference)
 cupy       ``cuda``      the GPU (default): :mod:`.arith_cuda`, kernels in ``kernels.cu``
 cupy       ``ref``       :mod:`.arith_ref` on CuPy (what the CUDA kernels are tested against)
@@ -15,21 +18,47 @@ Operands are ``uint64`` arrays ``(..., R, N)`` of canonical residues with ``rows
 of the ``R`` rows' prime (a host ``int64`` array; leading axes are batched). ``ntt``/``intt``
 may transform their operand in place (callers pass a copy when they still need it); every
 other function returns a new array.
+
+The batched ops (``transform``, ``convert``, ``ks_items``, ``combine``, ``dot``, ``tensor``,
+``gather``, ``copy``) are one launch each (a few for a transform) in the CUDA kernel sets;
+the others compose them from the primitive ops (:mod:`.arith_compose`), which is also their
+reference. The CUDA kernel sets count their launches (:attr:`launches`); on the twin that is the
+number the GPU would launch, since the launch code is the same.
+
+Host tables given to the batched ops (row tables, item lists, conversion plans) are copied to
+the device once per distinct value and cached, so a run that repeats a program -- a CUDA graph's
+capture after a warm-up -- copies nothing from the host.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
+from cryptoffload.crypto.ckks.gpu import arith_compose as compose
+from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
+from cryptoffload.crypto.ckks.gpu.launch import CupyExecutor, HostExecutor, Launcher, host_reason
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.errors import ConfigError
 
-KERNEL_SETS = {"numba": "arith_numba", "ref": "arith_ref", "cuda": "arith_cuda"}
-DEFAULT_KERNELS = {"numpy": "numba", "cupy": "cuda"}
+#: kernel set -> (module, array module it runs on or None for any, launch executor or None)
+KERNEL_SETS: dict[str, tuple[str, str | None, Any]] = {
+    "cuda-host": ("arith_cuda", "numpy", HostExecutor),
+    "numba": ("arith_numba", "numpy", None),
+    "ref": ("arith_ref", None, None),
+    "cuda": ("arith_cuda", "cupy", CupyExecutor),
+}
+
+
+def default_kernels(xp_name: str) -> str:
+    """The kernel set an array module gets unless one is named: the launch code everywhere it
+    can run (``cuda`` on CuPy, ``cuda-host`` on NumPy with a C++ compiler), else numba."""
+    if xp_name == "cupy":
+        return "cuda"
+    return "cuda-host" if host_reason() is None else "numba"
 
 
 class Arith:
@@ -37,25 +66,31 @@ class Arith:
 
     def __init__(self, ring: RnsRing, xp: Any, kernels: str | None = None) -> None:
         name = xp.__name__.split(".")[0]
-        kernels = kernels or DEFAULT_KERNELS.get(name, "ref")
+        kernels = kernels or default_kernels(name)
         if kernels not in KERNEL_SETS:
             raise ConfigError(f"unknown kernel set {kernels!r} (known: {', '.join(KERNEL_SETS)})")
-        if (kernels == "cuda") != (name == "cupy"):
+        module, runs_on, executor = KERNEL_SETS[kernels]
+        if runs_on not in (None, name):
             raise ConfigError(f"kernel set {kernels!r} does not run on {name}")
         self.ring = ring
         self.xp = xp
         self.kernels = kernels
-        self.impl = importlib.import_module(f"cryptoffload.crypto.ckks.gpu.{KERNEL_SETS[kernels]}")
+        self.impl = importlib.import_module(f"cryptoffload.crypto.ckks.gpu.{module}")
+        self.launcher = Launcher(executor()) if executor is not None else None
+        self.fused = self.launcher is not None
         dev = xp.asarray
         self.t = SimpleNamespace(
             xp=xp, n=ring.n, q=dev(ring.q), qinv=dev(1.0 / ring.q.astype(np.float64)),
             psi=dev(ring.psi), psi_sh=dev(ring.psi_sh), ipsi=dev(ring.ipsi), ipsi_sh=dev(ring.ipsi_sh),
-            ninv=dev(ring.ninv), ninv_sh=dev(ring.ninv_sh))
-        if hasattr(self.impl, "prepare"):
-            self.impl.prepare(self.t)
-        self._rows: dict[bytes, Any] = {}
+            ninv=dev(ring.ninv), ninv_sh=dev(ring.ninv_sh), launch=self.launcher)
+        self._tables: dict[Any, Any] = {}
         self._consts: dict[Any, Any] = {}
         self._perms: dict[int, Any] = {}
+
+    @property
+    def launches(self) -> int | None:
+        """Kernel launches so far (None for kernel sets that do not go through the launch code)."""
+        return None if self.launcher is None else self.launcher.count
 
     # -- host/device ---------------------------------------------------------------------------
     def asarray(self, a: Any) -> Any:
@@ -64,20 +99,36 @@ class Arith:
     def to_host(self, a: Any) -> np.ndarray:
         return a if isinstance(a, np.ndarray) else self.xp.asnumpy(a)
 
+    def table(self, host: np.ndarray) -> Any:
+        """Device copy of a small host ``int64`` table (row indices, item lists), cached by value."""
+        host = np.ascontiguousarray(host, dtype=np.int64)
+        key = (host.shape, host.tobytes())
+        dev = self._tables.get(key)
+        if dev is None:
+            dev = self.xp.asarray(host)
+            self._tables[key] = dev
+        return dev
+
     def rows(self, rows: np.ndarray, repeat: int = 1) -> Any:
         """Device copy of a row-index array, tiled ``repeat`` times (cached)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        key = rows.tobytes() + repeat.to_bytes(4, "little")
-        dev = self._rows.get(key)
-        if dev is None:
-            dev = self.xp.asarray(np.tile(rows, repeat))
-            self._rows[key] = dev
-        return dev
+        return self.table(np.tile(np.asarray(rows, dtype=np.int64), repeat))
+
+    def row_table(self, offsets: np.ndarray, primes: np.ndarray) -> Any:
+        """The (row offset, prime) pairs a CUDA transform reads (cached)."""
+        return self.table(np.stack([np.asarray(offsets, np.int64), np.asarray(primes, np.int64)], axis=1))
+
+    def contig(self, a: Any) -> Any:
+        """``a`` as a contiguous array; a copy (one launch on a GPU, counted) only when it is not."""
+        if a.flags.c_contiguous:
+            return a
+        if self.launcher is not None:
+            self.launcher.count += 1
+        return self.xp.ascontiguousarray(a)
 
     def _flat(self, a: Any, rows: np.ndarray) -> tuple[Any, Any, tuple[int, ...]]:
         shape = a.shape
         reps = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-        return self.xp.ascontiguousarray(a).reshape(-1, shape[-1]), self.rows(rows, reps), shape
+        return self.contig(a).reshape(-1, shape[-1]), self.rows(rows, reps), shape
 
     def const(self, key: Any, make: Any) -> Any:
         """Device copies of host constants ``make()`` (a tuple of arrays), cached under ``key``."""
@@ -90,11 +141,11 @@ class Arith:
     # -- elementwise -----------------------------------------------------------------------------
     def add(self, a: Any, b: Any, rows: np.ndarray) -> Any:
         fa, r, shape = self._flat(a, rows)
-        return self.impl.add(self.t, fa, self.xp.ascontiguousarray(b).reshape(fa.shape), r).reshape(shape)
+        return self.impl.add(self.t, fa, self.contig(b).reshape(fa.shape), r).reshape(shape)
 
     def sub(self, a: Any, b: Any, rows: np.ndarray) -> Any:
         fa, r, shape = self._flat(a, rows)
-        return self.impl.sub(self.t, fa, self.xp.ascontiguousarray(b).reshape(fa.shape), r).reshape(shape)
+        return self.impl.sub(self.t, fa, self.contig(b).reshape(fa.shape), r).reshape(shape)
 
     def neg(self, a: Any, rows: np.ndarray) -> Any:
         fa, r, shape = self._flat(a, rows)
@@ -102,42 +153,138 @@ class Arith:
 
     def mul(self, a: Any, b: Any, rows: np.ndarray) -> Any:
         fa, r, shape = self._flat(a, rows)
-        return self.impl.mul(self.t, fa, self.xp.ascontiguousarray(b).reshape(fa.shape), r).reshape(shape)
+        return self.impl.mul(self.t, fa, self.contig(b).reshape(fa.shape), r).reshape(shape)
 
     def mul_const(self, a: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
         """``a * c[r]`` with one constant per row (``c``, ``c_sh``: device arrays of ``len(rows)``)."""
         fa, r, shape = self._flat(a, rows)
         reps = fa.shape[0] // len(rows)
         if reps > 1:
-            c, c_sh = self.xp.tile(c, reps), self.xp.tile(c_sh, reps)
+            c, c_sh = self._tiled(c, reps), self._tiled(c_sh, reps)
         return self.impl.mul_const(self.t, fa, c, c_sh, r).reshape(shape)
+
+    def _tiled(self, c: Any, reps: int) -> Any:
+        """``c`` repeated ``reps`` times, made once per (constant, reps): constants are cached
+        for the Arith's lifetime, so their identity is a safe key (the entry keeps them alive)."""
+        key = (id(c), reps)
+        got = self._consts.get(key)
+        if got is None:
+            got = (c, self.xp.tile(c, reps))
+            self._consts[key] = got
+        return got[1]
 
     # -- transforms ------------------------------------------------------------------------------
     def ntt(self, a: Any, rows: np.ndarray) -> Any:
-        fa, r, shape = self._flat(a, rows)
-        return self.impl.ntt(self.t, fa, r).reshape(shape)
+        return self._whole(a, rows, False)
 
     def intt(self, a: Any, rows: np.ndarray) -> Any:
+        return self._whole(a, rows, True)
+
+    def _whole(self, a: Any, rows: np.ndarray, inverse: bool) -> Any:
         fa, r, shape = self._flat(a, rows)
-        return self.impl.intt(self.t, fa, r).reshape(shape)
+        if self.fused:
+            count = fa.shape[0]
+            tab = self.row_table(np.arange(count), np.tile(np.asarray(rows, np.int64), count // len(rows)))
+            return self.impl.transform(self.t, fa, tab, count, inverse).reshape(shape)
+        fn = self.impl.intt if inverse else self.impl.ntt
+        return fn(self.t, fa, r).reshape(shape)
+
+    def transform(self, buf: Any, offsets: np.ndarray, primes: np.ndarray, inverse: bool, src: Any = None) -> Any:
+        """(Inverse) NTT of rows ``offsets`` of ``buf`` (its rows flattened; primes ``primes``),
+        in place, reading them from ``src`` (``buf``'s shape) when given."""
+        if not self.fused:
+            return compose.transform(self, buf, offsets, primes, inverse, src)
+        return self.impl.transform(self.t, buf, self.row_table(offsets, primes), len(offsets), inverse, src)
 
     def permute(self, a: Any, elt: int) -> Any:
         """Galois automorphism ``X -> X**elt`` of NTT-domain arrays (any leading axes)."""
+        return self.impl.permute(self.t, self.contig(a), self.perm(elt))
+
+    def perm(self, elt: int) -> Any:
+        """Device index map of ``X -> X**elt`` (cached)."""
         perm = self._perms.get(elt)
         if perm is None:
             perm = self.xp.asarray(self.ring.galois_perm(elt))
             self._perms[elt] = perm
-        return self.impl.permute(self.t, self.xp.ascontiguousarray(a), perm)
+        return perm
 
     # -- RNS -------------------------------------------------------------------------------------
     def base_convert(self, x: Any, src: tuple[int, ...], dst: tuple[int, ...], exact: bool = False) -> Any:
         """Fast base conversion of coefficient-form rows ``src`` of ``x`` (``(S, N)``) to ``dst``;
         ``exact``: the centred representative, without the conversion's overflow (for ModDown)."""
         yinv, yinv_sh, mat, qmod = self.const(("conv", src, dst), lambda: self.ring.conversion(src, dst))
-        return self.impl.base_convert(self.t, self.xp.ascontiguousarray(x), self.rows(np.array(src)),
+        return self.impl.base_convert(self.t, self.contig(x), self.rows(np.array(src)),
                                       self.rows(np.array(dst)), yinv, yinv_sh, mat, qmod if exact else None)
+
+    def conv_plan(self, key: tuple[Any, ...], jobs: Any) -> ConvPlan:
+        """The :class:`~.convplan.ConvPlan` of ``jobs()`` (a list of ConvJob), built once per ``key``."""
+        got = self._consts.get(("plan",) + key)
+        if got is None:
+            got = (ConvPlan.build(self.ring, jobs()),)
+            self._consts[("plan",) + key] = got
+        return got[0]
+
+    def convert(self, x: Any, plan: ConvPlan, out: Any) -> Any:
+        """Every job of ``plan`` (:mod:`.convplan`), written into ``out``."""
+        if not self.fused:
+            return compose.convert(self, x, plan, out)
+        dev = self.const(plan.key, lambda: (plan.jobs, *plan.tables))
+        return self.impl.convert(self.t, x, plan, dev, out)
 
     def ks_inner(self, digits: Any, key: Any, key_rows: np.ndarray, rows: np.ndarray) -> Any:
         """``sum_g digits[g] * key[g, c, key_rows]`` for ``c = 0, 1``: ``(2, R, N)``."""
-        return self.impl.ks_inner(self.t, self.xp.ascontiguousarray(digits), key, self.rows(key_rows),
+        if self.fused:
+            items = np.array([[0, 0, -1]], dtype=np.int64)
+            return self.ks_items(digits[None], key[None], self.table(np.zeros(1)), items, key_rows)[0]
+        return self.impl.ks_inner(self.t, self.contig(digits), key, self.rows(key_rows),
                                   self.rows(rows))
+
+    def ks_items(self, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray) -> Any:
+        """Inner products of many key switches: item ``(b, key, perm)`` multiplies digit set ``b``
+        of ``digits`` ``(B, G, QP, N)``, read through permutation ``perm`` of ``perms`` (-1: none),
+        by ``keys[key]`` (``(NK, G', 2, K, N)``) on rows ``qp_rows``: ``(len(items), 2, QP, N)``."""
+        if not self.fused:
+            return compose.ks_items(self, digits, keys, perms, items, qp_rows)
+        return self.impl.ks_items(self.t, digits, keys, perms, self.table(items), len(items), self.rows(qp_rows),
+                                  self.rows(qp_rows))
+
+    def combine(self, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
+                c_sh: Any) -> Any:
+        """Per item ``(a_off, base_off, perm)`` (element offsets; -1: none): ``(a[rows at a_off] -
+        conv[i]) * c (+ base[rows at base_off] through perm)``: ``conv``'s shape ``(I, R, N)``."""
+        if not self.fused:
+            return compose.combine(self, a, conv, base, perms, items, rows, c, c_sh)
+        return self.impl.combine(self.t, a, conv, base, perms, self.table(items), self.rows(rows), c, c_sh)
+
+    # -- products and copies ------------------------------------------------------------------------
+    def dot(self, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
+        """``acc + sum_i cts[i] * pts[i]``: ciphertexts ``(size, R, N)``, plaintexts ``(R, N)``."""
+        if not self.fused:
+            return compose.dot(self, cts, pts, rows, acc)
+        cts = [self.contig(c) for c in cts]
+        pts = [self.contig(p) for p in pts]
+        return self.impl.dot(self.t, cts, pts, self.rows(rows), acc)
+
+    def sum(self, arrays: Sequence[Any], rows: np.ndarray) -> Any:
+        """``sum_i arrays[i]`` (one shape ``(..., R, N)``): on the CUDA kernel sets one dot with a
+        plaintext of ones per 16 terms (a product by 1 is exact, so the value is the additions')."""
+        if not self.fused:
+            return compose.total(self, arrays, rows)
+        r_count, n = arrays[0].shape[-2:]
+        ones = self.const(("ones", r_count), lambda: (np.ones((r_count, n), dtype=np.uint64),))[0]
+        return self.dot(arrays, [ones] * len(arrays), rows)
+
+    def tensor(self, a: Any, b: Any, rows: np.ndarray) -> Any:
+        """The tensor product of two size-2 ciphertexts: ``(3, R, N)``."""
+        if not self.fused:
+            return compose.tensor(self, a, b, rows)
+        return self.impl.tensor(self.t, self.contig(a), self.contig(b), self.rows(rows))
+
+    def gather(self, arrays: Sequence[Any]) -> Any:
+        """The arrays (one shape) stacked on a new first axis."""
+        if not self.fused:
+            return compose.gather(self, arrays)
+        return self.impl.gather(self.t, [self.contig(a) for a in arrays])
+
+    def copy(self, a: Any) -> Any:
+        return self.gather([a])[0]

@@ -1,52 +1,37 @@
-"""The GPU's kernel set: the kernels of ``kernels.cu`` launched through CuPy (same signatures
-and the same results, bit for bit, as :mod:`.arith_ref` and :mod:`.arith_numba`).
+"""The launch code of the CUDA kernel set: which kernel of ``kernels.cu``, on which grid, with
+which arguments -- for the GPU (``cuda``) and for its twin on the CPU (``cuda-host``) alike.
 
-``kernels.cu`` is read with :mod:`importlib.resources` and compiled once per process by NVRTC
-(:func:`cryptoffload.cuda.kernel`: one compilation even when threads ask at once; CuPy caches
-the binary on disk). CuPy itself is reached through :mod:`cryptoffload.cuda` only.
+Every launch goes through ``t.launch`` (a :class:`~.launch.Launcher`: it counts launches and can
+record them for a replay); ``t.launch.pointer`` gives a device pointer passed by value. Same
+signatures and the same results, bit for bit, as :mod:`.arith_ref` and :mod:`.arith_numba` for the
+primitive ops; the batched ops (``transform``, ``convert``, ``ks_items``, ``combine``, ``dot``,
+``tensor``, ``gather``) are what make one HE-CNN image a few hundred launches instead of
+thousands -- :mod:`.arith_compose` builds the same results from the primitive ops, for the
+other kernel sets and as their reference.
 
-Launch shapes: elementwise kernels and NTT stages one thread per output (per butterfly),
-256 threads a block. The NTT runs its stages with half-distance ``h > T`` (``T = min(1024,
-N/2)``) one launch each over global memory, then the remaining ``log2(2T)`` stages in one
-launch with a row chunk of ``2T`` words in shared memory (``ntt_tail``); the inverse mirrors
-it (``intt_head`` first) and multiplies by ``N^-1`` in its last stage. The shared-memory
-launches have one block per (row, chunk), all in ``grid.x`` (``grid.y`` would cap the rows of
-a batch at 65,535).
+Launch shapes: elementwise kernels one thread per output, 256 threads a block. An NTT is at most
+two launches, both in shared memory with blocks of ``T = min(1024, N/2)`` threads holding ``2T``
+words: the stages with half-distance ``h >= 2T`` column by column (``ntt_upper``: the
+coefficients ``j`` with one ``j mod 2T`` pair only among themselves), then the remaining
+``log2(2T)`` stages on contiguous chunks (``ntt_tail``); the inverse mirrors it (``intt_head``,
+then ``intt_upper``, which multiplies by ``N^-1``). The launches have one block per (row, chunk),
+all in ``grid.x`` (``grid.y`` would cap the rows of a batch at 65,535). A transform addresses its
+rows through a row table ((offset, prime) pairs), so it can work on any rows of a buffer, and its
+first launch may read from another buffer (out of place at no cost).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from cryptoffload import cuda
-
 BLOCK = 256
 MAX_CHUNK_THREADS = 1024
-MAX_SRC = 32  # kernels.cu's bound on a base conversion's source rows
+MAX_SRC = 32      # kernels.cu's bound on a base conversion's source rows
+MAX_TERMS = 16    # kernels.cu's pointers per dot / gather launch
+MAX_JOBS = 65535  # grid.y of conv_jobs_k
 PROBE_KERNEL = "add_k"  # what the availability probe builds and loads (device.gpu_reason)
-
-
-@lru_cache(maxsize=1)
-def source() -> str:
-    """The CUDA source (also what the nvcc test compiles)."""
-    return resources.files("cryptoffload.crypto.ckks.gpu").joinpath("kernels.cu").read_text(encoding="utf-8")
-
-
-def nvrtc_options() -> tuple[str, ...]:
-    return ("--std=c++17",)
-
-
-def _kernel(name: str) -> Any:
-    return cuda.kernel(source(), nvrtc_options(), name)
-
-
-def prepare(t: Any) -> None:
-    """Compile the module now (the first backend call would otherwise pay for it)."""
-    _kernel(PROBE_KERNEL)
 
 
 def _i32(x: int) -> np.int32:
@@ -61,7 +46,7 @@ def _elementwise(name: str, t: Any, arrays: tuple[Any, ...], rows: Any, extra: t
     a = arrays[0]
     out = t.xp.empty_like(a)
     total = a.size
-    _kernel(name)(_grid(total), (BLOCK,), arrays + (rows, t.q) + extra + (_i32(a.shape[-1]), np.int64(total), out))
+    t.launch(name, _grid(total), (BLOCK,), arrays + (rows, t.q) + extra + (_i32(a.shape[-1]), np.int64(total), out))
     return out
 
 
@@ -89,33 +74,44 @@ def _chunk(n: int) -> int:
     return min(MAX_CHUNK_THREADS, n // 2)
 
 
-def ntt(t: Any, a: Any, rows: Any) -> Any:
-    r_count, n = a.shape
-    threads = _chunk(n)
-    total = r_count * n // 2
-    m, h = 1, n // 2
-    while h > threads:
-        _kernel("ntt_stage")(_grid(total), (BLOCK,), (a, rows, t.q, t.psi, t.psi_sh, _i32(n), _i32(m), _i32(h),
-                                                     np.int64(total)))
-        m, h = 2 * m, h // 2
-    _kernel("ntt_tail")((r_count * (n // (2 * threads)),), (threads,), (a, rows, t.q, t.psi, t.psi_sh, _i32(n), _i32(m)),
-                        shared_mem=2 * threads * 8)
-    return a
+def _shared(t: Any, name: str, count: int, args: tuple[Any, ...]) -> None:
+    threads = _chunk(t.n)
+    t.launch(name, (count * (t.n // (2 * threads)),), (threads,), args, 2 * threads * 8)
 
 
-def intt(t: Any, a: Any, rows: Any) -> Any:
-    r_count, n = a.shape
-    threads = _chunk(n)
-    total = r_count * n // 2
-    _kernel("intt_head")((r_count * (n // (2 * threads)),), (threads,),
-                         (a, rows, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh, _i32(n), _i32(int(2 * threads == n))),
-                         shared_mem=2 * threads * 8)
-    h, half = 2 * threads, n // (4 * threads)
-    while h <= n // 2:
-        _kernel("intt_stage")(_grid(total), (BLOCK,), (a, rows, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh, _i32(n),
-                                                      _i32(half), _i32(h), _i32(int(h == n // 2)), np.int64(total)))
-        h, half = 2 * h, half // 2
-    return a
+def _ntt_rows(t: Any, a: Any, src: Any, tab: Any, count: int) -> None:
+    n = t.n
+    m0 = 1
+    if n > 2 * _chunk(n):        # the stages with h >= 2T, column by column
+        _shared(t, "ntt_upper", count, (a, src, tab, t.q, t.psi, t.psi_sh, _i32(n)))
+        src, m0 = a, n // (2 * _chunk(n))
+    _shared(t, "ntt_tail", count, (a, src, tab, t.q, t.psi, t.psi_sh, _i32(n), _i32(m0)))
+
+
+def _intt_rows(t: Any, a: Any, src: Any, tab: Any, count: int) -> None:
+    n = t.n
+    upper = n > 2 * _chunk(n)
+    _shared(t, "intt_head", count, (a, src, tab, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh, _i32(n),
+                                    _i32(int(not upper))))
+    if upper:                    # the stages with h >= 2T, and n^-1
+        _shared(t, "intt_upper", count, (a, a, tab, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh, _i32(n)))
+
+
+def transform(t: Any, buf: Any, tab: Any, count: int, inverse: bool, src: Any = None) -> Any:
+    """(Inverse) NTT of the ``count`` rows of ``buf`` that row table ``tab`` names, in place,
+    reading from ``src`` (same layout) in the first launch when given."""
+    (_intt_rows if inverse else _ntt_rows)(t, buf, buf if src is None else src, tab, count)
+    return buf
+
+
+def ntt(t: Any, a: Any, tab: Any) -> Any:
+    """Forward NTT of every row of the contiguous ``(R, N)`` array ``a`` in place (``tab``: its
+    row table)."""
+    return transform(t, a, tab, a.shape[0], False)
+
+
+def intt(t: Any, a: Any, tab: Any) -> Any:
+    return transform(t, a, tab, a.shape[0], True)
 
 
 def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, exact: Any = None) -> Any:
@@ -125,21 +121,91 @@ def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, ma
     d_count = len(dst)
     out = t.xp.empty((d_count, n), dtype=t.xp.uint64)
     use = exact is not None
-    _kernel("base_convert_k")(_grid(n), (BLOCK,), (x, src, dst, yinv, yinv_sh, mat, exact if use else yinv,
-                                                   _i32(int(use)), t.q, t.qinv, _i32(s_count), _i32(d_count), _i32(n),
+    t.launch("base_convert_k", _grid(n), (BLOCK,), (x, src, dst, yinv, yinv_sh, mat, exact if use else yinv,
+                                                     _i32(int(use)), t.q, t.qinv, _i32(s_count), _i32(d_count),
+                                                     _i32(n), out))
+    return out
+
+
+def convert(t: Any, x: Any, plan: Any, dev: Sequence[Any], out: Any) -> Any:
+    """Every job of a :class:`~.convplan.ConvPlan` in one launch (``dev``: its device tables:
+    jobs, sprime, yinv, yinv_sh, dprime, drow, mat, qmod); writes into ``out``."""
+    jobs = plan.jobs.shape[0]
+    if jobs > MAX_JOBS or plan.max_src > MAX_SRC:  # pragma: no cover - a batch of 8,000 ciphertexts
+        raise ValueError(f"{jobs} conversion jobs of up to {plan.max_src} rows: kernels.cu takes {MAX_JOBS} / {MAX_SRC}")
+    n = t.n
+    t.launch("conv_jobs_k", (_grid(n)[0], jobs), (BLOCK,), (x, *dev, t.q, t.qinv, _i32(n), out))
+    return out
+
+
+def ks_items(t: Any, digits: Any, keys: Any, perms: Any, items: Any, count: int, key_rows: Any, rows: Any) -> Any:
+    """Key-switching inner products of ``count`` items (see ``ks_items_body``): ``(K, 2, QP, N)``."""
+    _, g_count, qp, n = digits.shape
+    out = t.xp.empty((count, 2, qp, n), dtype=t.xp.uint64)
+    total = count * qp * n
+    t.launch("ks_items_k", _grid(total), (BLOCK,), (digits, keys, perms, items, key_rows, rows, t.q, t.qinv,
+                                                     _i32(g_count), _i32(qp), _i32(keys.shape[1]), _i32(keys.shape[3]),
+                                                     _i32(n), np.int64(total), out))
+    return out
+
+
+def combine(t: Any, a: Any, conv: Any, base: Any, perms: Any, items: Any, rows: Any, c: Any, c_sh: Any) -> Any:
+    """``(a - conv) * c (+ base)`` per item (see ``combine_body``): ``conv``'s shape."""
+    count, r_count, n = conv.shape
+    out = t.xp.empty_like(conv)
+    total = conv.size
+    t.launch("combine_k", _grid(total), (BLOCK,), (a, conv, a if base is None else base, perms, items, rows, t.q, c,
+                                                    c_sh, _i32(r_count), _i32(n), np.int64(total), out))
+    return out
+
+
+def _pointers(t: Any, arrays: Sequence[Any]) -> list[np.uint64]:
+    ptrs = [t.launch.pointer(a) for a in arrays]
+    return ptrs + [np.uint64(0)] * (MAX_TERMS - len(ptrs))
+
+
+def dot(t: Any, cts: Sequence[Any], pts: Sequence[Any], rows: Any, acc: Any = None) -> Any:
+    """``sum_i cts[i] * pts[i]`` (ciphertexts ``(size, R, N)``, plaintexts ``(R, N)``), at most
+    MAX_TERMS terms a launch, chained through the accumulator beyond that."""
+    shape = cts[0].shape
+    r_count, n = shape[-2], shape[-1]
+    total = int(np.prod(shape))
+    for start in range(0, len(cts), MAX_TERMS):
+        c_part, p_part = cts[start:start + MAX_TERMS], pts[start:start + MAX_TERMS]
+        out = t.xp.empty(shape, dtype=t.xp.uint64)
+        use = acc is not None
+        t.launch("dot_k", _grid(total), (BLOCK,), (acc if use else out, _i32(int(use)), rows, t.q, t.qinv, _i32(r_count),
+                                                   _i32(n), _i32(len(c_part)), np.int64(total), out,
+                                                   *_pointers(t, c_part), *_pointers(t, p_part)))
+        acc = out
+    return acc
+
+
+def tensor(t: Any, a: Any, b: Any, rows: Any) -> Any:
+    """``(a0 b0, a0 b1 + a1 b0, a1 b1)`` of two size-2 ciphertexts ``(2, R, N)``."""
+    _, r_count, n = a.shape
+    out = t.xp.empty((3, r_count, n), dtype=t.xp.uint64)
+    total = r_count * n
+    t.launch("tensor_k", _grid(total), (BLOCK,), (a, b, rows, t.q, t.qinv, _i32(r_count), _i32(n), np.int64(total),
                                                    out))
     return out
 
 
-def ks_inner(t: Any, digits: Any, key: Any, key_rows: Any, rows: Any) -> Any:
-    g_count, r_count, n = digits.shape
-    out = t.xp.empty((2, r_count, n), dtype=t.xp.uint64)
-    _kernel("ks_inner_k")(_grid(r_count * n), (BLOCK,), (digits, key, key_rows, rows, t.q, t.qinv, _i32(g_count),
-                                                         _i32(r_count), _i32(key.shape[2]), _i32(n), out))
+def gather(t: Any, arrays: Sequence[Any]) -> Any:
+    """The arrays (one shape) stacked on a new first axis, MAX_TERMS a launch."""
+    shape = arrays[0].shape
+    each = int(np.prod(shape))
+    out = t.xp.empty((len(arrays),) + tuple(shape), dtype=t.xp.uint64)
+    flat = out.reshape(len(arrays), each)
+    for start in range(0, len(arrays), MAX_TERMS):
+        part = arrays[start:start + MAX_TERMS]
+        dst = flat[start:start + len(part)]
+        t.launch("gather_k", _grid(dst.size), (BLOCK,), (np.int64(each), np.int64(dst.size), dst,
+                                                         *_pointers(t, part)))
     return out
 
 
 def permute(t: Any, a: Any, perm: Any) -> Any:
     out = t.xp.empty_like(a)
-    _kernel("permute_k")(_grid(a.size), (BLOCK,), (a, perm, _i32(a.shape[-1]), np.int64(a.size), out))
+    t.launch("permute_k", _grid(a.size), (BLOCK,), (a, perm, _i32(a.shape[-1]), np.int64(a.size), out))
     return out

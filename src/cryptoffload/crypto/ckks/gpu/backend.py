@@ -46,6 +46,7 @@ from cryptoffload.crypto.ckks.gpu import serial
 from cryptoffload.crypto.ckks.gpu.device import array_module
 from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
+from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme, SecretKey
 from cryptoffload.errors import ConfigError
 
@@ -75,13 +76,19 @@ class RnsCkksBackend(CheckedBackend):
         self.xp = xp
         self._sk: SecretKey | None = None
         self._pk: Any = None
-        self._rk: Any = None
-        self._gk: dict[int, Any] = {}
-        self._ck: Any = None
+        #: relinearisation ("relin"), Galois (("galois", step)) and conjugation ("conj") keys
+        self._keys = EvalKeys(self.scheme.ar)
 
     @property
     def kernels(self) -> str:
         return self.scheme.ar.kernels
+
+    @property
+    def kernel_launches(self) -> int | None:
+        """Kernel launches this backend has issued so far, on the GPU or -- with the ``cuda-host``
+        kernel set, the twin's default -- the launches the GPU would issue for the same work
+        (None for the numba and reference kernel sets)."""
+        return self.scheme.ar.launches
 
     def synchronize(self) -> None:
         """Wait until the device has finished the work queued so far (GPU kernels run
@@ -103,11 +110,14 @@ class RnsCkksBackend(CheckedBackend):
         self._pk = s.gen_public(self._sk)
         self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(self._pk)))
         self._has_secret = True
-        self._rk = s.gen_relin(self._sk) if relin else None
+        self._keys.clear()
+        if relin:
+            self._keys.put("relin", s.gen_relin(self._sk))
         self._has_relin = bool(relin)
-        self._galois, self._gk = {}, {}
+        self._galois = {}
         self._make_galois(steps)
-        self._ck = s.gen_galois(self._sk, s.conj_elt) if conjugation else None
+        if conjugation:
+            self._keys.put("conj", s.gen_galois(self._sk, s.conj_elt), s.conj_elt)
 
     def add_rotation_keys(self, steps: Sequence[int]) -> None:
         """Galois keys for more steps, same secret key and key id."""
@@ -117,7 +127,8 @@ class RnsCkksBackend(CheckedBackend):
     def _make_galois(self, steps: dict[int, str]) -> None:
         assert self._sk is not None
         for step, name in steps.items():
-            self._gk[step] = self.scheme.gen_galois(self._sk, self.scheme.galois_elt(step))
+            elt = self.scheme.galois_elt(step)
+            self._keys.put(("galois", step), self.scheme.gen_galois(self._sk, elt), elt)
             self._galois[step] = name
 
     # -- the secret key's lifetime ------------------------------------------------------------------
@@ -170,7 +181,7 @@ class RnsCkksBackend(CheckedBackend):
             out["relin"] = one
         for name in self._galois.values():
             out[name] = one
-        if self._ck is not None:
+        if "conj" in self._keys:
             out["conj"] = one
         return out
 
@@ -270,10 +281,65 @@ class RnsCkksBackend(CheckedBackend):
         self._size2("mul", b)
         return self._ct(self.scheme.mul(ra, rb))
 
+    # -- batched ops: one launch per step for the whole batch (crypto/ckks/batched.py) -------------
+    def mul_plain_sum(self, terms: Sequence[tuple[Ciphertext, Plaintext]]) -> Ciphertext:
+        """``sum_i ct_i * pt_i`` in one pass (one launch per 16 terms): each term checked as
+        ``mul_plain`` checks it, and the products' levels and scales as ``add`` does."""
+        terms = list(terms)
+        if not terms:
+            raise CkksError("mul_plain_sum: no terms")
+        raws = [self._with_plain("mul_plain", ct, pt, False) for ct, pt in terms]
+        first_ct, (rc0, rp0) = terms[0][0], raws[0]
+        for (ct, _), (rc, rp) in zip(terms, raws):
+            self._same_level("add", first_ct, ct)
+            self._scales_agree("add", rc0.scale * rp0.scale, rc.scale * rp.scale)
+            if rc.size != rc0.size:
+                return super().mul_plain_sum(terms)
+        return self._ct(self.scheme.mul_plain_sum(raws))
+
+    def rescale_many(self, cts: Sequence[Ciphertext]) -> list[Ciphertext]:
+        """Ciphertexts of one level and size rescaled in one batch (others one by one)."""
+        raws = [self._own(c, Ciphertext, "rescale") for c in cts]
+        levels = [self._rescale_level(c) for c in cts]
+        if not raws or len({(r.level, r.size) for r in raws}) > 1:
+            return super().rescale_many(cts)
+        return [self._ct(r) for r in self.scheme.rescale_many(raws, [float(self.primes[lv]) for lv in levels])]
+
+    def rotate_each(self, cts: Sequence[Ciphertext], steps: Sequence[int]) -> list[Ciphertext]:
+        """Each ciphertext rotated by its own step; the steps with a key of their own (at one
+        level) in one batched key switch, a composed step key by key, a step of 0 unchanged."""
+        cts, steps = list(cts), list(steps)
+        raws = [self._own(c, Ciphertext, "rotate") for c in cts]
+        plans = [self.rotation_plan(s) for s in steps]
+        for c in cts:
+            self._size2("rotate", c)
+        out: list[Ciphertext] = list(cts)
+        batch = [i for i, p in enumerate(plans) if len(p) == 1 and raws[i].level == raws[0].level]
+        if batch:
+            done = self.scheme.automorphisms_each([raws[i] for i in batch], [self._key_of(plans[i][0]) for i in batch],
+                                                  self._keys)
+            for i, r in zip(batch, done):
+                out[i] = self._ct(r)
+        for i, p in enumerate(plans):
+            if p and i not in batch:
+                out[i] = self.rotate(cts[i], steps[i])
+        return out
+
+    def add_many(self, cts: Sequence[Ciphertext]) -> Ciphertext:
+        """The sum of ciphertexts of one level, scale and size in one pass (one launch per 16)."""
+        cts = list(cts)
+        raws = [self._own(c, Ciphertext, "add") for c in cts]
+        for c in cts[1:]:
+            self._same_level("add", cts[0], c)
+            self._same_scale("add", cts[0], c)
+        if len({r.size for r in raws}) > 1:
+            return super().add_many(cts)
+        return self._ct(self.scheme.add_many(raws))
+
     def relinearize(self, ct: Ciphertext) -> Ciphertext:
         raw = self._own(ct, Ciphertext, "relinearize")
         self._need_relin("relinearize", ct)
-        return self._ct(self.scheme.relinearize(raw, self._rk))
+        return self._ct(self.scheme.relinearize(raw, self._keys))
 
     def rescale(self, ct: Ciphertext) -> Ciphertext:
         raw = self._own(ct, Ciphertext, "rescale")
@@ -291,8 +357,9 @@ class RnsCkksBackend(CheckedBackend):
 
     # -- rotations -------------------------------------------------------------------------------
     def _key_of(self, name: str) -> tuple[int, Any]:
+        """(Galois element, key-store name) of the Galois key ``name`` (``galois:<step>``)."""
         step = int(name.split(":", 1)[1]) % self.slots
-        return self.scheme.galois_elt(step), self._gk[step]
+        return self.scheme.galois_elt(step), ("galois", step)
 
     def rotate(self, ct: Ciphertext, steps: int) -> Ciphertext:
         raw = self._own(ct, Ciphertext, "rotate")
@@ -301,7 +368,7 @@ class RnsCkksBackend(CheckedBackend):
         if not plan:
             return self._ct(RawCt(raw.data.copy(), raw.level, raw.scale))
         for name in plan:
-            raw = self.scheme.automorphism(raw, *self._key_of(name))
+            raw = self.scheme.automorphism(raw, *self._key_of(name), self._keys)
         return self._ct(raw)
 
     def rotate_many(self, ct: Ciphertext, steps: Sequence[int]) -> list[Ciphertext]:
@@ -314,7 +381,7 @@ class RnsCkksBackend(CheckedBackend):
         direct = [i for i, p in enumerate(plans) if len(p) == 1]
         out: list[Ciphertext | None] = [None] * len(steps)
         if direct:
-            rots = self.scheme.automorphisms_hoisted(raw, [self._key_of(plans[i][0]) for i in direct])
+            rots = self.scheme.automorphisms_hoisted(raw, [self._key_of(plans[i][0]) for i in direct], self._keys)
             for i, r in zip(direct, rots):
                 out[i] = self._ct(r)
         for i, s in enumerate(steps):
@@ -326,9 +393,9 @@ class RnsCkksBackend(CheckedBackend):
         """Complex conjugation of the slots (the identity on real values)."""
         raw = self._own(ct, Ciphertext, "conjugate")
         self._size2("conjugate", ct)
-        if self._ck is None:
+        if "conj" not in self._keys:
             raise CkksError("conjugate: no conjugation key (keygen(conjugation=True))")
-        return self._ct(self.scheme.automorphism(raw, self.scheme.conj_elt, self._ck))
+        return self._ct(self.scheme.automorphism(raw, self.scheme.conj_elt, "conj", self._keys))
 
     # -- serialisation ---------------------------------------------------------------------------
     @classmethod
@@ -373,12 +440,13 @@ class RnsCkksBackend(CheckedBackend):
         self._need_public("public_context")
         steps = sorted(self._galois.items())
         sections = [("public", serial.residues_to_bytes(self._host(self._pk)))]
-        if self._rk is not None:
-            sections.append(("relin", serial.residues_to_bytes(self._host(self._rk))))
+        if "relin" in self._keys:
+            sections.append(("relin", serial.residues_to_bytes(self._host(self._keys.get("relin")))))
         if steps:
-            sections.append(("galois", b"".join(serial.residues_to_bytes(self._host(self._gk[k])) for k, _ in steps)))
-        if self._ck is not None:
-            sections.append(("conj", serial.residues_to_bytes(self._host(self._ck))))
+            sections.append(("galois", b"".join(serial.residues_to_bytes(self._host(self._keys.get(("galois", k))))
+                                                for k, _ in steps)))
+        if "conj" in self._keys:
+            sections.append(("conj", serial.residues_to_bytes(self._host(self._keys.get("conj")))))
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
             assert self._sk is not None
@@ -408,7 +476,8 @@ class RnsCkksBackend(CheckedBackend):
             return self.xp.asarray(serial.residues_from_bytes(blob, shape, ring.q, f"{what} ({name} key)"))
 
         self._pk = load(sec["public"], (2, k, n), "public")
-        self._rk = load(sec["relin"], (g, 2, k, n), "relinearisation") if "relin" in sec else None
+        if "relin" in sec:
+            self._keys.put("relin", load(sec["relin"], (g, 2, k, n), "relinearisation"))
         try:
             steps = [(int(st), str(nm)) for st, nm in header.get("galois", [])]
         except (TypeError, ValueError):
@@ -420,11 +489,13 @@ class RnsCkksBackend(CheckedBackend):
         if len(blob) != one * len(steps):
             raise CkksError(f"malformed {what}: {len(blob)} bytes of Galois keys for {len(steps)} steps")
         for i, (st, nm) in enumerate(steps):
-            self._gk[st] = load(blob[i * one: (i + 1) * one], (g, 2, k, n), nm)
+            self._keys.put(("galois", st), load(blob[i * one: (i + 1) * one], (g, 2, k, n), nm),
+                           self.scheme.galois_elt(st))
             self._galois[st] = nm
-        self._ck = load(sec["conj"], (g, 2, k, n), "conjugation") if "conj" in sec else None
+        if "conj" in sec:
+            self._keys.put("conj", load(sec["conj"], (g, 2, k, n), "conjugation"), self.scheme.conj_elt)
         self._key_id = key_id
-        self._has_relin = self._rk is not None
+        self._has_relin = "relin" in self._keys
         if kind == KIND_SECRET:
             small = serial.secret_from_bytes(sec["secret"], n)
             self._sk = SecretKey(small, self.scheme.small_to_ntt(small, np.arange(k)))

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from cryptoffload import cuda
-from cryptoffload.crypto.ckks.gpu.arith_cuda import PROBE_KERNEL, nvrtc_options, source
+from cryptoffload.crypto.ckks.gpu.arith_cuda import PROBE_KERNEL
+from cryptoffload.crypto.ckks.gpu.launch import nvrtc_options, source
 from cryptoffload.errors import BackendUnavailable
 
 TWIN_HINT = "the gpu-twin backend runs the same code on the CPU"

@@ -52,48 +52,28 @@ HD u64 add_mod(u64 a, u64 b, u64 q) { u64 s = a + b; return s >= q ? s - q : s; 
 HD u64 sub_mod(u64 a, u64 b, u64 q) { u64 d = a + q - b; return d >= q ? d - q : d; }
 
 // ---- NTT bodies ---------------------------------------------------------------------------------
+// Rows are addressed through a row table `tab` of (row offset, prime index) pairs: row r of a launch
+// is a[tab[2r] * n ...] modulo q[tab[2r + 1]], so one launch transforms any set of rows of a buffer
+// (every row of a batch, or only the special rows of a key-switching accumulator). The first
+// launch of a transform may read from `src` (same offsets) and write to `a`: an out-of-place
+// transform costs no extra copy. In place, src == a.
+//
 // Forward (Cooley-Tukey, bit-reversed output): at the stage with m blocks of 2h coefficients,
 // butterfly b (< n/2) of a row is block i = b / h, element j = 2 i h + b % h, twiddle psi[m + i].
 
-HD void ct_butterfly(u64* x, int j, int h, u64 w, u64 ws, u64 q) {
-    u64 u = x[j];
-    u64 v = shoup_mul(x[j + h], w, ws, q);
+HD void ct_butterfly(const u64* in, u64* x, int j, int h, u64 w, u64 ws, u64 q) {
+    u64 u = in[j];
+    u64 v = shoup_mul(in[j + h], w, ws, q);
     x[j] = add_mod(u, v, q);
     x[j + h] = sub_mod(u, v, q);
 }
 
 // Inverse (Gentleman-Sande): block i of the stage with `half` blocks of 2h, twiddle ipsi[half + i].
-HD void gs_butterfly(u64* x, int j, int h, u64 w, u64 ws, u64 q) {
-    u64 u = x[j];
-    u64 v = x[j + h];
+HD void gs_butterfly(const u64* in, u64* x, int j, int h, u64 w, u64 ws, u64 q) {
+    u64 u = in[j];
+    u64 v = in[j + h];
     x[j] = add_mod(u, v, q);
     x[j + h] = shoup_mul(u + q - v, w, ws, q);
-}
-
-HD void ntt_stage_body(i64 tid, u64* a, const i64* rows, const u64* q, const u64* psi, const u64* psi_sh,
-                       int n, int m, int h) {
-    i64 r = tid / (n / 2);
-    int b = (int)(tid % (n / 2));
-    int i = b / h;
-    int j = 2 * i * h + b % h;
-    i64 k = rows[r];
-    ct_butterfly(a + r * n, j, h, psi[k * n + m + i], psi_sh[k * n + m + i], q[k]);
-}
-
-HD void intt_stage_body(i64 tid, u64* a, const i64* rows, const u64* q, const u64* ipsi, const u64* ipsi_sh,
-                        const u64* ninv, const u64* ninv_sh, int n, int half, int h, int scale) {
-    i64 r = tid / (n / 2);
-    int b = (int)(tid % (n / 2));
-    int i = b / h;
-    int j = 2 * i * h + b % h;
-    i64 k = rows[r];
-    u64 qq = q[k];
-    u64* x = a + r * n;
-    gs_butterfly(x, j, h, ipsi[k * n + half + i], ipsi_sh[k * n + half + i], qq);
-    if (scale) {  // the last stage also multiplies by n^-1
-        x[j] = shoup_mul(x[j], ninv[k], ninv_sh[k], qq);
-        x[j + h] = shoup_mul(x[j + h], ninv[k], ninv_sh[k], qq);
-    }
 }
 
 // One thread t (< T) of a block that holds chunk c (2T coefficients) of a row in `s`, at the
@@ -103,7 +83,7 @@ HD void ntt_chunk_body(u64* s, int t, int T, i64 c, i64 k, const u64* q, const u
     int il = t / h;
     int j = 2 * il * h + t % h;
     i64 gi = c * (T / h) + il;
-    ct_butterfly(s, j, h, psi[k * n + m + gi], psi_sh[k * n + m + gi], q[k]);
+    ct_butterfly(s, s, j, h, psi[k * n + m + gi], psi_sh[k * n + m + gi], q[k]);
 }
 
 HD void intt_chunk_body(u64* s, int t, int T, i64 c, i64 k, const u64* q, const u64* ipsi, const u64* ipsi_sh,
@@ -111,7 +91,7 @@ HD void intt_chunk_body(u64* s, int t, int T, i64 c, i64 k, const u64* q, const 
     int il = t / h;
     int j = 2 * il * h + t % h;
     i64 gi = c * (T / h) + il;
-    gs_butterfly(s, j, h, ipsi[k * n + half + gi], ipsi_sh[k * n + half + gi], q[k]);
+    gs_butterfly(s, s, j, h, ipsi[k * n + half + gi], ipsi_sh[k * n + half + gi], q[k]);
 }
 
 // ---- shared-memory blocks --------------------------------------------------------------------------
@@ -121,16 +101,18 @@ HD void intt_chunk_body(u64* s, int t, int T, i64 c, i64 k, const u64* q, const 
 // b / chunks (chunks = n / 2T), so the rows are folded into grid.x (grid.y would cap them at
 // 65,535). Each block's schedule is written once, over `each`: each(f) runs f(t) for every
 // thread t of the block and then waits for all of them -- on the GPU, f(threadIdx.x) and
-// __syncthreads(); in the host harness, a loop over t.
+// __syncthreads(); in the host harness (kernels_host.cpp), a loop over t.
 
 template <class Each>
-HD void ntt_tail_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows, const u64* q, const u64* psi,
-                       const u64* psi_sh, int n, int m0) {
+HD void ntt_tail_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
+                       const u64* psi, const u64* psi_sh, int n, int m0) {
     i64 chunks = n / (2 * T);
     i64 r = b / chunks, c = b % chunks;
-    i64 k = rows[r];
-    u64* x = a + r * n + c * 2 * T;
-    each([&](int t) { s[t] = x[t]; s[t + T] = x[t + T]; });
+    i64 k = tab[2 * r + 1];
+    i64 off = tab[2 * r] * n + c * 2 * T;
+    u64* x = a + off;
+    const u64* xs = src + off;
+    each([&](int t) { s[t] = xs[t]; s[t + T] = xs[t + T]; });
     for (int h = T, m = m0; h >= 1; h >>= 1, m <<= 1)
         each([&](int t) { ntt_chunk_body(s, t, T, c, k, q, psi, psi_sh, n, m, h); });
     each([&](int t) { x[t] = s[t]; x[t + T] = s[t + T]; });
@@ -138,13 +120,16 @@ HD void ntt_tail_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows,
 
 // With `scale` (no global stage follows) the chunk is also multiplied by n^-1.
 template <class Each>
-HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows, const u64* q, const u64* ipsi,
-                        const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n, int scale) {
+HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
+                        const u64* ipsi, const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n,
+                        int scale) {
     i64 chunks = n / (2 * T);
     i64 r = b / chunks, c = b % chunks;
-    i64 k = rows[r];
-    u64* x = a + r * n + c * 2 * T;
-    each([&](int t) { s[t] = x[t]; s[t + T] = x[t + T]; });
+    i64 k = tab[2 * r + 1];
+    i64 off = tab[2 * r] * n + c * 2 * T;
+    u64* x = a + off;
+    const u64* xs = src + off;
+    each([&](int t) { s[t] = xs[t]; s[t + T] = xs[t + T]; });
     for (int h = 1, half = n / 2; h <= T; h <<= 1, half >>= 1)
         each([&](int t) { intt_chunk_body(s, t, T, c, k, q, ipsi, ipsi_sh, n, half, h); });
     each([&](int t) {
@@ -154,6 +139,64 @@ HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const i64* rows
         }
         x[t] = s[t];
         x[t + T] = s[t + T];
+    });
+}
+
+// The NTT's first stages (h = N/2 .. 2T) and the inverse's last ones (h = 2T .. N/2) pair only
+// coefficients with equal j mod 2T: column c (< 2T) of a row is the K = N / 2T coefficients
+// c + 2T kk. A block holds G = 2T / K consecutive columns (2T words, coefficient (kk, g) at
+// s[kk G + g]: loads and stores of G consecutive words) and runs all those stages in shared
+// memory, T threads doing one butterfly each per stage. Block b: column block b % K of row b / K
+// (K blocks per row, like the chunks of ntt_tail). So a transform is two launches: these stages,
+// then the chunked ones.
+template <class Each>
+HD void ntt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
+                        const u64* psi, const u64* psi_sh, int n) {
+    int K = n / (2 * T), G = 2 * T / K;
+    i64 r = b / K, cb = b % K;
+    i64 k = tab[2 * r + 1];
+    i64 off = tab[2 * r] * n + cb * G;
+    u64* x = a + off;
+    const u64* xs = src + off;
+    each([&](int t) {
+        s[t] = xs[(t % G) + (i64)2 * T * (t / G)];
+        s[t + T] = xs[((t + T) % G) + (i64)2 * T * ((t + T) / G)];
+    });
+    for (int hl = K / 2, m = 1; hl >= 1; hl >>= 1, m <<= 1)
+        each([&](int t) {
+            int g = t % G, bb = t / G, il = bb / hl;
+            int kk = 2 * il * hl + bb % hl;
+            ct_butterfly(s + g, s + g, kk * G, hl * G, psi[k * n + m + il], psi_sh[k * n + m + il], q[k]);
+        });
+    each([&](int t) {
+        x[(t % G) + (i64)2 * T * (t / G)] = s[t];
+        x[((t + T) % G) + (i64)2 * T * ((t + T) / G)] = s[t + T];
+    });
+}
+
+// The inverse's last stages, then the multiplication by n^-1.
+template <class Each>
+HD void intt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
+                         const u64* ipsi, const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n) {
+    int K = n / (2 * T), G = 2 * T / K;
+    i64 r = b / K, cb = b % K;
+    i64 k = tab[2 * r + 1];
+    i64 off = tab[2 * r] * n + cb * G;
+    u64* x = a + off;
+    const u64* xs = src + off;
+    each([&](int t) {
+        s[t] = xs[(t % G) + (i64)2 * T * (t / G)];
+        s[t + T] = xs[((t + T) % G) + (i64)2 * T * ((t + T) / G)];
+    });
+    for (int hl = 1, half = K / 2; hl <= K / 2; hl <<= 1, half >>= 1)
+        each([&](int t) {
+            int g = t % G, bb = t / G, il = bb / hl;
+            int kk = 2 * il * hl + bb % hl;
+            gs_butterfly(s + g, s + g, kk * G, hl * G, ipsi[k * n + half + il], ipsi_sh[k * n + half + il], q[k]);
+        });
+    each([&](int t) {
+        x[(t % G) + (i64)2 * T * (t / G)] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
+        x[((t + T) % G) + (i64)2 * T * ((t + T) / G)] = shoup_mul(s[t + T], ninv[k], ninv_sh[k], q[k]);
     });
 }
 
@@ -208,47 +251,137 @@ HD void base_convert_body(i64 j, const u64* x, const i64* src, const i64* dst, c
     }
 }
 
-// One (row r, coefficient j) of out[c] = sum_g digits[g] key[g, c, key_rows[r]] (c = 0, 1).
-HD void ks_inner_body(i64 idx, const u64* digits, const u64* key, const i64* key_rows, const i64* rows,
-                      const u64* q, const double* qinv, int G, int R, int K, int n, u64* out) {
-    i64 r = idx / n;
-    i64 j = idx % n;
-    i64 k = rows[r];
-    u64 t = q[k];
-    double ti = qinv[k];
-    i64 kr = key_rows[r];
-    u64 acc0 = 0, acc1 = 0;
-    for (int g = 0; g < G; ++g) {
-        u64 d = digits[((i64)g * R + r) * n + j];
-        acc0 += mul_mod(d, key[(((i64)g * 2 + 0) * K + kr) * n + j], t, ti);
-        acc1 += mul_mod(d, key[(((i64)g * 2 + 1) * K + kr) * n + j], t, ti);
-    }
-    out[r * n + j] = acc0 % t;
-    out[((i64)R + r) * n + j] = acc1 % t;
-}
-
 HD void permute_body(i64 idx, const u64* a, const i64* perm, int n, u64* out) {
     i64 base = idx - idx % n;
     out[idx] = a[base + perm[idx % n]];
+}
+
+// ---- batched bodies: many conversions, key switches and combinations in one launch -------------
+
+// Job `job` (8 int64 fields) of a multi-job base conversion, coefficient j: the source rows are
+// S consecutive rows of x from element x_off (primes sprime[src_off + s], with their yinv); the
+// D destination rows are out[out_off + drow[dst_off + d] * n] (primes dprime[dst_off + d]), the
+// matrix mat[mat_off + s * D + d], and with `exact` the correction qmod[dst_off + d]. One thread
+// is base_convert_body's thread for one job, with the same arithmetic in the same order.
+#define JOB_FIELDS 8
+HD void conv_job_body(i64 j, const i64* job, const u64* x, const i64* sprime, const u64* yinv,
+                      const u64* yinv_sh, const i64* dprime, const i64* drow, const u64* mat, const u64* qmod,
+                      const u64* q, const double* qinv, int n, u64* out) {
+    i64 x_off = job[0], src_off = job[2], dst_off = job[4], mat_off = job[5], out_off = job[6];
+    int S = (int)job[1], D = (int)job[3], use_exact = (int)job[7];
+    u64 y[MAX_SRC];
+    double acc = 0.0;
+    for (int s = 0; s < S; ++s) {
+        i64 k = sprime[src_off + s];
+        y[s] = shoup_mul(x[x_off + (i64)s * n + j], yinv[src_off + s], yinv_sh[src_off + s], q[k]);
+        acc = DADD(acc, DMUL((double)y[s], qinv[k]));
+    }
+    u64 v = use_exact ? (u64)floor(DADD(acc, 0.5)) : 0;
+    for (int d = 0; d < D; ++d) {
+        i64 k = dprime[dst_off + d];
+        u64 t = q[k];
+        u64 sum = 0;
+        for (int s = 0; s < S; ++s) sum += mul_mod(y[s], mat[mat_off + (i64)s * D + d], t, qinv[k]);
+        u64 r = sum % t;
+        if (use_exact) r = sub_mod(r, (v * qmod[dst_off + d]) % t, t);
+        out[out_off + drow[dst_off + d] * n + j] = r;
+    }
+}
+
+// One (item, row p, coefficient j) of the key-switching inner products of many items: item k
+// (3 int64: digit set b, key index, permutation index or -1) multiplies the G digits of set b
+// (digits: (B, G, QP, n)), read through the Galois permutation if any (hoisting: the rotated
+// digits are an index map of the decomposed ones), by key `key` of the stacked key store
+// (keys: (NK, GK, 2, KR, n)), row key_rows[p]; out: (K, 2, QP, n).
+HD void ks_items_body(i64 idx, const u64* digits, const u64* keys, const i64* perms, const i64* items,
+                      const i64* key_rows, const i64* rows, const u64* q, const double* qinv, int G, int QP,
+                      int GK, int KR, int n, u64* out) {
+    i64 k = idx / ((i64)QP * n);
+    i64 p = (idx / n) % QP;
+    i64 j = idx % n;
+    i64 b = items[3 * k], key = items[3 * k + 1], perm = items[3 * k + 2];
+    i64 jj = perm >= 0 ? perms[perm * n + j] : j;
+    i64 kq = rows[p];
+    u64 t = q[kq];
+    double ti = qinv[kq];
+    i64 kr = key_rows[p];
+    const u64* kbase = keys + key * ((i64)GK * 2 * KR * n);
+    u64 acc0 = 0, acc1 = 0;
+    for (int g = 0; g < G; ++g) {
+        u64 d = digits[((b * G + g) * QP + p) * n + jj];
+        acc0 += mul_mod(d, kbase[(((i64)g * 2 + 0) * KR + kr) * n + j], t, ti);
+        acc1 += mul_mod(d, kbase[(((i64)g * 2 + 1) * KR + kr) * n + j], t, ti);
+    }
+    out[((k * 2 + 0) * QP + p) * n + j] = acc0 % t;
+    out[((k * 2 + 1) * QP + p) * n + j] = acc1 % t;
+}
+
+// One (item i, row r, coefficient j) of the end of a ModDown or a rescale: (a - conv) * c[r]
+// (c: P^-1 or q_last^-1 per row, with Shoup quotients), plus, where the item names one, a base
+// polynomial read through a Galois permutation (a rotation's permuted c0). Item: (a_off,
+// base_off or -1, perm or -1); a and base rows are R consecutive rows from their offsets.
+HD void combine_body(i64 idx, const u64* a, const u64* conv, const u64* base, const i64* perms, const i64* items,
+                     const i64* rows, const u64* q, const u64* c, const u64* c_sh, int R, int n, u64* out) {
+    i64 i = idx / ((i64)R * n);
+    i64 r = (idx / n) % R;
+    i64 j = idx % n;
+    i64 a_off = items[3 * i], base_off = items[3 * i + 1], perm = items[3 * i + 2];
+    u64 qq = q[rows[r]];
+    u64 v = shoup_mul(sub_mod(a[a_off + r * n + j], conv[idx], qq), c[r], c_sh[r], qq);
+    if (base_off >= 0) {
+        i64 jj = perm >= 0 ? perms[perm * n + j] : j;
+        v = add_mod(v, base[base_off + r * n + jj], qq);
+    }
+    out[idx] = v;
+}
+
+// One (row, coefficient) of sum_t ct_t * pt_t (+ acc): ct_t has CR rows (size x R), pt_t R rows,
+// row r of a ciphertext is multiplied by row r % R of the plaintext. Products are canonical,
+// their sum (at most MAX_TERMS of them, each < 2^31) is reduced once: the same value as a chain
+// of mul and add.
+#define MAX_TERMS 16
+HD void dot_body(i64 idx, const u64* const* cts, const u64* const* pts, int terms, const u64* acc, int use_acc,
+                 const i64* rows, const u64* q, const double* qinv, int R, int n, u64* out) {
+    i64 row = idx / n;
+    i64 j = idx % n;
+    i64 pr = row % R;
+    i64 k = rows[pr];
+    u64 qq = q[k];
+    double qi = qinv[k];
+    u64 sum = use_acc ? acc[idx] : 0;
+    for (int t = 0; t < terms; ++t) sum += mul_mod(cts[t][idx], pts[t][pr * n + j], qq, qi);
+    out[idx] = sum % qq;
+}
+
+// The tensor product of two size-2 ciphertexts (R rows each part): (a0 b0, a0 b1 + a1 b0, a1 b1).
+HD void tensor_body(i64 idx, const u64* a, const u64* b, const i64* rows, const u64* q, const double* qinv, int R,
+                    int n, u64* out) {
+    i64 part = (i64)R * n;
+    i64 k = rows[idx / n];
+    u64 qq = q[k];
+    double qi = qinv[k];
+    u64 a0 = a[idx], a1 = a[part + idx], b0 = b[idx], b1 = b[part + idx];
+    out[idx] = mul_mod(a0, b0, qq, qi);
+    out[part + idx] = add_mod(mul_mod(a0, b1, qq, qi), mul_mod(a1, b0, qq, qi), qq);
+    out[2 * part + idx] = mul_mod(a1, b1, qq, qi);
+}
+
+// Element idx of the concatenation of `count` sources of `each` words.
+HD void gather_body(i64 idx, const u64* const* src, i64 each, u64* out) {
+    out[idx] = src[idx / each][idx % each];
 }
 
 // ---- the kernels (GPU only) -----------------------------------------------------------------------
 #ifdef __CUDACC__
 
 #define GLOBAL_ID ((i64)blockIdx.x * blockDim.x + threadIdx.x)
-
-extern "C" __global__ void ntt_stage(u64* a, const i64* rows, const u64* q, const u64* psi, const u64* psi_sh,
-                                     int n, int m, int h, i64 total) {
-    i64 tid = GLOBAL_ID;
-    if (tid < total) ntt_stage_body(tid, a, rows, q, psi, psi_sh, n, m, h);
-}
-
-extern "C" __global__ void intt_stage(u64* a, const i64* rows, const u64* q, const u64* ipsi, const u64* ipsi_sh,
-                                      const u64* ninv, const u64* ninv_sh, int n, int half, int h, int scale,
-                                      i64 total) {
-    i64 tid = GLOBAL_ID;
-    if (tid < total) intt_stage_body(tid, a, rows, q, ipsi, ipsi_sh, ninv, ninv_sh, n, half, h, scale);
-}
+// MAX_TERMS pointers passed by value (kernel parameters: captured in a CUDA graph as they are,
+// with no table to copy to the device first).
+#define PTRS(p) const u64 *p##0, const u64 *p##1, const u64 *p##2, const u64 *p##3, const u64 *p##4, \
+    const u64 *p##5, const u64 *p##6, const u64 *p##7, const u64 *p##8, const u64 *p##9, const u64 *p##10, \
+    const u64 *p##11, const u64 *p##12, const u64 *p##13, const u64 *p##14, const u64 *p##15
+#define PTR_ARRAY(p) {p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, \
+    p##14, p##15}
 
 // One thread of a shared-memory block: run this thread's part of each stage, then wait.
 struct BlockEach {
@@ -259,19 +392,32 @@ struct BlockEach {
     }
 };
 
-// ntt_tail_block / intt_head_block over blocks of T = blockDim.x threads, 2T words of dynamic
-// shared memory; grid.x = rows * n / (2T).
-extern "C" __global__ void ntt_tail(u64* a, const i64* rows, const u64* q, const u64* psi, const u64* psi_sh,
-                                    int n, int m0) {
+// ntt_tail_block / intt_head_block / ntt_upper_block / intt_upper_block over blocks of
+// T = blockDim.x threads, 2T words of dynamic shared memory; grid.x = rows * n / (2T).
+extern "C" __global__ void ntt_tail(u64* a, const u64* src, const i64* tab, const u64* q, const u64* psi,
+                                    const u64* psi_sh, int n, int m0) {
     extern __shared__ u64 s[];
-    ntt_tail_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, rows, q, psi, psi_sh, n, m0);
+    ntt_tail_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, src, tab, q, psi, psi_sh, n, m0);
 }
 
-extern "C" __global__ void intt_head(u64* a, const i64* rows, const u64* q, const u64* ipsi, const u64* ipsi_sh,
-                                     const u64* ninv, const u64* ninv_sh, int n, int scale) {
+extern "C" __global__ void intt_head(u64* a, const u64* src, const i64* tab, const u64* q, const u64* ipsi,
+                                     const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n, int scale) {
     extern __shared__ u64 s[];
-    intt_head_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, rows, q, ipsi, ipsi_sh, ninv, ninv_sh, n,
-                    scale);
+    intt_head_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, src, tab, q, ipsi, ipsi_sh, ninv,
+                    ninv_sh, n, scale);
+}
+
+extern "C" __global__ void ntt_upper(u64* a, const u64* src, const i64* tab, const u64* q, const u64* psi,
+                                     const u64* psi_sh, int n) {
+    extern __shared__ u64 s[];
+    ntt_upper_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, src, tab, q, psi, psi_sh, n);
+}
+
+extern "C" __global__ void intt_upper(u64* a, const u64* src, const i64* tab, const u64* q, const u64* ipsi,
+                                      const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n) {
+    extern __shared__ u64 s[];
+    intt_upper_block(BlockEach(), s, (i64)blockIdx.x, (int)blockDim.x, a, src, tab, q, ipsi, ipsi_sh, ninv, ninv_sh,
+                     n);
 }
 
 extern "C" __global__ void add_k(const u64* a, const u64* b, const i64* rows, const u64* q, int n, i64 total,
@@ -310,10 +456,47 @@ extern "C" __global__ void base_convert_k(const u64* x, const i64* src, const i6
     if (j < n) base_convert_body(j, x, src, dst, yinv, yinv_sh, mat, qmod, use_exact, q, qinv, S, D, n, out);
 }
 
-extern "C" __global__ void ks_inner_k(const u64* digits, const u64* key, const i64* key_rows, const i64* rows,
-                                      const u64* q, const double* qinv, int G, int R, int K, int n, u64* out) {
+// grid.y = jobs (one job per y: at most 65,535 per launch)
+extern "C" __global__ void conv_jobs_k(const u64* x, const i64* jobs, const i64* sprime, const u64* yinv,
+                                       const u64* yinv_sh, const i64* dprime, const i64* drow, const u64* mat,
+                                       const u64* qmod, const u64* q, const double* qinv, int n, u64* out) {
+    i64 j = GLOBAL_ID;
+    if (j < n) conv_job_body(j, jobs + (i64)blockIdx.y * JOB_FIELDS, x, sprime, yinv, yinv_sh, dprime, drow, mat,
+                             qmod, q, qinv, n, out);
+}
+
+extern "C" __global__ void ks_items_k(const u64* digits, const u64* keys, const i64* perms, const i64* items,
+                                      const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
+                                      int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     i64 idx = GLOBAL_ID;
-    if (idx < (i64)R * n) ks_inner_body(idx, digits, key, key_rows, rows, q, qinv, G, R, K, n, out);
+    if (idx < total) ks_items_body(idx, digits, keys, perms, items, key_rows, rows, q, qinv, G, QP, GK, KR, n, out);
+}
+
+extern "C" __global__ void combine_k(const u64* a, const u64* conv, const u64* base, const i64* perms,
+                                     const i64* items, const i64* rows, const u64* q, const u64* c, const u64* c_sh,
+                                     int R, int n, i64 total, u64* out) {
+    i64 idx = GLOBAL_ID;
+    if (idx < total) combine_body(idx, a, conv, base, perms, items, rows, q, c, c_sh, R, n, out);
+}
+
+extern "C" __global__ void dot_k(const u64* acc, int use_acc, const i64* rows, const u64* q, const double* qinv,
+                                 int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
+    i64 idx = GLOBAL_ID;
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    if (idx < total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
+}
+
+extern "C" __global__ void tensor_k(const u64* a, const u64* b, const i64* rows, const u64* q, const double* qinv,
+                                    int R, int n, i64 total, u64* out) {
+    i64 idx = GLOBAL_ID;
+    if (idx < total) tensor_body(idx, a, b, rows, q, qinv, R, n, out);
+}
+
+extern "C" __global__ void gather_k(i64 each, i64 total, u64* out, PTRS(s)) {
+    i64 idx = GLOBAL_ID;
+    const u64* src[MAX_TERMS] = PTR_ARRAY(s);
+    if (idx < total) gather_body(idx, src, each, out);
 }
 
 extern "C" __global__ void permute_k(const u64* a, const i64* perm, int n, i64 total, u64* out) {

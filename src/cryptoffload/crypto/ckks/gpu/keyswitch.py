@@ -1,6 +1,6 @@
 """Hybrid key switching (Han and Ki, "Better Bootstrapping for Approximate Homomorphic
-Encryption", CT-RSA 2020): digit decomposition over the data primes, extension to the special
-modulus ``P``, an inner product with the key, and division by ``P``.
+Encryption", CT-RSA 2020), batched: digit decomposition over the data primes, extension to the
+special modulus ``P``, inner products with the keys, and division by ``P``.
 
 A key switching key from ``s'`` to ``s`` holds, per digit ``g`` (a group of data rows whose
 modulus ``Q_g`` is at most ``P``, :meth:`~.chain.PrimeChain.digits`), an RLWE sample over
@@ -8,79 +8,118 @@ all rows ``(b_g, a_g)`` with ``b_g = -a_g s + e_g + P s'`` on the rows of digit 
 ``-a_g s + e_g`` elsewhere (the gadget ``P * (Q/Q_g) * [(Q/Q_g)^-1]_Q_g`` is ``P`` on those rows
 and 0 on the others). Switching ``d`` (the part of a ciphertext multiplied by ``s'``):
 
-1. :func:`decompose` -- per digit, the rows of ``d`` in the digit, extended to every other row
-   of the level and of ``P`` (ModUp) by base conversion in the coefficient domain; the digit's
-   own rows are reused in NTT form, the extended ones are transformed. The extension is the
-   *centred* representative of ``d mod Q_g`` (the exact conversion of :func:`~.arith_ref.
-   base_convert`), not the fast conversion's ``[0, S Q_g)`` one: a digit with a non-zero mean
-   turns the key's error into a random walk over the coefficients, whose energy sits in the
-   slots next to ``X = 1`` -- measured at N = 16384, it made a rotation's largest slot error
-   80x its standard deviation (SEAL's rotations show the same tail); centred digits remove
-   it and halve the digits' size;
-2. :func:`inner` -- ``sum_g digit_g * key_g`` row by row (one kernel);
+1. :func:`decompose` -- the rows of ``d`` of every digit, extended to every row of the level
+   and of ``P`` (ModUp) by base conversion in the coefficient domain, then transformed. The
+   extension is the *centred* representative of ``d mod Q_g`` (the exact conversion of
+   :func:`~.arith_ref.base_convert`), not the fast conversion's ``[0, S Q_g)`` one: a digit with
+   a non-zero mean turns the key's error into a random walk over the coefficients, whose energy
+   sits in the slots next to ``X = 1`` -- measured at N = 16384, it made a rotation's largest
+   slot error 80x its standard deviation (SEAL's rotations show the same tail); centred digits
+   remove it and halve the digits' size. A digit's own rows are converted too (the exact
+   conversion of a row to its own prime is the row itself), so every digit is one job;
+2. :func:`inner` -- ``sum_g digit_g * key_g`` for every item (one launch);
 3. :func:`mod_down` -- the ``P`` rows converted back to the level's primes *exactly* (centred,
    without the fast conversion's overflow, which would bias every coefficient by up to
-   ``alpha`` and concentrate in a few slots) and subtracted, times ``P^-1``: ``round(x / P)``.
+   ``alpha`` and concentrate in a few slots) and subtracted, times ``P^-1``: ``round(x / P)``,
+   plus what the item adds back (a rotation's permuted ``c0``, a relinearisation's ``c0, c1``).
 
 Hoisting (Halevi and Shoup, "Faster Homomorphic Linear Transformations in HElib", CRYPTO
 2018): the automorphism commutes with the decomposition up to a multiple of ``Q_g`` that the
-conversion tolerates anyway, so :func:`decompose` runs once for many rotations of one
-ciphertext and each rotation permutes the decomposed digits (a cheap index map in the NTT
-domain) before its own inner product and ``mod_down``.
+conversion tolerates anyway, so every rotation -- alone or many of one ciphertext -- decomposes
+``c1`` as it is and reads the decomposed digits through the Galois permutation in its inner
+product. Everything is batched: one decomposition for the ``c1`` of many ciphertexts, one inner
+product for many (digit set, key, permutation) items, one ModDown for all their results. At a
+fixed level the launches do not depend on the batch size.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.gpu.arith import Arith
+from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
 
 
-def decompose(ar: Arith, d: Any, level: int) -> Any:
-    """Digits of ``d`` (NTT form, the level's data rows): ``(G, R + alpha, N)`` in NTT form over
-    :meth:`~.ring.RnsRing.qp_rows`."""
+def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int) -> Any:
+    """Digits of the polynomials starting at rows ``starts`` of ``buf`` (NTT form, each the
+    level's data rows): ``(B, G, R + alpha, N)`` in NTT form over :meth:`~.ring.RnsRing.qp_rows`."""
     ring = ar.ring
-    xp = ar.xp
+    data = ring.data_rows(level)
+    r_count = len(data)
     qp = ring.qp_rows(level)
     digits = ring.level_digits(level)
-    coeff = ar.intt(d.copy(), ring.data_rows(level))
-    out = xp.empty((len(digits), len(qp), ring.n), dtype=xp.uint64)
-    for g, rows in enumerate(digits):
-        others = tuple(int(r) for r in qp if r not in rows)
-        ext = ar.ntt(ar.base_convert(coeff[list(rows)], rows, others, exact=True), np.array(others))
-        out[g, list(rows)] = d[list(rows)]                      # a data row's position is its index
-        out[g, [i for i, r in enumerate(qp) if r not in rows]] = ext
+    starts = [int(s) for s in starts]
+    offsets = np.concatenate([np.arange(s, s + r_count) for s in starts])
+    coeff = ar.xp.empty_like(buf)
+    ar.transform(coeff, offsets, np.tile(data, len(starts)), True, src=buf)
+    out = ar.xp.empty((len(starts), len(digits), len(qp), ring.n), dtype=ar.xp.uint64)
+
+    def jobs() -> list[ConvJob]:
+        return [ConvJob(s + rows[0], rows, (b * len(digits) + g) * len(qp), tuple(range(len(qp))),
+                        tuple(int(r) for r in qp)) for b, s in enumerate(starts) for g, rows in enumerate(digits)]
+
+    ar.convert(coeff, ar.conv_plan(("modup", level, tuple(starts), buf.shape), jobs), out)
+    count = out.shape[0] * out.shape[1] * len(qp)
+    ar.transform(out, np.arange(count), np.tile(qp, count // len(qp)), False)
     return out
 
 
-def inner(ar: Arith, digits: Any, key: Any, level: int) -> Any:
-    """``(2, R + alpha, N)``: the digits times the key (its rows of this level and ``P``)."""
-    qp = ar.ring.qp_rows(level)
-    return ar.ks_inner(digits, key, qp, qp)
+def inner(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, level: int) -> Any:
+    """``(K, 2, R + alpha, N)``: item ``(b, key, perm)`` is digit set ``b`` (through permutation
+    ``perm`` of ``perms``, -1: none) times ``keys[key]``."""
+    return ar.ks_items(digits, keys, perms, items, ar.ring.qp_rows(level))
 
 
-def mod_down(ar: Arith, acc: Any, level: int) -> Any:
-    """Divide ``(..., R + alpha, N)`` (NTT form over the level's rows and ``P``'s) by ``P``:
-    ``(..., R, N)`` over the level's rows."""
+def mod_down(ar: Arith, acc: Any, level: int, base: Any = None, bases: Sequence[tuple[int, int]] | None = None,
+             perms: Any = None) -> Any:
+    """Divide ``acc`` ``(..., R + alpha, N)`` (contiguous, NTT form over the level's rows and
+    ``P``'s; its ``P`` rows are overwritten) by ``P``: ``(..., R, N)``. ``bases``, one per
+    polynomial of ``acc`` in order: (element offset in ``base`` of ``R`` rows to add,
+    permutation index), ``(-1, -1)`` for none."""
     ring = ar.ring
-    xp = ar.xp
     rows = ring.data_rows(level)
-    limbs = len(rows)
-    special = tuple(int(r) for r in ring.special_rows)
-    dst = tuple(int(r) for r in rows)
-    pinv, pinv_sh = ar.const(("pinv", level), lambda: ring.inverse_of(ring.p_product, rows))
+    r_count = len(rows)
+    alpha = len(ring.special_rows)
+    qp = r_count + alpha
     lead = acc.shape[:-2]
-    flat = acc.reshape((-1,) + acc.shape[-2:])
-    out = xp.empty((flat.shape[0], limbs, ring.n), dtype=xp.uint64)
-    for b in range(flat.shape[0]):
-        xp_coeff = ar.intt(flat[b, limbs:].copy(), ring.special_rows)
-        conv = ar.ntt(ar.base_convert(xp_coeff, special, dst, exact=True), rows)
-        out[b] = ar.mul_const(ar.sub(flat[b, :limbs], conv, rows), pinv, pinv_sh, rows)
-    return out.reshape(lead + (limbs, ring.n))
+    parts = int(np.prod(lead)) if lead else 1
+    special = tuple(int(r) for r in ring.special_rows)
+    offsets = np.concatenate([np.arange(p * qp + r_count, (p + 1) * qp) for p in range(parts)])
+    ar.transform(acc, offsets, np.tile(ring.special_rows, parts), True)
+    conv = ar.xp.empty((parts, r_count, ring.n), dtype=ar.xp.uint64)
+
+    def jobs() -> list[ConvJob]:
+        return [ConvJob(p * qp + r_count, special, p * r_count, tuple(range(r_count)), tuple(int(r) for r in rows))
+                for p in range(parts)]
+
+    ar.convert(acc, ar.conv_plan(("moddown", level, parts), jobs), conv)
+    ar.transform(conv, np.arange(parts * r_count), np.tile(rows, parts), False)
+    pinv, pinv_sh = ar.const(("pinv", level), lambda: ring.inverse_of(ring.p_product, rows))
+    items = _combine_items(ring.n, qp, parts, bases)
+    out = ar.combine(acc, conv, base, perms if perms is not None else _no_perm(ar), items, rows, pinv, pinv_sh)
+    return out.reshape(lead + (r_count, ring.n))
 
 
-def switch(ar: Arith, d: Any, key: Any, level: int) -> Any:
-    """Key-switch ``d`` with ``key``: ``(2, R, N)``, to add to ``(c0, 0)``."""
-    return mod_down(ar, inner(ar, decompose(ar, d, level), key, level), level)
+def _combine_items(n: int, stride_rows: int, parts: int, bases: Sequence[tuple[int, int]] | None) -> np.ndarray:
+    items = np.full((parts, 3), -1, dtype=np.int64)
+    items[:, 0] = np.arange(parts) * stride_rows * n
+    if bases is not None:
+        items[:, 1:] = np.asarray(bases, dtype=np.int64).reshape(parts, 2)
+    return items
+
+
+def _no_perm(ar: Arith) -> Any:
+    return ar.table(np.zeros(1, dtype=np.int64))
+
+
+def switch(ar: Arith, buf: Any, starts: Sequence[int], key_items: Sequence[tuple[int, int, int]], keys: Any,
+           perms: Any, level: int, bases: Sequence[tuple[int, int]] | None = None) -> Any:
+    """The whole key switch of the polynomials at ``starts`` of ``buf``: ``key_items`` are
+    ``(which start, key index, permutation index)``; ``bases`` as in :func:`mod_down`, offsets
+    into ``buf``. ``(K, 2, R, N)``."""
+    digits = decompose(ar, buf, starts, level)
+    acc = inner(ar, digits, keys, perms, np.asarray(key_items, dtype=np.int64).reshape(-1, 3), level)
+    return mod_down(ar, acc, level, buf, bases, perms)
+

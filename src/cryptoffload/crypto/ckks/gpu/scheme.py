@@ -29,6 +29,8 @@ from cryptoffload.crypto.ckks.gpu import keyswitch
 from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.encoder import CrtDecoder, SpecialFft, to_residues
 from cryptoffload.crypto.ckks.gpu.chain import PrimeChain
+from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.crypto.ckks.gpu.sampling import Sampler
 
@@ -213,12 +215,9 @@ class RnsScheme:
         qp = self.ring.qp_rows(level)
         v = self.small_to_ntt(self.sampler.ternary(self.n), qp)
         e = self.small_to_ntt(np.stack([self.sampler.gaussian(self.n), self.sampler.gaussian(self.n)]), qp)
-        pk_l = pk[:, qp]
-        c = ar.add(ar.mul(self.xp.stack([v, v]), pk_l, qp), e, qp)
-        c = keyswitch.mod_down(ar, c, level)
-        rows = self.rows(level)
-        c[0] = ar.add(c[0], pt.data, rows)
-        return RawCt(c, level, pt.scale)
+        c = ar.add(ar.mul(self.xp.stack([v, v]), ar.contig(pk[:, qp]), qp), e, qp)
+        out = keyswitch.mod_down(ar, c[None], level, ar.contig(pt.data), [(0, -1), (-1, -1)])
+        return RawCt(out[0], level, pt.scale)
 
     def decrypt(self, ct: RawCt, sk: SecretKey) -> np.ndarray:
         """Complex slots of ``ct`` (any size: ``c0 + c1 s + c2 s^2 + ...``)."""
@@ -232,10 +231,26 @@ class RnsScheme:
     # -- arithmetic ---------------------------------------------------------------------------------
     def add(self, a: RawCt, b: RawCt) -> RawCt:
         rows = self.rows(a.level)
+        if a.size == b.size:
+            return RawCt(self.ar.add(a.data, b.data, rows), a.level, a.scale)
         big, small = (a, b) if a.size >= b.size else (b, a)
-        data = big.data.copy()
-        data[: small.size] = self.ar.add(big.data[: small.size], small.data, rows)
-        return RawCt(data, a.level, a.scale)
+        return RawCt(self.ar.add(big.data, self._padded(small.data, big.size, a.level), rows), a.level, a.scale)
+
+    def _zeros(self, level: int) -> Any:
+        """A zero polynomial at ``level`` (made once)."""
+        limbs = self.ring.chain.limbs(level)
+        return self.ar.const(("zeros", limbs), lambda: (np.zeros((limbs, self.n), dtype=np.uint64),))[0]
+
+    def _padded(self, parts: Any, size: int, level: int) -> Any:
+        """``parts`` (``(k, R, N)`` or one ``(R, N)`` polynomial) followed by zero polynomials up
+        to ``size`` (one launch): what adds a plaintext or a smaller ciphertext to a ciphertext."""
+        rows = [parts] if parts.ndim == 2 else [parts[i] for i in range(parts.shape[0])]
+        return self.ar.gather(rows + [self._zeros(level)] * (size - len(rows)))
+
+    def add_many(self, cts: Sequence[RawCt]) -> RawCt:
+        """The sum of ciphertexts of one level, scale and size (one launch per 16)."""
+        a = cts[0]
+        return RawCt(self.ar.sum([c.data for c in cts], self.rows(a.level)), a.level, a.scale)
 
     def negate(self, a: RawCt) -> RawCt:
         return RawCt(self.ar.neg(a.data, self.rows(a.level)), a.level, a.scale)
@@ -244,84 +259,104 @@ class RnsScheme:
         return self.add(a, self.negate(b))
 
     def add_plain(self, a: RawCt, p: RawPt) -> RawCt:
-        data = a.data.copy()
-        data[0] = self.ar.add(a.data[0], p.data, self.rows(a.level))
-        return RawCt(data, a.level, a.scale)
+        rows = self.rows(a.level)
+        return RawCt(self.ar.add(a.data, self._padded(p.data, a.size, a.level), rows), a.level, a.scale)
 
     def sub_plain(self, a: RawCt, p: RawPt) -> RawCt:
-        data = a.data.copy()
-        data[0] = self.ar.sub(a.data[0], p.data, self.rows(a.level))
-        return RawCt(data, a.level, a.scale)
+        rows = self.rows(a.level)
+        return RawCt(self.ar.sub(a.data, self._padded(p.data, a.size, a.level), rows), a.level, a.scale)
 
     def mul_plain(self, a: RawCt, p: RawPt) -> RawCt:
-        rows = self.rows(a.level)
-        pb = self.xp.broadcast_to(p.data, a.data.shape)
-        return RawCt(self.ar.mul(a.data, pb, rows), a.level, a.scale * p.scale)
+        return self.mul_plain_sum([(a, p)])
+
+    def mul_plain_sum(self, terms: Sequence[tuple[RawCt, RawPt]]) -> RawCt:
+        """``sum_i ct_i * pt_i`` (one launch per 16 terms)."""
+        a, p = terms[0]
+        data = self.ar.dot([c.data for c, _ in terms], [q.data for _, q in terms], self.rows(a.level))
+        return RawCt(data, a.level, a.scale * p.scale)
 
     def mul(self, a: RawCt, b: RawCt) -> RawCt:
         """Tensor product of two size-2 ciphertexts: size 3, not relinearised."""
-        ar, rows, xp = self.ar, self.rows(a.level), self.xp
-        left = xp.stack([a.data[0], a.data[0], a.data[1], a.data[1]])
-        right = xp.stack([b.data[0], b.data[1], b.data[0], b.data[1]])
-        p = ar.mul(left, right, rows)
-        return RawCt(xp.stack([p[0], ar.add(p[1], p[2], rows), p[3]]), a.level, a.scale * b.scale)
+        return RawCt(self.ar.tensor(a.data, b.data, self.rows(a.level)), a.level, a.scale * b.scale)
 
-    def relinearize(self, a: RawCt, relin_key: Any) -> RawCt:
-        rows = self.rows(a.level)
-        ks = keyswitch.switch(self.ar, a.data[2], relin_key, a.level)
-        return RawCt(self.ar.add(a.data[:2], ks, rows), a.level, a.scale)
+    def relinearize(self, a: RawCt, keys: EvalKeys) -> RawCt:
+        return self.relinearize_many([a], keys)[0]
+
+    def relinearize_many(self, cts: Sequence[RawCt], keys: EvalKeys) -> list[RawCt]:
+        """Size-3 ciphertexts of one level to size 2, all in one batched key switch."""
+        level, r_count, n = cts[0].level, self.ring.chain.limbs(cts[0].level), self.n
+        stage = self.ar.gather([c.data for c in cts])
+        relin = keys.index("relin")
+        bases = [((3 * b + c) * r_count * n, -1) for b in range(len(cts)) for c in (0, 1)]
+        out = keyswitch.switch(self.ar, stage, [(3 * b + 2) * r_count for b in range(len(cts))],
+                               [(b, relin, -1) for b in range(len(cts))], keys.stack, keys.perms, level, bases)
+        return [RawCt(out[b], level, c.scale) for b, c in enumerate(cts)]
 
     def rescale(self, a: RawCt, divisor: float) -> RawCt:
         """Drop the level's prime group (one prime at a time, rounding); the scale is divided
         by ``divisor`` (the group's product, as the bookkeeping knows it)."""
-        data = a.data
-        limbs = self.ring.chain.limbs(a.level - 1)
-        while data.shape[1] > limbs:
+        return self.rescale_many([a], [divisor])[0]
+
+    def rescale_many(self, cts: Sequence[RawCt], divisors: Sequence[float]) -> list[RawCt]:
+        """:meth:`rescale` of ciphertexts of one level and size, batched."""
+        data = self.ar.gather([c.data for c in cts])
+        limbs = self.ring.chain.limbs(cts[0].level - 1)
+        while data.shape[2] > limbs:
             data = self._drop_last(data)
-        return RawCt(data, a.level - 1, a.scale / divisor)
+        return [RawCt(data[b], c.level - 1, c.scale / d) for b, (c, d) in enumerate(zip(cts, divisors))]
 
     def _drop_last(self, data: Any) -> Any:
+        """``(B, S, R, N)`` (ours: its last rows are overwritten) to ``(B, S, R - 1, N)``: each
+        polynomial minus the centred value of its last row, divided by the last prime (SEAL's
+        ``divide_and_round_q_last``; the exact conversion of one row is its centred value)."""
         ar, ring = self.ar, self.ring
-        r = data.shape[1]
-        last = r - 1
+        b_count, size, r, n = data.shape
+        last, parts = r - 1, b_count * size
         rest = np.arange(last)
-        q_last = int(ring.q[last])
-        half = (q_last - 1) // 2
-        hl, hr = ar.const(("half", r), lambda: (
-            np.full((1, ring.n), half, dtype=np.uint64),
-            np.repeat((np.uint64(half) % ring.q[rest])[:, None], ring.n, axis=1)))
-        qinv, qinv_sh = ar.const(("qlast_inv", r), lambda: ring.inverse_of(q_last, rest))
-        out = self.xp.empty((data.shape[0], last, ring.n), dtype=self.xp.uint64)
-        for b in range(data.shape[0]):
-            x = ar.intt(data[b, last:].copy(), np.array([last]))
-            y = ar.add(x, hl, np.array([last]))
-            t = ar.ntt(ar.sub(ar.base_convert(y, (last,), tuple(rest.tolist())), hr, rest), rest)
-            out[b] = ar.mul_const(ar.sub(data[b, :last], t, rest), qinv, qinv_sh, rest)
-        return out
+        ar.transform(data, np.arange(parts) * r + last, np.full(parts, last), True)
+        conv = self.xp.empty((parts, last, n), dtype=self.xp.uint64)
+
+        def jobs() -> list[ConvJob]:
+            return [ConvJob(p * r + last, (last,), p * last, tuple(range(last)), tuple(range(last)))
+                    for p in range(parts)]
+
+        ar.convert(data, ar.conv_plan(("rescale", r, parts), jobs), conv)
+        ar.transform(conv, np.arange(parts * last), np.tile(rest, parts), False)
+        qinv, qinv_sh = ar.const(("qlast_inv", r), lambda: ring.inverse_of(int(ring.q[last]), rest))
+        items = np.stack([np.arange(parts) * r * n, np.full(parts, -1), np.full(parts, -1)], axis=1)
+        out = ar.combine(data, conv, None, ar.table(np.zeros(1)), items, rest, qinv, qinv_sh)
+        return out.reshape(b_count, size, last, n)
 
     def drop_to(self, a: RawCt | RawPt, level: int) -> Any:
         """The same value with fewer rows (no rescale): valid modulo any divisor of ``Q``."""
         limbs = self.ring.chain.limbs(level)
         if isinstance(a, RawPt):
-            return RawPt(a.data[:limbs].copy(), level, a.scale)
-        return RawCt(a.data[:, :limbs].copy(), level, a.scale)
+            return RawPt(self.ar.contig(a.data[:limbs]), level, a.scale)
+        return RawCt(self.ar.contig(a.data[:, :limbs]), level, a.scale)
 
     # -- automorphisms --------------------------------------------------------------------------
-    def automorphism(self, a: RawCt, elt: int, key: Any) -> RawCt:
+    def automorphism(self, a: RawCt, elt: int, key: str | int, keys: EvalKeys) -> RawCt:
         """``X -> X**elt`` and a key switch back to ``s`` (a rotation, or conjugation)."""
-        rows = self.rows(a.level)
-        c = self.ar.permute(a.data, elt)
-        ks = keyswitch.switch(self.ar, c[1], key, a.level)
-        return RawCt(self.xp.stack([self.ar.add(c[0], ks[0], rows), ks[1]]), a.level, a.scale)
+        return self.automorphisms_each([a], [(elt, key)], keys)[0]
 
-    def automorphisms_hoisted(self, a: RawCt, elts_keys: Sequence[tuple[int, Any]]) -> list[RawCt]:
+    def automorphisms_each(self, cts: Sequence[RawCt], elts_keys: Sequence[tuple[int, Any]],
+                           keys: EvalKeys) -> list[RawCt]:
+        """One automorphism per ciphertext (each its own element and key), one batched key switch."""
+        level, r_count, n = cts[0].level, self.ring.chain.limbs(cts[0].level), self.n
+        stage = self.ar.gather([c.data for c in cts])
+        perms = [keys.perm_index(elt) for elt, _ in elts_keys]
+        items = [(b, keys.index(name), perms[b]) for b, (_, name) in enumerate(elts_keys)]
+        bases = [base for b in range(len(cts)) for base in (((2 * b) * r_count * n, perms[b]), (-1, -1))]
+        out = keyswitch.switch(self.ar, stage, [(2 * b + 1) * r_count for b in range(len(cts))], items, keys.stack,
+                               keys.perms, level, bases)
+        return [RawCt(out[b], level, c.scale) for b, c in enumerate(cts)]
+
+    def automorphisms_hoisted(self, a: RawCt, elts_keys: Sequence[tuple[int, Any]], keys: EvalKeys) -> list[RawCt]:
         """Several automorphisms of one ciphertext sharing one decomposition of ``c1``."""
-        ar, rows, level = self.ar, self.rows(a.level), a.level
-        digits = keyswitch.decompose(ar, a.data[1], level)
-        out = []
-        for elt, key in elts_keys:
-            acc = keyswitch.inner(ar, ar.permute(digits, elt), key, level)
-            ks = keyswitch.mod_down(ar, acc, level)
-            out.append(RawCt(self.xp.stack([ar.add(ar.permute(a.data[0], elt), ks[0], rows), ks[1]]), level,
-                             a.scale))
-        return out
+        level, r_count = a.level, self.ring.chain.limbs(a.level)
+        data = self.ar.contig(a.data)
+        perms = [keys.perm_index(elt) for elt, _ in elts_keys]
+        items = [(0, keys.index(name), p) for (_, name), p in zip(elts_keys, perms)]
+        bases = [base for p in perms for base in ((0, p), (-1, -1))]
+        out = keyswitch.switch(self.ar, data, [r_count], items, keys.stack, keys.perms, level, bases)
+        return [RawCt(out[k], level, a.scale) for k in range(len(elts_keys))]

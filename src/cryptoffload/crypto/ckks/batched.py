@@ -1,0 +1,50 @@
+"""Batched ops of the CKKS interface, with their meaning written once as loops of single ops.
+
+Why: an algorithm that says "these inner sums, then rescale them all, then rotate each" exposes
+work that a GPU does in one launch per step for the whole batch (the RNS-CKKS GPU backend
+overrides every method here), while every other evaluator -- SEAL, the emulator, the recording
+backend, the op-DAG and Dask evaluators of the multi-device study, plain slot vectors -- runs
+the loops below and sees exactly the single ops, in this order, that the algorithm would have
+issued one by one. So traces, op counts and DAGs are unchanged by batching, and an evaluator
+needs only ``mul_plain``, ``add``, ``rescale`` and ``rotate`` to run a batched algorithm.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+class BatchedOps:
+    """Mixin: the batched ops as loops over the single ops of the class it is mixed into."""
+
+    def mul_plain_sum(self, terms: Sequence[tuple[Any, Any]]) -> Any:
+        """``sum_i ct_i * pt_i`` over ``terms`` (pairs of a ciphertext and a plaintext of its level;
+        every product of one scale): ``mul_plain, mul_plain, add, mul_plain, add, ...``."""
+        acc = None
+        for ct, pt in terms:
+            term = self.mul_plain(ct, pt)  # type: ignore[attr-defined]
+            acc = term if acc is None else self.add(acc, term)  # type: ignore[attr-defined]
+        if acc is None:
+            raise ValueError("mul_plain_sum: no terms")
+        return acc
+
+    def mul_plain_sums(self, groups: Sequence[Sequence[tuple[Any, Any]]]) -> list[Any]:
+        """:meth:`mul_plain_sum` of each group."""
+        return [self.mul_plain_sum(g) for g in groups]
+
+    def rescale_many(self, cts: Sequence[Any]) -> list[Any]:
+        return [self.rescale(c) for c in cts]  # type: ignore[attr-defined]
+
+    def rotate_each(self, cts: Sequence[Any], steps: Sequence[int]) -> list[Any]:
+        """Ciphertext ``i`` rotated by ``steps[i]`` (a step of 0 leaves it as it is)."""
+        return [self.rotate(c, s) if s else c for c, s in zip(cts, steps)]  # type: ignore[attr-defined]
+
+    def add_many(self, cts: Sequence[Any]) -> Any:
+        """``((c0 + c1) + c2) + ...``."""
+        acc = cts[0]
+        for c in cts[1:]:
+            acc = self.add(acc, c)  # type: ignore[attr-defined]
+        return acc
+
+
+__all__ = ["BatchedOps"]

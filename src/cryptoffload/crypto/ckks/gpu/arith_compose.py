@@ -1,0 +1,83 @@
+"""The batched ops of :class:`~.arith.Arith` composed from its primitive ops (ntt, base_convert,
+ks_inner, mul, ...): how the kernel sets without fused kernels (``ref``, ``numba``) run them, and
+the reference the fused CUDA kernels (:mod:`.arith_cuda`) are checked against bit for bit.
+
+Each function takes the :class:`~.arith.Arith` ``ar`` and works through its primitive methods,
+so it runs on any kernel set and array module. Clarity over speed: these loop over items.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+
+def transform(ar: Any, buf: Any, offsets: np.ndarray, primes: np.ndarray, inverse: bool, src: Any = None) -> Any:
+    flat = buf.reshape(-1, buf.shape[-1])
+    rows = (src if src is not None else buf).reshape(-1, buf.shape[-1])[offsets].copy()
+    done = ar.impl.intt(ar.t, rows, ar.rows(primes)) if inverse else ar.impl.ntt(ar.t, rows, ar.rows(primes))
+    flat[offsets] = done
+    return buf
+
+
+def convert(ar: Any, x: Any, plan: Any, out: Any) -> Any:
+    xf = x.reshape(-1, x.shape[-1])
+    of = out.reshape(-1, out.shape[-1])
+    for job in plan.jobs_list:
+        conv = ar.base_convert(xf[job.x_row: job.x_row + len(job.src)], job.src, job.dst, exact=job.exact)
+        for d, r in enumerate(job.drow):
+            of[job.out_row + r] = conv[d]
+    return out
+
+
+def ks_items(ar: Any, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray) -> Any:
+    out = ar.xp.empty((len(items), 2) + digits.shape[2:], dtype=ar.xp.uint64)
+    for k, (b, key, perm) in enumerate(items.tolist()):
+        d = digits[b]
+        if perm >= 0:
+            d = ar.impl.permute(ar.t, ar.xp.ascontiguousarray(d), perms[perm])
+        out[k] = ar.ks_inner(d, keys[key], qp_rows, qp_rows)
+    return out
+
+
+def combine(ar: Any, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
+            c_sh: Any) -> Any:
+    n = conv.shape[-1]
+    r_count = conv.shape[1]
+    af = a.reshape(-1, n)
+    out = ar.xp.empty_like(conv)
+    for i, (a_off, base_off, perm) in enumerate(items.tolist()):
+        x = af[a_off // n: a_off // n + r_count]
+        v = ar.mul_const(ar.sub(x, conv[i], rows), c, c_sh, rows)
+        if base_off >= 0:
+            b = base.reshape(-1, n)[base_off // n: base_off // n + r_count]
+            if perm >= 0:
+                b = ar.impl.permute(ar.t, ar.xp.ascontiguousarray(b), perms[perm])
+            v = ar.add(v, b, rows)
+        out[i] = v
+    return out
+
+
+def dot(ar: Any, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
+    for ct, pt in zip(cts, pts):
+        term = ar.mul(ct, ar.xp.ascontiguousarray(ar.xp.broadcast_to(pt, ct.shape)), rows)
+        acc = term if acc is None else ar.add(acc, term, rows)
+    return acc
+
+
+def total(ar: Any, arrays: Sequence[Any], rows: np.ndarray) -> Any:
+    acc = arrays[0]
+    for a in arrays[1:]:
+        acc = ar.add(acc, a, rows)
+    return acc
+
+
+def tensor(ar: Any, a: Any, b: Any, rows: np.ndarray) -> Any:
+    xp = ar.xp
+    p = ar.mul(xp.stack([a[0], a[0], a[1], a[1]]), xp.stack([b[0], b[1], b[0], b[1]]), rows)
+    return xp.stack([p[0], ar.add(p[1], p[2], rows), p[3]])
+
+
+def gather(ar: Any, arrays: Sequence[Any]) -> Any:
+    return ar.xp.stack(list(arrays))
