@@ -12,7 +12,7 @@ backends (so drifting machine load hits them alike):
   encrypted predictions with the plaintext model.
 
 Backends: ``gpu`` where CuPy sees a CUDA device (its time includes waiting for the device:
-:meth:`RnsCkksBackend.synchronize`), then ``gpu-twin`` and ``seal``, one thread each (this
+:func:`cryptoffload.crypto.ckks.timing.timed`), then ``gpu-twin`` and ``seal``, one thread each (this
 process is pinned to one core). Targets, reported as targets (never asserted): the twin within
 5x of SEAL here (issue 15); on an H100 the HE-CNN image in at most 20 ms.
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,6 +37,7 @@ import numpy as np
 from cryptoffload import bench as pin
 from cryptoffload.apps.he_cnn.benchmark import bench as he_cnn_bench
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, make_backend
+from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.crypto.ckks.gpu.device import gpu_reason
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.io import write_json
@@ -50,16 +50,10 @@ HOISTED = [1, 2, 3, 4, 5, 6, 7, 8]
 OPS = ("encode", "encrypt", "decrypt", "add", "mul_plain", "mul_relin", "rescale", "rotate", "rotate_hoisted")
 
 
-def _sync(be: Any) -> None:
-    getattr(be, "synchronize", lambda: None)()
-
-
 def _timed(be: Any, fn: Callable[[], Any], per: int = 1) -> float:
-    _sync(be)
-    t = time.perf_counter()
-    fn()
-    _sync(be)
-    return (time.perf_counter() - t) / per
+    with timed(be) as t:          # waits for the device before and after (ckks.timing)
+        fn()
+    return t.seconds / per
 
 
 def _setup(name: str) -> tuple[Any, dict[str, Callable[[], Any]]]:

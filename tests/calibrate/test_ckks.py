@@ -1,5 +1,6 @@
 """CKKS calibration: a quick run (small ring, few samples) writes a *measured* profile that the
-loader accepts, with every field the BSGS model reads, all positive; bad arguments are refused."""
+loader accepts, with every field the BSGS model reads, all positive; bad arguments are refused;
+on a fake device whose work finishes only when waited for, each op cost is exactly its work."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from cryptoffload.crypto.ckks import CkksParams
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles.loader import load_profile
-from cryptoffload.calibrate.ckks import REQUIRED_FIELDS, calibrate_ckks, measure_link
+from cryptoffload.calibrate import ckks
+from cryptoffload.calibrate.ckks import REQUIRED_FIELDS, calibrate_ckks, measure_link, measure_ops_in_context
+from late_device import LateDevice, fake_clock
 
 SMALL = CkksParams(4096, (40, 30, 39), 30)      # one level: input 2 limbs, one rescale
 
@@ -64,3 +67,24 @@ def test_bad_arguments_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="2 workers or more, got 1"):
         measure_link(_OneWorker(), 1000, 1)
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_op_costs_are_the_device_work_after_a_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a late device (tests/late_device.py: an op's work finishes only when waited for, and
+    the first call of each op queues 100 s more, a kernel compilation) every op cost is exactly
+    that op's steady work: each call is waited for before and after (no sync missing, nothing
+    from the set-up's keygen/encrypt/encode), and the first, untimed pass absorbs first calls."""
+    work = {"rotate": 1.0, "mul_plain": 2.0, "add": 0.25, "rescale": 8.0, "serialize_ciphertext": 0.5,
+            "deserialize_ciphertext": 4.0, "keygen": 1e3, "encrypt": 1e4, "encode": 1e5}
+    clock = fake_clock(monkeypatch)
+    made: list[LateDevice] = []
+
+    def make(name: str, params: CkksParams, **kw: bool) -> LateDevice:
+        made.append(LateDevice(params, clock, work, first_call=100.0, **kw))
+        return made[-1]
+
+    monkeypatch.setattr(ckks, "make_backend", make)
+    ops = measure_ops_in_context(SMALL, "late", repeats=1)    # one timed pass: no median hides a first call
+    assert ops == {"rotate_s": 1.0, "rotate_low_s": 1.0, "pmul_s": 2.0, "add_s": 0.25, "add_low_s": 0.25,
+                   "rescale_s": 8.0, "serialize_s": 0.5, "deserialize_s": 4.0}
+    assert len(made) == 1 and made[0].counts["rescale"] == 2     # the warm-up pass and the timed one

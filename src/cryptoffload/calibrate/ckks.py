@@ -9,11 +9,15 @@ What is timed (each value's ``source`` says it again):
 
 * ``[ops]``, ``[ciphertext]`` -- in one Dask worker process (where BSGS tasks run; in the
   client process the in-process scheduler's event loop competes for the GIL and rotations
-  came out ~1.6x slower), one thread (SEAL is single-threaded), ``time.perf_counter``, each
-  call timed alone inside a BSGS-shaped sequence (:func:`measure_ops_in_context`: rotations by
+  came out ~1.6x slower), one thread (SEAL is single-threaded), ``time.perf_counter`` with
+  the device waited for before and after each call
+  (:func:`~cryptoffload.crypto.ckks.timing.timed`: with ``--backend gpu``, the kernels' time,
+  not their launch's), each call timed alone inside a BSGS-shaped sequence
+  (:func:`measure_ops_in_context`: rotations by
   16 steps with their own Galois keys, products with 16 plaintexts, the sum, its rescale,
   rotations of the rescaled sum, (de)serialisation); the value is the median over ``repeats``
-  passes. The input is a fresh ciphertext at the top level (``limbs = levels + 1`` RNS limbs,
+  passes, after one untimed pass of every op (a GPU compiles or loads its kernels on first
+  use). The input is a fresh ciphertext at the top level (``limbs = levels + 1`` RNS limbs,
   what :func:`~cryptoffload.engines.bsgs_run.run_bsgs` gets); ``*_low`` values are one level
   lower, after a ``mul_plain`` + ``rescale`` (where BSGS's giant rotations and sums run).
   ``serialize_s``/``deserialize_s`` are the backend's framed (checksummed) serialisation.
@@ -69,6 +73,7 @@ import numpy as np
 
 from cryptoffload.crypto.ckks import CkksParams, make_backend
 from cryptoffload.crypto.ckks.registry import describe_backend
+from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.machine import machine_info
 from cryptoffload.profiles.loader import ProfileValue, write_profile
@@ -253,7 +258,9 @@ def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
     rescale, rotations of the rescaled sum, then (de)serialisation. Back-to-back calls of one
     op on one key (:func:`measure_ops`) stay in cache and came out 20-40 % cheaper than the
     same ops inside a real product; these are the costs the model should use. Median over
-    ``repeats`` passes of every op's median within a pass."""
+    ``repeats`` passes of every op's median within a pass, after one untimed warm-up pass; each
+    call is timed with :func:`~cryptoffload.crypto.ckks.timing.timed` (the device waited for
+    before and after it)."""
     be = make_backend(backend, params, insecure_study=insecure_study)
     steps = list(range(1, IN_CONTEXT_KEYS + 1))
     be.keygen(rotations=steps)
@@ -263,30 +270,30 @@ def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
     per: dict[str, list[float]] = {k: [] for k in ("rotate_s", "pmul_s", "add_s", "rescale_s", "rotate_low_s",
                                                    "add_low_s", "serialize_s", "deserialize_s")}
 
-    def timed(key: str, fn: Callable[[], Any], out: dict[str, list[float]]) -> Any:
-        t0 = time.perf_counter()
-        r = fn()
-        out[key].append(time.perf_counter() - t0)
+    def sample(key: str, fn: Callable[[], Any], out: dict[str, list[float]]) -> Any:
+        with timed(be) as t:      # waits for the device before and after: the op's own time
+            r = fn()
+        out[key].append(t.seconds)
         return r
 
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeats + 1):                       # the first pass warms up
+        for _ in range(repeats + 1):                       # the first pass (every op) warms up, untimed
             one: dict[str, list[float]] = {k: [] for k in per}
-            rotated = [timed("rotate_s", lambda s=s: be.rotate(ct, s), one) for s in steps]
-            terms = [timed("pmul_s", lambda r=r, p=p: be.mul_plain(r, p), one) for r, p in zip(rotated, pts)]
+            rotated = [sample("rotate_s", lambda s=s: be.rotate(ct, s), one) for s in steps]
+            terms = [sample("pmul_s", lambda r=r, p=p: be.mul_plain(r, p), one) for r, p in zip(rotated, pts)]
             acc = terms[0]
             for t in terms[1:]:
-                acc = timed("add_s", lambda a=acc, t=t: be.add(a, t), one)
-            low = timed("rescale_s", lambda: be.rescale(acc), one)
-            lows = [timed("rotate_low_s", lambda s=s: be.rotate(low, s), one) for s in steps]
+                acc = sample("add_s", lambda a=acc, t=t: be.add(a, t), one)
+            low = sample("rescale_s", lambda: be.rescale(acc), one)
+            lows = [sample("rotate_low_s", lambda s=s: be.rotate(low, s), one) for s in steps]
             acc2 = lows[0]
             for t in lows[1:]:
-                acc2 = timed("add_low_s", lambda a=acc2, t=t: be.add(a, t), one)
-            blobs = [timed("serialize_s", lambda r=r: be.serialize_ciphertext(r), one) for r in rotated[:4]]
+                acc2 = sample("add_low_s", lambda a=acc2, t=t: be.add(a, t), one)
+            blobs = [sample("serialize_s", lambda r=r: be.serialize_ciphertext(r), one) for r in rotated[:4]]
             for b in blobs:
-                timed("deserialize_s", lambda b=b: be.deserialize_ciphertext(b), one)
+                sample("deserialize_s", lambda b=b: be.deserialize_ciphertext(b), one)
             if _ > 0:
                 for k, v in one.items():
                     per[k].append(statistics.median(v))
@@ -367,7 +374,8 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
     lv = int(ops["level"])
     where = f"measured on {info['cpu']}, 1 thread of a Dask worker process, {date}, {lib}, {ring}"
     how = (f"each call timed alone inside a BSGS-shaped sequence ({IN_CONTEXT_KEYS} rotation keys, as many plaintexts; "
-           f"measure_ops_in_context), median of {max(3, repeats)} passes (time.perf_counter)")
+           f"measure_ops_in_context), median of {max(3, repeats)} passes after a warm-up pass (time.perf_counter, "
+           "the device waited for before and after each call)")
     top = f"fresh ciphertext at level {lv} ({lv + 1} limbs)"
     lowd = f"ciphertext at level {lv - 1} ({lv} limbs, after mul_plain + rescale)"
     dask_where = (f"measured on {info['cpu']}, {date}, {where_link}, distributed {_version('distributed')}; "

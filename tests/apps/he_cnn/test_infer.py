@@ -1,5 +1,6 @@
 """Encrypted inference end to end: one image on real SEAL at the full parameters (N = 16384,
-5 levels, 28 Galois keys; ~5 s), its trace, on the emulator and on the GPU backend's CPU twin."""
+5 levels, 28 Galois keys; ~5 s), its trace, on the emulator and on the GPU backend's CPU twin;
+its timers on a fake device whose work finishes only when waited for."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cryptoffload.apps.he_cnn import infer
 from cryptoffload.apps.he_cnn.infer import infer_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import TRACE_SCHEMA
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, TRACE_SCHEMA
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.he_trace import load_trace
+
+from .he_cnn_helpers import LATE_FIRST, LATE_WORK, late_backends, prepare_encodes, small_model
 
 pytest.importorskip("tenseal")
 
@@ -64,3 +68,22 @@ def test_rns_twin_one_image_at_full_size_predicts_like_the_plaintext_model() -> 
     assert r.backend == "gpu-twin" and r.prediction == r.plain_prediction
     assert r.max_abs_error < 0.05, r.max_abs_error
     assert r.rotations == 45 and r.galois_keys == 28 and r.op_kinds["relinearize"]["count"] == 2
+
+
+def test_phase_times_are_the_device_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a late device (tests/late_device.py) each phase's time is exactly its own queued work:
+    none missing (a timer stopped before the device finished), none from the phase before. One
+    image, no warm-up: the first calls' extra work (LATE_FIRST) is in the phases that make them."""
+    model, path = small_model(tmp_path, hidden=16)
+    n_prepare = prepare_encodes(PerChannelPlan(model, DEFAULT_PARAMS))
+    _, made = late_backends(monkeypatch, infer)
+    r = infer_image(0, path, backend="late")
+    n = made[0].counts
+    w = LATE_WORK
+    # the evaluation: the two squares, and the biases the plan encodes on first use
+    assert n["mul"] == 2 and n["encode"] > n_prepare
+    assert r.seconds == {"keygen": w["keygen"] + LATE_FIRST, "prepare_weights": w["encode"] * n_prepare + LATE_FIRST,
+                         "encrypt": w["encrypt"] + LATE_FIRST,
+                         "evaluate": 2 * w["mul"] + LATE_FIRST + w["encode"] * (n["encode"] - n_prepare),
+                         "decrypt": w["decrypt"] + LATE_FIRST}
+    assert r.op_kinds["mul"] == {"count": 2, "seconds": 2 * w["mul"] + LATE_FIRST}

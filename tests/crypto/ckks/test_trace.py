@@ -10,8 +10,9 @@ import pytest
 
 from cryptoffload.crypto.ckks import CkksBackend, CkksError, CkksParams, RecordingBackend
 from cryptoffload.workloads.he_trace import load_trace
+from late_device import LateDevice, fake_clock
 
-from .ckks_helpers import PARAMS
+from .ckks_helpers import PARAMS, ROTATIONS
 
 
 def _traced_program(tr: CkksBackend) -> np.ndarray:
@@ -112,3 +113,29 @@ def test_simulated_recording_needs_no_backend(emu):
     assert big.level(big.encrypt([1.0])) == 3
     with pytest.raises(CkksError, match="wraps a CkksBackend"):
         RecordingBackend("seal")  # type: ignore[arg-type]
+
+
+def test_wall_s_is_the_ops_device_work_exactly(monkeypatch):
+    """On a device whose work finishes only when waited for (tests/late_device.py), each op's
+    ``wall_s`` is its own work exactly: the recorder waits before starting the timer (the
+    previous op's work is not counted) and before stopping it (this op's is)."""
+    clock = fake_clock(monkeypatch)
+    work = {op: float(2 ** k) for k, op in enumerate(
+        ("encrypt", "encode", "mul_plain", "rotate", "rotate_many", "add", "rescale", "mul", "relinearize", "sub",
+         "negate", "mod_switch_to", "decrypt", "keygen"))}
+    dev = LateDevice(PARAMS, clock, work)
+    dev.keygen(ROTATIONS)                            # queued before the program, never an op's time
+    tr = RecordingBackend(dev)
+    _traced_program(tr)
+    one_to_one = {k: v for k, v in work.items() if k not in ("rotate", "rotate_many", "mod_switch_to", "keygen")}
+    for rec in tr.ops:
+        if rec["op"] in one_to_one:
+            assert rec["wall_s"] == one_to_one[rec["op"]], rec
+    # rotate(3): two key switches sharing one call's work; rotate_many([1, 2]): one each
+    assert [r["wall_s"] for r in tr.ops if r["op"] == "rotate"] == [work["rotate"] / 2] * 2 + [work["rotate_many"] / 2] * 2
+    assert [r["wall_s"] for r in tr.ops if r["op"] == "mod_switch"] == [work["mod_switch_to"]]
+    recorded = sum(r["wall_s"] for r in tr.ops)
+    assert clock.now == work["keygen"] + recorded and clock.queued == 0.0
+    dev.encrypt([1.0])                               # queued outside the recorder ...
+    tr.synchronize()                                 # ... waited for through it (forwarded)
+    assert clock.queued == 0.0 and clock.now == work["keygen"] + recorded + work["encrypt"]

@@ -9,12 +9,18 @@ What the CLI calls (``cryptoffload he-cnn bench``; ``benchmarks/he_cnn.py`` too)
 Why apart from :mod:`.infer`: a benchmark runs each image twice (untraced for the latency,
 traced for the breakdown) and sums what one inference reports; it builds on :mod:`.infer`'s
 pieces and adds nothing to them.
+
+Timers: every phase (keygen, weights, encrypt, evaluate, decrypt) is timed with
+:func:`~cryptoffload.crypto.ckks.timing.timed`, which waits for the backend's device before
+starting and before stopping, so on a GPU a time is the kernels' and no phase's unfinished work
+lands in the next one's. Per-channel, one untimed warm-up inference (``warmup_images``) runs
+before the timed images (a GPU's first run compiles or loads its kernels); the batch mode runs
+its one batch without a warm-up.
 """
 
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -25,10 +31,15 @@ from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.infer import LAYERS, breakdown, client_and_plan, count_rotations, run_batch
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
+from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe
+
+#: untimed per-channel inferences before the timed images (see :func:`_warm_up`)
+WARMUP_IMAGES = 1
 
 
 @dataclass
@@ -40,6 +51,8 @@ class BenchResult:
     keygen_s: float
     prepare_s: float
     latency_s: dict[str, float] = field(default_factory=dict)
+    #: untimed inferences run before the timed ones (kernel compilation and loading, caches)
+    warmup_images: int = 0
     encrypt_s: float = 0.0
     decrypt_s: float = 0.0
     layers: dict[str, float] = field(default_factory=dict)
@@ -72,6 +85,31 @@ def _key_memory(be: Any) -> dict[str, int]:
     return out
 
 
+def _warm_up(be: Any, plan: PerChannelPlan, pw: PreparedWeights, image: np.ndarray) -> None:
+    """:data:`WARMUP_IMAGES` untimed inferences: a GPU's first run of each op compiles or loads
+    its kernels and fills caches (and the plan encodes its biases on first use), which is not
+    the latency of an image."""
+    for _ in range(WARMUP_IMAGES):
+        plan.unpack_logits(be.decrypt(plan.run(be, be.encrypt(plan.pack_image(image)), pw)))
+
+
+def _one_image(be: Any, plan: PerChannelPlan, pw: PreparedWeights,
+               image: np.ndarray) -> tuple[tuple[float, float, float], np.ndarray, list[dict[str, Any]]]:
+    """Encrypt, evaluate (untraced: the latency) and decrypt one image, each timed on the
+    device (:func:`~cryptoffload.crypto.ckks.timing.timed`: no phase's unfinished work lands
+    in the next one's time); then evaluate it again traced, for the breakdown. Returns
+    ``(encrypt_s, latency_s, decrypt_s)``, the logits and the traced ops."""
+    with timed(be) as enc:
+        ct = be.encrypt(plan.pack_image(image))
+    with timed(be) as lat:
+        out = plan.run(be, ct, pw)
+    with timed(be) as dec:
+        logits = plan.unpack_logits(be.decrypt(out))
+    ev = RecordingBackend(be)
+    plan.run(ev, ct, pw)
+    return (enc.seconds, lat.seconds, dec.seconds), logits, ev.ops
+
+
 def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: bool = False, *,
           backend: str = "seal", params: CkksParams = DEFAULT_PARAMS, mnist_dir: str | Path | None = None,
           log: Callable[[str], None] | None = None) -> BenchResult:
@@ -92,27 +130,21 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
     if batch:
         return _bench_batch(model, x, y, plain, backend, params, model_bytes, say)
     be, plan, keygen_s = client_and_plan(model, backend, params)
-    t = time.perf_counter()
-    pw = plan.prepare(be)
-    prepare_s = time.perf_counter() - t
+    with timed(be) as t:
+        pw = plan.prepare(be)
+    prepare_s = t.seconds
+    _warm_up(be, plan, pw, x[0])
     lat, enc, dec, preds, errs = [], [], [], [], []
     layers_sum: dict[str, float] = {p: 0.0 for p in LAYERS}
     kinds_sum: dict[str, dict[str, float]] = {}
     rotations = 0
     for i in range(images):
-        t = time.perf_counter()
-        ct = be.encrypt(plan.pack_image(x[i]))
-        enc.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        out = plan.run(be, ct, pw)                 # untraced: the latency
-        lat.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        logits = plan.unpack_logits(be.decrypt(out))
-        dec.append(time.perf_counter() - t)
-        ev = RecordingBackend(be)                  # traced again: the breakdown
-        plan.run(ev, ct, pw)
-        layers, kinds = breakdown(ev.ops)
-        rotations = count_rotations(ev.ops)
+        times, logits, ops = _one_image(be, plan, pw, x[i])
+        enc.append(times[0])
+        lat.append(times[1])
+        dec.append(times[2])
+        layers, kinds = breakdown(ops)
+        rotations = count_rotations(ops)
         for k, v in layers.items():
             layers_sum[k] = layers_sum.get(k, 0.0) + v
         for k, v in kinds.items():
@@ -127,7 +159,7 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
         mode="per-channel", backend=be.name, n_images=images, params=params.to_dict(), keygen_s=keygen_s,
         prepare_s=prepare_s,
         latency_s={"median": statistics.median(lat), "mean": statistics.fmean(lat), "min": min(lat), "max": max(lat)},
-        encrypt_s=statistics.fmean(enc), decrypt_s=statistics.fmean(dec),
+        warmup_images=WARMUP_IMAGES, encrypt_s=statistics.fmean(enc), decrypt_s=statistics.fmean(dec),
         layers={k: v / images for k, v in layers_sum.items()},
         op_kinds={k: {"count": v["count"] / images, "seconds": v["seconds"] / images} for k, v in kinds_sum.items()},
         rotations=rotations, galois_keys=len(plan.rotation_steps()), key_bytes=_key_memory(be),
@@ -143,9 +175,9 @@ def _bench_batch(model: CnnModel, x: np.ndarray, y: np.ndarray, plain: np.ndarra
                  params: CkksParams, model_bytes: int, say: Callable[[str], None]) -> BenchResult:
     plan = BatchPlan(model, params)
     be = make_backend(backend, params)
-    t = time.perf_counter()
-    be.keygen(rotations=[], relin=True)
-    keygen_s = time.perf_counter() - t
+    with timed(be) as t:
+        be.keygen(rotations=[], relin=True)
+    keygen_s = t.seconds
     ev = RecordingBackend(be, trace_name="mnist-cnn-batch")
     say(f"batch of {len(x)} images: {model.config.features * model.config.kernel ** 2} conv products,"
         f" {model.config.hidden * model.config.features} FC1 products ...")

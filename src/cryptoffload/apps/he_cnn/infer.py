@@ -18,6 +18,9 @@ keys (with only the Galois keys the plan needs), packs and encrypts the image an
 logits; the *server* side -- :meth:`PerChannelPlan.run` on the evaluation keys -- is what
 ``latency`` measures, one thread (SEAL is single-threaded). Weights are encoded once per key
 set (``prepare``), as a server does when a client registers; that time is reported apart.
+Every phase is timed with :func:`~cryptoffload.crypto.ckks.timing.timed`, which waits for the
+backend's device (a GPU's stream) before starting and before stopping: on a GPU a phase's time
+is its kernels', and none of its unfinished work lands in the next phase's time.
 
 Trace: ``infer_image(..., trace_out=path)`` runs everything through a
 :class:`~cryptoffload.crypto.ckks.RecordingBackend` and writes the ``cryptoffload-he-trace/1``
@@ -28,7 +31,6 @@ and ``plan`` describe what produced it.
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
+from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, write_json
 
@@ -105,9 +108,9 @@ def client_and_plan(model: CnnModel, backend: str, params: CkksParams) -> tuple[
     """A per-channel plan and a backend keyed with the Galois keys it needs, and the keygen time."""
     plan = PerChannelPlan(model, params)
     be = make_backend(backend, params)
-    t = time.perf_counter()
-    be.keygen(rotations=plan.rotation_steps(), relin=True)
-    return be, plan, time.perf_counter() - t
+    with timed(be) as t:
+        be.keygen(rotations=plan.rotation_steps(), relin=True)
+    return be, plan, t.seconds
 
 
 def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS, backend: str = "seal",
@@ -122,20 +125,16 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
         img, label = _held_out(index, mnist_dir)
     be, plan, keygen_s = client_and_plan(model, backend, params)
     ev = RecordingBackend(be, trace_name="mnist-cnn-per-channel")
-    t = time.perf_counter()
-    pw = plan.prepare(ev)
-    prepare_s = time.perf_counter() - t
+    with timed(ev) as prepare:
+        pw = plan.prepare(ev)
     ev.set_phase("client")
-    t = time.perf_counter()
-    ct = ev.label(ev.encrypt(plan.pack_image(img)), "image")
-    encrypt_s = time.perf_counter() - t
-    t = time.perf_counter()
-    out = plan.run(ev, ct, pw)
-    evaluate_s = time.perf_counter() - t
+    with timed(ev) as encrypt:
+        ct = ev.label(ev.encrypt(plan.pack_image(img)), "image")
+    with timed(ev) as evaluate:
+        out = plan.run(ev, ct, pw)
     ev.set_phase("client")
-    t = time.perf_counter()
-    logits = plan.unpack_logits(ev.decrypt(out))
-    decrypt_s = time.perf_counter() - t
+    with timed(ev) as decrypt:
+        logits = plan.unpack_logits(ev.decrypt(out))
     plain = model.forward(img)[0]
     layers, kinds = breakdown(ev.ops)
     trace_path = None
@@ -153,8 +152,8 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
         index=index, label=label, prediction=int(np.argmax(logits)), plain_prediction=int(np.argmax(plain)),
         logits=logits.tolist(), plain_logits=plain.tolist(), max_abs_error=float(np.max(np.abs(logits - plain))),
         backend=be.name, params=params.to_dict(),
-        seconds={"keygen": keygen_s, "prepare_weights": prepare_s, "encrypt": encrypt_s, "evaluate": evaluate_s,
-                 "decrypt": decrypt_s},
+        seconds={"keygen": keygen_s, "prepare_weights": prepare.seconds, "encrypt": encrypt.seconds,
+                 "evaluate": evaluate.seconds, "decrypt": decrypt.seconds},
         layers=layers, op_kinds=kinds, rotations=count_rotations(ev.ops), galois_keys=len(plan.rotation_steps()),
         key_bytes=int(sum(be.key_bytes().values())), weight_plaintext_bytes=pw.plaintext_bytes,
         trace_path=trace_path)
@@ -165,21 +164,18 @@ def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | No
     """Encrypt ``x`` per pixel, evaluate, decrypt: logits (n, classes) and phase timings."""
     plan = plan or BatchPlan(model, backend.params)
     ev = ev or backend
-    times: dict[str, float] = {}
-    t = time.perf_counter()
-    bw = plan.prepare(ev)
-    times["prepare"] = time.perf_counter() - t
+    with timed(ev) as prepare:
+        bw = plan.prepare(ev)
     ev.set_phase("client")
-    t = time.perf_counter()
-    cts = [ev.encrypt(v) for v in plan.pack_images(x)]
-    times["encrypt"] = time.perf_counter() - t
-    t = time.perf_counter()
-    outs = plan.run(ev, cts, bw)
-    times["evaluate"] = time.perf_counter() - t
+    with timed(ev) as encrypt:
+        cts = [ev.encrypt(v) for v in plan.pack_images(x)]
+    with timed(ev) as evaluate:
+        outs = plan.run(ev, cts, bw)
     del cts
     ev.set_phase("client")
-    t = time.perf_counter()
-    logits = plan.unpack_logits([ev.decrypt(c) for c in outs], len(x))
-    times["decrypt"] = time.perf_counter() - t
+    with timed(ev) as decrypt:
+        logits = plan.unpack_logits([ev.decrypt(c) for c in outs], len(x))
+    times = {"prepare": prepare.seconds, "encrypt": encrypt.seconds, "evaluate": evaluate.seconds,
+             "decrypt": decrypt.seconds}
     times["plaintext_bytes"] = float(bw.plaintext_bytes)
     return logits, times

@@ -8,6 +8,8 @@ Layout (one concept per module, imports pointing down this list):
 * ``framing`` -- the serialised frame (header, payload, checksum) of ciphertexts and contexts;
 * ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks the
   adapters share), the :class:`Ciphertext`/:class:`Plaintext` handles;
+* ``timing`` -- :func:`timed`, the timer of CKKS work that waits for an asynchronous device
+  (``synchronize``) before starting and before stopping;
 * ``seal``, ``emulator``, ``openfhe`` -- the adapters, imported by name through ``registry``;
 * ``trace`` -- :class:`RecordingBackend`, a backend that records the ops run on it
   (``cryptoffload-he-trace/1``), on a real backend or on a shape-only emulator;
@@ -43,6 +45,7 @@ _EXPORTS = {
     **dict.fromkeys(("KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "pack_frame", "peek_context",
                      "unpack_frame"), "framing"),
     **dict.fromkeys(("CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext"), "backend"),
+    **dict.fromkeys(("Stopwatch", "timed"), "timing"),
     **dict.fromkeys(("TRACE_SCHEMA", "RecordingBackend"), "trace"),
     **dict.fromkeys(("BACKENDS", "backend_class", "backend_from_context", "backend_help", "backend_names",
                      "make_backend"), "registry"),

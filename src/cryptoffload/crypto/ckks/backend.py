@@ -204,6 +204,15 @@ class CkksBackend(BatchedOps, ABC):
         """Name a value (a stored weight, the client's image) and return it unchanged."""
         return obj
 
+    # -- asynchronous devices ----------------------------------------------------------------
+    def synchronize(self) -> None:
+        """Wait until the work queued so far has finished. Why: a device backend (a GPU) queues
+        its kernels and returns before they ran, so a timer stopped right after an op measures
+        the launch, and the unfinished work lands in whatever is timed next; every timer of
+        CKKS work therefore waits here before starting and before stopping
+        (:func:`~cryptoffload.crypto.ckks.timing.timed`). The CPU backends finish each op
+        before returning: nothing to wait for (this default)."""
+
     # -- optional, with defaults -----------------------------------------------------------
     def sub_plain(self, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         """``ct - pt``; default: add the negated encoding (adapters may use the library's op)."""

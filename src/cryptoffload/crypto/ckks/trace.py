@@ -7,8 +7,10 @@ each op reads, and sizes -- which the in-storage study needs to model when bytes
 the accelerator (Lattigo runs its algorithms on a simulated evaluator the same way).
 
 :class:`RecordingBackend` delegates every op to an inner backend and times it (``wall_s``: a
-measured CPU baseline), or, made without one, runs on a shape-only emulator (levels, scales,
-sizes and keys, no values, nothing measured: ``wall_s`` is null) for a program's shape alone.
+measured baseline, taken once the inner backend's device has finished the op -- on a GPU the
+kernels' time, not their launch's), or, made without one, runs on a shape-only emulator
+(levels, scales, sizes and keys, no values, nothing measured: ``wall_s`` is null) for a
+program's shape alone.
 The trace is ``cryptoffload-he-trace/1`` (schema in ``docs/studies/isc-he-cnn.md``), loaded by
 :func:`cryptoffload.workloads.he_trace.load_trace`.
 
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import weakref
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -38,6 +39,7 @@ from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 from cryptoffload.crypto.ckks.emulator import EmulatorBackend
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
+from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.io import atomic_write
 
 __all__ = ["TRACE_SCHEMA", "RecordingBackend"]
@@ -103,6 +105,10 @@ class RecordingBackend(CkksBackend):
     def rotation_plan(self, steps: int) -> list[str]:
         return self.inner.rotation_plan(steps)
 
+    def synchronize(self) -> None:
+        """Wait for the inner backend's device (the interface's default would wait for nothing)."""
+        self.inner.synchronize()
+
     # -- phases and names ----------------------------------------------------------------------
     def set_phase(self, name: str | None) -> None:
         """Label the following ops (a layer name such as ``conv1``)."""
@@ -166,10 +172,12 @@ class RecordingBackend(CkksBackend):
         return i
 
     def _timed(self, call: str, fn: Callable[..., Any], *args: Any, count: int = 1, **kw: Any) -> tuple[Any, Any]:
+        """Run ``fn`` and its wall time on the inner backend's device (:func:`.timing.timed`:
+        the earlier ops' device work is not counted, this op's is), None when simulated."""
         self.calls[call] = self.calls.get(call, 0) + count
-        t = time.perf_counter()
-        out = fn(*args, **kw)
-        return out, (time.perf_counter() - t if self.measured else None)
+        with timed(self.inner) as t:
+            out = fn(*args, **kw)
+        return out, (t.seconds if self.measured else None)
 
     @staticmethod
     def _share(wall: float | None, part: float) -> float | None:
