@@ -42,6 +42,7 @@ from cryptoffload.crypto.ckks.gpu import arith_compose as compose
 from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
 from cryptoffload.crypto.ckks.gpu.launch import CupyExecutor, HostExecutor, Launcher, host_reason
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
+from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import ConfigError
 
 #: kernel set -> (module, array module it runs on or None for any, launch executor or None)
@@ -93,7 +94,15 @@ class Arith:
         return None if self.launcher is None else self.launcher.count
 
     # -- host/device ---------------------------------------------------------------------------
+    def _from_host(self, what: str) -> None:
+        """Refuse a copy from the host while a program is being captured: a CUDA graph cannot
+        hold a synchronous copy, and a replay would not repeat it (the data would be stale)."""
+        if self.launcher is not None and self.launcher.recording:
+            raise CkksError(f"capture: the program copies {what} from the host while it is captured; "
+                            "encode its plaintexts before capturing (a plan's prepare), not inside it")
+
     def asarray(self, a: Any) -> Any:
+        self._from_host("data")
         return self.xp.asarray(a)
 
     def to_host(self, a: Any) -> np.ndarray:
@@ -105,6 +114,7 @@ class Arith:
         key = (host.shape, host.tobytes())
         dev = self._tables.get(key)
         if dev is None:
+            self._from_host("a table")
             dev = self.xp.asarray(host)
             self._tables[key] = dev
         return dev
@@ -121,9 +131,11 @@ class Arith:
         """``a`` as a contiguous array; a copy (one launch on a GPU, counted) only when it is not."""
         if a.flags.c_contiguous:
             return a
-        if self.launcher is not None:
-            self.launcher.count += 1
-        return self.xp.ascontiguousarray(a)
+        if self.launcher is None:
+            return self.xp.ascontiguousarray(a)
+        out = self.xp.empty(a.shape, dtype=a.dtype)
+        self.launcher.copy(out, a)
+        return out
 
     def _flat(self, a: Any, rows: np.ndarray) -> tuple[Any, Any, tuple[int, ...]]:
         shape = a.shape
@@ -134,6 +146,7 @@ class Arith:
         """Device copies of host constants ``make()`` (a tuple of arrays), cached under ``key``."""
         got = self._consts.get(key)
         if got is None:
+            self._from_host("constants")
             got = tuple(self.xp.asarray(c) for c in make())
             self._consts[key] = got
         return got
@@ -194,6 +207,9 @@ class Arith:
         in place, reading them from ``src`` (``buf``'s shape) when given."""
         if not self.fused:
             return compose.transform(self, buf, offsets, primes, inverse, src)
+        if not buf.flags.c_contiguous:
+            raise ValueError("transform works in place: the buffer must be contiguous")
+        src = None if src is None else self.contig(src)
         return self.impl.transform(self.t, buf, self.row_table(offsets, primes), len(offsets), inverse, src)
 
     def permute(self, a: Any, elt: int) -> Any:
@@ -228,8 +244,10 @@ class Arith:
         """Every job of ``plan`` (:mod:`.convplan`), written into ``out``."""
         if not self.fused:
             return compose.convert(self, x, plan, out)
+        if not out.flags.c_contiguous:
+            raise ValueError("convert writes into its output: it must be contiguous")
         dev = self.const(plan.key, lambda: (plan.jobs, *plan.tables))
-        return self.impl.convert(self.t, x, plan, dev, out)
+        return self.impl.convert(self.t, self.contig(x), plan, dev, out)
 
     def ks_inner(self, digits: Any, key: Any, key_rows: np.ndarray, rows: np.ndarray) -> Any:
         """``sum_g digits[g] * key[g, c, key_rows]`` for ``c = 0, 1``: ``(2, R, N)``."""
@@ -245,8 +263,8 @@ class Arith:
         by ``keys[key]`` (``(NK, G', 2, K, N)``) on rows ``qp_rows``: ``(len(items), 2, QP, N)``."""
         if not self.fused:
             return compose.ks_items(self, digits, keys, perms, items, qp_rows)
-        return self.impl.ks_items(self.t, digits, keys, perms, self.table(items), len(items), self.rows(qp_rows),
-                                  self.rows(qp_rows))
+        return self.impl.ks_items(self.t, self.contig(digits), self.contig(keys), self.contig(perms),
+                                  self.table(items), len(items), self.rows(qp_rows), self.rows(qp_rows))
 
     def combine(self, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
                 c_sh: Any) -> Any:
@@ -254,7 +272,9 @@ class Arith:
         conv[i]) * c (+ base[rows at base_off] through perm)``: ``conv``'s shape ``(I, R, N)``."""
         if not self.fused:
             return compose.combine(self, a, conv, base, perms, items, rows, c, c_sh)
-        return self.impl.combine(self.t, a, conv, base, perms, self.table(items), self.rows(rows), c, c_sh)
+        base = None if base is None else self.contig(base)
+        return self.impl.combine(self.t, self.contig(a), self.contig(conv), base, self.contig(perms), self.table(items),
+                                 self.rows(rows), c, c_sh)
 
     # -- products and copies ------------------------------------------------------------------------
     def dot(self, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:

@@ -176,7 +176,8 @@ def dot(t: Any, cts: Sequence[Any], pts: Sequence[Any], rows: Any, acc: Any = No
         use = acc is not None
         t.launch("dot_k", _grid(total), (BLOCK,), (acc if use else out, _i32(int(use)), rows, t.q, t.qinv, _i32(r_count),
                                                    _i32(n), _i32(len(c_part)), np.int64(total), out,
-                                                   *_pointers(t, c_part), *_pointers(t, p_part)))
+                                                   *_pointers(t, c_part), *_pointers(t, p_part)),
+                 keep=tuple(c_part) + tuple(p_part))
         acc = out
     return acc
 
@@ -201,7 +202,7 @@ def gather(t: Any, arrays: Sequence[Any]) -> Any:
         part = arrays[start:start + MAX_TERMS]
         dst = flat[start:start + len(part)]
         t.launch("gather_k", _grid(dst.size), (BLOCK,), (np.int64(each), np.int64(dst.size), dst,
-                                                         *_pointers(t, part)))
+                                                         *_pointers(t, part)), keep=tuple(part))
     return out
 
 

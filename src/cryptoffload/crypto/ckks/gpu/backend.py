@@ -24,7 +24,7 @@ residue and physical prime (a 60-bit logical prime is two words). Serialised obj
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from cryptoffload.crypto.ckks.gpu import serial
 from cryptoffload.crypto.ckks.gpu.device import array_module
 from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
+from cryptoffload.crypto.ckks.gpu.capture import Captured, capture
 from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme, SecretKey
 from cryptoffload.errors import ConfigError
@@ -89,6 +90,12 @@ class RnsCkksBackend(CheckedBackend):
         kernel set, the twin's default -- the launches the GPU would issue for the same work
         (None for the numba and reference kernel sets)."""
         return self.scheme.ar.launches
+
+    def capture(self, fn: Callable[..., Any], *examples: Ciphertext) -> Captured:
+        """``fn`` (ciphertexts -> ciphertext(s), run on this backend) captured once on
+        ``examples`` and replayed for new inputs of the same level, scale and size: a CUDA graph
+        on the GPU, the recorded launches on the twin (:mod:`.capture`)."""
+        return capture(self, fn, examples)
 
     def synchronize(self) -> None:
         """Wait until the device has finished the work queued so far (GPU kernels run

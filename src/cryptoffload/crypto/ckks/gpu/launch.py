@@ -132,6 +132,10 @@ class CupyExecutor:
     def pointer(a: Any) -> np.uint64:
         return np.uint64(a.data.ptr)
 
+    @staticmethod
+    def copy(out: Any, a: Any) -> None:
+        out[...] = a
+
 
 def _c_arg(arg: Any) -> Any:
     if isinstance(arg, np.ndarray):
@@ -176,6 +180,27 @@ class HostExecutor:
             raise AssertionError("a pointer argument is not C-contiguous")
         return np.uint64(a.ctypes.data)
 
+    @staticmethod
+    def copy(out: Any, a: Any) -> None:
+        np.copyto(out, a)
+
+
+class Recording:
+    """The launches of one program as they were issued: each kernel with its arguments, and the
+    arrays they reach through pointers passed by value (kept alive with the recording, so a
+    replay never touches memory that was freed and handed out again)."""
+
+    def __init__(self) -> None:
+        self.launches: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self.keep: list[Any] = []
+
+    def replay(self) -> None:
+        for fn, args in self.launches:
+            fn(*args)
+
+    def __len__(self) -> int:
+        return len(self.launches)
+
 
 class Launcher:
     """Counts, and optionally records, every launch of one kernel set (module docstring)."""
@@ -183,26 +208,39 @@ class Launcher:
     def __init__(self, executor: Any) -> None:
         self.executor = executor
         self.count = 0
-        self._recording: list[tuple[Any, tuple[Any, ...]]] | None = None
+        self._recording: Recording | None = None
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...],
-                 shared_mem: int = 0) -> None:
+                 shared_mem: int = 0, keep: tuple[Any, ...] = ()) -> None:
+        """Launch kernel ``name``; ``keep``: the arrays its pointer arguments point into."""
         fn = self.executor.kernel(name)
-        fn(grid, block, args, shared_mem)
+        self._issue(fn, (grid, block, args, shared_mem), keep)
+
+    def copy(self, out: Any, a: Any) -> None:
+        """``out[...] = a`` (a strided copy: one kernel on a GPU), counted and recorded like a launch."""
+        self._issue(self.executor.copy, (out, a), ())
+
+    def _issue(self, fn: Callable[..., None], args: tuple[Any, ...], keep: tuple[Any, ...]) -> None:
+        fn(*args)
         self.count += 1
         if self._recording is not None:
-            self._recording.append((fn, (grid, block, args, shared_mem)))
+            self._recording.launches.append((fn, args))
+            self._recording.keep.extend(keep)
 
     def pointer(self, a: Any) -> np.uint64:
         return self.executor.pointer(a)
 
-    def start_recording(self) -> None:
-        self._recording = []
+    @property
+    def recording(self) -> bool:
+        return self._recording is not None
 
-    def stop_recording(self) -> list[tuple[Any, tuple[Any, ...]]]:
-        out, self._recording = self._recording or [], None
+    def start_recording(self) -> None:
+        self._recording = Recording()
+
+    def stop_recording(self) -> Recording:
+        out, self._recording = self._recording or Recording(), None
         return out
 
 
-__all__ = ["CupyExecutor", "HostExecutor", "Launcher", "cache_dir", "host_library", "host_reason", "nvrtc_options",
+__all__ = ["CupyExecutor", "HostExecutor", "Launcher", "Recording", "cache_dir", "host_library", "host_reason", "nvrtc_options",
            "source"]
