@@ -72,3 +72,13 @@ def test_batch_times_are_the_device_work(tmp_path: Path, monkeypatch: pytest.Mon
     # the evaluation: its products and the scalar weights it encodes on the way
     assert bb.latency_s["batch"] == LATE_WORK["mul"] * n["mul"] + LATE_FIRST + LATE_WORK["encode"] * (n["encode"] - n_prepare)
     assert bb.decrypt_s == LATE_WORK["decrypt"] * n["decrypt"] + LATE_FIRST
+
+
+def test_the_gpu_twin_counts_launches_and_replays_a_captured_inference():
+    """The GPU path's twin at the HE-CNN's real size: one image's evaluation is at most 500
+    kernel launches (issue 20's target; ~2,450 before the batched ops), the captured inference
+    replays, and the prediction is the plaintext model's."""
+    r = bench(images=1, backend="gpu-twin")
+    assert r.launches_per_image is not None and 0 < r.launches_per_image <= 500
+    assert set(r.replay_latency_s) == {"median", "min", "max"} and r.replay_latency_s["min"] > 0
+    assert r.agreement == 1.0 and r.max_abs_error < 0.05

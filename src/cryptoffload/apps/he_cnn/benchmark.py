@@ -69,6 +69,11 @@ class BenchResult:
     encrypted_accuracy: float = 0.0
     plain_accuracy: float = 0.0
     max_abs_error: float = 0.0
+    #: kernel launches of one image's evaluation (GPU backends and their twin; None elsewhere)
+    launches_per_image: int | None = None
+    #: latency per image through one captured inference replayed (a CUDA graph on the GPU, the
+    #: recorded launches on the twin); empty where the backend cannot capture
+    replay_latency_s: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(asdict(self))
@@ -94,20 +99,42 @@ def _warm_up(be: Any, plan: PerChannelPlan, pw: PreparedWeights, image: np.ndarr
 
 
 def _one_image(be: Any, plan: PerChannelPlan, pw: PreparedWeights,
-               image: np.ndarray) -> tuple[tuple[float, float, float], np.ndarray, list[dict[str, Any]]]:
+               image: np.ndarray) -> tuple[tuple[float, float, float], np.ndarray, list[dict[str, Any]], int | None]:
     """Encrypt, evaluate (untraced: the latency) and decrypt one image, each timed on the
     device (:func:`~cryptoffload.crypto.ckks.timing.timed`: no phase's unfinished work lands
     in the next one's time); then evaluate it again traced, for the breakdown. Returns
-    ``(encrypt_s, latency_s, decrypt_s)``, the logits and the traced ops."""
+    ``(encrypt_s, latency_s, decrypt_s)``, the logits, the traced ops and the evaluation's
+    kernel launches (None where the backend does not count them)."""
     with timed(be) as enc:
         ct = be.encrypt(plan.pack_image(image))
+    before = getattr(be, "kernel_launches", None)
     with timed(be) as lat:
         out = plan.run(be, ct, pw)
+    launches = None if before is None else be.kernel_launches - before
     with timed(be) as dec:
         logits = plan.unpack_logits(be.decrypt(out))
     ev = RecordingBackend(be)
     plan.run(ev, ct, pw)
-    return (enc.seconds, lat.seconds, dec.seconds), logits, ev.ops
+    return (enc.seconds, lat.seconds, dec.seconds), logits, ev.ops, launches
+
+
+def _replayed(be: Any, plan: PerChannelPlan, pw: PreparedWeights, x: np.ndarray) -> dict[str, float]:
+    """Latency per image through one inference captured once and replayed for every image (on
+    a GPU a CUDA graph: one launch instead of hundreds, the host out of the loop); empty where
+    the backend cannot capture. (That a replay computes the direct run's ciphertext bit for bit
+    is what tests/crypto/ckks/gpu/test_capture.py holds.)"""
+    capture = getattr(be, "capture", None)
+    if capture is None or getattr(be, "kernel_launches", None) is None:
+        return {}
+    prog = capture(lambda c: plan.run(be, c, pw), be.encrypt(plan.pack_image(x[0])))
+    lat = []
+    for img in x:
+        ct = be.encrypt(plan.pack_image(img))
+        with timed(be) as t:
+            out = prog(ct)
+        lat.append(t.seconds)
+        del out
+    return {"median": statistics.median(lat), "min": min(lat), "max": max(lat)}
 
 
 def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: bool = False, *,
@@ -139,7 +166,7 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
     kinds_sum: dict[str, dict[str, float]] = {}
     rotations = 0
     for i in range(images):
-        times, logits, ops = _one_image(be, plan, pw, x[i])
+        times, logits, ops, launches = _one_image(be, plan, pw, x[i])
         enc.append(times[0])
         lat.append(times[1])
         dec.append(times[2])
@@ -168,7 +195,7 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
         public_context_bytes=len(be.public_context()),
         agreement=float(np.mean(preds_a == np.argmax(plain, axis=1))),
         encrypted_accuracy=float(np.mean(preds_a == y)), plain_accuracy=float(np.mean(np.argmax(plain, axis=1) == y)),
-        max_abs_error=max(errs))
+        max_abs_error=max(errs), launches_per_image=launches, replay_latency_s=_replayed(be, plan, pw, x))
 
 
 def _bench_batch(model: CnnModel, x: np.ndarray, y: np.ndarray, plain: np.ndarray, backend: str,
