@@ -28,3 +28,22 @@ def test_bench_on_emulator(tmp_path: Path) -> None:
     assert bb.images_per_s > 0 and bb.capacity_images_per_s == pytest.approx(8192 / bb.batch_s)
     with pytest.raises(ConfigError, match="--images"):
         bench(0, DEFAULT_WEIGHTS, backend="emulator")
+
+
+def test_clocks_stop_after_the_device_is_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gpu backend runs asynchronously: each timed region (encryption, evaluation; a batch's
+    encryption and evaluation) ends with the backend's synchronize, so its clock counts the
+    device's work and not only the launches."""
+    from cryptoffload.apps.he_cnn import benchmark, infer
+    from cryptoffload.crypto.ckks.emulator import EmulatorBackend
+
+    waits = []
+    monkeypatch.setattr(EmulatorBackend, "synchronize", lambda self: waits.append(1), raising=False)
+    bench(2, DEFAULT_WEIGHTS, batch=False, backend="emulator")
+    assert len(waits) == 2 * 3                 # per image: before encrypting, after it, after evaluating
+    waits.clear()
+    small = CnnModel.init(ModelConfig(channels=1, hidden=4), np.random.default_rng(0)).save(tmp_path / "s.npz")
+    bench(4, small, batch=True, backend="emulator")
+    assert len(waits) == 3
+    infer.sync(object())                       # a backend without synchronize: nothing to wait for
+    assert benchmark.sync is infer.sync

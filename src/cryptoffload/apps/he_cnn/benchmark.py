@@ -23,7 +23,7 @@ import numpy as np
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import load_mnist
-from cryptoffload.apps.he_cnn.infer import LAYERS, breakdown, client_and_plan, count_rotations, run_batch
+from cryptoffload.apps.he_cnn.infer import LAYERS, breakdown, client_and_plan, count_rotations, run_batch, sync
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
@@ -100,11 +100,14 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
     kinds_sum: dict[str, dict[str, float]] = {}
     rotations = 0
     for i in range(images):
+        sync(be)
         t = time.perf_counter()
         ct = be.encrypt(plan.pack_image(x[i]))
+        sync(be)
         enc.append(time.perf_counter() - t)
         t = time.perf_counter()
-        out = plan.run(be, ct, pw)                 # untraced: the latency
+        out = plan.run(be, ct, pw)                 # untraced: the latency, until the device is done
+        sync(be)
         lat.append(time.perf_counter() - t)
         t = time.perf_counter()
         logits = plan.unpack_logits(be.decrypt(out))

@@ -57,6 +57,14 @@ def _held_out(index: int, mnist_dir: str | Path | None) -> tuple[np.ndarray, int
     return data.x_test[index], int(data.y_test[index])
 
 
+def sync(backend: Any) -> None:
+    """Wait until ``backend``'s device has finished what was queued (the ``gpu`` backend runs
+    asynchronously: a clock read before this stops early); nothing on a CPU backend."""
+    wait = getattr(backend, "synchronize", None)
+    if callable(wait):
+        wait()
+
+
 def breakdown(ops: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Seconds per layer and (count, seconds) per op kind of a trace's server-side ops."""
     layers: dict[str, float] = {p: 0.0 for p in LAYERS}
@@ -170,11 +178,14 @@ def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | No
     bw = plan.prepare(ev)
     times["prepare"] = time.perf_counter() - t
     ev.set_phase("client")
+    sync(backend)
     t = time.perf_counter()
     cts = [ev.encrypt(v) for v in plan.pack_images(x)]
+    sync(backend)
     times["encrypt"] = time.perf_counter() - t
     t = time.perf_counter()
     outs = plan.run(ev, cts, bw)
+    sync(backend)
     times["evaluate"] = time.perf_counter() - t
     del cts
     ev.set_phase("client")
