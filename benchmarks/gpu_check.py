@@ -39,6 +39,7 @@ before anything is installed. The invocation is in benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -416,7 +417,8 @@ def run_all(args: argparse.Namespace) -> int:
         results["tests"]["counts"] = test_counts(out / files["tests"])
     data = {name: _load(out / files[key]) for name, key in (("paillier", "paillier"), ("ckks", "ckks"),
                                                              ("peer", "peer"), ("batch", "batch")) if key in files}
-    summary = {"mode": mode, "facts": facts, "environment": installed, "budget_s": budget,
+    summary = {"mode": mode, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "facts": facts, "environment": installed, "budget_s": budget,
                "wall_s": round(time.monotonic() - t0, 1), "steps": results,
                "figures": figures(mode, data, results), "out": str(out)}
     (out / files["summary"]).write_text("{}")     # counted among the files below
