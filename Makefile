@@ -88,3 +88,26 @@ bench-bootstrap: openfhe-venv
 	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
 	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python benchmarks/bench_bootstrap_openfhe.py; \
 	fi
+
+# The lent GPU machine (benchmarks/README.md). `make gpu-wheels` (here, where PyPI is reachable)
+# downloads into .whl/ the wheels its Python 3.12 lacks, pinned as pyproject.toml pins them, and
+# this checkout's native Paillier core (PEER=1: also DESILO's CUDA wheel, a benchmark baseline
+# only). `make gpu-check` runs the GPU-path tests, both GPU benchmarks and `calibrate gpu` within
+# a time budget (BUDGET seconds; default 420 on a GPU) into OUT, at most 8 files, and prints one
+# screen of figures beside their targets; without a GPU the same steps run on the CPU twins (a
+# dry run, as CI runs it). With .whl/ and no venv (the GPU machine, which cannot install the
+# project) it runs on python3 with the missing wheels; else on the venv's $(BIN)/python.
+OUT ?= out/gpu-check
+BUDGET ?=
+.PHONY: gpu-wheels gpu-check
+
+gpu-wheels:
+	$(PYTHON) benchmarks/gpu_check.py wheels $(if $(PEER),--peer)
+
+gpu-check:
+	@if [ -d .whl ] && [ ! -x $(BIN)/python ]; then \
+	  python3 benchmarks/gpu_check.py run --wheels .whl --out "$(OUT)" $(if $(BUDGET),--budget $(BUDGET)); \
+	else \
+	  $(MAKE) --no-print-directory $(STAMP) && \
+	  $(BIN)/python benchmarks/gpu_check.py run --out "$(OUT)" $(if $(BUDGET),--budget $(BUDGET)); \
+	fi

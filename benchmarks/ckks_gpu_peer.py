@@ -32,7 +32,8 @@ max_level=, mode="gpu")``, ``create_secret_key``, ``create_public_key``,
 ``multiply(ct, ct, relinearization_key)``, ``multiply(ct, pt)``, ``add``, ``rescale``. Each call
 is guarded: a missing method is reported, not guessed.
 
-On the GPU machine (from this repository's root, here):
+``make gpu-check`` runs it on the GPU machine where the wheel was carried (``make gpu-wheels
+PEER=1``; benchmarks/README.md). By hand (from this repository's root, here):
 
     echo /.whl/ >> .git/info/exclude
     python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \\

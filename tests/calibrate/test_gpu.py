@@ -80,3 +80,12 @@ def test_bench_inputs_are_real_ciphertexts(bench: cg.GpuBench) -> None:
     assert bench.sk.raw_decrypt_many(cts) == msgs
     out = from_limbs(rt.download(bench.launch("decrypt", 4, bench.device_inputs("decrypt", 4, s), s), s))
     assert out == msgs
+
+
+def test_a_missing_profile_writer_is_said_before_anything_is_measured(tmp_path, monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tomli_w", None)
+    monkeypatch.setattr(cg, "GpuBench", lambda *a, **k: pytest.fail("measured before checking the writer"))
+    with pytest.raises(BackendUnavailable, match="tomli-w"):
+        cg.calibrate_gpu(tmp_path / "gpu.toml", device="cpu-twin")

@@ -306,3 +306,26 @@ def test_write_refuses_a_value_its_field_cannot_hold(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match="a count"):
         write_profile(tmp_path / "p.toml", _meta(), {"board.slots": ProfileValue(1.5, "measured")})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_needs_no_toml_writer_and_writing_says_it_is_missing(tmp_path: Path, monkeypatch) -> None:
+    """tomli-w is imported when a profile is written, not when one is read: the GPU machine
+    reads profiles before its wheels are installed; without it, writing is one line."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['tomli_w'] = None\n"
+            "from cryptoffload.profiles import load_profile, builtin_profile_path\n"
+            "from cryptoffload.calibrate import gpu\n"
+            "print('read ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "read ok" in proc.stdout, proc.stderr[-1000:]
+    from cryptoffload.errors import BackendUnavailable
+    from cryptoffload.profiles import loader
+
+    monkeypatch.setitem(sys.modules, "tomli_w", None)
+    with pytest.raises(BackendUnavailable, match=r"^writing a profile needs tomli-w \(pip install tomli-w==1\.2\.0\)"):
+        write_profile(tmp_path / "p.toml", {"name": "x", "kind": "measured", "description": "d"},
+                      {"a.b": ProfileValue(1.0, "here")})
+    with pytest.raises(BackendUnavailable):
+        loader.toml_writer()

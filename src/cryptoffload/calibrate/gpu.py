@@ -37,7 +37,7 @@ from cryptoffload.crypto._native import gpu_runtime as gr
 from cryptoffload.crypto.paillier_gpu import GpuDecryptor, GpuPaillier, random_exponents
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
-from cryptoffload.profiles.loader import ProfileValue, write_profile
+from cryptoffload.profiles.loader import ProfileValue, toml_writer, write_profile
 from cryptoffload.sim.gpu import OPS, check_batches
 
 DEFAULT_FIT_BATCHES = (8192, 65536, 262144)
@@ -245,6 +245,7 @@ def calibrate_gpu(out: str | Path, *, device: str = "cuda", device_index: int = 
     from cryptoffload.crypto.paillier import check_key_bits
 
     check_key_bits(bits, insecure_study_size=True)
+    toml_writer()   # before minutes of measuring: a missing writer is said now
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"repeats must be a positive integer, got {repeats!r}")
     rt = gr.get_runtime(device, device_index)

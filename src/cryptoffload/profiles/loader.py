@@ -24,15 +24,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-import tomli_w
-
-from cryptoffload.errors import ProfileError
+from cryptoffload.errors import BackendUnavailable, ProfileError
 from cryptoffload.io import atomic_write
 from cryptoffload.profiles.rules import check_bounds, check_value
 
 PROFILE_KINDS = ("cited", "measured", "derived")
 MAX_PROFILE_BYTES = 4 * 1024 * 1024  # the largest built-in profile is a few KB
 MAX_DEPTH = 16  # dotted levels of a field name (the built-in profiles use at most 4)
+
+
+def toml_writer() -> Any:
+    """The ``tomli_w`` module, imported on first use: only writing a profile needs it (reading
+    uses the standard library), so a machine without it -- the lent GPU machine before its
+    wheels are installed -- still imports everything that reads profiles. Raises
+    :class:`BackendUnavailable` (one line) without it; a calibration calls this before it
+    measures, so a missing writer is said before minutes of measuring, not after."""
+    try:
+        import tomli_w  # noqa: PLC0415 -- a dependency, imported where it is used
+    except ImportError as exc:
+        raise BackendUnavailable(f"writing a profile needs tomli-w (pip install tomli-w==1.2.0): {exc}") from None
+    return tomli_w
 
 
 @dataclass(frozen=True)
@@ -195,6 +206,6 @@ def write_profile(
         for part in parts[:-1]:
             node = node.setdefault(part, {})
         node[parts[-1]] = {"value": raw, "source": pv.source}
-    text = tomli_w.dumps(tree)
+    text = toml_writer().dumps(tree)
     out.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(out, text)

@@ -47,3 +47,28 @@ def test_the_probe_builds_the_smallest_kernel(monkeypatch: pytest.MonkeyPatch) -
     assert gpu_cuda.cuda_reason() == "no"
     ((options, name),) = seen
     assert name == "copg_mulmod_16" and "-DCOPG_ONLY_KERNEL=COPG_ENTRY_mulmod" in options
+
+
+def test_precompile_refuses_without_a_gpu() -> None:
+    if gpu_cuda.cuda_reason() is None:
+        pytest.skip("a CUDA GPU is present")
+    with pytest.raises(BackendUnavailable):
+        gpu_cuda.precompile([("mulmod", 16)])
+
+
+def test_precompile_builds_each_module_once_costliest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One worker (in this process, so the build can be watched): repeats dropped, the
+    costliest (kernel, width) first, another source's probe run after, its reason an error."""
+    built = []
+    monkeypatch.setattr(gpu_cuda, "cuda_reason", lambda: None)
+    monkeypatch.setattr(gpu_cuda.cuda, "kernel", lambda source, options, name: built.append(name))
+    got = gpu_cuda.precompile([("mulmod", 16), ("crt_decrypt", 32), ("fb_encrypt", 64), ("mulmod", 16)],
+                              also=[lambda: "the CKKS kernels cannot be built"], workers=1)
+    assert built == ["copg_crt_decrypt_32", "copg_fb_encrypt_64", "copg_mulmod_16"]   # 3.9 s, 1.6 s, 0.4 s
+    assert set(got["modules"]) == {"fb_encrypt@64", "crt_decrypt@32", "mulmod@16"} and got["workers"] == 1
+    assert list(got["errors"].values()) == ["the CKKS kernels cannot be built"]
+
+
+def test_compile_order_puts_the_longest_compilation_first() -> None:
+    order = gpu_cuda.compile_order([("mulmod", 192), ("crt_decrypt", 96), ("powm", 16), ("crt_decrypt", 96)])
+    assert order == [("crt_decrypt", 96), ("mulmod", 192), ("powm", 16)]

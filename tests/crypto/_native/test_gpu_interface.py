@@ -74,3 +74,11 @@ def test_check_args_refuses_what_a_kernel_would_misread() -> None:
         gi.check_args("mulmod", 16, (2, _fake_cupy_array(np.uint32, False), a, ctx, out))
     with pytest.raises(TypeError, match="uint32"):
         gi.check_args("mulmod", 16, (2, _fake_cupy_array(np.uint64, True), a, ctx, out))
+
+
+def test_key_kernels_are_the_modules_a_key_size_launches() -> None:
+    assert gi.key_kernels(1024) == [("fb_table", 64), ("fb_encrypt", 64), ("crt_decrypt", 32), ("col_reduce", 64)]
+    assert gi.key_kernels(2048, ("encrypt",)) == [("fb_table", 128), ("fb_encrypt", 128)]
+    assert gi.key_kernels(3072, ("decrypt",)) == [("crt_decrypt", 96)]
+    with pytest.raises(ConfigError, match="unknown Paillier GPU operation"):
+        gi.key_kernels(1024, ("sign",))

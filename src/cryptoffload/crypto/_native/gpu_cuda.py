@@ -18,7 +18,11 @@ line and :class:`CupyRuntime` raises :class:`~cryptoffload.errors.BackendUnavail
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import multiprocessing as mp
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -31,6 +35,9 @@ from cryptoffload.errors import BackendUnavailable, ConfigError
 _SCALARS = {"u64": np.uint64, "i32": np.int32, "u32": np.uint32}
 #: The probe's kernel: the smallest module there is (one Montgomery product, 16 limbs).
 PROBE = ("mulmod", 16)
+#: Relative NVRTC cost of each kernel at one width (CPU seconds at 64 limbs, the table in
+#: docs/crypto/paillier-gpu.md); a module's cost grows about with the width squared.
+COMPILE_COST = {"mulmod": 1.3, "powm": 3.3, "fb_table": 3.6, "fb_encrypt": 1.6, "col_reduce": 1.0, "crt_decrypt": 9.4}
 
 
 def cuda_reason() -> str | None:
@@ -39,6 +46,60 @@ def cuda_reason() -> str | None:
     kernel, width = PROBE
     return cuda.build_reason(kernel_source(), nvrtc_options(kernel, width), symbol(kernel, width),
                              "the Paillier kernels (paillier_gpu.cu)")
+
+
+def compile_kernel(kernel: str, width: int) -> float:
+    """Build and load ``kernel`` at ``width`` limbs in this process (NVRTC, or CuPy's on-disk
+    cache where an earlier process built it); the seconds it took."""
+    t = time.perf_counter()
+    cuda.kernel(kernel_source(), nvrtc_options(kernel, width), symbol(kernel, width))
+    return time.perf_counter() - t
+
+
+def _run_job(job: tuple[str, Callable[..., Any], tuple[Any, ...]]) -> tuple[str, float, str | None]:
+    name, fn, args = job
+    t = time.perf_counter()
+    try:
+        got = fn(*args)
+    except Exception as exc:  # noqa: BLE001 - NVRTC and driver errors have CuPy's own types
+        return name, time.perf_counter() - t, f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return name, time.perf_counter() - t, got if isinstance(got, str) else None
+
+
+def compile_order(pairs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``pairs`` without repeats, the costliest compilation first (so the longest one starts at
+    once and the short ones fill the other workers)."""
+    return sorted(set(pairs), key=lambda p: (-COMPILE_COST.get(p[0], 1.0) * p[1] ** 2, p))
+
+
+def precompile(pairs: Sequence[tuple[str, int]], also: Sequence[Callable[[], Any]] = (),
+               workers: int | None = None) -> dict[str, Any]:
+    """Build the modules ``pairs`` ((kernel, width) of ``paillier_gpu.cu``), and run the
+    callables ``also`` (other sources' builds, e.g. the CKKS kernels' probe, whose returned
+    string, if any, is that job's error), concurrently in
+    worker processes, so their binaries are in CuPy's disk cache before anything is timed: a
+    process that launches them later loads them instead of compiling. Only what is named is
+    built (each (kernel, width) is its own NVRTC compilation, up to a minute of CPU).
+
+    Returns ``{"modules": {name: seconds}, "errors": {name: one line}, "workers": n,
+    "wall_s": s}``; a module that failed here fails again, with its error, where it is used.
+    ``workers`` defaults to the cores less one; 1 builds in this process."""
+    reason = cuda_reason()
+    if reason is not None:
+        raise BackendUnavailable(reason)
+    jobs: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+        (f"{k}@{w}", compile_kernel, (k, w)) for k, w in compile_order(pairs)]
+    jobs += [(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__name__', 'build')}", fn, ()) for fn in also]
+    n = max(1, min(len(jobs), workers if workers is not None else (os.cpu_count() or 2) - 1))
+    t = time.perf_counter()
+    if n == 1:
+        done = [_run_job(j) for j in jobs]
+    else:
+        with ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as pool:
+            done = list(pool.map(_run_job, jobs))
+    return {"modules": {name: sec for name, sec, err in done if err is None},
+            "errors": {name: err for name, _, err in done if err is not None},
+            "workers": n, "wall_s": time.perf_counter() - t}
 
 
 class _CudaStream(Stream):

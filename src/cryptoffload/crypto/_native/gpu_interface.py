@@ -56,6 +56,20 @@ def width_for_bits(bits: int) -> int:
                       f"({32 * WIDTHS[-1]} bits, n = {16 * WIDTHS[-1]}-bit keys)")
 
 
+def key_kernels(bits: int, ops: Sequence[str] = ("encrypt", "decrypt", "aggregate")) -> list[tuple[str, int]]:
+    """The (kernel, width) modules a ``bits``-bit Paillier key launches for ``ops``: DJN
+    encryption builds its table and encrypts at n^2's width, aggregation reduces columns there,
+    CRT decryption works at p^2's width (n's, for balanced factors). What a run compiles ahead
+    of timing, and nothing more (each module is an NVRTC compilation: seconds to a minute)."""
+    wide, half = width_for_bits(2 * bits), width_for_bits(bits)
+    per_op = {"encrypt": [("fb_table", wide), ("fb_encrypt", wide)], "aggregate": [("col_reduce", wide)],
+              "decrypt": [("crt_decrypt", half)]}
+    unknown = [op for op in ops if op not in per_op]
+    if unknown:
+        raise ConfigError(f"unknown Paillier GPU operation(s) {unknown}; choose from {', '.join(per_op)}")
+    return [pair for op in ops for pair in per_op[op]]
+
+
 def check_args(kernel: str, width: int, args: Sequence[Any]) -> tuple[tuple[str, str], ...]:
     """The kernel's argument table, after checking ``args`` against it: the width exists, the
     count matches, arrays are C-contiguous ``uint32`` (NumPy or CuPy alike), outputs writable,

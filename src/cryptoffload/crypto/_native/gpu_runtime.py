@@ -4,7 +4,7 @@ both behind :class:`~.gpu_interface.Runtime`.
 
 :func:`get_runtime` hands out one shared runtime per device; :func:`cuda_reason` and
 :func:`twin_reason` say in one line why a device cannot run here. The names the algorithms use
-(``Runtime``, ``Stream``, ``width_for_bits``, ``WIDTHS``) are re-exported from here.
+(``Runtime``, ``Stream``, ``width_for_bits``, ``key_kernels``, ``WIDTHS``) are re-exported from here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 
 from cryptoffload.crypto._native.gpu_cuda import CupyRuntime, cuda_reason
 from cryptoffload.crypto._native.gpu_interface import (
-    THREADS_PER_BLOCK, Runtime, Stream, check_args, kernel_source, nvrtc_options, width_for_bits)
+    THREADS_PER_BLOCK, Runtime, Stream, check_args, kernel_source, key_kernels, nvrtc_options, width_for_bits)
 from cryptoffload.crypto._native.gpu_kernels import WIDTHS
 from cryptoffload.crypto._native.gpu_twin import TwinRuntime, twin_reason
 from cryptoffload.errors import ConfigError
@@ -46,5 +46,5 @@ def get_runtime(device: str = "cuda", index: int = 0) -> Runtime:
 
 
 __all__ = ["DEVICES", "THREADS_PER_BLOCK", "WIDTHS", "CupyRuntime", "Runtime", "Stream", "TwinRuntime",
-           "check_args", "cuda_reason", "device_reason", "get_runtime", "kernel_source", "nvrtc_options",
+           "check_args", "cuda_reason", "device_reason", "get_runtime", "kernel_source", "key_kernels", "nvrtc_options",
            "twin_reason", "width_for_bits"]
