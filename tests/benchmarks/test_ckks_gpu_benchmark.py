@@ -13,16 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from .bench_helpers import ROOT, benchmark_module
 
 
 @pytest.fixture(scope="module")
 def cg():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        yield importlib.import_module("ckks_gpu")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    return benchmark_module("ckks_gpu")
 
 
 class FakeDevice:

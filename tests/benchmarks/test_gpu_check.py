@@ -11,16 +11,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from .bench_helpers import ROOT, benchmark_module
 
 
 @pytest.fixture(scope="module")
 def gc():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        yield importlib.import_module("gpu_check")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    return benchmark_module("gpu_check")
 
 
 @pytest.fixture(scope="module")

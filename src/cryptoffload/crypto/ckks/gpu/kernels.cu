@@ -149,6 +149,9 @@ HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src,
 // memory, T threads doing one butterfly each per stage. Block b: column block b % K of row b / K
 // (K blocks per row, like the chunks of ntt_tail). So a transform is two launches: these stages,
 // then the chunked ones.
+// Where shared word e of a column block lies in its row (from the block's first column).
+HD i64 column_word(int e, int T, int G) { return (e % G) + (i64)2 * T * (e / G); }
+
 template <class Each>
 HD void ntt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
                         const u64* psi, const u64* psi_sh, int n) {
@@ -158,20 +161,14 @@ HD void ntt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src,
     i64 off = tab[2 * r] * n + cb * G;
     u64* x = a + off;
     const u64* xs = src + off;
-    each([&](int t) {
-        s[t] = xs[(t % G) + (i64)2 * T * (t / G)];
-        s[t + T] = xs[((t + T) % G) + (i64)2 * T * ((t + T) / G)];
-    });
+    each([&](int t) { s[t] = xs[column_word(t, T, G)]; s[t + T] = xs[column_word(t + T, T, G)]; });
     for (int hl = K / 2, m = 1; hl >= 1; hl >>= 1, m <<= 1)
         each([&](int t) {
             int g = t % G, bb = t / G, il = bb / hl;
             int kk = 2 * il * hl + bb % hl;
             ct_butterfly(s + g, s + g, kk * G, hl * G, psi[k * n + m + il], psi_sh[k * n + m + il], q[k]);
         });
-    each([&](int t) {
-        x[(t % G) + (i64)2 * T * (t / G)] = s[t];
-        x[((t + T) % G) + (i64)2 * T * ((t + T) / G)] = s[t + T];
-    });
+    each([&](int t) { x[column_word(t, T, G)] = s[t]; x[column_word(t + T, T, G)] = s[t + T]; });
 }
 
 // The inverse's last stages, then the multiplication by n^-1.
@@ -184,10 +181,7 @@ HD void intt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src
     i64 off = tab[2 * r] * n + cb * G;
     u64* x = a + off;
     const u64* xs = src + off;
-    each([&](int t) {
-        s[t] = xs[(t % G) + (i64)2 * T * (t / G)];
-        s[t + T] = xs[((t + T) % G) + (i64)2 * T * ((t + T) / G)];
-    });
+    each([&](int t) { s[t] = xs[column_word(t, T, G)]; s[t + T] = xs[column_word(t + T, T, G)]; });
     for (int hl = 1, half = K / 2; hl <= K / 2; hl <<= 1, half >>= 1)
         each([&](int t) {
             int g = t % G, bb = t / G, il = bb / hl;
@@ -195,8 +189,8 @@ HD void intt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src
             gs_butterfly(s + g, s + g, kk * G, hl * G, ipsi[k * n + half + il], ipsi_sh[k * n + half + il], q[k]);
         });
     each([&](int t) {
-        x[(t % G) + (i64)2 * T * (t / G)] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
-        x[((t + T) % G) + (i64)2 * T * ((t + T) / G)] = shoup_mul(s[t + T], ninv[k], ninv_sh[k], q[k]);
+        x[column_word(t, T, G)] = shoup_mul(s[t], ninv[k], ninv_sh[k], q[k]);
+        x[column_word(t + T, T, G)] = shoup_mul(s[t + T], ninv[k], ninv_sh[k], q[k]);
     });
 }
 
