@@ -33,7 +33,7 @@ def cp():
 @pytest.mark.parametrize("n", [1024, 4096, 16384, 65536])
 def test_every_kernel_matches_the_twin(cp, n):
     ring = RnsRing(prime_chain(n, (40, 30, 30, 60)))
-    twin, gpu, ref = Arith(ring, np, "cuda-host"), Arith(ring, cp, "cuda"), Arith(ring, cp, "ref")
+    twin, gpu, ref = Arith(ring, np), Arith(ring, cp, "cuda"), Arith(ring, cp, "ref")   # the twin: cuda-host, or numba without g++
     rng = np.random.default_rng(n)
     rows = np.arange(ring.rows)
     a = rng.integers(0, 2 ** 62, size=(2, ring.rows, n)).astype(np.uint64) % ring.q[:, None]
