@@ -93,25 +93,15 @@ class BatchPlan:
         return BatchWeights(out, total, len(out))
 
     @staticmethod
-    def _scalar(ev: Any, ct: Any, w: float, name: str) -> Any:
-        pt = ev.label(ev.encode(w, level=ev.level(ct)), name)
-        return ev.mul_plain(ct, pt)
-
-    def _dense(self, ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
-        outs = []
-        for r in range(W.shape[0]):
-            acc = None
-            for p, x in enumerate(xs):
-                w = float(W[r, p])
-                if w == 0.0:
-                    continue
-                term = self._scalar(ev, x, w, f"{name}.w[{r},{p}]")
-                acc = term if acc is None else ev.add(acc, term)
+    def _dense(ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
+        """``rescale(W x + b)``: the products as one batched op (a GPU backend runs the whole
+        layer in one launch; elsewhere the scalar products one by one), then the biases and
+        the rescales."""
+        accs = ev.mul_scalar_sums(xs, W, name)
+        for r, acc in enumerate(accs):
             if acc is None:
                 raise ConfigError(f"{name}: row {r} has only zero weights")
-            acc = ev.add_plain(acc, ev.encode(float(b[r]), like=acc))
-            outs.append(ev.rescale(acc))
-        return outs
+        return ev.rescale_many([ev.add_plain(acc, ev.encode(float(b[r]), like=acc)) for r, acc in enumerate(accs)])
 
     def run(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
         c, sq = self.config, self.model

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 
 class BatchedOps:
     """Mixin: the batched ops as loops over the single ops of the class it is mixed into."""
@@ -38,6 +40,23 @@ class BatchedOps:
     def rotate_each(self, cts: Sequence[Any], steps: Sequence[int]) -> list[Any]:
         """Ciphertext ``i`` rotated by ``steps[i]`` (a step of 0 leaves it as it is)."""
         return [self.rotate(c, s) if s else c for c, s in zip(cts, steps)]  # type: ignore[attr-defined]
+
+    def mul_scalar_sums(self, cts: Sequence[Any], weights: Any, name: str = "w") -> list[Any]:
+        """A dense layer of scalar weights: ``[sum_p weights[r, p] * cts[p] for r]``, each weight
+        a constant plaintext at its ciphertext's level and the default scale (labelled
+        ``name.w[r,p]``), zero weights skipped, ``None`` for a row of zeros. What CryptoNets'
+        per-pixel batching does in its dense layers (``apps/he_cnn/batching.py``)."""
+        out = []
+        for r, row in enumerate(np.asarray(weights, dtype=np.float64)):
+            acc = None
+            for p, w in enumerate(row):
+                if w == 0.0:
+                    continue
+                pt = self.label(self.encode(float(w), level=self.level(cts[p])), f"{name}.w[{r},{p}]")  # type: ignore[attr-defined]
+                term = self.mul_plain(cts[p], pt)  # type: ignore[attr-defined]
+                acc = term if acc is None else self.add(acc, term)  # type: ignore[attr-defined]
+            out.append(acc)
+        return out
 
     def add_many(self, cts: Sequence[Any]) -> Any:
         """``((c0 + c1) + c2) + ...``."""

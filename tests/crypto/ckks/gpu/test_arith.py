@@ -217,3 +217,19 @@ def test_the_launch_code_counts_its_launches(host_lib):
     cu.ntt(a.copy(), rows)           # N = 4096: one global stage (h = 2048), then the shared-memory tail
     assert cu.launches - before == 1 + 2 + 2
     assert Arith(RING, np, "numba").launches is None
+
+
+@SEEDS
+@given(seed=st.integers(0, 2 ** 32))
+def test_a_dense_layer_of_constants(impls, seed):
+    from cryptoffload.crypto.ckks.gpu.ring import shoup
+
+    rng = np.random.default_rng(seed)
+    rows = np.array([0, 2, 3])
+    x = np.stack([rand(rng, rows, (2,)) for _ in range(5)])          # (P=5, S=2, R=3, N)
+    c = rng.integers(0, 2 ** 40, size=(3, 5, 3)).astype(np.uint64) % RING.q[rows]
+    c_sh = shoup(c, RING.q[rows])
+    out = agree(impls, lambda ar: ar.lincomb(x, ar.asarray(c), ar.asarray(c_sh), rows))
+    q = RING.q[rows][:, None]
+    want = sum((x[p, 1] * c[2, p][:, None]) % q for p in range(5)) % q
+    assert np.array_equal(out[2, 1], want)

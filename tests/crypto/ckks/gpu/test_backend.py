@@ -266,3 +266,32 @@ def test_keygen_leaves_no_copy_of_a_secret_derived_key_behind(monkeypatch):
     assert wiped and all(not a.any() for a in wiped)
     digits = len(b.scheme.ring.digits)
     assert len(wiped) == 3 * (1 + 2 * digits)   # relin + 2 Galois keys: each s_from, and per digit two temporaries
+
+
+def test_a_dense_layer_of_scalar_weights_is_the_encoded_products_sum(twin):
+    """mul_scalar_sums in one launch equals the interface's loop (encode each weight, mul_plain,
+    add) -- the constants are what encoding gives -- and a row of zeros is None."""
+    from cryptoffload.crypto.ckks.batched import BatchedOps
+
+    rng = np.random.default_rng(11)
+    xs = [twin.encrypt(rng.uniform(-1, 1, twin.slots)) for _ in range(5)]
+    w = rng.uniform(-0.5, 0.5, (3, 5))
+    w[1] = 0.0
+    w[2, 3] = 0.0
+    before = twin.kernel_launches
+    got = twin.mul_scalar_sums(xs, w, "fc")
+    assert twin.kernel_launches - before == 2        # the gather, the layer
+    want = BatchedOps.mul_scalar_sums(twin, xs, w, "fc")
+    assert got[1] is None and want[1] is None
+    for g, v in zip([got[0], got[2]], [want[0], want[2]]):
+        assert np.array_equal(g.raw.data, v.raw.data)
+    plain = np.stack([twin.decrypt(x) for x in xs])
+    close(twin.decrypt(got[0]), w[0] @ plain)
+
+
+def test_a_dense_layer_refuses_what_is_not_a_weight_matrix(twin):
+    xs = [twin.encrypt(np.ones(4)) for _ in range(2)]
+    with pytest.raises(CkksError, match=r"weights must be a finite matrix with 2 columns"):
+        twin.mul_scalar_sums(xs, np.ones((1, 3)))
+    with pytest.raises(CkksError, match="finite"):
+        twin.mul_scalar_sums(xs, np.array([[1.0, np.nan]]))

@@ -89,6 +89,10 @@ def _batched_ops_match(cp, ring, twin, gpu, a, b):
     both(lambda ar, x, y: ar.sum([x, y, x], rows))
     both(lambda ar, x, y: ar.tensor(x, y, rows))
     both(lambda ar, x, y: ar.gather([x, y] * 9))
+    from cryptoffload.crypto.ckks.gpu.ring import shoup
+
+    lc = np.random.default_rng(n).integers(0, 2 ** 40, size=(3, 2, ring.rows)).astype(np.uint64) % ring.q
+    both(lambda ar, x, y: ar.lincomb(ar.xp.stack([x, y]), ar.asarray(lc), ar.asarray(shoup(lc, ring.q)), rows))
 
 
 def _run(be):

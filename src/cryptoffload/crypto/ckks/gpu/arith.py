@@ -294,6 +294,14 @@ class Arith:
         ones = self.const(("ones", r_count), lambda: (np.ones((r_count, n), dtype=np.uint64),))[0]
         return self.dot(arrays, [ones] * len(arrays), rows)
 
+    def lincomb(self, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
+        """A dense layer of per-row constants: ``out[r] = sum_p c[r, p] * x[p]`` with ``x``
+        ``(P, S, R, N)`` and ``c``, ``c_sh`` (Shoup quotients) device arrays ``(R_out, P, R)``:
+        ``(R_out, S, R, N)``."""
+        if not self.fused:
+            return compose.lincomb(self, x, c, c_sh, rows)
+        return self.impl.lincomb(self.t, self.contig(x), self.contig(c), self.contig(c_sh), self.rows(rows))
+
     def tensor(self, a: Any, b: Any, rows: np.ndarray) -> Any:
         """The tensor product of two size-2 ciphertexts: ``(3, R, N)``."""
         if not self.fused:

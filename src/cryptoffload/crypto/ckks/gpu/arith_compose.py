@@ -73,6 +73,18 @@ def total(ar: Any, arrays: Sequence[Any], rows: np.ndarray) -> Any:
     return acc
 
 
+def lincomb(ar: Any, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
+    out = ar.xp.empty((c.shape[0],) + x.shape[1:], dtype=ar.xp.uint64)
+    for r in range(c.shape[0]):
+        for s in range(x.shape[1]):          # one polynomial at a time: one constant per row
+            acc = None
+            for p in range(x.shape[0]):
+                term = ar.mul_const(x[p, s], c[r, p], c_sh[r, p], rows)
+                acc = term if acc is None else ar.add(acc, term, rows)
+            out[r, s] = acc
+    return out
+
+
 def tensor(ar: Any, a: Any, b: Any, rows: np.ndarray) -> Any:
     xp = ar.xp
     p = ar.mul(xp.stack([a[0], a[0], a[1], a[1]]), xp.stack([b[0], b[1], b[0], b[1]]), rows)

@@ -192,6 +192,17 @@ def tensor(t: Any, a: Any, b: Any, rows: Any) -> Any:
     return out
 
 
+def lincomb(t: Any, x: Any, c: Any, c_sh: Any, rows: Any) -> Any:
+    """``out[r] = sum_p c[r, p] * x[p]`` (per row constants; ``x``: ``(P, S, R, N)``, ``c``:
+    ``(R_out, P, R)``): ``(R_out, S, R, N)`` in one launch."""
+    p_count, size, r_count, n = x.shape
+    out = t.xp.empty((c.shape[0], size, r_count, n), dtype=t.xp.uint64)
+    total = out.size
+    t.launch("lincomb_k", _grid(total), (BLOCK,), (x, c, c_sh, rows, t.q, _i32(p_count), _i32(size), _i32(r_count),
+                                                    _i32(n), np.int64(total), out))
+    return out
+
+
 def gather(t: Any, arrays: Sequence[Any]) -> Any:
     """The arrays (one shape) stacked on a new first axis, MAX_TERMS a launch."""
     shape = arrays[0].shape

@@ -332,6 +332,27 @@ class RnsCkksBackend(CheckedBackend):
                 out[i] = self.rotate(cts[i], steps[i])
         return out
 
+    def mul_scalar_sums(self, cts: Sequence[Ciphertext], weights: Any, name: str = "w") -> list[Ciphertext | None]:
+        """A dense layer of scalar weights in one launch: the constants are what encoding each
+        weight at the default scale gives (see the interface), without encoding 10^5 of them on
+        the host. Inputs of several levels, scales or sizes, or weights too large to encode,
+        go the interface's way (one by one, with its refusals)."""
+        cts = list(cts)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 2 or w.shape[1] != len(cts) or not cts or not np.all(np.isfinite(w)):
+            raise CkksError(f"mul_scalar_sums: weights must be a finite matrix with {len(cts)} columns (one per "
+                            f"ciphertext), got shape {w.shape}")
+        raws = [self._own(c, Ciphertext, "mul_plain") for c in cts]
+        lv, sc = raws[0].level, self.params.scale
+        peak = float(np.max(np.abs(w))) * sc
+        if len({(r.level, r.size, r.scale) for r in raws}) > 1 or (peak >= 1 and math.ceil(math.log2(peak)) >=
+                                                                    self._level_bits[lv]) or peak >= 2.0 ** 62:
+            return super().mul_scalar_sums(cts, weights, name)
+        self._encode_target(None, lv, None)
+        self._scale_in_bounds("mul_plain", raws[0].scale * sc, lv)
+        done = self.scheme.mul_scalar_sums(raws, w, sc)
+        return [self._ct(d) if np.any(row != 0) else None for row, d in zip(w, done)]
+
     def add_many(self, cts: Sequence[Ciphertext]) -> Ciphertext:
         """The sum of ciphertexts of one level, scale and size in one pass (one launch per 16)."""
         cts = list(cts)

@@ -360,6 +360,24 @@ HD void tensor_body(i64 idx, const u64* a, const u64* b, const i64* rows, const 
     out[2 * part + idx] = mul_mod(a1, b1, qq, qi);
 }
 
+// One (output r, part s, row, coefficient j) of a dense layer of constants: out[r] =
+// sum_p c[r, p, row] x[p] (x: (P, S, R, n), c and its Shoup quotients: (R_out, P, R)). Each
+// product is canonical, so a sum of P < 2^32 of them fits a u64 and is reduced once.
+HD void lincomb_body(i64 idx, const u64* x, const u64* c, const u64* c_sh, const i64* rows, const u64* q, int P,
+                     int S, int R, int n, u64* out) {
+    i64 j = idx % n;
+    i64 row = (idx / n) % R;
+    i64 part = (idx / ((i64)R * n)) % S;
+    i64 r = idx / ((i64)S * R * n);
+    u64 qq = q[rows[row]];
+    const u64* cr = c + (r * P) * R + row;
+    const u64* cs = c_sh + (r * P) * R + row;
+    u64 sum = 0;
+    for (int p = 0; p < P; ++p)
+        sum += shoup_mul(x[(((i64)p * S + part) * R + row) * n + j], cr[(i64)p * R], cs[(i64)p * R], qq);
+    out[idx] = sum % qq;
+}
+
 // Element idx of the concatenation of `count` sources of `each` words.
 HD void gather_body(i64 idx, const u64* const* src, i64 each, u64* out) {
     out[idx] = src[idx / each][idx % each];
@@ -485,6 +503,12 @@ extern "C" __global__ void tensor_k(const u64* a, const u64* b, const i64* rows,
                                     int R, int n, i64 total, u64* out) {
     i64 idx = GLOBAL_ID;
     if (idx < total) tensor_body(idx, a, b, rows, q, qinv, R, n, out);
+}
+
+extern "C" __global__ void lincomb_k(const u64* x, const u64* c, const u64* c_sh, const i64* rows, const u64* q,
+                                     int P, int S, int R, int n, i64 total, u64* out) {
+    i64 idx = GLOBAL_ID;
+    if (idx < total) lincomb_body(idx, x, c, c_sh, rows, q, P, S, R, n, out);
 }
 
 extern "C" __global__ void gather_k(i64 each, i64 total, u64* out, PTRS(s)) {

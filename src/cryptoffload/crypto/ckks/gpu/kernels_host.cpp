@@ -121,6 +121,11 @@ void launch_tensor_k(int gx, int gy, int bx, const u64* a, const u64* b, const i
     FOR_THREADS(total) tensor_body(idx, a, b, rows, q, qinv, R, n, out);
 }
 
+void launch_lincomb_k(int gx, int gy, int bx, const u64* x, const u64* c, const u64* c_sh, const i64* rows,
+                      const u64* q, int P, int S, int R, int n, i64 total, u64* out) {
+    FOR_THREADS(total) lincomb_body(idx, x, c, c_sh, rows, q, P, S, R, n, out);
+}
+
 void launch_gather_k(int gx, int gy, int bx, i64 each, i64 total, u64* out, PTRS(s)) {
     const u64* src[MAX_TERMS] = PTR_ARRAY(s);
     FOR_THREADS(total) gather_body(idx, src, each, out);

@@ -19,6 +19,7 @@ centred remainder), as SEAL's ``divide_and_round_q_last``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -31,7 +32,7 @@ from cryptoffload.crypto.ckks.gpu.encoder import CrtDecoder, SpecialFft, to_resi
 from cryptoffload.crypto.ckks.gpu.chain import PrimeChain
 from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
 from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
-from cryptoffload.crypto.ckks.gpu.ring import RnsRing
+from cryptoffload.crypto.ckks.gpu.ring import RnsRing, shoup
 from cryptoffload.crypto.ckks.gpu.sampling import Sampler
 
 
@@ -274,6 +275,23 @@ class RnsScheme:
         a, p = terms[0]
         data = self.ar.dot([c.data for c, _ in terms], [q.data for _, q in terms], self.rows(a.level))
         return RawCt(data, a.level, a.scale * p.scale)
+
+    def mul_scalar_sums(self, cts: Sequence[RawCt], weights: np.ndarray, scale: float) -> list[RawCt]:
+        """``[sum_p weights[r, p] * cts[p] for r]`` in one launch (after one gather), each weight the
+        constant plaintext encoding gives it -- ``round(w * scale)`` as coefficient 0, so its NTT
+        form is that integer in every position -- reduced per row prime (``|w * scale| < 2**62``)."""
+        level, rows = cts[0].level, self.rows(cts[0].level)
+        ints = np.rint(np.asarray(weights, dtype=np.float64) * scale).astype(np.int64)
+        q = self.ring.q[rows]
+
+        def tables() -> tuple[np.ndarray, np.ndarray]:
+            c = (ints[..., None] % q.astype(np.int64)).astype(np.uint64)      # (R_out, P, R)
+            return c, shoup(c, q)
+
+        key = ("lincomb", level, ints.shape, hashlib.blake2b(ints.tobytes(), digest_size=16).digest())
+        c, c_sh = self.ar.const(key, tables)
+        out = self.ar.lincomb(self.ar.gather([ct.data for ct in cts]), c, c_sh, rows)
+        return [RawCt(out[r], level, cts[0].scale * scale) for r in range(ints.shape[0])]
 
     def mul(self, a: RawCt, b: RawCt) -> RawCt:
         """Tensor product of two size-2 ciphertexts: size 3, not relinearised."""
