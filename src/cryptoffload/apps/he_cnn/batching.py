@@ -21,7 +21,7 @@ import numpy as np
 
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, SquareForm
-from cryptoffload.apps.he_cnn.packing import check_depth, square, square_form
+from cryptoffload.apps.he_cnn.packing import check_depth, square_form
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
 from cryptoffload.errors import ConfigError
 
@@ -103,38 +103,49 @@ class BatchPlan:
                 raise ConfigError(f"{name}: row {r} has only zero weights")
         return ev.rescale_many([ev.add_plain(acc, ev.encode(float(b[r]), like=acc)) for r, acc in enumerate(accs)])
 
+    def _conv_terms(self, cts: Sequence[Any], bw: BatchWeights, chn: int, i: int, j: int) -> list[tuple[Any, Any]]:
+        """The (pixel ciphertext, weight plaintext) products of conv output ``(chn, i, j)``."""
+        c = self.config
+        k, s = c.kernel, c.stride
+        terms = []
+        for di in range(k):
+            r = s * i + di
+            if r >= c.image:
+                continue           # zero padding
+            for dj in range(k):
+                q = s * j + dj
+                if q < c.image and (chn, di, dj) in bw.conv:
+                    terms.append((cts[r * c.image + q], bw.conv[(chn, di, dj)]))
+        return terms
+
+    def _conv(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
+        """Every conv output's products as one batched op, then the biases, then one batched rescale."""
+        c, sq = self.config, self.model
+        keys = [(chn, i, j) for chn in range(c.channels) for i in range(c.conv_out) for j in range(c.conv_out)]
+        sums = ev.mul_plain_sums([self._conv_terms(cts, bw, *key) for key in keys])
+        bias_pt: dict[int, Any] = {}
+        out = []
+        for (chn, _, _), acc in zip(keys, sums):
+            if chn not in bias_pt:
+                bias_pt[chn] = ev.encode(float(sq.conv_b[chn]), like=acc)
+            out.append(ev.add_plain(acc, bias_pt[chn]))
+        return ev.rescale_many(out)
+
     def run(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
+        """Conv, square, FC1, square, FC2 -- each layer as batched ops over all its ciphertexts
+        (:class:`~cryptoffload.crypto.ckks.batched.BatchedOps`: one op at a time elsewhere)."""
         c, sq = self.config, self.model
         if len(cts) != c.image * c.image:
             raise ConfigError(f"a batch is {c.image * c.image} pixel ciphertexts, got {len(cts)}")
-        o, k, s = c.conv_out, c.kernel, c.stride
         ev.set_phase("conv")
-        conv: list[Any] = []
-        bias_pt: dict[int, Any] = {}
-        for chn in range(c.channels):
-            for i in range(o):
-                for j in range(o):
-                    acc = None
-                    for di in range(k):
-                        r = s * i + di
-                        if r >= c.image:
-                            continue           # zero padding
-                        for dj in range(k):
-                            q = s * j + dj
-                            if q >= c.image or (chn, di, dj) not in bw.conv:
-                                continue
-                            term = ev.mul_plain(cts[r * c.image + q], bw.conv[(chn, di, dj)])
-                            acc = term if acc is None else ev.add(acc, term)
-                    if chn not in bias_pt:
-                        bias_pt[chn] = ev.encode(float(sq.conv_b[chn]), like=acc)
-                    conv.append(ev.rescale(ev.add_plain(acc, bias_pt[chn])))
+        conv = self._conv(ev, cts, bw)
         ev.set_phase("act1")
-        h = [square(ev, x) for x in conv]
+        h = ev.squares(conv)
         del conv
         ev.set_phase("fc1")
         h = self._dense(ev, h, sq.fc1_w, sq.fc1_b, "fc1")
         ev.set_phase("act2")
-        h = [square(ev, x) for x in h]
+        h = ev.squares(h)
         ev.set_phase("fc2")
         out = self._dense(ev, h, sq.fc2_w, sq.fc2_b, "fc2")
         ev.set_phase("output")

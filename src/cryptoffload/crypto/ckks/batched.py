@@ -34,6 +34,14 @@ class BatchedOps:
         """:meth:`mul_plain_sum` of each group."""
         return [self.mul_plain_sum(g) for g in groups]
 
+    def relinearize_many(self, cts: Sequence[Any]) -> list[Any]:
+        return [self.relinearize(c) for c in cts]  # type: ignore[attr-defined]
+
+    def squares(self, cts: Sequence[Any]) -> list[Any]:
+        """The square activation of each ciphertext: ``rescale(relinearize(mul(x, x)))``, as
+        three phases (every product, every relinearisation, every rescale)."""
+        return self.rescale_many(self.relinearize_many([self.mul(c, c) for c in cts]))  # type: ignore[attr-defined]
+
     def rescale_many(self, cts: Sequence[Any]) -> list[Any]:
         return [self.rescale(c) for c in cts]  # type: ignore[attr-defined]
 

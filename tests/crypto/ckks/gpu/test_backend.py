@@ -295,3 +295,17 @@ def test_a_dense_layer_refuses_what_is_not_a_weight_matrix(twin):
         twin.mul_scalar_sums(xs, np.ones((1, 3)))
     with pytest.raises(CkksError, match="finite"):
         twin.mul_scalar_sums(xs, np.array([[1.0, np.nan]]))
+
+
+def test_batched_squares_equal_one_by_one_across_batches(twin, monkeypatch):
+    """squares() over more ciphertexts than one batch: the batched key switches and rescales
+    give each ciphertext exactly what mul, relinearize and rescale give it alone."""
+    from cryptoffload.crypto.ckks.gpu import backend as gpu_backend
+
+    monkeypatch.setattr(gpu_backend, "BATCH", 2)
+    rng = np.random.default_rng(12)
+    xs = [twin.encrypt(rng.uniform(-1, 1, twin.slots)) for _ in range(5)]
+    got = twin.squares(xs)
+    for g, x in zip(got, xs):
+        want = twin.rescale(twin.relinearize(twin.mul(x, x)))
+        assert np.array_equal(g.raw.data, want.raw.data) and twin.scale(g) == twin.scale(want)

@@ -54,6 +54,9 @@ from cryptoffload.errors import ConfigError
 #: The backends whose frames are the same format (each writes its own name, each reads both).
 FRAME_NAMES = ("gpu-twin", "gpu")
 MEMORY_WORD = 8
+#: ciphertexts per batched launch of the batched ops: a key switch's digits of 128 ciphertexts
+#: at the HE-CNN's parameters are ~1 GB of device memory
+BATCH = 128
 
 
 class RnsCkksBackend(CheckedBackend):
@@ -305,12 +308,29 @@ class RnsCkksBackend(CheckedBackend):
         return self._ct(self.scheme.mul_plain_sum(raws))
 
     def rescale_many(self, cts: Sequence[Ciphertext]) -> list[Ciphertext]:
-        """Ciphertexts of one level and size rescaled in one batch (others one by one)."""
+        """Ciphertexts of one level and size rescaled in batches of :data:`BATCH` (others one by one)."""
         raws = [self._own(c, Ciphertext, "rescale") for c in cts]
         levels = [self._rescale_level(c) for c in cts]
         if not raws or len({(r.level, r.size) for r in raws}) > 1:
             return super().rescale_many(cts)
-        return [self._ct(r) for r in self.scheme.rescale_many(raws, [float(self.primes[lv]) for lv in levels])]
+        divisors = [float(self.primes[lv]) for lv in levels]
+        out: list[Ciphertext] = []
+        for i in range(0, len(raws), BATCH):
+            out += [self._ct(r) for r in self.scheme.rescale_many(raws[i:i + BATCH], divisors[i:i + BATCH])]
+        return out
+
+    def relinearize_many(self, cts: Sequence[Ciphertext]) -> list[Ciphertext]:
+        """Size-3 ciphertexts of one level relinearised in batches of :data:`BATCH` (one batched
+        key switch each); others one by one."""
+        raws = [self._own(c, Ciphertext, "relinearize") for c in cts]
+        for c in cts:
+            self._need_relin("relinearize", c)
+        if not raws or len({r.level for r in raws}) > 1:
+            return super().relinearize_many(cts)
+        out: list[Ciphertext] = []
+        for i in range(0, len(raws), BATCH):
+            out += [self._ct(r) for r in self.scheme.relinearize_many(raws[i:i + BATCH], self._keys)]
+        return out
 
     def rotate_each(self, cts: Sequence[Ciphertext], steps: Sequence[int]) -> list[Ciphertext]:
         """Each ciphertext rotated by its own step; the steps with a key of their own (at one
