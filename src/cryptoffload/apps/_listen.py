@@ -198,8 +198,9 @@ class Acceptor:
         client = str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
         held = self.per_client.get(client, 0)
         if held >= self.limits.max_per_client or self.open >= self._total_cap:
-            why = (f"{client} already holds {held} connection(s) (--max-connections-per-client)"
-                   if held >= self.limits.max_per_client else f"{self.open} connections open (--max-connections)")
+            why = (f"it holds {held} already (--max-connections-per-client {self.limits.max_per_client})"
+                   if held >= self.limits.max_per_client
+                   else f"{self.open} are open (--max-connections {self._total_cap})")
             self._quiet.warning("refuse", "refused a connection from %s: %s", client, why)
             if self._ssl is None:
                 try:
