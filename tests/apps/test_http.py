@@ -188,7 +188,7 @@ def _json_app(seen: list) -> web.Application:
         return web.json_response({"type": "error", "error": code, "message": text}, status=status)
 
     async def store(request: web.Request) -> web.Response:
-        seen.append(await _http.read_json(request, 1 << 20))
+        seen.append(_http.parse_json(await _http.read_body(request, 1 << 20)))
         return web.json_response({"stored": len(seen)})
 
     app = _http.new_app(_http.error_middleware(lambda exc: None, respond, logging.getLogger("test")))

@@ -10,8 +10,8 @@ Bodies: every route is added with :func:`add_route` and its largest body (0 for 
 take none). A declared ``Content-Length`` above it is refused (413) before a byte is read, and
 a handler reads with :func:`read_body`, which stops at its own limit (a chunked body has no
 declared length). An error answered while a body is still unread closes the connection, so
-the rest of the body is never read either. A JSON body is parsed with :func:`parse_json` (or
-read and parsed with :func:`read_json`): whatever the parser raises becomes a 400 JSON error.
+the rest of the body is never read either. A JSON body is parsed with :func:`parse_json`:
+whatever the parser raises becomes a 400 JSON error.
 
 Slow clients: connections are accepted by :mod:`._listen` (caps per client address and in
 total, a bounded TLS handshake, a back-off on EMFILE); a request head must be complete within
@@ -165,10 +165,10 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     buf = bytearray()
     try:
         while True:
-            left = start + lim.body_timeout + len(buf) / lim.body_min_rate - loop.time()
             try:
-                chunk = await asyncio.wait_for(request.content.readany(), max(left, 0.0))
-            except asyncio.TimeoutError:
+                async with asyncio.timeout_at(start + lim.body_timeout + len(buf) / lim.body_min_rate):
+                    chunk = await request.content.readany()
+            except TimeoutError:
                 raise web.HTTPRequestTimeout(text=f"{what}: the body came slower than this server accepts "
                                                   f"({len(buf):,} bytes in {loop.time() - start:.0f} s); "
                                                   "send it at once, on a faster link") from None
@@ -177,7 +177,8 @@ async def read_body(request: web.Request, limit: int) -> bytes:
             if len(buf) + len(chunk) > limit:
                 raise BodyTooLarge(limit, what)
             buf += chunk
-    except HttpProcessingError:  # the sender stopped before its declared length, or garbled its chunks
+    except (HttpProcessingError, ConnectionResetError):  # the sender stopped or left before its declared
+        # length, or garbled its chunks: its fault, not the server's (no traceback)
         raise web.HTTPBadRequest(text=f"{what}: the body ended before its declared length, or its chunks are "
                                       "garbled (truncated)") from None
 
@@ -212,8 +213,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"the key {dup[:60]!r} appears twice in one object")
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:60]!r} appears twice in one object")
+            seen.add(key)
     return obj
 
 
@@ -242,15 +245,6 @@ def parse_json(body: bytes | str, what: str = "the request body", *, expect: typ
         reason = f"it must be a JSON {'object' if expect is dict else expect.__name__}, not {name}"
     raise MalformedJSON(text=f"{what} is not acceptable JSON: {reason}; send one UTF-8 JSON "
                              f"{'object' if expect is dict else 'value'}")
-
-
-async def read_json(request: web.Request, limit: int, *, expect: type | None = dict) -> Any:
-    """:func:`read_body` then :func:`parse_json` (bodies above 64 KiB parsed on a worker thread)."""
-    body = await read_body(request, limit)
-    what = f"the body of {request.method} {request.path}"
-    if len(body) > 64 * 1024:
-        return await asyncio.get_running_loop().run_in_executor(None, lambda: parse_json(body, what, expect=expect))
-    return parse_json(body, what, expect=expect)
 
 
 class InFlight:

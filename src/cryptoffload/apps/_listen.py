@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import math
 import resource
 import socket
 import ssl
@@ -33,6 +34,8 @@ from typing import Any, Callable
 
 from cryptoffload.errors import ConfigError
 
+#: the limits the command line sets (the others are ServerLimits fields only)
+_OPTIONS = {"max_connections": "--max-connections", "max_per_client": "--max-connections-per-client"}
 #: accept errors that mean "no resource now, later may work": back off, never crash
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 #: accept errors about one connection (the client gave up between SYN and accept): skip it
@@ -72,13 +75,13 @@ class ServerLimits:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            floor = 0 if f.name == "max_connections" else 1 if f.name in ("max_per_client", "body_min_rate") else 0.01
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= floor \
-                    or (f.type == "int" and not isinstance(value, int)):
-                option = "--max-connections-per-client" if f.name == "max_per_client" \
-                    else "--" + f.name.replace("_", "-")
-                raise ConfigError(f"server limit {option} must be a number >= {floor}, got {value!r}")
+            value, integer = getattr(self, f.name), f.type == "int"
+            floor = 0 if f.name == "max_connections" else 1 if integer else 0.01
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)) \
+                    or not floor <= value < math.inf:
+                name = _OPTIONS.get(f.name, f"ServerLimits.{f.name}")
+                kind = "an integer" if integer else "a number of seconds"
+                raise ConfigError(f"server limit {name} must be {kind} >= {floor}, got {value!r}")
 
     @property
     def total(self) -> int:
