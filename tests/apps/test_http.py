@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -152,3 +153,114 @@ def test_a_server_makes_its_own_certificate_unless_given_one_or_told_plain(tmp_p
     before = cert.read_bytes()
     _http.tls_context(None, tmp_path, "127.0.0.1", False, "test server")
     assert cert.read_bytes() == before                                  # reused across restarts
+
+
+# -- JSON bodies and slow senders (issue 22, items 4 and 5) -------------------------------------
+
+HOSTILE_JSON = {
+    "a 5,000-digit integer": (b'{"n": ' + b"7" * 5000 + b"}", "5,000 digits"),
+    "deep nesting": (b"[" * 100_000 + b"]" * 100_000, "too deeply"),
+    "invalid UTF-8": (b'{"n": "\xff\xfe"}', "not UTF-8"),
+    "an array at the top": (b"[1, 2]", "must be a JSON object, not an array"),
+    "NaN": (b'{"n": NaN}', "NaN is not JSON"),
+    "-Infinity": (b'{"n": -Infinity}', "-Infinity is not JSON"),
+    "an out-of-range number": (b'{"n": 1e999}', "out of range"),
+    "a key twice": (b'{"n": 1, "n": 2}', "appears twice"),
+    "a truncated object": (b'{"n": ', "truncated or garbled"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_JSON))
+def test_parse_json_turns_whatever_the_parser_raises_into_a_400(name: str) -> None:
+    body, reason = HOSTILE_JSON[name]
+    with pytest.raises(_http.MalformedJSON) as info:
+        _http.parse_json(body, "the test body")
+    assert info.value.status == 400 and reason in info.value.text and "send one UTF-8 JSON object" in info.value.text
+
+
+def test_parse_json_accepts_what_the_protocols_send() -> None:
+    assert _http.parse_json(b'{"n": -' + b"9" * 4300 + b', "x": [1.5, "\xc3\xa9"]}')["x"] == [1.5, "é"]
+    assert _http.parse_json("[1]", expect=list) == [1] and _http.parse_json("3", expect=None) == 3
+
+
+def _json_app(seen: list) -> web.Application:
+    def respond(status: int, code: str, text: str) -> web.Response:
+        return web.json_response({"type": "error", "error": code, "message": text}, status=status)
+
+    async def store(request: web.Request) -> web.Response:
+        seen.append(_http.parse_json(await _http.read_body(request, 1 << 20)))
+        return web.json_response({"stored": len(seen)})
+
+    app = _http.new_app(_http.error_middleware(lambda exc: None, respond, logging.getLogger("test")))
+    _http.add_route(app, "POST", "/store", store, max_body=1 << 20)
+    return app
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_every_malformed_body_is_a_400_json_error_and_stores_nothing() -> None:
+    seen: list = []
+    with _http.ServerThread(lambda: _json_app(seen)) as url:
+        for name, (body, reason) in HOSTILE_JSON.items():
+            status, err = _post(url + "/store", body)
+            assert status == 400 and err["error"] == "bad_request" and reason in err["message"], (name, err)
+        assert seen == []
+        assert _post(url + "/store", b'{"n": 1}') == (200, {"stored": 1})
+
+
+def _connect(url: str, source: str = "127.0.0.1") -> socket.socket:
+    host, port = url.split("//")[1].rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=10, source_address=(source, 0))
+
+
+def _until_closed(s: socket.socket) -> tuple[bytes, float]:
+    """Everything the server sends until it closes, and how long that took."""
+    t0, data = time.monotonic(), b""
+    while True:
+        try:
+            piece = s.recv(65536)
+        except ConnectionResetError:
+            piece = b""
+        if not piece:
+            return data, time.monotonic() - t0
+        data += piece
+
+
+def test_a_client_that_never_completes_its_headers_is_dropped_in_time() -> None:
+    limits = _http.ServerLimits(header_timeout=0.5)
+    with _http.ServerThread(lambda: _json_app([]), limits=limits) as url:
+        t0 = time.monotonic()
+        silent = [_connect(url) for _ in range(3)]
+        with _connect(url) as slow:  # a header byte every 50 ms: data does not restart the clock
+            slow.sendall(b"POST /store HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            with pytest.raises(OSError):
+                while time.monotonic() - t0 < 5.0:
+                    slow.sendall(b"a")
+                    time.sleep(0.05)
+        for s in silent:
+            with s:
+                assert _until_closed(s)[0] == b""
+        assert time.monotonic() - t0 < 5.0
+        assert _post(url + "/store", b"{}")[0] == 200  # still serving
+
+
+def test_a_body_sent_too_slowly_is_answered_408_and_dropped() -> None:
+    seen: list = []
+    limits = _http.ServerLimits(body_timeout=0.5, body_min_rate=1 << 20)
+    with _http.ServerThread(lambda: _json_app(seen), limits=limits) as url:
+        with _connect(url) as s:
+            s.sendall(b"POST /store HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 100\r\n\r\n{\"n\": ")
+            data, waited = _until_closed(s)
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408") and waited < 5.0
+        assert json.loads(body)["error"] == "request_timeout" and "slower than this server accepts" in \
+            json.loads(body)["message"]
+        assert seen == []

@@ -10,14 +10,24 @@ Bodies: every route is added with :func:`add_route` and its largest body (0 for 
 take none). A declared ``Content-Length`` above it is refused (413) before a byte is read, and
 a handler reads with :func:`read_body`, which stops at its own limit (a chunked body has no
 declared length). An error answered while a body is still unread closes the connection, so
-the rest of the body is never read either.
+the rest of the body is never read either. A JSON body is parsed with :func:`parse_json`:
+whatever the parser raises becomes a 400 JSON error.
+
+Slow clients: connections are accepted by :mod:`._listen` (caps per client address and in
+total, a bounded TLS handshake, a back-off on EMFILE); a request head must be complete within
+``header_timeout`` (aiohttp's keep-alive timer, which also runs from a connection's start) and
+a body within ``body_timeout`` plus a second per ``body_min_rate`` bytes (:func:`read_body`).
+The values are one :class:`ServerLimits`, set per server (``serve(limits=...)``) or for the
+process by the command line (:func:`set_limits`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import json
 import logging
+import math
 import signal
 import socket
 import ssl
@@ -29,10 +39,25 @@ from typing import Any, Awaitable, Callable, Iterator, Optional, Sequence, TypeV
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from cryptoffload.apps._listen import Acceptor, ServerLimits
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 T = TypeVar("T")
 MAX_BODY = web.AppKey("max_body", dict)
+LIMITS = web.AppKey("limits", ServerLimits)
+log = logging.getLogger("cryptoffload.http")
+_limits = ServerLimits()
+
+
+def set_limits(limits: ServerLimits) -> None:
+    """The limits of every server this process starts without its own (the command line's
+    ``--max-connections`` and ``--max-connections-per-client``)."""
+    global _limits
+    _limits = limits
+
+
+def limits() -> ServerLimits:
+    return _limits
 Classify = Callable[[Exception], Optional[tuple[int, str, str]]]
 Respond = Callable[[int, str, str], web.Response]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -65,7 +90,8 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
         if isinstance(exc, web.HTTPException):
             if exc.status < 400:
                 raise exc
-            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest, web.HTTPTooManyRequests)) \
+            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest, web.HTTPTooManyRequests,
+                                                web.HTTPRequestTimeout)) \
                 else f"{exc.reason} ({request.method} {request.path})"
             log.warning("refused %s %s from %s: %d %s", request.method, request.path[:100], request.remote,
                         exc.status, exc.reason)
@@ -128,20 +154,97 @@ async def _body_guard(request: web.Request, handler: Handler) -> web.StreamRespo
 
 async def read_body(request: web.Request, limit: int) -> bytes:
     """The request body, refused (413) as soon as it passes ``limit`` bytes: at most ``limit``
-    bytes are ever held."""
+    bytes are ever held. A sender slower than the server's limits allow (``body_timeout`` plus
+    a second per ``body_min_rate`` bytes received) is answered 408 and dropped."""
     what = f"{request.method} {request.path}"
     if request.content_length is not None and request.content_length > limit:
         raise BodyTooLarge(limit, what)
+    lim = request.app.get(LIMITS) or _limits
+    loop = asyncio.get_running_loop()
+    start = loop.time()
     buf = bytearray()
     try:
-        async for chunk in request.content.iter_chunked(1 << 16):
+        while True:
+            try:
+                async with asyncio.timeout_at(start + lim.body_timeout + len(buf) / lim.body_min_rate):
+                    chunk = await request.content.readany()
+            except TimeoutError:
+                raise web.HTTPRequestTimeout(text=f"{what}: the body came slower than this server accepts "
+                                                  f"({len(buf):,} bytes in {loop.time() - start:.0f} s); "
+                                                  "send it at once, on a faster link") from None
+            if not chunk:
+                return bytes(buf)
             if len(buf) + len(chunk) > limit:
                 raise BodyTooLarge(limit, what)
             buf += chunk
-    except HttpProcessingError:  # the sender stopped before its declared length, or garbled its chunks
+    except (HttpProcessingError, ConnectionResetError):  # the sender stopped or left before its declared
+        # length, or garbled its chunks: its fault, not the server's (no traceback)
         raise web.HTTPBadRequest(text=f"{what}: the body ended before its declared length, or its chunks are "
                                       "garbled (truncated)") from None
-    return bytes(buf)
+
+
+#: decimal digits of one JSON integer (Python's own default limit, but not its process-wide
+#: setting: a server must not parse a megabyte of digits in quadratic time)
+MAX_INT_DIGITS = 4300
+
+
+class MalformedJSON(web.HTTPBadRequest):
+    """A body that is not the JSON the route expects (answered 400 with the reason)."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer has {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS} accepted)")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (only finite numbers are)")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:60]!r} appears twice in one object")
+            seen.add(key)
+    return obj
+
+
+def parse_json(body: bytes | str, what: str = "the request body", *, expect: type | None = dict) -> Any:
+    """``body`` (UTF-8 JSON) as a Python value of type ``expect`` (None: any). Raises
+    :class:`MalformedJSON` (400) for anything else, whatever the parser would raise: invalid
+    UTF-8, a syntax error, nesting too deep, an integer of more than :data:`MAX_INT_DIGITS`
+    digits, NaN/Infinity or an out-of-range number, a key twice in one object, another top-level
+    type."""
+    try:
+        text = bytes(body).decode("utf-8") if not isinstance(body, str) else body
+        value = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant,
+                           object_pairs_hook=_no_duplicates)
+    except UnicodeDecodeError as exc:
+        reason = f"it is not UTF-8 (byte {exc.start})"
+    except RecursionError:
+        reason = "it nests arrays or objects too deeply"
+    except json.JSONDecodeError as exc:
+        reason = f"{exc.msg} at character {exc.pos}; truncated or garbled"
+    except ValueError as exc:
+        reason = one_line(exc)[:200]
+    else:
+        if expect is None or isinstance(value, expect):
+            return value
+        name = {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
+        reason = f"it must be a JSON {'object' if expect is dict else expect.__name__}, not {name}"
+    raise MalformedJSON(text=f"{what} is not acceptable JSON: {reason}; send one UTF-8 JSON "
+                             f"{'object' if expect is dict else 'value'}")
 
 
 class InFlight:
@@ -331,32 +434,43 @@ def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1",
 
 
 async def serve(app: web.Application, sock: socket.socket, stop: asyncio.Event, *,
-                ssl_context: ssl.SSLContext | None = None, on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve ``app`` on ``sock`` until ``stop`` is set; ``on_ready(url)`` once it accepts."""
+                ssl_context: ssl.SSLContext | None = None, on_ready: Callable[[str], None] | None = None,
+                limits: ServerLimits | None = None) -> None:
+    """Serve ``app`` on ``sock`` until ``stop`` is set; ``on_ready(url)`` once it accepts.
+    ``limits`` (default: :func:`limits`) bound what slow or greedy clients can hold."""
+    lim = limits or _limits
+    app[LIMITS] = lim
     # after refusing a body it did not read, the server drains the rest for at most a second
     # before closing (aiohttp's default is 10 s): closing at once would make the kernel reset
     # the connection and destroy the error answer; draining longer lets a client hold the
-    # connection and the bandwidth. Nothing drained is kept.
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, lingering_time=1.0)
+    # connection and the bandwidth. Nothing drained is kept. keepalive_timeout is also the
+    # time a connection has, from its start, to send a complete request head (aiohttp arms it
+    # in connection_made): the header timeout.
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=2.0, lingering_time=1.0,
+                           keepalive_timeout=lim.header_timeout)
     await runner.setup()
+    assert runner.server is not None
+    acceptor = Acceptor(sock, runner.server, ssl_context=ssl_context, limits=lim, log=log)
     try:
-        await web.SockSite(runner, sock, ssl_context=ssl_context).start()
+        acceptor.start()
         if on_ready is not None:
             on_ready(url_of(sock, "https" if ssl_context else "http"))
         await stop.wait()
     finally:
+        acceptor.close()
         await runner.cleanup()
 
 
 async def serve_until_signalled(app: web.Application, sock: socket.socket, *,
                                 ssl_context: ssl.SSLContext | None = None,
-                                on_ready: Callable[[str], None] | None = None) -> None:
+                                on_ready: Callable[[str], None] | None = None,
+                                limits: ServerLimits | None = None) -> None:
     """:func:`serve` until SIGINT or SIGTERM arrives (the command-line servers' lifetime)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await serve(app, sock, stop, ssl_context=ssl_context, on_ready=on_ready)
+    await serve(app, sock, stop, ssl_context=ssl_context, on_ready=on_ready, limits=limits)
 
 
 class ServerThread:
@@ -364,8 +478,10 @@ class ServerThread:
     ``with ServerThread(make_app) as url:``. ``make_app`` is called on the server's loop."""
 
     def __init__(self, make_app: Callable[[], web.Application], host: str = "127.0.0.1", port: int = 0, *,
-                 ssl_context: ssl.SSLContext | None = None, on_stop: Callable[[], Any] | None = None) -> None:
+                 ssl_context: ssl.SSLContext | None = None, on_stop: Callable[[], Any] | None = None,
+                 limits: ServerLimits | None = None) -> None:
         self._make_app = make_app
+        self._limits = limits
         self._ssl = ssl_context
         self._on_stop = on_stop
         self._sock = bind(host, port)
@@ -381,7 +497,7 @@ class ServerThread:
             self._stop = asyncio.Event()
             try:
                 await serve(self._make_app(), self._sock, self._stop, ssl_context=self._ssl,
-                            on_ready=lambda _url: self._ready.set())
+                            on_ready=lambda _url: self._ready.set(), limits=self._limits)
             finally:
                 if self._on_stop is not None:
                     self._on_stop()

@@ -10,7 +10,8 @@ import typer
 
 from cryptoffload import checks
 from cryptoffload.checks import check_host, check_int, check_port, check_seed
-from cryptoffload.cli.root import err_console, print_json
+from cryptoffload.cli.root import (err_console, max_connections_option, max_per_client_option, print_json,
+                                   set_server_limits)
 from cryptoffload.io import check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 
@@ -128,10 +129,13 @@ def he_cnn_serve(
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve plain http: tokens and ciphertexts in "
                                        "the clear."),
+    max_connections: int = max_connections_option(),
+    max_connections_per_client: int = max_per_client_option(),
 ) -> None:
     """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
     check_port("--port", port)
     check_host("--host", host)
+    set_server_limits(max_connections, max_connections_per_client)
     _check_backend(backend)
     from cryptoffload.apps.he_cnn.server import DEFAULT_WEIGHTS, serve
     from cryptoffload.checks import split_list

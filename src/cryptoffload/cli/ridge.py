@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
                                  check_url)
-from cryptoffload.cli.root import console, err_console
+from cryptoffload.cli.root import (console, err_console, max_connections_option, max_per_client_option,
+                                   set_server_limits)
 from cryptoffload.io import check_output_file, check_output_folder, write_json
 
 MAX_SECONDS = 86_400.0  # waits and timeouts
@@ -130,10 +131,13 @@ def ridge_csp(
                                             "default: a self-signed one made in the key folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve plain http: tokens and data in the clear."),
+    max_connections: int = max_connections_option(),
+    max_connections_per_client: int = max_per_client_option(),
 ) -> None:
     """Crypto service provider: keys, unpacking and the masked solve of one session; w' only for the buyer."""
     check_port("--port", port)
     check_host("--host", host)
+    set_server_limits(max_connections, max_connections_per_client)
     check_int("--max-records", max_records, maximum=10**9)
     if key_dir is not None:
         check_output_folder(key_dir)
@@ -175,12 +179,15 @@ def ridge_platform(
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Serve, and reach the CSP over, plain http: "
                                        "tokens and data in the clear."),
+    max_connections: int = max_connections_option(),
+    max_connections_per_client: int = max_per_client_option(),
 ) -> None:
     """Platform: accepts uploads from registered providers, aggregates them durably, finalizes with the CSP."""
     from cryptoffload.apps.ridge.platform import serve_platform
     from cryptoffload.checks import split_list
 
     check_port("--port", port)
+    set_server_limits(max_connections, max_connections_per_client)
     check_host("--host", host)
     check_url("--csp", csp)
     _check_db(db)

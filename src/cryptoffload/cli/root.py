@@ -28,6 +28,28 @@ if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without t
 err_console = Console(stderr=True)
 
 
+def max_connections_option() -> typer.models.OptionInfo:
+    """``--max-connections`` of every server command (see :func:`set_server_limits`)."""
+    return typer.Option(0, "--max-connections", help="Connections held at once over all clients; past it a new one "
+                        "is closed at once (0: half the open-file limit, at most 4096).")
+
+
+def max_per_client_option() -> typer.models.OptionInfo:
+    return typer.Option(32, "--max-connections-per-client", help="Connections one client address may hold at once "
+                        "(raise it behind a reverse proxy, where every client has the proxy's address).")
+
+
+def set_server_limits(max_connections: int, max_per_client: int) -> None:
+    """The servers this command starts accept at most these connections (checked now: a bad
+    value is a one-line error before any key is made)."""
+    from cryptoffload.apps import _http
+    from cryptoffload.checks import check_int
+
+    check_int("--max-connections", max_connections, minimum=0, maximum=1_000_000)
+    check_int("--max-connections-per-client", max_per_client, maximum=1_000_000)
+    _http.set_limits(_http.ServerLimits(max_connections=max_connections, max_per_client=max_per_client))
+
+
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str], None]]]:
     """A rich progress bar handed to studies as ``progress(total) -> advance(label)``."""

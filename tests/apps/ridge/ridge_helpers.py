@@ -151,6 +151,18 @@ def upload_message(info: SessionInfo, records: int = 5, seed: int = 11, upload_i
                          ciphertexts=m.encode_ciphertexts(up.ciphertexts, info.upload_pk))
 
 
+def hostile_bodies(info: SessionInfo) -> dict[str, bytes]:
+    """Bodies that once made the parser raise something other than a JSON error (issue 22,
+    item 5): a 5,000-digit integer in a well-formed envelope, deep nesting, invalid UTF-8,
+    NaN, another top-level type."""
+    envelope = m.dumps(upload_message(info, upload_id="alice:h1"))
+    return {"huge integer": envelope[:-1] + b',"big":' + b"9" * 5000 + b"}",
+            "deep nesting": b"[" * 5000 + b"]" * 5000,
+            "invalid UTF-8": envelope[:-1] + b',"note":"\xc3\x28"}',
+            "NaN": envelope[:-1] + b',"nan":NaN}',
+            "an array": b"[" + envelope + b"]"}
+
+
 def records_now(url: str) -> int:
     status, msg = http(url + "/status")
     assert status == 200

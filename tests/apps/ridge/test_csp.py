@@ -21,6 +21,7 @@ from ridge_helpers import (
     csp_args,
     csp_credentials_for_tests,
     env,
+    hostile_bodies,
     http,
     upload_message,
 )
@@ -220,3 +221,12 @@ def test_without_key_dir_tokens_go_to_a_private_folder_removed_at_exit(tmp_path:
         server.stop()
     assert not folder.exists()
     assert not any(os.scandir(tmp_path))
+
+
+def test_hostile_json_bodies_are_400_json_errors_and_spend_nothing(parties: Parties) -> None:
+    p = parties
+    before = p.snapshot()
+    for name, body in hostile_bodies(p.info).items():
+        status, err = http(p.csp + "/message", body, PLATFORM_TOKEN)
+        assert status == 400 and err["type"] == "error" and err["error"] == "malformed", (name, err)
+    assert p.snapshot() == before and http(p.csp + "/status")[1]["state"] == "ready"

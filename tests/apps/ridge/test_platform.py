@@ -23,6 +23,7 @@ from ridge_helpers import (
     csp_args,
     env,
     free_port,
+    hostile_bodies,
     http,
     in_process,
     platform_args,
@@ -292,3 +293,14 @@ def test_port_in_use_is_one_line(tmp_path: Path) -> None:
                           "--csp-token-file", str(token), "--providers", "a"), "chmod 600")
     assert_user_error(cli(tmp_path, "ridge", "platform", "--port", "0", "--csp", "http://127.0.0.1:9", "--db", "p.db",
                           "--csp-token-file", str(token), "--providers", "a"), "plain http")
+
+
+def test_hostile_json_bodies_are_400_json_errors_and_change_nothing(parties: Parties) -> None:
+    p = parties
+    before = p.snapshot()
+    for name, body in hostile_bodies(p.info).items():
+        status, err = http(p.platform + "/message", body, ALICE)
+        assert status == 400 and err["type"] == "error" and err["error"] == "malformed", (name, err)
+        assert "not acceptable JSON" in err["message"], (name, err)
+    assert p.snapshot() == before
+    assert http(p.platform + "/message", upload_message(p.info, upload_id="alice:h2"), ALICE)[0] == 200  # serving

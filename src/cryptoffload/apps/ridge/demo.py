@@ -212,6 +212,8 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
         else:
             cafile, key = _http.self_signed_certificate(secret, ("127.0.0.1", "localhost"))
             tls = ["--tls-cert", str(cafile), "--tls-key", str(key)]
+        # every party of the demo is 127.0.0.1: the servers' per-address cap must fit all providers
+        tls += ["--max-connections-per-client", str(32 + 4 * providers)]  # (server options, not only TLS)
         previous = signal.getsignal(signal.SIGTERM)
 
         def on_term(signum: int, frame: object) -> None:

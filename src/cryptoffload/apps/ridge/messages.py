@@ -46,6 +46,7 @@ from typing import Any, Mapping, Sequence
 
 import gmpy2
 
+from cryptoffload.apps import _http
 from cryptoffload.apps.ridge.params import RidgeParams, upload_layout
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
@@ -124,10 +125,10 @@ def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, 
     if isinstance(body, Mapping):
         msg: Any = dict(body)
     else:
-        try:
-            msg = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise ProtocolError("message body is not valid JSON (truncated or garbled)", code="malformed") from None
+        try:  # whatever the parser raises (huge integers, deep nesting, bad UTF-8) is a 400
+            msg = _http.parse_json(body, "the message body")
+        except _http.MalformedJSON as exc:
+            raise ProtocolError(str(exc.text), code="malformed") from None
     if not isinstance(msg, dict):
         raise ProtocolError("message body must be a JSON object", code="malformed")
     proto = msg.get("protocol")

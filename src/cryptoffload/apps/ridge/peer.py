@@ -9,7 +9,6 @@ unreachable peer as :class:`~cryptoffload.apps._http.Unreachable` (worth retryin
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -58,9 +57,9 @@ class Peer:
                 raise ProtocolError(f"the {self.role} sent an invalid answer to {what}: {exc}", status=502,
                                     code="bad_answer") from None
         try:
-            err = json.loads(body)
+            err = _http.parse_json(body, f"the {self.role}'s error answer")
             text, code = str(err["message"]), str(err["error"])
-        except (ValueError, KeyError, TypeError):
+        except (_http.MalformedJSON, KeyError, TypeError):
             text, code = f"HTTP {status}", "http_error"
         if status == 503:
             raise Unreachable(f"the {self.role} is unavailable for {what}: {text}")
