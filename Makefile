@@ -35,11 +35,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
-# The GPU-path tests alone: the CKKS GPU backend, the GPU Paillier kernels, their runtimes (CPU
-# twin, CUDA) and the GPU engine; on the CPU twin here, and on CUDA too where a GPU is. CI runs
-# them on Python 3.12 besides `make test` on 3.11.
+# The GPU-path tests alone (under a minute here): the CKKS GPU backend, the GPU Paillier kernels,
+# their runtimes (CPU twin, CUDA), the GPU engine, and the GPU calibration, study rows and
+# benchmark script that drive them; on the CPU twin here, and on CUDA too where a GPU is. CI runs
+# them on Python 3.12 besides `make test` on 3.11. (tests/sim/test_gpu.py is the simulator: not here.)
 GPU_PATH_TESTS := tests/crypto/ckks/gpu tests/crypto/paillier_gpu $(wildcard tests/crypto/_native/test_gpu_*.py) \
-  $(wildcard tests/engines/test_gpu*.py) tests/test_cuda.py
+  $(wildcard tests/engines/test_gpu*.py) tests/test_cuda.py tests/calibrate/test_gpu.py tests/studies/test_gpu.py \
+  tests/benchmarks/test_paillier_gpu_benchmark.py
 
 test-gpu-path: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(GPU_PATH_TESTS)
