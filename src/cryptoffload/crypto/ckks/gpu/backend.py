@@ -319,6 +319,15 @@ class RnsCkksBackend(CheckedBackend):
             out += [self._ct(r) for r in self.scheme.rescale_many(raws[i:i + BATCH], divisors[i:i + BATCH])]
         return out
 
+    def squares(self, cts: Sequence[Ciphertext]) -> list[Ciphertext]:
+        """The square activation, :data:`BATCH` ciphertexts at a time: their products, one batched
+        relinearisation, one batched rescale."""
+        cts = list(cts)
+        out: list[Ciphertext] = []
+        for i in range(0, len(cts), BATCH):
+            out += self.rescale_many(self.relinearize_many([self.mul(c, c) for c in cts[i:i + BATCH]]))
+        return out
+
     def relinearize_many(self, cts: Sequence[Ciphertext]) -> list[Ciphertext]:
         """Size-3 ciphertexts of one level relinearised in batches of :data:`BATCH` (one batched
         key switch each); others one by one."""
