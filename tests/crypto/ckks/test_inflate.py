@@ -55,7 +55,7 @@ def test_header_is_parsed_and_checked():
 
 
 @pytest.mark.parametrize("blob, message", [
-    (seal_header(COMPR_NONE, 1000) + b"x" * 100, "states 1000 bytes, the object has 116"),     # a lie, larger
+    (seal_header(COMPR_NONE, 1000) + b"x" * 100, "states 1,000 bytes, the object has 116"),     # a lie, larger
     (seal_header(COMPR_NONE, 20) + b"x" * 100, "states 20 bytes, the object has 116"),         # a lie, smaller
     (seal_header(7, 116) + b"x" * 100, "unknown SEAL compression mode 7"),
     (seal_header(COMPR_ZSTD, 116)[:9], "truncated SEAL header"),

@@ -77,7 +77,8 @@ def parse_seal_header(blob: bytes | memoryview, what: str) -> SealHeader:
     if mode not in COMPR_NAMES:
         raise CkksError(f"{what}: unknown SEAL compression mode {mode} (known: none 0, zlib 1, zstd 2)")
     if size != len(blob):
-        raise CkksError(f"{what}: the SEAL header states {size} bytes, the object has {len(blob)}")
+        raise CkksError(f"{what}: the SEAL header states {size:,} bytes, the object has {len(blob):,} (truncated, or "
+                        "not what SEAL wrote)")
     return SealHeader(major, minor, mode, size)
 
 
