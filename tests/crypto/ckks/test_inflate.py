@@ -75,6 +75,8 @@ def test_zstd_frame_declares_its_size_and_window():
     assert inflated_size(seal_object(COMPR_ZSTD, frame), 100_000, "key") == 100_000
     with pytest.raises(InflateLimit, match="declares 100,000 bytes"):
         inflated_size(seal_object(COMPR_ZSTD, frame), 99_999, "key")
+    exact = zstd_compress(bytes(2 * MIB))      # a whole number of output chunks: the end is still found
+    assert inflated_size(seal_object(COMPR_ZSTD, exact), 2 * MIB, "key") == 2 * MIB
 
 
 def test_zstd_frames_that_hide_or_misstate_their_size_refused():

@@ -205,7 +205,7 @@ def _zstd_size(body: memoryview, declared: int, what: str) -> int:
             if lib.ZSTD_isError(ret):
                 raise CkksError(f"{what}: garbled zstd stream ({lib.ZSTD_getErrorName(ret).decode()})")
             total += dst.pos
-            if src.pos == src.size and dst.pos < dst.size:
+            if src.pos == src.size and (ret == 0 or dst.pos < dst.size):
                 break
     finally:
         lib.ZSTD_freeDStream(ds)
