@@ -22,6 +22,8 @@ benchmarks/results/he_cnn_server_memory.json (with the machine) and prints a tab
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import os
 import struct
 import subprocess
@@ -38,7 +40,9 @@ from typing import Callable
 from rich.console import Console
 from rich.table import Table
 
-from cryptoffload.apps.he_cnn.budget import session_bounds
+try:
+    from cryptoffload.apps.he_cnn.budget import session_bounds
+except ImportError: pass
 from cryptoffload.apps.he_cnn.model import load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
@@ -50,11 +54,13 @@ from cryptoffload.machine import machine_info
 RESULTS = Path(__file__).resolve().parent / "results"
 MiB = 2**20
 _SEAL_HEADER = struct.Struct("<HBBBBHQ")
+#: SEAL's version in the objects' headers (SEAL refuses another): set from a real context
+VERSION = [4, 1]
 
 
 def seal_object(mode: int, body: bytes) -> bytes:
     """A SEAL object of compression mode ``mode`` (1 zlib, 2 zstd) around ``body``."""
-    return _SEAL_HEADER.pack(0xA15E, 16, 4, 1, mode, 0, 16 + len(body)) + body
+    return _SEAL_HEADER.pack(0xA15E, 16, *VERSION, mode, 0, 16 + len(body)) + body
 
 
 def zstd_rle_bomb(size: int, declare: bool = True) -> bytes:
@@ -67,6 +73,54 @@ def zstd_rle_bomb(size: int, declare: bool = True) -> bytes:
     n = size // block
     blocks = [((block << 3) | (1 << 1) | (i == n - 1)).to_bytes(3, "little") + b"\0" for i in range(n)]
     return head + b"".join(blocks)
+
+
+def _zstd(name: str) -> Callable[..., int]:
+    lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    fn = getattr(lib, name)
+    fn.restype = ctypes.c_size_t
+    return fn
+
+
+def zstd_compress(data: bytes) -> bytes:
+    out = ctypes.create_string_buffer(len(data) // 100 + (1 << 20))
+    n = _zstd("ZSTD_compress")(out, ctypes.c_size_t(len(out)), data, ctypes.c_size_t(len(data)), 3)
+    return out.raw[:n]
+
+
+def zstd_decompress(frame: bytes) -> bytes:
+    size = ctypes.c_uint64(_zstd("ZSTD_getFrameContentSize")(frame, ctypes.c_size_t(len(frame)))).value
+    out = ctypes.create_string_buffer(size)
+    n = _zstd("ZSTD_decompress")(out, ctypes.c_size_t(size), frame, ctypes.c_size_t(len(frame)))
+    return out.raw[:n]
+
+
+def _zero_key(key: bytes) -> bytes:
+    """A seeded SEAL PublicKey (one key-switching component) with its stored polynomial zeroed:
+    still valid for SEAL (every residue below its prime), and compressible to nothing."""
+    at = key.find(b"\x5e\xa1\x10", 32)                   # the DynArray of the ciphertext's data
+    count = struct.unpack_from("<Q", key, at + 16)[0]
+    assert struct.unpack_from("<Q", key, at + 8)[0] == 24 + 8 * count
+    return key[: at + 24] + bytes(8 * count) + key[at + 24 + 8 * count:]
+
+
+def structured_bomb(galois: bytes, keys: int) -> bytes:
+    """SEAL GaloisKeys (zstd) holding ``keys`` zero-filled seeded keys, built from a real
+    ``galois`` section: SEAL loads every one (11 MB each in memory) from a few MB."""
+    content = zstd_decompress(galois[16:])
+    dim1 = struct.unpack_from("<Q", content, 32)[0]
+    pos, parts = 40, []
+    while not parts:                                        # the first Galois element with a key
+        start, dim2 = pos, struct.unpack_from("<Q", content, pos)[0]
+        pos += 8
+        for _ in range(dim2):
+            size = struct.unpack_from("<Q", content, pos + 8)[0]
+            parts.append(_zero_key(content[pos: pos + size]))
+            pos += size
+        entry = content[start: start + 8] + b"".join(parts)
+    dim1 = max(dim1, keys)
+    body = content[:32] + struct.pack("<Q", dim1) + entry * keys + bytes(8 * (dim1 - keys))
+    return seal_object(2, zstd_compress(body))
 
 
 def zlib_bomb(size: int) -> bytes:
@@ -149,14 +203,15 @@ def measure(server: Server, send: Callable[[], list[tuple[int, str]]]) -> dict[s
             "peak_mib": round(after["VmHWM"] / MiB), "rss_after_mib": round(after["VmRSS"] / MiB)}
 
 
-def bombs(ctx: bytes, galois: list) -> list[tuple[str, bytes]]:
+def bombs(ctx: bytes, galois: list, section: bytes) -> list[tuple[str, bytes]]:
     """The hostile contexts: ~9 MB or less each, a valid frame around a bad Galois section."""
     return [
+        ("250 zero Galois keys (zstd, 1.4 GB inflated)", with_section(ctx, "galois", structured_bomb(section, 250))),
         ("zstd bomb: declares 2 GiB in 64 KiB", with_section(ctx, "galois", seal_object(2, zstd_rle_bomb(2 << 30)))),
         ("zstd bomb hiding its size (2 GiB)", with_section(ctx, "galois",
                                                           seal_object(2, zstd_rle_bomb(2 << 30, declare=False)))),
         ("zlib bomb: 1 GiB in ~1 MB", with_section(ctx, "galois", seal_object(1, zlib_bomb(1 << 30)))),
-        ("SEAL header claims 1 TiB", with_section(ctx, "galois", _SEAL_HEADER.pack(0xA15E, 16, 4, 1, 2, 0, 1 << 40)
+        ("SEAL header claims 1 TiB", with_section(ctx, "galois", _SEAL_HEADER.pack(0xA15E, 16, *VERSION, 2, 0, 1 << 40)
                                                   + seal_object(2, zstd_rle_bomb(1 << 20))[16:])),
         ("28 + 1000 Galois keys listed", with_section(ctx, "galois", galois=galois + [[4000 + i, f"galois:{4000 + i}"]
                                                                                      for i in range(1000)])),
@@ -165,7 +220,8 @@ def bombs(ctx: bytes, galois: list) -> list[tuple[str, bytes]]:
 
 def run(src: Path, label: str, ctx: bytes, extra: list[str], budget_cases: bool) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    header = unpack_sections(unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)[0], "context")[0]
+    header, sections = unpack_sections(unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)[0], "context")
+    VERSION[:] = sections["galois"][3:5]
     with tempfile.TemporaryDirectory(prefix="he-cnn-memory-") as tmp:
         work = Path(tmp)
         server = Server(["--port", "0", "--token-dir", str(work), "--insecure-http", "--clients", "a,b,c", *extra],
@@ -178,7 +234,7 @@ def run(src: Path, label: str, ctx: bytes, extra: list[str], budget_cases: bool)
                 rows.append({"code": label, "case": case, **measure(server, send)})
                 print(f"  {label}: {case}: {rows[-1]}", flush=True)
 
-            for name, body in bombs(ctx, header["galois"]):
+            for name, body in bombs(ctx, header["galois"], sections["galois"]):
                 add(f"{name} ({len(body) / MiB:.1f} MiB body)", lambda body=body: [post(sessions, body, tok["a"])])
             if budget_cases:
                 opened: list[str] = []

@@ -125,7 +125,8 @@ def he_cnn_serve(
     token_dir: Optional[Path] = typer.Option(
         None, "--token-dir", help="Keep the client tokens and a generated TLS certificate here (0700, files 0600; "
         "reused on restart). Default: a temporary folder, removed at exit."),
-    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.4 GB)."),
+    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.5 GB held, ~0.7 GB "
+                                     "reserved: --session-memory)."),
     max_sessions_per_client: int = typer.Option(2, "--max-sessions-per-client", help="Sessions one client may hold."),
     session_memory: Optional[int] = typer.Option(
         None, "--session-memory", help="MiB each session reserves before its body is read (default: its bound from "

@@ -37,12 +37,15 @@ SEAL_SLACK = 1 << 16
 
 
 def inflate_limits(params: CkksParams, galois_keys: int) -> dict[str, int]:
-    """The most bytes each section of a SEAL context may inflate to: SEAL's in-memory size of
-    the keys it holds (a public key: 2 polynomials over all primes; a relinearisation key and
-    each of ``galois_keys`` Galois keys: :attr:`~CkksParams.ksk_bytes`; a secret key: one
-    polynomial), plus :data:`SEAL_SLACK` per key. Seeded keys inflate to about half."""
+    """The most bytes each section of a SEAL context may inflate to, plus :data:`SEAL_SLACK` per
+    key: a public key, 2 polynomials over all primes; a secret key, one. SEAL serialises the
+    relinearisation key and each of ``galois_keys`` Galois keys *seeded* (one polynomial of each
+    pair, the other regenerated from a seed on loading), so each may inflate to half of
+    :attr:`~CkksParams.ksk_bytes`: bounding the seeded size bounds the keys SEAL builds by their
+    in-memory size (zero-filled seeded keys, which compress to nothing, cannot be packed twice
+    as many into the bound). Keys saved unseeded are refused here."""
     poly = params.poly_modulus_degree * (params.data_primes + 1) * WORD_BYTES
-    key = params.ksk_bytes + SEAL_SLACK
+    key = params.ksk_bytes // 2 + SEAL_SLACK
     return {"public": 2 * poly + SEAL_SLACK, "relin": key, "galois": galois_keys * key + SEAL_SLACK,
             "secret": poly + SEAL_SLACK}
 
