@@ -129,7 +129,8 @@ def zlib_bomb(size: int) -> bytes:
     return b"".join(c.compress(zeros) for _ in range(size // len(zeros))) + c.flush()
 
 
-def with_section(ctx: bytes, name: str, blob: bytes | None = None, galois: list | None = None) -> bytes:
+def with_section(ctx: bytes, name: str, blob: bytes | None = None, galois: list | None = None,
+                 drop: bool = False) -> bytes:
     """``ctx`` with section ``name`` replaced by ``blob`` (or its header's Galois list by
     ``galois``), framed anew: a valid checksum and key id, what an authenticated client can send."""
     payload, key_id, digest = unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)
@@ -137,6 +138,8 @@ def with_section(ctx: bytes, name: str, blob: bytes | None = None, galois: list 
     header.pop("sections")
     if blob is not None:
         sections[name] = blob
+    if drop:
+        del sections[name]
     if galois is not None:
         header["galois"] = galois
     return pack_frame(KIND_PUBLIC, "seal", digest, key_id, pack_sections(header, list(sections.items())))
@@ -213,6 +216,7 @@ def bombs(ctx: bytes, galois: list, section: bytes) -> list[tuple[str, bytes]]:
         ("zlib bomb: 1 GiB in ~1 MB", with_section(ctx, "galois", seal_object(1, zlib_bomb(1 << 30)))),
         ("SEAL header claims 1 TiB", with_section(ctx, "galois", _SEAL_HEADER.pack(0xA15E, 16, *VERSION, 2, 0, 1 << 40)
                                                   + seal_object(2, zstd_rle_bomb(1 << 20))[16:])),
+        ("real keys, no relinearisation key (refused after loading)", with_section(ctx, "relin", drop=True)),
         ("28 + 1000 Galois keys listed", with_section(ctx, "galois", galois=galois + [[4000 + i, f"galois:{4000 + i}"]
                                                                                      for i in range(1000)])),
     ]
@@ -250,6 +254,7 @@ def run(src: Path, label: str, ctx: bytes, extra: list[str], budget_cases: bool)
                 add("a third session, client c: past the budget", lambda: open_one("c"))
                 add("both sessions closed", lambda: [post(f"{sessions}/{sid}", None, tok[c], "DELETE")
                                                      for sid, c in zip(opened, "ab")])
+                add("a session again (SEAL's memory pool reused)", lambda: open_one("c"))
         finally:
             server.stop()
     return rows
