@@ -218,12 +218,13 @@ def live_backends() -> int:
 
 
 def test_decompression_bomb_refused_before_seal_inflates_it() -> None:
-    """A context whose one Galois key is 256 MiB of zeros in ~250 KB of zlib (SEAL would
-    inflate it all), one whose header lies about its size, and keys the plan does not use:
+    """A context whose Galois keys are 256 MiB of zeros in ~250 KB of zlib (SEAL would inflate
+    it all), one whose header lies about its size, and keys the plan does not use:
     4xx JSON errors naming the limit, no session, no budget held, no backend left alive."""
     be = make_backend("seal")
     be.keygen(rotations=[1])
-    ctx = be.public_context()
+    steps = PerChannelPlan(load_model(DEFAULT_WEIGHTS), DEFAULT_PARAMS).rotation_steps()
+    ctx = _relabel(be.public_context(), [[s, f"galois:{s}"] for s in steps])   # lists the plan's 28 keys
     bomb = zlib.compress(bytes(256 << 20), 9)
     bombed = with_section(ctx, "seal", "galois", seal_header(COMPR_ZLIB, 16 + len(bomb)) + bomb)
     assert len(bombed) < len(ctx)
@@ -235,7 +236,7 @@ def test_decompression_bomb_refused_before_seal_inflates_it() -> None:
         before = live_backends()
         status, body = http(f"{url}/v1/sessions", bombed)
         assert status == 413 and body["error"] == "decompression_limit"
-        assert f"above the {inflate_limits(DEFAULT_PARAMS, 1)['galois']:,} bytes" in body["message"]
+        assert f"above the {inflate_limits(DEFAULT_PARAMS, 28)['galois']:,} bytes" in body["message"]
         status, body = http(f"{url}/v1/sessions", lying)
         assert status == 400 and body["error"] == "bad_context" and "states 1,099,511,627,776 bytes" in body["message"]
         status, body = http(f"{url}/v1/sessions", _relabel(ctx, [[1, "galois:1"], [1000, "galois:1000"]]))

@@ -80,6 +80,7 @@ from cryptoffload.crypto.ckks import (
 )
 from cryptoffload.crypto.ckks.framing import peek_context_header
 from cryptoffload.crypto.ckks.inflate import InflateLimit
+from cryptoffload.crypto.ckks.rotations import rotation_plan
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -181,7 +182,7 @@ class HeCnnServer:
         if be_name != self.backend_name:
             raise RequestError(400, "bad_context", f"the context comes from the {be_name!r} backend; this server "
                                f"runs {self.backend_name!r}")
-        self._check_keys(data)
+        self._check_header(data)
         try:
             be = backend_from_context(data)
         except InflateLimit as exc:
@@ -206,21 +207,41 @@ class HeCnnServer:
                                f" (needed: {self.plan.rotation_steps()})")
         return be
 
-    def _check_keys(self, data: bytes) -> None:
-        """The Galois keys a context lists, bounded by the plan's before anything is loaded
-        (each backend then bounds every key's inflated size by the keys listed)."""
+    def _check_header(self, data: bytes) -> None:
+        """What a context's header says, checked before anything is loaded (a refusal after
+        SEAL loaded the keys leaves their memory in SEAL's pool): its parameters, a
+        relinearisation key, and Galois keys for the plan's steps, none beyond them (each
+        backend then bounds every key's inflated size by the keys listed)."""
         steps = self.plan.rotation_steps()
         try:
-            listed = [int(step) for step, _name in peek_context_header(data).get("galois", [])]
+            header = peek_context_header(data)
+            listed = [(int(step), str(name)) for step, name in header.get("galois", [])]
+            params = CkksParams.from_dict(header.get("params"))
+            sections = {str(name) for name, _size in header.get("sections", [])}
         except CkksError as exc:
             raise RequestError(400, "bad_context", str(exc)) from None
         except (TypeError, ValueError):
-            raise RequestError(400, "bad_context", "malformed serialised context: its Galois key list") from None
-        extra = sorted(set(listed) - set(steps))
-        if extra or len(listed) != len(set(listed)):
+            raise RequestError(400, "bad_context", "malformed serialised context: its key lists") from None
+        if params != self.params:
+            raise RequestError(400, "bad_context", f"the context's parameters {params.to_dict()} are not the "
+                               f"server's {self.params.to_dict()} (GET {API}/info)")
+        extra = sorted({step for step, _ in listed} - set(steps))
+        if extra or len(listed) != len({step for step, _ in listed}):
             raise RequestError(413, "too_many_keys", f"the context lists {len(listed)} Galois keys, steps "
                                f"{extra[:8] or 'repeated'} beyond the {len(steps)} this server's plan uses; send "
                                f"keys for GET {API}/info's rotation_steps only")
+        galois = {step % params.slots: name for step, name in listed}
+        missing = []
+        for step in steps:
+            try:
+                rotation_plan(step, galois, params.slots)
+            except CkksError:
+                missing.append(step)
+        if missing:
+            raise RequestError(400, "bad_context", f"the context lacks Galois keys for steps {missing}"
+                               f" (needed: {steps})")
+        if "relin" not in sections and not header.get("relin"):
+            raise RequestError(400, "bad_context", "the context has no relinearisation key")
 
     def _prepare_or_refusal(self, data: bytes) -> tuple[tuple[Any, PreparedWeights, float] | None,
                                                          RequestError | None]:
