@@ -35,15 +35,18 @@ anything), ``bad_ciphertext`` (garbled, truncated, wrong level), ``unknown_sessi
 worker thread, so the event loop keeps answering while a ciphertext is evaluated.
 
 Memory (issue 22): a body's limit counts compressed bytes, and SEAL inflates what it loads, so
-a context lists at most the Galois keys the plan uses (``too_many_keys`` otherwise), and every
-SEAL object in it, or in a ciphertext, is measured before SEAL inflates it, by its zstd
-frame's declared size and by inflating it into a throw-away buffer, against SEAL's in-memory
-size of the keys it may hold (:mod:`cryptoffload.crypto.ckks.inflate`;
+a context's header is checked before anything is loaded (its parameters, a relinearisation key,
+Galois keys for the plan's steps and none beyond them: ``too_many_keys``), and every SEAL
+object in it, or in a ciphertext, is measured before SEAL inflates it, by its zstd frame's
+declared size and by inflating it into a throw-away buffer, against SEAL's size of the keys it
+may hold (:mod:`cryptoffload.crypto.ckks.inflate`, :func:`cryptoffload.crypto.ckks.seal.inflate_limits`;
 ``decompression_limit`` beyond). Each session request reserves ``session_memory`` (default:
 its bound from the parameters and the plan, :mod:`.budget`) against ``memory_budget``
 (default: ``max_sessions + 1`` sessions) before its body is read (``memory_budget`` refusal
 when it cannot), and is charged what it holds once open; a refused request leaves nothing
-alive and the freed memory is handed back to the system (``malloc_trim`` on glibc).
+alive and the freed memory is handed back to the system (``malloc_trim`` on glibc). SEAL keeps
+the memory of keys it loaded in its own pool, reused by the next keys but never returned, which
+is why every check that can runs before SEAL loads anything.
 """
 
 from __future__ import annotations
