@@ -241,16 +241,24 @@ def test_decompression_bomb_refused_before_seal_inflates_it() -> None:
         assert status == 400 and body["error"] == "bad_context" and "states 1,099,511,627,776 bytes" in body["message"]
         status, body = http(f"{url}/v1/sessions", _relabel(ctx, [[1, "galois:1"], [1000, "galois:1000"]]))
         assert status == 413 and body["error"] == "too_many_keys" and "[1000]" in body["message"]
+        listed = [[s, f"galois:{s}"] for s in steps]
+        for fields, says in (({"params": {"poly_modulus_degree": 3, "coeff_modulus_bits": [60, 60], "scale_bits": 30}},
+                               "poly_modulus_degree must be a power of two"),
+                             ({"params": CkksParams(8192, (60, 40, 60), 40).to_dict()}, "are not the server's"),
+                             ({"galois": "all"}, "malformed")):
+            status, body = http(f"{url}/v1/sessions", _relabel(ctx, **{"galois": listed, **fields}))
+            assert status == 400 and body["error"] == "bad_context" and says in body["message"]
         assert srv.sessions == {} and srv.budget.used == 0 and live_backends() == before
         assert http(f"{url}/v1/info")[0] == 200
 
 
-def _relabel(ctx: bytes, galois: list) -> bytes:
-    """``ctx`` with its header listing other Galois steps (its keys unchanged)."""
+def _relabel(ctx: bytes, galois: list, **fields: Any) -> bytes:
+    """``ctx`` with its header listing other Galois steps (its keys unchanged), and ``fields``."""
     payload, key_id, digest = unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)
     header, sections = unpack_sections(payload, "context")
     header.pop("sections")
     header["galois"] = galois
+    header.update(fields)
     return pack_frame(KIND_PUBLIC, "seal", digest, key_id, pack_sections(header, list(sections.items())))
 
 

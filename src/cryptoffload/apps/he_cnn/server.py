@@ -221,7 +221,7 @@ class HeCnnServer:
             listed = [(int(step), str(name)) for step, name in header.get("galois", [])]
             params = CkksParams.from_dict(header.get("params"))
             sections = {str(name) for name, _size in header.get("sections", [])}
-        except CkksError as exc:
+        except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
             raise RequestError(400, "bad_context", str(exc)) from None
         except (TypeError, ValueError):
             raise RequestError(400, "bad_context", "malformed serialised context: its key lists") from None
