@@ -97,7 +97,7 @@ def inflated_size(blob: bytes | memoryview, limit: int, what: str) -> int:
     _over(declared, limit, what, "declares")
     if window > MAX_WINDOW:
         raise CkksError(f"{what}: the zstd frame asks for a {window:,}-byte window (at most {MAX_WINDOW:,})")
-    actual = _zstd_size(body, declared, what)
+    actual = _zstd_size(blob if isinstance(blob, bytes) else bytes(blob), declared, what)
     if actual != declared:
         more = "more than " if actual > declared else ""
         raise CkksError(f"{what}: the zstd frame declares {declared:,} bytes and inflates to {more}{actual:,}")
@@ -186,11 +186,12 @@ def _zstd() -> Any:
     return _zstd_lib
 
 
-def _zstd_size(body: memoryview, declared: int, what: str) -> int:
+def _zstd_size(blob: bytes, declared: int, what: str) -> int:
     """Inflate into one reused buffer, counting; stop one chunk past ``declared``."""
     lib = _zstd()
-    data = bytes(body)  # a pointer to stable bytes (one copy of the compressed object)
-    src = _Buffer(ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p), len(data), 0)
+    # the frame after SEAL's header, read in place (bytes do not move; no copy of the object)
+    start = ctypes.cast(ctypes.c_char_p(blob), ctypes.c_void_p).value or 0
+    src = _Buffer(start + _HEADER.size, len(blob) - _HEADER.size, 0)
     out = ctypes.create_string_buffer(_CHUNK)
     dst = _Buffer(ctypes.cast(out, ctypes.c_void_p), _CHUNK, 0)
     ds = lib.ZSTD_createDStream()
