@@ -346,6 +346,10 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, hs, "--clients", ["", ",", "bad name!"])
     ints(s, hs, "--max-sessions", zero=True)
     ints(s, hs, "--max-sessions-per-client", zero=True)
+    ints(s, hs, "--session-memory", zero=True)
+    ints(s, hs, "--memory-budget", zero=True)
+    add(s, hs, "--session-memory", ["10"], mentions=("--session-memory", "below"))
+    add(s, hs, "--memory-budget", ["10"], mentions=("--memory-budget", "one session"))
     add(s, hs, "--token-dir", [fx["afile"], fx["afile"] + "/x"])
     add(s, ["--port", "0"], "--tls-cert", ["/nonexistent/c.pem", fx["garbage.pem"]],
         mentions=("--tls-cert", "--tls-key", "tls", "certificate", "c.pem", "garbage.pem"))

@@ -111,6 +111,10 @@ def he_cnn_evaluate(
     _run_on_images(evaluate, images, batch, model, backend)
 
 
+def _mib(what: str, value: Optional[int]) -> Optional[int]:
+    return None if value is None else check_int(what, value, maximum=1 << 30) << 20
+
+
 @app.command("serve")
 def he_cnn_serve(
     port: int = typer.Option(8765, "--port", help="TCP port."),
@@ -122,8 +126,15 @@ def he_cnn_serve(
     token_dir: Optional[Path] = typer.Option(
         None, "--token-dir", help="Keep the client tokens and a generated TLS certificate here (0700, files 0600; "
         "reused on restart). Default: a temporary folder, removed at exit."),
-    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.4 GB)."),
+    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.5 GB held, ~0.7 GB "
+                                     "reserved: --session-memory)."),
     max_sessions_per_client: int = typer.Option(2, "--max-sessions-per-client", help="Sessions one client may hold."),
+    session_memory: Optional[int] = typer.Option(
+        None, "--session-memory", help="MiB each session reserves before its body is read (default: its bound from "
+        "the parameters and model, ~700 MiB: keys, context, encoded weights)."),
+    memory_budget: Optional[int] = typer.Option(
+        None, "--memory-budget", help="MiB all sessions may hold together; a session request beyond it is refused "
+        "(503) before its body is read (default: --max-sessions + 1 sessions)."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
                                             "default: a self-signed one made in the token folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
@@ -145,6 +156,7 @@ def he_cnn_serve(
           max_sessions=check_int("--max-sessions", max_sessions, maximum=MAX_SESSIONS),
           max_sessions_per_client=check_int("--max-sessions-per-client", max_sessions_per_client,
                                             maximum=MAX_SESSIONS),
+          session_memory=_mib("--session-memory", session_memory), memory_budget=_mib("--memory-budget", memory_budget),
           tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http)
 
 

@@ -6,8 +6,10 @@ change nothing; clients are told apart by token, not by address."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import http.client as httpclient
 import json
+import zlib
 import urllib.error
 import urllib.request
 from typing import Any, Iterator
@@ -21,9 +23,15 @@ from cryptoffload.apps._credentials import Credentials, new_token, token_hash
 from cryptoffload.apps.he_cnn.client import HeCnnClient
 from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
-from cryptoffload.apps.he_cnn.server import ServerThread
+from cryptoffload.apps.he_cnn.budget import session_bounds
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan
+from cryptoffload.apps.he_cnn.server import FRAME_SLACK, HeCnnServer, ServerThread
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, make_backend
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, KIND_PUBLIC, CkksParams, SealBackend, make_backend
+from cryptoffload.crypto.ckks.framing import pack_frame, pack_sections, unpack_frame, unpack_sections
+from cryptoffload.crypto.ckks.inflate import COMPR_ZLIB, seal_header
+from cryptoffload.crypto.ckks.seal import inflate_limits
+from cryptoffload.errors import ConfigError
 
 pytest.importorskip("tenseal")
 
@@ -191,3 +199,89 @@ def test_one_client_cannot_evict_another() -> None:
         assert http(f"{url}/v1/sessions", ctx, token=BOB)[0] == 200          # at his quota: his oldest makes room
         assert http(f"{url}/v1/sessions/{bob['session']}/infer", ct, token=BOB)[0] == 404
         assert http(f"{url}/v1/sessions/{alice[-2]}/infer", ct)[0] == 200
+
+
+# -- issue 22, item 3: decompression bombs and the memory budget ---------------------------------
+def with_section(ctx: bytes, backend: str, name: str, blob: bytes) -> bytes:
+    """``ctx`` (a public context) with its section ``name`` replaced, framed anew (a valid
+    checksum and key id: what an authenticated client can send)."""
+    payload, key_id, digest = unpack_frame(ctx, KIND_PUBLIC, backend, None, None)
+    header, sections = unpack_sections(payload, "context")
+    header.pop("sections")
+    sections[name] = blob
+    return pack_frame(KIND_PUBLIC, backend, digest, key_id, pack_sections(header, list(sections.items())))
+
+
+def live_backends() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, SealBackend))
+
+
+def test_decompression_bomb_refused_before_seal_inflates_it() -> None:
+    """A context whose Galois keys are 256 MiB of zeros in ~250 KB of zlib (SEAL would inflate
+    it all), one whose header lies about its size, and keys the plan does not use:
+    4xx JSON errors naming the limit, no session, no budget held, no backend left alive."""
+    be = make_backend("seal")
+    be.keygen(rotations=[1])
+    steps = PerChannelPlan(load_model(DEFAULT_WEIGHTS), DEFAULT_PARAMS).rotation_steps()
+    ctx = _relabel(be.public_context(), [[s, f"galois:{s}"] for s in steps])   # lists the plan's 28 keys
+    bomb = zlib.compress(bytes(256 << 20), 9)
+    bombed = with_section(ctx, "seal", "galois", seal_header(COMPR_ZLIB, 16 + len(bomb)) + bomb)
+    assert len(bombed) < len(ctx)
+    galois = unpack_sections(unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)[0], "context")[1]["galois"]
+    lying = with_section(ctx, "seal", "galois", galois[:8] + (1 << 40).to_bytes(8, "little") + galois[16:])
+    thread = ServerThread(DEFAULT_WEIGHTS, clients=CLIENTS, backend="seal")
+    srv = thread.server
+    with thread as url:
+        before = live_backends()
+        status, body = http(f"{url}/v1/sessions", bombed)
+        assert status == 413 and body["error"] == "decompression_limit"
+        assert f"above the {inflate_limits(DEFAULT_PARAMS, 28)['galois']:,} bytes" in body["message"]
+        status, body = http(f"{url}/v1/sessions", lying)
+        assert status == 400 and body["error"] == "bad_context" and "states 1,099,511,627,776 bytes" in body["message"]
+        status, body = http(f"{url}/v1/sessions", _relabel(ctx, [[1, "galois:1"], [1000, "galois:1000"]]))
+        assert status == 413 and body["error"] == "too_many_keys" and "[1000]" in body["message"]
+        listed = [[s, f"galois:{s}"] for s in steps]
+        for fields, says in (({"params": {"poly_modulus_degree": 3, "coeff_modulus_bits": [60, 60], "scale_bits": 30}},
+                               "poly_modulus_degree must be a power of two"),
+                             ({"params": CkksParams(8192, (60, 40, 60), 40).to_dict()}, "are not the server's"),
+                             ({"galois": "all"}, "malformed")):
+            status, body = http(f"{url}/v1/sessions", _relabel(ctx, **{"galois": listed, **fields}))
+            assert status == 400 and body["error"] == "bad_context" and says in body["message"]
+        assert srv.sessions == {} and srv.budget.used == 0 and live_backends() == before
+        assert http(f"{url}/v1/info")[0] == 200
+
+
+def _relabel(ctx: bytes, galois: list, **fields: Any) -> bytes:
+    """``ctx`` with its header listing other Galois steps (its keys unchanged), and ``fields``."""
+    payload, key_id, digest = unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)
+    header, sections = unpack_sections(payload, "context")
+    header.pop("sections")
+    header["galois"] = galois
+    header.update(fields)
+    return pack_frame(KIND_PUBLIC, "seal", digest, key_id, pack_sections(header, list(sections.items())))
+
+
+def test_memory_budget_refuses_the_session_it_cannot_hold(model: CnnModel) -> None:
+    """A budget of two sessions' bounds: the third session request is refused (503) before
+    its body is read, whoever sends it, and fits once one is closed."""
+    bounds = session_bounds(DEFAULT_PARAMS, PerChannelPlan(model, DEFAULT_PARAMS), FRAME_SLACK)
+    emu = make_backend("emulator")
+    thread = ServerThread(model, clients=CLIENTS, backend="emulator", max_sessions=4,
+                          memory_budget=2 * bounds.total)
+    srv = thread.server
+    with thread as url:
+        emu.keygen(rotations=srv.plan.rotation_steps(), relin=True)
+        ctx = emu.public_context()
+        status, first = http(f"{url}/v1/sessions", ctx)
+        assert status == 200 and http(f"{url}/v1/sessions", ctx, token=BOB)[0] == 200
+        assert srv.budget.used == 2 * (bounds.keys + len(ctx) + bounds.weights)
+        status, body = http(f"{url}/v1/sessions", ctx)
+        assert status == 503 and body["error"] == "memory_budget" and "--memory-budget" in body["message"]
+        status, body = declared_only(url, "/v1/sessions", 1000, token=BOB)   # refused on its headers
+        assert status == 503 and body["error"] == "memory_budget"
+        assert len(srv.sessions) == 2
+        assert http(f"{url}/v1/sessions/{first['session']}", method="DELETE")[0] == 200
+        assert http(f"{url}/v1/sessions", ctx, token=BOB)[0] == 200
+    with pytest.raises(ConfigError, match="--session-memory .* MiB is below what one session needs"):
+        HeCnnServer(model, clients=CLIENTS, backend="emulator", session_memory=bounds.total - 1)

@@ -3,6 +3,8 @@ mismatched data before the library parses anything."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
@@ -79,3 +81,18 @@ def test_context_sections_roundtrip_and_refusals():
     lying = pack_frame(KIND_PUBLIC, "emulator", CkksParams(8192, (60, 40, 60), 40).digest(), b"k" * 16, payload)
     with pytest.raises(CkksError, match="do not match its header"):
         load_context_header("emulator", lying, KIND_PUBLIC)
+
+
+def test_peek_context_header_reads_the_header_only():
+    """The JSON header of a context from its first bytes (what loading would allocate is
+    bounded from it); a header running past the frame or not an object is refused."""
+    from cryptoffload.crypto.ckks.framing import KIND_PUBLIC, pack_frame, pack_sections, peek_context_header
+
+    payload = pack_sections({"galois": [[1, "galois:1"]]}, [("public", b"k" * 100)])
+    frame = pack_frame(KIND_PUBLIC, "seal", bytes(16), bytes(16), payload)
+    assert peek_context_header(frame) == {"galois": [[1, "galois:1"]], "sections": [["public", 100]]}
+    with pytest.raises(CkksError, match="runs past the frame"):
+        peek_context_header(frame[:62 + 4 + 20 + 16])
+    bad = pack_frame(KIND_PUBLIC, "seal", bytes(16), bytes(16), struct.pack("<I", 2) + b"[]")
+    with pytest.raises(CkksError, match="not an object"):
+        peek_context_header(bad)

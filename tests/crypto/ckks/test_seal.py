@@ -59,3 +59,28 @@ def test_secret_context_saved_owner_only(seal, tmp_path):
     close(client.decrypt(seal.encrypt(x)), padded(x))
     with pytest.raises(CkksError, match="expected a serialised secret context"):
         SealBackend.from_secret_context(seal.public_context())
+
+
+def test_inflation_bounded_before_seal_loads(seal):
+    """A ciphertext or a context key whose SEAL object would inflate past SEAL's in-memory size
+    at these parameters is refused before SEAL reads it; a real one passes."""
+    import zlib
+
+    from cryptoffload.crypto.ckks.framing import KIND_CIPHERTEXT, KIND_PUBLIC, pack_frame, pack_sections
+    from cryptoffload.crypto.ckks.framing import unpack_frame, unpack_sections
+    from cryptoffload.crypto.ckks.inflate import COMPR_ZLIB, InflateLimit, seal_header
+
+    bomb = zlib.compress(bytes(64 << 20), 9)
+    bomb = seal_header(COMPR_ZLIB, 16 + len(bomb)) + bomb
+    frame = pack_frame(KIND_CIPHERTEXT, "seal", seal.params.digest(), seal.key_id, bomb)
+    with pytest.raises(InflateLimit, match="deserialize_ciphertext: the ciphertext inflates to more than"):
+        seal.deserialize_ciphertext(frame)
+    ctx = seal.public_context()
+    payload, key_id, digest = unpack_frame(ctx, KIND_PUBLIC, "seal", None, None)
+    header, sections = unpack_sections(payload, "context")
+    header.pop("sections")
+    SealBackend.from_public_context(ctx)
+    sections["relin"] = bomb
+    bad = pack_frame(KIND_PUBLIC, "seal", digest, key_id, pack_sections(header, list(sections.items())))
+    with pytest.raises(InflateLimit, match=r"public context \(relin keys\) inflates to more than"):
+        SealBackend.from_public_context(bad)

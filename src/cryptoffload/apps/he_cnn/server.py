@@ -30,8 +30,23 @@ a client has one request with a body in progress at a time. A refusal is a 4xx J
 or other parameters: the serialised header carries both and is checked before SEAL parses
 anything), ``bad_ciphertext`` (garbled, truncated, wrong level), ``unknown_session`` (404),
 ``request_entity_too_large`` (413), ``unauthorized``/``forbidden`` (401/403),
-``too_many_requests`` (429), ``server_full`` (503). Evaluations run one at a time on one
+``too_many_requests`` (429), ``server_full`` (503), ``decompression_limit`` and
+``too_many_keys`` (413), ``memory_budget`` (503). Evaluations run one at a time on one
 worker thread, so the event loop keeps answering while a ciphertext is evaluated.
+
+Memory (issue 22): a body's limit counts compressed bytes, and SEAL inflates what it loads, so
+a context's header is checked before anything is loaded (its parameters, a relinearisation key,
+Galois keys for the plan's steps and none beyond them: ``too_many_keys``), and every SEAL
+object in it, or in a ciphertext, is measured before SEAL inflates it, by its zstd frame's
+declared size and by inflating it into a throw-away buffer, against SEAL's size of the keys it
+may hold (:mod:`cryptoffload.crypto.ckks.inflate`, :func:`cryptoffload.crypto.ckks.seal.inflate_limits`;
+``decompression_limit`` beyond). Each session request reserves ``session_memory`` (default:
+its bound from the parameters and the plan, :mod:`.budget`) against ``memory_budget``
+(default: ``max_sessions + 1`` sessions) before its body is read (``memory_budget`` refusal
+when it cannot), and is charged what it holds once open; a refused request leaves nothing
+alive and the freed memory is handed back to the system (``malloc_trim`` on glibc). SEAL keeps
+the memory of keys it loaded in its own pool, reused by the next keys but never returned, which
+is why every check that can runs before SEAL loads anything.
 """
 
 from __future__ import annotations
@@ -52,6 +67,7 @@ from aiohttp import web
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Credentials, Unauthorized, issue_tokens
 from cryptoffload.apps._private_tmp import secrets_folder
+from cryptoffload.apps.he_cnn.budget import MemoryBudget, release_memory, session_bounds
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
@@ -65,6 +81,9 @@ from cryptoffload.crypto.ckks import (
     make_backend,
     peek_context,
 )
+from cryptoffload.crypto.ckks.framing import peek_context_header
+from cryptoffload.crypto.ckks.inflate import InflateLimit
+from cryptoffload.crypto.ckks.rotations import rotation_plan
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -105,6 +124,7 @@ class _Session:
     backend: Any
     weights: PreparedWeights
     created: float
+    charge: int = 0  # bytes charged to the memory budget
     inferences: int = 0
 
 
@@ -113,7 +133,8 @@ class HeCnnServer:
     weights)."""
 
     def __init__(self, model: CnnModel | str | Path = DEFAULT_WEIGHTS, *, clients: Credentials, backend: str = "seal",
-                 params: CkksParams = DEFAULT_PARAMS, max_sessions: int = 4, max_sessions_per_client: int = 2) -> None:
+                 params: CkksParams = DEFAULT_PARAMS, max_sessions: int = 4, max_sessions_per_client: int = 2,
+                 session_memory: int | None = None, memory_budget: int | None = None) -> None:
         self.model = model if isinstance(model, CnnModel) else load_model(model)
         self.backend_name = str(backend).lower()
         self.params = params
@@ -131,7 +152,11 @@ class HeCnnServer:
         #: a fresh ciphertext (two polynomials over the primes of the plan's top level)
         self.max_ciphertext = params.ciphertext_bytes(self.plan.top) + FRAME_SLACK
         #: a public context: the public key, the relinearisation key and one Galois key per step
-        self.max_context = (2 + len(self.plan.rotation_steps())) * params.ksk_bytes + FRAME_SLACK
+        self.bounds = session_bounds(params, self.plan, FRAME_SLACK)
+        self.max_context = self.bounds.context
+        per_session = self.bounds.total if session_memory is None else check_int("session_memory", session_memory)
+        self.budget = MemoryBudget(per_session * (self.max_sessions + 1) if memory_budget is None
+                                   else check_int("memory_budget", memory_budget), per_session, self.bounds.total)
 
     def close(self) -> None:
         """Stop the evaluation thread (an evaluation in progress is abandoned)."""
@@ -144,6 +169,8 @@ class HeCnnServer:
         return {"type": "info", "backend": self.backend_name, "params": self.params.to_dict(),
                 "model": self.model.config.as_dict(), "rotation_steps": self.plan.rotation_steps(),
                 "relin": True, "max_sessions_per_client": self.max_per_client,
+                "max_context_bytes": self.max_context, "session_memory": self.budget.per_session,
+                "memory_budget": self.budget.total,
                 "rotations_per_inference": self.plan.rotations_per_inference()["total"]}
 
     # -- sessions ---------------------------------------------------------------------------
@@ -158,8 +185,11 @@ class HeCnnServer:
         if be_name != self.backend_name:
             raise RequestError(400, "bad_context", f"the context comes from the {be_name!r} backend; this server "
                                f"runs {self.backend_name!r}")
+        self._check_header(data)
         try:
             be = backend_from_context(data)
+        except InflateLimit as exc:
+            raise RequestError(413, "decompression_limit", str(exc)) from None
         except CryptoffloadError as exc:
             raise RequestError(400, "bad_context", str(exc)) from None
         if be.can_decrypt:
@@ -180,6 +210,53 @@ class HeCnnServer:
                                f" (needed: {self.plan.rotation_steps()})")
         return be
 
+    def _check_header(self, data: bytes) -> None:
+        """What a context's header says, checked before anything is loaded (a refusal after
+        SEAL loaded the keys leaves their memory in SEAL's pool): its parameters, a
+        relinearisation key, and Galois keys for the plan's steps, none beyond them (each
+        backend then bounds every key's inflated size by the keys listed)."""
+        steps = self.plan.rotation_steps()
+        try:
+            header = peek_context_header(data)
+            listed = [(int(step), str(name)) for step, name in header.get("galois", [])]
+            params = CkksParams.from_dict(header.get("params"))
+            sections = {str(name) for name, _size in header.get("sections", [])}
+        except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
+            raise RequestError(400, "bad_context", str(exc)) from None
+        except (TypeError, ValueError):
+            raise RequestError(400, "bad_context", "malformed serialised context: its key lists") from None
+        if params != self.params:
+            raise RequestError(400, "bad_context", f"the context's parameters {params.to_dict()} are not the "
+                               f"server's {self.params.to_dict()} (GET {API}/info)")
+        extra = sorted({step for step, _ in listed} - set(steps))
+        if extra or len(listed) != len({step for step, _ in listed}):
+            raise RequestError(413, "too_many_keys", f"the context lists {len(listed)} Galois keys, steps "
+                               f"{extra[:8] or 'repeated'} beyond the {len(steps)} this server's plan uses; send "
+                               f"keys for GET {API}/info's rotation_steps only")
+        galois = {step % params.slots: name for step, name in listed}
+        missing = []
+        for step in steps:
+            try:
+                rotation_plan(step, galois, params.slots)
+            except CkksError:
+                missing.append(step)
+        if missing:
+            raise RequestError(400, "bad_context", f"the context lacks Galois keys for steps {missing}"
+                               f" (needed: {steps})")
+        if "relin" not in sections and not header.get("relin"):
+            raise RequestError(400, "bad_context", "the context has no relinearisation key")
+
+    def _prepare_or_refusal(self, data: bytes) -> tuple[tuple[Any, PreparedWeights, float] | None,
+                                                         RequestError | None]:
+        """:meth:`_prepare`, or its refusal with nothing it made left alive (a fresh error, no
+        traceback holding the half-loaded keys) and the freed memory given back."""
+        try:
+            return self._prepare(data), None
+        except RequestError as exc:
+            refusal = RequestError(exc.status, exc.code, str(exc))
+        release_memory()
+        return None, refusal
+
     def _prepare(self, data: bytes) -> tuple[Any, PreparedWeights, float]:
         be = self._load_context(data)
         with timed(be) as t:
@@ -195,17 +272,24 @@ class HeCnnServer:
             raise RequestError(503, "server_full", f"the server holds its {self.max_sessions} sessions; try later "
                                "or close one of yours")
 
-    def _add(self, client: str, be: Any, weights: PreparedWeights, size: int, prepare_s: float) -> str:
+    def _reserve(self) -> None:
+        """Reserve one session's memory before its body is read, or refuse (503)."""
+        if not self.budget.reserve():
+            raise RequestError(503, "memory_budget", f"the server's memory budget ({self.budget.total:,} bytes, "
+                               f"--memory-budget) holds {self.budget.used:,} bytes of sessions and one more needs "
+                               f"{self.budget.per_session:,}; try later or close one of yours")
+
+    def _add(self, client: str, be: Any, weights: PreparedWeights, size: int, prepare_s: float, charge: int) -> str:
         """Called on the event loop, so sessions change in one thread only."""
         self._admit(client)
         mine = [sid for sid, s in self.sessions.items() if s.owner == client]
         while len(mine) >= self.max_per_client:
             old = mine.pop(0)
-            del self.sessions[old]
+            self.budget.free(self.sessions.pop(old).charge)
             log.info("session %s… of %s dropped (more than %d sessions for that client)", old[:6], client,
                      self.max_per_client)
         sid = secrets.token_urlsafe(16)
-        self.sessions[sid] = _Session(client, be, weights, time.time())
+        self.sessions[sid] = _Session(client, be, weights, time.time(), charge)
         log.info("session %s… opened for %s (%d bytes of public context, weights encoded in %.2f s)", sid[:6],
                  client, size, prepare_s)
         return sid
@@ -222,6 +306,8 @@ class HeCnnServer:
         be = s.backend
         try:
             ct = be.deserialize_ciphertext(data)
+        except InflateLimit as exc:
+            raise RequestError(413, "decompression_limit", str(exc)) from None
         except CkksError as exc:
             text = str(exc)
             code = "foreign_ciphertext" if ("another key set" in text or "other CKKS parameters" in text
@@ -242,6 +328,32 @@ class HeCnnServer:
         return be.serialize_ciphertext(out), seconds
 
     # -- HTTP ------------------------------------------------------------------------------
+    async def _open(self, client: str, request: web.Request) -> tuple[str, float]:
+        """Admit (sessions, memory budget) before the ~100 MB body is read; load and check the
+        context on the worker; charge the session what it holds, or nothing if refused."""
+        self._admit(client)
+        self._reserve()
+        charge = 0
+        try:
+            self._opening += 1
+            try:
+                data = await _http.read_body(request, self.max_context)
+                size = len(data)
+                opened, refusal = await self._run(self._prepare_or_refusal, data)
+                del data
+            finally:
+                self._opening -= 1
+            if refusal is not None:
+                raise refusal
+            assert opened is not None
+            be, weights, prepare_s = opened
+            cost = self.bounds.keys + size + weights.plaintext_bytes
+            sid = self._add(client, be, weights, size, prepare_s, cost)
+            charge = cost
+        finally:
+            self.budget.settle(charge)
+        return sid, prepare_s
+
     def app(self) -> web.Application:
         app = _http.new_app(_errors)
 
@@ -251,14 +363,7 @@ class HeCnnServer:
         async def open_session(request: web.Request) -> web.Response:
             client = self.clients.identify(request.headers.get("Authorization"))
             with self._in_flight(client):
-                self._admit(client)               # before the ~100 MB body is read
-                self._opening += 1
-                try:
-                    data = await _http.read_body(request, self.max_context)
-                    be, weights, prepare_s = await self._run(self._prepare, data)
-                finally:
-                    self._opening -= 1
-                sid = self._add(client, be, weights, len(data), prepare_s)
+                sid, prepare_s = await self._open(client, request)
             return web.json_response({"type": "session", "session": sid, "prepare_s": prepare_s})
 
         async def infer(request: web.Request) -> web.Response:
@@ -274,8 +379,9 @@ class HeCnnServer:
         async def close(request: web.Request) -> web.Response:
             client = self.clients.identify(request.headers.get("Authorization"))
             sid = request.match_info["sid"]
-            self._session(sid, client)
+            self.budget.free(self._session(sid, client).charge)
             self.sessions.pop(sid, None)
+            await self._run(release_memory)   # after an evaluation of it in progress
             return web.json_response({"type": "closed"})
 
         _http.add_route(app, "GET", f"{API}/info", info)
@@ -295,6 +401,7 @@ def client_credentials(token_dir: Path, clients: Sequence[str]) -> Credentials:
 def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
           clients: Sequence[str] = ("client",), token_dir: Path | None = None, backend: str = "seal",
           params: CkksParams = DEFAULT_PARAMS, max_sessions: int = 4, max_sessions_per_client: int = 2,
+          session_memory: int | None = None, memory_budget: int | None = None,
           tls_cert: Path | None = None, tls_key: Path | None = None, insecure_http: bool = False,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve until SIGINT/SIGTERM. Prints ``he-cnn server listening on <url>`` when ready.
@@ -307,7 +414,8 @@ def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1
         sock = _http.bind(host, port)
         try:
             server = HeCnnServer(model, clients=credentials, backend=backend, params=params,
-                                 max_sessions=max_sessions, max_sessions_per_client=max_sessions_per_client)
+                                 max_sessions=max_sessions, max_sessions_per_client=max_sessions_per_client,
+                                 session_memory=session_memory, memory_budget=memory_budget)
             ctx = _http.tls_context(ctx, folder, host, insecure_http, "he-cnn server")
             print(f"he-cnn server: client tokens in {folder} (0600): "
                   + ", ".join(f"{c}.token" for c in credentials.names()), flush=True)

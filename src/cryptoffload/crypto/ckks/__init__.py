@@ -6,6 +6,8 @@ Layout (one concept per module, imports pointing down this list):
 * ``params`` -- :class:`CkksParams`, the one parameter class (sizes, security bound);
 * ``primes``, ``rotations`` -- SEAL's prime chain and its rotation-key plan, reproduced;
 * ``framing`` -- the serialised frame (header, payload, checksum) of ciphertexts and contexts;
+* ``inflate`` -- SEAL's serialised objects measured (header, declared and actual inflated size)
+  before SEAL inflates them: :func:`inflated_size`, :class:`InflateLimit`;
 * ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks the
   adapters share), the :class:`Ciphertext`/:class:`Plaintext` handles;
 * ``timing`` -- :func:`timed`, the timer of CKKS work that waits for an asynchronous device
@@ -44,6 +46,7 @@ _EXPORTS = {
     **dict.fromkeys(("naf", "power_of_two_steps", "rotation_plan"), "rotations"),
     **dict.fromkeys(("KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "pack_frame", "peek_context",
                      "unpack_frame"), "framing"),
+    **dict.fromkeys(("InflateLimit", "inflated_size"), "inflate"),
     **dict.fromkeys(("CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext"), "backend"),
     **dict.fromkeys(("Stopwatch", "timed"), "timing"),
     **dict.fromkeys(("TRACE_SCHEMA", "RecordingBackend"), "trace"),

@@ -19,7 +19,7 @@ from cryptoffload.crypto.ckks.params import CkksParams
 
 __all__ = [
     "KIND_CIPHERTEXT", "KIND_NAMES", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "load_context_header",
-    "pack_frame", "pack_sections", "peek_context", "unpack_frame", "unpack_sections",
+    "pack_frame", "pack_sections", "peek_context", "peek_context_header", "unpack_frame", "unpack_sections",
 ]
 
 _MAGIC = b"CKKS"
@@ -114,6 +114,23 @@ def peek_context(data: bytes) -> tuple[str, int]:
     if magic != _MAGIC:
         raise CkksError("not a serialised CKKS context (bad magic)")
     return be.rstrip(b"\0").decode(errors="replace"), kind
+
+
+def peek_context_header(data: bytes) -> dict[str, Any]:
+    """The JSON header of a serialised context (parameters, Galois steps, section sizes) read
+    from its first bytes, the frame not yet checked: what loading it would allocate can be
+    bounded before anything else is read. Loading checks everything again."""
+    peek_context(data)
+    try:
+        (hl,) = struct.unpack_from("<I", data, _HEADER.size)
+        if _HEADER.size + 4 + hl > len(data) - _CHECK:
+            raise ValueError("its header runs past the frame")
+        header = json.loads(bytes(data[_HEADER.size + 4: _HEADER.size + 4 + hl]))
+    except (struct.error, ValueError) as exc:
+        raise CkksError(f"malformed serialised context: {exc}") from None
+    if not isinstance(header, dict):
+        raise CkksError("malformed serialised context: its header is not an object")
+    return header
 
 
 def load_context_header(backend: str, data: bytes,

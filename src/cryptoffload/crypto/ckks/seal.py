@@ -26,10 +26,44 @@ from cryptoffload.crypto.ckks.framing import (
     load_context_header,
     pack_sections,
 )
+from cryptoffload.crypto.ckks.inflate import inflated_size
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
-__all__ = ["SealBackend"]
+__all__ = ["SEAL_SLACK", "SealBackend", "inflate_limits"]
+
+#: SEAL's headers and metadata beyond an object's polynomials (a key has ~1 KB): generous
+SEAL_SLACK = 1 << 16
+
+
+def inflate_limits(params: CkksParams, galois_keys: int) -> dict[str, int]:
+    """The most bytes each section of a SEAL context may inflate to, plus :data:`SEAL_SLACK` per
+    key: a public key, 2 polynomials over all primes; a secret key, one. SEAL serialises the
+    relinearisation key and each of ``galois_keys`` Galois keys *seeded* (one polynomial of each
+    pair, the other regenerated from a seed on loading), so each may inflate to half of
+    :attr:`~CkksParams.ksk_bytes`: bounding the seeded size bounds the keys SEAL builds by their
+    in-memory size (zero-filled seeded keys, which compress to nothing, cannot be packed twice
+    as many into the bound). Keys saved unseeded are refused here."""
+    poly = params.poly_modulus_degree * (params.data_primes + 1) * WORD_BYTES
+    key = params.ksk_bytes // 2 + SEAL_SLACK
+    return {"public": 2 * poly + SEAL_SLACK, "relin": key, "galois": galois_keys * key + SEAL_SLACK,
+            "secret": poly + SEAL_SLACK}
+
+
+def _galois_count(header: dict[str, Any], params: CkksParams, what: str) -> int:
+    steps = header.get("galois", [])
+    if not isinstance(steps, list) or len(steps) >= params.slots:
+        raise CkksError(f"malformed {what}: its Galois key list")
+    return len(steps)
+
+
+def _check_inflation(sections: dict[str, bytes], limits: dict[str, int], what: str) -> None:
+    """Every section measured (:func:`~cryptoffload.crypto.ckks.inflate.inflated_size`)
+    against its limit before SEAL inflates anything."""
+    for name, blob in sections.items():
+        if name not in limits:
+            raise CkksError(f"malformed {what}: unknown section {name!r}")
+        inflated_size(blob, limits[name], f"{what} ({name} keys)")
 
 
 def _sealapi() -> Any:
@@ -368,6 +402,8 @@ class SealBackend(CheckedBackend):
 
     def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
         payload = self._unframe(data, KIND_CIPHERTEXT)
+        inflated_size(payload, self.params.ciphertext_bytes(self.params.levels, 3) + SEAL_SLACK,
+                      "deserialize_ciphertext: the ciphertext")
         with _seal_errors("deserialize_ciphertext"):
             raw = _SealIO.load(self._s.Ciphertext(), self._ctx, payload)
         if tuple(raw.parms_id()) not in self._level_of:
@@ -380,6 +416,8 @@ class SealBackend(CheckedBackend):
 
     def deserialize_plaintext(self, data: bytes) -> Plaintext:
         payload = self._unframe(data, KIND_PLAINTEXT)
+        inflated_size(payload, self.params.plaintext_bytes(self.params.levels) + SEAL_SLACK,
+                      "deserialize_plaintext: the plaintext")
         with _seal_errors("deserialize_plaintext"):
             raw = _SealIO.load(self._s.Plaintext(), self._ctx, payload)
         return Plaintext(raw, self.fingerprint)
@@ -401,9 +439,11 @@ class SealBackend(CheckedBackend):
     @classmethod
     def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "SealBackend":
         params, header, sec, key_id = load_context_header(cls.name, data, kind)
-        self = cls(params, insecure_study=insecure_study)
+        what = f"serialised {KIND_NAMES[kind]}"
         if "public" not in sec or (kind == KIND_SECRET and "secret" not in sec):
-            raise CkksError(f"serialised {KIND_NAMES[kind]} lacks its keys")
+            raise CkksError(f"{what} lacks its keys")
+        _check_inflation(sec, inflate_limits(params, _galois_count(header, params, what)), what)
+        self = cls(params, insecure_study=insecure_study)
         s = self._s
         with _seal_errors("load context"):
             self._pk = _SealIO.load(s.PublicKey(), self._ctx, sec["public"])
