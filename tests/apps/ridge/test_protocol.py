@@ -77,8 +77,8 @@ def test_generated_d20(upload_keys, solve_keys):
     params = RidgeParams(d=20, max_records=1_000_000, y_bound=data.y_bound, lam=1.0)
     result = run_in_process(data.X, data.y, params, mode="per-record", providers=2,
                             upload_keys=upload_keys, solve_keys=solve_keys, workers=2)
-    assert result.plaintexts_per_record == 20  # 230 values, 12 slots of 83 bits per 1024-bit plaintext
-    assert result.layout["slots"] == 12 and result.layout["slot_bits"] == 83
+    assert result.plaintexts_per_record == 20  # 230 values, 12 slots of 84 bits (1 check bit) per 1024-bit plaintext
+    assert result.layout["slots"] == 12 and result.layout["slot_bits"] == 84
     check_against_sklearn(result, data.X, data.y, params, "generated n=40 d=20")
 
 
