@@ -48,8 +48,9 @@ def test_two_providers_and_the_buyer_get_the_exact_model(parties: Parties, keys:
     result = asyncio.run(run())
     assert result.records == 40
     assert [str(f) for f in result.model.fractions] == in_process(data.X, data.y, p.params, keys)
-    st = http(p.csp + "/status")[1]
-    assert st["state"] == "solved" and st["records"] == 40 and st["uploads"] == 4
+    st = http(p.csp + "/status", token=BUYER_TOKEN)[1]
+    assert st["state"] == "solved" and st["records"] == 40 and st["uploads"] == 4 and st["providers"] == 2
+    assert "records" not in http(p.csp + "/status")[1]                   # no token: the state alone
 
 
 def test_unreachable_peers_are_one_line(tmp_path: Path) -> None:

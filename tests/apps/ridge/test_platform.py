@@ -88,7 +88,7 @@ def test_uploads_need_the_providers_own_token_and_ids(parties: Parties) -> None:
 def test_record_counts_are_charged_against_the_guard_bits(tmp_path: Path, keys: tuple) -> None:
     """Attack 3: ``records: 0`` with 100,000 vectors was accepted, bypassing max_records. Now
     records >= 1, and vectors == records (per-record) or 1 (per-provider)."""
-    p = Parties(tmp_path, keys, max_records=12)
+    p = Parties(tmp_path, keys, max_records=12, max_records_per_provider=12)
     try:
         before = p.snapshot()
         msg = upload_message(p.info, records=5)
@@ -228,9 +228,10 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
              "--csp", csp, *certs, "--insecure-study-size", "--no-progress"],
             cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         cert = token_dir / "cert.pem"
+        token = (token_dir / "prov-A.token").read_text().strip()
         deadline = time.monotonic() + 60
         while True:
-            status, st = http(url + "/status", cafile=cert)
+            status, st = http(url + "/status", token=token, cafile=cert)
             if st["uploads"] >= 3:
                 break
             assert time.monotonic() < deadline and provider.poll() is None, \
@@ -247,7 +248,7 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
         assert provider.returncode == 0, err
         assert "already accepted" in out and "1 already accepted" in out, out
         assert "retrying" in err
-        status, st = http(url + "/status", cafile=cert)
+        status, st = http(url + "/status", token=token, cafile=cert)
         assert st["records"] == n and st["uploads"] == n // batch, st
         assert (db.stat().st_mode & 0o777) == 0o600
         proc = cli(tmp_path, "ridge", "buyer", "--platform", url, "--csp", csp, "--out", "model.json",
@@ -260,7 +261,6 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
         assert model["fractions"] == in_process(data.X, data.y, params, keys)
         # after finalisation: no more uploads, and the buyer may ask again (idempotent)
         info = SessionInfo.from_message(http(url + "/params", cafile=cert)[1])
-        token = (token_dir / "prov-A.token").read_text().strip()
         late = upload_message(info, upload_id="prov-A:late", provider_id="prov-A")
         status, err = http(url + "/message", late, token, cafile=cert)
         assert status == 409 and err["error"] == "finalized"

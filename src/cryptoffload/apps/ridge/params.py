@@ -27,6 +27,8 @@ MIN_STAT_BITS = 40
 #: the paper's workload at 20 plaintexts per record; more would only catch more *random*
 #: garbage, never a targeted value (docs/apps/ridge.md, threat model)
 CHECK_BITS = 1
+#: most provider contributions one unpack request carries (sizes the CSP's body limit)
+MAX_PROVIDERS = 256
 
 
 @dataclass(frozen=True)
