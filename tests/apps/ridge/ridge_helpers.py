@@ -99,7 +99,7 @@ def no_process_mentions(text: str) -> bool:
 
 
 PLATFORM_TOKEN, BUYER_TOKEN = new_token("platform"), new_token("buyer")
-PROVIDERS = {"alice": new_token("alice"), "bob": new_token("bob")}
+PROVIDERS = {"alice": new_token("alice"), "bob": new_token("bob"), "carol": new_token("carol")}
 
 
 class Parties:
