@@ -30,6 +30,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp import CspService
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import SessionInfo
+from cryptoffload.apps.ridge.params import upload_layout
 from cryptoffload.apps.ridge.platform import FAULT_ENV, PlatformService
 from cryptoffload.apps.ridge.protocol import Csp, Provider
 from cryptoffload.apps.ridge.store import PlatformStore
@@ -152,6 +153,18 @@ def upload_message(info: SessionInfo, records: int = 5, seed: int = 11, upload_i
     return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id=provider_id,
                          vectors=up.vectors, records=up.records,
                          ciphertexts=m.encode_ciphertexts(up.ciphertexts, info.upload_pk))
+
+
+def overflow_message(info: SessionInfo, upload_id: str = "carol:all", provider_id: str = "carol") -> dict[str, Any]:
+    """A malicious per-provider upload (issue 22): one record's worth whose first packed value
+    is far beyond its slot (into the check bits once masked), encrypted as a provider would."""
+    layout = upload_layout(info.params, info.upload_pk)
+    values = [0] * info.params.value_count
+    values[0] = 1 << (layout.slot_bits - 1)
+    packed = [v % info.upload_pk.n for v in layout._pack_unchecked(values)]
+    cts = info.upload_pk.encryptor().encrypt_raw(packed)
+    return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id=provider_id,
+                         vectors=1, records=1, ciphertexts=m.encode_ciphertexts(cts, info.upload_pk))
 
 
 def records_now(url: str, token: str | None = None) -> int:
