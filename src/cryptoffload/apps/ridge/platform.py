@@ -238,15 +238,15 @@ class PlatformService:
     def _check_room(self, records: int, provider: str) -> None:
         if self.fin.state != "collecting":
             raise ProtocolError(f"the platform is {self.fin.state}: no more uploads", status=409, code="finalized")
+        if self.records + records > self.params.max_records:
+            raise ProtocolError(f"{self.records + records} records would exceed max_records = "
+                                f"{self.params.max_records} (the slots' guard bits)", status=422,
+                                code="too_many_records")
         mine = self.provider_records(provider)
         if mine + records > self.quota:
             raise ProtocolError(f"{mine + records} records would exceed this provider's share of "
                                 f"{self.quota} records (max_records_per_provider)", status=422,
                                 code="provider_quota")
-        if self.records + records > self.params.max_records:
-            raise ProtocolError(f"{self.records + records} records would exceed max_records = "
-                                f"{self.params.max_records} (the slots' guard bits)", status=422,
-                                code="too_many_records")
 
     async def _upload(self, msg: dict[str, Any], provider: str) -> dict[str, Any]:
         upload_id, records, vectors = self._upload_fields(msg, provider)
