@@ -24,7 +24,7 @@ def test_buyer_only_messages_need_the_token(parties: Parties) -> None:
     assert http(p.platform + "/message", m.with_new_id(fin), "wrong-token-0123456789")[0] == 403
     assert http(p.platform + "/message", m.with_new_id(fin), PROVIDERS["alice"])[0] == 403
     status, err = http(p.platform + "/message", m.with_new_id(fin), BUYER_TOKEN)
-    assert status == 409 and err["error"] == "no_uploads"          # nothing to finalize, nothing changed
+    assert status == 409 and err["error"] == "too_few_providers"   # nothing to finalize, nothing changed
     req = m.new_message(m.COEFFICIENTS_REQUEST, info.solve_pk.fingerprint, system_digest="0" * 64)
     assert http(p.csp + "/message", req)[0] == 401
     assert http(p.csp + "/message", m.with_new_id(req), PLATFORM_TOKEN)[0] == 403
