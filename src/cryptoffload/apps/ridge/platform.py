@@ -127,6 +127,11 @@ class PlatformService:
         self.records = state.records
         self.bytes = state.bytes
         self.uploads: dict[str, UploadRecord] = state.uploads
+        #: per provider: (records, uploads), kept beside the uploads (no scan per upload)
+        self._mine: dict[str, tuple[int, int]] = {}
+        for u in self.uploads.values():
+            r, k = self._mine.get(u.provider_id, (0, 0))
+            self._mine[u.provider_id] = (r + u.records, k + 1)
         self.fin: FinalizeState = state.finalize
         self._replay = ReplayGuard(state.message_ids)
         self._lock = asyncio.Lock()
@@ -156,7 +161,7 @@ class PlatformService:
         return json_response(dict(self.info.to_message("platform"), max_upload_vectors=self.max_upload_vectors))
 
     def provider_records(self, provider: str) -> int:
-        return sum(u.records for u in self.uploads.values() if u.provider_id == provider)
+        return self._mine.get(provider, (0, 0))[0]
 
     async def _status(self, request: web.Request) -> web.Response:
         """What the caller's role may know: without a token the state alone; a provider its own
@@ -170,9 +175,8 @@ class PlatformService:
                               providers=len(self.aggs), min_providers=self.params.min_providers,
                               max_records=self.params.max_records)
             else:
-                mine = [u for u in self.uploads.values() if u.provider_id == who]
-                fields.update(provider_id=who, records=sum(u.records for u in mine), uploads=len(mine),
-                              max_records=self.quota)
+                records, uploads = self._mine.get(who, (0, 0))
+                fields.update(provider_id=who, records=records, uploads=uploads, max_records=self.quota)
         return json_response(m.new_message(m.STATUS, self.upload_pk.fingerprint, **fields))
 
     async def _message(self, request: web.Request) -> web.Response:
@@ -197,9 +201,9 @@ class PlatformService:
     # -- uploads --------------------------------------------------------------------------------
     def _ack(self, upload_id: str, status: str, provider: str) -> dict[str, Any]:
         """The provider's own totals (another provider's counts are not its business)."""
-        mine = [u for u in self.uploads.values() if u.provider_id == provider]
+        records, uploads = self._mine.get(provider, (0, 0))
         return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
-                             records_total=sum(u.records for u in mine), uploads_total=len(mine))
+                             records_total=records, uploads_total=uploads)
 
     def _duplicate(self, upload_id: str, records: int, vectors: int) -> None:
         prior = self.uploads[upload_id]
@@ -264,6 +268,8 @@ class PlatformService:
                                batch.digest)
             await run(self.store.accept_upload, rec, new_words)
             self.aggs[provider] = new_words
+            mine = self._mine.get(provider, (0, 0))
+            self._mine[provider] = (mine[0] + records, mine[1] + 1)
             self.records += records
             self.bytes += len(batch.words)
             self.uploads[upload_id] = rec
