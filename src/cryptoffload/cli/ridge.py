@@ -296,6 +296,8 @@ def ridge_buyer(
                                    insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
                       [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
+    if result.excluded_providers:
+        console.print(f"left out (their sums overflowed their slots): {', '.join(result.excluded_providers)}")
     if out is not None:
         write_json(out, result.to_dict())
         console.print(f"wrote {out}")
