@@ -179,7 +179,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
     platform = Evaluator(params, upload_keys[0], solve_keys[0])
     bias = platform.layout.mask_bias
     masked = platform.mask_for_unpack(agg)
-    masks = list(platform._masks)
+    masks = list(platform._masks[0])          # one contribution: its masks
     view = csp.decrypt_split(masked)
     assert len(view) == params.value_count
     assert all(v != t and v != t + bias for v, t in zip(view, true))
