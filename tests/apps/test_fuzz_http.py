@@ -156,8 +156,8 @@ def _templates(p: Parties) -> dict[str, tuple[str, dict[str, Any]]]:
         "upload": ("platform", upload_message(p.info, records=2, upload_id="alice:fuzz")),
         "finalize": ("platform", m.new_message(m.FINALIZE, up)),
         "mask_request": ("platform", m.new_message(m.MASK_REQUEST, sp)),
-        "commit": ("csp", m.new_message(m.COMMIT, up, aggregate_sha256="a" * 64, uploads_sha256="b" * 64, records=1,
-                                        uploads=1, providers=1)),
+        "commit": ("csp", m.new_message(m.COMMIT, up, aggregate_sha256="a" * 64, uploads_sha256="b" * 64, records=2,
+                                        uploads=2, providers=2, contributions=[1, 1])),
         "unpack_request": ("csp", m.new_message(m.UNPACK_REQUEST, up, ciphertexts="")),
         "solve_request": ("csp", m.new_message(m.SOLVE_REQUEST, sp, ciphertexts="", system_digest="c" * 64)),
         "coefficients_request": ("csp", m.new_message(m.COEFFICIENTS_REQUEST, sp, system_digest="d" * 64)),
@@ -169,7 +169,7 @@ def _templates(p: Parties) -> dict[str, tuple[str, dict[str, Any]]]:
                              "coefficients_request"]),
        field=st.sampled_from(["protocol", "type", "message_id", "key_fingerprint", "upload_id", "provider_id",
                               "records", "vectors", "ciphertexts", "aggregate_sha256", "uploads_sha256",
-                              "providers", "uploads", "system_digest", "extra"]),
+                              "providers", "uploads", "contributions", "system_digest", "extra"]),
        value=json_values, drop=st.booleans(), token=st.none() | tokens, truncate=st.integers(0, 7))
 def test_ridge_mutated_messages(parties: Parties, kind: str, field: str, value: Any, drop: bool, token: str | None,
                                 truncate: int) -> None:

@@ -379,6 +379,7 @@ def cases(fx: Fixtures) -> list[Case]:
     floats(s, base, "--y-bound", zero=True)
     floats(s, base, "--lam")
     add(s, base, "--stat-bits", ["0", "39", "300"])
+    ints(s, base, "--min-providers", zero=True)
     add(s, base, "--upload-bits", ["1024", "0", "200000"])
     add(s, base, "--solve-bits", ["x", "0", "200000", "-5"])
     add(s, base, "--key-dir", [fx["afile"], fx["afile"] + "/x"])
@@ -401,6 +402,7 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, base, "--host", BAD_HOSTS)
     ints(s, base, "--workers", zero=True)
     ints(s, base, "--max-upload-records", zero=True)
+    ints(s, base, "--max-records-per-provider", zero=True)
     add(s, base[:6] + need, "--wait-csp", NOT_FLOAT + ["-1"])
     add(s, base, "--cafile", ["/nonexistent/ca.pem", fx["garbage.pem"]],
         mentions=("cafile", "ca.pem", "garbage.pem", "certificate"))

@@ -409,6 +409,40 @@ def test_mask_helpers_refuse_misuse(keys):
         layout.unpack_masked([0], layout.slots + 1)
 
 
+def test_check_bits_catch_a_slot_that_leaves_its_masked_range(keys):
+    """Issue 22: a sum beyond its slot carried silently into the next. With check bits above
+    every masked field, a field above its range, or below zero (a borrow), is refused, and
+    the error names neither the slot nor a value; an honest extreme sum still splits."""
+    pk, _ = keys
+    assert slot_geometry(1024, 17, 1_000_000, mask_bits=40, check_bits=1) == (20, 80, 12)
+    with pytest.raises(PackingError, match="mask headroom"):
+        slot_geometry(1024, 17, 10, check_bits=1)
+    layout = PackingLayout.for_key(pk, 17, 4, mask_bits=40, check_bits=1)
+    n, length = pk.n, 2 * layout.slots
+    assert layout.slot_bits == layout.signed_bits + 41 + 1
+    limit = layout.capacity * layout.max_value
+    masks = [layout.mask_limit - 1] * length
+    honest = [limit, -limit] * layout.slots
+    fields = layout.unpack_masked([(t + m) % n for t, m in zip(layout._pack_unchecked(honest), layout.pack_mask(masks))],
+                                  length)
+    assert layout.unmask(fields, masks) == honest
+    masks = [0] * length
+    for slot, value in ((3, 1 << (layout.slot_bits - 1)), (3, -(layout.mask_bias + 1)), (0, (1 << 70) + (1 << (layout.slot_bits - 1)))):
+        values = [0] * length
+        values[slot] = value
+        packed = layout._pack_unchecked(values)  # what a malicious provider can encrypt
+        masked = [(t + m) % n for t, m in zip(packed, layout.pack_mask(masks))]
+        with pytest.raises(PackingOverflowError, match="beyond its range") as info:
+            layout.unpack_masked(masked, length)
+        assert str(value) not in str(info.value) and "slot 3" not in str(info.value)
+    # a whole field's multiple is a carry: the same as a different value in the next slot
+    values = [0] * length
+    values[0] = 1 << layout.slot_bits
+    carried = layout.unpack_masked([(t + m) % n for t, m in zip(layout._pack_unchecked(values),
+                                                                 layout.pack_mask(masks))], length)
+    assert layout.unmask(carried, masks)[:2] == [0, 1]
+
+
 def test_masked_layout_still_unpacks_signed_sums(keys):
     """Headroom only widens the slot: the signed-digit API works unchanged on it."""
     pk, sk = keys

@@ -119,6 +119,8 @@ def ridge_csp(
     y_bound: Optional[float] = typer.Option(None, "--y-bound", help="Declared bound on |y| (default d + 6, the generator's)."),
     lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
     stat_bits: int = typer.Option(40, "--stat-bits", help="Statistical hiding of the unpacking masks (40..256)."),
+    min_providers: int = typer.Option(2, "--min-providers", help="Fewest providers a model may be bought from "
+                                      "(1 sells a provider its own model)."),
     upload_bits: int = typer.Option(2048, "--upload-bits", help="Upload key size (1024 needs --insecure-study-size)."),
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
                                              help="Allow an upload key below 112-bit security (the QAT Paillier paper uses 1024)."),
@@ -149,7 +151,8 @@ def ridge_csp(
 
     params = RidgeParams(d=d, max_records=max_records, x_bound=x_bound,
                          y_bound=y_bound if y_bound is not None else algorithm1_y_bound(d) if d > 0 else 1.0,
-                         lam=lam, frac_bits=frac_bits, stat_bits=stat_bits)
+                         lam=lam, frac_bits=frac_bits, stat_bits=stat_bits,
+                         min_providers=check_int("--min-providers", min_providers, maximum=1024))
     serve_csp(params, host=host, port=port, upload_bits=upload_bits, solve_bits=_ridge_solve_bits(solve_bits),
               insecure_study_size=insecure_study_size, key_dir=key_dir, tls_cert=tls_cert, tls_key=tls_key,
               insecure_http=insecure_http)
@@ -174,6 +177,9 @@ def ridge_platform(
                                            "sizes the upload route's body limit."),
     cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the CSP "
                                                 "(repeatable)."),
+    max_records_per_provider: Optional[int] = typer.Option(
+        None, "--max-records-per-provider", help="Most records one provider may upload (default: max_records / "
+        "providers, rounded up), so that no provider can use up the others' share."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
                                             "default: a self-signed one made in the token folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
@@ -201,10 +207,13 @@ def ridge_platform(
         check_int("--workers", workers, maximum=MAX_WORKERS)
     check_non_negative("--wait-csp", wait_csp, maximum=MAX_SECONDS)
     check_int("--max-upload-records", max_upload_records, maximum=MAX_BATCH)
+    if max_records_per_provider is not None:
+        check_int("--max-records-per-provider", max_records_per_provider, maximum=10**9)
     serve_platform(csp_url=csp, db=db, csp_token_file=csp_token_file, providers=split_list("--providers", providers),
                    token_dir=token_dir, host=host, port=port, workers=workers, wait_csp=wait_csp, cafile=cafile,
                    tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http,
-                   max_upload_vectors=check_int("--max-upload-records", max_upload_records))
+                   max_upload_vectors=check_int("--max-upload-records", max_upload_records),
+                   max_records_per_provider=max_records_per_provider)
 
 
 @app.command("provider")
@@ -294,6 +303,8 @@ def ridge_buyer(
                                    insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
                       [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
+    if result.excluded_providers:
+        console.print(f"left out (their sums overflowed their slots): {', '.join(result.excluded_providers)}")
     if out is not None:
         write_json(out, result.to_dict())
         console.print(f"wrote {out}")

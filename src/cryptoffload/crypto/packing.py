@@ -53,6 +53,15 @@ Mask headroom (``mask_bits``, for unpacking without revealing the sums)
     subtracts ``B + rho_j`` again (in the ridge protocol homomorphically, under another key).
     ``mask_bits = 0`` (the default) is the layout without headroom, as before.
 
+Check bits (``check_bits``, with mask headroom only)
+    ``check_bits`` more bits on top of every masked slot, which an honest masked field never
+    reaches (it is below ``2^(w + mask_bits + 1)``): they must decrypt to zero.
+    :meth:`PackingLayout.unpack_masked` refuses a plaintext where they do not, naming
+    neither the slot nor the value. A slot sum outside its signed range that pushes its masked
+    field out of the field (above it, or below zero: a borrow sets them all) is caught unless
+    it lands exactly a multiple of a whole field away, which is the same as a carry of that
+    multiple into the next slot, i.e. a different value there.
+
 Vectorised packing (:meth:`PackingLayout.pack_array`): a chunk of records as a numpy int64
 array is turned into packed Python ints with one ``int.from_bytes`` per plaintext. Each value
 is offset by ``2^k`` (k the bit length of the largest allowed |value|) to make it a
@@ -94,19 +103,23 @@ class PackingOverflowError(PackingError):
 
 
 def slot_geometry(key_bits: int, value_bits: int, max_additions: int, max_scalar: int = 1,
-                  mask_bits: int = 0) -> tuple[int, int, int]:
+                  mask_bits: int = 0, check_bits: int = 0) -> tuple[int, int, int]:
     """``(guard_bits, slot_bits, slots)`` for a key of ``key_bits`` bits.
 
     ``slot_bits = value_bits + 1 + guard_bits``, plus ``mask_bits + 1`` of mask headroom when
     ``mask_bits > 0`` (see the module docstring). Depends only on the key's bit length (not
-    on n itself), so planning needs no key."""
+    on n itself), so planning needs no key. ``check_bits`` (with mask headroom only) widens
+    every slot by bits that must decrypt to zero (module docstring)."""
     key_bits = check_int("key bits", key_bits, error=PackingError)
     value_bits = check_int("value bits", value_bits, error=PackingError)
     capacity = (check_int("max_additions", max_additions, error=PackingError)
                 * check_int("max_scalar", max_scalar, error=PackingError))
     mask_bits = check_int("mask bits", mask_bits, minimum=0, error=PackingError)
     guard_bits = (capacity - 1).bit_length()  # ceil(log2(capacity)), 0 for a capacity of 1
-    headroom = mask_bits + 1 if mask_bits else 0
+    check_bits = check_int("check bits", check_bits, minimum=0, error=PackingError)
+    if check_bits and not mask_bits:
+        raise PackingError("check bits need mask headroom (mask_bits > 0)")
+    headroom = mask_bits + 1 + check_bits if mask_bits else 0
     slot_bits = value_bits + 1 + guard_bits + headroom
     usable = key_bits - KEY_MARGIN_BITS
     slots = max(usable, 0) // slot_bits
@@ -156,14 +169,17 @@ class PackingLayout:
     slots: int
     fixed_point: FixedPoint | None = None
     mask_bits: int = 0
+    check_bits: int = 0
 
     @classmethod
     def for_key(cls, public_key: PublicKey, value_bits: int, max_additions: int, max_scalar: int = 1,
-                fixed_point: FixedPoint | None = None, mask_bits: int = 0) -> "PackingLayout":
+                fixed_point: FixedPoint | None = None, mask_bits: int = 0, check_bits: int = 0) -> "PackingLayout":
         if not isinstance(public_key, PublicKey):
             raise PackingError(f"expected a PublicKey, got {type(public_key).__name__}")
-        guard, width, slots = slot_geometry(public_key.bits, value_bits, max_additions, max_scalar, mask_bits)
-        return cls(public_key, value_bits, max_additions, max_scalar, guard, width, slots, fixed_point, mask_bits)
+        guard, width, slots = slot_geometry(public_key.bits, value_bits, max_additions, max_scalar, mask_bits,
+                                            check_bits)
+        return cls(public_key, value_bits, max_additions, max_scalar, guard, width, slots, fixed_point, mask_bits,
+                   check_bits)
 
     @classmethod
     def for_fixed_point(cls, public_key: PublicKey, fixed_point: FixedPoint, max_abs: float, max_additions: int,
@@ -236,17 +252,22 @@ class PackingLayout:
     def unpack_masked(self, plaintexts: Sequence[int], length: int | None = None) -> list[int]:
         """Slot fields ``T_j + B + rho_j`` of masked plaintexts (decrypted, in [0, n)), padding
         dropped when ``length`` is given. Plain bit fields: masking leaves no borrows. A value
-        beyond the slots means the sum was not masked with this layout, or overflowed."""
+        beyond the slots, or a field reaching its check bits, means the sum was not masked with
+        this layout, or overflowed (the error names the plaintext, never a slot or a value)."""
         self._require_headroom()
         w, s = self.slot_bits, self.slots
         top, field_mask = 1 << (w * s), (1 << w) - 1
+        honest = w - self.check_bits
         out: list[int] = []
         for index, p in enumerate(plaintexts):
             if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < top:
                 raise PackingOverflowError(
                     f"masked plaintext {index} is not below 2^{w * s} (not masked with this layout, or overflowed)")
             for _ in range(s):
-                out.append(p & field_mask)
+                value = p & field_mask
+                if value >> honest:
+                    raise PackingOverflowError(f"masked plaintext {index} has a slot beyond its range (overflowed)")
+                out.append(value)
                 p >>= w
         if length is not None:
             if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= len(out):

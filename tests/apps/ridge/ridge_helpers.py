@@ -30,6 +30,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp import CspService
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import SessionInfo
+from cryptoffload.apps.ridge.params import upload_layout
 from cryptoffload.apps.ridge.platform import FAULT_ENV, PlatformService
 from cryptoffload.apps.ridge.protocol import Csp, Provider
 from cryptoffload.apps.ridge.store import PlatformStore
@@ -72,8 +73,9 @@ def http(url: str, body: bytes | dict | None = None, token: str | None = None, m
 
 
 def csp_args(d: int = 4, max_records: int = 1000, port: int = 0, *extra: str) -> list[str]:
+    """A CSP for the tests of one provider (prov-A): ``--min-providers 1``."""
     return ["csp", "--port", str(port), "--d", str(d), "--max-records", str(max_records), "--upload-bits", "1024",
-            "--insecure-study-size", *extra]
+            "--insecure-study-size", "--min-providers", "1", *extra]
 
 
 def platform_args(csp_url: str, db: Path, csp_key_dir: Path, token_dir: Path, port: int = 0,
@@ -98,16 +100,17 @@ def no_process_mentions(text: str) -> bool:
 
 
 PLATFORM_TOKEN, BUYER_TOKEN = new_token("platform"), new_token("buyer")
-PROVIDERS = {"alice": new_token("alice"), "bob": new_token("bob")}
+PROVIDERS = {"alice": new_token("alice"), "bob": new_token("bob"), "carol": new_token("carol")}
 
 
 class Parties:
     """A CSP and a platform served from threads of this process (plain http on loopback: the
     tests of TLS are elsewhere), with known tokens. ``d`` = 4, study-size upload key."""
 
-    def __init__(self, tmp: Path, keys: tuple, max_records: int = 1000, max_upload_vectors: int = 64) -> None:
+    def __init__(self, tmp: Path, keys: tuple, max_records: int = 1000, max_upload_vectors: int = 64,
+                 min_providers: int = 2, max_records_per_provider: int | None = None) -> None:
         self.tmp = tmp
-        self.params = RidgeParams(d=4, max_records=max_records, y_bound=10.0)
+        self.params = RidgeParams(d=4, max_records=max_records, y_bound=10.0, min_providers=min_providers)
         self.csp_service = CspService(Csp(self.params, keys[0], keys[1]), csp_credentials_for_tests(),
                                       CspStore(tmp / "csp.db"))
         self.csp_thread = ServerThread(self.csp_service.app)
@@ -118,7 +121,8 @@ class Parties:
                                 m.params_to_dict(self.params))
         providers = Credentials({name: token_hash(tok) for name, tok in PROVIDERS.items()})
         self.platform_service = PlatformService(self.info, self.csp, PLATFORM_TOKEN, self.store, providers,
-                                                insecure_http=True, max_upload_vectors=max_upload_vectors)
+                                                insecure_http=True, max_upload_vectors=max_upload_vectors,
+                                                max_records_per_provider=max_records_per_provider)
         self.platform_thread = ServerThread(self.platform_service.app)
         self.platform = self.platform_thread.start()
 
@@ -133,8 +137,8 @@ class Parties:
         status, the CSP's steps."""
         st = self.store.load()
         steps = tuple(self.csp_service.store.step(s) for s in ("commitment", "unpack", "solve"))
-        return (st.aggregate, st.records, st.bytes, sorted(st.uploads), st.finalize.state, steps,
-                http(self.platform + "/status")[1]["records"])
+        return (st.aggregates, st.records, st.bytes, sorted(st.uploads), st.finalize.state, steps,
+                http(self.platform + "/status", token=BUYER_TOKEN)[1]["records"])
 
 
 def csp_credentials_for_tests() -> Credentials:
@@ -163,8 +167,21 @@ def hostile_bodies(info: SessionInfo) -> dict[str, bytes]:
             "an array": b"[" + envelope + b"]"}
 
 
-def records_now(url: str) -> int:
-    status, msg = http(url + "/status")
+def overflow_message(info: SessionInfo, upload_id: str = "carol:all", provider_id: str = "carol") -> dict[str, Any]:
+    """A malicious per-provider upload (issue 22): one record's worth whose first packed value
+    is far beyond its slot (into the check bits once masked), encrypted as a provider would."""
+    layout = upload_layout(info.params, info.upload_pk)
+    values = [0] * info.params.value_count
+    values[0] = 1 << (layout.slot_bits - 1)
+    packed = [v % info.upload_pk.n for v in layout._pack_unchecked(values)]
+    cts = info.upload_pk.encryptor().encrypt_raw(packed)
+    return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id=provider_id,
+                         vectors=1, records=1, ciphertexts=m.encode_ciphertexts(cts, info.upload_pk))
+
+
+def records_now(url: str, token: str | None = None) -> int:
+    """The platform's record total, as the buyer sees it (no token: no counts)."""
+    status, msg = http(url + "/status", token=token or BUYER_TOKEN)
     assert status == 200
     return msg["records"]
 

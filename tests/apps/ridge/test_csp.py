@@ -14,6 +14,8 @@ import pytest
 from cli_helpers import assert_user_error
 from ridge_helpers import (
     BUYER_TOKEN,
+    in_process,
+    overflow_message,
     PLATFORM_TOKEN,
     PROVIDERS,
     Parties,
@@ -30,6 +32,9 @@ from cryptoffload.apps._credentials import token_hash
 from cryptoffload.apps._http import ServerThread
 from cryptoffload.apps.ridge import RidgeParams
 from cryptoffload.apps.ridge import messages as m
+from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
+from cryptoffload.apps.ridge.provider import run_provider
+from cryptoffload.workloads.ridge_data import generate
 from cryptoffload.apps.ridge.csp import CspService
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.demo import ServerProcess
@@ -46,7 +51,8 @@ def _unpack_request(p: Parties, ciphertexts: str) -> dict:
 
 def _commit(p: Parties, batch_text: str, **over: object) -> dict:
     digest = m.decode_ciphertexts(batch_text, p.info.upload_pk).digest
-    fields = dict(aggregate_sha256=digest, uploads_sha256="0" * 64, records=1, uploads=1, providers=1)
+    fields = dict(aggregate_sha256=digest, uploads_sha256="0" * 64, records=2, uploads=2, providers=2,
+                  contributions=[1, 1])
     fields.update(over)
     return m.new_message(m.COMMIT, p.info.upload_pk.fingerprint, **fields)
 
@@ -54,6 +60,12 @@ def _commit(p: Parties, batch_text: str, **over: object) -> dict:
 def _one_upload_as_aggregate(p: Parties) -> str:
     """One provider's upload plus the public bias: what a buyer who captured it would send."""
     return upload_message(p.info, records=1)["ciphertexts"]
+
+
+def _two(p: Parties, value: int) -> str:
+    """Two contributions' worth of ciphertexts of ``value`` (what a commitment to two names)."""
+    pk = p.info.upload_pk
+    return m.encode_ciphertexts([c.value for c in pk.encrypt_many([value] * (2 * p.csp_service.plaintexts))], pk)
 
 
 def test_buyer_and_strangers_cannot_route_an_upload_through_the_csp(parties: Parties) -> None:
@@ -84,7 +96,9 @@ def test_malformed_and_uncommitted_requests_spend_nothing(parties: Parties) -> N
     assert status == 409 and err["error"] == "not_committed"
     status, err = http(p.csp + "/message", _unpack_request(p, "!!not base64!!"), PLATFORM_TOKEN)
     assert status == 400
-    for bad in (dict(records=0), dict(providers=2), dict(aggregate_sha256="X" * 64), dict(uploads="1")):
+    for bad in (dict(records=0), dict(providers=3), dict(aggregate_sha256="X" * 64), dict(uploads="1"),
+                dict(contributions=[2, 1]), dict(contributions=[2]), dict(contributions="1,1"),
+                dict(contributions=[0, 2])):
         assert http(p.csp + "/message", _commit(p, captured, **bad), PLATFORM_TOKEN)[0] == 400, bad
     assert http(p.csp + "/status")[1]["state"] == "ready"
     # committed to one aggregate, sent another: refused, nothing spent
@@ -112,10 +126,8 @@ def test_the_one_unpack_stays_spent_across_a_restart(tmp_path: Path, keys: tuple
 
     service, thread, url = start()
     info = service.info
-    pk = info.upload_pk
-    plaintexts = service.plaintexts
-    forged = m.encode_ciphertexts([c.value for c in pk.encrypt_many([pk.n - 1] * plaintexts)], pk)
-    p = type("P", (), {"info": info})
+    p = type("P", (), {"info": info, "csp_service": service})
+    forged = _two(p, p.info.upload_pk.n - 1)
     assert http(url + "/message", _commit(p, forged), PLATFORM_TOKEN)[0] == 200
     status, err = http(url + "/message", _unpack_request(p, forged), PLATFORM_TOKEN)
     assert status == 422 and "spent" in err["message"], err
@@ -127,7 +139,7 @@ def test_the_one_unpack_stays_spent_across_a_restart(tmp_path: Path, keys: tuple
         assert http(url + "/status")[1]["state"] == "unpacked"
         status, err = http(url + "/message", _unpack_request(p, forged), PLATFORM_TOKEN)
         assert status == 409 and err["error"] == "already_unpacked"
-        other = m.encode_ciphertexts([c.value for c in pk.encrypt_many([1] * plaintexts)], pk)
+        other = _two(p, 1)
         status, err = http(url + "/message", _commit(p, other), PLATFORM_TOKEN)
         assert status == 409 and err["error"] == "already_committed"
         # a replayed message id stays refused after the restart too
@@ -230,3 +242,55 @@ def test_hostile_json_bodies_are_400_json_errors_and_spend_nothing(parties: Part
         status, err = http(p.csp + "/message", body, PLATFORM_TOKEN)
         assert status == 400 and err["type"] == "error" and err["error"] == "malformed", (name, err)
     assert p.snapshot() == before and http(p.csp + "/status")[1]["state"] == "ready"
+
+
+def test_an_overflowing_contribution_is_left_out_and_the_others_buy_their_model(parties: Parties,
+                                                                                keys: tuple) -> None:
+    """Issue 22, attack 2: one upload whose packed values overflow made the one-shot unpack fail
+    for good, and every provider's data was lost to the trade. Now each provider's aggregate is
+    a contribution of its own: the CSP leaves out the one whose masked fields reach their check
+    bits, the others' model is bought, and the buyer is told who was left out."""
+    p = parties
+    data = generate(40, 4, 21)
+    status, ack = http(p.platform + "/message", overflow_message(p.info), PROVIDERS["carol"])
+    assert status == 200, ack                # ciphertexts: the platform cannot see the overflow
+
+    async def run() -> BuyerResult:
+        for k, name in enumerate(("alice", "bob")):
+            await run_provider(p.platform, (data.X, data.y), token=PROVIDERS[name], csp_url=p.csp, batch=8,
+                               part=(k + 1, 2), insecure_study_size=True, insecure_http=True)
+        return await run_buyer(p.platform, p.csp, BUYER_TOKEN, insecure_http=True)
+
+    result = asyncio.run(run())
+    assert result.excluded_providers == ["carol"] and result.records == 40
+    assert [str(f) for f in result.model.fractions] == in_process(data.X, data.y, p.params, keys)
+    st = http(p.csp + "/status", token=BUYER_TOKEN)[1]
+    assert st["state"] == "solved" and st["providers"] == 3            # committed: three contributions
+
+
+def test_too_few_contributions_in_range_fail_the_unpack_without_revealing_one(parties: Parties) -> None:
+    """Attack 2 with two providers, one overflowing: one contribution is left, below
+    min_providers, so no model can be sold (it would be that provider's own). The unpack fails
+    with the contract's error and stays spent (a retry could probe the ranges); nothing of the
+    honest provider is decrypted alone."""
+    p = parties
+    assert http(p.platform + "/message", overflow_message(p.info), PROVIDERS["carol"])[0] == 200
+    assert http(p.platform + "/message", upload_message(p.info, records=5), PROVIDERS["alice"])[0] == 200
+    fin = m.new_message(m.FINALIZE, p.info.upload_pk.fingerprint)
+    status, err = http(p.platform + "/message", fin, BUYER_TOKEN)
+    assert status == 502 and err["error"] == "csp_refused" and "1 of 2 contributions" in err["message"], err
+    assert p.csp_service.store.step("unpack").failed and p.csp_service.store.step("solve") is None
+    status, err = http(p.platform + "/message", m.with_new_id(fin), BUYER_TOKEN)
+    assert status == 502 and "already failed" in err["message"]
+
+
+def test_the_csp_refuses_a_commitment_to_fewer_than_min_providers(parties: Parties) -> None:
+    """Attack 4: a model of one provider's data is that provider's model. The CSP, not only the
+    platform, refuses an aggregate of fewer than ``min_providers`` contributions."""
+    p = parties
+    captured = _one_upload_as_aggregate(p)
+    status, err = http(p.csp + "/message", _commit(p, captured, providers=1, uploads=1, records=1, contributions=[1]),
+                       PLATFORM_TOKEN)
+    assert status == 422 and err["error"] == "too_few_providers", err
+    assert http(p.csp + "/status")[1]["state"] == "ready"
+    assert p.csp_service.store.step("commitment") is None

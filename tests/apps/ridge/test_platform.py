@@ -17,6 +17,7 @@ from pathlib import Path
 from cli_helpers import assert_user_error
 from ridge_helpers import (
     BUYER_TOKEN,
+    PLATFORM_TOKEN,
     PROVIDERS,
     Parties,
     cli,
@@ -89,7 +90,7 @@ def test_uploads_need_the_providers_own_token_and_ids(parties: Parties) -> None:
 def test_record_counts_are_charged_against_the_guard_bits(tmp_path: Path, keys: tuple) -> None:
     """Attack 3: ``records: 0`` with 100,000 vectors was accepted, bypassing max_records. Now
     records >= 1, and vectors == records (per-record) or 1 (per-provider)."""
-    p = Parties(tmp_path, keys, max_records=12)
+    p = Parties(tmp_path, keys, max_records=12, max_records_per_provider=12)
     try:
         before = p.snapshot()
         msg = upload_message(p.info, records=5)
@@ -229,9 +230,10 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
              "--csp", csp, *certs, "--insecure-study-size", "--no-progress"],
             cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         cert = token_dir / "cert.pem"
+        token = (token_dir / "prov-A.token").read_text().strip()
         deadline = time.monotonic() + 60
         while True:
-            status, st = http(url + "/status", cafile=cert)
+            status, st = http(url + "/status", token=token, cafile=cert)
             if st["uploads"] >= 3:
                 break
             assert time.monotonic() < deadline and provider.poll() is None, \
@@ -248,7 +250,7 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
         assert provider.returncode == 0, err
         assert "already accepted" in out and "1 already accepted" in out, out
         assert "retrying" in err
-        status, st = http(url + "/status", cafile=cert)
+        status, st = http(url + "/status", token=token, cafile=cert)
         assert st["records"] == n and st["uploads"] == n // batch, st
         assert (db.stat().st_mode & 0o777) == 0o600
         proc = cli(tmp_path, "ridge", "buyer", "--platform", url, "--csp", csp, "--out", "model.json",
@@ -261,7 +263,6 @@ def test_platform_killed_mid_upload_loses_and_doubles_nothing(tmp_path: Path, ke
         assert model["fractions"] == in_process(data.X, data.y, params, keys)
         # after finalisation: no more uploads, and the buyer may ask again (idempotent)
         info = SessionInfo.from_message(http(url + "/params", cafile=cert)[1])
-        token = (token_dir / "prov-A.token").read_text().strip()
         late = upload_message(info, upload_id="prov-A:late", provider_id="prov-A")
         status, err = http(url + "/message", late, token, cafile=cert)
         assert status == 409 and err["error"] == "finalized"
@@ -304,3 +305,73 @@ def test_hostile_json_bodies_are_400_json_errors_and_change_nothing(parties: Par
         assert "not acceptable JSON" in err["message"], (name, err)
     assert p.snapshot() == before
     assert http(p.platform + "/message", upload_message(p.info, upload_id="alice:h2"), ALICE)[0] == 200  # serving
+
+
+def test_a_provider_declaring_more_records_than_it_holds_uses_up_its_own_share_only(tmp_path: Path,
+                                                                                   keys: tuple) -> None:
+    """Issue 22, attack 1: one per-provider upload declaring max_records records (one vector: a
+    count nobody can check inside a ciphertext) made every other provider's upload fail. Now a
+    provider charges at most its share (ceil(max_records / providers)); beyond it, 422 and
+    nothing changes; the others keep theirs."""
+    p = Parties(tmp_path, keys, max_records=12)       # alice, bob, carol: 4 records each
+    try:
+        assert p.platform_service.quota == 4
+        before = p.snapshot()
+        liar = dict(upload_message(p.info, records=1, upload_id="alice:all"), records=12, vectors=1)
+        status, err = http(p.platform + "/message", liar, ALICE)
+        assert status == 422 and err["error"] == "provider_quota", err
+        assert p.snapshot() == before
+        status, ack = http(p.platform + "/message", dict(m.with_new_id(liar), records=4), ALICE)  # its own share
+        assert status == 200 and ack["records_total"] == 4
+        status, err = http(p.platform + "/message", upload_message(p.info, records=1, upload_id="alice:2"), ALICE)
+        assert status == 422 and err["error"] == "provider_quota"
+        for name in ("bob", "carol"):                 # the others are not starved
+            msg = upload_message(p.info, records=4, upload_id=f"{name}:1", provider_id=name)
+            status, ack = http(p.platform + "/message", msg, PROVIDERS[name])
+            assert status == 200 and ack["records_total"] == 4, ack   # its own count, not the others'
+        assert records_now(p.platform) == 12
+    finally:
+        p.stop()
+
+
+def test_a_model_needs_min_providers(parties: Parties) -> None:
+    """Attack 4: the buyer could finalize after one provider's upload and so read that
+    provider's own model. Now finalize needs uploads from ``min_providers`` (2) providers;
+    before that it is refused (409) and nothing is committed or spent."""
+    p = parties
+    assert http(p.platform + "/message", upload_message(p.info, records=5), ALICE)[0] == 200
+    before = p.snapshot()
+    fin = m.new_message(m.FINALIZE, p.info.upload_pk.fingerprint)
+    status, err = http(p.platform + "/message", fin, BUYER_TOKEN)
+    assert status == 409 and err["error"] == "too_few_providers", err
+    assert "at least 2" in err["message"]
+    assert http(p.platform + "/message", upload_message(p.info, records=3, upload_id="alice:2"), ALICE)[0] == 200
+    status, err = http(p.platform + "/message", m.with_new_id(fin), BUYER_TOKEN)   # more data, still one provider
+    assert status == 409 and err["error"] == "too_few_providers"
+    assert p.snapshot()[4:6] == before[4:6]                                          # collecting, CSP untouched
+    bob = upload_message(p.info, records=2, upload_id="bob:1", provider_id="bob")
+    assert http(p.platform + "/message", bob, PROVIDERS["bob"])[0] == 200
+    status, done = http(p.platform + "/message", m.with_new_id(fin), BUYER_TOKEN)
+    assert status == 200 and done["state"] == "finalized" and done["providers"] == 2 and done["records"] == 10
+
+
+def test_status_tells_each_role_only_what_it_may_know(parties: Parties) -> None:
+    """Attack 4: ``/status`` without a token told anyone every provider's record and upload
+    counts. Now: no token, the state alone; a provider, its own counts; the buyer, the totals;
+    a wrong token, 403. The CSP's counts need the platform's or the buyer's token."""
+    p = parties
+    assert http(p.platform + "/message", upload_message(p.info, records=5), ALICE)[0] == 200
+    bob = upload_message(p.info, records=3, upload_id="bob:1", provider_id="bob")
+    assert http(p.platform + "/message", bob, PROVIDERS["bob"])[0] == 200
+    status, st = http(p.platform + "/status")
+    assert status == 200 and st["state"] == "collecting"
+    assert not {"records", "uploads", "bytes", "providers", "provider_id"} & set(st), st
+    st = http(p.platform + "/status", token=PROVIDERS["bob"])[1]
+    assert (st["provider_id"], st["records"], st["uploads"]) == ("bob", 3, 1) and "providers" not in st
+    st = http(p.platform + "/status", token=PROVIDERS["carol"])[1]
+    assert (st["records"], st["uploads"]) == (0, 0)
+    st = http(p.platform + "/status", token=BUYER_TOKEN)[1]
+    assert (st["records"], st["uploads"], st["providers"], st["min_providers"]) == (8, 2, 2, 2)
+    assert http(p.platform + "/status", token="alice.not-the-real-token-0123456789")[0] == 403
+    assert "records" not in http(p.csp + "/status")[1]
+    assert http(p.csp + "/status", token=PLATFORM_TOKEN)[1]["records"] is None       # nothing committed yet

@@ -77,8 +77,8 @@ def test_generated_d20(upload_keys, solve_keys):
     params = RidgeParams(d=20, max_records=1_000_000, y_bound=data.y_bound, lam=1.0)
     result = run_in_process(data.X, data.y, params, mode="per-record", providers=2,
                             upload_keys=upload_keys, solve_keys=solve_keys, workers=2)
-    assert result.plaintexts_per_record == 20  # 230 values, 12 slots of 83 bits per 1024-bit plaintext
-    assert result.layout["slots"] == 12 and result.layout["slot_bits"] == 83
+    assert result.plaintexts_per_record == 20  # 230 values, 12 slots of 84 bits (1 check bit) per 1024-bit plaintext
+    assert result.layout["slots"] == 12 and result.layout["slot_bits"] == 84
     check_against_sklearn(result, data.X, data.y, params, "generated n=40 d=20")
 
 
@@ -179,7 +179,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
     platform = Evaluator(params, upload_keys[0], solve_keys[0])
     bias = platform.layout.mask_bias
     masked = platform.mask_for_unpack(agg)
-    masks = list(platform._masks)
+    masks = list(platform._masks[0])          # one contribution: its masks
     view = csp.decrypt_split(masked)
     assert len(view) == params.value_count
     assert all(v != t and v != t + bias for v, t in zip(view, true))
@@ -219,3 +219,42 @@ def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     assert np.allclose(model.coef, exact, rtol=0, atol=1e-12)
     det = round(np.linalg.det(np.array(A, float)))
     assert all(det % f.denominator == 0 for f in model.fractions)
+
+
+def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_keys, solve_keys):
+    """Issue 22, attacks 2 and 3, at the protocol level: each provider's aggregate is masked on
+    its own; the CSP leaves out one whose plaintext does not split (a sum above its field, one
+    below zero that borrows, garbage modulo n) and sums the others; a carry of exactly one
+    whole field is the same plaintext as a different value in the next slot, so it is *not*
+    caught (documented: poisoning within the masked field needs range proofs)."""
+    from cryptoffload.apps.ridge.protocol import Aggregate, Csp, Evaluator, TooFewContributions
+
+    params = RidgeParams(d=2, max_records=10, y_bound=10.0)
+    csp = Csp(params, upload_keys, solve_keys)
+    ev = Evaluator(params, csp.upload_pk, csp.solve_pk)
+    layout, pk, n = ev.layout, csp.upload_pk, csp.upload_pk.n
+    count = params.value_count
+
+    def contribution(values):
+        cts = pk.encryptor().encrypt_raw([v % n for v in layout._pack_unchecked(list(values))])
+        return Aggregate(pk.fingerprint, cts, 1)
+
+    honest = [[3, -2, 5, 7, -1], [1, 1, 1, 1, 1]]
+    top = 1 << (layout.slot_bits - 1)
+    bad = {"above": [0, top, 0, 0, 0], "below": [0, 0, -(layout.mask_bias + layout.mask_limit), 0, 0],
+           "garbage": [0, 0, 0, 0, n // 3]}
+    for name, values in bad.items():
+        masked = ev.mask_contributions([contribution(v) for v in (honest[0], values, honest[1])])
+        fields, excluded = csp.unpack_contributions(masked, minimum=2)
+        assert excluded == [1], name
+        system = ev.unmask(fields, excluded)
+        sk = solve_keys[1]
+        b = [v if v < csp.solve_pk.n // 2 else v - csp.solve_pk.n for v in sk.raw_decrypt_many(system.b)]
+        assert b == [honest[0][k] + honest[1][k] for k in range(params.a_values, count)], name
+    carry = [1 << layout.slot_bits, 0, 0, 0, 0]      # +1 into slot 1, no error: a different value there
+    masked = ev.mask_contributions([contribution(v) for v in (honest[0], carry)])
+    fields, excluded = csp.unpack_contributions(masked, minimum=2)
+    assert excluded == []
+    masked = ev.mask_contributions([contribution(v) for v in (honest[0], bad["above"])])
+    with pytest.raises(TooFewContributions, match="1 of 2"):
+        csp.unpack_contributions(masked, minimum=2)

@@ -29,18 +29,21 @@ class BuyerResult:
     upload_key: str
     solve_key: str
     timings: dict[str, float] = field(default_factory=dict)
+    excluded_providers: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"coef": [float(c) for c in self.model.coef], "fractions": [str(f) for f in self.model.fractions],
                 "records": self.records, "params": m.params_to_dict(self.params), "system_digest": self.system_digest,
-                "upload_key": self.upload_key, "solve_key": self.solve_key, "timings": self.timings}
+                "upload_key": self.upload_key, "solve_key": self.solve_key, "timings": self.timings,
+                "excluded_providers": self.excluded_providers}
 
 
 async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path | Sequence[Path] | None = None,
                     timeout: float = 600.0, insecure_http: bool = False) -> BuyerResult:
     """Finalize (if needed), then R, r from the platform, w' from the CSP, and the model. The
-    counts the platform reports (records, uploads, providers, the uploads' digest) must be the
-    ones it committed to at the CSP."""
+    counts the platform reports (records, uploads, providers, the uploads' digest, the
+    contributions the CSP left out) must be the ones it committed to at the CSP. Providers left
+    out (their sums overflowed) are in ``excluded_providers``; the model is of the others."""
     t: dict[str, float] = {}
     async with client_session(cafile, timeout) as session:
         csp = Peer(session, csp_url, "CSP", insecure_http=insecure_http)
@@ -69,7 +72,7 @@ async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path
         coef = await csp.post(m.new_message(m.COEFFICIENTS_REQUEST, sfp, system_digest=digest), m.COEFFICIENTS,
                               sfp, token)
         w_prime = m.hex_to_ints(coef.get("w_prime"), d, n, "w_prime")
-        for name in ("records", "uploads", "providers", "uploads_sha256"):
+        for name in ("records", "uploads", "providers", "uploads_sha256", "excluded"):
             if coef.get(name) != fin.get(name):
                 raise ProtocolError(f"the platform reports {name} = {fin.get(name)!r}, but committed "
                                     f"{coef.get(name)!r} at the CSP", 502, code="commitment_mismatch")
@@ -78,5 +81,7 @@ async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path
     model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk)
     t["recover"] = time.perf_counter() - s
     records = mask.get("records")
+    left_out = fin.get("excluded_providers")
+    left_out = [str(x) for x in left_out] if isinstance(left_out, list) else []
     return BuyerResult(model, info.params, records if isinstance(records, int) else -1, digest,
-                       ufp.hex(), sfp.hex(), t)
+                       ufp.hex(), sfp.hex(), t, left_out)

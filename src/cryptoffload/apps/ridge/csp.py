@@ -7,12 +7,16 @@ sent would be a decryption oracle for anyone who can reach it. Hence, for each k
 
 1. ``commit`` (platform only): the platform names the masked aggregate it will send (its
    SHA-256) and the uploads in it (SHA-256 of the list, their counts). Once; a repeat of the
-   same commitment is answered again, another one refused (409).
+   same commitment is answered again, another one refused (409). It names one contribution
+   (masked aggregate) per provider, with its record count, and needs ``min_providers`` of them.
 2. ``unpack_request`` (platform only): accepted only for ciphertexts matching the
    commitment, so a stranger, a malformed request or another aggregate spends nothing. The
    unpack is spent *before* decrypting (a failure says something about the decrypted
    values, so it must not be repeatable with variations); an identical retry is answered
-   from the stored answer.
+   from the stored answer. Each contribution is split on its own; one whose fields reach
+   their check bits (its provider's sums overflowed) is left out and named by position, the
+   others are summed and encrypted under the solve key; fewer than ``min_providers`` left
+   fails the unpack (422, spent).
 3. ``solve_request`` (platform only, after the unpack): one masked system, same rules.
 4. ``coefficients_request`` (buyer only): w' and the commitment's counts, for the buyer to
    compare with what the platform reported.
@@ -43,8 +47,14 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.modular import SingularMatrixError
-from cryptoffload.apps.ridge.params import RidgeParams, check_solve_key, required_solve_key_bits, upload_layout
-from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem
+from cryptoffload.apps.ridge.params import (
+    MAX_PROVIDERS,
+    RidgeParams,
+    check_solve_key,
+    required_solve_key_bits,
+    upload_layout,
+)
+from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem, TooFewContributions
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
     configure_logging,
@@ -137,8 +147,8 @@ class CspService:
         self._replay = ReplayGuard(store.message_ids())
         self._lock = asyncio.Lock()
         d = self.params.d
-        #: the largest message: an unpack request or a solve request
-        self.max_body = max(m.message_bytes(self.plaintexts, csp.upload_pk),
+        #: the largest message: an unpack request (one contribution per provider) or a solve request
+        self.max_body = max(m.message_bytes(self.plaintexts * MAX_PROVIDERS, csp.upload_pk),
                             m.message_bytes(d * d + d, csp.solve_pk))
         up, sp = csp.upload_pk.fingerprint, csp.solve_pk.fingerprint
         self._expected = {m.COMMIT: up, m.UNPACK_REQUEST: up, m.SOLVE_REQUEST: sp, m.COEFFICIENTS_REQUEST: sp}
@@ -162,10 +172,13 @@ class CspService:
         return json_response(self.info.to_message("csp"))
 
     async def _status(self, request: web.Request) -> web.Response:
-        c = self.store.commitment() or {}
-        return json_response(m.new_message(m.STATUS, self.csp.upload_pk.fingerprint, role="csp", state=self.state(),
-                                           solve_key=self.csp.solve_pk.fingerprint.hex(),
-                                           records=c.get("records"), uploads=c.get("uploads")))
+        """The state for anyone; the committed counts for the platform and the buyer only."""
+        fields: dict[str, Any] = {"role": "csp", "state": self.state(), "solve_key": self.csp.solve_pk.fingerprint.hex()}
+        if request.headers.get("Authorization") is not None:
+            self.credentials.identify(request.headers.get("Authorization"))
+            c = self.store.commitment() or {}
+            fields.update(records=c.get("records"), uploads=c.get("uploads"), providers=c.get("providers"))
+        return json_response(m.new_message(m.STATUS, self.csp.upload_pk.fingerprint, **fields))
 
     async def _message(self, request: web.Request) -> web.Response:
         role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
@@ -186,7 +199,17 @@ class CspService:
             c[name] = v
         c["records"] = m.int_field(msg, "records", 1, self.params.max_records)
         c["uploads"] = m.int_field(msg, "uploads", 1, self.params.max_records)
-        c["providers"] = m.int_field(msg, "providers", 1, c["uploads"])
+        c["providers"] = m.int_field(msg, "providers", 1, min(c["uploads"], MAX_PROVIDERS))
+        contributions = msg.get("contributions")
+        if not isinstance(contributions, list) or len(contributions) != c["providers"] or any(
+                isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in contributions) \
+                or sum(contributions) != c["records"]:
+            raise ProtocolError("field 'contributions' must list each provider's records (>= 1), as many as "
+                                "'providers', summing to 'records'", code="malformed")
+        c["contributions"] = contributions
+        if c["providers"] < self.params.min_providers:
+            raise ProtocolError(f"{c['providers']} provider(s) in the aggregate; a model needs at least "
+                                f"{self.params.min_providers} (min_providers)", status=422, code="too_few_providers")
         return c
 
     async def _commit(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +229,7 @@ class CspService:
 
     # -- 2. the one unpack ----------------------------------------------------------------------
     async def _unpack(self, msg: dict[str, Any]) -> dict[str, Any]:
-        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk, count=self.plaintexts)
+        batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk)
         commitment = self.store.commitment()
         if commitment is None:
             raise ProtocolError("no commitment yet: the platform commits to its aggregate before unpacking",
@@ -214,29 +237,45 @@ class CspService:
         if batch.digest != commitment["aggregate_sha256"]:
             raise ProtocolError("these ciphertexts are not the committed aggregate; nothing was spent", status=409,
                                 code="not_committed")
+        P, k = self.plaintexts, commitment["providers"]
+        if len(batch.values) != P * k:
+            raise ProtocolError(f"expected {P * k} ciphertexts ({k} contributions), got {len(batch.values)}",
+                                code="malformed")
         async with self._lock:
             prior = self.store.step("unpack")
             if prior is not None and prior.failed:
                 raise ProtocolError("this aggregate already failed to unpack", status=409, code="already_unpacked")
             if prior is not None and prior.result is not None:
-                text = prior.result
+                answer = json.loads(prior.result)
                 log.info("unpack request repeated: answered from the stored answer")
             else:
                 if prior is None:
                     await run(self.store.spend, "unpack", batch.digest)
-                try:
-                    fields = await run(self.csp.split_and_reencrypt, batch.values)
-                except CryptoffloadError:
-                    await run(self.store.finish, "unpack", None, True)
-                    raise ProtocolError("the aggregate does not unpack with this session's layout (not masked by "
-                                        "the platform, or overflowed); this CSP session is spent", status=422,
-                                        code="unprocessable") from None
-                text = m.encode_ciphertexts(fields, self.csp.solve_pk)
-                await run(self.store.finish, "unpack", text)
-                log.info("unpacked the committed aggregate: %d ciphertexts -> %d fields under the solve key",
-                         len(batch.values), len(fields))
-        return m.new_message(m.UNPACK_RESPONSE, self.csp.solve_pk.fingerprint, ciphertexts=text,
-                             request_digest=batch.digest)
+                answer = await self._split(batch.values, P, k)
+        return m.new_message(m.UNPACK_RESPONSE, self.csp.solve_pk.fingerprint, ciphertexts=answer["ciphertexts"],
+                             excluded=answer["excluded"], request_digest=batch.digest)
+
+    async def _split(self, values: list[int], P: int, k: int) -> dict[str, Any]:
+        """The spent unpack itself: each contribution checked and the kept ones summed
+        (:meth:`~.protocol.Csp.unpack_contributions`); the answer, or the failure, stored."""
+        parts = [values[i * P:(i + 1) * P] for i in range(k)]
+        try:
+            fields, excluded = await run(self.csp.unpack_contributions, parts, self.params.min_providers)
+        except (TooFewContributions, CryptoffloadError) as exc:
+            await run(self.store.finish, "unpack", None, True)
+            out = exc.excluded if isinstance(exc, TooFewContributions) else list(range(k))
+            log.warning("unpack failed: %d of %d contributions overflowed their slots", len(out), k)
+            raise ProtocolError(f"{len(out)} of {k} contributions do not unpack with this session's layout (not "
+                                "masked by the platform, or overflowed): fewer than min_providers = "
+                                f"{self.params.min_providers} left; this CSP session is spent", status=422,
+                                code="unprocessable") from None
+        answer = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded}
+        await run(self.store.finish, "unpack", json.dumps(answer))
+        for i in excluded:
+            log.warning("left out contribution %d of %d: its sums overflowed their slots", i, k)
+        log.info("unpacked the committed aggregate: %d contributions (%d left out) -> %d fields under the solve key",
+                 k, len(excluded), len(fields))
+        return answer
 
     # -- 3. the one solve -----------------------------------------------------------------------
     async def _solve(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -280,10 +319,13 @@ class CspService:
             raise ProtocolError("the solved system is not the one the platform named (system_digest differs)",
                                 status=409, code="digest_mismatch")
         c = self.store.commitment() or {}
+        unpacked = self.store.step("unpack")
+        excluded = json.loads(unpacked.result)["excluded"] if unpacked is not None and unpacked.result else []
+        kept = [r for i, r in enumerate(c.get("contributions", [])) if i not in excluded]
         log.info("w' handed to the buyer")
         return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=json.loads(solved.result),
-                             system_digest=solved.digest, records=c.get("records"), uploads=c.get("uploads"),
-                             providers=c.get("providers"), uploads_sha256=c.get("uploads_sha256"))
+                             system_digest=solved.digest, records=sum(kept), uploads=c.get("uploads"),
+                             providers=len(kept), uploads_sha256=c.get("uploads_sha256"), excluded=excluded)
 
 
 def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, upload_bits: int = 2048,

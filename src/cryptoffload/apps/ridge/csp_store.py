@@ -24,7 +24,7 @@ from typing import Any
 from cryptoffload.apps.ridge.db import Database
 from cryptoffload.errors import ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the unpack answer is JSON (fields and the excluded contributions)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (

@@ -182,8 +182,10 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     rd = demo_data(records, d, data, seed)
     if providers > rd.n:
         raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
+    # the demo plays every party and owns all the data: with one provider it may buy that
+    # provider's model (a real CSP refuses fewer than --min-providers, 2 by default)
     params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
-                         frac_bits=frac_bits, stat_bits=stat_bits)
+                         frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min(2, providers))
     check_key_sizes(params, upload_bits, None, insecure_study_size)
     check_int("--batch", batch)
     if workdir is not None and (workdir / "platform.db").exists():
@@ -226,7 +228,7 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
             csp_args = ["csp", "--port", "0", "--host", "127.0.0.1", "--d", str(params.d), "--max-records",
                         str(params.max_records), "--x-bound", repr(params.x_bound), "--y-bound", repr(params.y_bound),
                         "--lam", repr(params.lam), "--frac-bits", str(params.frac_bits), "--stat-bits",
-                        str(params.stat_bits), "--upload-bits", str(upload_bits), "--key-dir", str(csp_dir), *tls]
+                        str(params.stat_bits), "--min-providers", str(params.min_providers), "--upload-bits", str(upload_bits), "--key-dir", str(csp_dir), *tls]
             if study:
                 csp_args.append("--insecure-study-size")
             servers.append(ServerProcess("CSP", csp_args, env))

@@ -22,6 +22,13 @@ from cryptoffload.errors import ConfigError
 #: largest fractional bits accepted: values and their sums must stay inside numpy's int64
 MAX_FRAC_BITS = 40
 MIN_STAT_BITS = 40
+#: zero bits on top of every masked slot: the CSP refuses a provider's contribution whose
+#: masked sums reach them (:mod:`cryptoffload.crypto.packing`, "Check bits"). One bit keeps
+#: the paper's workload at 20 plaintexts per record; more would only catch more *random*
+#: garbage, never a targeted value (docs/apps/ridge.md, threat model)
+CHECK_BITS = 1
+#: most provider contributions one unpack request carries (sizes the CSP's body limit)
+MAX_PROVIDERS = 256
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,9 @@ class RidgeParams:
     ``x_bound`` and ``y_bound`` bound every |x_j| and |y| (a provider refuses records beyond
     them: the slot sizes and the solve key size rest on them); ``max_records`` bounds the
     total number of records over all providers (the guard bits); ``lam`` is scikit-learn's
-    ``alpha``; ``stat_bits`` the statistical hiding of the unpacking masks (40 or 80).
+    ``alpha``; ``stat_bits`` the statistical hiding of the unpacking masks (40 or 80);
+    ``min_providers`` the fewest providers whose data a model may be bought from (the
+    platform and the CSP refuse fewer: with one provider the model is that provider's own).
     """
 
     d: int
@@ -42,9 +51,11 @@ class RidgeParams:
     frac_bits: int = 16
     stat_bits: int = 40
     symmetric: bool = True
+    min_providers: int = 2
 
     def __post_init__(self) -> None:
         check_int("dimension d", self.d)
+        check_int("min_providers", self.min_providers, maximum=1024)
         check_int("max_records", self.max_records)
         check_positive("x_bound", self.x_bound)
         check_positive("y_bound", self.y_bound)
@@ -104,10 +115,11 @@ class RidgeParams:
 
 def upload_layout(params: RidgeParams, upload_pk: PublicKey) -> PackingLayout:
     """The packing of one record under the upload key: one slot per value, guard bits for
-    ``max_records`` additions and ``stat_bits`` of mask headroom. Raises :class:`ConfigError`
+    ``max_records`` additions, ``stat_bits`` of mask headroom and :data:`CHECK_BITS`. Raises :class:`ConfigError`
     when one slot does not fit the key."""
     try:
-        return PackingLayout.for_key(upload_pk, params.value_bits, params.max_records, mask_bits=params.stat_bits)
+        return PackingLayout.for_key(upload_pk, params.value_bits, params.max_records, mask_bits=params.stat_bits,
+                                     check_bits=CHECK_BITS)
     except PackingError as exc:
         raise ConfigError(f"the upload key is too small for these bounds: {exc}") from None
 

@@ -13,6 +13,15 @@ What an upload must be (issue 12's attacks on uploads): sent with a provider's t
 at most ``max_upload_vectors`` vectors (the route's body limit follows from it), the records
 charged against ``max_records``; ciphertexts below n^2 and units modulo n. The token is checked
 before the body is read, and a provider has at most two uploads in progress.
+
+What one provider cannot do to the others (issue 22): each provider may charge at most its
+share of ``max_records`` (``max_records_per_provider``, by default ceil(max_records /
+providers)), so a per-provider upload that declares more records than it holds (a count no one
+can check inside a ciphertext) uses up its sender's share only; each provider's uploads fold
+into an aggregate of its own, and the CSP checks each one at unpacking and leaves out one whose
+sums overflowed (:meth:`~.protocol.Csp.unpack_contributions`); a model needs uploads from
+``params.min_providers`` providers; ``/status`` tells a caller without a token only the state,
+a provider its own counts, the buyer the totals.
 Logs: one line per accepted upload (records, bytes) and one per protocol step, never a
 plaintext, a mask or a token.
 """
@@ -37,6 +46,7 @@ from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.params import MAX_PROVIDERS
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Aggregate, Evaluator
 from cryptoffload.apps.ridge.server import (
@@ -85,9 +95,12 @@ class PlatformService:
     def __init__(self, info: SessionInfo, csp_url: str, csp_token: str, store: PlatformStore,
                  providers: Credentials, *, workers: int = 1, backend: str = "auto",
                  cafile: Path | Sequence[Path] | None = None, max_upload_vectors: int = MAX_UPLOAD_VECTORS,
-                 insecure_http: bool = False) -> None:
+                 insecure_http: bool = False, max_records_per_provider: int | None = None) -> None:
         if BUYER in providers:
             raise ConfigError(f"{BUYER!r} is the buyer's name; choose other provider ids")
+        count = len(providers.names())
+        if count > MAX_PROVIDERS:
+            raise ConfigError(f"{count} providers: the CSP unpacks at most {MAX_PROVIDERS} contributions")
         self.info = info
         self.params = info.params
         self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
@@ -101,14 +114,24 @@ class PlatformService:
         self.credentials = Credentials({name: providers.hash_of(name) for name in providers.names()})
         self.credentials.add(BUYER, info.buyer_token_sha256)
         self.max_upload_vectors = max(1, min(int(max_upload_vectors), self.params.max_records))
+        share = -(-self.params.max_records // max(count, 1))
+        self.quota = share if max_records_per_provider is None else max_records_per_provider
+        if isinstance(self.quota, bool) or not isinstance(self.quota, int) or not 1 <= self.quota <= \
+                self.params.max_records:
+            raise ConfigError(f"--max-records-per-provider must be an integer in 1..{self.params.max_records}")
         self.upload_limit = m.message_bytes(self.max_upload_vectors * self.plaintexts, self.upload_pk)
         self._in_flight = _http.InFlight(2)
         state = store.load()
-        n2 = self.upload_pk.nsquare
-        self.agg_words = state.aggregate if state.aggregate is not None else native.ints_to_words([1] * self.plaintexts, n2)
+        self._ones = native.ints_to_words([1] * self.plaintexts, self.upload_pk.nsquare)
+        self.aggs: dict[str, bytes] = state.aggregates  # per provider
         self.records = state.records
         self.bytes = state.bytes
         self.uploads: dict[str, UploadRecord] = state.uploads
+        #: per provider: (records, uploads), kept beside the uploads (no scan per upload)
+        self._mine: dict[str, tuple[int, int]] = {}
+        for u in self.uploads.values():
+            r, k = self._mine.get(u.provider_id, (0, 0))
+            self._mine[u.provider_id] = (r + u.records, k + 1)
         self.fin: FinalizeState = state.finalize
         self._replay = ReplayGuard(state.message_ids)
         self._lock = asyncio.Lock()
@@ -137,10 +160,24 @@ class PlatformService:
     async def _params(self, request: web.Request) -> web.Response:
         return json_response(dict(self.info.to_message("platform"), max_upload_vectors=self.max_upload_vectors))
 
+    def provider_records(self, provider: str) -> int:
+        return self._mine.get(provider, (0, 0))[0]
+
     async def _status(self, request: web.Request) -> web.Response:
-        return json_response(m.new_message(m.STATUS, self.upload_pk.fingerprint, role="platform", state=self.fin.state,
-                                           records=self.records, uploads=len(self.uploads), bytes=self.bytes,
-                                           max_records=self.params.max_records))
+        """What the caller's role may know: without a token the state alone; a provider its own
+        records and uploads; the buyer the totals (what it gets with the model anyway)."""
+        header = request.headers.get("Authorization")
+        fields: dict[str, Any] = {"role": "platform", "state": self.fin.state}
+        if header is not None:
+            who = self.credentials.identify(header)
+            if who == BUYER:
+                fields.update(records=self.records, uploads=len(self.uploads), bytes=self.bytes,
+                              providers=len(self.aggs), min_providers=self.params.min_providers,
+                              max_records=self.params.max_records)
+            else:
+                records, uploads = self._mine.get(who, (0, 0))
+                fields.update(provider_id=who, records=records, uploads=uploads, max_records=self.quota)
+        return json_response(m.new_message(m.STATUS, self.upload_pk.fingerprint, **fields))
 
     async def _message(self, request: web.Request) -> web.Response:
         role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
@@ -162,9 +199,11 @@ class PlatformService:
         await run(self.store.remember_message, msg["message_id"], msg["type"])
 
     # -- uploads --------------------------------------------------------------------------------
-    def _ack(self, upload_id: str, status: str) -> dict[str, Any]:
+    def _ack(self, upload_id: str, status: str, provider: str) -> dict[str, Any]:
+        """The provider's own totals (another provider's counts are not its business)."""
+        records, uploads = self._mine.get(provider, (0, 0))
         return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
-                             records_total=self.records, uploads_total=len(self.uploads))
+                             records_total=records, uploads_total=uploads)
 
     def _duplicate(self, upload_id: str, records: int, vectors: int) -> None:
         prior = self.uploads[upload_id]
@@ -182,7 +221,7 @@ class PlatformService:
             async with self._lock:  # every database write runs under the lock
                 await self._remember(msg)
         log.info("upload %s from %s repeated: already accepted, not counted again", upload_id, provider_id)
-        return self._ack(upload_id, "already accepted")
+        return self._ack(upload_id, "already accepted", provider_id)
 
     def _upload_fields(self, msg: Mapping[str, Any], provider: str) -> tuple[str, int, int]:
         provider_id = m.str_field(msg, "provider_id", 64)
@@ -200,49 +239,56 @@ class PlatformService:
                                 "per record, a per-provider upload one vector", code="malformed")
         return upload_id, records, vectors
 
-    def _check_room(self, records: int) -> None:
+    def _check_room(self, records: int, provider: str) -> None:
         if self.fin.state != "collecting":
             raise ProtocolError(f"the platform is {self.fin.state}: no more uploads", status=409, code="finalized")
         if self.records + records > self.params.max_records:
             raise ProtocolError(f"{self.records + records} records would exceed max_records = "
                                 f"{self.params.max_records} (the slots' guard bits)", status=422,
                                 code="too_many_records")
+        mine = self.provider_records(provider)
+        if mine + records > self.quota:
+            raise ProtocolError(f"{mine + records} records would exceed this provider's share of "
+                                f"{self.quota} records (max_records_per_provider)", status=422,
+                                code="provider_quota")
 
     async def _upload(self, msg: dict[str, Any], provider: str) -> dict[str, Any]:
         upload_id, records, vectors = self._upload_fields(msg, provider)
         if upload_id in self.uploads:  # a retry: answered without decoding (even after finalisation)
             return await self._already_accepted(msg, upload_id, provider, records, vectors)
-        self._check_room(records)
+        self._check_room(records, provider)
         batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.upload_pk,
                           count=vectors * self.plaintexts, check_units=False)
         async with self._lock:
             if upload_id in self.uploads:  # accepted while this copy was being decoded
                 return await self._already_accepted(msg, upload_id, provider, records, vectors, locked=True)
-            self._check_room(records)  # again: another upload may have been accepted meanwhile
-            new_words = await run(self._fold, batch.words, vectors)
+            self._check_room(records, provider)  # again: another upload may have been accepted meanwhile
+            new_words = await run(self._fold, self.aggs.get(provider, self._ones), batch.words, vectors)
             rec = UploadRecord(upload_id, provider, msg["message_id"], records, vectors, len(batch.words),
                                batch.digest)
-            await run(self.store.accept_upload, rec, new_words, self.records + records, self.bytes + len(batch.words))
-            self.agg_words = new_words
+            await run(self.store.accept_upload, rec, new_words)
+            self.aggs[provider] = new_words
+            mine = self._mine.get(provider, (0, 0))
+            self._mine[provider] = (mine[0] + records, mine[1] + 1)
             self.records += records
             self.bytes += len(batch.words)
             self.uploads[upload_id] = rec
             self._accepted_here += 1
             log.info("accepted upload %s from %s: %d records, %d bytes (total %d records)", upload_id, provider,
                      records, len(batch.words), self.records)
-            ack = self._ack(upload_id, "accepted")
+            ack = self._ack(upload_id, "accepted", provider)
         if self._fault is not None and self._accepted_here == self._fault:
             log.warning("fault injection (%s): committed upload %s, now hanging without answering", FAULT_ENV,
                         upload_id)
             await asyncio.Event().wait()
         return ack
 
-    def _fold(self, words: bytes, vectors: int) -> bytes:
-        """The running aggregate times every vector of the upload, one native call (the
-        aggregate is row 0 of the matrix). Refuses an upload holding a non-unit mod n: the
+    def _fold(self, aggregate: bytes, words: bytes, vectors: int) -> bytes:
+        """The provider's running aggregate times every vector of the upload, one native call
+        (the aggregate is row 0 of the matrix). Refuses an upload holding a non-unit mod n: the
         product of units is a unit, so one gcd per column checks every ciphertext."""
         n2, nn = self.upload_pk.nsquare, gmpy2.mpz(self.upload_pk.n)
-        products = native.column_products(self.agg_words + words, vectors + 1, self.plaintexts, n2)
+        products = native.column_products(aggregate + words, vectors + 1, self.plaintexts, n2)
         if any(gmpy2.gcd(p, nn) != 1 for p in products):
             raise ProtocolError("the upload holds a value that is not a ciphertext of the upload key (garbled)",
                                 code="malformed")
@@ -268,63 +314,101 @@ class PlatformService:
         except ProtocolError as exc:
             raise ProtocolError(str(exc), status=502, code="csp_refused") from None
 
+    def _contributions(self, contributors: Sequence[str]) -> list[int]:
+        return [self.provider_records(c) for c in contributors]
+
     def _commitment(self) -> dict[str, Any]:
+        """The masked aggregates (one per provider, concatenated), the uploads in them and each
+        contribution's record count, in the order sent."""
         uploads = list(self.uploads.values())
         return {"aggregate_sha256": hashlib.sha256(self.fin.masked).hexdigest(), "uploads_sha256": uploads_digest(uploads),
-                "records": self.fin.records, "uploads": len(uploads),
-                "providers": len({u.provider_id for u in uploads})}
+                "records": sum(self._contributions(self.fin.contributors)), "uploads": len(uploads),
+                "providers": len(self.fin.contributors), "contributions": self._contributions(self.fin.contributors)}
+
+    def _kept(self) -> list[str]:
+        return [c for i, c in enumerate(self.fin.contributors) if i not in set(self.fin.excluded)]
 
     async def _finalize(self, msg: dict[str, Any]) -> dict[str, Any]:
         async with self._lock:
             await self._advance()
             await self._remember(msg)
             uploads = list(self.uploads.values())
+            excluded = [self.fin.contributors[i] for i in self.fin.excluded]
             return m.new_message(m.FINALIZED, self.upload_pk.fingerprint, state=self.fin.state,
-                                 records=self.fin.records, uploads=len(uploads),
-                                 providers=len({u.provider_id for u in uploads}), uploads_sha256=uploads_digest(uploads),
-                                 system_digest=self.fin.system_digest)
+                                 records=self.fin.records, uploads=len(uploads), providers=len(self._kept()),
+                                 uploads_sha256=uploads_digest(uploads), system_digest=self.fin.system_digest,
+                                 excluded=self.fin.excluded, excluded_providers=excluded)
+
+    async def _start_unpacking(self) -> None:
+        """Mask each provider's aggregate with masks of its own and keep them all (a restart
+        resends the same unpack request). Needs ``min_providers`` providers."""
+        have, need = len(self.aggs), self.params.min_providers
+        if have < need:
+            raise ProtocolError(f"uploads from {have} provider(s); a model needs at least {need} (min_providers)",
+                                status=409, code="too_few_providers")
+        t0 = time.perf_counter()
+        size, ufp = m.value_bytes(self.upload_pk), self.upload_pk.fingerprint
+        contributors = sorted(self.aggs)
+        aggs = [Aggregate(ufp, [int.from_bytes(w[i:i + size], "little") for i in range(0, len(w), size)],
+                          self.provider_records(c)) for c, w in ((c, self.aggs[c]) for c in contributors)]
+        masked = await run(self.protocol.mask_contributions, aggs)
+        masks = list(self.protocol._masks or [])
+        masked_words = b"".join(native.ints_to_words(part, self.upload_pk.nsquare) for part in masked)
+        await run(self.store.save_unpacking, self.records, masks, masked_words, contributors)
+        self.fin = FinalizeState("unpacking", self.records, masks, masked_words, contributors=contributors)
+        log.info("finalizing %d records from %d uploads of %d providers: aggregates masked (%.2f s)", self.records,
+                 len(self.uploads), len(contributors), time.perf_counter() - t0)
+
+    def _excluded(self, resp: Mapping[str, Any]) -> list[int]:
+        value = resp.get("excluded")
+        k = len(self.fin.contributors)
+        if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < k
+                                              for i in value) or value != sorted(set(value)):
+            raise ProtocolError("the CSP's unpack answer names no valid excluded contributions", status=502,
+                                code="csp_refused")
+        return value
+
+    async def _unpack(self) -> None:
+        """Commit, unpack (the CSP leaves out contributions that overflowed), unmask the kept
+        ones and mask the system for the solve."""
+        p, fin = self.params, self.fin
+        ufp, sfp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
+        t0 = time.perf_counter()
+        # the commitment first: the CSP unpacks only the aggregates committed to (an
+        # identical commitment after a restart is answered again)
+        await self._csp_post(m.new_message(m.COMMIT, ufp, **self._commitment()), m.COMMITTED, ufp)
+        req = m.new_message(m.UNPACK_REQUEST, ufp, ciphertexts=m.encode_words(
+            fin.masked, self.plaintexts * len(fin.contributors), self.upload_pk))
+        resp = await self._csp_post(req, m.UNPACK_RESPONSE, sfp)
+        fields = await run(m.decode_ciphertexts, resp.get("ciphertexts"), self.solve_pk, count=p.value_count,
+                           name="unpack_response")
+        excluded = self._excluded(resp)
+        self.protocol._masks = [list(part) for part in fin.masks]
+        system = await run(self.protocol.unmask, fields.values, excluded)
+        t1 = time.perf_counter()
+        masked_system, secret = await run(self.protocol.mask_system, system)
+        flat = [v for row in masked_system.AR for v in row] + list(masked_system.c)
+        words = native.ints_to_words(flat, self.solve_pk.nsquare)
+        digest = hashlib.sha256(words).hexdigest()
+        contributions = self._contributions(fin.contributors)
+        kept = sum(r for i, r in enumerate(contributions) if i not in excluded)
+        await run(self.store.save_solving, secret.R, secret.r, words, digest, kept, excluded)
+        self.fin = FinalizeState("solving", kept, [], b"", secret.R, secret.r, words, digest, fin.contributors,
+                                 excluded)
+        for i in excluded:
+            log.warning("the CSP left out provider %s: its sums overflowed their slots", fin.contributors[i])
+        log.info("unpacked with the CSP (%.2f s); masked the %dx%d system: %d exponentiations, %s (%.2f s)",
+                 t1 - t0, p.d, p.d, self.protocol.exponentiations, self.protocol.powm_backend,
+                 time.perf_counter() - t1)
 
     async def _advance(self) -> None:
         """Drive finalisation to the end from wherever it stands (store docstring)."""
-        p, fin = self.params, self.fin
-        ufp, sfp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
-        if fin.state == "collecting":
-            if not self.uploads:
-                raise ProtocolError("nothing to finalize: no upload accepted yet", status=409, code="no_uploads")
-            t0 = time.perf_counter()
-            values = [int.from_bytes(self.agg_words[i:i + m.value_bytes(self.upload_pk)], "little")
-                      for i in range(0, len(self.agg_words), m.value_bytes(self.upload_pk))]
-            masked = await run(self.protocol.mask_for_unpack, Aggregate(ufp, values, self.records))
-            # the protocol object keeps the masks for unmask(); they are persisted with the
-            # masked aggregate so that a restart resends the same unpack request
-            masks = list(self.protocol._masks or [])
-            masked_words = native.ints_to_words(masked, self.upload_pk.nsquare)
-            await run(self.store.save_unpacking, self.records, masks, masked_words)
-            self.fin = fin = FinalizeState("unpacking", self.records, masks, masked_words)
-            log.info("finalizing %d records from %d uploads: aggregate masked (%.2f s)", self.records,
-                     len(self.uploads), time.perf_counter() - t0)
-        if fin.state == "unpacking":
-            t0 = time.perf_counter()
-            # the commitment first: the CSP unpacks only the aggregate committed to (an
-            # identical commitment after a restart is answered again)
-            await self._csp_post(m.new_message(m.COMMIT, ufp, **self._commitment()), m.COMMITTED, ufp)
-            req = m.new_message(m.UNPACK_REQUEST, ufp, ciphertexts=m.encode_words(fin.masked, self.plaintexts,
-                                                                                   self.upload_pk))
-            resp = await self._csp_post(req, m.UNPACK_RESPONSE, sfp)
-            fields = await run(m.decode_ciphertexts, resp.get("ciphertexts"), self.solve_pk, count=p.value_count,
-                                name="unpack_response")
-            self.protocol._masks = list(fin.masks)
-            system = await run(self.protocol.unmask, fields.values)
-            t1 = time.perf_counter()
-            masked_system, secret = await run(self.protocol.mask_system, system)
-            flat = [v for row in masked_system.AR for v in row] + list(masked_system.c)
-            words = native.ints_to_words(flat, self.solve_pk.nsquare)
-            digest = hashlib.sha256(words).hexdigest()
-            await run(self.store.save_solving, secret.R, secret.r, words, digest)
-            self.fin = fin = FinalizeState("solving", fin.records, [], b"", secret.R, secret.r, words, digest)
-            log.info("unpacked with the CSP (%.2f s); masked the %dx%d system: %d exponentiations, %s (%.2f s)",
-                     t1 - t0, p.d, p.d, self.protocol.exponentiations, self.protocol.powm_backend,
-                     time.perf_counter() - t1)
+        p = self.params
+        if self.fin.state == "collecting":
+            await self._start_unpacking()
+        if self.fin.state == "unpacking":
+            await self._unpack()
+        fin, sfp = self.fin, self.solve_pk.fingerprint
         if fin.state == "solving":
             t0 = time.perf_counter()
             req = m.new_message(m.SOLVE_REQUEST, sfp, ciphertexts=m.encode_words(fin.system, p.d * p.d + p.d,
@@ -365,7 +449,7 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
                    token_dir: Path | None = None, host: str = "127.0.0.1", port: int = 0, workers: int | None = None,
                    wait_csp: float = 10.0, backend: str = "auto", cafile: Path | Sequence[Path] | None = None,
                    tls_cert: Path | None = None, tls_key: Path | None = None, insecure_http: bool = False,
-                   max_upload_vectors: int = MAX_UPLOAD_VECTORS) -> None:
+                   max_upload_vectors: int = MAX_UPLOAD_VECTORS, max_records_per_provider: int | None = None) -> None:
     """Run the platform until SIGINT/SIGTERM. Provider tokens (and a generated TLS key) go into
     ``token_dir``, or a new private folder whose path is printed and which is removed at exit
     (a platform restarted without ``token_dir`` issues new tokens); never to stdout."""
@@ -388,7 +472,8 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
                            m.params_to_dict(info.params))
         service = PlatformService(info, csp_url, csp_token, store, credentials,
                                   workers=workers or os.cpu_count() or 1, backend=backend, cafile=cafile,
-                                  max_upload_vectors=max_upload_vectors, insecure_http=insecure_http)
+                                  max_upload_vectors=max_upload_vectors, insecure_http=insecure_http,
+                                  max_records_per_provider=max_records_per_provider)
         ctx = _http.tls_context(ctx, folder, host, insecure_http, "ridge platform")
         print(f"ridge platform: provider tokens in {folder} (0600): "
               + ", ".join(f"{p}.token" for p in credentials.names()), flush=True)

@@ -84,7 +84,8 @@ from cryptoffload.crypto.paillier import (
     PublicKey,
     generate_keypair,
 )
-from cryptoffload.errors import ConfigError
+from cryptoffload.crypto.packing import PackingError
+from cryptoffload.errors import ConfigError, CryptoffloadError
 
 UPLOAD_MODES = ("per-record", "per-provider")
 
@@ -324,7 +325,7 @@ class Evaluator:
         check_solve_key(params, solve_pk)
         self.workers = check_int("workers", workers)
         self._backend = backend
-        self._masks: list[int] | None = None
+        self._masks: list[list[int]] | None = None
         self.powm_backend = ""
         self.exponentiations = 0
 
@@ -333,20 +334,31 @@ class Evaluator:
 
     def mask_for_unpack(self, agg: Aggregate) -> list[int]:
         """Enc(packed sums + packed (B + rho)) with fresh masks rho, kept for :meth:`unmask`."""
-        if agg.key_fingerprint != self.upload_pk.fingerprint:
-            raise KeyMismatchError("aggregate is under another key than the upload key")
-        masks = self.layout.random_masks(self.params.value_count)
-        packed = self.layout.pack_mask(masks)
-        if len(packed) != len(agg.ciphertexts):
-            raise ConfigError(f"aggregate holds {len(agg.ciphertexts)} ciphertexts, expected {len(packed)}")
-        enc = self.upload_pk.encryptor(self._backend).encrypt_raw(packed)
-        n2 = self.upload_pk.nsquare
-        self._masks = masks
-        return [c * e % n2 for c, e in zip(agg.ciphertexts, enc)]
+        return self.mask_contributions([agg])[0]
 
-    def unmask(self, slot_ciphertexts: Sequence[int]) -> EncryptedSystem:
-        """Enc_solve(field_j) -> Enc_solve(field_j - B - rho_j) = Enc_solve(T_j), arranged as
-        the symmetric A (plus lambda at scale on the diagonal) and b."""
+    def mask_contributions(self, aggs: Sequence[Aggregate]) -> list[list[int]]:
+        """:meth:`mask_for_unpack` of each provider's aggregate, each with masks of its own
+        (the CSP checks and sums them one by one, :meth:`Csp.unpack_contributions`)."""
+        packed_masks: list[list[int]] = []
+        out: list[list[int]] = []
+        n2 = self.upload_pk.nsquare
+        enc = self.upload_pk.encryptor(self._backend)
+        for agg in aggs:
+            if agg.key_fingerprint != self.upload_pk.fingerprint:
+                raise KeyMismatchError("aggregate is under another key than the upload key")
+            masks = self.layout.random_masks(self.params.value_count)
+            packed = self.layout.pack_mask(masks)
+            if len(packed) != len(agg.ciphertexts):
+                raise ConfigError(f"aggregate holds {len(agg.ciphertexts)} ciphertexts, expected {len(packed)}")
+            out.append([c * e % n2 for c, e in zip(agg.ciphertexts, enc.encrypt_raw(packed))])
+            packed_masks.append(masks)
+        self._masks = packed_masks
+        return out
+
+    def unmask(self, slot_ciphertexts: Sequence[int], excluded: Sequence[int] = ()) -> EncryptedSystem:
+        """Enc_solve(field_j) -> Enc_solve(field_j - sum_i (B + rho_ij)) = Enc_solve(T_j), the
+        sum over the contributions the CSP kept (all but ``excluded``), arranged as the
+        symmetric A (plus lambda at scale on the diagonal) and b."""
         if self._masks is None:
             raise ConfigError("unmask called before mask_for_unpack")
         p = self.params
@@ -354,7 +366,9 @@ class Evaluator:
             raise ConfigError(f"expected {p.value_count} slot ciphertexts, got {len(slot_ciphertexts)}")
         pk = self.solve_pk
         n, n2, bias = pk.n, pk.nsquare, self.layout.mask_bias
-        plain = [c * (1 + (-(bias + rho) % n) * n) % n2 for c, rho in zip(slot_ciphertexts, self._masks)]
+        kept = [masks for i, masks in enumerate(self._masks) if i not in set(excluded)]
+        totals = [len(kept) * bias + sum(col) for col in zip(*kept)] if kept else [0] * p.value_count
+        plain = [c * (1 + (-t % n) * n) % n2 for c, t in zip(slot_ciphertexts, totals)]
         self._masks = None  # one use: a second unmask with the same masks would be a bug
         d = p.d
         A = [[0] * d for _ in range(d)]
@@ -402,6 +416,15 @@ class Evaluator:
         return MaskedSystem(pk.fingerprint, AR, c), MaskSecret(R, r)
 
 
+class TooFewContributions(CryptoffloadError):
+    """Fewer provider contributions than the minimum split within their slots."""
+
+    def __init__(self, excluded: list[int], count: int, minimum: int) -> None:
+        super().__init__(f"{len(excluded)} of {count} provider contributions overflowed their slots; fewer than "
+                         f"{minimum} remain")
+        self.excluded = excluded
+
+
 class Csp:
     """Holds both private keys: decrypts and splits masked aggregates, solves masked systems."""
 
@@ -434,8 +457,28 @@ class Csp:
 
     def split_and_reencrypt(self, masked: Sequence[int]) -> list[int]:
         """Each masked field encrypted alone under the solve key."""
-        fields = self.decrypt_split(masked)
-        return self.solve_pk.encryptor(self._backend).encrypt_raw(fields)
+        return self.unpack_contributions([masked])[0]
+
+    def unpack_contributions(self, masked: Sequence[Sequence[int]], minimum: int = 1) -> tuple[list[int], list[int]]:
+        """Each provider's masked aggregate decrypted and split; one that does not split (a
+        plaintext beyond the slots, a field reaching its check bits: that provider's sums left
+        their range) is *excluded*, and the fields of the others are summed in the clear (a
+        sum of masked sums, hidden as each one is) and encrypted under the solve key. Returns
+        (the summed fields' ciphertexts, the excluded indices); raises
+        :class:`TooFewContributions` when fewer than ``minimum`` are kept. The CSP learns which
+        contributions overflowed, nothing about the values of any."""
+        total = [0] * self.params.value_count
+        excluded = []
+        for i, cts in enumerate(masked):
+            try:
+                fields = self.decrypt_split(cts)
+            except PackingError:
+                excluded.append(i)
+                continue
+            total = [a + b for a, b in zip(total, fields)]
+        if len(masked) - len(excluded) < minimum:
+            raise TooFewContributions(excluded, len(masked), minimum)
+        return self.solve_pk.encryptor(self._backend).encrypt_raw(total), excluded
 
     def solve(self, masked: MaskedSystem) -> list[int]:
         """w' = (A R)^-1 (b + A r) mod n. Refuses a singular matrix (SingularMatrixError)."""

@@ -10,6 +10,10 @@ aggregate and the accepted ids, so a retry of an accepted upload (same ``upload_
 answered "already accepted" and not added again, and an upload the platform never committed
 is simply added when the provider retries it.
 
+Each provider has an aggregate of its own (the product of its uploads): the CSP checks every
+provider's contribution on its own at unpacking and leaves out one whose sums overflowed, so
+one malicious upload cannot spoil the others' (:meth:`~.protocol.Csp.unpack_contributions`).
+
 Why SQLite, and how it is opened and written: :mod:`.db` (the platform serialises uploads
 anyway, each one replaces the aggregate, so SQLite's single-writer model costs nothing). The
 file is 0600: besides ciphertexts it holds the unpacking masks and the masks R, r of the
@@ -33,15 +37,15 @@ from typing import Any
 from cryptoffload.apps.ridge.db import Database
 from cryptoffload.errors import ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS aggregate (
-    id      INTEGER PRIMARY KEY CHECK (id = 1),
-    records INTEGER NOT NULL,
-    uploads INTEGER NOT NULL,
-    bytes   INTEGER NOT NULL,
-    words   BLOB NOT NULL
+CREATE TABLE IF NOT EXISTS aggregates (
+    provider_id TEXT PRIMARY KEY,
+    records     INTEGER NOT NULL,
+    uploads     INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    words       BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS uploads (
     upload_id   TEXT PRIMARY KEY,
@@ -67,7 +71,9 @@ CREATE TABLE IF NOT EXISTS finalize (
     mask_r_big    TEXT,
     mask_r_small  TEXT,
     system        BLOB,
-    system_digest TEXT
+    system_digest TEXT,
+    contributors  TEXT,
+    excluded      TEXT
 );
 """
 
@@ -93,19 +99,23 @@ class FinalizeState:
 
     state: str = "collecting"
     records: int = 0
-    masks: list[int] = field(default_factory=list)
+    masks: list[list[int]] = field(default_factory=list)
     masked: bytes = b""
     R: list[list[int]] = field(default_factory=list)
     r: list[int] = field(default_factory=list)
     system: bytes = b""
     system_digest: str = ""
+    #: the providers whose aggregates were sent for unpacking, in that order, and the
+    #: positions the CSP excluded (their sums overflowed)
+    contributors: list[str] = field(default_factory=list)
+    excluded: list[int] = field(default_factory=list)
 
 
 @dataclass
 class StoredState:
     """Everything the platform reloads on start."""
 
-    aggregate: bytes | None
+    aggregates: dict[str, bytes]
     records: int
     bytes: int
     uploads: dict[str, UploadRecord]
@@ -145,26 +155,27 @@ class PlatformStore(Database):
     # -- loading --------------------------------------------------------------------------------
     def load(self) -> StoredState:
         c = self._conn
-        row = c.execute("SELECT records, bytes, words FROM aggregate WHERE id = 1").fetchone()
+        rows = c.execute("SELECT provider_id, records, bytes, words FROM aggregates").fetchall()
         uploads = {r[0]: UploadRecord(*r) for r in c.execute(
             "SELECT upload_id, provider_id, message_id, records, vectors, bytes, digest FROM uploads")}
         ids = {r[0] for r in c.execute("SELECT message_id FROM messages")}
         fin = FinalizeState()
-        f = c.execute("SELECT state, records, masks, masked, mask_r_big, mask_r_small, system, system_digest "
-                      "FROM finalize WHERE id = 1").fetchone()
+        f = c.execute("SELECT state, records, masks, masked, mask_r_big, mask_r_small, system, system_digest, "
+                      "contributors, excluded FROM finalize WHERE id = 1").fetchone()
         if f is not None:
             big = json.loads(f[4]) if f[4] else []
-            fin = FinalizeState(state=f[0], records=f[1], masks=_from_hex_list(f[2]), masked=f[3] or b"",
+            masks = [[int(v, 16) for v in part] for part in json.loads(f[2])] if f[2] else []
+            fin = FinalizeState(state=f[0], records=f[1], masks=masks, masked=f[3] or b"",
                                 R=[[int(v, 16) for v in row_] for row_ in big], r=_from_hex_list(f[5]),
-                                system=f[6] or b"", system_digest=f[7] or "")
-        if row is None:
-            return StoredState(None, 0, 0, uploads, ids, fin)
-        return StoredState(bytes(row[2]), int(row[0]), int(row[1]), uploads, ids, fin)
+                                system=f[6] or b"", system_digest=f[7] or "",
+                                contributors=json.loads(f[8]) if f[8] else [], excluded=json.loads(f[9]) if f[9] else [])
+        return StoredState({r[0]: bytes(r[3]) for r in rows}, sum(int(r[1]) for r in rows),
+                           sum(int(r[2]) for r in rows), uploads, ids, fin)
 
     # -- writes (each one transaction) --------------------------------------------------------
-    def accept_upload(self, upload: UploadRecord, aggregate_words: bytes, records: int, total_bytes: int) -> None:
-        """The upload's id and message id, and the aggregate that includes it, in one commit.
-        Raises sqlite3.IntegrityError (nothing written) if the upload id is already there."""
+    def accept_upload(self, upload: UploadRecord, aggregate_words: bytes) -> None:
+        """The upload's id and message id, and its provider's aggregate that includes it, in one
+        commit. Raises sqlite3.IntegrityError (nothing written) if the upload id is already there."""
         now = time.time()
         with self.transaction():
             self._conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -172,10 +183,10 @@ class PlatformStore(Database):
                                 upload.vectors, upload.bytes, upload.digest, now))
             self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (upload.message_id, "upload", now))
             self._conn.execute(
-                "INSERT INTO aggregate (id, records, uploads, bytes, words) VALUES (1, ?, 1, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET records = excluded.records, uploads = uploads + 1, "
-                "bytes = excluded.bytes, words = excluded.words",
-                (records, total_bytes, aggregate_words))
+                "INSERT INTO aggregates (provider_id, records, uploads, bytes, words) VALUES (?, ?, 1, ?, ?) "
+                "ON CONFLICT(provider_id) DO UPDATE SET records = records + excluded.records, uploads = uploads + 1, "
+                "bytes = bytes + excluded.bytes, words = excluded.words",
+                (upload.provider_id, upload.records, upload.bytes, aggregate_words))
 
     def remember_message(self, message_id: str, type_: str) -> None:
         """A processed message id that changed nothing else (kept so a replay stays refused
@@ -183,19 +194,26 @@ class PlatformStore(Database):
         with self.transaction():
             self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
 
-    def save_unpacking(self, records: int, masks: list[int], masked_words: bytes) -> None:
+    def save_unpacking(self, records: int, masks: list[list[int]], masked_words: bytes, contributors: list[str]) -> None:
+        """Each contributor's masks and the masked aggregates (concatenated, in ``contributors``'
+        order)."""
         with self.transaction():
             self._conn.execute(
-                "INSERT OR REPLACE INTO finalize (id, state, records, masks, masked) VALUES (1, 'unpacking', ?, ?, ?)",
-                (records, _hex_list(masks), masked_words))
+                "INSERT OR REPLACE INTO finalize (id, state, records, masks, masked, contributors) "
+                "VALUES (1, 'unpacking', ?, ?, ?, ?)",
+                (records, json.dumps([[format(v, "x") for v in part] for part in masks]), masked_words,
+                 json.dumps(contributors)))
 
-    def save_solving(self, R: list[list[int]], r: list[int], system_words: bytes, digest: str) -> None:
-        """R, r and the masked system; the unpacking masks are spent and deleted."""
+    def save_solving(self, R: list[list[int]], r: list[int], system_words: bytes, digest: str, records: int,
+                     excluded: list[int]) -> None:
+        """R, r and the masked system, the records kept and the contributions the CSP excluded;
+        the unpacking masks are spent and deleted."""
         with self.transaction():
             self._conn.execute(
                 "UPDATE finalize SET state = 'solving', masks = NULL, masked = NULL, mask_r_big = ?, "
-                "mask_r_small = ?, system = ?, system_digest = ? WHERE id = 1",
-                (json.dumps([[format(v, "x") for v in row] for row in R]), _hex_list(r), system_words, digest))
+                "mask_r_small = ?, system = ?, system_digest = ?, records = ?, excluded = ? WHERE id = 1",
+                (json.dumps([[format(v, "x") for v in row] for row in R]), _hex_list(r), system_words, digest,
+                 records, json.dumps(excluded)))
 
     def mark_finalized(self) -> None:
         with self.transaction():
