@@ -21,7 +21,7 @@ from cryptoffload.crypto.paillier.keys import (FORMAT, FORMAT_VERSION, PrivateKe
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, check_djn_base_public, check_modulus,
                                                      check_modulus_bits)
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write
+from cryptoffload.io import PRIVATE, atomic_write, read_input_stat, same_file
 
 MAX_KEY_FILE_BYTES = 64 * 1024  # an 8192-bit private key is about 6 KB of JSON
 _MAX_HEX_DIGITS = 2 * MAX_KEY_BITS // 4  # h_s is below n^2
@@ -128,21 +128,7 @@ def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False)
     """A key from a file. A private key file that group or others can access is refused with
     the ``chmod`` that fixes it (as ssh does); every refusal names the file."""
     path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
-    except OSError as exc:
-        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise PaillierError(f"key file {path} is not a regular file")
-        if st.st_size > MAX_KEY_FILE_BYTES:
-            raise PaillierError(f"key file {path} is {st.st_size:,} bytes; a key file is at most {MAX_KEY_FILE_BYTES:,}")
-        raw = os.read(fd, MAX_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+    raw, st = read_input_stat(path, "key file", max_bytes=MAX_KEY_FILE_BYTES, error=PaillierError)
     try:
         d = _json_dict(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -171,7 +157,7 @@ def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str |
     """Refuse, before any key is generated, two names for one file (also through symlinks or
     ``..``), a name that exists, or a folder that does not."""
     a, b = Path(private_path), Path(public_path)
-    if os.path.realpath(a) == os.path.realpath(b) or (a.exists() and b.exists() and os.path.samefile(a, b)):
+    if same_file(a, b):
         raise PaillierError(f"the private key ({a}) and the public key ({b}) would be the same file; "
                             "give --public-out another path")
     for p in (a, b):
