@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cryptoffload.errors import BackendUnavailable, ProfileError
-from cryptoffload.io import atomic_write
+from cryptoffload.io import atomic_write, read_input
 from cryptoffload.profiles.rules import check_bounds, check_value
 
 PROFILE_KINDS = ("cited", "measured", "derived")
@@ -144,19 +144,15 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
     """Load and validate a profile; ``required`` lists dotted fields that must be present."""
     path = resolve_profile(name_or_path)
     shown = f"profiles/{path.name}" if path == builtin_profile_path(path.stem) else str(path)
+    raw = read_input(path, "profile", max_bytes=MAX_PROFILE_BYTES, error=ProfileError)
     try:
-        size = path.stat().st_size
-        if size > MAX_PROFILE_BYTES:
-            raise ProfileError(f"{shown}: {size:,} bytes is not a profile (at most {MAX_PROFILE_BYTES:,} bytes)")
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{shown}: not valid TOML ({exc})") from None
     except RecursionError:
         raise ProfileError(f"{shown}: arrays or inline tables nested too deeply to be a profile") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{shown}: not UTF-8 text (byte {exc.start}); save the profile as UTF-8") from None
-    except OSError as exc:
-        raise ProfileError(f"{shown}: cannot read ({exc.strerror or exc})") from None
     meta = data.pop("meta", None)
     if not isinstance(meta, dict):
         raise ProfileError(f"{shown}: field 'meta' is missing")
