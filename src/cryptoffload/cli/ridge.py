@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
                                  check_url)
 from cryptoffload.cli.root import console, err_console
-from cryptoffload.io import check_output_file, check_output_folder, write_json
+from cryptoffload.io import check_not_input, check_output_file, check_output_folder, write_json
 
 MAX_SECONDS = 86_400.0  # waits and timeouts
 MAX_WORKERS = 1024
@@ -280,6 +280,7 @@ def ridge_buyer(
     check_url("--platform", platform)
     check_url("--csp", csp)
     if out is not None:
+        check_not_input("--out", out, [("--buyer-token-file", buyer_token_file), *(("--cafile", c) for c in cafile or [])])
         check_output_file(out)
     _check_files("--cafile", cafile)
     check_positive("--timeout", timeout, maximum=MAX_SECONDS)
@@ -332,6 +333,7 @@ def ridge_demo(
     check_key_bits(upload_bits, insecure_study_size=True)
     check_int("--batch", batch, maximum=MAX_BATCH)
     if out is not None:
+        check_not_input("--out", out, [("--data", data[4:] if data and data.startswith("csv:") else None)])
         check_output_file(out)
     if workdir is not None:
         check_output_folder(workdir)

@@ -104,8 +104,10 @@ def resolve_profile(name_or_path: str | os.PathLike[str]) -> Path:
     """Accept a path to a TOML file or the name of a built-in profile."""
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists() or os.sep in str(name_or_path):
-        if not p.is_file():
+        if not p.exists():
             raise ProfileError(f"{p}: profile file not found")
+        if not p.is_file():
+            raise ProfileError(f"profile {p} is not a regular file (a folder, a FIFO or a device); give a TOML file")
         return p
     builtin = builtin_profile_path(str(name_or_path))
     if not builtin.is_file():
