@@ -152,3 +152,18 @@ def test_a_server_makes_its_own_certificate_unless_given_one_or_told_plain(tmp_p
     before = cert.read_bytes()
     _http.tls_context(None, tmp_path, "127.0.0.1", False, "test server")
     assert cert.read_bytes() == before                                  # reused across restarts
+
+
+def test_tls_files_that_are_fifos_or_devices_are_refused_without_blocking(tmp_path: Path) -> None:
+    """issue 22: OpenSSL would block for ever reading a FIFO given as a certificate."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.pem")
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate")
+    with pytest.raises(ConfigError, match="--tls-cert.*not a regular file"):
+        _http.server_ssl(tmp_path / "fifo.pem", junk)
+    with pytest.raises(ConfigError, match="--tls-key.*not a regular file"):
+        _http.server_ssl(junk, Path("/dev/zero"))
+    with pytest.raises(ConfigError, match="--cafile.*not a regular file"):
+        _http.client_ssl(tmp_path / "fifo.pem")

@@ -28,8 +28,10 @@ def _check_files(flag: str, paths: Optional[List[Path]]) -> None:
     from cryptoffload.errors import ConfigError
 
     for p in paths or []:
-        if not p.is_file():
+        if not p.exists():
             raise ConfigError(f"{flag} {p}: no such file")
+        if not p.is_file():
+            raise ConfigError(f"{flag} {p} is not a regular file (a folder, a FIFO or a device); give a file")
 
 
 def _check_db(db: Path) -> None:
