@@ -67,10 +67,13 @@ def read_bytes(path: Path) -> bytes:
     data = read_input(path, "MNIST file", max_bytes=MAX_MNIST_BYTES, error=ConfigError)
     if data[:2] != b"\x1f\x8b":
         return data
+    gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        unpacked = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, MAX_MNIST_BYTES + 1)
+        unpacked = gz.decompress(data, MAX_MNIST_BYTES + 1)
     except zlib.error as exc:
         raise ConfigError(f"{path}: cannot read ({exc})") from None
     if len(unpacked) > MAX_MNIST_BYTES:
         raise ConfigError(f"{path} unpacks to more than {MAX_MNIST_BYTES:,} bytes; an MNIST file is at most that")
+    if not gz.eof:
+        raise ConfigError(f"{path}: cannot read (the gzip stream is truncated)")
     return unpacked
