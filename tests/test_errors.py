@@ -8,7 +8,7 @@ import pytest
 from cryptoffload.crypto._gcrypt import GcryptError, WeakKeyError
 from cryptoffload.engines import EngineClosed, EngineError, JobFailed, RingClosed, RingEmpty, RingFull
 from cryptoffload.errors import (
-    BackendUnavailable, ConfigError, CryptoffloadError, OutputError, ProfileError, TraceError)
+    BackendUnavailable, ConfigError, CryptoffloadError, InputError, OutputError, ProfileError, TraceError)
 
 
 @pytest.mark.parametrize("cls", [RingFull, RingEmpty, RingClosed, EngineError, EngineClosed, JobFailed, GcryptError])
@@ -16,6 +16,7 @@ def test_internal_signals_are_not_user_errors(cls: type) -> None:
     assert not issubclass(cls, CryptoffloadError)
 
 
-@pytest.mark.parametrize("cls", [ConfigError, ProfileError, TraceError, BackendUnavailable, OutputError, WeakKeyError])
+@pytest.mark.parametrize("cls", [ConfigError, ProfileError, TraceError, BackendUnavailable, OutputError, InputError,
+                                 WeakKeyError])
 def test_user_errors_derive_from_the_root(cls: type) -> None:
     assert issubclass(cls, CryptoffloadError)

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptoffload.errors import CryptoffloadError, OutputError
-from cryptoffload.io import PRIVATE, atomic_write, atomic_writer, json_safe, write_json
+from cryptoffload.errors import CryptoffloadError, InputError, OutputError
+from cryptoffload.io import (PRIVATE, atomic_write, atomic_writer, check_not_input, json_safe, open_input, read_input,
+                             read_input_stat, read_input_text, same_file, write_json)
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -139,3 +140,93 @@ def test_output_paths_checked_before_any_work(tmp_path: Path) -> None:
         with pytest.raises(OutputError, match="is a file"):
             check_output_folder(bad)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile"]  # nothing created
+
+
+def test_read_input_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    """The attack: `paillier encrypt --in FIFO` hung for ever. The open does not block and the
+    FIFO is refused (a thread with a timeout, so a regression fails instead of hanging)."""
+    import threading
+
+    os.mkfifo(tmp_path / "fifo")
+    result: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_input(tmp_path / "fifo", "data file")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            result.append(exc)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "read_input blocked on a FIFO"
+    assert isinstance(result[0], InputError) and "not a regular file (it is a FIFO" in str(result[0])
+    with pytest.raises(InputError, match="not a regular file"):
+        open_input(tmp_path / "fifo", "log")
+
+
+def test_read_input_refuses_devices_folders_missing_and_large_files(tmp_path: Path) -> None:
+    """The attack: `paillier decrypt --in /dev/zero` read until the memory ran out."""
+    with pytest.raises(InputError, match="/dev/zero is not a regular file"):
+        read_input("/dev/zero", "ciphertext file")
+    with pytest.raises(InputError, match="is a folder"):
+        read_input(tmp_path, "data file")
+    with pytest.raises(InputError, match="cannot read data file .*missing"):
+        read_input(tmp_path / "missing", "data file")
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    with pytest.raises(InputError, match="is 101 bytes; a data file is at most 100"):
+        read_input(tmp_path / "big", "data file", max_bytes=100)
+    assert read_input(tmp_path / "big", "data file", max_bytes=101) == b"x" * 101
+    with pytest.raises(OutputError, match="is 101 bytes"):
+        read_input(tmp_path / "big", "data file", max_bytes=100, error=OutputError)
+    assert issubclass(InputError, CryptoffloadError)
+
+
+def test_read_input_stops_at_the_ceiling_when_the_size_lies(tmp_path: Path, monkeypatch) -> None:
+    """A file that grows while read (or whose size the file system under-reports) is read to
+    the ceiling plus one byte, never further."""
+    (tmp_path / "f").write_bytes(b"y" * 1000)
+    real_fstat = os.fstat
+
+    def small_fstat(fd):
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 10,
+                               st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(os, "fstat", small_fstat)
+    with pytest.raises(InputError, match="grew past 100 bytes"):
+        read_input(tmp_path / "f", "data file", max_bytes=100)
+
+
+def test_read_input_text_and_stat(tmp_path: Path) -> None:
+    (tmp_path / "t").write_bytes("\ufeffé\n".encode())
+    assert read_input_text(tmp_path / "t", "text", encoding="utf-8-sig") == "é\n"
+    data, st = read_input_stat(tmp_path / "t", "text")
+    assert len(data) == st.st_size == 6 and stat.S_ISREG(st.st_mode)
+    (tmp_path / "l").write_bytes(b"a\xe9")
+    with pytest.raises(InputError, match="not UTF-8 text \\(byte 1\\)"):
+        read_input_text(tmp_path / "l", "text")
+    with open_input(tmp_path / "t", "text") as fh:
+        assert fh.read() == "\ufeffé\n".encode()
+
+
+@pytest.mark.parametrize("how", ["same", "dotdot", "symlink", "hardlink", "new-through-symlinked-folder"])
+def test_no_output_is_an_input(tmp_path: Path, how: str) -> None:
+    """The attack: `encrypt --key k.json --out k.json` replaced the private key by ciphertexts."""
+    key = tmp_path / "k.json"
+    key.write_text("key")
+    (tmp_path / "sub").mkdir()
+    if how == "symlink":
+        os.symlink(key, tmp_path / "out")
+    elif how == "hardlink":
+        os.link(key, tmp_path / "out")
+    elif how == "new-through-symlinked-folder":
+        os.symlink(tmp_path, tmp_path / "alias")
+    out = {"same": key, "dotdot": tmp_path / "sub" / ".." / "k.json", "symlink": tmp_path / "out",
+           "hardlink": tmp_path / "out", "new-through-symlinked-folder": tmp_path / "alias" / "k.json"}[how]
+    assert same_file(out, key)
+    with pytest.raises(OutputError, match=f"--out {out} is the same file as --key {key}.*choose another --out"):
+        check_not_input("--out", out, [("--in", tmp_path / "other"), ("--key", key)])
+    check_not_input("--out", tmp_path / "new", [("--key", key), ("--in", None)])
+    check_not_input("--out", None, [("--key", key)])
+    assert not same_file(tmp_path / "new", key)

@@ -34,3 +34,8 @@ class BackendUnavailable(CryptoffloadError):
 class OutputError(CryptoffloadError):
     """An output path cannot be written as asked: a folder where a file was expected, a missing
     parent folder, an existing file that must not be overwritten, no permission, a full disk."""
+
+
+class InputError(CryptoffloadError):
+    """An input file cannot be read as asked: missing, unreadable, not a regular file (a folder,
+    a FIFO, a device such as /dev/zero), larger than what that input can be, not text."""

@@ -1,4 +1,11 @@
-"""Writing files so that nothing is ever half-written, and turning results into plain JSON.
+"""Reading files with a ceiling, writing them so that nothing is ever half-written, and turning
+results into plain JSON.
+
+Why one reader: every file a command reads is outside input. It must be a regular file (a FIFO
+would block the command for ever, /dev/zero would fill the memory) and no larger than what
+that input can be, checked before a byte is parsed; :func:`read_input` does both for every
+reader. And no output may be one of the command's inputs (``--out`` naming the key would replace
+it): :func:`check_not_input`.
 
 Why one module: keys, profiles, traces, results and reports are all written the same way -- to
 a temporary file beside the target, flushed to disk, then renamed over it (``os.replace`` is
@@ -15,12 +22,109 @@ import os
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator
+import stat
+from typing import IO, Any, Iterable, Iterator
 
-from cryptoffload.errors import OutputError
+from cryptoffload.errors import CryptoffloadError, InputError, OutputError
 
 #: Mode of keys and of files holding keyed or plaintext data: readable by the owner only.
 PRIVATE = 0o600
+
+
+#: The default ceiling of an input file (data sets, traces, ciphertexts); each reader may set its own.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+def _open_regular(path: Path, what: str, error: type[CryptoffloadError]) -> tuple[int, os.stat_result]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO, a device or a socket"
+        raise error(f"{what} {path} is not a regular file (it is {kind}); give a file")
+    return fd, st
+
+
+def read_input(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,
+               error: type[CryptoffloadError] = InputError) -> bytes:
+    """The bytes of the regular file ``path``; see :func:`read_input_stat`."""
+    return read_input_stat(path, what, max_bytes=max_bytes, error=error)[0]
+
+
+def read_input_stat(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,
+                    error: type[CryptoffloadError] = InputError) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``path`` (``what`` names it in messages: "key file"), at
+    most ``max_bytes`` of them, all checked before anything is parsed: a folder, a FIFO or a
+    device, a file too large (or one that grows past the ceiling while read) is refused with
+    ``error``. The file is opened once and checked on its descriptor (no race with a rename);
+    its status (mode, owner) comes back with the bytes."""
+    path = Path(path)
+    fd, st = _open_regular(path, what, error)
+    try:
+        if st.st_size > max_bytes:
+            raise error(f"{what} {path} is {st.st_size:,} bytes; a {what} is at most {max_bytes:,}")
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if total > max_bytes:
+        raise error(f"{what} {path} grew past {max_bytes:,} bytes while read; a {what} is at most {max_bytes:,}")
+    return b"".join(chunks), st
+
+
+def read_input_text(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,
+                    error: type[CryptoffloadError] = InputError, encoding: str = "utf-8") -> str:
+    """:func:`read_input` decoded (``utf-8-sig`` drops a byte-order mark); bytes that are not
+    text are refused naming the file and the offset."""
+    data = read_input(path, what, max_bytes=max_bytes, error=error)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} {path} is not {encoding.upper()} text (byte {exc.start})") from None
+
+
+def open_input(path: str | os.PathLike[str], what: str, *,
+               error: type[CryptoffloadError] = InputError) -> IO[bytes]:
+    """A binary file object on the regular file ``path``, for readers that stream a large input
+    (request logs) instead of holding it: the same refusals as :func:`read_input`, no ceiling."""
+    fd, _ = _open_regular(Path(path), what, error)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file: the same path once ``..`` and symlinks are resolved
+    (also for a file not created yet), or the same inode and device (hard links)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_input(out_flag: str, out: str | os.PathLike[str] | None,
+                    inputs: Iterable[tuple[str, str | os.PathLike[str] | None]]) -> None:
+    """Refuse, before any work starts, an output that is one of the command's inputs (through
+    ``..``, a symlink or a hard link): writing it would replace the input, e.g. ``encrypt
+    --key k.json --out k.json`` the private key by ciphertexts. ``inputs`` pairs each input's
+    option with its path (None: not given)."""
+    if out is None:
+        return
+    for flag, path in inputs:
+        if path is not None and same_file(out, path):
+            raise OutputError(f"{out_flag} {out} is the same file as {flag} {path}: writing it would destroy the "
+                              f"input; choose another {out_flag} path")
 
 
 def _check_target(path: Path, overwrite: bool) -> None:

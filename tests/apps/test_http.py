@@ -264,3 +264,18 @@ def test_a_body_sent_too_slowly_is_answered_408_and_dropped() -> None:
         assert json.loads(body)["error"] == "request_timeout" and "slower than this server accepts" in \
             json.loads(body)["message"]
         assert seen == []
+
+
+def test_tls_files_that_are_fifos_or_devices_are_refused_without_blocking(tmp_path: Path) -> None:
+    """issue 22: OpenSSL would block for ever reading a FIFO given as a certificate."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.pem")
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate")
+    with pytest.raises(ConfigError, match="--tls-cert.*not a regular file"):
+        _http.server_ssl(tmp_path / "fifo.pem", junk)
+    with pytest.raises(ConfigError, match="--tls-key.*not a regular file"):
+        _http.server_ssl(junk, Path("/dev/zero"))
+    with pytest.raises(ConfigError, match="--cafile.*not a regular file"):
+        _http.client_ssl(tmp_path / "fifo.pem")

@@ -97,11 +97,20 @@ class Fixtures:
         opk, osk = pl.generate_keypair(1024, insecure_study_size=True)
         w("other.json", json.dumps(osk.to_dict()), 0o600)
         d15 = {"format": pl.FORMAT, "version": pl.FORMAT_VERSION, "kind": "public", "n": "f", "hs": "4",
-               "fingerprint": pl.key_fingerprint(15).hex()}
+               "fingerprint": pl.key_fingerprint(15).hex(),
+               "checksums": {"n": pl.field_checksum("n", 15), "hs": pl.field_checksum("hs", 4)}}
         w("n15.pub", json.dumps(d15))
         dp1 = sk.to_dict()
         dp1.update(p="1", q=format(pk.n, "x"))
+        dp1["checksums"].update(p=pl.field_checksum("p", 1), q=pl.field_checksum("q", pk.n))
         w("p1.json", json.dumps(dp1), 0o600)
+        dh1 = pk.to_dict()  # issue 22: a degenerate DJN base, its checksum redone
+        dh1.update(hs="1")
+        dh1["checksums"]["hs"] = pl.field_checksum("hs", 1)
+        w("hs1.pub", json.dumps(dh1))
+        dflip = sk.to_dict()  # issue 22: one flipped bit in h_s
+        dflip["hs"] = format(sk.public_key.hs ^ 1, "x")
+        w("hsflip.json", json.dumps(dflip), 0o600)
         w("deep.json", "[" * 100_000 + "]" * 100_000)
         w("m.txt", "1\n-2\n3\n")
         w("m_notint.txt", "1\nfour\n")
@@ -259,12 +268,13 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, ["--out", "k.json"], "--bits", ["0", "-2", "1023", "1024", "200000", "8194", "abc", "99999999999999999999"])
     s = "paillier encrypt"
     keys = [fx["adir"], fx["latin1.txt"], fx["deep.json"], fx["n15.pub"], fx["p1.json"], fx["k_open.json"],
-            fx["garbage.bin"], "/nonexistent/k.json", fx["empty"]]
+            fx["garbage.bin"], "/nonexistent/k.json", fx["empty"], fx["hs1.pub"], fx["hsflip.json"], "/dev/zero"]
     add(s, ["--in", fx["m.txt"], "--out", "c.bin", *study], "--key", keys)
     add(s, ["--in", fx["m.txt"], "--out", "c.bin"], "--key", [fx["k.pub"]], mentions=("insecure-study-size",))
     add(s, ["--key", fx["k.pub"], "--out", "c.bin", *study], "--in",
-        [fx["latin1.txt"], fx["adir"], "/nonexistent/m.txt", fx["m_notint.txt"], fx["m_huge.txt"]],
-        mentions=("m.txt", "latin1", "adir", "m_notint", "m_huge", "large", "UTF-8"))
+        [fx["latin1.txt"], fx["adir"], "/nonexistent/m.txt", fx["m_notint.txt"], fx["m_huge.txt"], "/dev/zero",
+         fx["k.pub"]],
+        mentions=("m.txt", "latin1", "adir", "m_notint", "m_huge", "large", "UTF-8", "/dev/zero", "k.pub"))
     add(s, ["--key", fx["k.pub"], "--in", fx["m.txt"], *study], "--out", file_outs)
     add(s, ["--key", fx["k.pub"], "--in", fx["m.txt"], "--out", "c.bin", *study], "--backend", ["nosuch", "", "qat"])
     s = "paillier decrypt"
@@ -272,8 +282,9 @@ def cases(fx: Fixtures) -> list[Case]:
         mentions=("private", "public", "chmod", "not this key", "factor", "primes", "k.pub", "k_open", "p1"))
     add(s, ["--key", fx["k.json"], *study], "--in",
         [fx["c_flip.bin"], fx["c_trunc.bin"], fx["c_v1.bin"], fx["garbage.bin"], fx["adir"], "/nonexistent/c.bin",
-         fx["empty"]],
-        mentions=("checksum", "truncated", "version 1", "header", "adir", "c.bin", "directory", "ciphertext"))
+         fx["empty"], "/dev/zero"],
+        mentions=("checksum", "truncated", "version 1", "header", "adir", "c.bin", "directory", "ciphertext",
+                  "/dev/zero"))
     add(s, ["--key", fx["k.json"], "--in", fx["c.bin"], *study], "--out", file_outs)
 
     # -- calibrate --------------------------------------------------------------------------------

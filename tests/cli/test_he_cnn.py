@@ -23,3 +23,17 @@ def test_gpu_backend_without_a_gpu_is_one_error_line(tmp_path: Path, command: li
 def test_unknown_backend_names_the_registered_ones(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "he-cnn", "infer", "--backend", "nope")
     assert_user_error(proc, "unknown CKKS backend", "gpu-twin", "gpu")
+
+
+def test_he_cnn_trace_may_not_replace_the_model_and_a_fifo_model_is_refused(tmp_path: Path) -> None:
+    """issue 22: `--trace` naming the model (here through a symlink) would replace it; a FIFO
+    as the model would block the command for ever."""
+    import os
+
+    (tmp_path / "m.npz").write_bytes(b"weights")
+    os.symlink("m.npz", tmp_path / "link.npz")
+    assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--model", "m.npz", "--trace", "link.npz", timeout=60),
+                      "same file", "--model")
+    assert (tmp_path / "m.npz").read_bytes() == b"weights"
+    os.mkfifo(tmp_path / "fifo.npz")
+    assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--model", "fifo.npz", timeout=60), "not a regular file")

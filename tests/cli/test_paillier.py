@@ -92,3 +92,57 @@ def test_paillier_attacks_refused(tmp_path: Path) -> None:
     assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "latin1.txt", "--out",
                               "o.bin", STUDY), "not UTF-8")
     assert not (tmp_path / "o.bin").exists()
+
+
+def _rewrite_hs(path: Path, hs: int) -> None:
+    """The key file with another h_s and its checksum redone (a forged or buggy key, not a
+    flipped bit: only the value checks can catch it)."""
+    from cryptoffload.crypto import paillier as pl
+
+    d = json.loads(path.read_text())
+    d["hs"] = format(hs, "x")
+    d["checksums"]["hs"] = pl.field_checksum("hs", hs)
+    path.write_text(json.dumps(d))
+
+
+def test_paillier_issue_22_attacks_refused(tmp_path: Path) -> None:
+    """issue 22: a degenerate h_s (1, n^2 - 1) and a flipped bit in h_s were accepted; `encrypt
+    --in` a FIFO hung and `decrypt --in /dev/zero` ran out of memory; `--out` naming the key
+    (also through a symlink or a hard link) replaced it; `keygen --out .` was a traceback."""
+    import os
+
+    assert run_cli(tmp_path, "paillier", "keygen", "--out", "k.json", "--bits", "1024", STUDY).returncode == 0
+    (tmp_path / "m.txt").write_text("1\n-2\n")
+    key_text = (tmp_path / "k.json").read_text()
+    n = int(json.loads(key_text)["n"], 16)
+    for hs in (1, n * n - 1):
+        (tmp_path / "bad.pub").write_text((tmp_path / "k.json.pub").read_text())
+        _rewrite_hs(tmp_path / "bad.pub", hs)
+        assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "bad.pub", "--in", "m.txt", "--out", "c.bin",
+                                  STUDY), "h_s", "paillier keygen")
+    assert not (tmp_path / "c.bin").exists()
+    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "m.txt", "--out", "c.bin",
+                   STUDY).returncode == 0
+    d = json.loads(key_text)
+    d["hs"] = d["hs"][:-1] + format(int(d["hs"][-1], 16) ^ 1, "x")  # one flipped bit in h_s
+    (tmp_path / "flipped.json").write_text(json.dumps(d))
+    (tmp_path / "flipped.json").chmod(0o600)
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "flipped.json", "--in", "c.bin", STUDY),
+                      "field 'hs'")
+    os.mkfifo(tmp_path / "fifo")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "fifo", "--out", "o.bin",
+                              STUDY, timeout=60), "fifo is not a regular file")
+    assert_user_error(run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "/dev/zero", STUDY,
+                              timeout=60), "/dev/zero is not a regular file")
+    os.symlink("k.json", tmp_path / "sym.json")
+    os.link(tmp_path / "k.json", tmp_path / "hard.json")
+    os.link(tmp_path / "m.txt", tmp_path / "hard.txt")
+    for cmd, out in (("encrypt", "k.json"), ("encrypt", "sym.json"), ("encrypt", "hard.json"), ("encrypt", "hard.txt"),
+                     ("decrypt", "k.json"), ("decrypt", "hard.json"), ("decrypt", "c.bin")):
+        infile = "m.txt" if cmd == "encrypt" else "c.bin"
+        assert_user_error(run_cli(tmp_path, "paillier", cmd, "--key", "k.json", "--in", infile, "--out", out, STUDY),
+                          "same file", "--out")
+    assert (tmp_path / "k.json").read_text() == key_text and (tmp_path / "m.txt").read_text() == "1\n-2\n"
+    for folder in (".", str(tmp_path)):
+        assert_user_error(run_cli(tmp_path, "paillier", "keygen", "--out", folder, "--bits", "1024", STUDY),
+                          "is a folder")

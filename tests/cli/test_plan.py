@@ -28,3 +28,12 @@ def test_plan_isc_prints_the_capacity_table(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     assert "CSD capacity plan for 100 clients" in ok.stdout and "CSDs recommended" in ok.stdout
     assert_user_error(run_cli(tmp_path, "plan", "isc", "--clients", "0"), "--clients must be a positive integer")
+
+
+def test_plan_profile_must_be_a_regular_file(tmp_path: Path) -> None:
+    """issue 22: a profile that is a FIFO or a device is refused before it is read."""
+    import os
+
+    os.mkfifo(tmp_path / "p.toml")
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", "p.toml", timeout=60), "not a regular file")
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", "/dev/zero", timeout=60), "not a regular file")

@@ -66,3 +66,15 @@ def test_bad_options_are_one_line_before_any_connection(tmp_path: Path) -> None:
     token.chmod(0o644)
     assert_user_error(cli(tmp_path, *base, "--platform", dead, "--csp-fingerprint", "0" * 64), "chmod 600")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alice.token"]
+
+
+def test_ridge_demo_refuses_its_data_as_output_and_a_fifo_as_data(tmp_path: Path) -> None:
+    """issue 22: `--out` naming the CSV (here through a hard link) would replace the data set;
+    a FIFO as the CSV would block the command for ever."""
+    (tmp_path / "d.csv").write_text("x1,y\n0.1,0.2\n0.3,0.4\n")
+    os.link(tmp_path / "d.csv", tmp_path / "same.csv")
+    assert_user_error(run_cli(tmp_path, "ridge", "demo", "--data", "csv:d.csv", "--out", "same.csv", timeout=60),
+                      "same file", "--data")
+    assert (tmp_path / "d.csv").read_text().startswith("x1,y")
+    os.mkfifo(tmp_path / "fifo.csv")
+    assert_user_error(run_cli(tmp_path, "ridge", "demo", "--data", "csv:fifo.csv", timeout=60), "not a regular file")

@@ -46,3 +46,12 @@ def test_trace_inspect_clf_counts_the_bad_line(tmp_path: Path) -> None:
     assert "access.log: 3 requests" in proc.stdout
     assert "1 bad line(s)" in proc.stdout
     assert "line 3" in proc.stdout
+
+
+def test_trace_inspect_refuses_a_fifo_and_a_device_at_once(tmp_path: Path) -> None:
+    """issue 22: a FIFO would block the reader for ever, /dev/zero never ends."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.csv")
+    assert_user_error(run_cli(tmp_path, "trace", "inspect", "fifo.csv", timeout=60), "fifo.csv is not a regular file")
+    assert_user_error(run_cli(tmp_path, "trace", "inspect", "/dev/zero", timeout=60), "/dev/zero is not a regular file")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 import secrets
 import stat
@@ -24,12 +23,13 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write
+from cryptoffload.io import PRIVATE, atomic_write, read_input_stat
 
 #: names of token holders (provider ids, client names): also file names, so no dots or slashes
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: longest ``Authorization`` header value looked at (a token is ~110 characters)
 MAX_HEADER = 512
+MAX_TOKEN_FILE_BYTES = 4096
 _DOMAIN = b"cryptoffload-bearer-token\x00"
 
 
@@ -66,18 +66,12 @@ def write_secret(path: Path, text: str) -> Path:
 def read_secret(path: Path, what: str) -> str:
     """A token from ``path``: refused if others may read it (as ssh refuses a private key),
     if it is empty or if it is not one printable line."""
+    raw, st = read_input_stat(path, f"{what} file", max_bytes=MAX_TOKEN_FILE_BYTES, error=ConfigError)
+    if st.st_mode & 0o077:
+        raise ConfigError(f"the {what} file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+                          f"run: chmod 600 {path}")
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"the {what} file {path} is not a regular file")
-        if st.st_mode & 0o077:
-            raise ConfigError(f"the {what} file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
-                              f"run: chmod 600 {path}")
-        if st.st_size > 4096:
-            raise ConfigError(f"the {what} file {path} is too large to hold a token")
-        text = Path(path).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the {what} file {path}: {exc.strerror}") from None
+        text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
         raise ConfigError(f"the {what} file {path} is not UTF-8 text") from None
     if not text or not text.isprintable() or len(text) < 16:

@@ -41,9 +41,11 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from cryptoffload.apps._listen import Acceptor, ServerLimits
 from cryptoffload.errors import ConfigError, CryptoffloadError
+from cryptoffload.io import read_input, read_input_text
 
 T = TypeVar("T")
 MAX_BODY = web.AppKey("max_body", dict)
+MAX_PEM_BYTES = 1024 * 1024  # a certificate chain or a key (PEM)
 LIMITS = web.AppKey("limits", ServerLimits)
 log = logging.getLogger("cryptoffload.http")
 _limits = ServerLimits()
@@ -58,6 +60,8 @@ def set_limits(limits: ServerLimits) -> None:
 
 def limits() -> ServerLimits:
     return _limits
+
+
 Classify = Callable[[Exception], Optional[tuple[int, str, str]]]
 Respond = Callable[[int, str, str], web.Response]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -316,6 +320,8 @@ def server_ssl(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
         return None
     if cert is None or key is None:
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):  # a FIFO would block OpenSSL's read
+        read_input(path, f"TLS file ({flag})", max_bytes=MAX_PEM_BYTES, error=ConfigError)
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         ctx.load_cert_chain(cert, key)
@@ -364,8 +370,9 @@ def client_ssl(cafile: Path | Sequence[Path] | None) -> ssl.SSLContext | None:
         return None
     ctx = ssl.create_default_context()
     for f in files:
+        pem = read_input_text(f, "certificate (--cafile)", max_bytes=MAX_PEM_BYTES, error=ConfigError)
         try:
-            ctx.load_verify_locations(cafile=str(f))
+            ctx.load_verify_locations(cadata=pem)
         except (OSError, ssl.SSLError, ValueError) as exc:
             raise ConfigError(f"cannot load --cafile {f}: {one_line(exc)}") from None
     return ctx

@@ -12,7 +12,7 @@ from cryptoffload import checks
 from cryptoffload.checks import check_host, check_int, check_port, check_seed
 from cryptoffload.cli.root import (err_console, max_connections_option, max_per_client_option, print_json,
                                    set_server_limits)
-from cryptoffload.io import check_output_file
+from cryptoffload.io import check_not_input, check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 
 app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
@@ -38,6 +38,13 @@ def _check_backend(backend: str) -> None:
     backend_class(backend)
 
 
+def _mnist_inputs(mnist_dir: Optional[Path]) -> list[tuple[str, Path]]:
+    """The files of --mnist-dir, which no output may replace."""
+    if mnist_dir is None or not mnist_dir.is_dir():
+        return []
+    return [("--mnist-dir", p) for p in sorted(mnist_dir.iterdir())]
+
+
 @app.command("train")
 def he_cnn_train(
     out: Path = typer.Option(Path("out/he-cnn/mnist_cnn.npz"), "--out", help="Weights file to write (.npz)."),
@@ -51,6 +58,7 @@ def he_cnn_train(
     if epochs is not None:
         check_int("--epochs", epochs, maximum=MAX_EPOCHS)
     check_seed("--seed", seed)
+    check_not_input("--out", out, _mnist_inputs(mnist_dir))
     check_output_file(out, create_parents=True)
     kw = {} if epochs is None else {"epochs": epochs}
     res = tr.train_model(out, seed=seed, mnist_dir=mnist_dir, log=lambda m: err_console.print(m, markup=False), **kw)
@@ -71,6 +79,7 @@ def he_cnn_infer(
     check_int("--image", image, minimum=0, maximum=MAX_IMAGES)
     _check_backend(backend)
     if trace is not None:
+        check_not_input("--trace", trace, [("--model", model), *_mnist_inputs(mnist_dir)])
         check_output_file(trace, create_parents=True)
     res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **_model_kw(model))
     print_json(res.as_dict())

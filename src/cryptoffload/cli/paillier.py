@@ -8,20 +8,18 @@ from typing import Optional
 import typer
 
 from cryptoffload.cli.root import console
-from cryptoffload.io import PRIVATE, atomic_write
+from cryptoffload.io import PRIVATE, atomic_write, check_not_input, check_output_file, read_input, read_input_text
 
 app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption and decryption (files).")
+
+MAX_INTEGERS_FILE_BYTES = 64 * 1024 * 1024  # `encrypt --in`: millions of integers
+MAX_CIPHERTEXT_FILE_BYTES = 1024 * 1024 * 1024  # `decrypt --in`: two million 2048-bit ciphertexts
 
 
 def _read_ints(path: Path) -> list[int]:
     from cryptoffload.crypto.paillier import PaillierError
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PaillierError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise PaillierError(f"{path}: not UTF-8 text (byte {exc.start}); give integers, one per line") from None
+    text = read_input_text(path, "integers file (--in)", max_bytes=MAX_INTEGERS_FILE_BYTES, error=PaillierError)
     values = []
     for no, line in enumerate(text.splitlines(), 1):
         if line.strip():
@@ -44,6 +42,7 @@ def paillier_keygen(
     from cryptoffload.crypto import paillier as pl
 
     pl.check_key_bits(bits, insecure_study_size)
+    check_output_file(out, overwrite=False)  # a folder has no name to add .pub to
     pub_path = public_out or out.with_name(out.name + ".pub")
     pl.check_new_key_paths(out, pub_path)  # before the (long) prime search
     pk, sk = pl.generate_keypair(bits, insecure_study_size=insecure_study_size)
@@ -66,10 +65,16 @@ def paillier_encrypt(
     from cryptoffload.crypto import paillier as pl
 
     pl.resolve_backend(backend)
+    check_not_input("--out", out, [("--key", key), ("--in", infile)])
+    check_output_file(out)
     k = pl.load_key(key, insecure_study_size=insecure_study_size)
     pk = k.public_key if isinstance(k, pl.PrivateKey) else k
     pl.resolve_backend(backend, pk.nsquare.bit_length())
     values = [pl.encode_signed(pk, v) for v in _read_ints(infile)]
+    most = (MAX_CIPHERTEXT_FILE_BYTES - 64) // pk.ciphertext_bytes
+    if len(values) > most:
+        raise pl.PaillierError(f"{infile} holds {len(values):,} integers; one ciphertext file holds at most {most:,} "
+                               f"for this key (what decrypt reads); split the input")
     cts = pk.encrypt_many(values, backend=backend, constant_time=not variable_time, progress=True)
     atomic_write(out, pl.ciphertexts_to_bytes(cts, pk))
     console.print(f"wrote {out}: {len(cts):,} ciphertexts ({pk.encryptor(backend, not variable_time).describe()})")
@@ -86,13 +91,13 @@ def paillier_decrypt(
     """Decrypt a ciphertext file to signed integers."""
     from cryptoffload.crypto import paillier as pl
 
+    check_not_input("--out", out, [("--key", key), ("--in", infile)])
+    if out is not None:
+        check_output_file(out)
     sk = pl.load_key(key, insecure_study_size=insecure_study_size)
     if not isinstance(sk, pl.PrivateKey):
         raise pl.PaillierError(f"{key} holds a public key; decryption needs the private key")
-    try:
-        data = infile.read_bytes()
-    except OSError as exc:
-        raise pl.PaillierError(f"cannot read {infile}: {exc.strerror}") from None
+    data = read_input(infile, "ciphertext file (--in)", max_bytes=MAX_CIPHERTEXT_FILE_BYTES, error=pl.PaillierError)
     cts = pl.ciphertexts_from_bytes(sk.public_key, data)
     values = [pl.decode_signed(sk.public_key, m) for m in sk.decrypt_many(cts)]
     text = "".join(f"{v}\n" for v in values)

@@ -14,7 +14,7 @@ from cryptoffload.checks import (check_host, check_int, check_non_negative, chec
                                  check_url)
 from cryptoffload.cli.root import (console, err_console, max_connections_option, max_per_client_option,
                                    set_server_limits)
-from cryptoffload.io import check_output_file, check_output_folder, write_json
+from cryptoffload.io import check_not_input, check_output_file, check_output_folder, write_json
 
 MAX_SECONDS = 86_400.0  # waits and timeouts
 MAX_WORKERS = 1024
@@ -29,8 +29,10 @@ def _check_files(flag: str, paths: Optional[List[Path]]) -> None:
     from cryptoffload.errors import ConfigError
 
     for p in paths or []:
-        if not p.is_file():
+        if not p.exists():
             raise ConfigError(f"{flag} {p}: no such file")
+        if not p.is_file():
+            raise ConfigError(f"{flag} {p} is not a regular file (a folder, a FIFO or a device); give a file")
 
 
 def _check_db(db: Path) -> None:
@@ -296,6 +298,7 @@ def ridge_buyer(
     check_url("--platform", platform)
     check_url("--csp", csp)
     if out is not None:
+        check_not_input("--out", out, [("--buyer-token-file", buyer_token_file), *(("--cafile", c) for c in cafile or [])])
         check_output_file(out)
     _check_files("--cafile", cafile)
     check_positive("--timeout", timeout, maximum=MAX_SECONDS)
@@ -350,6 +353,7 @@ def ridge_demo(
     check_key_bits(upload_bits, insecure_study_size=True)
     check_int("--batch", batch, maximum=MAX_BATCH)
     if out is not None:
+        check_not_input("--out", out, [("--data", data[4:] if data and data.startswith("csv:") else None)])
         check_output_file(out)
     if workdir is not None:
         check_output_folder(workdir)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cryptoffload.errors import BackendUnavailable, ProfileError
-from cryptoffload.io import atomic_write
+from cryptoffload.io import atomic_write, read_input
 from cryptoffload.profiles.rules import check_bounds, check_value
 
 PROFILE_KINDS = ("cited", "measured", "derived")
@@ -104,8 +104,10 @@ def resolve_profile(name_or_path: str | os.PathLike[str]) -> Path:
     """Accept a path to a TOML file or the name of a built-in profile."""
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists() or os.sep in str(name_or_path):
-        if not p.is_file():
+        if not p.exists():
             raise ProfileError(f"{p}: profile file not found")
+        if not p.is_file():
+            raise ProfileError(f"profile {p} is not a regular file (a folder, a FIFO or a device); give a TOML file")
         return p
     builtin = builtin_profile_path(str(name_or_path))
     if not builtin.is_file():
@@ -144,19 +146,15 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
     """Load and validate a profile; ``required`` lists dotted fields that must be present."""
     path = resolve_profile(name_or_path)
     shown = f"profiles/{path.name}" if path == builtin_profile_path(path.stem) else str(path)
+    raw = read_input(path, "profile", max_bytes=MAX_PROFILE_BYTES, error=ProfileError)
     try:
-        size = path.stat().st_size
-        if size > MAX_PROFILE_BYTES:
-            raise ProfileError(f"{shown}: {size:,} bytes is not a profile (at most {MAX_PROFILE_BYTES:,} bytes)")
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{shown}: not valid TOML ({exc})") from None
     except RecursionError:
         raise ProfileError(f"{shown}: arrays or inline tables nested too deeply to be a profile") from None
     except UnicodeDecodeError as exc:
         raise ProfileError(f"{shown}: not UTF-8 text (byte {exc.start}); save the profile as UTF-8") from None
-    except OSError as exc:
-        raise ProfileError(f"{shown}: cannot read ({exc.strerror or exc})") from None
     meta = data.pop("meta", None)
     if not isinstance(meta, dict):
         raise ProfileError(f"{shown}: field 'meta' is missing")

@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from cryptoffload.io import json_safe
+from cryptoffload.errors import ConfigError
+from cryptoffload.io import json_safe, read_input_text
 from cryptoffload.report.provenance import (
     PROVENANCE_COLUMN,
     PROVENANCES,
@@ -25,6 +26,9 @@ from cryptoffload.report.provenance import (
     check_provenance,
     provenance_word,
 )
+
+MAX_RESULT_BYTES = 256 * 1024 * 1024  # a result.json (tables of a full run)
+
 
 @dataclass
 class Table:
@@ -220,7 +224,7 @@ class StudyResult:
 
 def load_result(path: str | os.PathLike[str]) -> StudyResult:
     """Read a ``result.json`` back (for the report and for tests)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = json.loads(read_input_text(path, "study result", max_bytes=MAX_RESULT_BYTES, error=ConfigError))
     tables = {tid: Table(id=tid, title=t["title"], columns=t["columns"], rows=t["rows"],
                          provenance=t["provenance"], paper=t.get("paper"),
                          key_columns=t.get("key_columns", 1), note=t.get("note", ""),

@@ -31,7 +31,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cryptoffload import __version__
-from cryptoffload.errors import ConfigError
+from cryptoffload.errors import ConfigError, InputError
+from cryptoffload.io import read_input_text
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies import bsgs_tuner as tuner
@@ -196,10 +197,10 @@ def load_openfhe(path: str | None) -> dict[str, Any] | None:
     from importlib import resources
 
     try:
-        text = (Path(path).read_text(encoding="utf-8") if path else
+        text = (read_input_text(path, "OpenFHE result", max_bytes=64 * 1024 * 1024) if path else
                 resources.files("cryptoffload.studies.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
         return json.loads(text)
-    except (OSError, ValueError):
+    except (OSError, ValueError, InputError):
         return None
 
 

@@ -19,8 +19,11 @@ from typing import Any
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import read_input_text
 from cryptoffload.workloads.he_program import (DEVICE_OPS, KEYED_OPS, OPS, PLAIN_OPS, SCHEMA, HEOp,
                                                HEProgram)
+
+MAX_TRACE_BYTES = 256 * 1024 * 1024  # an HE trace (JSON): millions of ops
 
 
 def _where(src: str, i: int, raw: dict[str, Any]) -> str:
@@ -155,12 +158,13 @@ def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:
 def load_trace(path: str | os.PathLike[str]) -> HEProgram:
     """The program of the trace file at ``path``; unreadable, not JSON or invalid: a ConfigError."""
     p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        raise ConfigError(f"{p}: trace file not found")
+    text = read_input_text(p, "HE trace", max_bytes=MAX_TRACE_BYTES, error=ConfigError)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: trace file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read the trace ({exc})") from None
+        data = json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{p}: not a trace (JSON nested too deeply)") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: not valid JSON ({exc})") from None
     except RecursionError:

@@ -38,7 +38,9 @@ import numpy as np
 
 from cryptoffload.checks import check_int, check_positive, is_number
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import read_input_text
 
+MAX_CSV_BYTES = 256 * 1024 * 1024  # a data set's CSV (about 1.5 million records of 20 features)
 DEFAULT_NOISE_CLIP = 6.0
 
 
@@ -113,12 +115,7 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
     from the data reveals that maximum to the other parties). Bad rows raise
     :class:`ConfigError` naming file, line and column. Blank lines are skipped."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file") from None
+    text = read_input_text(path, "CSV file", max_bytes=MAX_CSV_BYTES, error=ConfigError, encoding="utf-8-sig")
     rows = [(i + 1, row) for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter))
             if row and any(cell.strip() for cell in row)]
     if not rows:

@@ -12,19 +12,22 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import io
 import ipaddress
 import math
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 from cryptoffload.errors import ConfigError, OutputError, TraceError
-from cryptoffload.io import atomic_writer
+from cryptoffload.io import atomic_writer, open_input
 from cryptoffload.workloads.request_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
 
 __all__ = ["load_trace", "save_trace_csv", "client_id"]
@@ -168,10 +171,17 @@ def _cipher_index(text: str, n_ciphers: int, names: dict[str, int]) -> int | Non
     return idx
 
 
-def _open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
-    return open(path, encoding="utf-8", errors="replace", newline="")
+@contextmanager
+def _open_text(path: Path) -> Iterator[IO[str]]:
+    """The log as text, streamed (a log may be larger than the memory): a regular file only
+    (:func:`~cryptoffload.io.open_input`), gunzipped for ``.gz``."""
+    with open_input(path, "trace", error=TraceError) as raw:
+        if path.suffix == ".gz":
+            with gzip.open(raw, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+                yield fh
+        else:
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as fh:
+                yield fh
 
 
 def _split_csv(line: str) -> list[str]:

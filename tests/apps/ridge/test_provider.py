@@ -68,18 +68,28 @@ def test_a_platform_serving_its_own_key_gets_nothing(parties: Parties) -> None:
 
 def test_the_djn_base_is_the_providers_own(parties: Parties) -> None:
     """The fingerprint covers the moduli, not the DJN base h_s: a platform serving the right n
-    with h_s = 1 would get c = (1 + n)^m, readable by anyone as (c - 1) / n. The provider makes
-    its own h_s, so no uploaded ciphertext is 1 modulo n."""
+    with h_s = 1 would get c = (1 + n)^m, readable by anyone as (c - 1) / n. Such a degenerate
+    base is refused outright (issue 22); one that passes every public check but is no n-th
+    residue (h_s (1 + n): uploads would decrypt to m + a) is not used either: the provider
+    makes its own h_s."""
+    from cryptoffload.apps.ridge.messages import ProtocolError
+
     real = parties.info
     n = real.upload_pk.n
     fake = FakePlatform(SessionInfo(real.params, PublicKey(n, hs=1), real.solve_pk, real.buyer_token_sha256))
     with ServerThread(fake.app) as url:
+        with pytest.raises(ProtocolError, match="h_s"):
+            _provide(url, csp_fingerprint=real.fingerprint, insecure_study_size=True)
+    assert fake.uploads == []
+    bad_hs = real.upload_pk.hs * (1 + n) % real.upload_pk.nsquare
+    fake = FakePlatform(SessionInfo(real.params, PublicKey(n, hs=bad_hs), real.solve_pk, real.buyer_token_sha256))
+    with ServerThread(fake.app) as url:
         report = _provide(url, csp_fingerprint=real.fingerprint, insecure_study_size=True)
     assert report.records == 30 and fake.uploads
+    assert pinned_upload_key(fake.info, real.fingerprint, True).hs != bad_hs
     for msg in fake.uploads:
         values = m.decode_ciphertexts(msg["ciphertexts"], real.upload_pk).values
         assert all(c % n != 1 for c in values)
-    assert pinned_upload_key(fake.info, real.fingerprint, True).hs != 1
 
 
 def test_keys_below_2048_bits_need_the_study_flag(parties: Parties) -> None:

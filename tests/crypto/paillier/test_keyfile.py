@@ -28,7 +28,10 @@ def test_garbled_key_data_refused(keys) -> None:
     pk, sk = keys
     d = json.loads(pk.to_json())
     d["n"] = format(pk.n + 2, "x")
-    with pytest.raises(pl.CiphertextFormatError, match="fingerprint"):
+    with pytest.raises(pl.CiphertextFormatError, match="field 'n' does not match its checksum"):
+        pl.key_from_dict(d, insecure_study_size=True)
+    d["checksums"]["n"] = pl.field_checksum("n", pk.n + 2)
+    with pytest.raises(pl.CiphertextFormatError, match="field 'fingerprint'"):
         pl.key_from_dict(d, insecure_study_size=True)
     with pytest.raises(pl.CiphertextFormatError, match="JSON"):
         pl.key_from_json(pk.to_json()[:-5])
@@ -40,6 +43,7 @@ def test_garbled_key_data_refused(keys) -> None:
         pl.key_from_dict(d, insecure_study_size=True)
     d = sk.to_dict()
     d["p"] = format(sk.p + 2, "x")
+    d["checksums"]["p"] = pl.field_checksum("p", sk.p + 2)
     with pytest.raises(pl.KeyMismatchError):
         pl.key_from_dict(d, insecure_study_size=True)
 
@@ -117,3 +121,56 @@ def test_save_without_overwrite_keeps_an_existing_file(keys, tmp_path) -> None:
         pl.save_key(pk, tmp_path / "x.pub", overwrite=False)
     assert (tmp_path / "x.pub").read_text() == "keep"
     assert [p.name for p in tmp_path.iterdir()] == ["x.pub"]
+
+
+def _flips(text: str):
+    data = text.encode()
+    for i in range(len(data)):
+        for bit in range(8):
+            yield i, bytes(data[:i]) + bytes([data[i] ^ (1 << bit)]) + data[i + 1:]
+
+
+def _field_at(text: str, i: int) -> str | None:
+    """The field (n, hs, p, q, fingerprint, or one in checksums) whose value holds character i."""
+    d = json.loads(text)
+    for name, value in list(d.items()) + list(d["checksums"].items()):
+        if name in ("n", "hs", "p", "q", "fingerprint"):
+            at = text.find(f'"{value}"')
+            if at < i <= at + len(value):
+                return name
+    return None
+
+
+@pytest.mark.parametrize("kind", ["public", "private"])
+def test_every_flipped_bit_of_a_key_file_is_refused(keys, kind) -> None:
+    """The attack: one flipped bit in h_s passed (the fingerprint covered n only) and the
+    owner's `paillier decrypt` printed a wrong number with exit 0. Every single-bit change of
+    a key file is refused; inside a number, the message names its field."""
+    pk, sk = keys
+    text = json.dumps((pk if kind == "public" else sk).to_dict())  # as save_key writes it
+    for i, flipped in _flips(text):
+        try:
+            flipped_text = flipped.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # load_key refuses it ("not UTF-8"), tested above
+        with pytest.raises(pl.CiphertextFormatError) as err:
+            pl.key_from_json(flipped_text, insecure_study_size=True)
+        field = _field_at(text, i)
+        if field is not None and "JSON" not in str(err.value):
+            assert f"'{field}'" in str(err.value), (i, str(err.value))
+
+
+def test_version_1_private_keys_are_read_and_public_keys_refused_with_the_fix(keys) -> None:
+    pk, sk = keys
+    old = sk.to_dict()
+    old["version"] = 1
+    del old["checksums"]
+    assert pl.key_from_dict(old, insecure_study_size=True).p == sk.p
+    old_pub = pk.to_dict()
+    old_pub["version"] = 1
+    del old_pub["checksums"]
+    with pytest.raises(pl.CiphertextFormatError, match="version 1.*private key file.*paillier keygen"):
+        pl.key_from_dict(old_pub, insecure_study_size=True)
+    old["hs"] = format(pk.hs ^ 4, "x")  # version 1 has no checksum: p and q still catch it
+    with pytest.raises(pl.InvalidKeyError, match="h_s"):
+        pl.key_from_dict(old, insecure_study_size=True)

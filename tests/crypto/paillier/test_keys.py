@@ -87,3 +87,22 @@ def test_native_key_setup_source_has_no_variable_time_calls() -> None:
     fermat = source[source.index("static int fermat_inverse("):]
     fermat = fermat[:fermat.index("\n}\n")]
     assert "mpz_powm_sec" in fermat and not re.search(r"mpz_powm\s*\(|mpz_invert\s*\(", fermat)
+
+
+def test_key_data_carries_a_checksum_for_every_field(keys) -> None:
+    """issue 22: the fingerprint covers n only (the key's identity), so each number of a key
+    file carries its own checksum; one for another field or value never matches."""
+    pk, sk = keys
+    d = sk.to_dict()
+    assert d["version"] == pl.FORMAT_VERSION == 2
+    assert set(d["checksums"]) == {"n", "hs", "p", "q"} and set(pk.to_dict()["checksums"]) == {"n", "hs"}
+    for field in ("n", "hs", "p", "q"):
+        assert d["checksums"][field] == pl.field_checksum(field, int(d[field], 16))
+    assert pl.field_checksum("p", sk.p) != pl.field_checksum("q", sk.p)
+    assert pl.field_checksum("hs", pk.hs) != pl.field_checksum("hs", pk.hs ^ 1)
+
+
+def test_generated_bases_pass_the_public_checks(keys) -> None:
+    pk, _ = keys
+    validation.check_djn_base_public(pk.n, pk.hs)
+    validation.check_djn_base_public(pk.n, pl.PublicKey(pk.n).hs)

@@ -7,12 +7,13 @@ the same things with the same words, so the rules live once, below all of them.
 
 from __future__ import annotations
 
-import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import read_input
 
 IMAGE_SIDE = 28
 IMAGE_SHAPE = (IMAGE_SIDE, IMAGE_SIDE)
@@ -54,15 +55,25 @@ def check_labels(labels: np.ndarray, src: str) -> np.ndarray:
     return labels.astype(np.int64)
 
 
+MAX_MNIST_BYTES = 256 * 1024 * 1024  # MNIST's largest file, 60,000 images, is 47 MB unpacked
+
+
 def read_bytes(path: Path) -> bytes:
-    """The whole file, gunzipped when it starts with gzip's magic; missing or unreadable is a
-    ConfigError naming the file."""
-    if not path.is_file():
+    """The whole file (a regular file of at most :data:`MAX_MNIST_BYTES`), gunzipped when it
+    starts with gzip's magic, to at most as many bytes (a small .gz can unpack to gigabytes);
+    missing or unreadable is a ConfigError naming the file."""
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(f"MNIST file not found: {path}")
+    data = read_input(path, "MNIST file", max_bytes=MAX_MNIST_BYTES, error=ConfigError)
+    if data[:2] != b"\x1f\x8b":
+        return data
+    gz = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        unpacked = gz.decompress(data, MAX_MNIST_BYTES + 1)
+    except zlib.error as exc:
         raise ConfigError(f"{path}: cannot read ({exc})") from None
-    return data
+    if len(unpacked) > MAX_MNIST_BYTES:
+        raise ConfigError(f"{path} unpacks to more than {MAX_MNIST_BYTES:,} bytes; an MNIST file is at most that")
+    if not gz.eof:
+        raise ConfigError(f"{path}: cannot read (the gzip stream is truncated)")
+    return unpacked

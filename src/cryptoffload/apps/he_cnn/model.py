@@ -32,6 +32,7 @@ the next bias: one ciphertext square per activation, whatever ``a`` and ``b``.
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from dataclasses import asdict, dataclass, fields
@@ -41,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.io import atomic_writer
+from cryptoffload.io import atomic_writer, read_input
 
 FORMAT = "cryptoffload-he-cnn/1"
+MAX_MODEL_BYTES = 64 * 1024 * 1024  # the LoLa-style MNIST model is well under 1 MB
 ACTIVATIONS = ("square", "poly")
 ARRAYS = ("conv_w", "conv_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b", "act")
 
@@ -213,12 +215,13 @@ class CnnModel:
 def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
     """A model saved by :meth:`CnnModel.save`, checked against its config (and ``expect``)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(f"model file not found: {path}")
-    if not zipfile.is_zipfile(path):
+    raw = io.BytesIO(read_input(path, "model file", max_bytes=MAX_MODEL_BYTES, error=ConfigError))
+    if not zipfile.is_zipfile(raw):
         raise ConfigError(f"{path}: not a model file (expected a .npz archive written by CnnModel.save)")
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        with np.load(raw, allow_pickle=False) as npz:
             data = {k: npz[k] for k in npz.files}
     except Exception as exc:  # zipfile.BadZipFile, ValueError, OSError, EOFError ...
         raise ConfigError(f"{path}: not a model file ({type(exc).__name__}: {exc})") from None

@@ -76,7 +76,7 @@ from cryptoffload.crypto.paillier import (
     save_key,
 )
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import atomic_write
+from cryptoffload.io import atomic_write, read_input_text
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -91,8 +91,8 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
             if not (up.exists() and sp.exists() and pj.exists()):
                 raise ConfigError(f"{key_dir} holds only part of a CSP key set (upload.key, solve.key, params.json)")
             try:
-                saved = json.loads(pj.read_text())
-            except (OSError, json.JSONDecodeError):
+                saved = json.loads(read_input_text(pj, "CSP parameters file", max_bytes=1 << 20, error=ConfigError))
+            except (json.JSONDecodeError, RecursionError):
                 raise ConfigError(f"{pj} is unreadable") from None
             if saved != m.params_to_dict(params):
                 raise ConfigError(f"{key_dir} holds keys made for other parameters; use another --key-dir")

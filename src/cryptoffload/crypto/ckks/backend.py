@@ -32,7 +32,9 @@ from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.crypto.ckks.primes import coeff_modulus_primes
 from cryptoffload.crypto.ckks.rotations import power_of_two_steps, rotation_plan
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write
+from cryptoffload.io import PRIVATE, atomic_write, read_input
+
+MAX_CONTEXT_BYTES = 4 * 1024**3  # a secret context with every rotation key at N = 2^16
 
 __all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext", "library_errors"]
 
@@ -239,10 +241,7 @@ class CkksBackend(BatchedOps, ABC):
 
     @classmethod
     def load_secret_context(cls, path: str | os.PathLike[str]) -> "CkksBackend":
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise CkksError(f"{path}: cannot read the secret context ({exc})") from None
+        data = read_input(path, "secret context", max_bytes=MAX_CONTEXT_BYTES, error=CkksError)
         return cls.from_secret_context(data)
 
 

@@ -23,7 +23,7 @@ from cryptoffload.crypto.paillier.framing import CIPHERTEXT_MAGIC, CIPHERTEXT_VE
 from cryptoffload.crypto.paillier.keyfile import (check_new_key_paths, key_from_dict, key_from_json, load_key,
                                                   save_key, save_keypair)
 from cryptoffload.crypto.paillier.keys import (DEFAULT_KEY_BITS, FORMAT, FORMAT_VERSION, PrivateKey, PublicKey,
-                                               generate_keypair, key_fingerprint)
+                                               field_checksum, generate_keypair, key_fingerprint)
 from cryptoffload.crypto.paillier.pool import RandomnessPool
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, MIN_SECURE_KEY_BITS, MIN_STUDY_KEY_BITS,
                                                      check_key_bits)
@@ -34,6 +34,6 @@ __all__ = [
     "MIN_STUDY_KEY_BITS", "Ciphertext", "CiphertextFormatError", "Encryptor", "FixedPoint", "InvalidKeyError",
     "KeyMismatchError", "PaillierError", "PlaintextRangeError", "PrivateKey", "PublicKey", "RandomnessPool",
     "check_key_bits", "check_new_key_paths", "ciphertexts_from_bytes", "ciphertexts_to_bytes", "decode_signed",
-    "default_window", "encode_signed", "generate_keypair", "key_fingerprint", "key_from_dict", "key_from_json",
+    "default_window", "encode_signed", "field_checksum", "generate_keypair", "key_fingerprint", "key_from_dict", "key_from_json",
     "load_key", "resolve_backend", "save_key", "save_keypair", "table_bytes_estimate",
 ]

@@ -16,51 +16,98 @@ import stat
 from pathlib import Path
 
 from cryptoffload.crypto.paillier.errors import CiphertextFormatError, InvalidKeyError, PaillierError
-from cryptoffload.crypto.paillier.keys import FORMAT, FORMAT_VERSION, PrivateKey, PublicKey, key_fingerprint
-from cryptoffload.crypto.paillier.validation import MAX_KEY_BITS, check_modulus, check_modulus_bits
+from cryptoffload.crypto.paillier.keys import (FORMAT, FORMAT_VERSION, PrivateKey, PublicKey, field_checksum,
+                                              key_fingerprint)
+from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, check_djn_base_public, check_modulus,
+                                                     check_modulus_bits)
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write
+from cryptoffload.io import PRIVATE, atomic_write, read_input_stat, same_file
 
 MAX_KEY_FILE_BYTES = 64 * 1024  # an 8192-bit private key is about 6 KB of JSON
 _MAX_HEX_DIGITS = 2 * MAX_KEY_BITS // 4  # h_s is below n^2
 
 
+_PUBLIC_FIELDS = ("n", "hs")
+_PRIVATE_FIELDS = ("p", "q")
+_OTHER_FIELDS = ("format", "version", "kind", "fingerprint", "checksums")
+
+
 def _parse_hex(d: dict[str, object], field: str) -> int:
+    """A number as the writer wrote it: lowercase hexadecimal without sign, prefix, spaces or
+    leading zeros (so that a flipped bit cannot hide, e.g. a -> A reading the same value)."""
     v = d.get(field)
     if not isinstance(v, str):
         raise CiphertextFormatError(f"key data lacks field {field!r}")
     if len(v) > _MAX_HEX_DIGITS:
         raise CiphertextFormatError(f"key field {field!r} has {len(v)} hex digits, more than a "
                                     f"{MAX_KEY_BITS}-bit key can have")
-    try:
-        return int(v, 16)
-    except ValueError:
-        raise CiphertextFormatError(f"key field {field!r} is not hexadecimal") from None
+    if not v or any(c not in "0123456789abcdef" for c in v) or (v[0] == "0" and len(v) > 1):
+        raise CiphertextFormatError(f"key field {field!r} is not lowercase hexadecimal as keys are written "
+                                    "(garbled key data)")
+    return int(v, 16)
+
+
+def _check_fields(d: dict[str, object], fields: tuple[str, ...]) -> dict[str, int]:
+    """Every field of the file parsed and matched to its checksum (format version 2); an unknown
+    field or a mismatch is refused naming the field."""
+    unknown = sorted(set(d) - set(fields) - set(_OTHER_FIELDS))
+    if unknown:
+        raise CiphertextFormatError(f"key data has an unknown field {unknown[0]!r} (garbled key data)")
+    values = {f: _parse_hex(d, f) for f in fields}
+    sums = d.get("checksums")
+    if d.get("version") == 1:
+        return values
+    if not isinstance(sums, dict) or set(sums) != set(fields):
+        raise CiphertextFormatError(f"key data's field 'checksums' must hold one checksum for each of "
+                                    f"{', '.join(fields)} (garbled key data)")
+    for f in fields:
+        if sums[f] != field_checksum(f, values[f]):
+            raise CiphertextFormatError(f"key field {f!r} does not match its checksum: a bit changed since the key "
+                                        "was written (restore the key from a copy)")
+    return values
+
+
+def _check_header(d: dict[str, object]) -> str:
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise CiphertextFormatError("not a cryptoffload Paillier key")
+    kind = d.get("kind")
+    if kind not in ("public", "private"):
+        raise CiphertextFormatError(f"unknown key kind {kind!r}")
+    if d.get("version") == 1 and kind == "public":
+        raise CiphertextFormatError(
+            "public key file has format version 1, whose h_s no checksum covers (written by an older cryptoffload); "
+            "use the private key file instead (version 1 private keys are still read, their h_s proven against p "
+            "and q), or generate a new key pair with `cryptoffload paillier keygen`")
+    if d.get("version") not in (1, FORMAT_VERSION):
+        raise CiphertextFormatError(f"unsupported key format version {d.get('version')!r} "
+                                    f"(this cryptoffload reads version {FORMAT_VERSION})")
+    return str(kind)
 
 
 def key_from_dict(d: dict[str, object], *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
     """Rebuild a key from :meth:`~.keys.PublicKey.to_dict` output, checking format, version,
-    fingerprint, size (>= 2048 bits unless ``insecure_study_size``; never below 512 or above
-    8192) and structure (:mod:`.validation`)."""
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise CiphertextFormatError("not a cryptoffload Paillier key")
-    if d.get("version") != FORMAT_VERSION:
-        raise CiphertextFormatError(f"unsupported key format version {d.get('version')!r}")
-    kind = d.get("kind")
-    if kind not in ("public", "private"):
-        raise CiphertextFormatError(f"unknown key kind {kind!r}")
-    n = _parse_hex(d, "n")
+    every field against its checksum, the fingerprint, size (>= 2048 bits unless
+    ``insecure_study_size``; never below 512 or above 8192) and structure (:mod:`.validation`:
+    n, and h_s publicly and, for a private key, against p and q).
+
+    Format version 1 (no checksums) is read for private keys only: there every field is
+    proven against the factorisation; a version 1 public key's h_s could be garbled unseen."""
+    kind = _check_header(d)
+    fields = _PUBLIC_FIELDS + (_PRIVATE_FIELDS if kind == "private" else ())
+    v = _check_fields(d, fields)
+    n = v["n"]
     if d.get("fingerprint") != key_fingerprint(n).hex():
-        raise CiphertextFormatError("key fingerprint does not match its modulus (garbled key data)")
+        raise CiphertextFormatError("key field 'fingerprint' does not match the modulus n (garbled key data)")
     check_modulus_bits(n.bit_length(), insecure_study_size, "the")
     check_modulus(n)
+    check_djn_base_public(n, v["hs"])
     try:
-        pub = PublicKey(n, _parse_hex(d, "hs"))
+        pub = PublicKey(n, v["hs"])
     except ConfigError as exc:
         raise InvalidKeyError(f"invalid key data: {exc}") from None
     if kind == "public":
         return pub
-    return PrivateKey(pub, _parse_hex(d, "p"), _parse_hex(d, "q"))
+    return PrivateKey(pub, v["p"], v["q"])
 
 
 def key_from_json(text: str, *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
@@ -81,21 +128,7 @@ def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False)
     """A key from a file. A private key file that group or others can access is refused with
     the ``chmod`` that fixes it (as ssh does); every refusal names the file."""
     path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
-    except OSError as exc:
-        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise PaillierError(f"key file {path} is not a regular file")
-        if st.st_size > MAX_KEY_FILE_BYTES:
-            raise PaillierError(f"key file {path} is {st.st_size:,} bytes; a key file is at most {MAX_KEY_FILE_BYTES:,}")
-        raw = os.read(fd, MAX_KEY_FILE_BYTES + 1)
-    except OSError as exc:
-        raise PaillierError(f"cannot read key file {path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
+    raw, st = read_input_stat(path, "key file", max_bytes=MAX_KEY_FILE_BYTES, error=PaillierError)
     try:
         d = _json_dict(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -124,7 +157,7 @@ def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str |
     """Refuse, before any key is generated, two names for one file (also through symlinks or
     ``..``), a name that exists, or a folder that does not."""
     a, b = Path(private_path), Path(public_path)
-    if os.path.realpath(a) == os.path.realpath(b) or (a.exists() and b.exists() and os.path.samefile(a, b)):
+    if same_file(a, b):
         raise PaillierError(f"the private key ({a}) and the public key ({b}) would be the same file; "
                             "give --public-out another path")
     for p in (a, b):

@@ -29,16 +29,27 @@ from cryptoffload.crypto.paillier.encoding import decode_signed
 from cryptoffload.crypto.paillier.encryptor import Encryptor, default_window, resolve_backend
 from cryptoffload.crypto.paillier.errors import (CiphertextFormatError, InvalidKeyError, KeyMismatchError,
                                                  PaillierError, PlaintextRangeError)
-from cryptoffload.crypto.paillier.validation import check_djn_base, check_factors, check_key_bits
+from cryptoffload.crypto.paillier.validation import (MIN_STUDY_KEY_BITS, check_djn_base, check_djn_base_public,
+                                                     check_factors, check_key_bits)
 from cryptoffload.errors import ConfigError
 
 DEFAULT_KEY_BITS = 2048
 FORMAT = "cryptoffload-paillier"  # key files (JSON); ciphertext frames have their own version
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # version 1 had no per-field checksums (keyfile.py reads its private keys)
 
 
 def key_fingerprint(n: int) -> bytes:
+    """The key's identity: its modulus. h_s is not part of it on purpose -- a ciphertext is one
+    of n whatever valid h_s made it (ridge providers draw their own); key files protect h_s
+    with :func:`field_checksum`."""
     return hashlib.sha256(b"cryptoffload-paillier-key\x00" + n.to_bytes((n.bit_length() + 7) // 8, "big")).digest()[:16]
+
+
+def field_checksum(field: str, value: int) -> str:
+    """A key file's checksum of one field (BLAKE2b-64 over its name and value): a flipped bit
+    in any field is refused, naming the field. Unkeyed: it detects corruption, not forgery."""
+    data = field.encode("ascii") + b"\x00" + value.to_bytes((value.bit_length() + 7) // 8, "big")
+    return hashlib.blake2b(data, digest_size=8, person=b"paillier-key").hexdigest()
 
 
 def _random_blum_prime(bits: int) -> int:
@@ -51,10 +62,21 @@ def _random_blum_prime(bits: int) -> int:
 
 
 def _djn_generator(n: int, nsquare: int) -> int:
+    """(-x^2)^n mod n^2 for a random unit x, drawn again in the (negligible) case that it fails
+    the public checks (+-1 or a small order modulo n) every loaded key must pass. (Toy moduli
+    below the study floor, which no key file may hold, are not checked: all their units can
+    have small orders.)"""
     while True:
         x = secrets.randbelow(n - 2) + 2
         if math.gcd(x, n) == 1:
-            return int(gmpy2.powmod_sec((-x * x) % n, n, nsquare))
+            hs = int(gmpy2.powmod_sec((-x * x) % n, n, nsquare))
+            if n.bit_length() < MIN_STUDY_KEY_BITS:
+                return hs
+            try:
+                check_djn_base_public(n, hs)
+            except InvalidKeyError:  # pragma: no cover - probability about 2^-400 at 512 bits
+                continue
+            return hs
 
 
 def _inverse_mod_prime(x: int, prime: int) -> int:
@@ -180,7 +202,8 @@ class PublicKey:
     # -- serialisation ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, object]:
         return {"format": FORMAT, "version": FORMAT_VERSION, "kind": "public",
-                "n": format(self.n, "x"), "hs": format(self.hs, "x"), "fingerprint": self.fingerprint.hex()}
+                "n": format(self.n, "x"), "hs": format(self.hs, "x"), "fingerprint": self.fingerprint.hex(),
+                "checksums": {"n": field_checksum("n", self.n), "hs": field_checksum("hs", self.hs)}}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -256,6 +279,7 @@ class PrivateKey:
     def to_dict(self) -> dict[str, object]:
         d = self.public_key.to_dict()
         d.update(kind="private", p=format(self.p, "x"), q=format(self.q, "x"))
+        d["checksums"].update(p=field_checksum("p", self.p), q=field_checksum("q", self.q))  # type: ignore[attr-defined]
         return d
 
 

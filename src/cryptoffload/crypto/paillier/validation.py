@@ -80,10 +80,59 @@ def check_factors(n: int, p: int, q: int) -> None:
             raise InvalidKeyError(f"private key factor {name} is not prime")
 
 
+SMALL_ORDER_BOUND = 1 << 12  # h_s mod n whose order divides lcm(1..4096) is refused (18 ms at 2048 bits)
+
+
+@functools.lru_cache(maxsize=1)
+def _small_orders_exponent() -> int:
+    e = gmpy2.mpz(1)
+    for k in range(2, SMALL_ORDER_BOUND + 1):
+        e = gmpy2.lcm(e, k)
+    return int(e)
+
+
+_REGENERATE = "generate a new key pair with `cryptoffload paillier keygen`"
+
+
+def check_djn_base_public(n: int, hs: int) -> None:
+    """What anyone can check of the DJN base from n alone: 1 < h_s < n^2, a unit, not +-1
+    modulo n (h_s = 1, n^2 - 1, n + 1, any +-(1 + k n): their powers take two values, so
+    anyone strips them off a ciphertext and reads m), no small order modulo n (h_s^a would take
+    few values: an order whose prime powers are all <= :data:`SMALL_ORDER_BOUND` is refused),
+    and the Jacobi symbol the generator's (-x^2)^n always has, that of -1 modulo n. (Whether
+    h_s is an n-th residue needs the factors: :func:`check_djn_base`.)"""
+    if not 1 < hs < n * n:
+        raise InvalidKeyError(f"the key's DJN base h_s is out of range (it must lie in 2 .. n^2 - 1); {_REGENERATE}")
+    if gmpy2.gcd(hs, n) != 1:
+        raise InvalidKeyError(f"the key's DJN base h_s shares a factor with n (anyone can factor n); {_REGENERATE}")
+    h = hs % n
+    if h in (1, n - 1):
+        raise InvalidKeyError("the key's DJN base h_s is +-1 modulo n: its powers take two values, so anyone "
+                              f"could decrypt what is encrypted under it; {_REGENERATE}")
+    if gmpy2.powmod(h, _small_orders_exponent(), n) == 1:
+        raise InvalidKeyError(f"the key's DJN base h_s has a small order modulo n (its powers take few values, so "
+                              f"anyone could decrypt what is encrypted under it); {_REGENERATE}")
+    if gmpy2.jacobi(h, n) != gmpy2.jacobi(n - 1, n):
+        raise InvalidKeyError("the key's DJN base h_s is not of the form (-x^2)^n mod n^2 (its Jacobi symbol "
+                              f"modulo n is wrong): a garbled key; {_REGENERATE}")
+
+
 def check_djn_base(p: int, q: int, hs: int) -> None:
-    """h_s is an n-th residue modulo n^2 (h_s = y^n), which DJN encryption needs to decrypt
-    correctly: then h_s^(p-1) = 1 mod p^2 and h_s^(q-1) = 1 mod q^2 (the group mod p^2 has
-    order p(p-1), which divides n(p-1)). Constant-time exponentiation: p and q are secret."""
+    """h_s is exactly of the form the generator makes, (-x^2)^n mod n^2 for a unit x:
+
+    * an n-th residue modulo n^2 (h_s = y^n), which DJN encryption needs to decrypt
+      correctly: then h_s^(p-1) = 1 mod p^2 and h_s^(q-1) = 1 mod q^2 (the group mod p^2 has
+      order p(p-1), which divides n(p-1));
+    * modulo each prime f (the other one g), -h_s is a square: h_s = -x^(2n) = -(x^g)^2 mod f
+      (x^f = x mod f). Conversely, an n-th residue is fixed by its residues mod p and q, and
+      as q does not divide p - 1 (equal-sized primes), x -> x^(2q) reaches every square mod p:
+      the two checks together hold exactly for the generator's outputs.
+
+    Constant-time exponentiation throughout: p and q are secret."""
     for f in (p, q):
         if gmpy2.powmod_sec(hs, f - 1, f * f) != 1:
-            raise InvalidKeyError("the key's DJN base h_s is not an n-th residue: encryptions under it would not decrypt")
+            raise InvalidKeyError("the key's DJN base h_s is not an n-th residue: encryptions under it would not "
+                                  f"decrypt (a garbled key); {_REGENERATE}")
+        if gmpy2.powmod_sec((-hs) % f, (f - 1) // 2, f) != 1:
+            raise InvalidKeyError("the key's DJN base h_s is not of the form (-x^2)^n mod n^2 that key generation "
+                                  f"makes (a garbled or forged key); {_REGENERATE}")
