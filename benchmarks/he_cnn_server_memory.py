@@ -24,12 +24,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
-import os
 import struct
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -50,6 +46,7 @@ from cryptoffload.bench import save_results
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, KIND_PUBLIC, make_backend
 from cryptoffload.crypto.ckks.framing import pack_frame, pack_sections, unpack_frame, unpack_sections
 from cryptoffload.machine import machine_info
+from server_process import ServerProcess
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MiB = 2**20
@@ -145,40 +142,9 @@ def with_section(ctx: bytes, name: str, blob: bytes | None = None, galois: list 
     return pack_frame(KIND_PUBLIC, "seal", digest, key_id, pack_sections(header, list(sections.items())))
 
 
-class Server:
+def Server(args: list[str], cwd: Path, src: Path) -> ServerProcess:
     """``cryptoffload he-cnn serve`` in a subprocess (``src``: the checkout it runs from)."""
-
-    def __init__(self, args: list[str], cwd: Path, src: Path) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(src))
-        self.proc = subprocess.Popen([sys.executable, "-m", "cryptoffload.cli", "he-cnn", "serve", *args], cwd=cwd,
-                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if " listening on " in line:
-                self.url = line.split(" listening on ", 1)[1].strip()
-                break
-        else:
-            raise RuntimeError("the he-cnn server exited at start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout or ()], daemon=True).start()
-
-    def memory(self) -> dict[str, int]:
-        fields = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmHWM", "VmRSS"):
-                fields[key] = int(value.split()[0]) * 1024
-        return fields
-
-    def reset_peak(self) -> None:
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+    return ServerProcess(["he-cnn", "serve", *args], cwd, {"PYTHONPATH": str(src)})
 
 
 def post(url: str, body: bytes | None, token: str, method: str = "POST") -> tuple[int, str]:

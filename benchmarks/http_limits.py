@@ -18,10 +18,7 @@ Writes benchmarks/results/http_limits.json (with the machine) and prints a table
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cryptoffload.bench import save_results
+from server_process import ServerProcess
 from cryptoffload.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -40,48 +38,9 @@ MiB = 2**20
 CHUNK = MiB
 
 
-class Server:
-    """A ``cryptoffload`` server subprocess and the URL from its "listening on" line."""
-
-    def __init__(self, args: list[str], cwd: Path) -> None:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "cryptoffload.cli", *args], cwd=cwd, env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        deadline = time.monotonic() + 180
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if " listening on " in line:
-                self.url = line.split(" listening on ", 1)[1].strip()
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{args[:2]} did not start")
-        else:
-            raise RuntimeError(f"{args[:2]} exited at start")
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        for _ in self.proc.stdout:
-            pass
-
-    def memory(self) -> dict[str, int]:
-        fields = {}
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in ("VmHWM", "VmRSS"):
-                fields[key] = int(value.split()[0]) * 1024
-        return fields
-
-    def reset_peak(self) -> None:
-        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+def Server(args: list[str], cwd: Path) -> ServerProcess:
+    """A ``cryptoffload`` server subprocess (``server.url`` from its "listening on" line)."""
+    return ServerProcess(args, cwd)
 
 
 def send_body(url: str, path: str, size: int, token: str | None, chunked: bool) -> tuple[int | None, int]:
