@@ -130,3 +130,31 @@ def test_is_number_tells_a_header_cell_from_data() -> None:
 
     assert is_number("3") and is_number("-1.5e3") and is_number(" 2 ") and is_number("nan")
     assert not is_number("age") and not is_number("") and not is_number("1,5")
+
+
+@pytest.mark.parametrize("value", [1e308, 1e-300, 5e-324, 86_400.1, 9.9e-4])
+def test_check_bounded_has_a_floor_and_a_ceiling_with_the_unit(value: float) -> None:
+    from cryptoffload.checks import WAIT_S, check_bounded
+
+    with pytest.raises(ConfigError, match=r"^--timeout must be between 0\.001 and 86400 s, got "):
+        check_bounded("--timeout", value, WAIT_S, "s")
+    assert check_bounded("--timeout", 1e-3, WAIT_S, "s") == 1e-3
+    assert check_bounded("--timeout", 86_400, WAIT_S, "s") == 86_400.0
+
+
+def test_check_bounded_with_zero_keeps_zero_and_normalises_negative_zero() -> None:
+    from cryptoffload.checks import LAMBDA, check_bounded
+
+    assert math.copysign(1.0, check_bounded("--lam", -0.0, LAMBDA, allow_zero=True)) == 1.0
+    with pytest.raises(ConfigError, match=r"--lam must be 0 or between 1e-09 and 1e\+12, got 1e-300"):
+        check_bounded("--lam", 1e-300, LAMBDA, allow_zero=True)
+    with pytest.raises(ConfigError, match=r"--lam must be 0 or between .* got nan"):
+        check_bounded("--lam", math.nan, LAMBDA, allow_zero=True)
+    with pytest.raises(ConfigError, match=r"between 0\.001 and 10 s, got 11"):
+        check_bounded("--wait", 11, (1e-3, 1e6), "s", maximum=10)
+
+
+def test_check_positive_floor_is_optional_and_named() -> None:
+    assert check_positive("x", 1e-300) == 1e-300  # internal callers without a floor keep their contract
+    with pytest.raises(ConfigError, match=r"x must be at least 0\.5 MB, got 0\.1"):
+        check_positive("x", 0.1, minimum=0.5, unit="MB")

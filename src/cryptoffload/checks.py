@@ -39,26 +39,69 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
-def check_positive(what: str, value: object, *, allow_zero: bool = False, maximum: float | None = None,
+def check_positive(what: str, value: object, *, allow_zero: bool = False, minimum: float | None = None,
+                   maximum: float | None = None, unit: str = "",
                    error: type[CryptoffloadError] = ConfigError) -> float:
-    """``value`` as a finite ``float`` > 0 (>= 0 with ``allow_zero``; <= ``maximum`` when
-    given). A zero or NaN duration would silently break the models (NaN compares false with
-    everything, so it never raises on its own); ``bool`` and strings are refused."""
+    """``value`` as a finite ``float`` > 0 (or 0 with ``allow_zero``), at least ``minimum`` (the
+    floor: the smallest non-zero value that means something) and at most ``maximum`` (the
+    ceiling) when given; ``unit`` is named in the message (``"s"``, ``"requests/s"``). A zero or
+    NaN duration would silently break the models (NaN compares false with everything, so it
+    never raises on its own), and 1e308 or 1e-300 pass every sign check yet overflow or round
+    to nothing downstream: a value a user types has both bounds. ``bool`` and strings are
+    refused; ``-0.0`` comes back as ``0.0``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error(f"{what} must be a number, got {value!r}")
     v = float(value)
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        if minimum is not None or maximum is not None:
+            raise error(f"{what} must be {_range_text(allow_zero, minimum, maximum, unit)}, got {value!r}")
         kind = "non-negative" if allow_zero else "positive"
         raise error(f"{what} must be a {kind} finite number, got {value!r}")
-    if maximum is not None and v > maximum:
-        raise error(f"{what} must be at most {maximum:g}, got {value!r}")
-    return v
+    if v != 0 and ((minimum is not None and v < minimum) or (maximum is not None and v > maximum)):
+        raise error(f"{what} must be {_range_text(allow_zero, minimum, maximum, unit)}, got {value!r}")
+    return v + 0.0
 
 
-def check_non_negative(what: str, value: object, *, maximum: float | None = None,
-                       error: type[CryptoffloadError] = ConfigError) -> float:
+def _range_text(allow_zero: bool, minimum: float | None, maximum: float | None, unit: str) -> str:
+    """``"0 or between 0.001 and 600 s"``: the values a bounded number admits, in words."""
+    unit = f" {unit}" if unit else ""
+    if minimum is None:
+        text = f"{'non-negative' if allow_zero else 'positive'} and at most {maximum:g}{unit}"
+        return text
+    if maximum is None:
+        text = f"at least {minimum:g}{unit}"
+    else:
+        text = f"between {minimum:g} and {maximum:g}{unit}"
+    return f"0 or {text}" if allow_zero else text
+
+
+def check_non_negative(what: str, value: object, *, minimum: float | None = None, maximum: float | None = None,
+                       unit: str = "", error: type[CryptoffloadError] = ConfigError) -> float:
     """Like :func:`check_positive` but allowing zero (an idealised, free operation)."""
-    return check_positive(what, value, allow_zero=True, maximum=maximum, error=error)
+    return check_positive(what, value, allow_zero=True, minimum=minimum, maximum=maximum, unit=unit, error=error)
+
+
+# Floors and ceilings of the numbers typed on the command line, per unit kind: (floor, ceiling).
+# A floor is the smallest non-zero value that still means something (below it a wait, a rate or
+# a size rounds to nothing: 1e-300 s is no timeout, a trace at 1e-300 requests/s spans 1e300 s),
+# a ceiling the largest a run can use before it overflows, hangs or exhausts memory. Options keep
+# their own tighter ceiling where they have one; every float option has both.
+WAIT_S = (1e-3, 86_400.0)  # timeouts, retries, pauses: a millisecond to a day
+DURATION_MS = (1e-6, 1e6)  # a modelled cost in ms: a nanosecond to 1000 s
+RATE_PER_S = (1e-3, 1e9)  # requests/s of a trace or a sweep
+SIZE_MB = (1e-6, 1e6)  # a window or a memory in MB/GB: a byte to a terabyte in MB
+BOUND = (1e-6, 1e9)  # a declared bound on |x| or |y| of the ridge data (its square must stay finite)
+LAMBDA = (1e-9, 1e12)  # a ridge regularisation, 0 or in this range
+
+
+def check_bounded(what: str, value: object, bounds: tuple[float, float], unit: str = "", *,
+                  allow_zero: bool = False, maximum: float | None = None,
+                  error: type[CryptoffloadError] = ConfigError) -> float:
+    """:func:`check_positive` with a ``(floor, ceiling)`` pair from the table above (``maximum``
+    lowers the ceiling for an option that needs less)."""
+    low, high = bounds
+    return check_positive(what, value, allow_zero=allow_zero, minimum=low,
+                          maximum=high if maximum is None else min(high, maximum), unit=unit, error=error)
 
 
 MAX_SEED = 2**63 - 1

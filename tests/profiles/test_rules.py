@@ -85,3 +85,33 @@ def test_every_builtin_profile_obeys_the_rules() -> None:
         for name, v in flat.items():
             assert check_value(name, v) is None, (f.name, name, v)
         assert check_bounds(flat) is None, f.name
+
+
+@pytest.mark.parametrize("field, value, unit_range", [
+    ("ops.rotate_s", 1e-300, "0 or a number between 1e-12 and 1e+06 s"),
+    ("ops.rotate_s", 1e308, "0 or a number between 1e-12 and 1e+06 s"),
+    ("host.cpu_ms", 1e-300, "between 1e-09 and 1e+09 ms"),
+    ("ciphers.x.fpga_mbps", 1e308, "between 1e-06 and 1e+09 mbps"),
+    ("link.bandwidth_Bps", 0.5, "between 1 and 1e+15 B/s"),
+    ("link.h2d_bytes_per_s", 1e16, "between 1 and 1e+15 bytes/s"),
+    ("csd.nand_capacity_tb", 1e7, "between 1e-12 and 1e+06 TB"),
+    ("model.weights_gb", 1e-300, "0 or a number between 1e-09 and 1e+09 GB"),
+    ("tls.mss_bytes", 1e16, "a whole number between 0 and 1e+15 bytes"),
+    ("paillier.key_bits", 1e13, "a whole number between 1 and 1e+12 bits"),
+    ("board.slots", 1e10, "a whole number between 1 and 1e+09"),
+    ("ops.hmult.level", 1001.0, "a whole number between 0 and 1000"),
+    ("x.keys_share", 1e-300, "0 or a number between 1e-12 and 1"),
+    ("x.slices_pct", 1e-300, "0 or a number between 1e-10 and 100 %"),
+    ("claims.small_tls_over_plain", 1e-300, "a number between 1e-09 and 1e+09"),
+    ("x.concurrent_slowdown", 1e308, "0 or a number between 1e-12 and 1e+15"),
+])
+def test_every_kind_has_a_floor_and_a_ceiling_in_the_fields_unit(field: str, value: float, unit_range: str) -> None:
+    problem = check_value(field, value)
+    assert problem is not None and f"'{field}'" in problem and unit_range in problem, problem
+    assert check_value(field, 0.0 if "0 or" in unit_range else 1.0) is None
+
+
+def test_zero_and_the_floor_itself_are_accepted() -> None:
+    assert check_value("ops.rotate_s", 0.0) is None and check_value("ops.rotate_s", 1e-12) is None
+    assert check_value("host.cpu_ms", 1e9) is None and check_value("host.cpu_ms", 1.0000001e9) is not None
+    assert check_value("link.bandwidth_Bps", 1.0) is None and check_value("link.bandwidth_Bps", 1e15) is None

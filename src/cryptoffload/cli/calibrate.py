@@ -15,6 +15,7 @@ from cryptoffload.io import check_output_file, check_output_folder
 app = typer.Typer(help="Measure this machine's costs into a *measured* profile.", invoke_without_command=True)
 
 MAX_SECONDS = 600.0  # per cipher and library; the full run measures 20 of them
+MIN_SECONDS = 1e-3  # below a millisecond a measurement is one timer tick
 MAX_REPEATS = 1000
 
 
@@ -29,7 +30,7 @@ def calibrate_all(ctx: typer.Context,
 
 
 def _calibrate_ciphers(out: Path, seconds: float) -> None:
-    check_positive("--seconds", seconds, maximum=MAX_SECONDS)
+    check_positive("--seconds", seconds, minimum=MIN_SECONDS, maximum=MAX_SECONDS, unit="s")
     check_output_file(out, create_parents=True)
     from cryptoffload.calibrate.ciphers import calibrate_ciphers
 

@@ -66,9 +66,10 @@ def plan_isc_cmd(
 ) -> None:
     check_int("--clients", clients, maximum=MAX_CLIENTS)
     if requests_per_client is not None:
-        check_positive("--requests-per-client", requests_per_client, maximum=MAX_REQUESTS_PER_CLIENT)
+        check_positive("--requests-per-client", requests_per_client, minimum=1e-9, maximum=MAX_REQUESTS_PER_CLIENT,
+                       unit="requests/s")
     if nand_tb is not None:
-        check_positive("--nand-tb", nand_tb, maximum=MAX_NAND_TB)
+        check_positive("--nand-tb", nand_tb, minimum=1e-6, maximum=MAX_NAND_TB, unit="TB")
     from cryptoffload.report.tables import render_table
     from cryptoffload.policies.isc_plan import plan_isc
 

@@ -10,7 +10,7 @@ from typing import Callable, Iterator, List, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
+from cryptoffload.checks import (BOUND, LAMBDA, WAIT_S, check_bounded, check_host, check_int, check_port, check_seed,
                                  check_url)
 from cryptoffload.cli.root import (console, err_console, max_connections_option, max_per_client_option,
                                    set_server_limits)
@@ -143,6 +143,10 @@ def ridge_csp(
     check_host("--host", host)
     set_server_limits(max_connections, max_connections_per_client)
     check_int("--max-records", max_records, maximum=10**9)
+    check_bounded("--x-bound", x_bound, BOUND)
+    if y_bound is not None:
+        check_bounded("--y-bound", y_bound, BOUND)
+    check_bounded("--lam", lam, LAMBDA, allow_zero=True)
     if key_dir is not None:
         check_output_folder(key_dir)
     _check_files("--tls-cert", [tls_cert] if tls_cert else None)
@@ -207,7 +211,7 @@ def ridge_platform(
         check_output_folder(token_dir)
     if workers is not None:
         check_int("--workers", workers, maximum=MAX_WORKERS)
-    check_non_negative("--wait-csp", wait_csp, maximum=MAX_SECONDS)
+    check_bounded("--wait-csp", wait_csp, WAIT_S, "s", allow_zero=True, maximum=MAX_SECONDS)
     check_int("--max-upload-records", max_upload_records, maximum=MAX_BATCH)
     if max_records_per_provider is not None:
         check_int("--max-records-per-provider", max_records_per_provider, maximum=10**9)
@@ -262,7 +266,7 @@ def ridge_provider(
         raise ConfigError("pin the CSP's session: --csp-fingerprint HEX (printed by the CSP) or --csp URL")
     check_upload_mode(mode)
     check_int("--batch", batch, maximum=MAX_BATCH)
-    check_non_negative("--retry-for", retry_for, maximum=MAX_SECONDS)
+    check_bounded("--retry-for", retry_for, WAIT_S, "s", allow_zero=True, maximum=MAX_SECONDS)
     parse_part(part)
     _check_files("--cafile", cafile)
     token = read_token(token_file, "provider token (--token-file)")
@@ -301,7 +305,7 @@ def ridge_buyer(
         check_not_input("--out", out, [("--buyer-token-file", buyer_token_file), *(("--cafile", c) for c in cafile or [])])
         check_output_file(out)
     _check_files("--cafile", cafile)
-    check_positive("--timeout", timeout, maximum=MAX_SECONDS)
+    check_bounded("--timeout", timeout, WAIT_S, "s", maximum=MAX_SECONDS)
     result = asyncio.run(run_buyer(platform, csp, _ridge_token(buyer_token_file), cafile=cafile, timeout=timeout,
                                    insecure_http=insecure_http))
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
@@ -349,7 +353,7 @@ def ridge_demo(
     if data is not None:
         check_data_spec(data)
     check_seed("--seed", seed)
-    check_non_negative("--lam", lam, maximum=1e12)
+    check_bounded("--lam", lam, LAMBDA, allow_zero=True)
     check_key_bits(upload_bits, insecure_study_size=True)
     check_int("--batch", batch, maximum=MAX_BATCH)
     if out is not None:

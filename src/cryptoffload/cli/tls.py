@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import (check_host, check_int, check_non_negative, check_port, check_positive, check_seed,
+from cryptoffload.checks import (DURATION_MS, WAIT_S, check_bounded, check_host, check_int, check_port, check_seed,
                                  split_list)
 from cryptoffload.cli.root import console, err_console, progress_bar
 from cryptoffload.io import check_output_file, check_output_folder, write_json
@@ -113,7 +113,7 @@ def tls_bench(
     for size in size_list:
         check_int("--sizes (bytes)", size, maximum=MAX_FILE_BYTES)
     check_seed("--seed", seed)
-    check_positive("--latency-target-ms", latency_target_ms, maximum=1e6)
+    check_bounded("--latency-target-ms", latency_target_ms, DURATION_MS, "ms")
     check_output_folder(out)
     client_list = split_list("--clients", clients)
     for c in client_list:
@@ -125,7 +125,7 @@ def tls_bench(
     block_ = block if block is not None else base["block"]
     check_int("--count", count_, maximum=MAX_COUNT)
     check_int("--block", block_, maximum=MAX_COUNT)
-    check_non_negative("--interval", interval_, maximum=MAX_SECONDS)
+    check_bounded("--interval", interval_, WAIT_S, "s", allow_zero=True, maximum=MAX_SECONDS)
     if no_wrk:
         conns: list[int] = []
     elif wrk_connections is not None:
@@ -137,8 +137,8 @@ def tls_bench(
             check_int("--wrk-connections", c, maximum=MAX_CONNECTIONS)
     else:
         conns = list(base["wrk_connections"])
-    duration = check_positive("--wrk-duration", wrk_duration if wrk_duration is not None else base["wrk_duration_s"],
-                              maximum=MAX_SECONDS)
+    duration = check_bounded("--wrk-duration", wrk_duration if wrk_duration is not None else base["wrk_duration_s"],
+                             WAIT_S, "s", maximum=MAX_SECONDS)
 
     with progress_bar(not no_progress) as make:
         result = run_bench(mode_list, size_list, client_list, count=count_, interval_s=interval_, seed=seed,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import check_int, check_positive, check_seed
+from cryptoffload.checks import RATE_PER_S, check_bounded, check_int, check_seed
 from cryptoffload.cli.root import console
 from cryptoffload.io import check_output_file
 
@@ -30,7 +30,7 @@ def trace_generate(
     # 160 times the paper's log and several GB in memory
     check_int("--requests", requests, maximum=100_000_000)
     if rate is not None:
-        check_positive("--rate", rate, maximum=1e9)
+        check_bounded("--rate", rate, RATE_PER_S, "requests/s")
     check_seed("--seed", seed)
     check_output_file(out)
     tr = generate_trace(requests, seed=seed)

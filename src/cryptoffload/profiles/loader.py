@@ -115,6 +115,15 @@ def resolve_profile(name_or_path: str | os.PathLike[str]) -> Path:
     return builtin
 
 
+def _as_float(raw: int | float) -> float:
+    """``raw`` as a float; an integer too large for one (TOML integers are unbounded: 10**400
+    raised OverflowError in ``float()``) becomes an infinity, which no field admits."""
+    try:
+        return float(raw)
+    except OverflowError:
+        return math.inf if raw > 0 else -math.inf
+
+
 def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1) -> None:
     if depth > MAX_DEPTH:
         raise ProfileError(f"{path}: field '{prefix[:80]}...' is nested more than {MAX_DEPTH} levels deep; "
@@ -125,9 +134,9 @@ def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileVa
             if "value" not in val:
                 raise ProfileError(f"{path}: field '{dotted}' has a source but no value")
             raw = val["value"]
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
                 raise ProfileError(f"{path}: field '{dotted}' is not a finite number: {raw!r}")
-            problem = check_value(dotted, float(raw))
+            problem = check_value(dotted, _as_float(raw))
             if problem:
                 raise ProfileError(f"{path}: {problem}")
             src = val.get("source")
@@ -190,9 +199,9 @@ def write_profile(
     for dotted, pv in values.items():
         parts = dotted.split(".")
         raw = pv.value
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
             raise ProfileError(f"{out}: field '{dotted}' is not a finite number: {raw!r}")
-        problem = check_value(dotted, float(raw))
+        problem = check_value(dotted, _as_float(raw))
         if problem:
             raise ProfileError(f"{out}: {problem}")
         if not isinstance(pv.source, str) or not pv.source.strip():

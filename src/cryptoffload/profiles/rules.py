@@ -20,43 +20,76 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FieldRule:
-    """A kind of field and the values it admits."""
+    """A kind of field and the values it admits: a sign (``minimum``, ``strict``), whole numbers
+    or not, and a physical range ``floor`` .. ``ceiling`` in the kind's base ``unit`` (seconds,
+    per second, bytes, ...) that every non-zero value must lie in. The field's own unit word
+    (``_ms``, ``_gbps``, ``_tb``) rescales the range, so ``cpu_ms`` reads its range in ms."""
 
     what: str            # "a rate", named in the message
     minimum: float = 0.0
     strict: bool = False  # value > minimum rather than >=
-    maximum: float | None = None
     integer: bool = False
     fix: str = ""        # what to write instead
+    floor: float = 0.0   # smallest non-zero value, in ``unit``
+    ceiling: float = math.inf  # largest value, in ``unit``
+    unit: str = ""
 
-    def requirement(self) -> str:
-        kind = "a whole number" if self.integer else "a number"
-        low = f"> {self.minimum:g}" if self.strict else f">= {self.minimum:g}"
-        high = f" and <= {self.maximum:g}" if self.maximum is not None else ""
-        return f"{kind} {low}{high}"
+    def requirement(self, scale: float = 1.0, unit: str | None = None) -> str:
+        """The values admitted, in words, in a unit ``scale`` times the base unit."""
+        unit = self.unit if unit is None else unit
+        shown = f" {unit}" if unit else ""
+        high = self.ceiling / scale
+        if self.integer:
+            return f"a whole number between {self.minimum:g} and {high:g}{shown}"
+        span = f"between {self.floor / scale:g} and {high:g}{shown}"
+        zero = self.minimum == 0 and not self.strict and self.floor > 0
+        return f"0 or a number {span}" if zero else f"a number {span}"
 
-    def admits(self, v: float) -> bool:
-        if self.integer and not float(v).is_integer():
+    def admits(self, v: float, scale: float = 1.0) -> bool:
+        """Whether ``v`` (in a unit ``scale`` times the base unit) suits the kind."""
+        if not math.isfinite(v) or (self.integer and not float(v).is_integer()):
             return False
         if v < self.minimum or (self.strict and v == self.minimum):
             return False
-        return self.maximum is None or v <= self.maximum
+        if v == 0:
+            return True
+        base = v * scale
+        return self.floor <= base <= self.ceiling
 
 
-RATE = FieldRule("a rate", strict=True, fix="a rate of zero would make every transfer take forever; give the measured or cited rate")
-DURATION = FieldRule("a duration", fix="costs cannot be negative (0 for a free step)")
-BYTES = FieldRule("a number of bytes", integer=True, fix="give a whole number of bytes (0 for none)")
-BITS = FieldRule("a number of bits", minimum=1, integer=True, fix="give a whole number of bits, at least 1")
-CAPACITY = FieldRule("a capacity", strict=True, fix="give the device's capacity, above 0")
-AMOUNT = FieldRule("an amount of data", fix="amounts cannot be negative")
-FRACTION = FieldRule("a fraction", maximum=1.0, fix="write a fraction between 0 and 1 (e.g. 0.25 for 25 %)")
-PERCENT = FieldRule("a percentage", maximum=100.0, fix="write a percentage between 0 and 100")
-COUNT = FieldRule("a count", minimum=1, integer=True, fix="write a whole number, at least 1 (counts are never truncated)")
-INDEX = FieldRule("a level", integer=True, fix="write a whole number, 0 or more")
-RATIO = FieldRule("a ratio", strict=True, fix="write a ratio above 0")
-DEFAULT = FieldRule("a cost", fix="no cost, size or rate in a profile is negative")
+# Physical ranges, in each kind's base unit. Wide enough for any device a study models (a
+# picosecond step to an 11-day job, a 1 B/s link to a petabyte per second, a DRAM of a byte to
+# an exabyte), narrow enough that a typo (1e308, 1e-300) is refused instead of overflowing to
+# inf in a product or rounding to nothing in a sum.
+RATE = FieldRule("a rate", strict=True, floor=1.0, ceiling=1e15, unit="per s",
+                 fix="a rate of zero would make every transfer take forever; give the measured or cited rate")
+DURATION = FieldRule("a duration", floor=1e-12, ceiling=1e6, unit="s",
+                     fix="costs cannot be negative (0 for a free step)")
+BYTES = FieldRule("a number of bytes", integer=True, ceiling=1e15, unit="bytes",
+                  fix="give a whole number of bytes (0 for none)")
+BITS = FieldRule("a number of bits", minimum=1, integer=True, ceiling=1e12, unit="bits",
+                 fix="give a whole number of bits, at least 1")
+CAPACITY = FieldRule("a capacity", strict=True, floor=1.0, ceiling=1e18, unit="bytes",
+                     fix="give the device's capacity, above 0")
+AMOUNT = FieldRule("an amount of data", floor=1.0, ceiling=1e18, unit="bytes", fix="amounts cannot be negative")
+FRACTION = FieldRule("a fraction", floor=1e-12, ceiling=1.0,
+                     fix="write a fraction between 0 and 1 (e.g. 0.25 for 25 %)")
+PERCENT = FieldRule("a percentage", floor=1e-10, ceiling=100.0, unit="%", fix="write a percentage between 0 and 100")
+COUNT = FieldRule("a count", minimum=1, integer=True, ceiling=1e9,
+                  fix="write a whole number, at least 1 (counts are never truncated)")
+INDEX = FieldRule("a level", integer=True, ceiling=1000, fix="write a whole number, 0 or more")
+RATIO = FieldRule("a ratio", strict=True, floor=1e-9, ceiling=1e9, fix="write a ratio above 0")
+DEFAULT = FieldRule("a cost", floor=1e-12, ceiling=1e15, fix="no cost, size or rate in a profile is negative")
 
 _TIME_UNITS = frozenset({"s", "ms", "us", "ns"})
+
+# a unit word of a field's name: (how it is shown, its size in the rule's base unit)
+UNITS: dict[str, tuple[str, float]] = {
+    "s": ("s", 1.0), "ms": ("ms", 1e-3), "us": ("us", 1e-6), "ns": ("ns", 1e-9),
+    "hz": ("Hz", 1.0), "bps": ("bps", 1.0), "Bps": ("B/s", 1.0), "kbps": ("kbps", 1e3), "mbps": ("mbps", 1e6),
+    "gbps": ("gbps", 1e9), "MBps": ("MB/s", 1e6), "GBps": ("GB/s", 1e9),
+    "kb": ("KB", 1e3), "mb": ("MB", 1e6), "gb": ("GB", 1e9), "tb": ("TB", 1e12), "pct": ("%", 1.0),
+}
 
 # (words any of which in the field's last name part selects the rule, the rule); first match wins
 RULES: tuple[tuple[frozenset[str], FieldRule], ...] = (
@@ -80,9 +113,7 @@ _BOUND_SUFFIXES = ("min", "max")
 
 def rule_for(dotted: str) -> FieldRule:
     """The rule for a dotted field name (its last part decides)."""
-    words = dotted.rsplit(".", 1)[-1].split("_")
-    if words[-1] in _BOUND_SUFFIXES and len(words) > 1:
-        words = words[:-1]
+    words = _words(dotted)
     present = set(words)
     if "per" in present and words[-1] in _TIME_UNITS:  # h2d_bytes_per_s, requests_per_s
         return RATE
@@ -94,11 +125,36 @@ def rule_for(dotted: str) -> FieldRule:
     return DEFAULT
 
 
+def _words(dotted: str) -> list[str]:
+    words = dotted.rsplit(".", 1)[-1].split("_")
+    return words[:-1] if words[-1] in _BOUND_SUFFIXES and len(words) > 1 else words
+
+
+def unit_of(dotted: str, rule: FieldRule) -> tuple[str, float]:
+    """The unit a field's value is written in, as shown, and its size in ``rule``'s base unit:
+    ``cpu_ms`` -> ("ms", 1e-3), ``h2d_bytes_per_s`` -> ("bytes/s", 1), ``bounce_copy_s_per_byte``
+    -> ("s/byte", 1); a field without a unit word is in the rule's base unit."""
+    words = _words(dotted)
+    if rule is RATE and "per" in words and words[-1] in _TIME_UNITS:  # h2d_bytes_per_s
+        return ("bytes/s" if "bytes" in words else "per s"), 1.0
+    for i, word in enumerate(words):
+        if word in UNITS and rule.unit:
+            label, scale = UNITS[word]
+            if words[i + 1:i + 2] == ["per"] and i + 2 < len(words):
+                label = f"{label}/{words[i + 2]}"
+            return label, scale
+    return rule.unit, 1.0
+
+
 def check_value(dotted: str, value: float) -> str | None:
-    """None when ``value`` suits the field, else the reason with its fix (without the file)."""
+    """None when ``value`` suits the field, else the reason with its unit, range and fix
+    (without the file)."""
     rule = rule_for(dotted)
-    if not math.isfinite(value) or not rule.admits(value):
-        return (f"field '{dotted}' is {rule.what} and must be {rule.requirement()}, got {value!r}; {rule.fix}")
+    unit, scale = unit_of(dotted, rule)
+    if not rule.admits(value, scale):
+        return (f"field '{dotted}' is {rule.what} {f'in {unit}' if unit else '(no unit)'} and must be "
+                f"{rule.requirement(scale, unit)}, got {value!r}{'' if math.isfinite(value) else ' (not a finite number)'}; "
+                f"{rule.fix}")
     return None
 
 

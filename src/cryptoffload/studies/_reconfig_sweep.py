@@ -16,7 +16,7 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
-from cryptoffload.checks import check_int, check_non_negative, check_positive
+from cryptoffload.checks import DURATION_MS, RATE_PER_S, SIZE_MB, check_bounded, check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.interval_tuner import tune_intervals
 from cryptoffload.policies.reconfig import INTERVAL_POLICIES, POLICIES, ReconfigPolicy, prepare_policies, run_policy
@@ -74,19 +74,19 @@ class FpgaReconfigConfig:
         if self.history_requests is not None:
             check_int("--history-requests", self.history_requests, minimum=4, maximum=MAX_REQUESTS)
         for r in self.rates or ():
-            check_positive("--rates (requests/s)", r, maximum=MAX_RATE)
+            check_bounded("--rates", r, RATE_PER_S, "requests/s", maximum=MAX_RATE)
         for p in self.policies:
             if p not in POLICIES:
                 raise ConfigError(f"unknown policy '{p}' (known: {', '.join(POLICIES)})")
         if not self.policies:
             raise ConfigError("no policy selected")
-        check_positive("--window-mb", self.window_mb, maximum=1e6)
+        check_bounded("--window-mb", self.window_mb, SIZE_MB, "MB")
         if self.interval not in INTERVALS:
             raise ConfigError(f"unknown interval choice '{self.interval}' (known: {', '.join(INTERVALS)})")
         if self.engine not in ("fast", "simpy"):
             raise ConfigError(f"unknown engine '{self.engine}' (known: fast, simpy)")
         if self.reconfig_ms is not None:
-            check_non_negative("--reconfig-ms", self.reconfig_ms, maximum=1e6)
+            check_bounded("--reconfig-ms", self.reconfig_ms, DURATION_MS, "ms", allow_zero=True)
         if not (0 < self.decay <= 1):
             raise ConfigError(f"--decay must be in (0, 1], got {self.decay}")
         for name in ("seeds", "workers"):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cryptoffload import __version__
-from cryptoffload.checks import check_int, check_positive
+from cryptoffload.checks import DURATION_MS, SIZE_MB, check_bounded, check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -98,7 +98,8 @@ class IscHeCnnConfig:
         for name in ("dram_gb", "step_ms", "step_mb"):
             v = getattr(self, name)
             if v is not None:
-                check_positive(f"--{name.replace('_', '-')}", v, maximum=1e6)
+                check_bounded(f"--{name.replace('_', '-')}", v, DURATION_MS if name == "step_ms" else SIZE_MB,
+                              "ms" if name == "step_ms" else name.rsplit("_", 1)[1].upper())
 
     @property
     def step_limits(self) -> tuple[float, float]:

@@ -85,7 +85,7 @@ class PaillierOffloadConfig:
             if v is not None:
                 check_int(flag, v, maximum=most)
         if self.seconds is not None:
-            check_positive("seconds", self.seconds, maximum=3600)
+            check_positive("seconds", self.seconds, minimum=1e-3, maximum=3600, unit="s")
         check_int("--threads", self.threads, maximum=4096)
         check_int("--inflight", self.inflight, maximum=1_000_000)
         for i in self.sweep_inflight:

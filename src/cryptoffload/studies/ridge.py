@@ -29,7 +29,7 @@ from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
-from cryptoffload.checks import check_int, check_non_negative
+from cryptoffload.checks import LAMBDA, check_bounded, check_int
 from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
@@ -81,7 +81,7 @@ class RidgeConfig:
             check_int("--workers", self.workers, maximum=1024)
         check_int("--d", self.d, maximum=64)
         check_int("--chunk", self.chunk, maximum=10_000_000)
-        check_non_negative("--lam", self.lam, maximum=1e12)
+        check_bounded("--lam", self.lam, LAMBDA, allow_zero=True)
         if self.stat_bits not in (40, 80):
             raise ConfigError(f"stat-bits must be 40 or 80, got {self.stat_bits!r}")
 

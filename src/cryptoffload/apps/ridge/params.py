@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cryptoffload.checks import check_int, check_positive
+from cryptoffload.checks import BOUND, LAMBDA, check_bounded, check_int
 from cryptoffload.crypto.packing import PackingError, PackingLayout
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
@@ -57,9 +57,9 @@ class RidgeParams:
         check_int("dimension d", self.d)
         check_int("min_providers", self.min_providers, maximum=1024)
         check_int("max_records", self.max_records)
-        check_positive("x_bound", self.x_bound)
-        check_positive("y_bound", self.y_bound)
-        check_positive("lambda", self.lam, allow_zero=True)
+        check_bounded("x_bound", self.x_bound, BOUND)
+        check_bounded("y_bound", self.y_bound, BOUND)
+        check_bounded("lambda", self.lam, LAMBDA, allow_zero=True)
         if isinstance(self.frac_bits, bool) or not isinstance(self.frac_bits, int) or not 0 <= self.frac_bits <= MAX_FRAC_BITS:
             raise ConfigError(f"frac_bits must be an integer in 0..{MAX_FRAC_BITS}, got {self.frac_bits!r}")
         if isinstance(self.stat_bits, bool) or not isinstance(self.stat_bits, int) or not MIN_STAT_BITS <= self.stat_bits <= 256:
