@@ -44,6 +44,7 @@ HUGE_INT = ["1000000000000", "99999999999999999999999"]
 NEGATIVE = ["-1", "-7"]
 BAD_SEEDS = ["-1", "-7", "abc", "1.5", "", "99999999999999999999999"]  # seeds go up to 2^63 - 1
 NOT_FLOAT = ["nan", "inf", "-inf", "abc"]
+ABSURD_FLOAT = ["1e308", "1e-300"]  # issue 22 item 7: finite, positive, and nonsense (every float has a floor and a ceiling)
 BAD_URLS = ["not a url", "ftp://127.0.0.1/", "http://", "http://256.256.256.256:80", "http://127.0.0.1:99999"]
 BAD_HOSTS = ["no such host!", "999.1.1.1"]
 BAD_SCHEDULERS = ["nonsense", "tcp://", "tcp://127.0.0.1:99999"]
@@ -130,6 +131,16 @@ class Fixtures:
         bsgs = resources.files("cryptoffload.profiles").joinpath("bsgs_u280.toml").read_text(encoding="utf-8")
         w("bsgs_zero_diagonals.toml", _set_value(bsgs, "diagonals", "0"))
         w("bsgs_frac_diagonals.toml", _set_value(bsgs, "diagonals", "1000.5"))
+        # issue 22 item 7: absurd numbers in a profile, each field a unit kind (time, bandwidth, count)
+        for tag, field, value in ABSURD_PROFILE_VALUES:
+            w(f"bsgs_{tag}.toml", _set_value(bsgs, field, value))
+        virtex = resources.files("cryptoffload.profiles").joinpath("virtex2_ciphers.toml").read_text(encoding="utf-8")
+        w("virtex2_tiny_clock.toml", _set_value(virtex, "config_clock_hz", "1e-300"))
+        w("virtex2_nan_overhead.toml", _set_value(virtex, "packet_overhead_s", "nan"))
+        qat = resources.files("cryptoffload.profiles").joinpath("qat_dh8970.toml").read_text(encoding="utf-8")
+        w("qat_huge_threads.toml", _set_value(qat, "s2_threads", "99999999999999999999999"))
+        tls = resources.files("cryptoffload.profiles").joinpath("tls_offload.toml").read_text(encoding="utf-8")
+        w("tls_inf_ratio.toml", _set_value(tls, "small_tls_over_plain", "inf"))
         w("deep.toml", "a = " + "[" * 5000 + "]" * 5000 + "\n")
         w("latin1.toml", b'[meta]\nname = "caf\xe9"\n')
         w("garbage.toml", "this is [not toml\n")
@@ -157,6 +168,16 @@ class Fixtures:
         w("token_latin1", b"\xff\xfe\n", 0o600)
         w("garbage.pem", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
         w("garbage.db", b"SQLite format 3\x00" + bytes(200))
+
+
+# (file tag, field of bsgs_u280.toml, value as TOML spells it)
+ABSURD_PROFILE_VALUES = [
+    ("rotate_tiny", "rotate_s", "1e-300"), ("rotate_huge", "rotate_s", "1e308"), ("rotate_nan", "rotate_s", "nan"),
+    ("rotate_inf", "rotate_s", "inf"), ("rotate_neg_inf", "rotate_s", "-inf"),
+    ("bandwidth_tiny", "bandwidth_Bps", "1e-300"), ("bandwidth_huge", "bandwidth_Bps", "1e308"),
+    ("diagonals_huge", "diagonals", "99999999999999999999999"), ("diagonals_beyond_float", "diagonals", "9" * 400),
+    ("bytes_huge", "full_bytes", "1e308"), ("latency_neg_nan", "latency_s", "-nan"), ("bandwidth_neg_zero", "bandwidth_Bps", "-0.0"),
+]
 
 
 def _negate_first_value(text: str) -> str:
@@ -191,7 +212,7 @@ def cases(fx: Fixtures) -> list[Case]:
         add(command, base, flag, NOT_INT + HUGE_INT + (NEGATIVE if negative else []) + (["0"] if zero else []))
 
     def floats(command: str, base: list[str], flag: str, *, zero: bool = False, negative: bool = True) -> None:
-        add(command, base, flag, NOT_FLOAT + (["-1"] if negative else []) + (["0"] if zero else []))
+        add(command, base, flag, NOT_FLOAT + ABSURD_FLOAT + (["-1"] if negative else []) + (["0", "-0.0"] if zero else []))
 
     bad_profiles = [fx["deep.toml"], fx["latin1.toml"], fx["garbage.toml"], fx["adir"], fx["empty"],
                     "no_such_profile", "/nonexistent/p.toml"]
@@ -210,17 +231,19 @@ def cases(fx: Fixtures) -> list[Case]:
         add(f"study {study}", q, "--out", folder_outs)
     s = "study bsgs-multidevice"
     add(s, q, "--profile", bad_profiles + [fx["bsgs_u280_neg.toml"], fx["bsgs_zero_diagonals.toml"],
-                                          fx["bsgs_frac_diagonals.toml"]])
+                                          fx["bsgs_frac_diagonals.toml"]] + [fx[f"bsgs_{tag}.toml"] for tag, *_ in ABSURD_PROFILE_VALUES])
     add(s, q, "--calibration", [fx["deep.toml"], fx["adir"], "/nonexistent/c.toml", fx["latin1.toml"]])
     add(s, q, "--workers", ["0", "x", "", "1,-2", "100000000", "1.5"])
     add(s, q, "--babies", ["0", "x", "-4", "100000000"])
     add(s, q, "--scheduler", BAD_SCHEDULERS)
     s = "study fpga-reconfig"
-    add(s, q, "--rates", ["x", "-5", "0", "nan", "inf", "1e308", ",,", "1e12"])
+    add(s, q, "--rates", ["x", "-5", "0", "nan", "inf", "1e308", ",,", "1e12", "1e-300", "-0.0", "10,1e-300"])
     add(s, q, "--policies", ["nosuch", ",", "oracle,nosuch"])
     ints(s, q, "--requests", zero=True)
-    add(s, q, "--profile", bad_profiles + [fx["virtex2_ciphers_neg.toml"]])
-    add(s, q, "--sw-profile", [fx["deep.toml"], fx["virtex2_ciphers_neg.toml"], "/nonexistent/sw.toml"])
+    add(s, q, "--profile", bad_profiles + [fx["virtex2_ciphers_neg.toml"], fx["virtex2_tiny_clock.toml"],
+                                          fx["virtex2_nan_overhead.toml"]])
+    add(s, q, "--sw-profile", [fx["deep.toml"], fx["virtex2_ciphers_neg.toml"], "/nonexistent/sw.toml",
+                               fx["virtex2_tiny_clock.toml"]])
     floats(s, q, "--reconfig-ms")
     traces = [fx["trace_cut.csv.gz"], fx["trace_notgz.csv.gz"], fx["trace_bad.csv"], fx["trace_latin1.csv"],
               fx["empty"], fx["adir"], "/nonexistent/trace.csv"]
@@ -241,7 +264,7 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, q, "--engine", ["nosuch", ""])
     ints(s, q, "--threads", zero=True)
     ints(s, q, "--inflight", zero=True)
-    add(s, q, "--profile", bad_profiles[:4] + [fx["qat_dh8970_neg.toml"]])
+    add(s, q, "--profile", bad_profiles[:4] + [fx["qat_dh8970_neg.toml"], fx["qat_huge_threads.toml"]])
     s = "study ridge"
     ints(s, q, "--records", zero=True)
     ints(s, q, "--d", zero=True)
@@ -256,7 +279,7 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, q, "--clients", ["nosuch", ""])
     ints(s, q, "--count", zero=True)
     add(s, q, "--variant", ["nosuch"])
-    add(s, q, "--profile", bad_profiles[:4] + [fx["tls_offload_neg.toml"]])
+    add(s, q, "--profile", bad_profiles[:4] + [fx["tls_offload_neg.toml"], fx["tls_inf_ratio.toml"]])
 
     # -- paillier ---------------------------------------------------------------------------------
     s = "paillier keygen"
@@ -319,7 +342,7 @@ def cases(fx: Fixtures) -> list[Case]:
     s = "plan bsgs"
     add(s, [], "--devices", ["0", "-1", "x", "", "100000000", "1,100000000", "1.5"])
     add(s, [], "--profile", bad_profiles + [fx["bsgs_u280_neg.toml"], fx["bsgs_zero_diagonals.toml"],
-                                           fx["bsgs_frac_diagonals.toml"]])
+                                           fx["bsgs_frac_diagonals.toml"]] + [fx[f"bsgs_{tag}.toml"] for tag, *_ in ABSURD_PROFILE_VALUES])
     add(s, [], "--diagonals", ["0", "-1", "1000000000", "1.5", "abc", "99999999999999999999"])
     add(s, [], "--strategy", ["nosuch", ""])
     add(s, [], "--space", ["nosuch", ""])
@@ -414,7 +437,7 @@ def cases(fx: Fixtures) -> list[Case]:
     ints(s, base, "--workers", zero=True)
     ints(s, base, "--max-upload-records", zero=True)
     ints(s, base, "--max-records-per-provider", zero=True)
-    add(s, base[:6] + need, "--wait-csp", NOT_FLOAT + ["-1"])
+    add(s, base[:6] + need, "--wait-csp", NOT_FLOAT + ABSURD_FLOAT + ["-1"])
     add(s, base, "--cafile", ["/nonexistent/ca.pem", fx["garbage.pem"]],
         mentions=("cafile", "ca.pem", "garbage.pem", "certificate"))
     s = "ridge provider"
@@ -433,7 +456,7 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, base, "--mode", ["nosuch"])
     ints(s, base, "--batch", zero=True)
     add(s, base, "--part", ["0/1", "2/1", "x", "1/0", "-1/2"])
-    add(s, base[:6] + base[8:], "--retry-for", NOT_FLOAT + ["-1"])
+    add(s, base[:6] + base[8:], "--retry-for", NOT_FLOAT + ABSURD_FLOAT + ["-1"])
     add(s, base, "--cafile", ["/nonexistent/ca.pem", fx["garbage.pem"]],
         mentions=("cafile", "ca.pem", "garbage.pem", "certificate"))
     s = "ridge buyer"
@@ -447,7 +470,7 @@ def cases(fx: Fixtures) -> list[Case]:
         mentions=("token", "/nonexistent/t", "empty", "latin1", "adir", "chmod"))
     add(s, base, "--cafile", ["/nonexistent/ca.pem", fx["garbage.pem"]],
         mentions=("cafile", "ca.pem", "garbage.pem", "certificate"))
-    add(s, base[:6] + ih, "--timeout", NOT_FLOAT + ["-1", "0"])
+    add(s, base[:6] + ih, "--timeout", NOT_FLOAT + ABSURD_FLOAT + ["-1", "0", "-0.0"])
     s = "ridge demo"
     np_ = ["--no-progress"]
     ints(s, np_, "--records", zero=True)
@@ -476,7 +499,7 @@ def cases(fx: Fixtures) -> list[Case]:
     s = "tls bench"
     add(s, ["--quick"], "--modes", ["nosuch", "", "plain,nosuch"])
     ints(s, ["--quick"], "--count", zero=True)
-    add(s, ["--quick"], "--interval", NOT_FLOAT + ["-1"])
+    add(s, ["--quick"], "--interval", NOT_FLOAT + ABSURD_FLOAT + ["-1"])
     ints(s, ["--quick"], "--block", zero=True)
     add(s, ["--quick"], "--sizes", ["x", "0", "-1", "1T", "", "2K,x", "2G"])
     add(s, ["--quick"], "--clients", ["nosuch", ""])

@@ -6,7 +6,7 @@ The commands are read from the typer app (:func:`cli_contract.cli_commands`), so
 or option is fuzzed without touching this file. What makes a value wrong for *every* option of
 its kind: an integer option never takes a negative number, a non-integer or 10^23 (every count,
 size, port, index and seed has a ceiling below that); a float option never takes NaN,
-infinities, a negative number or text; a path option never takes a path through a regular
+infinities, a negative number, text, 1e308 or 1e-300 (each has a floor and a ceiling); a path option never takes a path through a regular
 file. Other options get plausible values, or random ones from the same pools.
 """
 
@@ -24,7 +24,7 @@ from cli_contract import CLEAN, cli_commands, option_name, param_kind, run_cli_f
 COMMANDS = cli_commands()
 BAD = {
     "int": ["-1", "abc", "1.5", "", "99999999999999999999999"],
-    "float": ["nan", "inf", "-inf", "abc", "-1"],
+    "float": ["nan", "inf", "-inf", "abc", "-1", "1e308", "1e-300"],
     "path": ["{afile}/x", "{afile}/sub/x.json"],
 }
 PLAUSIBLE = {"int": ["1", "2", "7"], "float": ["0.5", "2"], "path": ["{afile}", "new.out", "{adir}"],
