@@ -36,7 +36,7 @@ from typing import Iterator
 
 import numpy as np
 
-from cryptoffload.checks import check_int, check_positive, is_number
+from cryptoffload.checks import BOUND, check_int, check_positive, is_number
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import read_input_text
 
@@ -165,7 +165,7 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
 def _bound(path: Path, what: str, arr: np.ndarray, declared: float | None, rows: list, col_of) -> float:
     observed = float(np.abs(arr).max())
     if declared is None:
-        return observed if observed > 0 else 1.0
+        return max(observed, BOUND[0]) if observed > 0 else 1.0  # a bound, so never below the protocol's floor
     if not (isinstance(declared, (int, float)) and math.isfinite(declared) and declared > 0):
         raise ConfigError(f"{what}_bound must be a positive finite number, got {declared!r}")
     if observed > declared:
