@@ -166,6 +166,34 @@ def test_reduce(runner: DaskRunner) -> None:
         runner.map_chunks(slow_square, [], reduce=operator.add)
 
 
+def test_chunks_in_flight_are_bounded_and_results_unchanged(runner: DaskRunner) -> None:
+    """At most max_in_flight futures are alive at once -- counted here, and by Dask's own
+    client (its table of futures held) at every fold, where a collected future's release is
+    asynchronous (a callback on the client's event loop) and may lag by one or two; submitting
+    all 40 at once would show 40 -- and the results are those of an unbounded run."""
+    xs = list(range(40))
+    live: list[int] = []
+
+    def add_and_count(acc: int, v: int) -> int:
+        live.append(len(runner.client.futures))
+        return acc + v
+
+    assert runner.map_chunks(slow_square, xs, reduce=add_and_count, initial=0, max_in_flight=3) == sum(x * x for x in xs)
+    assert len(live) == 40 and max(live) <= 3 + 2
+    assert 1 <= runner.peak_in_flight <= 3
+    assert runner.map_chunks(slow_square, xs, max_in_flight=2) == [x * x for x in xs]
+    assert runner.peak_in_flight == 2
+    assert runner.map_chunks(slow_square, xs) == [x * x for x in xs]   # default window: 2 x threads
+    assert runner.peak_in_flight <= 2 * runner.cores
+    deadline = time.monotonic() + 10
+    while runner.client.futures and time.monotonic() < deadline:           # released asynchronously
+        time.sleep(0.05)
+    assert not runner.client.futures                                     # nothing left behind
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ConfigError, match="max_in_flight"):
+            runner.map_chunks(slow_square, xs, max_in_flight=bad)
+
+
 def test_worker_error_keeps_type_and_message(runner: DaskRunner) -> None:
     with pytest.raises(ConfigError, match="^chunk 3 is bad$") as info:
         runner.map_chunks(fail_on_three, range(6))

@@ -87,3 +87,25 @@ def test_phase_claims_name_the_closest_and_the_furthest_phase_with_reasons(recor
     assert "33 us per ciphertext" in agree.why and "1.30 us per ciphertext" in diverge.why and "6.8 us" in diverge.why
     assert ("scaled linearly" in agree.ours) == (records != 1_000_000)
     assert res.headline == [agree.sentence(), diverge.sentence()]
+
+
+def test_streamed_reference_equals_scikit_learn_on_all_the_records():
+    """The chunked reference (normal equations folded chunk by chunk, Ridge on their Cholesky
+    factor) gives scikit-learn's coefficients on the whole array, and the chunked replay the
+    whole-array one."""
+    import numpy as np
+    from sklearn.linear_model import Ridge
+
+    from cryptoffload.apps.ridge.accuracy import replayed_error
+    from cryptoffload.apps.ridge.bulk import chunk_records
+    from cryptoffload.apps.ridge.protocol import RidgeParams
+    from cryptoffload.workloads.ridge_data import algorithm1_y_bound
+
+    cfg = st.RidgeConfig(quick=True, records=3000, d=5, lam=0.7)
+    params = RidgeParams(d=5, max_records=3000, x_bound=1.0, y_bound=algorithm1_y_bound(5), lam=0.7)
+    coef, sums = st.sklearn_on_run(cfg, 3000, 700, params)    # 5 chunks, the last partial
+    X, y = chunk_records(cfg.seed, 0, 3000, 5)
+    np.testing.assert_allclose(coef, Ridge(alpha=0.7, fit_intercept=False).fit(X, y).coef_, rtol=1e-10, atol=1e-12)
+    assert sums.records == 3000 and sums.x_max == float(np.abs(X).max()) and sums.y_max == float(np.abs(y).max())
+    np.testing.assert_allclose(sums.error(params.lam_int, 0.7),
+                               replayed_error(X, y, params.scale, params.lam_int, 0.7), rtol=0, atol=1e-12)

@@ -152,6 +152,7 @@ class DaskRunner:
         self.cluster: Any = None
         self.client: Any = None
         self._known_workers: frozenset[str] = frozenset()   # for submit(worker=) without a round trip
+        self.peak_in_flight = 0   # chunks submitted and not yet collected, at most, in the last map_chunks
         try:
             if self.address is None:
                 self._start_local(workers or _default_workers(), threads_per_worker, memory_limit, self.resources)
@@ -367,7 +368,7 @@ class DaskRunner:
     def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *,
                    progress: bool | str = False, reduce: Callable[[Any, R], Any] | None = None,
                    retries: int = 0, initial: Any = _MISSING,
-                   resources: Mapping[str, float] | None = None) -> Any:
+                   resources: Mapping[str, float] | None = None, max_in_flight: int | None = None) -> Any:
         """``fn(chunk)`` for each chunk on the workers; the results in chunk order.
 
         ``fn`` must be a top-level function of an importable module (see the module
@@ -377,6 +378,11 @@ class DaskRunner:
         the chunks not yet done are cancelled. ``resources`` (e.g. ``{"GPU": 1}``): each chunk
         runs only on a worker declaring them (refused at once when none does).
 
+        At most ``max_in_flight`` chunks (default: twice the worker threads, at least 2) are
+        submitted and not yet collected at any time; the next is submitted as one completes,
+        so the results waiting on the workers are bounded by the work in flight, not by the
+        number of chunks. :attr:`peak_in_flight` is the most there were in the last call.
+
         With ``reduce``, results are folded as they complete instead of listed —
         ``value = reduce(value, result)``, starting from ``initial`` or else the first result
         to arrive — so only the running value is held here, and each worker's copy is
@@ -384,64 +390,103 @@ class DaskRunner:
         be associative and commutative (sums, products mod n, element-wise adds). With no
         chunks, the result is ``[]``, or ``initial`` (a ConfigError when missing).
         """
-        from distributed import as_completed
-
         client = self._live()
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {fn!r}")
         if not isinstance(retries, int) or retries < 0:
             raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+        if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int)
+                                          or max_in_flight < 1):
+            raise ConfigError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
         items = list(chunks)
+        self.peak_in_flight = 0
         if not items:
             if reduce is None:
                 return []
             if initial is _MISSING:
                 raise ConfigError("cannot reduce over no chunks without an initial value")
             return initial
-
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"pure": False, "retries": retries or None}
         if resources:
             self.require_resources(resources)
             extra["resources"] = dict(resources)
-        futures = client.map(fn, items, pure=False, retries=retries or None, **extra)
+        window = _Window(client, fn, items, max_in_flight or max(2, 2 * self.cores), extra)
         del items
-        index = {f.key: i for i, f in enumerate(futures)}
-        pending = {f.key: f for f in futures}   # our references; dropping one frees the result
-        done = as_completed(futures, loop=client.loop)
-        del futures
-        results: list[Any] = [None] * len(index) if reduce is None else []
-        acc = initial
         label = progress if isinstance(progress, str) else "chunks"
         bar = _progress_bar() if progress else None
         try:
             if bar is not None:
                 bar.start()
-                task = bar.add_task(label, total=len(index))
+                task = bar.add_task(label, total=window.total)
+            window.fill()
+            self.peak_in_flight = window.peak
             if reduce is None:
-                for batch in done.batches():   # one gather per batch of completed chunks
-                    values = client.gather(batch)
-                    for f, v in zip(batch, values):
-                        results[index[f.key]] = v
-                        del pending[f.key]
+                results: list[Any] = [None] * window.total
+                for batch in window.done.batches():   # one gather per batch of completed chunks
+                    for i, v in window.collect(batch, client.gather(batch)):
+                        results[i] = v
+                    window.fill()
+                    self.peak_in_flight = window.peak
                     if bar is not None:
                         bar.advance(task, len(batch))
                 return results
-            for f in done:
-                v = f.result()
-                del pending[f.key], f
+            acc = initial
+            for f in window.done:
+                [(_, v)] = window.collect([f], [f.result()])
+                del f
+                window.fill()
+                self.peak_in_flight = window.peak
                 acc = v if acc is _MISSING else reduce(acc, v)
                 del v
                 if bar is not None:
                     bar.advance(task, 1)
             return acc
         finally:
-            if pending:    # an error or an interrupt: stop the rest
-                with suppress(Exception):
-                    done.clear()
-                    client.cancel(list(pending.values()))
-                pending.clear()
+            window.cancel()
             if bar is not None:
                 bar.stop()
+
+
+class _Window:
+    """Chunks submitted a few at a time: at most ``limit`` futures held (submitted and not yet
+    collected); :meth:`fill` tops the window up, :meth:`collect` drops collected futures, so
+    Dask releases their results on the workers."""
+
+    def __init__(self, client: Any, fn: Callable[..., Any], items: list[Any], limit: int,
+                 extra: dict[str, Any]) -> None:
+        from distributed import as_completed
+
+        self.client, self.fn, self.items, self.limit, self.extra = client, fn, items, limit, extra
+        self.total = len(items)
+        self.next = 0
+        self.index: dict[str, int] = {}
+        self.pending: dict[str, Any] = {}      # our references; dropping one frees the result
+        self.peak = 0
+        self.done = as_completed(loop=client.loop)
+
+    def fill(self) -> None:
+        while self.next < self.total and len(self.pending) < self.limit:
+            f = self.client.submit(self.fn, self.items[self.next], **self.extra)
+            self.items[self.next] = None       # the chunk's description is no longer needed here
+            self.index[f.key], self.pending[f.key] = self.next, f
+            self.next += 1
+            self.done.add(f)
+        self.peak = max(self.peak, len(self.pending))
+
+    def collect(self, futures: list[Any], values: list[Any]) -> list[tuple[int, Any]]:
+        out = []
+        for f, v in zip(futures, values):
+            out.append((self.index.pop(f.key), v))
+            del self.pending[f.key]
+        return out
+
+    def cancel(self) -> None:
+        if self.pending:    # an error or an interrupt: stop the rest
+            with suppress(Exception):
+                self.done.clear()
+                self.client.cancel(list(self.pending.values()))
+            self.pending.clear()
+        self.next = self.total
 
 
 def _check_resources(resources: Mapping[str, float] | None) -> dict[str, float] | None:

@@ -39,7 +39,7 @@ from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.studies import _gpu
 from cryptoffload.studies.registry import Option, negated, register_study
-from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma
+from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
 
 NAME = "ridge"
@@ -90,13 +90,23 @@ class RidgeConfig:
         return self.records or (QUICK_RECORDS if self.quick else PAPER_RECORDS)
 
 
-def sklearn_on_run(cfg: RidgeConfig, records: int, chunk: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sklearn_on_run(cfg: RidgeConfig, records: int, chunk: int, params: P.RidgeParams) -> tuple[np.ndarray, ReplaySums]:
     """scikit-learn's Ridge on the very records the run encrypted (regenerated from the same
-    seeds), as an independent plaintext reference; returns ``(coef, X, y)``."""
+    seeds, ``chunk`` records at a time), as an independent plaintext reference; returns
+    ``(coef, sums)``, ``sums`` holding the replayed rounding (:class:`ReplaySums`).
+
+    Memory holds one chunk, not the data set: the records are folded into ``X^T X`` and
+    ``X^T y``, and Ridge is fitted on the d x d system ``(R, z)`` with ``R^T R = X^T X`` (a
+    Cholesky factor) and ``R^T z = X^T y``, whose ridge problem is the same as the records'
+    (``R^T R + alpha I``, ``R^T z``) -- scikit-learn still does its own solve."""
     from sklearn.linear_model import Ridge
 
-    X, y = chunk_records(cfg.seed, 0, records, cfg.d)
-    return Ridge(alpha=cfg.lam, fit_intercept=False).fit(X, y).coef_, X, y
+    sums = ReplaySums(cfg.d, params.scale, params.symmetric)
+    for start in range(0, records, chunk):
+        sums.add(*chunk_records(cfg.seed, start, min(chunk, records - start), cfg.d))
+    R = np.linalg.cholesky(sums.xtx).T
+    z = np.linalg.solve(R.T, sums.xty)
+    return Ridge(alpha=cfg.lam, fit_intercept=False).fit(R, z).coef_, sums
 
 
 ACCURACY_COLUMNS = ["data", "records", "d", "lambda", "max_abs_diff", "expected_sigma", "max_z",
@@ -290,10 +300,9 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     if cfg.accuracy:
         if tick:
             tick("accuracy vs scikit-learn")
-        sk, X_run, y_run = sklearn_on_run(cfg, n, cfg.chunk)
-        replay = replayed_error(X_run, y_run, params.scale, params.lam_int, cfg.lam, params.symmetric)
+        sk, sums = sklearn_on_run(cfg, n, cfg.chunk, params)
         acc_rows.append(accuracy_row("this run vs scikit-learn Ridge (Algorithm 1 data)", model.coef, sk, r.xtx, r.xty,
-                                     n, params, float(np.abs(X_run).max()), float(np.abs(y_run).max()), replay))
+                                     n, params, sums.x_max, sums.y_max, sums.error(params.lam_int, cfg.lam)))
         coefs = {"this run vs scikit-learn": (model.coef, sk)}
         more, more_coefs = _accuracy_rows(cfg)
         acc_rows += more

@@ -56,27 +56,67 @@ def expected_bound(xtx: np.ndarray, xty: np.ndarray, m: int, scale: float, lam: 
     return sigma, Z_MARGIN * sigma
 
 
+#: rows replayed at a time: the rounded products of a block (d(d+1)/2 columns) are the only
+#: temporaries, so memory does not grow with the record count
+REPLAY_BLOCK = 8_192
+
+
+class ReplaySums:
+    """The sums :func:`replayed_error` needs, fed a block of records at a time: the encoder's
+    rounded ``rint(x_j x_k S)`` and ``rint(y x_j S)`` summed in integers (exact, so the result
+    does not depend on the blocking), the float ``X^T X`` and ``X^T y``, the record count and
+    the largest ``|x|`` and ``|y|`` seen. Memory holds one block, whatever the record count."""
+
+    def __init__(self, d: int, scale: float, symmetric: bool = True) -> None:
+        self.d, self.scale, self.symmetric = d, float(scale), symmetric
+        self._rows, self._cols = np.triu_indices(d) if symmetric else np.indices((d, d)).reshape(2, -1)
+        self.a_int = np.zeros(len(self._rows), dtype=np.int64)
+        self.b_int = np.zeros(d, dtype=np.int64)
+        self.xtx = np.zeros((d, d))
+        self.xty = np.zeros(d)
+        self.records = 0
+        self.x_max = 0.0
+        self.y_max = 0.0
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> None:
+        """Fold records ``X`` (m x d) and ``y`` (m) in, ``REPLAY_BLOCK`` rows at a time."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        S = self.scale
+        for lo in range(0, len(y), REPLAY_BLOCK):
+            xb, yb = X[lo:lo + REPLAY_BLOCK], y[lo:lo + REPLAY_BLOCK]
+            self.a_int += np.rint(xb[:, self._rows] * xb[:, self._cols] * S).astype(np.int64).sum(axis=0)
+            self.b_int += np.rint(yb[:, None] * xb * S).astype(np.int64).sum(axis=0)
+            self.xtx += xb.T @ xb
+            self.xty += xb.T @ yb
+            self.x_max = max(self.x_max, float(np.abs(xb).max(initial=0.0)))
+            self.y_max = max(self.y_max, float(np.abs(yb).max(initial=0.0)))
+        self.records += len(y)
+
+    def error(self, lam_int: int, lam: float) -> np.ndarray:
+        """The solution of the rounded system minus the float solution of the exact one."""
+        d, S = self.d, self.scale
+        A_int = np.zeros((d, d), dtype=np.float64)
+        A_int[self._rows, self._cols] = self.a_int
+        if self.symmetric:
+            A_int[self._cols, self._rows] = self.a_int
+        A_int += lam_int * np.eye(d)
+        w_round = np.linalg.solve(A_int / S, self.b_int.astype(np.float64) / S)
+        w_exact = np.linalg.solve(self.xtx + lam * np.eye(d), self.xty)
+        return w_round - w_exact
+
+
 def replayed_error(X: np.ndarray, y: np.ndarray, scale: float, lam_int: int, lam: float,
                    symmetric: bool = True) -> np.ndarray:
     """The rounding error itself: the solution of the rounded system (the encoder's
     ``rint(x_j x_k S)``, ``rint(y x_j S)`` and ``lambda`` at scale, summed in integers) minus
     the float solution of the exact one. The protocol's coefficients minus the exact ones
-    must equal it up to the float error of the two solves."""
+    must equal it up to the float error of the two solves. Computed block by block
+    (:class:`ReplaySums`), so its temporaries do not grow with the record count."""
     X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    d = X.shape[1]
-    S = float(scale)
-    rows, cols = np.triu_indices(d) if symmetric else np.indices((d, d)).reshape(2, -1)
-    a_int = np.rint(X[:, rows] * X[:, cols] * S).astype(np.int64).sum(axis=0)
-    A_int = np.zeros((d, d), dtype=np.float64)
-    A_int[rows, cols] = a_int
-    if symmetric:
-        A_int[cols, rows] = a_int
-    A_int += lam_int * np.eye(d)
-    b_int = np.rint(y[:, None] * X * S).astype(np.int64).sum(axis=0).astype(np.float64)
-    w_round = np.linalg.solve(A_int / S, b_int / S)
-    w_exact = np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ y)
-    return w_round - w_exact
+    sums = ReplaySums(X.shape[1], scale, symmetric)
+    sums.add(X, y)
+    return sums.error(lam_int, lam)
 
 
 def solve_float_error(xtx: np.ndarray, lam: float, w: np.ndarray) -> float:
@@ -86,4 +126,4 @@ def solve_float_error(xtx: np.ndarray, lam: float, w: np.ndarray) -> float:
     return float(np.linalg.cond(A)) * max(1.0, float(np.abs(w).max())) * 1e-15 * 10
 
 
-__all__ = ["Z_MARGIN", "expected_bound", "replayed_error", "rounding_sigma", "solve_float_error"]
+__all__ = ["REPLAY_BLOCK", "ReplaySums", "Z_MARGIN", "expected_bound", "replayed_error", "rounding_sigma", "solve_float_error"]
