@@ -115,3 +115,12 @@ def test_zero_and_the_floor_itself_are_accepted() -> None:
     assert check_value("ops.rotate_s", 0.0) is None and check_value("ops.rotate_s", 1e-12) is None
     assert check_value("host.cpu_ms", 1e9) is None and check_value("host.cpu_ms", 1.0000001e9) is not None
     assert check_value("link.bandwidth_Bps", 1.0) is None and check_value("link.bandwidth_Bps", 1e15) is None
+
+
+def test_seconds_per_item_is_a_duration_and_items_per_second_a_rate() -> None:
+    """``per_item_s`` (what calibrate gpu writes: seconds per item) is a duration, not a rate:
+    a measured 7.6e-05 s passes; ``requests_per_s`` is a rate."""
+    from cryptoffload.profiles.rules import DURATION, RATE, check_value, rule_for
+
+    assert rule_for("ops.encrypt.per_item_s") is DURATION and check_value("ops.encrypt.per_item_s", 7.6e-05) is None
+    assert rule_for("client.requests_per_s") is RATE and rule_for("link.h2d_bytes_per_s") is RATE

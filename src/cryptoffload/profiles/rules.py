@@ -115,7 +115,7 @@ def rule_for(dotted: str) -> FieldRule:
     """The rule for a dotted field name (its last part decides)."""
     words = _words(dotted)
     present = set(words)
-    if "per" in present and words[-1] in _TIME_UNITS:  # h2d_bytes_per_s, requests_per_s
+    if _per_time(words):  # h2d_bytes_per_s, requests_per_s (but per_item_s is a duration)
         return RATE
     for names, rule in RULES:
         if rule is CAPACITY and not ({"gb", "tb", "mb", "kb"} & present):
@@ -123,6 +123,11 @@ def rule_for(dotted: str) -> FieldRule:
         if names & present:
             return rule
     return DEFAULT
+
+
+def _per_time(words: list[str]) -> bool:
+    """``..._per_s``: something per unit of time (a rate); ``per_item_s`` is seconds per item."""
+    return len(words) >= 2 and words[-2] == "per" and words[-1] in _TIME_UNITS
 
 
 def _words(dotted: str) -> list[str]:
@@ -135,7 +140,7 @@ def unit_of(dotted: str, rule: FieldRule) -> tuple[str, float]:
     ``cpu_ms`` -> ("ms", 1e-3), ``h2d_bytes_per_s`` -> ("bytes/s", 1), ``bounce_copy_s_per_byte``
     -> ("s/byte", 1); a field without a unit word is in the rule's base unit."""
     words = _words(dotted)
-    if rule is RATE and "per" in words and words[-1] in _TIME_UNITS:  # h2d_bytes_per_s
+    if rule is RATE and _per_time(words):  # h2d_bytes_per_s
         return ("bytes/s" if "bytes" in words else "per s"), 1.0
     for i, word in enumerate(words):
         if word in UNITS and rule.unit:
