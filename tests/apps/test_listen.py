@@ -169,5 +169,7 @@ def test_out_of_descriptors_backs_off_logs_little_and_recovers() -> None:
         proc.wait(20)
     err = proc.stderr.read()
     lines = [line for line in err.splitlines() if "cannot accept connections" in line]
-    assert 1 <= len(lines) <= 2 and "Too many open files" in lines[0] and "ulimit -n" in lines[0], err
+    # the flood lasts 3 s, less than the log's 10 s interval, and closing it frees the descriptors:
+    # hundreds of failed accepts, exactly one line
+    assert len(lines) == 1 and "Too many open files" in lines[0] and "ulimit -n" in lines[0], err
     assert "Traceback" not in err and len(err.splitlines()) <= 4, err

@@ -152,15 +152,30 @@ HD void intt_head_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src,
 // Where shared word e of a column block lies in its row (from the block's first column).
 HD i64 column_word(int e, int T, int G) { return (e % G) + (i64)2 * T * (e / G); }
 
+// Block b's geometry: K words a column, G columns, its row's prime k, its first word's offset.
+struct ColumnBlock {
+    int K, G;
+    i64 k, off;
+};
+
+HD ColumnBlock column_block(i64 b, int T, const i64* tab, int n) {
+    ColumnBlock c;
+    c.K = n / (2 * T);
+    c.G = 2 * T / c.K;
+    i64 r = b / c.K;
+    c.k = tab[2 * r + 1];
+    c.off = tab[2 * r] * n + (b % c.K) * c.G;
+    return c;
+}
+
 template <class Each>
 HD void ntt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
                         const u64* psi, const u64* psi_sh, int n) {
-    int K = n / (2 * T), G = 2 * T / K;
-    i64 r = b / K, cb = b % K;
-    i64 k = tab[2 * r + 1];
-    i64 off = tab[2 * r] * n + cb * G;
-    u64* x = a + off;
-    const u64* xs = src + off;
+    ColumnBlock c = column_block(b, T, tab, n);
+    int K = c.K, G = c.G;
+    i64 k = c.k;
+    u64* x = a + c.off;
+    const u64* xs = src + c.off;
     each([&](int t) { s[t] = xs[column_word(t, T, G)]; s[t + T] = xs[column_word(t + T, T, G)]; });
     for (int hl = K / 2, m = 1; hl >= 1; hl >>= 1, m <<= 1)
         each([&](int t) {
@@ -175,12 +190,11 @@ HD void ntt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src,
 template <class Each>
 HD void intt_upper_block(Each each, u64* s, i64 b, int T, u64* a, const u64* src, const i64* tab, const u64* q,
                          const u64* ipsi, const u64* ipsi_sh, const u64* ninv, const u64* ninv_sh, int n) {
-    int K = n / (2 * T), G = 2 * T / K;
-    i64 r = b / K, cb = b % K;
-    i64 k = tab[2 * r + 1];
-    i64 off = tab[2 * r] * n + cb * G;
-    u64* x = a + off;
-    const u64* xs = src + off;
+    ColumnBlock c = column_block(b, T, tab, n);
+    int K = c.K, G = c.G;
+    i64 k = c.k;
+    u64* x = a + c.off;
+    const u64* xs = src + c.off;
     each([&](int t) { s[t] = xs[column_word(t, T, G)]; s[t + T] = xs[column_word(t + T, T, G)]; });
     for (int hl = 1, half = K / 2; hl <= K / 2; hl <<= 1, half >>= 1)
         each([&](int t) {
