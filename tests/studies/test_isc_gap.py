@@ -19,9 +19,20 @@ def test_keys_and_compute_scaled_exactly() -> None:
     assert prog.compute_s(isc_gap.scaled_cost(cost, 1.25)) == pytest.approx(1.25 * prog.compute_s(cost), rel=1e-12)
 
 
+def _row(step: str | None, ms: float, keys: float, compute: float) -> isc_gap.GapRow:
+    return isc_gap.GapRow(f"{step}. x", "simulated", (0.0, ms), 3.3, keys, compute, step)
+
+
 def test_explain_adds_up_to_the_paper() -> None:
-    rows = [["3. ours", "simulated", 900.0, 0.3, 0.9], ["4. keys", "simulated", 940.0, 0.5, 0.9],
-            ["5. compute", "fitted", 1090.0, 0.5, 1.05], ["6. fitted", "fitted", 1100.0, 0.5, 1.05]]
-    text = isc_gap.explain(rows, 2, 1105.0)
-    assert "keys (0.50 vs 0.30 GB) +40 ms" in text and "(1.05 vs 0.90 s of compute) +150 ms" in text
-    assert "+10 ms" in text and "unexplained +5 ms" in text
+    rows = [_row("3", 900.0, 0.3, 0.9), _row("4", 940.0, 0.5, 0.9), _row("5", 1090.0, 0.5, 1.05),
+            _row("6", 1100.0, 0.5, 1.05), _row(None, 5000.0, 9.9, 9.9)]  # the sensitivity row is no step
+    assert isc_gap.explain(rows, 1, 1105.0) == (
+        "gap by input: the paper's larger keys (0.50 vs 0.30 GB) +40 ms, its slower FPGA ops (1.05 vs 0.90 s of "
+        "compute) +150 ms, when its program needs the data (fitted phases) +10 ms, unexplained +5 ms")
+    # without the fitted program (step 6) the rest is unexplained from step 5
+    assert isc_gap.explain(rows[:3], 1, 1105.0).endswith("+150 ms, unexplained +15 ms")
+
+
+def test_a_gap_row_flattens_in_column_order() -> None:
+    r = isc_gap.GapRow("3. ours", "simulated", (1.0, 2.0, 3.0), 3.3, 0.34, 0.88, "3")
+    assert r.cells() == ["3. ours", "simulated", 1.0, 2.0, 3.0, 3.3, 0.34, 0.88]

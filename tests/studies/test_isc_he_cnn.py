@@ -24,71 +24,84 @@ def paper_run(tmp_path_factory):
     return st.run(st.IscHeCnnConfig(quick=True), out), out
 
 
+def _records(table):
+    """The table's rows as {column: value}, read by column name."""
+    return [dict(zip(table.columns, r)) for r in table.rows]
+
+
 def _rows(table, program):
-    return [r for r in table.rows if r[1] == program]
+    return [r for r in _records(table) if r["program"] == program]
+
+
+def _paper(table, row):
+    return dict(zip(table.columns, table.paper_row([row[c] for c in table.columns[:table.key_columns]])))
 
 
 def test_table2_predicted_from_the_papers_inputs(paper_run) -> None:
     res, _ = paper_run
     t2 = res.tables["table2_latency_vs_bandwidth"]
-    pred = {r[0]: r for r in _rows(t2, st.PREDICTED)}
-    assert {r[2] for r in pred.values()} == {"simulated"}
+    pred = {r["bandwidth"]: r for r in _rows(t2, st.PREDICTED)}
+    assert {r["provenance"] for r in pred.values()} == {"simulated"}
     # transfer-bound points (1, 2 GB/s): the stated 3.3 GB of weights + our 0.34 GB of keys
     # streamed at B predict the paper within 10 %
     for b in ("1 GB/s", "2 GB/s"):
-        assert pred[b][3] == pytest.approx(t2.paper_row([b, st.PREDICTED])[3], rel=0.10), pred[b]
+        assert pred[b]["latency_ms"] == pytest.approx(_paper(t2, pred[b])["latency_ms"], rel=0.10), pred[b]
     # compute-bound points: our FPGA compute (0.88 s from the assumed HEAX rates) is below the
     # paper's ~1.05 s plateau; the prediction stays within 20 % and below the paper
     for b in ("4 GB/s", "8 GB/s", "16 GB/s"):
-        paper = t2.paper_row([b, st.PREDICTED])[3]
-        assert 0.80 * paper <= pred[b][3] < paper, pred[b]
+        paper = _paper(t2, pred[b])["latency_ms"]
+        assert 0.80 * paper <= pred[b]["latency_ms"] < paper, pred[b]
     # latency falls with bandwidth and levels off at the compute bound
-    lat = [pred[f"{b} GB/s"][3] for b in (1, 2, 4, 8, 16)]
+    lat = [pred[f"{b} GB/s"]["latency_ms"] for b in (1, 2, 4, 8, 16)]
     assert lat == sorted(lat, reverse=True) and lat[-1] == pytest.approx(res.extra["program"]["compute_s"] * 1e3, rel=0.05)
-    cpu = t2.rows[-1]
-    assert cpu[0] == st.CPU_LABEL and cpu[2] == "cited" and cpu[3] == pytest.approx(11359)
+    cpu = _records(t2)[-1]
+    assert (cpu["bandwidth"], cpu["provenance"], cpu["latency_ms"]) == (st.CPU_LABEL, "cited", 11359.0)
 
 
 def test_fit_check_the_fitted_program_matches_table2_and_says_fitted(paper_run) -> None:
     res, _ = paper_run
     t2 = res.tables["table2_latency_vs_bandwidth"]
     fit = _rows(t2, st.FITTED)
-    assert len(fit) == 5 and {r[2] for r in fit} == {"fitted"}
+    assert len(fit) == 5 and {r["provenance"] for r in fit} == {"fitted"}
     for r in fit:
-        assert r[3] == pytest.approx(t2.paper_row(r[:2])[3], rel=0.01), r
+        assert r["latency_ms"] == pytest.approx(_paper(t2, r)["latency_ms"], rel=0.01), r
 
 
 def test_gap_decomposition_adds_up(paper_run) -> None:
     res, _ = paper_run
     gap = res.tables["table2_gap"]
-    by = {r[0].split(".")[0]: r for r in gap.rows}
+    steps = _records(gap)
+    by = {r["step"][:2]: r for r in steps}  # "1." .. "6.", and "se" for the sensitivity row
+    lats = {k: [r[f"{b}_gbps_ms"] for b in (1, 2, 4, 8, 16)] for k, r in by.items()}
     t2 = res.tables["table2_latency_vs_bandwidth"]
-    pred = [r[3] for r in _rows(t2, st.PREDICTED)]
-    fit = [r[3] for r in _rows(t2, st.FITTED)]
-    assert by["3"][2:7] == pytest.approx(pred, rel=1e-9)  # step 3 is our prediction
-    assert by["6"][2:7] == pytest.approx(fit, rel=1e-9)  # step 6 the fitted program
-    assert by["1"][2] == pytest.approx(1696, rel=0.03)  # the first generated program at 1 GB/s
+    pred = [r["latency_ms"] for r in _rows(t2, st.PREDICTED)]
+    fit = [r["latency_ms"] for r in _rows(t2, st.FITTED)]
+    assert lats["3."] == pred  # step 3 is our prediction
+    assert lats["6."] == fit  # step 6 the fitted program
+    assert lats["1."][0] == pytest.approx(1696, rel=0.03)  # the first generated program at 1 GB/s
     # the paper's larger keys move every point up; compute scaled to the plateau lifts the
     # compute-bound points most
-    assert all(k > p for k, p in zip(by["4"][2:7], by["3"][2:7]))
-    assert by["5"][6] == pytest.approx(1055, rel=0.03)
-    assert [r[1] for r in gap.rows if r[0][0] in "12345"] == ["simulated"] * 4 + ["fitted"]
-    assert by["6"][1] == "fitted"
+    assert all(k > p for k, p in zip(lats["4."], lats["3."]))
+    assert lats["5."][4] == pytest.approx(1055, rel=0.03)
+    assert [by[f"{i}."]["provenance"] for i in range(1, 7)] == ["simulated"] * 4 + ["fitted"] * 2
+    assert list(by) == ["1.", "2.", "3.", "4.", "5.", "6.", "se"]
+    assert res.extra["gap"][by["3."]["step"]] == {f"{b}_gbps_ms": v for b, v in zip((1, 2, 4, 8, 16), pred)}
 
 
 def test_table3_predicted_and_the_headline(paper_run) -> None:
     res, _ = paper_run
     t3 = res.tables["table3_devices"]
     assert t3.provenance == "simulated" and t3.reproduces == "Table 3"
-    for row in t3.rows:
-        paper = t3.paper_row(row[:1])
-        for ours, theirs in zip(row[1:], paper[1:]):
+    for row in _records(t3):
+        paper = _paper(t3, row)
+        for col in st.TABLE3_COLUMNS[1:]:
+            ours, theirs = row[col], paper[col]
             if theirs is None:
                 assert ours is None  # 32 FPGA&SSD boards do not fit on 16 lanes
             else:
                 # each board's latency is Table 2's at its share of the lanes: within 20 %
-                assert ours == pytest.approx(theirs, rel=0.25), (row[0], ours, theirs)
-    head = {r[0]: r[1] for r in res.tables["table3_headline"].rows}
+                assert ours == pytest.approx(theirs, rel=0.25), (row["devices"], col, ours, theirs)
+    head = {r["claim"]: r["value"] for r in _records(res.tables["table3_headline"])}
     assert head["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"] == pytest.approx(72.2, rel=0.10)
     assert head["16 CSDs vs 16 FPGA&SSD: throughput ratio"] == pytest.approx(3.60, rel=0.15)
     kinds = [c.kind for c in res.claims]
@@ -127,14 +140,14 @@ def test_real_trace_with_wall_times_gives_a_measured_cpu_row(tmp_path) -> None:
     path.write_text(json.dumps(trace))
     cfg = st.IscHeCnnConfig(model=str(path), bandwidths=[1.0, 8.0], devices=[1, 16], plan_clients=100)
     res = st.run(cfg, tmp_path / "out")
-    cpu = res.tables["table2_latency_vs_bandwidth"].rows[-1]
-    assert cpu[2] == "measured" and cpu[3] == pytest.approx(0.003 * len(trace["ops"]) * 1e3)
-    assert res.tables["table3_devices"].rows[-1][0] == 16
+    cpu = _records(res.tables["table2_latency_vs_bandwidth"])[-1]
+    assert cpu["provenance"] == "measured" and cpu["latency_ms"] == pytest.approx(0.003 * len(trace["ops"]) * 1e3)
+    assert [r["devices"] for r in _records(res.tables["table3_devices"])] == [1, 16]
     assert any("not the paper's program" in n for n in res.notes)
     assert "table2_gap" not in res.tables and not res.fits
     # its headline says what it is beside the paper's program, and quotes its own computed ratios
     (head,) = res.headline
-    ratios = {r[0]: r[1] for r in res.tables["table3_headline"].rows}
+    ratios = {r["claim"]: r["value"] for r in _records(res.tables["table3_headline"])}
     assert head.startswith("Not the paper's program") and "not a reproduction" in head
     assert f"{ratios['CSD at 8 GB/s vs CPU: speedup']:.1f}x faster than the measured CPU time" in head
     assert f"throughput x{ratios['16 CSDs vs 16 FPGA&SSD: throughput ratio']:.2f}" in head and not res.claims

@@ -70,10 +70,12 @@ def plan_isc_cmd(
                        unit="requests/s")
     if nand_tb is not None:
         check_positive("--nand-tb", nand_tb, minimum=1e-6, maximum=MAX_NAND_TB, unit="TB")
-    from cryptoffload.report.tables import render_table
     from cryptoffload.policies.isc_plan import plan_isc
+    from cryptoffload.report.tables import render_table
+    from cryptoffload.sim.isc_world import load_isc_world
+    from cryptoffload.studies._isc_plan_table import plan_table
 
-    table = plan_isc(clients, model, requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
-                     keys_on_every_csd=not partition)
-    render_table(table, console)
+    plan = plan_isc(clients, load_isc_world(model), requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
+                    keys_on_every_csd=not partition)
+    render_table(plan_table(plan), console)
 

@@ -42,12 +42,34 @@ PCIE_EFFICIENCY = 0.8
 
 @dataclass
 class Variant:
+    """One program of the waterfall: ``step`` is its number ("1" to "6"), ``None`` for the
+    sensitivity row beside the steps."""
+
     label: str
     provenance: str
     program: HEProgram
     cost: FpgaCostModel
     inputs: list[str]
     efficiency: float = 1.0
+    step: str | None = None
+
+
+@dataclass(frozen=True)
+class GapRow:
+    """One row of the waterfall: the latency (ms) at each bandwidth swept, in the sweep's order,
+    and the sizes the variant changes. Its columns depend on the sweep, so it flattens itself
+    (:meth:`cells`) rather than through ``report.rows``; the paper's row has no provenance."""
+
+    label: str
+    provenance: str | None
+    latencies_ms: tuple[float | None, ...]
+    weights_gb: float
+    keys_gb: float
+    compute_s: float
+    step: str | None = None
+
+    def cells(self) -> list[Any]:
+        return [self.label, self.provenance, *self.latencies_ms, self.weights_gb, self.keys_gb, self.compute_s]
 
 
 def with_key_bytes(program: HEProgram, total: float) -> HEProgram:
@@ -72,60 +94,61 @@ def variants(predicted: HEProgram, inputs: PaperInputs, cost: FpgaCostModel, fit
     base = [names["fpga"], names["platforms"]]
     out = [
         Variant("1. generated CNN: CryptoNets widths, 48-bit primes, a rescale per product", "simulated",
-                generate_cnn(), cost, base),
+                generate_cnn(), cost, base, step="1"),
         Variant("2. + EVA parameters and lazy rescaling (six 60-bit data primes)", "simulated",
                 eva_cnn(inputs.params, replace(inputs.shape, channels=CnnShape().channels)), cost,
-                base + [names["inputs"]]),
+                base + [names["inputs"]], step="2"),
         Variant(f"3. + {inputs.shape.channels} channels from the stated {inputs.weights_gb:g} GB of weights "
-                "= our prediction", "simulated", predicted, cost, base + [names["inputs"]]),
+                "= our prediction", "simulated", predicted, cost, base + [names["inputs"]], step="3"),
     ]
     keyed = with_key_bytes(predicted, inputs.keys_gb * GB)
     out.append(Variant(f"4. + keys at the stated {inputs.keys_gb:g} GB (ours {predicted.key_total_bytes / GB:.2f})",
-                       "simulated", keyed, cost, base + [names["inputs"]]))
+                       "simulated", keyed, cost, base + [names["inputs"]], step="4"))
     factor = plateau_s / keyed.compute_s(cost)
     out.append(Variant(f"5. + FPGA compute x{factor:.2f}, to Table 2's 16 GB/s plateau", "fitted", keyed,
-                       scaled_cost(cost, factor), base + [names["inputs"], COMPUTE_FIT]))
+                       scaled_cost(cost, factor), base + [names["inputs"], COMPUTE_FIT], step="5"))
     if fitted is not None:
         out.append(Variant("6. the paper-calibrated program (phase shares fitted to Table 2)", "fitted", fitted,
-                           fitted_cost, base + [names["fitted"]]))
+                           fitted_cost, base + [names["fitted"]], step="6"))
     out.append(Variant(f"sensitivity: our prediction at {PCIE_EFFICIENCY:.0%} of theoretical bandwidth", "simulated",
                        predicted, cost, base + [names["inputs"]], efficiency=PCIE_EFFICIENCY))
     return out
 
 
 def waterfall(vs: list[Variant], csd: PlatformPreset, bandwidths: list[float], step_limits: tuple[float, float],
-              seed: int, say: Callable[[str], None] = lambda s: None) -> list[list[Any]]:
-    """One row per variant: label, provenance, latency (ms) at each bandwidth, weights, keys
-    (GB) and FPGA compute (s)."""
+              seed: int, say: Callable[[str], None] = lambda s: None) -> list[GapRow]:
+    """One row per variant: its latency (ms) at each bandwidth, weights, keys (GB) and FPGA
+    compute (s)."""
     rows = []
     for v in vs:
         say(f"gap decomposition: {v.label[:40]}")
         comp = compile_steps(v.program, v.cost, *step_limits)
-        lats = [simulate(comp, csd, 1, source_gbps=b * v.efficiency, seed=seed).mean_latency_s * 1e3
-                for b in bandwidths]
-        rows.append([v.label, v.provenance, *lats, v.program.weight_bytes / GB, v.program.key_total_bytes / GB,
-                     comp.compute_s])
+        lats = tuple(simulate(comp, csd, 1, source_gbps=b * v.efficiency, seed=seed).mean_latency_s * 1e3
+                     for b in bandwidths)
+        rows.append(GapRow(v.label, v.provenance, lats, v.program.weight_bytes / GB, v.program.key_total_bytes / GB,
+                           comp.compute_s, v.step))
     return rows
 
 
-def explain(rows: list[list[Any]], col: int, paper_ms: float) -> str:
-    """The steps' contributions at one bandwidth (column ``col`` of the rows), from our
+def explain(rows: list[GapRow], index: int, paper_ms: float) -> str:
+    """The steps' contributions at one bandwidth (the ``index``-th of the sweep), from our
     prediction (step 3) to the paper, in words: ``the paper's larger keys (0.50 vs 0.34 GB)
     +39 ms, its slower FPGA ops (1.05 vs 0.88 s) +148 ms, ...``."""
-    by = {r[0].split(".")[0]: r for r in rows if r[0][0].isdigit()}
-    keys, compute = -2, -1
+    by = {r.step: r for r in rows if r.step is not None}
     parts = []
-    prev = by["3"][col]
-    texts = {"4": f"the paper's larger keys ({by['4'][keys]:.2f} vs {by['3'][keys]:.2f} GB)" if "4" in by else "",
-             "5": f"its slower FPGA ops ({by['5'][compute]:.2f} vs {by['3'][compute]:.2f} s of compute)" if "5" in by else "",
+    prev = by["3"].latencies_ms[index]
+    texts = {"4": f"the paper's larger keys ({by['4'].keys_gb:.2f} vs {by['3'].keys_gb:.2f} GB)" if "4" in by else "",
+             "5": (f"its slower FPGA ops ({by['5'].compute_s:.2f} vs {by['3'].compute_s:.2f} s of compute)"
+                   if "5" in by else ""),
              "6": "when its program needs the data (fitted phases)"}
     for step in ("4", "5", "6"):
         if step in by:
-            parts.append(f"{texts[step]} {by[step][col] - prev:+,.0f} ms")
-            prev = by[step][col]
+            ms = by[step].latencies_ms[index]
+            parts.append(f"{texts[step]} {ms - prev:+,.0f} ms")
+            prev = ms
     parts.append(f"unexplained {paper_ms - prev:+,.0f} ms")
     return "gap by input: " + ", ".join(parts)
 
 
-__all__ = ["COMPUTE_FIT", "PCIE_EFFICIENCY", "Variant", "explain", "scaled_cost", "variants", "waterfall",
+__all__ = ["COMPUTE_FIT", "GapRow", "PCIE_EFFICIENCY", "Variant", "explain", "scaled_cost", "variants", "waterfall",
            "with_key_bytes"]
