@@ -158,3 +158,32 @@ def test_no_module_over_700_lines():
     long = [f"{p.relative_to(SRC)}: {n} lines" for p in _files()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700]
     assert not long, "split these modules (one concept per file):\n" + "\n".join(long)
+
+
+def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_no_function_over_80_lines():
+    """One step per function: a function over 80 lines is several functions that have no names
+    yet (ARCHITECTURE.md); split it by concept, not by line count."""
+    long = [f"{p.relative_to(SRC)}:{f.lineno} {f.name}: {f.end_lineno - f.lineno + 1} lines"
+            for p in _files() for f in _functions(ast.parse(p.read_text(encoding="utf-8")))
+            if f.end_lineno is not None and f.end_lineno - f.lineno + 1 > 80]
+    assert not long, "split these functions (one step each):\n" + "\n".join(long)
+
+
+def test_no_section_banner_inside_a_function():
+    """A ``# -- Table 2 ---`` banner inside a function marks a function that is missing."""
+    found = []
+    for p in _files():
+        lines = p.read_text(encoding="utf-8").splitlines()
+        for f in _functions(ast.parse("\n".join(lines))):
+            body = lines[f.lineno:f.end_lineno or f.lineno]
+            found += [f"{p.relative_to(SRC)}:{f.lineno + i + 1} in {f.name}" for i, line in enumerate(body)
+                      if _is_banner(line.strip())]
+    assert not found, "name these sections as functions:\n" + "\n".join(found)
+
+
+def _is_banner(line: str) -> bool:
+    return line.startswith("# --") or line.startswith("# ==") or (line.startswith("#") and line.endswith("----"))

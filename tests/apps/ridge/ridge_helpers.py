@@ -137,7 +137,7 @@ class Parties:
         status, the CSP's steps."""
         st = self.store.load()
         steps = tuple(self.csp_service.store.step(s) for s in ("commitment", "unpack", "solve"))
-        return (st.aggregates, st.records, st.bytes, sorted(st.uploads), st.finalize.state, steps,
+        return (st.aggregates, st.totals, st.bytes, (st.uploads, self.store.uploads_digest()), st.finalize.state, steps,
                 http(self.platform + "/status", token=BUYER_TOKEN)[1]["records"])
 
 

@@ -60,9 +60,21 @@ def test_replays_are_refused() -> None:
     with pytest.raises(ProtocolError, match="message m1 was already received") as info:
         guard.check("m1")
     assert (info.value.status, info.value.code) == (409, "replayed_message")
-    assert server.ReplayGuard({"m2"}).seen == {"m2"}
     with pytest.raises(ProtocolError):
-        server.ReplayGuard({"m2"}).check("m2")          # ids reloaded after a restart
+        server.ReplayGuard({"m2"}.__contains__).check("m2")          # ids in the database (after a restart)
+
+
+def test_replay_memory_is_bounded_by_the_recent_ids() -> None:
+    stored = {"old"}
+    guard = server.ReplayGuard(stored.__contains__, recent=3)
+    for i in range(10):
+        guard.check(f"m{i}")
+    assert len(guard) == 3                                  # m7, m8, m9 held; the rest forgotten
+    with pytest.raises(ProtocolError):
+        guard.check("m9")
+    guard.check("m0")                                       # neither recent nor stored: a new id
+    with pytest.raises(ProtocolError):
+        guard.check("old")
 
 
 def test_large_bodies_are_parsed_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:

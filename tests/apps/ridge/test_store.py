@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hashlib
+import json
+
 import pytest
 
-from cryptoffload.apps.ridge.store import PlatformStore, UploadRecord
+from cryptoffload.apps.ridge.store import PlatformStore, UploadRecord, uploads_digest
 
 
 def test_store_reloads_aggregates_and_ids(tmp_path: Path) -> None:
@@ -25,9 +28,14 @@ def test_store_reloads_aggregates_and_ids(tmp_path: Path) -> None:
     st = PlatformStore(db)
     state = st.load()
     assert state.aggregates == {"p": b"\x04" * 16, "q": b"\x05" * 16}       # one per provider, the latest
-    assert state.records == 12 and state.bytes == 190 and set(state.uploads) == {"p:1", "p:2", "q:1"}
+    assert state.records == 12 and state.bytes == 190 and state.uploads == 3
+    assert state.totals == {"p": (10, 2), "q": (2, 1)}
+    assert st.upload("p:2") == UploadRecord("p:2", "p", "m2", 3, 3, 50, "ee") and st.upload("p:3") is None
+    assert st.uploads_digest() == uploads_digest(sorted([rec, UploadRecord("q:1", "q", "m3", 2, 1, 40, "dd"),
+                                                         UploadRecord("p:2", "p", "m2", 3, 3, 50, "ee")],
+                                                        key=lambda u: u.upload_id))
     fin = state.finalize
-    assert "m1" in state.message_ids and fin.state == "unpacking" and fin.masks == [[5, 6], [7, 8]]
+    assert st.has_message("m1") and not st.has_message("m9") and fin.state == "unpacking" and fin.masks == [[5, 6], [7, 8]]
     assert fin.contributors == ["p", "q"] and fin.excluded == []
     st.save_solving([[1]], [2], b"\x06", "ab", 10, [1])
     fin = st.load().finalize
@@ -36,3 +44,17 @@ def test_store_reloads_aggregates_and_ids(tmp_path: Path) -> None:
         st.bind_session("c" * 32, "b" * 32, {"d": 2})
     st.close()
     assert (db.stat().st_mode & 0o777) == 0o600
+
+
+def test_the_streamed_uploads_digest_is_the_hash_of_the_whole_sorted_list() -> None:
+    """Providers recompute the digest as SHA-256 of the JSON list of sorted rows; the platform
+    streams it row by row from the database: the two must agree byte for byte."""
+    ups = [UploadRecord(f"p:{i}", "p", f"m{i}", i + 1, 1, 10, format(i, "x")) for i in (3, 10, 1)]
+    rows = sorted([u.upload_id, u.provider_id, u.records, u.vectors, u.digest] for u in ups)
+    want = hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+    assert uploads_digest(sorted(ups, key=lambda u: u.upload_id)) == want
+    assert uploads_digest([]) == hashlib.sha256(b"[]").hexdigest()
+    st = PlatformStore(None)
+    for u in ups:
+        st.accept_upload(u, b"\x01")
+    assert st.uploads_digest() == want

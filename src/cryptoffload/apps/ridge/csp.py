@@ -144,7 +144,7 @@ class CspService:
         self.plaintexts = upload_layout(csp.params, csp.upload_pk).plaintexts_needed(csp.params.value_count)
         self.store = store
         store.bind_session(csp.upload_pk.fingerprint.hex(), csp.solve_pk.fingerprint.hex())
-        self._replay = ReplayGuard(store.message_ids())
+        self._replay = ReplayGuard(store.has_message)
         self._lock = asyncio.Lock()
         d = self.params.d
         #: the largest message: an unpack request (one contribution per provider) or a solve request

@@ -27,11 +27,6 @@ from cryptoffload.errors import ConfigError
 SCHEMA_VERSION = 2  # 2: the unpack answer is JSON (fields and the excluded contributions)
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
-    message_id  TEXT PRIMARY KEY,
-    type        TEXT NOT NULL,
-    received_at REAL NOT NULL
-);
 CREATE TABLE IF NOT EXISTS steps (
     step     TEXT PRIMARY KEY CHECK (step IN ('commitment', 'unpack', 'solve')),
     digest   TEXT NOT NULL,
@@ -58,10 +53,6 @@ class CspStore(Database):
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
         super().__init__(path, _SCHEMA, SCHEMA_VERSION, "CSP state database")
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
-        with self.transaction() as c:
-            c.execute(sql, args)
-
     def bind_session(self, upload_fp: str, solve_fp: str) -> None:
         """Tie the state to one key pair; a database of another key pair is refused."""
         stored = self.meta("keys")
@@ -70,13 +61,6 @@ class CspStore(Database):
             self.set_meta({"keys": keys})
         elif stored != keys:
             raise ConfigError(f"{self.path} is the state of another CSP key pair; remove it with those keys")
-
-    # -- replay ---------------------------------------------------------------------------------
-    def message_ids(self) -> set[str]:
-        return {r[0] for r in self._conn.execute("SELECT message_id FROM messages")}
-
-    def remember_message(self, message_id: str, type_: str) -> None:
-        self._write("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
 
     # -- the one commitment, unpack and solve ---------------------------------------------------
     def step(self, name: str) -> Step | None:

@@ -13,13 +13,22 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from cryptoffload.errors import ConfigError
 
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
+#: every party's processed message ids (a replay stays refused across restarts, and the party's
+#: memory does not grow with the messages it has seen)
+_MESSAGES = """CREATE TABLE IF NOT EXISTS messages (
+    message_id  TEXT PRIMARY KEY,
+    type        TEXT NOT NULL,
+    received_at REAL NOT NULL
+);
+"""
 
 
 class Database:
@@ -42,7 +51,7 @@ class Database:
             if self.path is not None:
                 self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(_META + schema)
+            self._conn.executescript(_META + _MESSAGES + schema)
             stored = self.meta("schema_version")
             if stored is None:
                 self.set_meta({"schema_version": str(version)})
@@ -75,3 +84,19 @@ class Database:
     def set_meta(self, values: dict[str, str]) -> None:
         with self.transaction() as c:
             c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        with self.transaction() as c:
+            c.execute(sql, args)
+
+    def has_message(self, message_id: str) -> bool:
+        """Whether ``message_id`` was processed (a primary-key lookup, under the write lock so
+        that it never sees a transaction half-way)."""
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM messages WHERE message_id = ?",
+                                      (message_id,)).fetchone() is not None
+
+    def remember_message(self, message_id: str, type_: str) -> None:
+        """A processed message id that changed nothing else (kept so that a replay stays refused
+        after a restart)."""
+        self._write("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))

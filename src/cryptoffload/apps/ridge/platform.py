@@ -81,14 +81,6 @@ def _parse_fault(text: str | None) -> int | None:
     return int(count)
 
 
-def uploads_digest(uploads: Sequence[UploadRecord]) -> str:
-    """SHA-256 of the accepted uploads (id, provider, records, vectors, ciphertext digest),
-    sorted by id: what the platform commits to at the CSP, and what a provider who knows the
-    list can recompute."""
-    rows = sorted([u.upload_id, u.provider_id, u.records, u.vectors, u.digest] for u in uploads)
-    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
-
-
 class PlatformService:
     """The platform's HTTP face (module docstring); state survives restarts (:mod:`.store`)."""
 
@@ -126,14 +118,12 @@ class PlatformService:
         self.aggs: dict[str, bytes] = state.aggregates  # per provider
         self.records = state.records
         self.bytes = state.bytes
-        self.uploads: dict[str, UploadRecord] = state.uploads
-        #: per provider: (records, uploads), kept beside the uploads (no scan per upload)
-        self._mine: dict[str, tuple[int, int]] = {}
-        for u in self.uploads.values():
-            r, k = self._mine.get(u.provider_id, (0, 0))
-            self._mine[u.provider_id] = (r + u.records, k + 1)
+        #: how many uploads were accepted (the uploads themselves stay in the store)
+        self.upload_count = state.uploads
+        #: per provider: (records, uploads)
+        self._mine: dict[str, tuple[int, int]] = dict(state.totals)
         self.fin: FinalizeState = state.finalize
-        self._replay = ReplayGuard(state.message_ids)
+        self._replay = ReplayGuard(store.has_message)
         self._lock = asyncio.Lock()
         self._fault = _parse_fault(os.environ.get(FAULT_ENV))
         self._accepted_here = 0
@@ -141,7 +131,7 @@ class PlatformService:
         up, sp = self.upload_pk.fingerprint, self.solve_pk.fingerprint
         self._expected = {m.UPLOAD: up, m.FINALIZE: up, m.MASK_REQUEST: sp}
         if state.uploads or state.finalize.state != "collecting":
-            log.info("reloaded %d accepted uploads (%d records), finalisation state %s", len(self.uploads),
+            log.info("reloaded %d accepted uploads (%d records), finalisation state %s", self.upload_count,
                      self.records, self.fin.state)
 
     def app(self) -> web.Application:
@@ -171,7 +161,7 @@ class PlatformService:
         if header is not None:
             who = self.credentials.identify(header)
             if who == BUYER:
-                fields.update(records=self.records, uploads=len(self.uploads), bytes=self.bytes,
+                fields.update(records=self.records, uploads=self.upload_count, bytes=self.bytes,
                               providers=len(self.aggs), min_providers=self.params.min_providers,
                               max_records=self.params.max_records)
             else:
@@ -205,16 +195,17 @@ class PlatformService:
         return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
                              records_total=records, uploads_total=uploads)
 
-    def _duplicate(self, upload_id: str, records: int, vectors: int) -> None:
-        prior = self.uploads[upload_id]
+    def _duplicate(self, prior: UploadRecord, records: int, vectors: int) -> None:
+        upload_id = prior.upload_id
         if (prior.records, prior.vectors) != (records, vectors):
             raise ProtocolError(f"upload id {upload_id!r} was already accepted for {prior.records} records in "
                                 f"{prior.vectors} vectors, not {records} in {vectors}", status=409,
                                 code="upload_id_conflict")
 
-    async def _already_accepted(self, msg: Mapping[str, Any], upload_id: str, provider_id: str, records: int,
+    async def _already_accepted(self, msg: Mapping[str, Any], prior: UploadRecord, provider_id: str, records: int,
                                 vectors: int, locked: bool = False) -> dict[str, Any]:
-        self._duplicate(upload_id, records, vectors)
+        upload_id = prior.upload_id
+        self._duplicate(prior, records, vectors)
         if locked:
             await self._remember(msg)
         else:
@@ -254,14 +245,16 @@ class PlatformService:
 
     async def _upload(self, msg: dict[str, Any], provider: str) -> dict[str, Any]:
         upload_id, records, vectors = self._upload_fields(msg, provider)
-        if upload_id in self.uploads:  # a retry: answered without decoding (even after finalisation)
-            return await self._already_accepted(msg, upload_id, provider, records, vectors)
+        prior = self.store.upload(upload_id)
+        if prior is not None:  # a retry: answered without decoding (even after finalisation)
+            return await self._already_accepted(msg, prior, provider, records, vectors)
         self._check_room(records, provider)
         batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.upload_pk,
                           count=vectors * self.plaintexts, check_units=False)
         async with self._lock:
-            if upload_id in self.uploads:  # accepted while this copy was being decoded
-                return await self._already_accepted(msg, upload_id, provider, records, vectors, locked=True)
+            prior = self.store.upload(upload_id)
+            if prior is not None:  # accepted while this copy was being decoded
+                return await self._already_accepted(msg, prior, provider, records, vectors, locked=True)
             self._check_room(records, provider)  # again: another upload may have been accepted meanwhile
             new_words = await run(self._fold, self.aggs.get(provider, self._ones), batch.words, vectors)
             rec = UploadRecord(upload_id, provider, msg["message_id"], records, vectors, len(batch.words),
@@ -272,7 +265,7 @@ class PlatformService:
             self._mine[provider] = (mine[0] + records, mine[1] + 1)
             self.records += records
             self.bytes += len(batch.words)
-            self.uploads[upload_id] = rec
+            self.upload_count += 1
             self._accepted_here += 1
             log.info("accepted upload %s from %s: %d records, %d bytes (total %d records)", upload_id, provider,
                      records, len(batch.words), self.records)
@@ -317,12 +310,12 @@ class PlatformService:
     def _contributions(self, contributors: Sequence[str]) -> list[int]:
         return [self.provider_records(c) for c in contributors]
 
-    def _commitment(self) -> dict[str, Any]:
+    async def _commitment(self) -> dict[str, Any]:
         """The masked aggregates (one per provider, concatenated), the uploads in them and each
         contribution's record count, in the order sent."""
-        uploads = list(self.uploads.values())
-        return {"aggregate_sha256": hashlib.sha256(self.fin.masked).hexdigest(), "uploads_sha256": uploads_digest(uploads),
-                "records": sum(self._contributions(self.fin.contributors)), "uploads": len(uploads),
+        digest = await run(self.store.uploads_digest)
+        return {"aggregate_sha256": hashlib.sha256(self.fin.masked).hexdigest(), "uploads_sha256": digest,
+                "records": sum(self._contributions(self.fin.contributors)), "uploads": self.upload_count,
                 "providers": len(self.fin.contributors), "contributions": self._contributions(self.fin.contributors)}
 
     def _kept(self) -> list[str]:
@@ -332,11 +325,11 @@ class PlatformService:
         async with self._lock:
             await self._advance()
             await self._remember(msg)
-            uploads = list(self.uploads.values())
+            digest = await run(self.store.uploads_digest)
             excluded = [self.fin.contributors[i] for i in self.fin.excluded]
             return m.new_message(m.FINALIZED, self.upload_pk.fingerprint, state=self.fin.state,
-                                 records=self.fin.records, uploads=len(uploads), providers=len(self._kept()),
-                                 uploads_sha256=uploads_digest(uploads), system_digest=self.fin.system_digest,
+                                 records=self.fin.records, uploads=self.upload_count, providers=len(self._kept()),
+                                 uploads_sha256=digest, system_digest=self.fin.system_digest,
                                  excluded=self.fin.excluded, excluded_providers=excluded)
 
     async def _start_unpacking(self) -> None:
@@ -357,7 +350,7 @@ class PlatformService:
         await run(self.store.save_unpacking, self.records, masks, masked_words, contributors)
         self.fin = FinalizeState("unpacking", self.records, masks, masked_words, contributors=contributors)
         log.info("finalizing %d records from %d uploads of %d providers: aggregates masked (%.2f s)", self.records,
-                 len(self.uploads), len(contributors), time.perf_counter() - t0)
+                 self.upload_count, len(contributors), time.perf_counter() - t0)
 
     def _excluded(self, resp: Mapping[str, Any]) -> list[int]:
         value = resp.get("excluded")
@@ -376,7 +369,7 @@ class PlatformService:
         t0 = time.perf_counter()
         # the commitment first: the CSP unpacks only the aggregates committed to (an
         # identical commitment after a restart is answered again)
-        await self._csp_post(m.new_message(m.COMMIT, ufp, **self._commitment()), m.COMMITTED, ufp)
+        await self._csp_post(m.new_message(m.COMMIT, ufp, **(await self._commitment())), m.COMMITTED, ufp)
         req = m.new_message(m.UNPACK_REQUEST, ufp, ciphertexts=m.encode_words(
             fin.masked, self.plaintexts * len(fin.contributors), self.upload_pk))
         resp = await self._csp_post(req, m.UNPACK_RESPONSE, sfp)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import OrderedDict
 import logging
 import os
 import socket
@@ -83,17 +84,31 @@ async def parse(body: bytes, expected: Mapping[str, bytes | None]) -> dict[str, 
 
 
 class ReplayGuard:
-    """Message ids already seen. Why ids are remembered from the *start* of processing: a
-    replay that arrives while the original is still being processed is refused too."""
+    """Message ids already seen: every processed one, looked up in the party's database
+    (``stored``: a replay stays refused across restarts, and memory does not grow with the
+    messages), and the most recent ``recent`` ids in memory. Why ids are also remembered from
+    the *start* of processing: a replay that arrives while the original is still being
+    processed is refused too, and so is the replay of a recent message that was refused (its id
+    never reaches the database)."""
 
-    def __init__(self, seen: set[str] | None = None) -> None:
-        self.seen = seen if seen is not None else set()
+    RECENT = 65_536
+
+    def __init__(self, stored: Callable[[str], bool] | None = None, recent: int = RECENT) -> None:
+        self._stored = stored if stored is not None else (lambda _id: False)
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._cap = recent
 
     def check(self, message_id: str) -> None:
-        if message_id in self.seen:
+        if message_id in self._recent or self._stored(message_id):
             raise ProtocolError(f"message {message_id} was already received (replay refused)", status=409,
                                 code="replayed_message")
-        self.seen.add(message_id)
+        self._recent[message_id] = None
+        if len(self._recent) > self._cap:
+            self._recent.popitem(last=False)
+
+    def __len__(self) -> int:
+        """How many ids are held in memory (at most ``recent``)."""
+        return len(self._recent)
 
 
 def configure_logging() -> None:

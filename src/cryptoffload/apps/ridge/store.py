@@ -28,11 +28,12 @@ cache (it unpacks and solves one aggregate per key pair, see :mod:`.csp`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from cryptoffload.apps.ridge.db import Database
 from cryptoffload.errors import ConfigError
@@ -56,11 +57,6 @@ CREATE TABLE IF NOT EXISTS uploads (
     bytes       INTEGER NOT NULL,
     digest      TEXT NOT NULL,
     accepted_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS messages (
-    message_id  TEXT PRIMARY KEY,
-    type        TEXT NOT NULL,
-    received_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS finalize (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
@@ -113,14 +109,32 @@ class FinalizeState:
 
 @dataclass
 class StoredState:
-    """Everything the platform reloads on start."""
+    """What the platform reloads on start: per provider, its aggregate and its totals (records,
+    uploads). Bounded by the number of providers, not by the uploads: the uploads themselves
+    and the processed message ids stay in the database and are looked up one at a time."""
 
     aggregates: dict[str, bytes]
-    records: int
+    totals: dict[str, tuple[int, int]]
     bytes: int
-    uploads: dict[str, UploadRecord]
-    message_ids: set[str]
+    uploads: int
     finalize: FinalizeState
+
+    @property
+    def records(self) -> int:
+        return sum(r for r, _ in self.totals.values())
+
+
+def uploads_digest(uploads: Iterable[UploadRecord]) -> str:
+    """SHA-256 of the accepted uploads (id, provider, records, vectors, ciphertext digest),
+    sorted by id: what the platform commits to at the CSP, and what a provider who knows the
+    list can recompute. ``uploads`` must come sorted by id; the JSON list is hashed as it is
+    written, so the uploads are never all held at once."""
+    h = hashlib.sha256(b"[")
+    for i, u in enumerate(uploads):
+        row = [u.upload_id, u.provider_id, u.records, u.vectors, u.digest]
+        h.update((b"," if i else b"") + json.dumps(row, separators=(",", ":")).encode())
+    h.update(b"]")
+    return h.hexdigest()
 
 
 def _hex_list(values: list[int]) -> str:
@@ -155,10 +169,7 @@ class PlatformStore(Database):
     # -- loading --------------------------------------------------------------------------------
     def load(self) -> StoredState:
         c = self._conn
-        rows = c.execute("SELECT provider_id, records, bytes, words FROM aggregates").fetchall()
-        uploads = {r[0]: UploadRecord(*r) for r in c.execute(
-            "SELECT upload_id, provider_id, message_id, records, vectors, bytes, digest FROM uploads")}
-        ids = {r[0] for r in c.execute("SELECT message_id FROM messages")}
+        rows = c.execute("SELECT provider_id, records, uploads, bytes, words FROM aggregates").fetchall()
         fin = FinalizeState()
         f = c.execute("SELECT state, records, masks, masked, mask_r_big, mask_r_small, system, system_digest, "
                       "contributors, excluded FROM finalize WHERE id = 1").fetchone()
@@ -169,8 +180,23 @@ class PlatformStore(Database):
                                 R=[[int(v, 16) for v in row_] for row_ in big], r=_from_hex_list(f[5]),
                                 system=f[6] or b"", system_digest=f[7] or "",
                                 contributors=json.loads(f[8]) if f[8] else [], excluded=json.loads(f[9]) if f[9] else [])
-        return StoredState({r[0]: bytes(r[3]) for r in rows}, sum(int(r[1]) for r in rows),
-                           sum(int(r[2]) for r in rows), uploads, ids, fin)
+        return StoredState({r[0]: bytes(r[4]) for r in rows}, {r[0]: (int(r[1]), int(r[2])) for r in rows},
+                           sum(int(r[3]) for r in rows), sum(int(r[2]) for r in rows), fin)
+
+    def upload(self, upload_id: str) -> UploadRecord | None:
+        """The accepted upload ``upload_id``, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT upload_id, provider_id, message_id, records, vectors, bytes, digest "
+                                     "FROM uploads WHERE upload_id = ?", (upload_id,)).fetchone()
+        return None if row is None else UploadRecord(*row)
+
+    def uploads_digest(self) -> str:
+        """:func:`uploads_digest` of every accepted upload, streamed from the database in id
+        order (SQLite's BINARY collation orders ASCII ids as Python's ``sorted`` does)."""
+        with self._lock:
+            cur = self._conn.execute("SELECT upload_id, provider_id, message_id, records, vectors, bytes, digest "
+                                     "FROM uploads ORDER BY upload_id")
+            return uploads_digest(UploadRecord(*r) for r in cur)
 
     # -- writes (each one transaction) --------------------------------------------------------
     def accept_upload(self, upload: UploadRecord, aggregate_words: bytes) -> None:
@@ -187,12 +213,6 @@ class PlatformStore(Database):
                 "ON CONFLICT(provider_id) DO UPDATE SET records = records + excluded.records, uploads = uploads + 1, "
                 "bytes = bytes + excluded.bytes, words = excluded.words",
                 (upload.provider_id, upload.records, upload.bytes, aggregate_words))
-
-    def remember_message(self, message_id: str, type_: str) -> None:
-        """A processed message id that changed nothing else (kept so a replay stays refused
-        after a restart)."""
-        with self.transaction():
-            self._conn.execute("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
 
     def save_unpacking(self, records: int, masks: list[list[int]], masked_words: bytes, contributors: list[str]) -> None:
         """Each contributor's masks and the masked aggregates (concatenated, in ``contributors``'
