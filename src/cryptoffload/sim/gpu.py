@@ -183,5 +183,5 @@ def simulate_batches(params: GpuParams, batches: Sequence[tuple[str, int]], stre
     return GpuPrediction(sim.now, sum(b[1] for b in batches), gpu.compute.busy_time)
 
 
-__all__ = ["GpuDevice", "as_device", "GpuOpCost", "GpuParams", "GpuPrediction", "OPS", "REQUIRED_FIELDS", "check_batches",
-           "load_gpu_params", "simulate_batches"]
+__all__ = ["GpuDevice", "GpuOpCost", "GpuParams", "GpuPrediction", "OPS", "REQUIRED_FIELDS", "as_device",
+           "check_batches", "load_gpu_params", "simulate_batches"]

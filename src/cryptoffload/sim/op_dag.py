@@ -260,7 +260,8 @@ def _serialize_group(g: _PartGraph, group: "list[Op]", src: int, costs: DagCosts
     return sers
 
 
-def _transfer_group(g: _PartGraph, op: "Op", group: "list[Op]", costs: DagCosts, top: int, slow: float) -> tuple[int, int]:
+def _transfer_group(g: _PartGraph, op: "Op", group: "list[Op]", costs: DagCosts, top: int,
+                    slow: float) -> tuple[int, int]:
     """The wire and receive parts of one message (a batch's sends, or one send): serialised,
     their bytes back to back on the wire, deserialised in one receiving task."""
     src, dst = op.device, op.dst

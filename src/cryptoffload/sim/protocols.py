@@ -1,4 +1,4 @@
-"""The vocabulary's Device and Link, as protocols, and the account a model that is not SimPy gives of its devices.
+"""The vocabulary's Device and Link as protocols, and the account of its devices a non-SimPy model gives.
 
 Why protocols: ARCHITECTURE.md gives each word one meaning -- a *Device* executes jobs, a
 *Link* moves bytes -- but the hardware differs in how a job is handed over (a FIFO server takes
@@ -14,7 +14,8 @@ A model that is not a resource cannot *be* a Device -- a function is not a serve
 back the account of each device it modelled as a :class:`DeviceAccount`, and the function that
 builds those accounts is annotated to return ``Device``: the type checker, not a label, holds
 that the account has everything the protocol asks for. (No such model claims to be a Link: a
-Link moves bytes in simulated time through ``transfer``, which a closed form does not have.)
+Link moves bytes in simulated time through ``transfer``, which a closed form does not have; the
+TLS cost model's CPU and NIC wire are simulated as resources in :mod:`.tls_node`.)
 """
 
 from __future__ import annotations
