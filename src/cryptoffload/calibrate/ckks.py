@@ -329,59 +329,86 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
     median is kept); ``hold_s``: how long
     each link-measuring producer task runs. ``progress``: a line
     per step on stderr. ``command``: recorded in ``[meta]`` (default: this call)."""
-    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
     from cryptoffload.engines.dask import DaskRunner
 
+    _check_arguments(params, repeats, hold_s)
+    say = (lambda msg: print(f"calibrate-ckks: {msg}", file=sys.stderr, flush=True)) if progress else \
+        (lambda msg: None)
+    info = machine_info()
+    date = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    if runner is None:
+        with DaskRunner(workers=2) as own:
+            ops, be_name, link, where_link = _measure_all(own, params, backend, repeats, insecure_study, hold_s, say)
+    else:
+        ops, be_name, link, where_link = _measure_all(runner, params, backend, repeats, insecure_study, hold_s, say)
+    lib = describe_backend(be_name)
+    ring = (f"N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}, "
+            f"scale 2^{params.scale_bits}")
+    where = f"measured on {info['cpu']}, 1 thread of a Dask worker process, {date}, {lib}, {ring}"
+    dask_where = (f"measured on {info['cpu']}, {date}, {where_link}, distributed {_version('distributed')}; "
+                  f"worker-side time.monotonic gaps after a producer task of {hold_s * 1e3:g} ms, median of "
+                  f"{int(link['pairs'])} pairs (both directions)")
+    values = {**_op_values(ops, params, repeats, where, ring), **_link_values(link, dask_where),
+              **_slowdown_value(ops, where), **_task_value(link, dask_where)}
+    command = command or (f"calibrate_ckks({str(out_path)!r}, params=CkksParams("
+                          f"{params.poly_modulus_degree}, {params.coeff_mod_bits}, {params.scale_bits}), "
+                          f"backend={backend!r}, repeats={repeats}, "
+                          f"hold_s={hold_s})")
+    meta = _meta(params, be_name, lib, ring, info, date, command, where_link, link)
+    path = write_profile(out_path, meta, values)
+    return path
+
+
+def _check_arguments(params: CkksParams, repeats: int, hold_s: float) -> None:
     if not isinstance(params, CkksParams):
         raise ConfigError(f"params must be a CkksParams, got {type(params).__name__}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"repeats must be a positive integer, got {repeats!r}")
     if isinstance(hold_s, bool) or not isinstance(hold_s, (int, float)) or not 0 <= hold_s < 10:
         raise ConfigError(f"hold_s must be between 0 and 10 seconds, got {hold_s!r}")
-    say = (lambda msg: print(f"calibrate-ckks: {msg}", file=sys.stderr, flush=True)) if progress else \
-        (lambda msg: None)
-    info = machine_info()
-    date = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    def measure_all(r: Any) -> tuple[dict[str, float], str, dict[str, float], str]:
-        say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits "
-            f"{list(params.coeff_mod_bits)}, on a worker process")
-        worker = r.worker_addresses()[0]
-        fut = r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=worker)
-        ops_, name_ = fut.result()
-        addrs = r.worker_addresses()
-        if len(addrs) >= 2:
-            say("timing the same ops on every worker at once (cores shared with the others)")
-            futs = [r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=a)
-                    for a in addrs]
-            together = [f.result()[0] for f in futs]
-            ratios = [t[k] / ops_[k] for t in together for k in ("rotate_s", "pmul_s", "rescale_s") if ops_[k] > 0]
-            ops_["concurrent_slowdown"] = max(1.0, statistics.median(ratios))
-            ops_["concurrent_workers"] = float(len(addrs))
-        say("timing Dask transfers between two worker processes")
-        link_ = measure_link(r, int(ops_["bytes"]), repeats, hold_s, busy_call_s=ops_["rotate_s"],
-                             switch_interval_s=SWITCH_INTERVAL_S)
-        return ops_, name_, link_, r.describe()
 
-    if runner is None:
-        with DaskRunner(workers=2) as own:
-            ops, be_name, link, where_link = measure_all(own)
-    else:
-        ops, be_name, link, where_link = measure_all(runner)
 
-    lib = describe_backend(be_name)
-    ring = (f"N = {params.poly_modulus_degree}, coeff_mod_bits {list(params.coeff_mod_bits)}, "
-            f"scale 2^{params.scale_bits}")
+def _measure_all(r: Any, params: CkksParams, backend: str, repeats: int, insecure_study: bool, hold_s: float,
+                 say: Callable[[str], None]) -> tuple[dict[str, float], str, dict[str, float], str]:
+    """The op costs on one worker (and, with two or more, the slowdown when all time at once),
+    then the Dask link between two workers: ops, backend name, link costs, the runner."""
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
+
+    say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits "
+        f"{list(params.coeff_mod_bits)}, on a worker process")
+    worker = r.worker_addresses()[0]
+    fut = r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=worker)
+    ops, name = fut.result()
+    addrs = r.worker_addresses()
+    if len(addrs) >= 2:
+        say("timing the same ops on every worker at once (cores shared with the others)")
+        _measure_slowdown(r, addrs, ops, params, backend, repeats, insecure_study)
+    say("timing Dask transfers between two worker processes")
+    link = measure_link(r, int(ops["bytes"]), repeats, hold_s, busy_call_s=ops["rotate_s"],
+                        switch_interval_s=SWITCH_INTERVAL_S)
+    return ops, name, link, r.describe()
+
+
+def _measure_slowdown(r: Any, addrs: list[str], ops: dict[str, float], params: CkksParams, backend: str,
+                      repeats: int, insecure_study: bool) -> None:
+    """Add to ``ops`` the median ratio of op times with every worker timing at once to one alone."""
+    futs = [r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=a) for a in addrs]
+    together = [f.result()[0] for f in futs]
+    ratios = [t[k] / ops[k] for t in together for k in ("rotate_s", "pmul_s", "rescale_s") if ops[k] > 0]
+    ops["concurrent_slowdown"] = max(1.0, statistics.median(ratios))
+    ops["concurrent_workers"] = float(len(addrs))
+
+
+def _op_values(ops: dict[str, float], params: CkksParams, repeats: int, where: str,
+               ring: str) -> dict[str, ProfileValue]:
+    """The ring, op and ciphertext fields, each with how it was measured."""
     lv = int(ops["level"])
-    where = f"measured on {info['cpu']}, 1 thread of a Dask worker process, {date}, {lib}, {ring}"
     how = (f"each call timed alone inside a BSGS-shaped sequence ({IN_CONTEXT_KEYS} rotation keys, as many plaintexts; "
            f"measure_ops_in_context), median of {max(3, repeats)} passes after a warm-up pass (time.perf_counter, "
            "the device waited for before and after each call)")
     top = f"fresh ciphertext at level {lv} ({lv + 1} limbs)"
     lowd = f"ciphertext at level {lv - 1} ({lv} limbs, after mul_plain + rescale)"
-    dask_where = (f"measured on {info['cpu']}, {date}, {where_link}, distributed {_version('distributed')}; "
-                  f"worker-side time.monotonic gaps after a producer task of {hold_s * 1e3:g} ms, median of "
-                  f"{int(link['pairs'])} pairs (both directions)")
-    values = {
+    return {
         "ring.poly_modulus_degree": ProfileValue(params.poly_modulus_degree, f"parameter of the measurement: {ring}"),
         "ring.limbs": ProfileValue(lv + 1, f"RNS limbs of the input ciphertext the ops were timed on "
                                            f"(level {lv} + 1); {ring}"),
@@ -401,31 +428,50 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
                                                                   f"{how}"),
         "ciphertext.deserialize_s": ProfileValue(ops["deserialize_s"], f"{where}: deserialize_ciphertext of a "
                                                                       f"{top} (checksum + parse); {how}"),
+    }
+
+
+def _link_values(link: dict[str, float], dask_where: str) -> dict[str, ProfileValue]:
+    """The link fields: idle latency and bandwidth, and (where measured) with the sender busy."""
+    values = {
         "link.latency_s": ProfileValue(link["latency_s"], f"{dask_where}: gap of an 8-byte payload between tasks "
                                                          "on two workers minus overhead.task_s"),
         "link.bandwidth_Bps": ProfileValue(link["bandwidth_Bps"], (
             f"{dask_where}: (large - ct) bytes / (gap(large) - gap(ct)), payloads of "
             f"{int(link['ct_payload_bytes'])} B (one serialised ciphertext) and {int(link['large_bytes'])} B "
             "of random bytes between tasks on two workers")),
-        **({"link.busy_latency_s": ProfileValue(link["busy_latency_s"], (
+    }
+    if "busy_bandwidth_Bps" in link:
+        values["link.busy_latency_s"] = ProfileValue(link["busy_latency_s"], (
             f"{dask_where}: as link.latency_s, with the sending worker computing after the producer (GIL-holding "
             f"calls of {link['busy_call_s'] * 1e3:.2f} ms, a rotation, as BSGS workers do): gap(one ciphertext) - "
-            "overhead.task_s - its bytes / link.busy_bandwidth_Bps")),
-            "link.busy_bandwidth_Bps": ProfileValue(link["busy_bandwidth_Bps"], (
-                f"{dask_where}: as link.bandwidth_Bps, with the sending worker computing: (batch - ct) bytes / "
-                f"(gap(batch) - gap(ct)), a batch of {BUSY_BATCH} ciphertexts ({int(link['busy_batch_bytes'])} B)"))}
-           if "busy_bandwidth_Bps" in link else {}),
-        **({"overhead.concurrent_slowdown": ProfileValue(ops["concurrent_slowdown"], (
-            f"{where}: median ratio of rotate/mul_plain/rescale times with all {int(ops['concurrent_workers'])} "
-            "workers timing ops at once to one worker alone (the devices of a multi-worker run share this "
-            "machine's cores and memory with each other, the scheduler and the client)"))}
-           if "concurrent_slowdown" in ops else {}),
-        "overhead.task_s": ProfileValue(link["task_s"], (
-            f"{dask_where}: gap between a pinned task's end and the start of a pinned task depending on it "
-            "on the SAME worker (scheduler round trip per dependent task; no data moved, not the "
-            "client's round trip)")),
-    }
-    meta = {
+            "overhead.task_s - its bytes / link.busy_bandwidth_Bps"))
+        values["link.busy_bandwidth_Bps"] = ProfileValue(link["busy_bandwidth_Bps"], (
+            f"{dask_where}: as link.bandwidth_Bps, with the sending worker computing: (batch - ct) bytes / "
+            f"(gap(batch) - gap(ct)), a batch of {BUSY_BATCH} ciphertexts ({int(link['busy_batch_bytes'])} B)"))
+    return values
+
+
+def _slowdown_value(ops: dict[str, float], where: str) -> dict[str, ProfileValue]:
+    if "concurrent_slowdown" not in ops:
+        return {}
+    return {"overhead.concurrent_slowdown": ProfileValue(ops["concurrent_slowdown"], (
+        f"{where}: median ratio of rotate/mul_plain/rescale times with all {int(ops['concurrent_workers'])} "
+        "workers timing ops at once to one worker alone (the devices of a multi-worker run share this "
+        "machine's cores and memory with each other, the scheduler and the client)"))}
+
+
+def _task_value(link: dict[str, float], dask_where: str) -> dict[str, ProfileValue]:
+    return {"overhead.task_s": ProfileValue(link["task_s"], (
+        f"{dask_where}: gap between a pinned task's end and the start of a pinned task depending on it "
+        "on the SAME worker (scheduler round trip per dependent task; no data moved, not the "
+        "client's round trip)"))}
+
+
+def _meta(params: CkksParams, be_name: str, lib: str, ring: str, info: dict[str, Any], date: str, command: str,
+          where_link: str, link: dict[str, float]) -> dict[str, Any]:
+    """The profile's ``[meta]``: what was measured, where, when, with what, by which command."""
+    return {
         "name": f"measured-ckks-{be_name}-n{params.poly_modulus_degree}",
         "kind": "measured",
         "description": (f"CKKS op costs ({lib}, {ring}) on one thread of this machine and the cost of moving "
@@ -434,10 +480,7 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         "cpu": str(info["cpu"]),
         "cores": str(info["cores"]),
         "date": date,
-        "command": command or (f"calibrate_ckks({str(out_path)!r}, params=CkksParams("
-                               f"{params.poly_modulus_degree}, {params.coeff_mod_bits}, {params.scale_bits}), "
-                               f"backend={backend!r}, repeats={repeats}, "
-                               f"hold_s={hold_s})"),
+        "command": command,
         "backend": be_name,
         "library": lib,
         "dask": where_link,
@@ -446,8 +489,6 @@ def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEF
         "python": str(info["python"]),
         "link_raw_s": {k: float(v) for k, v in link.items()},
     }
-    path = write_profile(out_path, meta, values)
-    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:

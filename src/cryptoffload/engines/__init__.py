@@ -5,6 +5,28 @@ says why an engine cannot run here); ``run_mode`` drives the paper's client mode
 them; ``encrypt_array`` is the bulk path. Engine classes other than the CPU one are imported
 only when asked for (``from cryptoffload.engines import GpuEngine`` still works), so an
 optional back end's imports never run for callers that do not use it.
+
+What flows in and out: in, jobs (``Job``: a kind such as ``paillier.encrypt`` and its
+payload) from ``apps/``, ``calibrate/`` and the studies; out, futures with their results and
+``EngineStats``; ``run_mode`` returns a ``ModeResult`` (throughput, latencies). Real work only:
+the simulated counterparts live in ``sim/`` (a peer, never imported here).
+
+Where to start reading: :mod:`.base` (``Job``, ``JobFuture``, the submit/poll ``Engine``
+contract), then :mod:`.rings` and :mod:`.cpu` (the reference engine), then :mod:`.modes`.
+
+Modules:
+  * ``base`` -- jobs, futures, engine statistics and the ``Engine``/``BatchEngine`` contract.
+  * ``rings`` -- bounded request/response rings shaped after QAT's ring pairs.
+  * ``compute`` -- one batch of jobs computed where the work runs (grouped per native call).
+  * ``cpu`` -- ``CpuEngine``: the rings served by worker threads or pinned processes;
+    ``cpu_worker`` -- the worker process's loop; ``pinning`` -- which core each worker uses.
+  * ``ifma`` -- ``IfmaEngine``: jobs eight at a time through AVX512-IFMA.
+  * ``gpu`` -- ``GpuEngine``: batches on a CUDA GPU or on its CPU twin.
+  * ``registry`` -- the one table of engines (``make_engine``, ``engine_reasons``).
+  * ``modes`` -- the QAT paper's client modes (sync, threads, coro1, coro2, and batch) over any engine.
+  * ``dask`` -- ``DaskRunner``: chunks of work over local or remote Dask workers.
+  * ``bsgs_run`` -- a split BSGS product executed with real ciphertexts on Dask workers (what
+    ``sim.op_dag`` is checked against).
 """
 
 from __future__ import annotations

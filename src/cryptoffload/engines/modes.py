@@ -33,7 +33,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from cryptoffload.engines.base import Engine, EngineStats, Job, JobFuture
 from cryptoffload.errors import ConfigError
@@ -129,65 +129,77 @@ def _run_threads(engine: Engine, work: _Work, threads: int) -> None:
         raise errors[0]
 
 
-async def _run_coroutines(engine: Engine, work: _Work, inflight: int, two: bool) -> None:
-    loop = asyncio.get_running_loop()
-    loop_thread = threading.get_ident()
-    wake = asyncio.Event()
-    remove = engine.add_response_listener(lambda: loop.call_soon_threadsafe(wake.set))
+def _transfer(jf: JobFuture, af: asyncio.Future[int]) -> None:
+    """Copy an engine job's outcome onto the event loop's future (unless it was cancelled)."""
+    if af.cancelled():
+        return
+    exc = jf.exception()
+    if exc is not None:
+        af.set_exception(exc)
+    else:
+        af.set_result(jf.result())
 
-    def transfer(jf: JobFuture, af: asyncio.Future[int]) -> None:
-        if af.cancelled():
-            return
-        exc = jf.exception()
-        if exc is not None:
-            af.set_exception(exc)
-        else:
-            af.set_result(jf.result())
 
-    def submit(job: Job) -> asyncio.Future[int]:
-        af: asyncio.Future[int] = loop.create_future()
+class _Coroutines:
+    """The coroutine modes' bridge to an engine: jobs submitted from the event loop come back
+    as asyncio futures, and a poller task polls the engine whenever it signals a response."""
+
+    def __init__(self, engine: Engine, work: _Work) -> None:
+        self.engine = engine
+        self.work = work
+        self.loop = asyncio.get_running_loop()
+        self.loop_thread = threading.get_ident()
+        self.wake = asyncio.Event()
+
+    def submit(self, job: Job) -> asyncio.Future[int]:
+        af: asyncio.Future[int] = self.loop.create_future()
 
         def done(jf: JobFuture) -> None:
-            if threading.get_ident() == loop_thread:
-                transfer(jf, af)
+            if threading.get_ident() == self.loop_thread:
+                _transfer(jf, af)
             else:
-                loop.call_soon_threadsafe(transfer, jf, af)
+                self.loop.call_soon_threadsafe(_transfer, jf, af)
 
-        engine.submit(job).add_done_callback(done)
+        self.engine.submit(job).add_done_callback(done)
         return af
 
-    async def poller() -> None:
+    async def poller(self) -> None:
         while True:
-            wake.clear()
-            engine.poll(blocking=False)
-            await wake.wait()
+            self.wake.clear()
+            self.engine.poll(blocking=False)
+            await self.wake.wait()
 
-    async def one(i: int) -> None:                       # QHCS1: one coroutine per encryption
-        j1, j2 = work.jobs(i)
+    async def one(self, i: int) -> None:
+        """QHCS1: one coroutine per encryption, awaiting its two jobs in turn."""
+        j1, j2 = self.work.jobs(i)
         t0 = time.perf_counter()
-        gm = await submit(j1)
-        rn = await submit(j2)
-        work.finish(i, gm, rn, t0)
+        gm = await self.submit(j1)
+        rn = await self.submit(j2)
+        self.work.finish(i, gm, rn, t0)
 
-    async def two_coroutines(i: int) -> None:            # QHCS2: two coroutines per encryption
-        j1, j2 = work.jobs(i)
+    async def two_coroutines(self, i: int) -> None:
+        """QHCS2: two coroutines per encryption, one per job."""
+        j1, j2 = self.work.jobs(i)
         t0 = time.perf_counter()
 
         async def first() -> int:
-            return await submit(j1)
+            return await self.submit(j1)
 
         async def second(other: asyncio.Task[int]) -> None:
-            rn = await submit(j2)
+            rn = await self.submit(j2)
             gm = await other
-            work.finish(i, gm, rn, t0)
+            self.work.finish(i, gm, rn, t0)
 
         t1 = asyncio.create_task(first())
         await asyncio.create_task(second(t1))
 
+
+async def _launch_all(body: Callable[[int], Awaitable[None]], count: int, inflight: int) -> None:
+    """Run ``body(i)`` for every message, at most ``inflight`` at once; stop launching at the
+    first error and re-raise it once the running ones are done."""
     sem = asyncio.Semaphore(inflight)
     errors: list[BaseException] = []
     running: set[asyncio.Task[None]] = set()
-    body = two_coroutines if two else one
 
     async def guarded(i: int) -> None:
         try:
@@ -197,17 +209,25 @@ async def _run_coroutines(engine: Engine, work: _Work, inflight: int, two: bool)
         finally:
             sem.release()
 
-    poll_task = asyncio.create_task(poller())
+    for i in range(count):
+        await sem.acquire()
+        if errors:
+            break
+        task = asyncio.create_task(guarded(i))
+        running.add(task)
+        task.add_done_callback(running.discard)
+    if running:
+        await asyncio.gather(*running)
+    if errors:
+        raise errors[0]
+
+
+async def _run_coroutines(engine: Engine, work: _Work, inflight: int, two: bool) -> None:
+    run = _Coroutines(engine, work)
+    remove = engine.add_response_listener(lambda: run.loop.call_soon_threadsafe(run.wake.set))
+    poll_task = asyncio.create_task(run.poller())
     try:
-        for i in range(len(work.messages)):
-            await sem.acquire()
-            if errors:
-                break
-            task = asyncio.create_task(guarded(i))
-            running.add(task)
-            task.add_done_callback(running.discard)
-        if running:
-            await asyncio.gather(*running)
+        await _launch_all(run.two_coroutines if two else run.one, len(work.messages), inflight)
     finally:
         remove()
         poll_task.cancel()
@@ -215,8 +235,6 @@ async def _run_coroutines(engine: Engine, work: _Work, inflight: int, two: bool)
             await poll_task
         except asyncio.CancelledError:
             pass
-    if errors:
-        raise errors[0]
 
 
 def _run_batch(engine: Engine, work: _Work) -> None:

@@ -37,12 +37,13 @@ on this machine (``cryptoffload calibrate ckks``).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
-from cryptoffload.sim.protocols import Device, Link, implements
+from cryptoffload.sim.protocols import Device, device_account
 
 if TYPE_CHECKING:
     from cryptoffload.workloads.bsgs import Op, OpDag
@@ -181,7 +182,234 @@ class Schedule:
 _SENT, _RECV, _BABY, _GIANT, _OTHER = range(5)
 
 
-@implements(Device, Link)  # list scheduling of an op DAG on devices joined by links
+# A wire part's endpoints and its (wire s, latency s) with the sender idle, and with it computing.
+_Wire = tuple[int, int, tuple[float, float], tuple[float, float]]
+_NO_WIRE: _Wire = (-1, -1, (0.0, 0.0), (0.0, 0.0))
+
+
+@dataclass
+class _PartGraph:
+    """The DAG the scheduler runs: ops cut into *parts*, each on one resource (a device index,
+    or -1 for a wire), with a duration, a priority and the parts it waits for. A compute op is
+    one part; a ``send`` is three (serialise on the sender, the wire, deserialise on the
+    receiver), shared by the sends of one batch and by the sends of one value."""
+
+    dev: list[int] = field(default_factory=list)
+    dur: list[float] = field(default_factory=list)
+    prio: list[tuple[int, int]] = field(default_factory=list)
+    deps: list[list[int]] = field(default_factory=list)
+    task: list[bool] = field(default_factory=list)     # the part starts a task of the execution
+    wire: list[_Wire] = field(default_factory=list)
+    done_part: dict[int, int] = field(default_factory=dict)    # op id -> part that makes its value available
+    first_part: dict[int, int] = field(default_factory=dict)   # op id -> its first part (its start)
+    serialized: dict[int, int] = field(default_factory=dict)   # source op id -> its serialisation part
+    batch_parts: dict[int, tuple[int, int]] = field(default_factory=dict)  # batch -> (wire, receive)
+    by_kind: dict[str, float] = field(default_factory=dict)
+    wire_total: float = 0.0
+    moved: float = 0.0
+    transfers: int = 0
+
+    def add(self, dev: int, dur: float, prio: tuple[int, int], deps: list[int],
+            wire: _Wire = _NO_WIRE, task: bool = False) -> int:
+        self.dev.append(dev)
+        self.task.append(task)
+        self.dur.append(dur)
+        self.prio.append(prio)
+        self.deps.append(deps)
+        self.wire.append(wire)
+        return len(self.dev) - 1
+
+
+def _concurrency_slowdown(ops: "list[Op]", costs: DagCosts) -> float:
+    """Devices that share one machine's cores run each op slower when several work at once."""
+    return costs.concurrent_slowdown if len({op.device for op in ops}) > 1 else 1.0
+
+
+def _priority_class(op: "Op", sent_sources: set[int]) -> int:
+    """Which of the scheduler's priority classes a compute op is in (see ``_SENT``)."""
+    if op.id in sent_sources:
+        return _SENT
+    if op.kind in ("rotate", "hoisted_rotate") and op.label.startswith("baby") or op.label == "babies":
+        return _BABY
+    if op.label.startswith(("giant", "diag", "partial")):
+        return _GIANT
+    return _OTHER
+
+
+def _add_compute(g: _PartGraph, op: "Op", costs: DagCosts, top: int, slow: float, sent_sources: set[int]) -> None:
+    """One part for a compute op: the sum of its chain's op costs, on its device."""
+    dur = 0.0
+    for kind, level, count in op.work:
+        c = count * costs.op_s(kind, level, top) * slow
+        dur += c
+        g.by_kind[kind] = g.by_kind.get(kind, 0.0) + c
+    part = g.add(op.device, dur, (_priority_class(op, sent_sources), op.id), [g.done_part[d] for d in op.deps],
+                 task=op.new_task)
+    g.first_part[op.id] = g.done_part[op.id] = part
+
+
+def _serialize_group(g: _PartGraph, group: "list[Op]", src: int, costs: DagCosts, slow: float) -> list[int]:
+    """The serialisation parts the group's wire waits for: each value is serialised once,
+    however many devices it goes to."""
+    sers = []
+    for o in group:
+        source = o.deps[0]
+        if source not in g.serialized:
+            g.serialized[source] = g.add(src, costs.serialize_s * slow, (_SENT, o.id), [g.done_part[source]])
+        sers.append(g.serialized[source])
+    return sers
+
+
+def _transfer_group(g: _PartGraph, op: "Op", group: "list[Op]", costs: DagCosts, top: int,
+                    slow: float) -> tuple[int, int]:
+    """The wire and receive parts of one message (a batch's sends, or one send): serialised,
+    their bytes back to back on the wire, deserialised in one receiving task."""
+    src, dst = op.device, op.dst
+    assert dst is not None
+    sers = _serialize_group(g, group, src, costs, slow)
+    wire = sum(costs.wire_s(o.level, top) for o in group)
+    busy_wire = sum(costs.wire_s(o.level, top, busy=True) for o in group)
+    busy_lat = costs.latency_s if costs.busy_latency_s is None else costs.busy_latency_s
+    w = g.add(-1, wire, (0, op.id), sers, (src, dst, (wire, costs.latency_s), (busy_wire, busy_lat)))
+    recv = g.add(dst, len(group) * costs.deserialize_s * slow, (_RECV, op.id), [w], task=True)
+    g.wire_total += wire
+    g.moved += sum(costs.ciphertext_bytes(o.level, top) for o in group)
+    g.transfers += len(group)
+    return w, recv
+
+
+def _add_send(g: _PartGraph, op: "Op", batch_ops: "dict[int, list[Op]]", costs: DagCosts, top: int,
+              slow: float) -> None:
+    """A send starts at its value's serialisation and is done when received; the first send of
+    a batch makes the batch's message, the others are carried by it."""
+    if op.batch is not None and op.batch in g.batch_parts:
+        _, recv = g.batch_parts[op.batch]
+    else:
+        group = batch_ops[op.batch] if op.batch is not None else [op]
+        w, recv = _transfer_group(g, op, group, costs, top, slow)
+        if op.batch is not None:
+            g.batch_parts[op.batch] = (w, recv)
+    g.first_part[op.id], g.done_part[op.id] = g.serialized[op.deps[0]], recv
+
+
+def _build_parts(dag: "OpDag", costs: DagCosts) -> _PartGraph:
+    """Cut every op of ``dag``, in issue order, into the parts the scheduler runs."""
+    top = dag.split.shape.level
+    ops = dag.ops
+    slow = _concurrency_slowdown(ops, costs)
+    sent_sources = {d for op in ops if op.kind == "send" for d in op.deps}
+    batch_ops: dict[int, list[Op]] = {}
+    for op in ops:
+        if op.kind == "send" and op.batch is not None:
+            batch_ops.setdefault(op.batch, []).append(op)
+    g = _PartGraph()
+    for op in ops:
+        if op.kind == "send":
+            _add_send(g, op, batch_ops, costs, top, slow)
+        else:
+            _add_compute(g, op, costs, top, slow, sent_sources)
+    return g
+
+
+class _ListScheduler:
+    """The event loop over a part graph: parts become ready when their inputs are done; at each
+    instant, once every event of it is known, each free device starts its ready part of best
+    priority and each ready wire starts when both its ports are free."""
+
+    def __init__(self, g: _PartGraph, devices: int, task_s: float) -> None:
+        m = len(g.dev)
+        self.g = g
+        self.task_s = task_s
+        self.waiting = [len(d) for d in g.deps]
+        self.users: list[list[int]] = [[] for _ in range(m)]
+        for p, deps in enumerate(g.deps):
+            for d in deps:
+                self.users[d].append(p)
+        self.pstart = [0.0] * m
+        self.pend = [0.0] * m          # when the part's output is available (wires: after the latency)
+        self.ready_at = [0.0] * m
+        self.free_at = [0.0] * devices
+        self.busy_dev = [False] * devices
+        self.started = [False] * devices
+        self.queues: list[list[tuple[tuple[int, int], int]]] = [[] for _ in range(devices)]
+        self.out_free = [0.0] * devices
+        self.in_free = [0.0] * devices
+        self.busy = [0.0] * devices
+        self.events: list[tuple[float, int, int, int]] = []   # (time, order, kind 0=done 1=ready, part)
+        self.seq = 0
+        self.dirty: set[int] = set()
+        self.wires: list[int] = []
+
+    def push(self, t: float, kind: int, p: int) -> None:
+        heapq.heappush(self.events, (t, self.seq, kind, p))
+        self.seq += 1
+
+    def dispatch(self, dev: int, now: float) -> None:
+        """Start the device's ready part of best priority, if it is free; a scheduler round trip
+        (``task_s``) comes before each task and before the device's first part."""
+        if self.busy_dev[dev] or not self.queues[dev]:
+            return
+        _, p = heapq.heappop(self.queues[dev])
+        t = max(now, self.free_at[dev])
+        if self.g.task[p] or not self.started[dev]:
+            t += self.task_s
+            self.started[dev] = True
+        self.pstart[p] = t
+        self.pend[p] = t + self.g.dur[p]
+        self.busy_dev[dev] = True
+        self.busy[dev] += self.g.dur[p]
+        self.push(self.pend[p], 0, p)
+
+    def on_ready(self, p: int) -> None:
+        dev = self.g.dev[p]
+        if dev < 0:
+            self.wires.append(p)                          # started once the devices have chosen
+        else:
+            heapq.heappush(self.queues[dev], (self.g.prio[p], p))
+            self.dirty.add(dev)
+
+    def on_done(self, p: int, now: float) -> None:
+        dev = self.g.dev[p]
+        if dev >= 0:
+            self.busy_dev[dev] = False
+            self.free_at[dev] = now
+            self.dirty.add(dev)
+        for u in self.users[p]:
+            self.waiting[u] -= 1
+            self.ready_at[u] = max(self.ready_at[u], now)
+            if self.waiting[u] == 0:
+                self.push(self.ready_at[u], 1, u)
+
+    def start_wires(self, now: float) -> None:
+        """Start the ready wires; a sender that computes now sends slower."""
+        for w in self.wires:
+            src, dst, idle, computing = self.g.wire[w]
+            wire, lat = computing if self.busy_dev[src] else idle
+            t0 = max(now, self.out_free[src], self.in_free[dst])
+            self.out_free[src] = self.in_free[dst] = t0 + wire
+            self.pstart[w], self.pend[w] = t0, t0 + wire + lat
+            self.push(self.pend[w], 0, w)
+        self.wires.clear()
+
+    def run(self) -> None:
+        for p in range(len(self.g.dev)):
+            if self.waiting[p] == 0:
+                self.push(0.0, 1, p)
+        while self.events:
+            now, _, kind, p = heapq.heappop(self.events)
+            if kind == 1:
+                self.on_ready(p)
+            else:
+                self.on_done(p, now)
+            if not self.events or self.events[0][0] > now:   # everything of this instant is known:
+                for dev in sorted(self.dirty):                # now choose by priority
+                    self.dispatch(dev, now)
+                self.dirty.clear()
+                self.start_wires(now)
+        if any(self.waiting):
+            raise ConfigError("the op DAG has a cycle or a dangling dependency")
+
+
 def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     """List-schedule ``dag`` (see the module docstring): whenever a device is free it starts the
     ready op of best priority (ops another device waits for, received ciphertexts, its own baby
@@ -189,166 +417,15 @@ def schedule(dag: "OpDag", costs: DagCosts) -> Schedule:
     sender's outgoing and receiver's incoming ports are free. A ``send`` is three parts: the
     sender serialises the value (once, however many devices it goes to), the bytes cross, the
     receiver deserialises. The makespan is when the result is complete on its device."""
-    import heapq
+    g = _build_parts(dag, costs)
+    run = _ListScheduler(g, dag.split.devices, costs.task_s)
+    run.run()
+    start = [run.pstart[g.first_part[op.id]] for op in dag.ops]
+    end = [run.pend[g.done_part[op.id]] for op in dag.ops]
+    return Schedule(start, end, end[dag.result], run.busy, g.wire_total, g.transfers, g.moved, g.by_kind)
 
-    top = dag.split.shape.level
-    n = dag.split.devices
-    ops = dag.ops
-    # devices that share one machine's cores run each op slower when several work at once
-    slow = costs.concurrent_slowdown if len({op.device for op in ops}) > 1 else 1.0
-    # parts: (resource, duration, prio); resource = device index, or -1 for a wire
-    part_dev: list[int] = []
-    part_dur: list[float] = []
-    part_prio: list[tuple[int, int]] = []
-    part_deps: list[list[int]] = []
-    part_task: list[bool] = []      # the part starts a task of the execution
-    # wires only: src, dst, (wire s, latency s) with the sender idle, and with it computing
-    part_wire: list[tuple[int, int, tuple[float, float], tuple[float, float]]] = []
-    done_part: dict[int, int] = {}       # op id -> part whose completion makes the op's value available
-    first_part: dict[int, int] = {}      # op id -> its first part (its start)
-    serialized: dict[int, int] = {}      # source op id -> its serialisation part
-    sent_sources = {d for op in ops if op.kind == "send" for d in op.deps}
-    by_kind: dict[str, float] = {}
-    wire_total = moved = 0.0
-    transfers = 0
 
-    def add_part(dev: int, dur: float, prio: tuple[int, int], deps: list[int],
-                 wire: tuple[int, int, tuple[float, float], tuple[float, float]] = (-1, -1, (0.0, 0.0), (0.0, 0.0)),
-                 task: bool = False) -> int:
-        part_dev.append(dev)
-        part_task.append(task)
-        part_dur.append(dur)
-        part_prio.append(prio)
-        part_deps.append(deps)
-        part_wire.append(wire)
-        return len(part_dev) - 1
-
-    batch_parts: dict[int, tuple[int, int]] = {}     # batch -> (wire part, receive part)
-    batch_ops: dict[int, list[Op]] = {}
-    for op in ops:
-        if op.kind == "send" and op.batch is not None:
-            batch_ops.setdefault(op.batch, []).append(op)
-    for op in ops:
-        deps = [done_part[d] for d in op.deps]
-        if op.kind == "send":
-            src, dst = op.device, op.dst
-            assert dst is not None
-            if op.batch is not None and op.batch in batch_parts:     # sent with its batch
-                w, recv = batch_parts[op.batch]
-            else:
-                group = batch_ops[op.batch] if op.batch is not None else [op]
-                sers = []
-                for o in group:      # each value is serialised once, however many devices it goes to
-                    source = o.deps[0]
-                    if source not in serialized:
-                        serialized[source] = add_part(src, costs.serialize_s * slow, (_SENT, o.id),
-                                                      [done_part[source]])
-                    sers.append(serialized[source])
-                wire = sum(costs.wire_s(o.level, top) for o in group)
-                busy_wire = sum(costs.wire_s(o.level, top, busy=True) for o in group)
-                busy_lat = costs.latency_s if costs.busy_latency_s is None else costs.busy_latency_s
-                w = add_part(-1, wire, (0, op.id), sers, (src, dst, (wire, costs.latency_s), (busy_wire, busy_lat)))
-                recv = add_part(dst, len(group) * costs.deserialize_s * slow, (_RECV, op.id), [w], task=True)
-                if op.batch is not None:
-                    batch_parts[op.batch] = (w, recv)
-                wire_total += wire
-                moved += sum(costs.ciphertext_bytes(o.level, top) for o in group)
-                transfers += len(group)
-            first_part[op.id], done_part[op.id] = serialized[op.deps[0]], recv
-            continue
-        dur = 0.0
-        for kind, level, count in op.work:
-            c = count * costs.op_s(kind, level, top) * slow
-            dur += c
-            by_kind[kind] = by_kind.get(kind, 0.0) + c
-        if op.id in sent_sources:
-            cls = _SENT
-        elif op.kind in ("rotate", "hoisted_rotate") and op.label.startswith("baby") or op.label == "babies":
-            cls = _BABY
-        elif op.label.startswith(("giant", "diag", "partial")):
-            cls = _GIANT
-        else:
-            cls = _OTHER
-        part = add_part(op.device, dur, (cls, op.id), deps, task=op.new_task)
-        first_part[op.id] = done_part[op.id] = part
-
-    m = len(part_dev)
-    waiting = [len(d) for d in part_deps]
-    users: list[list[int]] = [[] for _ in range(m)]
-    for p, deps in enumerate(part_deps):
-        for d in deps:
-            users[d].append(p)
-    pstart = [0.0] * m
-    pend = [0.0] * m          # when the part's output is available (wires: after the latency)
-    ready_at = [0.0] * m
-    free_at = [0.0] * n
-    busy_dev = [False] * n
-    started = [False] * n
-    queues: list[list[tuple[tuple[int, int], int]]] = [[] for _ in range(n)]
-    out_free = [0.0] * n
-    in_free = [0.0] * n
-    busy = [0.0] * n
-    events: list[tuple[float, int, int, int]] = []   # (time, order, kind 0=done 1=ready, part)
-    seq = 0
-
-    def push(t: float, kind: int, p: int) -> None:
-        nonlocal seq
-        heapq.heappush(events, (t, seq, kind, p))
-        seq += 1
-
-    def dispatch(dev: int, now: float) -> None:
-        if busy_dev[dev] or not queues[dev]:
-            return
-        _, p = heapq.heappop(queues[dev])
-        t = max(now, free_at[dev])
-        if part_task[p] or not started[dev]:     # a scheduler round trip before each task
-            t += costs.task_s
-            started[dev] = True
-        pstart[p] = t
-        pend[p] = t + part_dur[p]
-        busy_dev[dev] = True
-        busy[dev] += part_dur[p]
-        push(pend[p], 0, p)
-
-    for p in range(m):
-        if waiting[p] == 0:
-            push(0.0, 1, p)
-    dirty: set[int] = set()
-    wires: list[int] = []
-    while events:
-        now, _, kind, p = heapq.heappop(events)
-        if kind == 1:                                    # p became ready
-            dev = part_dev[p]
-            if dev < 0:
-                wires.append(p)                          # started once the devices have chosen
-            else:
-                heapq.heappush(queues[dev], (part_prio[p], p))
-                dirty.add(dev)
-        else:
-            dev = part_dev[p]                            # p finished
-            if dev >= 0:
-                busy_dev[dev] = False
-                free_at[dev] = now
-                dirty.add(dev)
-            for u in users[p]:
-                waiting[u] -= 1
-                ready_at[u] = max(ready_at[u], now)
-                if waiting[u] == 0:
-                    push(ready_at[u], 1, u)
-        if not events or events[0][0] > now:            # everything of this instant is known:
-            for dev in sorted(dirty):                    # now choose by priority
-                dispatch(dev, now)
-            dirty.clear()
-            for w in wires:                              # a sender that computes now sends slower
-                src, dst, idle, computing = part_wire[w]
-                wire, lat = computing if busy_dev[src] else idle
-                t0 = max(now, out_free[src], in_free[dst])
-                out_free[src] = in_free[dst] = t0 + wire
-                pstart[w], pend[w] = t0, t0 + wire + lat
-                push(pend[w], 0, w)
-            wires.clear()
-    if any(waiting):
-        raise ConfigError("the op DAG has a cycle or a dangling dependency")
-    start = [pstart[first_part[op.id]] for op in ops]
-    end = [pend[done_part[op.id]] for op in ops]
-    return Schedule(start, end, end[dag.result], busy, wire_total, transfers, moved, by_kind)
+def scheduled_devices(result: Schedule) -> list[Device]:
+    """The devices of a schedule as the vocabulary's Devices (their compute seconds), so that a
+    type checker verifies the scheduler's accounts conform to the protocol."""
+    return [device_account(f"device{i}", "device", b) for i, b in enumerate(result.busy)]

@@ -1,4 +1,4 @@
-"""The vocabulary's Device and Link, as protocols, and how a model says which one it is.
+"""The vocabulary's Device and Link as protocols, and the account of its devices a non-SimPy model gives.
 
 Why protocols: ARCHITECTURE.md gives each word one meaning -- a *Device* executes jobs, a
 *Link* moves bytes -- but the hardware differs in how a job is handed over (a FIFO server takes
@@ -9,17 +9,22 @@ not SimPy -- closed forms (the TLS cost model), a numba kernel (the FPGA-reconfi
 path), a list scheduler over an op DAG. So the protocols hold what every model of the concept
 shares: its name and the time it spent working (what the metrics registry reads), and for a
 Link its bandwidth, latency and ``transfer``. SimPy models satisfy them structurally
-(``isinstance`` works); the others declare the concept they stand for with :func:`implements`,
-which the tests check.
+(``isinstance`` works, and a type checker verifies an annotation ``x: Device = FifoDevice(...)``).
+A model that is not a resource cannot *be* a Device -- a function is not a server -- so it hands
+back the account of each device it modelled as a :class:`DeviceAccount`, and the function that
+builds those accounts is annotated to return ``Device``: the type checker, not a label, holds
+that the account has everything the protocol asks for. (No such model claims to be a Link: a
+Link moves bytes in simulated time through ``transfer``, which a closed form does not have; the
+TLS cost model's CPU and NIC wire are simulated as resources in :mod:`.tls_node`.)
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Hashable, Protocol, runtime_checkable
 
+from cryptoffload.checks import check_positive
 from cryptoffload.sim.core import Accounted, ProcessGenerator
-
-T = TypeVar("T")
 
 
 @runtime_checkable
@@ -42,20 +47,27 @@ class Link(Accounted, Protocol):
     def transfer(self, nbytes: float, kind: Hashable | None = None) -> ProcessGenerator: ...
 
 
-def implements(*protocols: type) -> Callable[[T], T]:
-    """Mark a model that is not a SimPy resource (a closed form, a numba kernel, a scheduler)
-    with the vocabulary protocol(s) it stands for; read back with :func:`implemented_by`."""
-    for proto in protocols:
-        if proto not in (Device, Link):
-            raise TypeError(f"implements() takes Device or Link, not {proto!r}")
+@dataclass
+class DeviceAccount:
+    """The busy time of one device that a model which is not a SimPy resource modelled (the
+    numba fast path's host CPU and FPGA, the op-DAG scheduler's devices): what the metrics
+    registry reads of a Device, as a record. Not frozen: the protocol's ``name`` is a settable
+    attribute, and a type checker refuses a read-only one in its place."""
 
-    def mark(model: T) -> T:
-        model.__implements__ = tuple(protocols)  # type: ignore[attr-defined]
-        return model
+    name: str
+    resource_type: str
+    busy_time: float
 
-    return mark
+    def utilisation(self, span: float) -> float:
+        """Busy time over ``span`` seconds (each account is one server)."""
+        return self.busy_time / check_positive("span", span)
+
+    def report(self, span: float | None) -> dict[str, Any]:
+        return {"type": self.resource_type, "busy_time": self.busy_time,
+                "utilisation": None if span is None else self.utilisation(span)}
 
 
-def implemented_by(model: Any) -> tuple[type, ...]:
-    """The protocols ``model`` declared with :func:`implements` (empty if none)."""
-    return tuple(getattr(model, "__implements__", ()))
+def device_account(name: str, resource_type: str, busy_time: float) -> Device:
+    """One modelled device's account, typed as the protocol so that a type checker verifies
+    that :class:`DeviceAccount` is a Device."""
+    return DeviceAccount(name, resource_type, float(busy_time))

@@ -65,7 +65,6 @@ import numpy as np
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.core import check_count, check_non_negative, check_positive
-from cryptoffload.sim.protocols import Device, Link, implements
 
 SERVING_MODES: tuple[str, ...] = ("plain", "tls", "ktls", "ktls-nic")
 """The paper's modes (1)-(4), named as in :mod:`cryptoffload.apps.tls`."""
@@ -348,10 +347,11 @@ def normalise_mix(file_mix: FileMix) -> tuple[tuple[int, float], ...]:
     return tuple((s, w / total) for s, w in sorted(items.items()))
 
 
-@implements(Device, Link)  # a closed form of the node's CPU/NIC and its wire
 @dataclass(frozen=True)
 class TlsCostModel:
-    """CPU seconds, non-CPU delay and wire bytes per request in each mode (see module doc)."""
+    """CPU seconds, non-CPU delay and wire bytes per request in each mode (see module doc).
+    A price list, not a Device or a Link: the CPU and the NIC's wire it prices are simulated as
+    resources in :mod:`.tls_node` (a ``FifoDevice`` and a ``SharedLink`` typed as a Link)."""
 
     measured: MeasuredCosts
     params: TlsOffloadParams

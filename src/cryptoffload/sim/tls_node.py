@@ -32,6 +32,7 @@ from cryptoffload.sim.core import (
 )
 from cryptoffload.sim.devices import FifoDevice
 from cryptoffload.sim.links import SharedLink
+from cryptoffload.sim.protocols import Link
 from cryptoffload.sim.smartnic import SERVING_MODES, FileMix, TlsCostModel, check_mode, normalise_mix
 
 __all__ = ["SmartNicDevice", "ManagementNodeModel", "NodeRunResult", "simulate_node", "ClientPlan",
@@ -45,7 +46,7 @@ class SmartNicDevice:
 
     def __init__(self, sim: Simulation, model: TlsCostModel, name: str = "nic") -> None:
         self.model = model
-        self.link = SharedLink(sim, name, bandwidth=model.wire_rate_Bps)
+        self.link: Link = SharedLink(sim, name, bandwidth=model.wire_rate_Bps)
         rate = model.params.max_records_per_s
         self.engine = None if rate is None else FifoDevice(sim, f"{name}-crypto", servers=1)
 

@@ -9,10 +9,15 @@ prediction is ``he_cnn_eva.paper_inputs_program``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ProfileError
 from cryptoffload.workloads.he_program import HEOp, HEProgram, OpTime
 from cryptoffload.workloads.he_program_builder import ProgramBuilder
+
+if TYPE_CHECKING:
+    from cryptoffload.profiles.loader import Profile
 
 
 PAPER_PROFILE = "he_cnn_paper"
@@ -35,10 +40,26 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
     prof = load_profile(profile, required=("params.poly_modulus_degree", "params.data_limbs",
                                            "params.prime_bits", "totals.weights_gb", "totals.keys_gb",
                                            "totals.compute_s"))
+    params = _params(prof)
+    phases, names = _phases(prof)
+    builder = _PhaseBuilder(prof, params, op_time)
+    for ph in names:
+        builder.phase(ph, phases[ph])
+    return HEProgram("paper-calibrated CNN", "paper-calibrated", params, builder.b.ops,
+                     input_bytes={"input": params.ciphertext_bytes(params.levels)},
+                     notes=[f"built from {prof.path} ({prof.kind})"])
+
+
+def _params(prof: "Profile") -> CkksParams:
     n = int(prof.value("params.poly_modulus_degree"))
     limbs = int(prof.value("params.data_limbs"))
     pbits = int(prof.value("params.prime_bits"))
-    params = CkksParams(n, tuple([pbits] * (limbs + 1)), int(prof.get("params.scale_bits", 30) or 30))
+    return CkksParams(n, tuple([pbits] * (limbs + 1)), int(prof.get("params.scale_bits", 30) or 30))
+
+
+def _phases(prof: "Profile") -> tuple[dict[str, Any], list[str]]:
+    """The profile's phases and their names in program order; every field present and each
+    kind of share adding up to 1."""
     phases = prof.section("phases")
     if not phases:
         raise ProfileError(f"{prof.path}: field 'phases' is missing")
@@ -52,49 +73,85 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
         if abs(total - 1.0) > 1e-3:
             raise ProfileError(f"{prof.path}: the phases' {f} add up to {total:.4f}, not 1; "
                                "change them so that they sum to 1")
-    weights = prof.value("totals.weights_gb") * 1e9
-    keys = prof.value("totals.keys_gb") * 1e9
-    compute = prof.value("totals.compute_s")
-    n_keys_total = max(1, round(keys / params.ksk_bytes))
+    return phases, names
 
-    b = ProgramBuilder(params)
-    srcs = [b.input("input")]
-    key_pool: list[str] = []
-    key_pool_prev: list[str] = []
-    key_no = 0
-    pt_no = 0
-    carried_keys = 0.0
-    for ph in names:
-        cfg = phases[ph]
-        b.phase = ph
+
+class _PhaseBuilder:
+    """Builds the program phase by phase, carrying from one phase to the next: the ciphertexts
+    the next phase starts from, the keys loaded so far, the weight and key counters, and the
+    fraction of a key the rounding of earlier phases left over."""
+
+    def __init__(self, prof: "Profile", params: CkksParams, op_time: OpTime) -> None:
+        self.path = prof.path
+        self.params = params
+        self.op_time = op_time
+        self.weights = prof.value("totals.weights_gb") * 1e9
+        self.compute = prof.value("totals.compute_s")
+        self.n_keys_total = max(1, round(prof.value("totals.keys_gb") * 1e9 / params.ksk_bytes))
+        self.b = ProgramBuilder(params)
+        self.srcs = [self.b.input("input")]
+        self.key_pool: list[str] = []
+        self.key_pool_prev: list[str] = []
+        self.key_no = 0
+        self.pt_no = 0
+        self.carried_keys = 0.0
+
+    def phase(self, ph: str, cfg: dict[str, Any]) -> None:
+        """One phase: switch to its level, its weights and rotations on ``width`` chains, then
+        rescale each chain's result."""
+        self.b.phase = ph
+        level, width = self._level_and_width(ph, cfg)
+        self.srcs = [self.b.mod_switch_to(s, level) for s in self.srcs]
+        n_pt = round(cfg["weights_share"] * self.weights / self.params.plaintext_bytes(level))
+        new_keys = self._new_keys(cfg)
+        n_rot = self._rotations(ph, cfg, level, width, n_pt, new_keys)
+        accs = self._interleave(level, width, n_pt, n_rot, new_keys)
+        outs = [a if a is not None else self.srcs[i % len(self.srcs)] for i, a in enumerate(accs)]
+        self.srcs = [self.b.rescale(a) if self.b.level[a] > 0 else a for a in outs]
+
+    def _level_and_width(self, ph: str, cfg: dict[str, Any]) -> tuple[int, int]:
         level = int(cfg["level"])
         width = int(cfg["width"])
-        if not 0 <= level <= params.levels or width < 1:
-            raise ProfileError(f"{prof.path}: phase {ph}: level must be 0..{params.levels} and width >= 1 "
+        if not 0 <= level <= self.params.levels or width < 1:
+            raise ProfileError(f"{self.path}: phase {ph}: level must be 0..{self.params.levels} and width >= 1 "
                                f"(got level {level}, width {width}); fix 'phases.{ph}.level' or 'width'")
-        srcs = [b.mod_switch_to(s, level) for s in srcs]
-        n_pt = round(cfg["weights_share"] * weights / params.plaintext_bytes(level))
-        carried_keys += cfg["keys_share"] * n_keys_total
-        n_new = int(round(carried_keys))
-        carried_keys -= n_new
-        new_keys = [f"galois:{key_no + i + 1}" for i in range(n_new)]
-        key_no += n_new
-        key_pool_prev = key_pool
+        return level, width
+
+    def _new_keys(self, cfg: dict[str, Any]) -> list[str]:
+        """The keys this phase loads (its share of all keys, the rounding carried over); they
+        replace the pool of keys rotations re-use, the previous pool kept as a fallback."""
+        self.carried_keys += cfg["keys_share"] * self.n_keys_total
+        n_new = int(round(self.carried_keys))
+        self.carried_keys -= n_new
+        new_keys = [f"galois:{self.key_no + i + 1}" for i in range(n_new)]
+        self.key_no += n_new
+        self.key_pool_prev = self.key_pool
         if new_keys:
-            key_pool = new_keys
-        budget = cfg["compute_share"] * compute
+            self.key_pool = new_keys
+        return new_keys
+
+    def _rotations(self, ph: str, cfg: dict[str, Any], level: int, width: int, n_pt: int,
+                   new_keys: list[str]) -> int:
+        """How many rotations fill the phase's share of the compute beside its weights (at
+        least one per new key), costed with the FPGA model."""
+        params, op_time = self.params, self.op_time
+        budget = cfg["compute_share"] * self.compute
         probe = HEOp(0, "probe", "mul_plain", level, (), "", 0, 0)
         t_pt = op_time(probe, params) + op_time(_probe("add", level), params)
         t_rot = op_time(_probe("rotate", level), params) + op_time(_probe("add", level), params)
         t_end = width * op_time(_probe("rescale", level), params)
         spare = budget - n_pt * t_pt - t_end
-        n_rot = max(len(new_keys), round(spare / t_rot)) if key_pool else 0
-        if n_rot and not key_pool:
-            raise ProfileError(f"{prof.path}: phase {ph} needs rotations but no phase before it loads keys")
+        n_rot = max(len(new_keys), round(spare / t_rot)) if self.key_pool else 0
+        if n_rot and not self.key_pool:
+            raise ProfileError(f"{self.path}: phase {ph} needs rotations but no phase before it loads keys")
         if spare < len(new_keys) * t_rot - 0.5 * t_rot:
-            raise ProfileError(f"{prof.path}: phase {ph}: its compute share ({budget * 1e3:.1f} ms) is too small "
+            raise ProfileError(f"{self.path}: phase {ph}: its compute share ({budget * 1e3:.1f} ms) is too small "
                                f"for its {n_pt} weights and {len(new_keys)} keys on this FPGA model")
-        # interleave weights and rotations evenly (Bresenham); new keys on the first rotations
+        return n_rot
+
+    def _interleave(self, level: int, width: int, n_pt: int, n_rot: int, new_keys: list[str]) -> list[str | None]:
+        """Weights and rotations interleaved evenly (Bresenham) over ``width`` accumulator chains."""
+        b = self.b
         accs: list[str | None] = [None] * width
         total_units = n_pt + n_rot
         done_pt = done_rot = 0
@@ -102,28 +159,26 @@ def paper_calibrated_program(op_time: OpTime, profile: str = PAPER_PROFILE) -> H
             want_pt = n_pt * (u + 1) // total_units if total_units else 0
             chain = u % width
             if done_pt < want_pt:
-                t = b.mul_plain(srcs[chain % len(srcs)], f"w{pt_no}")
-                pt_no += 1
+                t = b.mul_plain(self.srcs[chain % len(self.srcs)], f"w{self.pt_no}")
+                self.pt_no += 1
                 done_pt += 1
                 accs[chain] = t if accs[chain] is None else b.add(accs[chain], t)  # type: ignore[arg-type]
             else:
-                base = accs[chain] if accs[chain] is not None else srcs[chain % len(srcs)]
-                # new keys first used at evenly spaced rotations; the others re-use loaded keys
-                fresh = len(new_keys) * (done_rot + 1) // n_rot
-                if fresh > len(new_keys) * done_rot // n_rot:
-                    key = new_keys[fresh - 1]
-                else:
-                    loaded = new_keys[:fresh] if fresh else []
-                    pool = loaded or key_pool_prev or key_pool
-                    key = pool[done_rot % len(pool)]
+                base = accs[chain] if accs[chain] is not None else self.srcs[chain % len(self.srcs)]
+                key = self._rotation_key(new_keys, n_rot, done_rot)
                 r = b._emit("rotate", (base,), level=b.level[base], out_level=b.level[base], keys=(key,))
                 done_rot += 1
                 accs[chain] = b.add(base, r)
-        outs = [a if a is not None else srcs[i % len(srcs)] for i, a in enumerate(accs)]
-        srcs = [b.rescale(a) if b.level[a] > 0 else a for a in outs]
-    return HEProgram("paper-calibrated CNN", "paper-calibrated", params, b.ops,
-                     input_bytes={"input": params.ciphertext_bytes(params.levels)},
-                     notes=[f"built from {prof.path} ({prof.kind})"])
+        return accs
+
+    def _rotation_key(self, new_keys: list[str], n_rot: int, done_rot: int) -> str:
+        """New keys are first used at evenly spaced rotations; the others re-use loaded keys."""
+        fresh = len(new_keys) * (done_rot + 1) // n_rot
+        if fresh > len(new_keys) * done_rot // n_rot:
+            return new_keys[fresh - 1]
+        loaded = new_keys[:fresh] if fresh else []
+        pool = loaded or self.key_pool_prev or self.key_pool
+        return pool[done_rot % len(pool)]
 
 
 def _probe(op: str, level: int) -> HEOp:

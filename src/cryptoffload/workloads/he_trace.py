@@ -53,6 +53,18 @@ def params_from_dict(raw: Any, src: str) -> CkksParams:
 
 def program_from_trace(data: Any, src: str = "trace") -> HEProgram:
     """Validate a decoded trace and build its program. Every refusal names the op index."""
+    params, raw_ops = _check_header(data, src)
+    key_bytes = _size_map(data.get("key_bytes"), src, "key_bytes")
+    input_bytes = _size_map(data.get("input_bytes"), src, "input_bytes")
+    reader = _OpReader(src, params, raw_ops)
+    ops = [reader.read(i, raw) for i, raw in enumerate(raw_ops)]
+    if not any(op.on_device for op in ops):
+        raise ConfigError(f"{src}: the trace has no op that runs on the device")
+    return HEProgram(str(data.get("name", Path(src).stem)), "trace", params, ops, key_bytes, input_bytes)
+
+
+def _check_header(data: Any, src: str) -> tuple[CkksParams, list[Any]]:
+    """The trace's schema, parameters and non-empty op list."""
     if not isinstance(data, dict):
         raise ConfigError(f"{src}: a trace is a JSON object with 'schema', 'params' and 'ops'")
     if data.get("schema") != SCHEMA:
@@ -61,85 +73,125 @@ def program_from_trace(data: Any, src: str = "trace") -> HEProgram:
     raw_ops = data.get("ops")
     if not isinstance(raw_ops, list) or not raw_ops:
         raise ConfigError(f"{src}: 'ops' must be a non-empty list")
-    key_bytes = _size_map(data.get("key_bytes"), src, "key_bytes")
-    input_bytes = _size_map(data.get("input_bytes"), src, "input_bytes")
-    ops: list[HEOp] = []
-    ids: set[str] = set()
-    later_outputs = {str(r.get("output", r.get("id"))) for r in raw_ops if isinstance(r, dict)}
-    produced: set[str] = set()
-    encoded: dict[str, int] = {}
-    for i, raw in enumerate(raw_ops):
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{src}: op #{i} must be an object, got {type(raw).__name__}")
-        name = raw.get("op")
-        if name not in OPS:
-            raise ConfigError(f"{_where(src, i, raw)}: unknown op {name!r} (known: {', '.join(OPS)})")
-        ident = str(raw.get("id", i))
-        if ident in ids:
-            raise ConfigError(f"{_where(src, i, raw)}: id {ident!r} is used twice")
-        ids.add(ident)
+    return params, raw_ops
+
+
+class _OpReader:
+    """Reads the ops in program order, remembering what earlier ops produced (ids, outputs, the
+    sizes of encoded plaintexts) to check each op's references."""
+
+    def __init__(self, src: str, params: CkksParams, raw_ops: list[Any]) -> None:
+        self.src = src
+        self.params = params
+        self.ids: set[str] = set()
+        self.later_outputs = {str(r.get("output", r.get("id"))) for r in raw_ops if isinstance(r, dict)}
+        self.produced: set[str] = set()
+        self.encoded: dict[str, int] = {}
+
+    def read(self, i: int, raw: Any) -> HEOp:
+        src = self.src
+        name, ident = self._name_and_id(i, raw)
         output = str(raw.get("output", ident))
-        level = _int_field(src, i, raw, "level", required=name in DEVICE_OPS or name == "encrypt")
-        level = params.levels if level is None else level
-        if not 0 <= level <= params.levels:
-            raise ConfigError(f"{_where(src, i, raw)}: level {level} is outside 0..{params.levels} "
-                              f"(the trace's params have {params.data_primes} data primes)")
-        inputs_raw = raw.get("inputs", [])
-        if not isinstance(inputs_raw, list):
-            raise ConfigError(f"{_where(src, i, raw)}: 'inputs' must be a list of ids or names")
-        inputs = tuple(str(x) for x in inputs_raw)
-        for x in inputs:
-            if x not in produced and x in later_outputs and x not in encoded:
-                raise ConfigError(f"{_where(src, i, raw)}: input {x!r} is produced by a later op "
-                                  "(ops must be listed in program order)")
+        level = self._level(i, raw, name)
+        inputs = self._inputs(i, raw)
         bytes_out = _int_field(src, i, raw, "bytes_out", required=name != "decrypt", minimum=1) or 0
         bytes_in = _int_field(src, i, raw, "bytes_in", required=name in DEVICE_OPS and bool(inputs), minimum=1) or 0
-        plaintext = raw.get("plaintext")
-        pt_bytes = _int_field(src, i, raw, "plaintext_bytes", required=False, minimum=1) or 0
-        if name in PLAIN_OPS:
-            ct_inputs = [x for x in inputs if x not in encoded]
-            pt_inputs = [x for x in inputs if x in encoded]
-            if plaintext is None and pt_inputs:
-                plaintext = pt_inputs[0]
-            inputs = tuple(ct_inputs)
-            if plaintext is None:
-                plaintext = f"pt:{ident}"
-            plaintext = str(plaintext)
-            if plaintext in encoded:
-                pt_bytes = pt_bytes or encoded[plaintext]
-            elif not pt_bytes:
-                raise ConfigError(f"{_where(src, i, raw)}: {name} is missing its size field 'plaintext_bytes' "
-                                  "(and its plaintext is not the output of an encode op)")
-        elif plaintext is not None:
-            raise ConfigError(f"{_where(src, i, raw)}: only {', '.join(PLAIN_OPS)} read a plaintext")
-        keys_raw = raw.get("keys", [])
-        if not isinstance(keys_raw, list) or not all(isinstance(k, str) for k in keys_raw):
-            raise ConfigError(f"{_where(src, i, raw)}: 'keys' must be a list of key names")
-        keys = tuple(keys_raw)
-        if name == "relinearize" and not keys:
-            keys = ("relin",)
-        if name == "rotate" and not keys:
-            step = raw.get("step")
-            if step is None:
-                raise ConfigError(f"{_where(src, i, raw)}: rotate names no key ('keys': ['galois:<step>'])")
-            keys = (f"galois:{int(step)}",)
-        for k in keys:
-            if k != "relin" and not k.startswith("galois:"):
-                raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin' or 'galois:<step>'")
-        if name not in KEYED_OPS and keys:
-            raise ConfigError(f"{_where(src, i, raw)}: {name} uses no evaluation key")
-        wall = raw.get("wall_s")
-        if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float))
-                                 or not math.isfinite(wall) or wall < 0):
-            raise ConfigError(f"{_where(src, i, raw)}: wall_s must be a non-negative number of seconds")
+        inputs, plaintext, pt_bytes = self._plaintext(i, raw, name, ident, inputs)
+        keys = _keys(src, i, raw, name)
+        wall = _wall_s(src, i, raw)
         if name == "encode":
-            encoded[output] = bytes_out
-        ops.append(HEOp(i, ident, name, level, inputs, output, bytes_in, bytes_out, keys, plaintext, pt_bytes,
-                        None if wall is None else float(wall), str(raw.get("phase", ""))))
-        produced.add(output)
-    if not any(op.on_device for op in ops):
-        raise ConfigError(f"{src}: the trace has no op that runs on the device")
-    return HEProgram(str(data.get("name", Path(src).stem)), "trace", params, ops, key_bytes, input_bytes)
+            self.encoded[output] = bytes_out
+        self.produced.add(output)
+        return HEOp(i, ident, name, level, inputs, output, bytes_in, bytes_out, keys, plaintext, pt_bytes,
+                    wall, str(raw.get("phase", "")))
+
+    def _name_and_id(self, i: int, raw: Any) -> tuple[str, str]:
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{self.src}: op #{i} must be an object, got {type(raw).__name__}")
+        name = raw.get("op")
+        if name not in OPS:
+            raise ConfigError(f"{_where(self.src, i, raw)}: unknown op {name!r} (known: {', '.join(OPS)})")
+        ident = str(raw.get("id", i))
+        if ident in self.ids:
+            raise ConfigError(f"{_where(self.src, i, raw)}: id {ident!r} is used twice")
+        self.ids.add(ident)
+        return name, ident
+
+    def _level(self, i: int, raw: dict[str, Any], name: str) -> int:
+        """The op's level (default: the top), within the parameters' levels."""
+        level = _int_field(self.src, i, raw, "level", required=name in DEVICE_OPS or name == "encrypt")
+        level = self.params.levels if level is None else level
+        if not 0 <= level <= self.params.levels:
+            raise ConfigError(f"{_where(self.src, i, raw)}: level {level} is outside 0..{self.params.levels} "
+                              f"(the trace's params have {self.params.data_primes} data primes)")
+        return level
+
+    def _inputs(self, i: int, raw: dict[str, Any]) -> tuple[str, ...]:
+        """The op's inputs, none of them the output of a later op."""
+        inputs_raw = raw.get("inputs", [])
+        if not isinstance(inputs_raw, list):
+            raise ConfigError(f"{_where(self.src, i, raw)}: 'inputs' must be a list of ids or names")
+        inputs = tuple(str(x) for x in inputs_raw)
+        for x in inputs:
+            if x not in self.produced and x in self.later_outputs and x not in self.encoded:
+                raise ConfigError(f"{_where(self.src, i, raw)}: input {x!r} is produced by a later op "
+                                  "(ops must be listed in program order)")
+        return inputs
+
+    def _plaintext(self, i: int, raw: dict[str, Any], name: str, ident: str,
+                   inputs: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, int]:
+        """For an op that reads a plaintext: its ciphertext inputs, the plaintext's name (an
+        encoded input, the one named, or ``pt:<id>``) and size; other ops read none."""
+        plaintext = raw.get("plaintext")
+        pt_bytes = _int_field(self.src, i, raw, "plaintext_bytes", required=False, minimum=1) or 0
+        if name not in PLAIN_OPS:
+            if plaintext is not None:
+                raise ConfigError(f"{_where(self.src, i, raw)}: only {', '.join(PLAIN_OPS)} read a plaintext")
+            return inputs, plaintext, pt_bytes
+        ct_inputs = [x for x in inputs if x not in self.encoded]
+        pt_inputs = [x for x in inputs if x in self.encoded]
+        if plaintext is None and pt_inputs:
+            plaintext = pt_inputs[0]
+        if plaintext is None:
+            plaintext = f"pt:{ident}"
+        plaintext = str(plaintext)
+        if plaintext in self.encoded:
+            pt_bytes = pt_bytes or self.encoded[plaintext]
+        elif not pt_bytes:
+            raise ConfigError(f"{_where(self.src, i, raw)}: {name} is missing its size field 'plaintext_bytes' "
+                              "(and its plaintext is not the output of an encode op)")
+        return tuple(ct_inputs), plaintext, pt_bytes
+
+
+def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
+    """The evaluation keys an op uses: as listed, or relinearize's ``relin`` and a rotation's
+    ``galois:<step>`` by default; only keyed ops use any."""
+    keys_raw = raw.get("keys", [])
+    if not isinstance(keys_raw, list) or not all(isinstance(k, str) for k in keys_raw):
+        raise ConfigError(f"{_where(src, i, raw)}: 'keys' must be a list of key names")
+    keys = tuple(keys_raw)
+    if name == "relinearize" and not keys:
+        keys = ("relin",)
+    if name == "rotate" and not keys:
+        step = raw.get("step")
+        if step is None:
+            raise ConfigError(f"{_where(src, i, raw)}: rotate names no key ('keys': ['galois:<step>'])")
+        keys = (f"galois:{int(step)}",)
+    for k in keys:
+        if k != "relin" and not k.startswith("galois:"):
+            raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin' or 'galois:<step>'")
+    if name not in KEYED_OPS and keys:
+        raise ConfigError(f"{_where(src, i, raw)}: {name} uses no evaluation key")
+    return keys
+
+
+def _wall_s(src: str, i: int, raw: dict[str, Any]) -> float | None:
+    """The op's measured wall time, where the trace recorded one."""
+    wall = raw.get("wall_s")
+    if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float))
+                             or not math.isfinite(wall) or wall < 0):
+        raise ConfigError(f"{_where(src, i, raw)}: wall_s must be a non-negative number of seconds")
+    return None if wall is None else float(wall)
 
 
 def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:

@@ -228,90 +228,158 @@ def load_trace(
     """
     if fmt not in ("auto", "csv", "clf"):
         raise ConfigError(f"trace format must be 'auto', 'csv' or 'clf', got {fmt!r}")
+    n_ciphers = _check_n_ciphers(n_ciphers)
+    reader = _LogReader(n_ciphers, _cipher_name_index(cipher_names, n_ciphers), None if fmt == "auto" else fmt)
+    path = Path(path)
+    _read_lines(path, reader)
+    return reader.trace(path)
+
+
+def _check_n_ciphers(n_ciphers: int) -> int:
     if isinstance(n_ciphers, bool) or not isinstance(n_ciphers, (int, np.integer)) or not (
         1 <= n_ciphers <= MAX_CIPHERS
     ):
         raise ConfigError(f"n_ciphers must be an integer in 1..{MAX_CIPHERS}, got {n_ciphers!r}")
-    n_ciphers = int(n_ciphers)
+    return int(n_ciphers)
+
+
+def _cipher_name_index(cipher_names: Sequence[str] | None, n_ciphers: int) -> dict[str, int]:
+    """Lower-cased cipher name -> index, for a CSV ``cipher`` column given by name."""
     names: dict[str, int] = {}
-    if cipher_names is not None:
-        if isinstance(cipher_names, str):
-            raise ConfigError("cipher_names must be a sequence of names, not one string")
-        if len(cipher_names) > n_ciphers:
-            raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={n_ciphers}")
-        for i, name in enumerate(cipher_names):
-            key = str(name).strip().lower()
-            if not key or key in names or _INT_RE.match(key):
-                raise ConfigError(f"cipher name {name!r} is empty, repeated or a number")
-            names[key] = i
-    path = Path(path)
+    if cipher_names is None:
+        return names
+    if isinstance(cipher_names, str):
+        raise ConfigError("cipher_names must be a sequence of names, not one string")
+    if len(cipher_names) > n_ciphers:
+        raise ConfigError(f"{len(cipher_names)} cipher names given for n_ciphers={n_ciphers}")
+    for i, name in enumerate(cipher_names):
+        key = str(name).strip().lower()
+        if not key or key in names or _INT_RE.match(key):
+            raise ConfigError(f"cipher name {name!r} is empty, repeated or a number")
+        names[key] = i
+    return names
 
-    times: list[float | int] = []
-    clients: list[int] = []
-    ciphers: list[int] = []  # -1: client id mod n_ciphers
-    sizes: list[int] = []
-    bad = 0
-    examples: list[str] = []
-    time_kind: str | None = None
-    mode: str | None = None if fmt == "auto" else fmt
-    columns: dict[str, int] | None = None  # CSV header: column name -> field index
-    first_line = True
 
+# One parsed request: time kind ("s" or "us"), time, client id, bytes, cipher index (None: derived).
+_Request = tuple[str, "float | int", int, int, "int | None"]
+
+
+def _parse_clf_line(line: str) -> _Request:
+    m = _CLF_RE.match(line.strip())
+    if not m:
+        raise _BadLine("not a Common/Combined Log Format line")
+    return "us", _parse_clf_time(m["ts"]), client_id(m["host"]), _parse_bytes(m["bytes"], dash_is_zero=True), None
+
+
+def _csv_columns(fields: list[str], columns: dict[str, int] | None) -> dict[str, int]:
+    """Where each field is on a CSV line: by the header's names, or by position without one."""
+    if columns is None:
+        if len(fields) not in (3, 4):
+            raise _BadLine(f"expected 3 or 4 fields (time,client,bytes[,cipher]), got {len(fields)}")
+        return {"time": 0, "client": 1, "bytes": 2, "cipher": 3 if len(fields) == 4 else -1}
+    need = max(columns.values()) + 1
+    if len(fields) < need:
+        raise _BadLine(f"expected {need} fields, got {len(fields)}")
+    return columns
+
+
+def _parse_csv_fields(fields: list[str], col: dict[str, int], n_ciphers: int, names: dict[str, int]) -> _Request:
+    kind, t = _parse_csv_time(fields[col["time"]])
+    cid = client_id(fields[col["client"]])
+    nbytes = _parse_bytes(fields[col["bytes"]], dash_is_zero=False)
+    cidx = _cipher_index(fields[col["cipher"]], n_ciphers, names) if col["cipher"] >= 0 else None
+    return kind, t, cid, nbytes, cidx
+
+
+class _LogReader:
+    """The requests read so far, line by line, and the lines refused (counted, five kept)."""
+
+    def __init__(self, n_ciphers: int, names: dict[str, int], mode: str | None) -> None:
+        self.n_ciphers = n_ciphers
+        self.names = names
+        self.mode = mode                # None until the first line says ("auto")
+        self.times: list[float | int] = []
+        self.clients: list[int] = []
+        self.ciphers: list[int] = []    # -1: client id mod n_ciphers
+        self.sizes: list[int] = []
+        self.bad = 0
+        self.examples: list[str] = []
+        self.time_kind: str | None = None
+        self.columns: dict[str, int] | None = None  # CSV header: column name -> field index
+        self.first_line = True
+
+    def read(self, lineno: int, raw: str, path: Path) -> None:
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            return
+        if self.mode is None:
+            self.mode = "clf" if _CLF_DETECT_RE.match(line.strip()) else "csv"
+        try:
+            req = _parse_clf_line(line) if self.mode == "clf" else self._csv_line(line, lineno, path)
+            if req is None:
+                return
+            self._check_time_kind(req[0])
+        except _BadLine as exc:
+            self.first_line = False
+            self.bad += 1
+            if len(self.examples) < MAX_BAD_EXAMPLES:
+                self.examples.append(f"line {lineno}: {exc}")
+            return
+        _, t, cid, nbytes, cidx = req
+        self.times.append(t)
+        self.clients.append(cid)
+        self.ciphers.append(-1 if cidx is None else cidx)
+        self.sizes.append(nbytes)
+
+    def _csv_line(self, line: str, lineno: int, path: Path) -> _Request | None:
+        """A CSV request, or None for a comment or the header (read into ``columns``)."""
+        if line.lstrip().startswith("#"):
+            return None
+        fields = _split_csv(line)
+        if self.first_line and fields[0].strip().lower() in ("time", "timestamp"):
+            self.columns = _csv_header(fields, path, lineno)
+            self.first_line = False
+            return None
+        self.first_line = False
+        return _parse_csv_fields(fields, _csv_columns(fields, self.columns), self.n_ciphers, self.names)
+
+    def _check_time_kind(self, kind: str) -> None:
+        """Seconds or datetimes, not a mix: the first line decides."""
+        if self.time_kind is None:
+            self.time_kind = kind
+        elif kind != self.time_kind:
+            what = {"s": "seconds", "us": "an ISO-8601 datetime"}
+            raise _BadLine(f"time is {what[kind]} but earlier lines used {what[self.time_kind]}")
+
+    def trace(self, path: Path) -> Trace:
+        """The requests sorted by time (stable) from 0, ciphers derived where the log had none."""
+        if not self.times:
+            detail = f"{self.bad} bad, first: {self.examples[0]}" if self.bad else "the file has no request lines"
+            raise TraceError(f"{path}: no valid request lines ({detail})")
+        client = np.array(self.clients, dtype=np.int64)
+        cipher = np.array(self.ciphers, dtype=np.int64)
+        derived = cipher < 0
+        cipher[derived] = client[derived] % self.n_ciphers
+        if self.time_kind == "us":
+            us = np.array(self.times, dtype=np.int64)
+            order = np.argsort(us, kind="stable")
+            time = (us[order] - us[order[0]]) / 1e6
+        else:
+            ts = np.array(self.times, dtype=np.float64)
+            order = np.argsort(ts, kind="stable")
+            time = ts[order] - ts[order[0]]
+        return Trace(time=time, client=client[order], cipher=cipher[order].astype(np.int8),
+                     size=np.array(self.sizes, dtype=np.int64)[order], source=str(path),
+                     n_ciphers=self.n_ciphers, bad_lines=self.bad, bad_examples=self.examples)
+
+
+def _read_lines(path: Path, reader: _LogReader) -> None:
+    """Feed every line of ``path`` (``.gz`` decompressed) to ``reader``; a file that cannot be
+    read is a one-line :class:`TraceError`."""
     try:
         with _open_text(path) as fh:
             for lineno, raw in enumerate(fh, start=1):
-                line = raw.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                if mode is None:
-                    mode = "clf" if _CLF_DETECT_RE.match(line.strip()) else "csv"
-                try:
-                    if mode == "clf":
-                        m = _CLF_RE.match(line.strip())
-                        if not m:
-                            raise _BadLine("not a Common/Combined Log Format line")
-                        t: float | int = _parse_clf_time(m["ts"])
-                        kind = "us"
-                        cid = client_id(m["host"])
-                        nbytes = _parse_bytes(m["bytes"], dash_is_zero=True)
-                        cidx = None
-                    else:
-                        if line.lstrip().startswith("#"):
-                            continue
-                        fields = _split_csv(line)
-                        if first_line and fields[0].strip().lower() in ("time", "timestamp"):
-                            columns = _csv_header(fields, path, lineno)
-                            first_line = False
-                            continue
-                        first_line = False
-                        if columns is None:
-                            if len(fields) not in (3, 4):
-                                raise _BadLine(f"expected 3 or 4 fields (time,client,bytes[,cipher]), got {len(fields)}")
-                            col = {"time": 0, "client": 1, "bytes": 2, "cipher": 3 if len(fields) == 4 else -1}
-                        else:
-                            col = columns
-                            need = max(col.values()) + 1
-                            if len(fields) < need:
-                                raise _BadLine(f"expected {need} fields, got {len(fields)}")
-                        kind, t = _parse_csv_time(fields[col["time"]])
-                        cid = client_id(fields[col["client"]])
-                        nbytes = _parse_bytes(fields[col["bytes"]], dash_is_zero=False)
-                        cidx = _cipher_index(fields[col["cipher"]], n_ciphers, names) if col["cipher"] >= 0 else None
-                    if time_kind is None:
-                        time_kind = kind
-                    elif kind != time_kind:
-                        what = {"s": "seconds", "us": "an ISO-8601 datetime"}
-                        raise _BadLine(f"time is {what[kind]} but earlier lines used {what[time_kind]}")
-                except _BadLine as exc:
-                    first_line = False
-                    bad += 1
-                    if len(examples) < MAX_BAD_EXAMPLES:
-                        examples.append(f"line {lineno}: {exc}")
-                    continue
-                times.append(t)
-                clients.append(cid)
-                ciphers.append(-1 if cidx is None else cidx)
-                sizes.append(nbytes)
+                reader.read(lineno, raw, path)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
     except UnicodeError as exc:  # only from a corrupt .gz stream
@@ -319,33 +387,6 @@ def load_trace(
     except (EOFError, zlib.error) as exc:  # a truncated or damaged .gz (EOFError is not an OSError)
         raise TraceError(f"{path}: the compressed trace is truncated or damaged ({exc}); "
                          "compress it again or use the uncompressed file") from None
-
-    if not times:
-        detail = f"{bad} bad, first: {examples[0]}" if bad else "the file has no request lines"
-        raise TraceError(f"{path}: no valid request lines ({detail})")
-
-    client = np.array(clients, dtype=np.int64)
-    cipher = np.array(ciphers, dtype=np.int64)
-    derived = cipher < 0
-    cipher[derived] = client[derived] % n_ciphers
-    if time_kind == "us":
-        us = np.array(times, dtype=np.int64)
-        order = np.argsort(us, kind="stable")
-        time = (us[order] - us[order[0]]) / 1e6
-    else:
-        ts = np.array(times, dtype=np.float64)
-        order = np.argsort(ts, kind="stable")
-        time = ts[order] - ts[order[0]]
-    return Trace(
-        time=time,
-        client=client[order],
-        cipher=cipher[order].astype(np.int8),
-        size=np.array(sizes, dtype=np.int64)[order],
-        source=str(path),
-        n_ciphers=n_ciphers,
-        bad_lines=bad,
-        bad_examples=examples,
-    )
 
 
 def _csv_header(fields: list[str], path: Path, lineno: int) -> dict[str, int]:

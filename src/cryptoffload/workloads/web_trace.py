@@ -146,6 +146,34 @@ def generate_trace(
     Raises:
         ConfigError: an argument is out of range.
     """
+    n = _check_arguments(n, mean_size, max_gap, max_run, max_wait, n_ciphers, clients, population)
+    gap_rng, run_rng, ret_rng, size_rng, id_rng, pop_seq, pick_rng = _streams(seed)
+    if clients == "population" and population is None:
+        population = draw_population(pop_seq.bit_generator.seed_seq, n_ciphers=int(n_ciphers))
+    source = _source(n, seed, mean_size, n_ciphers, max_gap, max_run, max_wait, population)
+    if n == 0:
+        empty = np.empty(0)
+        return Trace(empty, empty.astype(np.int64), empty.astype(np.int8), empty.astype(np.int64),
+                     source, int(n_ciphers))
+    time = np.empty(n)
+    time[0] = 0.0
+    np.cumsum(sample_inverse_cdf(gap_rng, GAP, n - 1, float(max_gap)), out=time[1:])
+    # At most n runs; one run length (and one return time, or two client draws) per run, drawn up front.
+    run_cap = float(n if max_run is None else max_run)
+    run_len = np.maximum(1, np.floor(sample_inverse_cdf(run_rng, RUN_LENGTH, n, run_cap) + 0.5)).astype(np.int64)
+    size = np.maximum(1, np.rint(size_rng.exponential(float(mean_size), n))).astype(np.int64)
+    if population is not None:
+        client, cipher = _population_clients(population, run_len, n, pick_rng)
+    else:
+        ret = sample_inverse_cdf(ret_rng, RETURN_TIME, n, float(max_gap)).tolist()
+        client = _assign_clients(time, run_len.tolist(), ret, id_rng, float(max_wait))
+        cipher = (client % n_ciphers).astype(np.int8)
+    return Trace(time, client, cipher, size, source, int(n_ciphers))
+
+
+def _check_arguments(n: int, mean_size: float, max_gap: float, max_run: int | None, max_wait: float,
+                     n_ciphers: int, clients: str, population: ClientPopulation | None) -> int:
+    """Refuse an argument out of range (one-line ConfigError); ``n`` as an int."""
     n = check_int("n", n, minimum=0)
     check_positive("mean_size", mean_size)
     check_positive("max_gap", max_gap)
@@ -165,45 +193,38 @@ def generate_trace(
             raise ConfigError("population must be a ClientPopulation (see draw_population)")
         if population.n_ciphers != n_ciphers:
             raise ConfigError(f"the population uses {population.n_ciphers} ciphers, the trace {n_ciphers}")
+    return n
+
+
+def _streams(seed: int | None) -> list[np.random.Generator]:
+    """One independent stream per random quantity (gaps, runs, returns, sizes, ids, the
+    population, picks), so that changing how one is drawn leaves the others as they were."""
     try:
         root = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"seed must be a non-negative integer, got {seed!r}: {exc}") from None
-    gap_rng, run_rng, ret_rng, size_rng, id_rng, pop_seq, pick_rng = root.spawn(7)
-    run_cap = float(n if max_run is None else max_run)
+    return root.spawn(7)
 
-    if clients == "population":
-        if population is None:
-            population = draw_population(pop_seq.bit_generator.seed_seq, n_ciphers=int(n_ciphers))
+
+def _source(n: int, seed: int | None, mean_size: float, n_ciphers: int, max_gap: float, max_run: int | None,
+            max_wait: float, population: ClientPopulation | None) -> str:
+    """The call that makes this trace again, as the trace's ``source``."""
+    if population is not None:
         who = f"population={population.source}"
     else:
         who = "clients='returns'" + (f", max_wait={max_wait!r}" if max_wait != math.inf else "")
-    source = (f"generate_trace(n={n}, seed={seed!r}, mean_size={mean_size!r}, n_ciphers={n_ciphers}, "
-              f"max_gap={max_gap!r}, max_run={max_run!r}, {who})")
-    if n == 0:
-        empty = np.empty(0)
-        return Trace(empty, empty.astype(np.int64), empty.astype(np.int8), empty.astype(np.int64),
-                     source, int(n_ciphers))
+    return (f"generate_trace(n={n}, seed={seed!r}, mean_size={mean_size!r}, n_ciphers={n_ciphers}, "
+            f"max_gap={max_gap!r}, max_run={max_run!r}, {who})")
 
-    time = np.empty(n)
-    time[0] = 0.0
-    np.cumsum(sample_inverse_cdf(gap_rng, GAP, n - 1, float(max_gap)), out=time[1:])
-    # At most n runs; one run length (and one return time, or two client draws) per run, drawn up front.
-    run_len = np.maximum(1, np.floor(sample_inverse_cdf(run_rng, RUN_LENGTH, n, run_cap) + 0.5)).astype(np.int64)
-    size = np.maximum(1, np.rint(size_rng.exponential(float(mean_size), n))).astype(np.int64)
 
-    if clients == "population":
-        assert population is not None
-        n_runs = int(np.searchsorted(np.cumsum(run_len), n)) + 1
-        who_run = assign_runs(population, pick_rng.random((n, 2))[:n_runs])
-        client_idx = np.repeat(who_run, run_len[:n_runs])[:n]
-        client = population.ids[client_idx]
-        cipher = population.cipher[client_idx].astype(np.int8)
-    else:
-        ret = sample_inverse_cdf(ret_rng, RETURN_TIME, n, float(max_gap)).tolist()
-        client = _assign_clients(time, run_len.tolist(), ret, id_rng, float(max_wait))
-        cipher = (client % n_ciphers).astype(np.int8)
-    return Trace(time, client, cipher, size, source, int(n_ciphers))
+def _population_clients(population: ClientPopulation, run_len: np.ndarray, n: int,
+                        pick_rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's client drawn from the population (two uniform draws per run); the cipher is
+    that client's."""
+    n_runs = int(np.searchsorted(np.cumsum(run_len), n)) + 1
+    who_run = assign_runs(population, pick_rng.random((n, 2))[:n_runs])
+    client_idx = np.repeat(who_run, run_len[:n_runs])[:n]
+    return population.ids[client_idx], population.cipher[client_idx].astype(np.int8)
 
 
 def _assign_clients(

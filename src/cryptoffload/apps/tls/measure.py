@@ -389,6 +389,48 @@ def interleaved_bench(modes: Sequence[str], files: Sequence[Path], clients: Sequ
     and kTLS evidence are attributed to the mode that ran. Each combination's bytes are checked
     once (sha256, untimed) before its first block.
     """
+    modes, paths = _check_bench(modes, files, clients, count, block, interval_s)
+    docroot = paths[0].parent
+    sha = {p.name: file_sha256(p) for p in paths}
+    sizes = {p.name: p.stat().st_size for p in paths}
+    support = support if support is not None else detect_ktls()
+
+    with ExitStack() as stack:
+        if servers is None:
+            servers = stack.enter_context(mode_servers(modes, docroot))
+        missing = [m for m in modes if m not in servers]
+        if missing:
+            raise ConfigError(f"no server given for mode(s) {', '.join(missing)}")
+        t_start = time.perf_counter()
+        combos = [(m, p.name, c) for m in modes for p in paths for c in clients]
+        cells = _empty_cells(combos, sizes, servers, interval_s)
+        stat_delta: dict[str, dict[str, int]] = {m: {} for m in modes}
+        order = block_order(combos, count, block, seed)
+        advance = progress(len(order)) if progress is not None else None
+        use_ns = all(servers[m].worker_cpu_ns() is not None for m in modes)
+        for i, (mode, fname, client, n) in enumerate(order):
+            srv, cell = servers[mode], cells[(mode, fname, client)]
+            if cell.stats.sha256_ok is None:
+                cell.stats.bytes = verify_download(srv.url + fname, client, srv.cert_path, sha[fname])
+                cell.stats.sha256_ok = True
+            if i:
+                time.sleep(interval_s)
+            _run_block(srv, cell, fname, client, n, interval_s, use_ns, stat_delta[mode])
+            if advance is not None:
+                advance(f"{mode} {size_label(sizes[fname])} {client}")
+        elapsed = time.perf_counter() - t_start
+        verified = _verify_modes(modes, stat_delta, servers, support)
+    return BenchResult(modes=list(modes), files=sizes, clients=list(clients), count=count, interval_s=interval_s,
+                       seed=seed, block=block, cells=[cells[k] for k in combos], order=order, verified=verified,
+                       tls_stat_delta=stat_delta,
+                       cpu_source="schedstat (ns)" if use_ns else "stat utime+stime (clock ticks)",
+                       elapsed_s=elapsed, support=support.to_dict())
+
+
+def _check_bench(modes: Sequence[str], files: Sequence[Path], clients: Sequence[str], count: int, block: int,
+                 interval_s: float) -> tuple[list[str], list[Path]]:
+    """The bench's modes and resolved files, every argument checked (clients installed, the
+    files in one folder)."""
     modes = [check_mode(m) for m in modes]
     if not modes or not files or not clients:
         raise ConfigError("the bench needs at least one mode, one file and one client")
@@ -406,58 +448,44 @@ def interleaved_bench(modes: Sequence[str], files: Sequence[Path], clients: Sequ
     docroot = paths[0].parent
     if any(p.parent != docroot for p in paths):
         raise ConfigError("all bench files must be in one folder (the server's document root)")
-    sha = {p.name: file_sha256(p) for p in paths}
-    sizes = {p.name: p.stat().st_size for p in paths}
-    support = support if support is not None else detect_ktls()
+    return modes, paths
 
-    with ExitStack() as stack:
-        if servers is None:
-            servers = stack.enter_context(mode_servers(modes, docroot))
-        missing = [m for m in modes if m not in servers]
-        if missing:
-            raise ConfigError(f"no server given for mode(s) {', '.join(missing)}")
-        t_start = time.perf_counter()
-        combos = [(m, p.name, c) for m in modes for p in paths for c in clients]
-        cells = {k: CellResult(k[0], k[1], sizes[k[1]], k[2],
-                               FetchStats(url=servers[k[0]].url + k[1], client=k[2], samples=[], wall_samples=[],
-                                          interval_s=interval_s)) for k in combos}
-        stat_delta: dict[str, dict[str, int]] = {m: {} for m in modes}
-        order = block_order(combos, count, block, seed)
-        advance = progress(len(order)) if progress is not None else None
-        use_ns = all(servers[m].worker_cpu_ns() is not None for m in modes)
-        for i, (mode, fname, client, n) in enumerate(order):
-            srv, cell = servers[mode], cells[(mode, fname, client)]
-            if cell.stats.sha256_ok is None:
-                cell.stats.bytes = verify_download(srv.url + fname, client, srv.cert_path, sha[fname])
-                cell.stats.sha256_ok = True
-            if i:
-                time.sleep(interval_s)
-            ns0, tick0 = _cpu_snapshot(srv)
-            st0 = read_tls_stat()
-            s = fetch_series(srv.url + fname, client, n, interval_s, srv.cert_path)
-            st1 = read_tls_stat()
-            ns1, tick1 = _cpu_snapshot(srv)
-            cell.stats.samples += s.samples
-            cell.stats.wall_samples += s.wall_samples
-            cell.stats.phases += s.phases
-            cell.cpu_tick_s += tick1 - tick0
-            cell.cpu_s += (ns1 - ns0) / 1e9 if use_ns and ns0 is not None and ns1 is not None else tick1 - tick0
-            for k, v in tls_stat_delta(st0, st1).items():
-                stat_delta[mode][k] = stat_delta[mode].get(k, 0) + v
-            if advance is not None:
-                advance(f"{mode} {size_label(sizes[fname])} {client}")
-        elapsed = time.perf_counter() - t_start
-        verified = {}
-        for m in modes:
-            have_stat = bool(stat_delta[m])
-            before = {k: 0 for k in stat_delta[m]} if have_stat else {}
-            verified[m] = verify_mode(m, before, stat_delta[m], access_entries=servers[m].access_entries(),
-                                      support=support)
-    return BenchResult(modes=list(modes), files=sizes, clients=list(clients), count=count, interval_s=interval_s,
-                       seed=seed, block=block, cells=[cells[k] for k in combos], order=order, verified=verified,
-                       tls_stat_delta=stat_delta,
-                       cpu_source="schedstat (ns)" if use_ns else "stat utime+stime (clock ticks)",
-                       elapsed_s=elapsed, support=support.to_dict())
+
+def _empty_cells(combos: Sequence[tuple[str, str, str]], sizes: Mapping[str, int],
+                 servers: Mapping[str, NginxServer], interval_s: float) -> dict[tuple[str, str, str], CellResult]:
+    return {k: CellResult(k[0], k[1], sizes[k[1]], k[2],
+                          FetchStats(url=servers[k[0]].url + k[1], client=k[2], samples=[], wall_samples=[],
+                                     interval_s=interval_s)) for k in combos}
+
+
+def _run_block(srv: NginxServer, cell: CellResult, fname: str, client: str, n: int, interval_s: float,
+               use_ns: bool, stat_delta: dict[str, int]) -> None:
+    """One block of ``n`` timed fetches, with the serving workers' CPU time and the kernel's
+    kTLS counters read around it and added to the cell and the mode."""
+    ns0, tick0 = _cpu_snapshot(srv)
+    st0 = read_tls_stat()
+    s = fetch_series(srv.url + fname, client, n, interval_s, srv.cert_path)
+    st1 = read_tls_stat()
+    ns1, tick1 = _cpu_snapshot(srv)
+    cell.stats.samples += s.samples
+    cell.stats.wall_samples += s.wall_samples
+    cell.stats.phases += s.phases
+    cell.cpu_tick_s += tick1 - tick0
+    cell.cpu_s += (ns1 - ns0) / 1e9 if use_ns and ns0 is not None and ns1 is not None else tick1 - tick0
+    for k, v in tls_stat_delta(st0, st1).items():
+        stat_delta[k] = stat_delta.get(k, 0) + v
+
+
+def _verify_modes(modes: Sequence[str], stat_delta: Mapping[str, dict[str, int]],
+                  servers: Mapping[str, NginxServer], support: KtlsSupport) -> dict[str, str]:
+    """Each mode's evidence that it ran as named (kTLS counters, the servers' access logs)."""
+    verified = {}
+    for m in modes:
+        have_stat = bool(stat_delta[m])
+        before = {k: 0 for k in stat_delta[m]} if have_stat else {}
+        verified[m] = verify_mode(m, before, stat_delta[m], access_entries=servers[m].access_entries(),
+                                  support=support)
+    return verified
 
 
 # ---- wrk -------------------------------------------------------------------------------------
