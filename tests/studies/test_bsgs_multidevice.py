@@ -18,6 +18,11 @@ from cryptoffload.studies import bsgs_multidevice as st
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+def named(rows: list, columns: list) -> list[dict]:
+    """A table's rows (or paper rows) read by column name, not position."""
+    return [dict(zip(columns, r)) for r in rows]
+
+
 @pytest.fixture(scope="module")
 def paper_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bsgs")
@@ -39,7 +44,7 @@ def test_fit_check_the_naive_row_is_fitted_and_says_so(paper_run) -> None:
     t = res.tables["table1_naive"]
     assert t.provenance == "fitted" and t.reproduces == st.NAIVE_ROW
     for row in t.rows:
-        assert row[1] == pytest.approx(t.paper_row(row[:1])[1], rel=0.005), row
+        assert row[t.columns.index("naive_ms")] == pytest.approx(t.paper_row(row[:1])[1], rel=0.005), row
     fitted = [c for c in res.claims if c.table == "table1_naive"]
     assert fitted and all(c.provenance == "fitted" and "fitted" in c.sentence() for c in fitted)
     assert all(k.startswith("bsgs_u280:") for k in res.fits if not k.startswith("fit:"))
@@ -47,19 +52,22 @@ def test_fit_check_the_naive_row_is_fitted_and_says_so(paper_run) -> None:
 
 def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
     res, out = paper_run
-    naive = {r[0]: r[1] for r in res.tables["table1_naive"].rows}
+    naive = {r["devices"]: r["naive_ms"] for r in named(res.tables["table1_naive"].rows, ["devices", "naive_ms"])}
     t = res.tables["table1_tuned"]
+    assert t.columns == ["devices", "tuned_ms", "speedup", "tuned_config"]
     assert t.provenance == "simulated" and t.reproduces == st.TUNED_ROW
+    paper = {r["devices"]: r for r in named(t.paper, t.columns)}
     speedups = []
-    for row in t.rows:
-        paper = t.paper_row(row[:1])
-        assert row[1] <= naive[row[0]] * (1 + 1e-12)                   # tuning never loses
-        assert row[1] == pytest.approx(paper[1], rel=0.20), row         # tuned: predicted within 20 %
-        speedups.append(row[2])
+    for row in named(t.rows, t.columns):
+        n = row["devices"]
+        assert row["tuned_ms"] <= naive[n] * (1 + 1e-12)                                # tuning never loses
+        assert row["tuned_ms"] == pytest.approx(paper[n]["tuned_ms"], rel=0.20), row    # predicted within 20 %
+        speedups.append(row["speedup"])
     assert speedups[0] == pytest.approx(1.0)
     assert all(b > a for a, b in zip(speedups, speedups[1:]))
     data = json.loads((out / "result.json").read_text())
-    assert data["tables"]["table1_tuned"]["paper"][-1][2] == 1.84
+    assert named(data["tables"]["table1_tuned"]["paper"], t.columns)[-1] == {
+        "devices": 16, "tuned_ms": pytest.approx(1.522), "speedup": 1.84, "tuned_config": None}
     kinds = {c.kind: c for c in res.claims}
     assert kinds["divergence"].provenance == "simulated" and "1.84x" in kinds["divergence"].paper
     assert kinds["agreement"].table == "table1_tuned"
@@ -69,25 +77,28 @@ def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
 
 def test_tuner_within_five_percent_of_exhaustive(paper_run) -> None:
     res, _ = paper_run
-    for row in res.tables["tuner_vs_exhaustive"].rows:
-        assert 0 <= row[-1] <= 5.0, row
+    t = res.tables["tuner_vs_exhaustive"]
+    for row in named(t.rows, t.columns):
+        assert 0 <= row["tuner_gap_pct"] <= 5.0, row
 
 
 def test_closed_form_misses_and_sensitivity(paper_run) -> None:
     res, _ = paper_run
-    cf = res.tables["closed_form"].rows
-    assert max(abs(r[4]) for r in cf) > 30            # the seed's closed form, fitted, is far off
-    assert max(abs(r[5]) for r in cf) < 20            # the DAG model is not
-    full = res.tables["sensitivity_full_ciphertext"].rows
-    assert full[-1][3] < res.tables["table1_tuned"].rows[-1][2]
+    t = res.tables["closed_form"]
+    cf = named(t.rows, t.columns)
+    assert max(abs(r["closed_form_error_pct"]) for r in cf) > 30    # the seed's closed form, fitted, is far off
+    assert max(abs(r["dag_model_error_pct"]) for r in cf) < 20      # the DAG model is not
+    full, tuned = res.tables["sensitivity_full_ciphertext"], res.tables["table1_tuned"]
+    assert named(full.rows, full.columns)[-1]["speedup"] < named(tuned.rows, tuned.columns)[-1]["speedup"]
 
 
 def test_bootstrap_stages_table(paper_run) -> None:
     res, _ = paper_run
-    rows = res.tables["bootstrap_stages"].rows
-    assert rows[0][0] == 1 and all(r[2] <= r[1] * (1 + 1e-12) for r in rows)
-    detail = res.tables["bootstrap_stage_detail"].rows
-    assert {r[2] for r in detail} == {63}
+    t = res.tables["bootstrap_stages"]
+    rows = named(t.rows, t.columns)
+    assert rows[0]["devices"] == 1 and all(r["tuned_ms"] <= r["default_bs_ms"] * (1 + 1e-12) for r in rows)
+    d = res.tables["bootstrap_stage_detail"]
+    assert {r["diagonals"] for r in named(d.rows, d.columns)} == {63}
 
 
 def test_headline_and_openfhe_note(paper_run) -> None:
@@ -123,7 +134,10 @@ def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
     res = st.run(st.BsgsMultideviceConfig(quick=True, measure=False, devices=(1, 2),
                                           openfhe_result=str(tmp_path / "of.json")), tmp_path / "out")
     t = res.tables["openfhe_bootstrap"]
-    assert t.rows[0][3] == 1.5 and t.rows[0][4] == 0.4 and t.rows[0][5] == 600.0 and t.rows[0][8] is True
+    assert named(t.rows, t.columns) == [{"level_budget": "(2, 2)", "dim1": "(0, 0)", "ring_dim": 4096,
+                                         "bootstrap_s": 1.5, "bsgs_share": 0.4, "measured_stage_ms": 600.0,
+                                         "model_stage_ms": 550.0, "model_error_pct": -8.3,
+                                         "model_keys_match_openfhe": True, "note": ""}]
     assert t.provenance == "stored" and "an unnamed CPU" in t.title
 
 
@@ -153,12 +167,13 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     cfg = st.BsgsMultideviceConfig(quick=True, devices=(1, 2), measured_babies=(2, 4), measured_diagonals=8,
                                    repeats=1, openfhe_result=str(tmp_path / "none.json"))
     res = st.run(cfg, tmp_path / "out")
-    rows = res.tables["model_vs_measured"].rows
-    assert [(r[0], r[1], r[2]) for r in rows] == [(1, "replicate", 2), (1, "replicate", 4)] + [
+    t = res.tables["model_vs_measured"]
+    rows = named(t.rows, t.columns)
+    assert [(r["workers"], r["strategy"], r["bs"]) for r in rows] == [(1, "replicate", 2), (1, "replicate", 4)] + [
         (2, s, b) for s in ("replicate", "broadcast", "split-giant") for b in (2, 4)]
     for r in rows:
-        assert r[3] > 0 and r[4] > 0 and r[-1] < 1e-3, r
-        assert r[6] <= r[4] <= r[7]  # the median between the rounds' min and max
+        assert r["predicted_ms"] > 0 and r["measured_ms"] > 0 and r["max_abs_error"] < 1e-3, r
+        assert r["measured_min_ms"] <= r["measured_ms"] <= r["measured_max_ms"]  # the median between min and max
     prof = load_profile(res.profiles[-1])
     assert prof.kind == "measured"
     assert res.tables["measured_profile"].provenance == "measured"
@@ -166,5 +181,7 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     kinds = {c.kind: c for c in res.claims if c.table == "model_vs_measured"}
     assert set(kinds) == {"agreement", "divergence"} and kinds["divergence"].why
     assert any("measured Dask configurations" in h for h in res.headline)
-    sc = res.tables["two_workers_vs_one"].rows
-    assert [r[0] for r in sc] == [2, 4] and all(r[1] > 0 and r[2] > 0 and 0 < r[3] for r in sc)
+    t = res.tables["two_workers_vs_one"]
+    sc = named(t.rows, t.columns)
+    assert [r["bs"] for r in sc] == [2, 4]
+    assert all(r["measured_speedup"] > 0 and r["predicted_speedup"] > 0 and 0 < r["parallelism_available"] for r in sc)

@@ -400,6 +400,21 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     ``switch_interval_s``: the workers' GIL switch interval during the runs
     (:data:`SWITCH_INTERVAL_S`; restored afterwards; ``None`` leaves it alone). Input mistakes raise a one-line :class:`ConfigError`.
     """
+    _check_options(shape, batched, switch_interval_s)
+    diag, ct_bytes, context = _check(runner, backend, diagonals, shape, sp, ct, repeats, warmup, hoisted)
+    session = _place(runner, sp, _ctx_digest(context))
+    note = _run_note(backend, shape, sp, session.workers)
+    try:
+        setup_s = _setup(runner, session, backend, context, ct_bytes, diag, shape, sp, switch_interval_s)
+        runs = [_run_once(runner, shape, sp, session.run_id, rep, session.dev_worker, session.used, hoisted,
+                          batched, session.pending) for rep in range(warmup + repeats)][warmup:]
+    finally:
+        _teardown(runner, session)
+    return _result(runs, shape, sp, session, hoisted=hoisted, repeats=repeats, setup_s=setup_s, note=note)
+
+
+def _check_options(shape: BsgsShape, batched: Any, switch_interval_s: Any) -> None:
+    """Refuse options the execution does not have (the inputs themselves: :func:`_check`)."""
     if not isinstance(batched, bool):
         raise ConfigError(f"batched must be True or False, got {batched!r}")
     if switch_interval_s is not None and not (isinstance(switch_interval_s, (int, float))
@@ -409,71 +424,113 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     if shape.horner or not shape.rescale_each_giant:
         raise ConfigError("the Dask execution rescales each giant step and rotates it on its own; a Horner, "
                           "rescale-once shape (OpenFHE's bootstrapping stages) is modelled, not executed")
-    diag, ct_bytes, context = _check(runner, backend, diagonals, shape, sp, ct, repeats, warmup, hoisted)
+
+
+@dataclass
+class _Session:
+    """One :func:`run_bsgs` call on the workers: where each device runs, and what the cleanup
+    must undo (futures still pending, the workers' switch intervals before the run)."""
+
+    run_id: str
+    digest: str
+    dev_worker: tuple[str, ...]     # device d's worker
+    used: list[str]                 # the workers that hold a device, sorted
+    workers: int                    # how many workers the cluster has
+    pending: list[Any] = field(default_factory=list)
+    previous: list[float] = field(default_factory=list)
+
+
+def _place(runner: DaskRunner, sp: Split, digest: str) -> _Session:
+    """Device ``d`` on worker ``d`` (round-robin when there are more devices than workers)."""
     addrs = runner.worker_addresses()
     if not addrs:
         raise ConfigError("the Dask cluster has no workers")
     dev_worker = tuple(addrs[d % len(addrs)] for d in range(sp.devices))
-    used = sorted(set(dev_worker))
+    return _Session(uuid.uuid4().hex[:12], digest, dev_worker, sorted(set(dev_worker)), len(addrs))
+
+
+def _run_note(backend: CkksBackend, shape: BsgsShape, sp: Split, workers: int) -> str:
+    """What the result should say about how the run differs from the model's devices."""
     note = ""
-    if sp.devices > len(addrs):
-        note = (f"{sp.devices} devices on {len(addrs)} workers (round-robin: device d on worker d mod "
-                f"{len(addrs)}); devices sharing a worker run one after another")
+    if sp.devices > workers:
+        note = (f"{sp.devices} devices on {workers} workers (round-robin: device d on worker d mod "
+                f"{workers}); devices sharing a worker run one after another")
     composed = [s for s in shape.rotation_steps() if len(backend.rotation_plan(s)) > 1]
     if composed:
         note = "; ".join(filter(None, [note, f"steps {composed} have no key of their own (composed "
                                                f"from several key switches)"]))
-    digest = _ctx_digest(context)
-    run_id = uuid.uuid4().hex[:12]
-    insecure = bool(getattr(backend, "insecure_study", False))
-    pending: list[Any] = []
-    previous: list[float] = []      # the workers' switch intervals before the run
-    t_setup = time.perf_counter()
-    try:
-        # -- setup: context, input and plaintexts (not timed) --------------------------------
-        have = runner.gather([runner.submit(_worker_has_backend, digest, worker=a) for a in used])
-        lacking = [a for a, h in zip(used, have) if not h]
-        if lacking:
-            ctx_f = runner.scatter(context, broadcast=True, workers=lacking)
-            runner.gather([runner.submit(_worker_load_backend, ctx_f, digest, insecure, worker=a)
-                           for a in lacking])
-            del ctx_f
-        ct_f = runner.scatter(ct_bytes, broadcast=True, workers=used)
-        setups = []
-        for share in sp.shares:
-            ts = sorted({j * shape.baby + i for j in share.giant for i in shape.babies_of(j)})
-            rows_f = runner.scatter([{t: diag[t] for t in ts}], workers=[dev_worker[share.device]])[0]
-            setups.append(runner.submit(_worker_setup, digest, run_id, share.device, shape, share.giant,
-                                        rows_f, ct_f, worker=dev_worker[share.device]))
-        runner.gather(setups)
-        del setups, ct_f
-        if switch_interval_s is not None:
-            previous = runner.gather([runner.submit(worker_switch_interval, float(switch_interval_s), worker=a)
-                                      for a in used])
-        setup_s = time.perf_counter() - t_setup
+    return note
 
-        # -- timed runs ----------------------------------------------------------------------
-        runs = []
-        for rep in range(warmup + repeats):
-            runs.append(_run_once(runner, shape, sp, run_id, rep, dev_worker, used, hoisted, batched, pending))
-        runs = runs[warmup:]
-    finally:
-        if pending and runner.client is not None:
-            runner.client.cancel(pending)
-        if runner.client is not None:
-            with suppress(Exception):   # never hide the error that brought us here
-                runner.gather([runner.submit(_worker_teardown, run_id, worker=a) for a in used])
-                if previous:
-                    runner.gather([runner.submit(worker_switch_interval, p, worker=a)
-                                   for a, p in zip(used, previous)])
 
-    order = sorted(range(len(runs)), key=lambda k: runs[k]["wall"])
-    med = runs[order[(len(runs) - 1) // 2]]
-    recs: list[TaskRecord] = med["records"]
+def _setup(runner: DaskRunner, session: _Session, backend: CkksBackend, context: bytes, ct_bytes: bytes,
+           diag: np.ndarray, shape: BsgsShape, sp: Split, switch_interval_s: float | None) -> float:
+    """The untimed setup: context, input and plaintexts on the workers, and their switch
+    interval; returns the seconds it took."""
+    t0 = time.perf_counter()
+    _share_context(runner, session, context, bool(getattr(backend, "insecure_study", False)))
+    _share_inputs(runner, session, ct_bytes, diag, shape, sp)
+    if switch_interval_s is not None:
+        session.previous = runner.gather([runner.submit(worker_switch_interval, float(switch_interval_s), worker=a)
+                                          for a in session.used])
+    return time.perf_counter() - t0
+
+
+def _share_context(runner: DaskRunner, session: _Session, context: bytes, insecure: bool) -> None:
+    """The public context to every used worker that does not hold its backend yet."""
+    have = runner.gather([runner.submit(_worker_has_backend, session.digest, worker=a) for a in session.used])
+    lacking = [a for a, h in zip(session.used, have) if not h]
+    if lacking:
+        ctx_f = runner.scatter(context, broadcast=True, workers=lacking)
+        runner.gather([runner.submit(_worker_load_backend, ctx_f, session.digest, insecure, worker=a)
+                       for a in lacking])
+        del ctx_f
+
+
+def _share_inputs(runner: DaskRunner, session: _Session, ct_bytes: bytes, diag: np.ndarray, shape: BsgsShape,
+                  sp: Split) -> None:
+    """The input ciphertext to every used worker, and to each device only the diagonals of its
+    own giant steps, encoded there."""
+    ct_f = runner.scatter(ct_bytes, broadcast=True, workers=session.used)
+    setups = []
+    for share in sp.shares:
+        worker = session.dev_worker[share.device]
+        ts = sorted({j * shape.baby + i for j in share.giant for i in shape.babies_of(j)})
+        rows_f = runner.scatter([{t: diag[t] for t in ts}], workers=[worker])[0]
+        setups.append(runner.submit(_worker_setup, session.digest, session.run_id, share.device, shape, share.giant,
+                                    rows_f, ct_f, worker=worker))
+    runner.gather(setups)
+
+
+def _teardown(runner: DaskRunner, session: _Session) -> None:
+    """Cancel what is still pending, drop the run's state on the workers and restore their
+    switch intervals -- never raising over the error that may have brought us here."""
+    if session.pending and runner.client is not None:
+        runner.client.cancel(session.pending)
+    if runner.client is not None:
+        with suppress(Exception):
+            runner.gather([runner.submit(_worker_teardown, session.run_id, worker=a) for a in session.used])
+            if session.previous:
+                runner.gather([runner.submit(worker_switch_interval, p, worker=a)
+                               for a, p in zip(session.used, session.previous)])
+
+
+@dataclass(frozen=True)
+class _Traffic:
+    """Per device: busy seconds and op counts; between devices: what moved."""
+
+    busy: tuple[float, ...]
+    ops: tuple[dict[str, int], ...]
+    bytes_moved: int
+    transfers: int
+    messages: int
+    local_transfers: int
+
+
+def _traffic(records: Sequence[TaskRecord], sp: Split, dev_worker: Sequence[str]) -> _Traffic:
     busy = [0.0] * sp.devices
     ops = [dict.fromkeys(OP_NAMES, 0) for _ in range(sp.devices)]
     moved = transfers = messages = local = 0
-    for r in recs:
+    for r in records:
         busy[r.device] += r.seconds
         for k, v in r.ops.items():
             ops[r.device][k] += v
@@ -485,18 +542,36 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
         local += dev_worker[src] == dev_worker[dst]
     for rnd in sp.reduction:
         local += sum(dev_worker[s] == dev_worker[d] for s, d in rnd)
+    return _Traffic(tuple(busy), tuple(ops), moved, transfers, messages, local)
+
+
+def _result(runs: Sequence[_OneRun], shape: BsgsShape, sp: Split, session: _Session, *, hoisted: bool,
+            repeats: int, setup_s: float, note: str) -> BsgsRunResult:
+    """The median run by wall time (the lower median for an even count), whole."""
+    med = sorted(runs, key=lambda r: r.wall)[(len(runs) - 1) // 2]
+    t = _traffic(med.records, sp, session.dev_worker)
     return BsgsRunResult(
-        result=med["result"], wall_s=med["wall"], span_s=med["span"], busy_s=tuple(busy),
-        bytes_moved=moved, transfers=transfers, messages=messages, local_transfers=local, devices=sp.devices,
-        workers=len(used), device_workers=dev_worker, shared_workers=len(used) < sp.devices,
+        result=med.result, wall_s=med.wall, span_s=med.span, busy_s=t.busy, bytes_moved=t.bytes_moved,
+        transfers=t.transfers, messages=t.messages, local_transfers=t.local_transfers, devices=sp.devices,
+        workers=len(session.used), device_workers=session.dev_worker, shared_workers=len(session.used) < sp.devices,
         strategy=sp.strategy, bs=shape.baby, diagonals=shape.diagonals, hoisted=hoisted,
-        tasks=len(recs), ops=tuple(ops), repeats=repeats, wall_all=tuple(r["wall"] for r in runs),
-        span_all=tuple(r["span"] for r in runs), setup_s=setup_s, note=note, records=tuple(recs))
+        tasks=len(med.records), ops=t.ops, repeats=repeats, wall_all=tuple(r.wall for r in runs),
+        span_all=tuple(r.span for r in runs), setup_s=setup_s, note=note, records=tuple(med.records))
+
+
+@dataclass(frozen=True)
+class _OneRun:
+    """One timed run: client wall time, worker span, its task records and the result's bytes."""
+
+    wall: float
+    span: float
+    records: list[TaskRecord]
+    result: bytes
 
 
 def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
               dev_worker: Sequence[str], used: Sequence[str], hoisted: bool, batched: bool,
-              pending: list[Any]) -> dict[str, Any]:
+              pending: list[Any]) -> _OneRun:
     """Submit one timed run as one graph, wait for it, collect its records."""
     pending.clear()
     senders = {(src, i) for src, dst, i in sp.baby_sends}
@@ -572,7 +647,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
                       for per in raw for d, kind, label, s, e, ops, b, op_s in per),
                      key=lambda r: (r.start, r.device))
     span = max(r.end for r in records) - min(r.start for r in records)
-    return {"wall": wall, "span": span, "records": records, "result": result}
+    return _OneRun(wall, span, records, result)
 
 
 def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: Any, shape: BsgsShape,

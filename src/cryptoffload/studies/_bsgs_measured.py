@@ -2,11 +2,11 @@
 Dask workers, interleaved in rounds with the timings the model is given, the model's
 prediction for each, and the claims the comparison supports.
 
-Why apart from the study: the study module prices the paper's setup and bootstrapping's stages
-and assembles tables, plots and claims; this part runs the engine (``engines/bsgs_run.py``) and
-the calibration (``calibrate/ckks.py``) on this machine, checks every product against the
-plaintext one, and predicts each from costs re-timed in the same minutes -- nothing fitted to
-the runs.
+Why apart from the study: the study module reads as the study's table of contents; this part
+runs the engine (``engines/bsgs_run.py``) and the calibration (``calibrate/ckks.py``) on this
+machine, checks every product against the plaintext one, predicts each from costs re-timed in
+the same minutes -- nothing fitted to the runs -- and lays out the measured tables (typed rows,
+:mod:`cryptoffload.report.rows`) and the claims they support.
 """
 
 from __future__ import annotations
@@ -21,17 +21,21 @@ import numpy as np
 
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.policies import bsgs_tuner as tuner
-from cryptoffload.profiles.loader import load_profile
-from cryptoffload.report.result import Claim
+from cryptoffload.profiles.loader import Profile, load_profile
+from cryptoffload.report.result import Claim, Table
+from cryptoffload.report.rows import cells_of, column, table_of
 from cryptoffload.sim.op_dag import DagCosts
-from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape
+from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, Split
 
 if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksParams
     from cryptoffload.studies.bsgs_multidevice import BsgsMultideviceConfig
 
 
 @dataclass
 class MeasuredRow:
+    """One measured configuration: the model's prediction and the summary of its runs (seconds)."""
+
     devices: int
     strategy: str
     baby: int
@@ -61,104 +65,213 @@ WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "re
                  "deserialize_s")
 
 
-def measure(cfg: BsgsMultideviceConfig, out: Path,
-            say: Callable[[str], None]) -> tuple[list[MeasuredRow], Any, str, DagCosts, list[float]]:
+@dataclass(frozen=True)
+class MeasuredRun:
+    """What the measured half found: a row per configuration, the measured profile (and its
+    path), the costs the predictions used, and per round the concurrent slowdown (rounds with
+    more than one worker) and the CPU share of a worker alone and together (:func:`cpu_share`)."""
+
+    rows: list[MeasuredRow]
+    profile: Profile
+    profile_path: str
+    costs: DagCosts
+    slowdowns: list[float]
+    shares: list[tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class Product:
+    """One measured configuration: the split product to run and the plaintext product it must
+    decrypt to."""
+
+    devices: int
+    strategy: str
+    baby: int
+    shape: BsgsShape
+    diagonals: np.ndarray
+    split: Split
+    want: np.ndarray
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The client's keys and input, and every configuration to measure, in run order."""
+
+    params: CkksParams
+    backend: CkksBackend
+    ct: Ciphertext
+    products: list[Product]
+
+
+@dataclass(frozen=True)
+class RoundCosts:
+    """The costs re-timed in one round: op costs on worker 0 alone, the CPU share (alone,
+    together), and with more than one worker the concurrent slowdown and the link costs
+    (``None`` when the link measurement was refused)."""
+
+    ops: dict[str, float]
+    share: tuple[float, float]
+    slowdown: float | None = None
+    link: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class ProductRun:
+    """One run of one product: client wall time, worker span, and the decrypted result's
+    largest error against the plaintext product."""
+
+    wall_s: float
+    span_s: float
+    error: float
+
+
+def measure_run(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]) -> MeasuredRun:
     """Calibrate (or load) a measured profile, run real products in rounds, re-time the op costs,
     the concurrent slowdown, the scheduler round trip and the transfer latency once per round,
-    and predict each product with their medians over the rounds (the profile's bandwidth and
-    sizes). Returns the rows, the profile, its path, the costs used and the per-round slowdowns."""
-    from cryptoffload.crypto.ckks import make_backend
-    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S, run_bsgs
+    and predict each product with their summary over the rounds (the profile's bandwidth and
+    sizes)."""
     from cryptoffload.engines.dask import DaskRunner
-    from cryptoffload.calibrate.ckks import (
-        DEFAULT_CALIBRATION_PARAMS,
-        calibrate_ckks,
-        measure_link,
-        measure_ops_on_worker,
-    )
+
+    with DaskRunner(cfg.scheduler, workers=max(cfg.measured_devices)) as runner:
+        prof_path = measured_profile_path(cfg, out, runner, say)
+        profile = load_profile(prof_path)
+        work = workload(cfg)
+        rounds, runs = run_rounds(cfg, runner, work, say)
+    stat = STATISTICS[cfg.statistic]
+    costs = costs_over_rounds(DagCosts.from_profile(profile), rounds, stat)
+    return MeasuredRun(predict(work.products, runs, costs, stat), profile, str(prof_path), costs,
+                       [r.slowdown for r in rounds if r.slowdown is not None], [r.share for r in rounds])
+
+
+def measure(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]
+            ) -> tuple[list[MeasuredRow], Profile, str, DagCosts, list[float], list[tuple[float, float]]]:
+    """:func:`measure_run` as the tuple benchmarks/bsgs.py unpacks (until it reads :class:`MeasuredRun`)."""
+    m = measure_run(cfg, out, say)
+    return m.rows, m.profile, m.profile_path, m.costs, m.slowdowns, m.shares
+
+
+def measured_profile_path(cfg: BsgsMultideviceConfig, out: Path, runner: Any, say: Callable[[str], None]) -> Path:
+    """The profile the user named, else one calibrated now on ``runner``'s workers."""
+    from cryptoffload.calibrate.ckks import calibrate_ckks
+
+    if cfg.calibration:
+        return Path(cfg.calibration)
+    say("calibrating CKKS op and transfer costs on this machine")
+    return calibrate_ckks(out / "calibration" / "ckks.toml", repeats=3 if cfg.quick else 7, progress=False,
+                          runner=runner)
+
+
+def workload(cfg: BsgsMultideviceConfig) -> Workload:
+    """Keys for every measured bs, a random matrix and input (``cfg.seed``; the cryptography is
+    never seeded), and every configuration: one worker replicated, more with every strategy."""
+    from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS
+    from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.workloads.bsgs import diagonals_of, split
 
-    workers = max(cfg.measured_devices)
-    rows: list[MeasuredRow] = []
-    with DaskRunner(cfg.scheduler, workers=workers) as runner:
-        if cfg.calibration:
-            prof_path = Path(cfg.calibration)
-        else:
-            say("calibrating CKKS op and transfer costs on this machine")
-            prof_path = calibrate_ckks(out / "calibration" / "ckks.toml", repeats=3 if cfg.quick else 7,
-                                       progress=False, runner=runner)
-        profile = load_profile(prof_path)
-        costs = DagCosts.from_profile(profile)
-        params = DEFAULT_CALIBRATION_PARAMS
-        backend = make_backend("seal", params)
-        slots = backend.slots
-        level = params.levels
-        rng = np.random.default_rng(cfg.seed)
-        matrix = rng.uniform(-1, 1, (slots, slots)) / 8
-        x = rng.uniform(-1, 1, slots)
-        steps: set[int] = set()
-        for bs in cfg.measured_babies:
-            steps.update(BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level).rotation_steps())
-        backend.keygen(rotations=sorted(steps))
-        ct = backend.encrypt(x)
-        configs = []
-        for n in cfg.measured_devices:
-            for strategy in (("replicate",) if n == 1 else STRATEGIES):
-                for bs in cfg.measured_babies:
-                    shape = BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level)
-                    diags = diagonals_of(matrix, shape)
-                    configs.append((n, strategy, bs, shape, diags, split(shape, n, strategy),
-                                    _plain_product(diags, shape, x)))
-        # Rounds over every configuration rather than repeats back to back: the machine's speed
-        # drifts over minutes, and it must not drift into one configuration only.
-        walls: list[list[float]] = [[] for _ in configs]
-        spans: list[list[float]] = [[] for _ in configs]
-        errs = [0.0] * len(configs)
-        addrs = runner.worker_addresses()
-        worker0 = addrs[0]
-        window: list[dict[str, float]] = []
-        slowdowns: list[float] = []
-        links: list[dict[str, float]] = []
-        shares: list[tuple[float, float]] = []
-        for rnd in range(cfg.repeats):
-            # op costs re-timed every round on a worker, alone and with every worker busy at once:
-            # the calibration then spans the same minutes as the runs it predicts. The machine's
-            # speed drifts by 20-30 %, and the CPU share two workers get together -- the 2 cores are
-            # shared with other users' processes -- swings from ~2 cores to less than one.
-            window.append(runner.submit(measure_ops_on_worker, params, "seal", 3, worker=worker0).result()[0])
-            shares.append(cpu_share(runner, max(cfg.measured_devices)))
-            if len(addrs) > 1:
-                slowdowns.append(concurrent_slowdown(runner, params, window[-1]))
-                # the scheduler round trip and the transfer latency too: under load, every hop
-                # between processes waits for a time slice, and the 2-worker runs have more hops
-                with contextlib.suppress(CryptoffloadError):
-                    link = measure_link(runner, int(window[-1]["bytes"]), 2, rounds=1,
-                                        busy_call_s=window[-1]["rotate_s"], switch_interval_s=SWITCH_INTERVAL_S)
-                    links.append({f: link[f] for f in LINK_FIELDS if f in link})
-            for k, (n, strategy, bs, shape, diags, sp, want) in enumerate(configs):
-                if rnd == 0:
-                    say(f"measured: {n} worker(s), {strategy}, bs = {bs} ({cfg.repeats} rounds)")
-                res = run_bsgs(runner, backend, diags, shape, sp, ct, repeats=1, warmup=1 if rnd == 0 else 0)
-                got = backend.decrypt(backend.deserialize_ciphertext(res.result))
-                errs[k] = max(errs[k], float(np.max(np.abs(np.asarray(got)[:slots] - want))))
-                walls[k].append(res.wall_s)
-                spans[k].append(res.span_s)
-        stat = STATISTICS[cfg.statistic]
-        costs = replace(costs, **{f: float(stat([w[f] for w in window])) for f in WINDOW_FIELDS})
-        if links:
-            costs = replace(costs, **{f: float(stat([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
-            busy = [lk for lk in links if "busy_bandwidth_Bps" in lk]
-            if busy:     # from the rounds where noise left both positive
-                costs = replace(costs, **{f: float(stat([lk[f] for lk in busy]))
-                                          for f in ("busy_latency_s", "busy_bandwidth_Bps")})
-        if slowdowns:
-            costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
-        for k, (n, strategy, bs, shape, _, _, _) in enumerate(configs):
-            pred = (tuner.evaluate(shape, n, strategy, bs, costs, batched_sends=True)[0].predicted_s
-                    + client_tail_s(costs))
-            rows.append(MeasuredRow(n, strategy, bs, pred, float(stat(walls[k])), float(stat(spans[k])),
-                                    errs[k], float(min(walls[k])), float(max(walls[k]))))
-    return rows, profile, str(prof_path), costs, slowdowns, shares
+    params = DEFAULT_CALIBRATION_PARAMS
+    backend = make_backend("seal", params)
+    slots, level = backend.slots, params.levels
+    rng = np.random.default_rng(cfg.seed)
+    matrix = rng.uniform(-1, 1, (slots, slots)) / 8
+    x = rng.uniform(-1, 1, slots)
+    steps: set[int] = set()
+    for bs in cfg.measured_babies:
+        steps.update(BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level).rotation_steps())
+    backend.keygen(rotations=sorted(steps))
+    ct = backend.encrypt(x)
+    products = []
+    for n in cfg.measured_devices:
+        for strategy in (("replicate",) if n == 1 else STRATEGIES):
+            for bs in cfg.measured_babies:
+                shape = BsgsShape(cfg.measured_diagonals, bs, slots=slots, level=level)
+                diags = diagonals_of(matrix, shape)
+                products.append(Product(n, strategy, bs, shape, diags, split(shape, n, strategy),
+                                        _plain_product(diags, shape, x)))
+    return Workload(params, backend, ct, products)
+
+
+def run_rounds(cfg: BsgsMultideviceConfig, runner: Any, work: Workload,
+               say: Callable[[str], None]) -> tuple[list[RoundCosts], list[list[ProductRun]]]:
+    """``cfg.repeats`` rounds, each re-timing the costs and then running every product once.
+
+    Rounds over every configuration rather than repeats back to back: the machine's speed
+    drifts over minutes, and it must not drift into one configuration only. Returns the costs
+    of each round and, per product, its runs."""
+    addrs = runner.worker_addresses()
+    rounds: list[RoundCosts] = []
+    runs: list[list[ProductRun]] = [[] for _ in work.products]
+    for rnd in range(cfg.repeats):
+        rounds.append(round_costs(runner, work.params, addrs, max(cfg.measured_devices)))
+        for product, done in zip(work.products, runs):
+            if rnd == 0:
+                say(f"measured: {product.devices} worker(s), {product.strategy}, bs = {product.baby} "
+                    f"({cfg.repeats} rounds)")
+            done.append(run_product(runner, work, product, warmup=1 if rnd == 0 else 0))
+    return rounds, runs
+
+
+def round_costs(runner: Any, params: CkksParams, addrs: Sequence[str], workers: int) -> RoundCosts:
+    """The op costs re-timed on a worker, alone and with every worker busy at once: the
+    calibration then spans the same minutes as the runs it predicts. The machine's speed drifts
+    by 20-30 %, and the CPU share two workers get together -- the 2 cores are shared with other
+    users' processes -- swings from ~2 cores to less than one. With several workers, the
+    scheduler round trip and the transfer latency too: under load, every hop between processes
+    waits for a time slice, and the 2-worker runs have more hops."""
+    from cryptoffload.calibrate.ckks import measure_link, measure_ops_on_worker
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
+
+    ops = runner.submit(measure_ops_on_worker, params, "seal", 3, worker=addrs[0]).result()[0]
+    share = cpu_share(runner, workers)
+    if len(addrs) < 2:
+        return RoundCosts(ops, share)
+    slowdown = concurrent_slowdown(runner, params, ops)
+    link = None
+    with contextlib.suppress(CryptoffloadError):
+        measured = measure_link(runner, int(ops["bytes"]), 2, rounds=1, busy_call_s=ops["rotate_s"],
+                                switch_interval_s=SWITCH_INTERVAL_S)
+        link = {f: measured[f] for f in LINK_FIELDS if f in measured}
+    return RoundCosts(ops, share, slowdown, link)
+
+
+def run_product(runner: Any, work: Workload, product: Product, warmup: int) -> ProductRun:
+    """One run of ``product`` on the workers, checked against the plaintext product."""
+    from cryptoffload.engines.bsgs_run import run_bsgs
+
+    be = work.backend
+    res = run_bsgs(runner, be, product.diagonals, product.shape, product.split, work.ct, repeats=1, warmup=warmup)
+    got = be.decrypt(be.deserialize_ciphertext(res.result))
+    return ProductRun(res.wall_s, res.span_s, float(np.max(np.abs(np.asarray(got)[:be.slots] - product.want))))
+
+
+def costs_over_rounds(costs: DagCosts, rounds: Sequence[RoundCosts], stat: Callable[..., Any]) -> DagCosts:
+    """``costs`` with every re-timed value replaced by its ``stat`` over the rounds (the busy
+    link values over the rounds where noise left both positive; a slowdown never below 1)."""
+    costs = replace(costs, **{f: float(stat([r.ops[f] for r in rounds])) for f in WINDOW_FIELDS})
+    links = [r.link for r in rounds if r.link is not None]
+    if links:
+        costs = replace(costs, **{f: float(stat([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
+        busy = [lk for lk in links if "busy_bandwidth_Bps" in lk]
+        if busy:
+            costs = replace(costs, **{f: float(stat([lk[f] for lk in busy]))
+                                      for f in ("busy_latency_s", "busy_bandwidth_Bps")})
+    slowdowns = [r.slowdown for r in rounds if r.slowdown is not None]
+    if slowdowns:
+        costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
+    return costs
+
+
+def predict(products: Sequence[Product], runs: Sequence[Sequence[ProductRun]], costs: DagCosts,
+            stat: Callable[..., Any]) -> list[MeasuredRow]:
+    """Each product's prediction from ``costs`` beside the ``stat`` of its runs."""
+    rows = []
+    for p, done in zip(products, runs):
+        walls = [r.wall_s for r in done]
+        pred = (tuner.evaluate(p.shape, p.devices, p.strategy, p.baby, costs, batched_sends=True)[0].predicted_s
+                + client_tail_s(costs))
+        rows.append(MeasuredRow(p.devices, p.strategy, p.baby, pred, float(stat(walls)),
+                                float(stat([r.span_s for r in done])), max([0.0] + [r.error for r in done]),
+                                float(min(walls)), float(max(walls))))
+    return rows
 
 
 def _spin(seconds: float) -> float:
@@ -202,16 +315,27 @@ def parallelism(shares: Sequence[tuple[float, float]], workers: int = 2) -> floa
     return float(np.median([workers * b / a for a, b in shares if a > 0])) if shares else float("nan")
 
 
-def scaling_rows(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]]) -> list[list[Any]]:
+@dataclass(frozen=True)
+class ScalingRow:
+    bs: int = column()
+    measured_speedup: float = column()
+    predicted_speedup: float = column()
+    parallelism_available: float = column()
+
+
+def two_workers_vs_one(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]]) -> list[ScalingRow]:
     """Per bs: the measured speedup of two workers over one (replicated baby steps), the
     model's, and the parallelism the CPU allowed (:func:`parallelism`)."""
     one = {r.baby: r for r in measured if r.devices == 1}
-    rows = []
-    for r in measured:
-        if r.devices == 2 and r.strategy == "replicate" and r.baby in one:
-            o = one[r.baby]
-            rows.append([r.baby, o.measured_s / r.measured_s, o.predicted_s / r.predicted_s, parallelism(shares)])
-    return rows
+    return [ScalingRow(r.baby, one[r.baby].measured_s / r.measured_s, one[r.baby].predicted_s / r.predicted_s,
+                       parallelism(shares))
+            for r in measured if r.devices == 2 and r.strategy == "replicate" and r.baby in one]
+
+
+def scaling_rows(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]]) -> list[list[Any]]:
+    """:func:`two_workers_vs_one` as the plain lists benchmarks/bsgs.py unpacks (until it reads
+    :class:`ScalingRow`)."""
+    return [cells_of(r) for r in two_workers_vs_one(measured, shares)]
 
 
 #: the model's error a measured configuration is held to (issue 16)
@@ -250,6 +374,96 @@ def measured_claims(measured: Sequence[MeasuredRow], shares: Sequence[tuple[floa
                      table="model_vs_measured", key=[worst.devices, worst.strategy, worst.baby], kind="divergence",
                      why=why))
     return out
+
+
+@dataclass(frozen=True)
+class ProfileValueRow:
+    name: str = column("field")
+    value: Any = column()
+    source: str = column()
+
+
+def measured_profile_table(run: MeasuredRun) -> Table:
+    prof = run.profile
+    return table_of(ProfileValueRow, [ProfileValueRow(k, v.value, v.source) for k, v in sorted(prof.values.items())],
+                    id="measured_profile", title=f"Measured on this machine ({prof.name})", provenance="measured")
+
+
+@dataclass(frozen=True)
+class CostRow:
+    cost: str = column()
+    value: float = column()
+
+
+def op_costs_table(run: MeasuredRun) -> Table:
+    """The costs the predictions used, re-timed over the rounds."""
+    used = run.costs
+    rows = [CostRow(f, getattr(used, f)) for f in WINDOW_FIELDS + LINK_FIELDS]
+    rows.append(CostRow("concurrent_slowdown (all workers busy / one alone)", used.concurrent_slowdown))
+    return table_of(CostRow, rows, id="op_costs_over_runs", title="Costs used for the predictions: medians of one "
+                    "timing per round, on the workers, interleaved with the runs", provenance="measured")
+
+
+@dataclass(frozen=True)
+class ModelVsMeasuredRow:
+    workers: int = column()
+    strategy: str = column()
+    bs: int = column()
+    predicted_ms: float = column()
+    measured_ms: float = column()
+    error_pct: float = column()
+    measured_min_ms: float = column()
+    measured_max_ms: float = column()
+    spread_pct: float = column()
+    worker_span_ms: float = column()
+    max_abs_error: float = column()
+
+
+def model_vs_measured_row(r: MeasuredRow) -> ModelVsMeasuredRow:
+    return ModelVsMeasuredRow(r.devices, r.strategy, r.baby, r.predicted_s * 1e3, r.measured_s * 1e3, r.error * 100,
+                              r.measured_min_s * 1e3, r.measured_max_s * 1e3, r.spread * 100, r.span_s * 1e3,
+                              r.max_error)
+
+
+def model_vs_measured_table(run: MeasuredRun, cfg: BsgsMultideviceConfig) -> Table:
+    return table_of(
+        ModelVsMeasuredRow, [model_vs_measured_row(r) for r in run.rows], id="model_vs_measured",
+        title="Real BSGS products on Dask workers (SEAL): the model's prediction vs the measurement",
+        provenance="mixed", key_columns=3,
+        column_provenance={"predicted_ms": "simulated", "measured_ms": "measured", "error_pct": "derived",
+                           "measured_min_ms": "measured", "measured_max_ms": "measured", "spread_pct": "derived",
+                           "worker_span_ms": "measured", "max_abs_error": "measured"},
+        note=f"Measured: {cfg.statistic} wall time of {cfg.repeats} runs (in rounds over all configurations), "
+             f"C = {cfg.measured_diagonals} diagonals, client-side from submit to result; min/max over "
+             "the rounds, spread = (max - min) / measured. Predicted: the same DAG priced with the "
+             "measured profile, op costs, concurrent slowdown, scheduler round trip and latency re-timed "
+             f"every round ({cfg.statistic} over the rounds), plus the "
+             "result's serialisation and one scheduler notification (client_tail_s). "
+             "max_abs_error: decrypted result vs the plaintext product.")
+
+
+def two_workers_vs_one_table(run: MeasuredRun) -> Table | None:
+    """``None`` when no bs was measured on both one and two workers."""
+    rows = two_workers_vs_one(run.rows, run.shares)
+    if not rows:
+        return None
+    return table_of(
+        ScalingRow, rows, id="two_workers_vs_one", title="Two workers vs one, replicated baby steps: measured "
+        "speedup, the model's, and the CPU the two workers actually had", provenance="mixed",
+        column_provenance={"measured_speedup": "measured", "predicted_speedup": "simulated",
+                           "parallelism_available": "measured"},
+        note="parallelism_available = 2 x the CPU share each of two busy workers got over the share "
+             "one got alone (a 0.2 s spin, median over the rounds; per round alone/together: "
+             + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in run.shares) + "): 2 when each worker has a core "
+             "of its own, 1 or less when the two share one core's worth of CPU (this machine's 2 "
+             "cores are shared with other users' processes) -- then two workers cannot beat one.")
+
+
+def measured_tables(run: MeasuredRun, cfg: BsgsMultideviceConfig) -> list[Table]:
+    """The measured half's tables, in the order the report shows them."""
+    tables = [measured_profile_table(run), op_costs_table(run), model_vs_measured_table(run, cfg)]
+    scaling = two_workers_vs_one_table(run)
+    return tables + ([scaling] if scaling is not None else [])
 
 
 def client_tail_s(costs: DagCosts) -> float:
