@@ -40,34 +40,34 @@ MAX_CONTEXT_BYTES = 4 * 1024**3  # a secret context with every rotation key at N
 __all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Handle", "Plaintext", "library_errors"]
 
 
-class Ciphertext:
+class _Handle:
+    """The library's object (``raw``, whatever the library gives: Any) and the fingerprint of
+    the key set that made it (``owner``); see the module docstring for why both."""
+
+    __slots__ = ("raw", "owner", "__weakref__")
+
+    def __init__(self, raw: Any, owner: bytes) -> None:
+        self.raw = raw
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+
+
+class Ciphertext(_Handle):
     """An encrypted vector: the library's object (``raw``) and the fingerprint of its key set.
 
     Opaque to applications: ask the backend for ``level``/``scale``/sizes. Adapters create it
     with ``Ciphertext(raw, backend.fingerprint)``.
     """
 
-    __slots__ = ("raw", "owner", "__weakref__")
-
-    def __init__(self, raw: Any, owner: bytes) -> None:
-        self.raw = raw
-        self.owner = owner
-
-    def __repr__(self) -> str:
-        return f"<Ciphertext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+    __slots__ = ()
 
 
-class Plaintext:
+class Plaintext(_Handle):
     """An encoded (not encrypted) vector at a level and scale, bound to its context like a ciphertext."""
 
-    __slots__ = ("raw", "owner", "__weakref__")
-
-    def __init__(self, raw: Any, owner: bytes) -> None:
-        self.raw = raw
-        self.owner = owner
-
-    def __repr__(self) -> str:
-        return f"<Plaintext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+    __slots__ = ()
 
 
 #: a ciphertext or a plaintext, given back as the same type (``label``)
