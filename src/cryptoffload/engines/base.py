@@ -21,9 +21,9 @@ work (``paillier.encrypt``, ``modexp``, ...) with its input and output sizes
 of the operands sent and of the result that comes back). It carries no dependencies on purpose:
 an engine runs whatever it is given, in any order, so a job submitted here is one whose inputs
 are already known. Dependencies belong to the *workload* that issues jobs -- in the simulator
-that is an op DAG (``workloads/bsgs.py``), whose nodes are named :class:`~cryptoffload.
-workloads.bsgs.Op` (an op of an HE program, with a level, the ops it waits for and its device),
-not Job, because they are priced by the simulator rather than run here.
+that is an op DAG, whose nodes are named ``workloads.bsgs.Op`` (an op of an HE program, with a
+level, the ops it waits for and its device), not Job, because the simulator prices them and
+no engine runs them.
 """
 
 from __future__ import annotations
