@@ -109,6 +109,18 @@ def test_malformed_jobs_are_refused_when_built() -> None:
         Job("modexp", (1, 2))
 
 
+def test_jobs_carry_their_input_and_output_sizes() -> None:
+    """The bytes of every payload integer in (randomness the engine draws counts 0), the bytes
+    of the modulus the result is reduced by out."""
+    n = (1 << 1023) + 1                                      # 128 bytes; n^2 has 2047 bits: 256 bytes
+    modexp = Job.modexp(3, 1000, (1 << 521) - 1)             # 1 + 2 + 66 bytes
+    assert (modexp.input_bytes, modexp.output_bytes) == (69, 66)
+    enc = Job("paillier.encrypt", (n, 1 << 2000, 255, None))  # 128 + 251 + 1 + 0
+    assert (enc.input_bytes, enc.output_bytes) == (380, 256)
+    classic = Job("paillier.encrypt_classic", (n, 256, 7))    # 128 + 2 + 1
+    assert (classic.input_bytes, classic.output_bytes) == (131, 256)
+
+
 def test_back_pressure_ring_full(make: Callable[..., Engine]) -> None:
     with make(workers=1, ring_capacity=4, max_batch=1, block_when_full=False) as eng:
         jobs = [Job.modexp(secrets.randbits(2000), secrets.randbits(1024), MOD) for _ in range(40)]

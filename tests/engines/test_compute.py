@@ -44,3 +44,14 @@ def test_encryptors_are_built_once_per_key() -> None:
     pk, _ = generate_keypair(1024, insecure_study_size=True)
     cache = EncryptorCache()
     assert cache.get(pk.n, pk.hs) is cache.get(pk.n, pk.hs)
+
+
+def test_a_plaintext_out_of_range_fails_its_job_with_the_keys_message() -> None:
+    n = 15
+    out = compute_batch([("paillier.encrypt_classic", (n, 3, 2)), ("paillier.encrypt_classic", (n, n, 2))])
+    assert out[0] == (True, pow(16, 3, 225) * pow(2, 15, 225) % 225)
+    ok, exc = out[1]
+    assert not ok
+    with pytest.raises(JobFailed, match=r"PlaintextRangeError: plaintext out of range: must be in \[0, n\) "
+                                        "for this 4-bit key"):
+        raise exc

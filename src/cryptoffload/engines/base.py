@@ -14,6 +14,16 @@ per second in the batch path.
 :class:`BatchEngine` is the shared machinery of the compute engines: dispatcher threads take
 batches off the request ring, hand them to ``_run_batch`` (native code, a worker process, a
 SIMD unit) and push one response per job, in or out of submission order.
+
+Vocabulary -- what a Job is here: :class:`Job` is the ARCHITECTURE's Job, one unit of crypto
+work (``paillier.encrypt``, ``modexp``, ...) with its input and output sizes
+(:attr:`Job.input_bytes`, :attr:`Job.output_bytes`, derived from the integer payload: the bytes
+of the operands sent and of the result that comes back). It carries no dependencies on purpose:
+an engine runs whatever it is given, in any order, so a job submitted here is one whose inputs
+are already known. Dependencies belong to the *workload* that issues jobs -- in the simulator
+that is an op DAG, whose nodes are named ``workloads.bsgs.Op`` (an op of an HE program, with a
+level, the ops it waits for and its device), not Job, because the simulator prices them and
+no engine runs them.
 """
 
 from __future__ import annotations
@@ -23,15 +33,20 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence
 
 from cryptoffload.engines.rings import Ring, RingClosed, RingFull, share_of
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PublicKey
 
 JobKind = Literal["modexp", "paillier.encrypt", "paillier.encrypt_classic"]
 JOB_KINDS: tuple[str, ...] = ("modexp", "paillier.encrypt", "paillier.encrypt_classic")
 # payload lengths: modexp (base, exp, modulus); encrypt (n, hs, m, a | None); classic (n, m, r | None)
 _PAYLOAD_LEN = {"modexp": 3, "paillier.encrypt": 4, "paillier.encrypt_classic": 3}
+#: what a job comes back as: its integer result, or (failed) the error; None before it arrives
+JobValue = int | BaseException | None
 
 _job_ids = itertools.count()
 
@@ -51,12 +66,18 @@ class JobFailed(EngineError):
     """A job's computation raised; the message names the job and the cause."""
 
 
+def _int_bytes(x: int | None) -> int:
+    """Bytes of a non-negative integer operand (0 for ``None``: randomness the engine draws)."""
+    return 0 if x is None else (int(x).bit_length() + 7) // 8
+
+
 @dataclass(slots=True)
 class Job:
-    """One unit of offloaded work. Payloads are plain integers (cheap to send to a worker
-    process, no key objects): ``modexp`` (base, exp, modulus); ``paillier.encrypt``
-    (n, hs, m, a or None) for DJN encryption; ``paillier.encrypt_classic`` (n, m, r or None)
-    for textbook g^m r^n. ``None`` randomness is drawn by the engine."""
+    """One unit of offloaded work, with its sizes (see the module docstring). Payloads are
+    plain integers (cheap to send to a worker process, no key objects): ``modexp``
+    (base, exp, modulus); ``paillier.encrypt`` (n, hs, m, a or None) for DJN encryption;
+    ``paillier.encrypt_classic`` (n, m, r or None) for textbook g^m r^n. ``None`` randomness
+    is drawn by the engine."""
 
     kind: str
     payload: tuple[int | None, ...]
@@ -68,6 +89,20 @@ class Job:
         if not isinstance(self.payload, tuple) or len(self.payload) != _PAYLOAD_LEN[self.kind]:
             raise ConfigError(f"a {self.kind} job needs a {_PAYLOAD_LEN[self.kind]}-tuple payload, got {self.payload!r}")
 
+    @property
+    def input_bytes(self) -> int:
+        """Bytes of the operands the job sends: every integer of the payload."""
+        return sum(_int_bytes(x) for x in self.payload)
+
+    @property
+    def output_bytes(self) -> int:
+        """Bytes of the result that comes back: the size of the modulus it is reduced by
+        (the modulus of a ``modexp``, n^2 for a Paillier ciphertext)."""
+        if self.kind == "modexp":
+            return _int_bytes(self.payload[2])
+        n = self.payload[0]
+        return _int_bytes(None if n is None else n * n)
+
     @classmethod
     def modexp(cls, base: int, exp: int, modulus: int) -> "Job":
         if modulus <= 0 or exp < 0:
@@ -75,12 +110,12 @@ class Job:
         return cls("modexp", (base, exp, modulus))
 
     @classmethod
-    def encrypt(cls, pk: Any, m: int, a: int | None = None) -> "Job":
+    def encrypt(cls, pk: "PublicKey", m: int, a: int | None = None) -> "Job":
         """DJN encryption of m under a :class:`~cryptoffload.crypto.paillier.PublicKey`."""
         return cls("paillier.encrypt", (pk.n, pk.hs, pk.check_plaintext(m), a))
 
     @classmethod
-    def encrypt_classic(cls, pk: Any, m: int, r: int | None = None) -> "Job":
+    def encrypt_classic(cls, pk: "PublicKey", m: int, r: int | None = None) -> "Job":
         """Textbook g^m r^n mod n^2 (both modexps computed by the engine)."""
         return cls("paillier.encrypt_classic", (pk.n, pk.check_plaintext(m), r))
 
@@ -102,7 +137,7 @@ class JobFuture:
         self.completed_at = 0.0
         self._engine = engine
         self._state = _PENDING
-        self._value: Any = None
+        self._value: JobValue = None
         self._callbacks: list[Callable[[JobFuture], None]] | None = None
         self._event: threading.Event | None = None
 
@@ -120,7 +155,7 @@ class JobFuture:
                     return
         fn(self)
 
-    def _resolve(self, ok: bool, value: Any) -> None:
+    def _resolve(self, ok: bool, value: JobValue) -> None:
         with _callback_lock:
             if self._state != _PENDING:
                 return
@@ -147,7 +182,7 @@ class JobFuture:
         self._wait(timeout)
         return self._value if self._state == _FAILED else None
 
-    def result(self, timeout: float | None = None) -> Any:
+    def result(self, timeout: float | None = None) -> JobValue:
         """The job's value; polls the engine while waiting, so a lone caller never hangs.
         Raises the job's error, or ``TimeoutError``."""
         self._wait(timeout)
@@ -229,8 +264,8 @@ class Engine(ABC):
 
 # a request entry: (seq, kind, payload); a response entry: (seq, ok, value)
 Request = tuple[int, str, tuple[int | None, ...]]
-Response = tuple[int, bool, Any]
-Outcome = tuple[bool, Any]
+Response = tuple[int, bool, JobValue]
+Outcome = tuple[bool, JobValue]
 
 _WAIT_SLICE = 0.05
 

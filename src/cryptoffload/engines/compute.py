@@ -10,15 +10,17 @@ public key is seen, keyed by (n, h_s), and kept.
 
 from __future__ import annotations
 
-import math
-import secrets
 import threading
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import djn
 from cryptoffload.engines.base import JobFailed, Outcome
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.encryptor import Encryptor
 
 #: ``powm(bases, exps, modulus, exp_bits)``: ``exp_bits`` is a public bound on the exponents'
 #: bit length where the caller knows one (the exponents may be secret), else None. Kernels that
@@ -26,6 +28,9 @@ from cryptoffload.errors import ConfigError
 #: GMP ignores it (``mpz_powm``'s time depends on the exponent anyway).
 PowmFn = Callable[[Sequence[int], Sequence[int], int, "int | None"], list[int]]
 Work = tuple[str, tuple[int | None, ...]]
+#: what one native call is made for: the modulus (``modexp``), (n, h_s) (``paillier.encrypt``)
+#: or n (``paillier.encrypt_classic``)
+GroupKey = int | tuple[int, int]
 
 
 def gmp_powm(bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None) -> list[int]:
@@ -39,10 +44,10 @@ class EncryptorCache:
     def __init__(self, backend: str = "gmp", constant_time: bool = True) -> None:
         self.backend = backend
         self.constant_time = constant_time
-        self._cache: dict[tuple[int, int], Any] = {}
+        self._cache: dict[tuple[int, int], Encryptor] = {}
         self._lock = threading.Lock()
 
-    def get(self, n: int, hs: int) -> Any:
+    def get(self, n: int, hs: int) -> "Encryptor":
         from cryptoffload.crypto.paillier import PublicKey
 
         with self._lock:
@@ -53,20 +58,7 @@ class EncryptorCache:
         return enc
 
 
-def _random_unit(n: int) -> int:
-    while True:
-        r = secrets.randbelow(n - 1) + 1
-        if math.gcd(r, n) == 1:
-            return r
-
-
-def _check_message(m: Any, n: int) -> int:
-    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < n:
-        raise ConfigError("plaintext must be an int in [0, n)")
-    return m
-
-
-def _run_group(kind: str, key: Any, payloads: list[tuple[int | None, ...]], powm: PowmFn,
+def _run_group(kind: str, key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn,
                encryptors: EncryptorCache) -> list[int]:
     if kind == "modexp":
         exps = [p[1] for p in payloads]
@@ -76,14 +68,14 @@ def _run_group(kind: str, key: Any, payloads: list[tuple[int | None, ...]], powm
     if kind == "paillier.encrypt":
         n, hs = key
         enc = encryptors.get(n, hs)
-        ms = [_check_message(p[2], n) for p in payloads]
-        exps = [p[3] if p[3] is not None else secrets.randbits(enc.public_key.exp_bits) for p in payloads]
+        ms = [djn.check_plaintext(p[2], n) for p in payloads]
+        exps = [p[3] if p[3] is not None else enc.public_key.random_exponent() for p in payloads]
         return enc.encrypt_raw(ms, exps)
     if kind == "paillier.encrypt_classic":
         n = key
         n2 = n * n
-        ms = [_check_message(p[1], n) for p in payloads]
-        rs = [p[2] if p[2] is not None else _random_unit(n) for p in payloads]
+        ms = [djn.check_plaintext(p[1], n) for p in payloads]
+        rs = [p[2] if p[2] is not None else djn.random_unit(n) for p in payloads]
         bound = n.bit_length()   # m < n is secret: every exponent is processed over n's length
         gm = powm([n + 1] * len(ms), ms, n2, bound)
         rn = powm(rs, [n] * len(rs), n2, bound)
@@ -91,7 +83,7 @@ def _run_group(kind: str, key: Any, payloads: list[tuple[int | None, ...]], powm
     raise ConfigError(f"unknown job kind {kind!r}")
 
 
-def _group_key(kind: str, payload: tuple[int | None, ...]) -> Any:
+def _group_key(kind: str, payload: tuple[int | None, ...]) -> GroupKey:
     if kind == "modexp":
         return payload[2]
     if kind == "paillier.encrypt":
@@ -108,7 +100,7 @@ def compute_batch(batch: Sequence[Work], powm: PowmFn = gmp_powm,
     """(ok, value) per job: one native call per (kind, key) group; a group that raises is
     retried job by job so only the bad job fails."""
     encryptors = encryptors or EncryptorCache()
-    groups: dict[tuple[str, Any], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, GroupKey], list[int]] = defaultdict(list)
     out: list[Outcome] = [(False, None)] * len(batch)
     for i, (kind, payload) in enumerate(batch):
         try:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cryptoffload.crypto.ckks import CkksError, backend_from_context
+from cryptoffload.crypto.ckks import CkksError, backend_from_context, make_backend
 from cryptoffload.errors import CryptoffloadError
 
 from .ckks_helpers import FEW, MISUSE_CASES, PARAMS, close, misuse, padded, vectors
@@ -123,3 +123,17 @@ def test_public_context_evaluates_but_cannot_decrypt(seal, emu):
         assert isinstance(backend_from_context(pub), type(b))
     pub = seal.public_context()
     assert b'"secret"' not in pub[:4096] and len(pub) < len(seal.secret_context())
+
+
+@pytest.mark.parametrize("name", ["seal", "emulator", "gpu-twin"])
+def test_added_rotation_keys_join_the_key_set(name):
+    """``add_rotation_keys`` (written once in ``CheckedBackend``): only steps without a key are
+    made, in the order asked, the key set keeps its id, and a public context cannot add keys."""
+    b = make_backend(name, PARAMS, insecure_study=True)
+    b.keygen([3], relin=False)
+    key_id = b.key_id
+    b.add_rotation_keys([3, 1, 0, -7, 1 - b.slots])
+    assert b.rotation_steps == [3, 1, -7] and b.key_id == key_id
+    server = type(b).from_public_context(b.public_context(), insecure_study=True)
+    with pytest.raises(CkksError, match="add_rotation_keys: this backend holds no secret key"):
+        server.add_rotation_keys([2])

@@ -1,5 +1,13 @@
 """CKKS: one interface, its backends, and a tracer that records what an encrypted program does.
 
+What flows in and out: real-valued slot vectors (numpy) in; :class:`Ciphertext` and
+:class:`Plaintext` handles, decrypted vectors, serialised frames (ciphertexts, public and
+secret contexts) and, from the recording backend, op traces (JSON) out. Callers: the HE-CNN
+application, ``workloads/`` (traces and BSGS op DAGs), ``engines/bsgs_run.py`` (Dask runs) and
+``calibrate/`` (measured op costs). Where to start reading: :mod:`.backend` (the interface
+every program is written against), then :mod:`.emulator` (the shortest adapter), then
+:mod:`.bsgs` (an algorithm written against the interface).
+
 Layout (one concept per module, imports pointing down this list):
 
 * ``errors`` -- :class:`CkksError`, the package's user error;
@@ -8,11 +16,16 @@ Layout (one concept per module, imports pointing down this list):
 * ``framing`` -- the serialised frame (header, payload, checksum) of ciphertexts and contexts;
 * ``inflate`` -- SEAL's serialised objects measured (header, declared and actual inflated size)
   before SEAL inflates them: :func:`inflated_size`, :class:`InflateLimit`;
-* ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks the
-  adapters share), the :class:`Ciphertext`/:class:`Plaintext` handles;
+* ``batched`` -- :class:`~.batched.BatchedOps`, the batched ops as loops of single ops (a GPU
+  overrides them);
+* ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks and
+  the key bookkeeping the adapters share, ``add_rotation_keys`` included), the
+  :class:`Ciphertext`/:class:`Plaintext` handles;
 * ``timing`` -- :func:`timed`, the timer of CKKS work that waits for an asynchronous device
   (``synchronize``) before starting and before stopping;
 * ``seal``, ``emulator``, ``openfhe`` -- the adapters, imported by name through ``registry``;
+  ``gpu/`` -- leveled RNS-CKKS of our own over an array module (CuPy, or numpy as its CPU
+  twin), its ``__init__`` has its layers;
 * ``trace`` -- :class:`RecordingBackend`, a backend that records the ops run on it
   (``cryptoffload-he-trace/1``), on a real backend or on a shape-only emulator;
 * ``bsgs`` -- the baby-step giant-step matrix-vector product, written once against the interface;

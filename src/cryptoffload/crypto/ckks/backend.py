@@ -21,9 +21,10 @@ import os
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -36,37 +37,41 @@ from cryptoffload.io import PRIVATE, atomic_write, read_input
 
 MAX_CONTEXT_BYTES = 4 * 1024**3  # a secret context with every rotation key at N = 2^16
 
-__all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Plaintext", "library_errors"]
+__all__ = ["CheckedBackend", "Ciphertext", "CkksBackend", "Handle", "Plaintext", "library_errors"]
 
 
-class Ciphertext:
+class _Handle:
+    """The library's object (``raw``, whatever the library gives: Any) and the fingerprint of
+    the key set that made it (``owner``); see the module docstring for why both."""
+
+    __slots__ = ("raw", "owner", "__weakref__")
+
+    def __init__(self, raw: Any, owner: bytes) -> None:
+        self.raw = raw
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+
+
+class Ciphertext(_Handle):
     """An encrypted vector: the library's object (``raw``) and the fingerprint of its key set.
 
     Opaque to applications: ask the backend for ``level``/``scale``/sizes. Adapters create it
     with ``Ciphertext(raw, backend.fingerprint)``.
     """
 
-    __slots__ = ("raw", "owner", "__weakref__")
-
-    def __init__(self, raw: Any, owner: bytes) -> None:
-        self.raw = raw
-        self.owner = owner
-
-    def __repr__(self) -> str:
-        return f"<Ciphertext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+    __slots__ = ()
 
 
-class Plaintext:
+class Plaintext(_Handle):
     """An encoded (not encrypted) vector at a level and scale, bound to its context like a ciphertext."""
 
-    __slots__ = ("raw", "owner", "__weakref__")
+    __slots__ = ()
 
-    def __init__(self, raw: Any, owner: bytes) -> None:
-        self.raw = raw
-        self.owner = owner
 
-    def __repr__(self) -> str:
-        return f"<Plaintext {type(self.raw).__name__} key set {self.owner.hex()[:8]}>"
+#: a ciphertext or a plaintext, given back as the same type (``label``)
+Handle = TypeVar("Handle", Ciphertext, Plaintext)
 
 
 @contextmanager
@@ -116,11 +121,11 @@ class CkksBackend(BatchedOps, ABC):
 
     # -- encoding and encryption -----------------------------------------------------------
     @abstractmethod
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext: ...
 
     @abstractmethod
-    def encrypt(self, values: Any) -> Ciphertext: ...
+    def encrypt(self, values: ArrayLike) -> Ciphertext: ...
 
     @abstractmethod
     def decrypt(self, ct: Ciphertext) -> np.ndarray: ...
@@ -202,7 +207,7 @@ class CkksBackend(BatchedOps, ABC):
         """Label the ops that follow (a layer such as ``conv1``), so an algorithm annotates its
         trace without asking whether it is being recorded."""
 
-    def label(self, obj: Any, name: str) -> Any:
+    def label(self, obj: Handle, name: str) -> Handle:
         """Name a value (a stored weight, the client's image) and return it unchanged."""
         return obj
 
@@ -312,6 +317,27 @@ class CheckedBackend(CkksBackend):
             out.setdefault(s % self.slots, f"galois:{s}")
         return out
 
+    @abstractmethod
+    def decode(self, pt: Plaintext) -> np.ndarray:
+        """A plaintext's slot values (every adapter can decode, with or without a secret key)."""
+
+    def _pt_values(self, pt: Plaintext) -> np.ndarray:
+        return self.decode(pt)
+
+    def add_rotation_keys(self, steps: Sequence[int]) -> None:
+        """Keys for more rotation steps in the current key set (same secret key, same key id):
+        only the steps without a key yet are made."""
+        self._need_secret("add_rotation_keys")
+        new = {k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois}
+        if new:
+            self._add_galois(new)
+
+    def _add_galois(self, steps: dict[int, str]) -> None:
+        """Make the keys of ``steps`` (step mod slots -> key name, none of them made yet) and
+        record them in ``_galois``. This default only records them (a backend whose keys are
+        not objects, the emulator); a library adapter runs its key generation."""
+        self._galois.update(steps)
+
     # -- validation helpers -------------------------------------------------------------------
     @abstractmethod
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
@@ -331,6 +357,14 @@ class CheckedBackend(CkksBackend):
         if la != lb:
             raise CkksError(f"{op}: level mismatch ({la} vs {lb}); mod_switch_to the lower level first")
         return la
+
+    def _summands(self, op: str, a: Ciphertext, b: Ciphertext) -> tuple[Any, Any]:
+        """The library objects of two ciphertexts that may be added (or subtracted): both ours,
+        at one level and one scale."""
+        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
+        self._same_level(op, a, b)
+        self._same_scale(op, a, b)
+        return ra, rb
 
     def _same_scale(self, op: str, a: Any, b: Any) -> None:
         self._scales_agree(op, self._meta(a)[1], self._meta(b)[1])

@@ -21,11 +21,44 @@ evaluators mix ``BatchedOps`` in).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
-__all__ = ["baby_rotations", "bsgs_product", "giant_sums", "prerotate", "rotate_slots"]
+__all__ = ["BabyStepOps", "BsgsOps", "GiantStepOps", "baby_rotations", "bsgs_product", "giant_sums", "prerotate",
+           "rotate_slots"]
+
+#: what the evaluator's ciphertexts are: a backend's :class:`~.backend.Ciphertext`, a node id of
+#: an op DAG, a plain slot vector
+C = TypeVar("C")
+#: what its plaintexts are (``None`` in a table of them: an all-zero diagonal, skipped)
+P = TypeVar("P")
+
+
+class BabyStepOps(Protocol[C]):
+    """What :func:`baby_rotations` calls: every :class:`~.backend.CkksBackend` is one."""
+
+    def rotate(self, ct: C, steps: int) -> C: ...
+
+    def rotate_many(self, ct: C, steps: Sequence[int]) -> list[C]: ...
+
+
+class GiantStepOps(Protocol[C, P]):
+    """What :func:`giant_sums` calls: the batched ops of
+    :class:`~cryptoffload.crypto.ckks.batched.BatchedOps`, so every backend and every evaluator
+    that mixes ``BatchedOps`` in (the op-DAG and Dask evaluators, plain slot vectors) is one."""
+
+    def mul_plain_sums(self, groups: Sequence[Sequence[tuple[C, P]]]) -> list[C]: ...
+
+    def rescale_many(self, cts: Sequence[C]) -> list[C]: ...
+
+    def rotate_each(self, cts: Sequence[C], steps: Sequence[int]) -> list[C]: ...
+
+    def add_many(self, cts: Sequence[C]) -> C: ...
+
+
+class BsgsOps(BabyStepOps[C], GiantStepOps[C, P], Protocol[C, P]):
+    """What :func:`bsgs_product` calls: both of the above (a :class:`~.backend.CkksBackend`)."""
 
 
 def rotate_slots(v: np.ndarray, k: int) -> np.ndarray:
@@ -40,7 +73,7 @@ def prerotate(diagonal: np.ndarray, giant_step: int) -> np.ndarray:
     return rotate_slots(diagonal, -giant_step)
 
 
-def baby_rotations(ev: Any, x: Any, steps: Sequence[int], *, hoisted: bool = True) -> list[Any]:
+def baby_rotations(ev: BabyStepOps[C], x: C, steps: Sequence[int], *, hoisted: bool = True) -> list[C]:
     """``[rot(x, s) for s in steps]`` (a step of 0 is ``x`` itself). ``hoisted``: one
     ``rotate_many`` (a backend that hoists shares the key-switch decomposition); otherwise one
     ``rotate`` after another."""
@@ -52,9 +85,9 @@ def baby_rotations(ev: Any, x: Any, steps: Sequence[int], *, hoisted: bool = Tru
     return [done[s] if s else x for s in steps]
 
 
-def giant_sums(ev: Any, babies: Mapping[int, Any] | Sequence[Any], plaintexts: Mapping[int, Sequence[Any]]
-               | Sequence[Sequence[Any]], giant: Sequence[int], giants: Iterable[int] | None = None, *,
-               rescale: bool = True) -> Any:
+def giant_sums(ev: GiantStepOps[C, P], babies: Mapping[int, C] | Sequence[C],
+               plaintexts: Mapping[int, Sequence[P | None]] | Sequence[Sequence[P | None]], giant: Sequence[int],
+               giants: Iterable[int] | None = None, *, rescale: bool = True) -> C | None:
     """``sum_j rot(rescale(sum_i plaintexts[j][i] * babies[i]), giant[j])`` over the giant steps
     ``giants`` (default: all of ``giant``), in that order; ``None`` plaintexts (all-zero
     diagonals) are skipped, and a giant step without any is left out. ``babies[i]`` is the
@@ -76,8 +109,8 @@ def giant_sums(ev: Any, babies: Mapping[int, Any] | Sequence[Any], plaintexts: M
     return ev.add_many(ev.rotate_each(sums, [giant[j] for j in order]))
 
 
-def bsgs_product(ev: Any, x: Any, plaintexts: Sequence[Sequence[Any]], baby: Sequence[int],
-                 giant: Sequence[int]) -> Any:
+def bsgs_product(ev: BsgsOps[C, P], x: C, plaintexts: Sequence[Sequence[P | None]], baby: Sequence[int],
+                 giant: Sequence[int]) -> C | None:
     """The whole product on one backend: the baby rotations the non-zero plaintexts use (one
     ``rotate_many``), then :func:`giant_sums`. ``plaintexts[j][i]`` belongs to baby step
     ``baby[i]`` and giant step ``giant[j]``; ``None`` where the diagonal is all zero."""

@@ -12,9 +12,10 @@ import math
 import os
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -100,11 +101,6 @@ class EmulatorBackend(CheckedBackend):
         self._has_relin = bool(relin)
         self._galois = steps
 
-    def add_rotation_keys(self, steps: Sequence[int]) -> None:
-        self._need_secret("add_rotation_keys")
-        for k, v in self._normalise_steps(steps).items():
-            self._galois.setdefault(k, v)
-
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
         e = obj.raw
         return e.level, e.scale, (e.size if isinstance(obj, Ciphertext) else 1)
@@ -117,7 +113,7 @@ class EmulatorBackend(CheckedBackend):
             raise CkksError(f"{op}: this emulator keeps no values (values=False: levels, scales and keys only)")
         return e.values
 
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
         self._need_public("encode")
         lv, sc = self._encode_target(like, level, scale)
@@ -128,7 +124,7 @@ class EmulatorBackend(CheckedBackend):
                             f"at level {lv}")
         return Plaintext(_Emu(vals if self.keeps_values else None, lv, sc, 1), self.fingerprint)
 
-    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    def encrypt(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
         e = self._own(pt, Plaintext, "encrypt")
@@ -148,19 +144,12 @@ class EmulatorBackend(CheckedBackend):
     def decode(self, pt: Plaintext) -> np.ndarray:
         return self._kept(self._own(pt, Plaintext, "decode"), "decode").copy()
 
-    def _pt_values(self, pt: Plaintext) -> np.ndarray:
-        return self.decode(pt)
-
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        ea, eb = self._own(a, Ciphertext, "add"), self._own(b, Ciphertext, "add")
-        self._same_level("add", a, b)
-        self._same_scale("add", a, b)
+        ea, eb = self._summands("add", a, b)
         return self._out(_apply(np.add, ea.values, eb.values), ea.level, ea.scale, max(ea.size, eb.size))
 
     def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        ea, eb = self._own(a, Ciphertext, "sub"), self._own(b, Ciphertext, "sub")
-        self._same_level("sub", a, b)
-        self._same_scale("sub", a, b)
+        ea, eb = self._summands("sub", a, b)
         return self._out(_apply(np.subtract, ea.values, eb.values), ea.level, ea.scale, max(ea.size, eb.size))
 
     def negate(self, a: Ciphertext) -> Ciphertext:

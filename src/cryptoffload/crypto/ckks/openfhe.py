@@ -49,6 +49,7 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -228,15 +229,10 @@ class OpenFheBackend(CheckedBackend):
         self._galois = {}
         self._ksk_cache = None
         self._boot_ready = False
-        self._make_galois(steps)
+        self._add_galois(steps)
 
-    def add_rotation_keys(self, steps: Sequence[int]) -> None:
-        """Rotation keys for more steps, same key set (OpenFHE adds them to the key map)."""
-        self._need_secret("add_rotation_keys")
-        new = {k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois}
-        self._make_galois(new)
-
-    def _make_galois(self, steps: dict[int, str]) -> None:
+    def _add_galois(self, steps: dict[int, str]) -> None:
+        """Rotation keys for ``steps``, added to the key map of the current key set."""
         if not steps:
             return
         with _fhe_errors("keygen"):
@@ -295,13 +291,13 @@ class OpenFheBackend(CheckedBackend):
                                                        self.slots)
         return Plaintext(raw, self.fingerprint)
 
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
         self._need_public("encode")
         lv, sc = self._encode_target(like, level, scale)
         return self._make_plain(self._values(values), lv, self._degree(sc, "encode"), "encode")
 
-    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    def encrypt(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Public-key encryption of ``values`` (or of a :class:`Plaintext`)."""
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
@@ -326,14 +322,9 @@ class OpenFheBackend(CheckedBackend):
             vals = np.concatenate([vals, np.zeros(self.slots - vals.size)])
         return vals[: self.slots]
 
-    def _pt_values(self, pt: Plaintext) -> np.ndarray:
-        return self.decode(pt)
-
     # -- arithmetic ----------------------------------------------------------------------------
     def _binary(self, op: str, fn: Any, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
-        self._same_level(op, a, b)
-        self._same_scale(op, a, b)
+        ra, rb = self._summands(op, a, b)
         with _fhe_errors(op):
             return self._ct_out(fn(ra, rb))
 

@@ -15,6 +15,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -195,12 +196,9 @@ class SealBackend(CheckedBackend):
         self._kg = kg
         self._make_galois(steps)
 
-    def add_rotation_keys(self, steps: Sequence[int]) -> None:
-        """Add Galois keys for more steps to the current key set (same secret key and key id)."""
-        self._need_secret("add_rotation_keys")
-        new = {k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois}
-        if new:
-            self._make_galois({**self._galois, **new})
+    def _add_galois(self, steps: dict[int, str]) -> None:
+        """SEAL's Galois keys are one object: it is made again for the old steps and the new."""
+        self._make_galois({**self._galois, **steps})
 
     def _make_galois(self, steps: dict[int, str]) -> None:
         self._galois = dict(steps)
@@ -231,7 +229,7 @@ class SealBackend(CheckedBackend):
         return Ciphertext(raw, self.fingerprint)
 
     # -- encoding ---------------------------------------------------------------------------
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
         self._need_public("encode")
         lv, sc = self._encode_target(like, level, scale)
@@ -241,7 +239,7 @@ class SealBackend(CheckedBackend):
             self._encoder.encode(vals.tolist(), self._parms_ids[lv], sc, pt)
         return Plaintext(pt, self.fingerprint)
 
-    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    def encrypt(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Public-key encryption of ``values`` (or of a :class:`Plaintext`)."""
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
@@ -264,14 +262,9 @@ class SealBackend(CheckedBackend):
         with _seal_errors("decode"):
             return np.asarray(self._encoder.decode_double(raw), dtype=np.float64)
 
-    def _pt_values(self, pt: Plaintext) -> np.ndarray:
-        return self.decode(pt)
-
     # -- arithmetic -------------------------------------------------------------------------
     def _binary(self, op: str, fn: str, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
-        self._same_level(op, a, b)
-        self._same_scale(op, a, b)
+        ra, rb = self._summands(op, a, b)
         out = self._s.Ciphertext()
         with _seal_errors(op):
             if not self._transparent_safe(getattr(self._ev, fn), ra, rb, out):

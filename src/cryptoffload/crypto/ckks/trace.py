@@ -34,13 +34,17 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
+from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Handle, Plaintext
 from cryptoffload.crypto.ckks.emulator import EmulatorBackend
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.io import atomic_write
+
+#: how a record names a value: the id of the op that made it, or a program input's name
+Ref = int | str
 
 __all__ = ["TRACE_SCHEMA", "RecordingBackend"]
 
@@ -70,8 +74,8 @@ class RecordingBackend(CkksBackend):
         self.trace_name = trace_name
         self._phase = phase
         self._ops: list[dict[str, Any]] = []
-        self._names: dict[int, Any] = {}
-        self._pinned: list[Any] = []  # objects that cannot be weak-referenced
+        self._names: dict[int, Ref] = {}
+        self._pinned: list[Ciphertext | Plaintext] = []  # objects that cannot be weak-referenced
         self._inputs: dict[str, int] = {}
         self._n_inputs = 0
         self._n_plain = 0
@@ -118,7 +122,7 @@ class RecordingBackend(CkksBackend):
     def phase(self) -> str | None:
         return self._phase
 
-    def _bind(self, obj: Any, name: Any) -> None:
+    def _bind(self, obj: Ciphertext | Plaintext, name: Ref) -> None:
         key = id(obj)
         self._names[key] = name
         try:
@@ -126,7 +130,7 @@ class RecordingBackend(CkksBackend):
         except TypeError:
             self._pinned.append(obj)
 
-    def label(self, obj: Any, name: str) -> Any:
+    def label(self, obj: Handle, name: str) -> Handle:
         """Name a value: the op that made it gets ``"name"`` in its record (a weight, the
         client's image); a ciphertext not made here becomes the program input ``name``."""
         if not isinstance(name, str) or not name or name.isdigit():
@@ -143,7 +147,7 @@ class RecordingBackend(CkksBackend):
             raise CkksError(f"label: the value is already the program input {ref!r}")
         return obj
 
-    def _ref(self, ct: Any) -> Any:
+    def _ref(self, ct: Ciphertext) -> Ref:
         name = self._names.get(id(ct))
         if name is None:
             name = f"input:{self._n_inputs}"
@@ -151,7 +155,7 @@ class RecordingBackend(CkksBackend):
             self.label(ct, name)
         return name
 
-    def _pt_ref(self, pt: Any) -> Any:
+    def _pt_ref(self, pt: Plaintext) -> Ref:
         name = self._names.get(id(pt))
         if name is None:
             name = f"pt:{self._n_plain}"
@@ -160,7 +164,7 @@ class RecordingBackend(CkksBackend):
         return name
 
     # -- recording -----------------------------------------------------------------------------
-    def _record(self, op: str, level: int, inputs: list[Any], bytes_in: int, bytes_out: int, wall: float | None,
+    def _record(self, op: str, level: int, inputs: list[Ref], bytes_in: int, bytes_out: int, wall: float | None,
                 keys: Sequence[str] = (), **extra: Any) -> int:
         i = len(self._ops)
         rec: dict[str, Any] = {"id": i, "op": op, "level": int(level), "inputs": inputs, "output": i,
@@ -186,21 +190,21 @@ class RecordingBackend(CkksBackend):
     def _ctb(self, ct: Any) -> int:
         return self.inner.ciphertext_bytes(ct)
 
-    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = ()) -> Any:
+    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = ()) -> Ciphertext:
         lv = self.inner.level(ct)
         ref = self._ref(ct)
         out, wall = self._timed(op, getattr(self.inner, op), ct, *args)
         self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, keys))
         return out
 
-    def _binary(self, op: str, a: Ciphertext, b: Ciphertext) -> Any:
+    def _binary(self, op: str, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         lv = self.inner.level(a)
         refs = [self._ref(a), self._ref(b)]
         out, wall = self._timed(op, getattr(self.inner, op), a, b)
         self._bind(out, self._record(op, lv, refs, self._ctb(a) + self._ctb(b), self._ctb(out), wall))
         return out
 
-    def _plain_op(self, op: str, ct: Ciphertext, pt: Plaintext) -> Any:
+    def _plain_op(self, op: str, ct: Ciphertext, pt: Plaintext) -> Ciphertext:
         lv = self.inner.level(ct)
         ref, pref = self._ref(ct), self._pt_ref(pt)
         out, wall = self._timed(op, getattr(self.inner, op), ct, pt)
@@ -212,7 +216,7 @@ class RecordingBackend(CkksBackend):
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
         self.inner.keygen(rotations, relin)
 
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
         """Encode (recorded as a host-side ``encode`` op: the output is a stored weight)."""
         pt, wall = self._timed("encode", self.inner.encode, values, like=like, level=level, scale=scale)
@@ -221,7 +225,7 @@ class RecordingBackend(CkksBackend):
                                     self.inner.plaintext_bytes(pt), wall))
         return pt
 
-    def encrypt(self, values: Any, **kw: Any) -> Ciphertext:
+    def encrypt(self, values: ArrayLike, **kw: Any) -> Ciphertext:
         """Encrypt (a host-side ``encrypt`` op, whose output is a program input in DRAM)."""
         ct, wall = self._timed("encrypt", self.inner.encrypt, values, **kw)
         self._bind(ct, self._record("encrypt", self.inner.level(ct), [], self.slots * WORD_BYTES, self._ctb(ct),
@@ -285,7 +289,7 @@ class RecordingBackend(CkksBackend):
         self._bind(out, ref)
         return out
 
-    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Any, **extra: Any) -> Any:
+    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Ref, **extra: Any) -> Ref:
         plan = self.inner.rotation_plan(steps)
         lv = self.inner.level(ct)
         nb = self._ctb(ct)

@@ -1,11 +1,25 @@
 """Paillier encryption (g = n + 1) with DJN randomness, CRT decryption and safe serialisation.
 
-One module per concept: :mod:`.keys` (key pairs, encryption and decryption entry points),
-:mod:`.validation` (what makes key material acceptable), :mod:`.keyfile` (key files),
-:mod:`.ciphertext` (homomorphic arithmetic), :mod:`.framing` (ciphertexts as bytes, with a
-checksum), :mod:`.encoding` (signed and fixed-point plaintexts), :mod:`.encryptor` (fixed-base
-DJN encryption and the backend choice), :mod:`.pool` (offline randomness). Everything public
-is re-exported here, so callers write ``from cryptoffload.crypto import paillier as pl``.
+What flows in and out: plaintext integers (signed or fixed-point through :mod:`.encoding`) in,
+:class:`Ciphertext` objects or integers modulo n^2 out; keys and ciphertexts as JSON key files
+and checksummed byte frames. The engines send bare integers (n, h_s, m), never key objects.
+
+One module per concept, from the bottom up:
+
+* :mod:`.errors` -- the package's user errors; :mod:`.gmp` -- gmpy2, imported lazily;
+* :mod:`.djn` -- the arithmetic on bare integers, written once: the DJN formula
+  (1 + m n) h_s^a mod n^2, the plaintext range check, a random unit;
+* :mod:`.validation` -- what makes key material acceptable (sizes, factors, the DJN base);
+* :mod:`.encryptor` -- fixed-base DJN encryption (a table of h_s) and the arithmetic backend
+  (gmpy2, the C core, AVX512-IFMA);
+* :mod:`.ciphertext` -- homomorphic arithmetic; :mod:`.framing` -- ciphertexts as bytes;
+* :mod:`.encoding` -- signed and fixed-point plaintexts;
+* :mod:`.keys` -- :class:`PublicKey`, :class:`PrivateKey`, :func:`generate_keypair`:
+  **start here**, the entry points of encryption and decryption;
+* :mod:`.keyfile` -- key files (0600, per-field checksums); :mod:`.pool` -- offline randomness.
+
+Everything public is re-exported here, so callers write
+``from cryptoffload.crypto import paillier as pl``.
 
 Key sizes: 2048-bit n by default (112-bit security); smaller keys are refused unless the caller
 asks for a study size explicitly (``insecure_study_size=True``), e.g. the paper's 1024 bits.

@@ -15,12 +15,10 @@ entry and is faster but leaks cache-line access patterns to a co-located attacke
 
 from __future__ import annotations
 
-import secrets
 from typing import TYPE_CHECKING, Sequence
 
-from cryptoffload.crypto.paillier.gmp import gmpy2
-
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import djn
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 if TYPE_CHECKING:
@@ -120,12 +118,11 @@ class Encryptor:
         """
         pk = self.public_key
         if exponents is None:
-            exponents = [secrets.randbits(pk.exp_bits) for _ in range(len(messages))]
+            exponents = [pk.random_exponent() for _ in range(len(messages))]
         elif len(exponents) != len(messages):
             raise ConfigError("need one exponent per message")
         if self._table is None:
-            return [int((1 + m * pk.n) * gmpy2.powmod(pk.hs, a, pk.nsquare) % pk.nsquare)
-                    for m, a in zip(messages, exponents)]
+            return [djn.encrypt(m, a, pk.n, pk.hs, pk.nsquare) for m, a in zip(messages, exponents)]
         if not progress or len(messages) <= chunk:
             return self._table.encrypt(messages, exponents)
         from rich.progress import Progress

@@ -23,12 +23,12 @@ from typing import Sequence
 from cryptoffload.crypto.paillier.gmp import gmpy2
 
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import framing
+from cryptoffload.crypto.paillier import djn, framing
 from cryptoffload.crypto.paillier.ciphertext import Ciphertext
 from cryptoffload.crypto.paillier.encoding import decode_signed
 from cryptoffload.crypto.paillier.encryptor import Encryptor, default_window, resolve_backend
 from cryptoffload.crypto.paillier.errors import (CiphertextFormatError, InvalidKeyError, KeyMismatchError,
-                                                 PaillierError, PlaintextRangeError)
+                                                 PaillierError)
 from cryptoffload.crypto.paillier.validation import (MIN_STUDY_KEY_BITS, check_djn_base, check_djn_base_public,
                                                      check_factors, check_key_bits)
 from cryptoffload.errors import ConfigError
@@ -139,13 +139,7 @@ class PublicKey:
         return enc
 
     def check_plaintext(self, m: int) -> int:
-        if isinstance(m, bool) or not isinstance(m, int):
-            raise PlaintextRangeError(f"a plaintext must be an int, got {type(m).__name__}")
-        if not 0 <= m < self.n:
-            raise PlaintextRangeError(
-                f"plaintext out of range: must be in [0, n) for this {self.bits}-bit key "
-                "(encode negative numbers with encode_signed)")
-        return m
+        return djn.check_plaintext(m, self.n)
 
     def random_exponent(self) -> int:
         return secrets.randbits(self.exp_bits)
@@ -154,7 +148,7 @@ class PublicKey:
         """Reference DJN encryption with gmpy2: (1 + m n) h_s^a mod n^2."""
         self.check_plaintext(m)
         a = self.random_exponent() if a is None else a
-        return int((1 + m * self.n) * gmpy2.powmod(self.hs, a, self.nsquare) % self.nsquare)
+        return djn.encrypt(m, a, self.n, self.hs, self.nsquare)
 
     def raw_encrypt_classic(self, m: int, r: int | None = None) -> int:
         """Textbook Paillier, g^m r^n mod n^2 with both exponentiations (what libhcs and the
@@ -167,10 +161,7 @@ class PublicKey:
         return int(gm * rn % self.nsquare)
 
     def random_unit(self) -> int:
-        while True:
-            r = secrets.randbelow(self.n - 1) + 1
-            if math.gcd(r, self.n) == 1:
-                return r
+        return djn.random_unit(self.n)
 
     def encrypt(self, m: int, *, backend: str = "auto", constant_time: bool = True) -> Ciphertext:
         return Ciphertext(self, self.encryptor(backend, constant_time).encrypt_raw([self.check_plaintext(m)])[0])

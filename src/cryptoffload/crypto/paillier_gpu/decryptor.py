@@ -8,7 +8,7 @@ corrections; the private key's words (layout ``DecLayout``) live on the device w
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from cryptoffload.crypto._native.gpu_runtime import Runtime, Stream, width_for_b
 from cryptoffload.crypto.paillier_gpu.limbs import check_range, context_words, from_limbs, number_words, to_limbs
 from cryptoffload.crypto.paillier_gpu.modulus import stream_or_new
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PrivateKey
 
 
 def _l_inverse(x: int, g: int) -> int:
@@ -50,7 +53,7 @@ class GpuDecryptor:
     object is collected), which overwrites the device copy with zeros before its memory goes
     back to the device's pool. The host-side words are zeroed as soon as they are uploaded."""
 
-    def __init__(self, private_key: Any, runtime: Runtime) -> None:
+    def __init__(self, private_key: PrivateKey, runtime: Runtime) -> None:
         self.runtime = runtime
         self.public_key = private_key.public_key
         blob, self.width = private_key_blob(private_key.p, private_key.q)

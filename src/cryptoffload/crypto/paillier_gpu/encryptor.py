@@ -10,7 +10,7 @@ operations (docs/crypto/paillier-gpu.md counts them), with a secret-dependent ad
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from cryptoffload.crypto.paillier_gpu.limbs import (
     check_limbs_below, check_range, from_limbs, number_words, random_exponents, to_limbs)
 from cryptoffload.crypto.paillier_gpu.modulus import Modulus, stream_or_new
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: Default window bits of the device table (constant-time, variable-time lookups). The scan's
 #: cost grows with 2^w and a Montgomery product's with W^2, so the constant-time optimum is
@@ -39,7 +42,7 @@ class GpuPaillier:
     ``max_table_bytes``. ``public_key`` and :meth:`encrypt_raw` match the CPU ``Encryptor``,
     so the engine's batch code drives either."""
 
-    def __init__(self, public_key: Any, runtime: Runtime, *, constant_time: bool = True, window: int | None = None,
+    def __init__(self, public_key: PublicKey, runtime: Runtime, *, constant_time: bool = True, window: int | None = None,
                  max_table_bytes: int = DEFAULT_MAX_TABLE_BYTES) -> None:
         self.public_key = public_key
         self.runtime = runtime

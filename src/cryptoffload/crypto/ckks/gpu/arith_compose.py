@@ -8,12 +8,16 @@ so it runs on any kernel set and array module. Clarity over speed: these loop ov
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.gpu.arith import Arith
+    from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
 
-def transform(ar: Any, buf: Any, offsets: np.ndarray, primes: np.ndarray, inverse: bool, src: Any = None) -> Any:
+
+def transform(ar: Arith, buf: Any, offsets: np.ndarray, primes: np.ndarray, inverse: bool, src: Any = None) -> Any:
     flat = buf.reshape(-1, buf.shape[-1])
     rows = (src if src is not None else buf).reshape(-1, buf.shape[-1])[offsets].copy()
     done = ar.impl.intt(ar.t, rows, ar.rows(primes)) if inverse else ar.impl.ntt(ar.t, rows, ar.rows(primes))
@@ -21,7 +25,7 @@ def transform(ar: Any, buf: Any, offsets: np.ndarray, primes: np.ndarray, invers
     return buf
 
 
-def convert(ar: Any, x: Any, plan: Any, out: Any) -> Any:
+def convert(ar: Arith, x: Any, plan: ConvPlan, out: Any) -> Any:
     xf = x.reshape(-1, x.shape[-1])
     of = out.reshape(-1, out.shape[-1])
     for job in plan.jobs_list:
@@ -31,7 +35,7 @@ def convert(ar: Any, x: Any, plan: Any, out: Any) -> Any:
     return out
 
 
-def ks_items(ar: Any, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray) -> Any:
+def ks_items(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray) -> Any:
     out = ar.xp.empty((len(items), 2) + digits.shape[2:], dtype=ar.xp.uint64)
     for k, (b, key, perm) in enumerate(items.tolist()):
         d = digits[b]
@@ -41,7 +45,7 @@ def ks_items(ar: Any, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_
     return out
 
 
-def combine(ar: Any, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
+def combine(ar: Arith, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
             c_sh: Any) -> Any:
     n = conv.shape[-1]
     r_count = conv.shape[1]
@@ -59,21 +63,21 @@ def combine(ar: Any, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray
     return out
 
 
-def dot(ar: Any, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
+def dot(ar: Arith, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
     for ct, pt in zip(cts, pts):
         term = ar.mul(ct, ar.xp.ascontiguousarray(ar.xp.broadcast_to(pt, ct.shape)), rows)
         acc = term if acc is None else ar.add(acc, term, rows)
     return acc
 
 
-def total(ar: Any, arrays: Sequence[Any], rows: np.ndarray) -> Any:
+def total(ar: Arith, arrays: Sequence[Any], rows: np.ndarray) -> Any:
     acc = arrays[0]
     for a in arrays[1:]:
         acc = ar.add(acc, a, rows)
     return acc
 
 
-def lincomb(ar: Any, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
+def lincomb(ar: Arith, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
     out = ar.xp.empty((c.shape[0],) + x.shape[1:], dtype=ar.xp.uint64)
     for r in range(c.shape[0]):
         for s in range(x.shape[1]):          # one polynomial at a time: one constant per row
@@ -85,11 +89,11 @@ def lincomb(ar: Any, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
     return out
 
 
-def tensor(ar: Any, a: Any, b: Any, rows: np.ndarray) -> Any:
+def tensor(ar: Arith, a: Any, b: Any, rows: np.ndarray) -> Any:
     xp = ar.xp
     p = ar.mul(xp.stack([a[0], a[0], a[1], a[1]]), xp.stack([b[0], b[1], b[0], b[1]]), rows)
     return xp.stack([p[0], ar.add(p[1], p[2], rows), p[3]])
 
 
-def gather(ar: Any, arrays: Sequence[Any]) -> Any:
+def gather(ar: Arith, arrays: Sequence[Any]) -> Any:
     return ar.xp.stack(list(arrays))

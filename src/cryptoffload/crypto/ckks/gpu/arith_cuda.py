@@ -22,9 +22,12 @@ first launch may read from another buffer (out of place at no cost).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
 
 BLOCK = 256
 MAX_CHUNK_THREADS = 1024
@@ -127,7 +130,7 @@ def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, ma
     return out
 
 
-def convert(t: Any, x: Any, plan: Any, dev: Sequence[Any], out: Any) -> Any:
+def convert(t: Any, x: Any, plan: ConvPlan, dev: Sequence[Any], out: Any) -> Any:
     """Every job of a :class:`~.convplan.ConvPlan` in one launch (``dev``: its device tables:
     jobs, sprime, yinv, yinv_sh, dprime, drow, mat, qmod); writes into ``out``."""
     jobs = plan.jobs.shape[0]

@@ -27,6 +27,7 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -125,16 +126,12 @@ class RnsCkksBackend(CheckedBackend):
             self._keys.put("relin", s.gen_relin(self._sk))
         self._has_relin = bool(relin)
         self._galois = {}
-        self._make_galois(steps)
+        self._add_galois(steps)
         if conjugation:
             self._keys.put("conj", s.gen_galois(self._sk, s.conj_elt), s.conj_elt)
 
-    def add_rotation_keys(self, steps: Sequence[int]) -> None:
-        """Galois keys for more steps, same secret key and key id."""
-        self._need_secret("add_rotation_keys")
-        self._make_galois({k: v for k, v in self._normalise_steps(steps).items() if k not in self._galois})
-
-    def _make_galois(self, steps: dict[int, str]) -> None:
+    def _add_galois(self, steps: dict[int, str]) -> None:
+        """A Galois key for each of ``steps``, put beside the keys already made."""
         assert self._sk is not None
         for step, name in steps.items():
             elt = self.scheme.galois_elt(step)
@@ -205,13 +202,13 @@ class RnsCkksBackend(CheckedBackend):
                             f"at level {level}")
         return self.scheme.encode_coefficients(coeffs, level, scale)
 
-    def encode(self, values: Any, *, like: Ciphertext | None = None, level: int | None = None,
+    def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
         self._need_public("encode")
         lv, sc = self._encode_target(like, level, scale)
         return Plaintext(self._encode_raw(self._values(values), lv, sc), self.fingerprint)
 
-    def encrypt(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    def encrypt(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Public-key encryption of ``values`` (or of a :class:`Plaintext`)."""
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
@@ -231,7 +228,7 @@ class RnsCkksBackend(CheckedBackend):
         assert self._sk is not None
         return self.scheme.decrypt(raw, self._sk)
 
-    def encrypt_complex(self, values: Any, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
+    def encrypt_complex(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Encrypt complex slot values (the interface's ``encrypt`` takes real ones)."""
         self._need_public("encrypt")
         lv, sc = self._encode_target(None, level, scale)
@@ -246,21 +243,12 @@ class RnsCkksBackend(CheckedBackend):
         raw = self._own(pt, Plaintext, "decode")
         return np.ascontiguousarray(self.scheme.decode_poly(raw.data, raw.level, raw.scale).real)
 
-    def _pt_values(self, pt: Plaintext) -> np.ndarray:
-        return self.decode(pt)
-
     # -- arithmetic ------------------------------------------------------------------------------
-    def _pair(self, op: str, a: Ciphertext, b: Ciphertext) -> tuple[RawCt, RawCt]:
-        ra, rb = self._own(a, Ciphertext, op), self._own(b, Ciphertext, op)
-        self._same_level(op, a, b)
-        self._same_scale(op, a, b)
-        return ra, rb
-
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        return self._ct(self.scheme.add(*self._pair("add", a, b)))
+        return self._ct(self.scheme.add(*self._summands("add", a, b)))
 
     def sub(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
-        return self._ct(self.scheme.sub(*self._pair("sub", a, b)))
+        return self._ct(self.scheme.sub(*self._summands("sub", a, b)))
 
     def negate(self, a: Ciphertext) -> Ciphertext:
         return self._ct(self.scheme.negate(self._own(a, Ciphertext, "negate")))

@@ -24,12 +24,15 @@ result would differ from a direct run, and the tests compare them bit for bit.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from cryptoffload import cuda
 from cryptoffload.crypto.ckks.backend import Ciphertext
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
 
 
 class Captured:
@@ -37,7 +40,7 @@ class Captured:
     example inputs (same level, scale and size); returns what the program returned, as new
     ciphertexts."""
 
-    def __init__(self, backend: Any, inputs: list[RawCt], outputs: Any, replay: Callable[[], None],
+    def __init__(self, backend: RnsCkksBackend, inputs: list[RawCt], outputs: Any, replay: Callable[[], None],
                  keep: Sequence[Any], launches: int) -> None:
         self.backend = backend
         self.inputs = inputs
@@ -75,7 +78,7 @@ def _raws(out: Any) -> Any:
     return out.raw
 
 
-def capture(backend: Any, fn: Callable[..., Any], examples: Sequence[Ciphertext]) -> Captured:
+def capture(backend: RnsCkksBackend, fn: Callable[..., Any], examples: Sequence[Ciphertext]) -> Captured:
     """Capture ``fn(*examples)`` on ``backend`` (a :class:`~.backend.RnsCkksBackend` with a
     CUDA kernel set); see the module docstring."""
     ar = backend.scheme.ar
@@ -99,7 +102,7 @@ def capture(backend: Any, fn: Callable[..., Any], examples: Sequence[Ciphertext]
     return Captured(backend, inputs, outputs, replay, [rec, wrapped], ar.launcher.count - before)
 
 
-def _capture_graph(backend: Any, fn: Callable[..., Any], wrapped: list[Ciphertext]) -> tuple[Any, Any, Any]:
+def _capture_graph(backend: RnsCkksBackend, fn: Callable[..., Any], wrapped: list[Ciphertext]) -> tuple[Any, Any, Any]:
     """The CUDA graph of ``fn(*wrapped)`` (GPU only: needs CuPy)."""
     cp = cuda.cupy()
     ar = backend.scheme.ar

@@ -11,9 +11,12 @@ copies are made once (never while a CUDA graph is being captured).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 
 JOB_FIELDS = 8   # kernels.cu's JOB_FIELDS
 
@@ -42,7 +45,7 @@ class ConvPlan:
     tables: tuple[np.ndarray, ...] = field(init=False)
 
     @classmethod
-    def build(cls, ring: Any, jobs: Sequence[ConvJob]) -> "ConvPlan":
+    def build(cls, ring: RnsRing, jobs: Sequence[ConvJob]) -> "ConvPlan":
         plan = cls(tuple(jobs), ring.n)
         plan._flatten(ring)
         return plan
@@ -55,7 +58,7 @@ class ConvPlan:
     def max_src(self) -> int:
         return max(len(j.src) for j in self.jobs_list)
 
-    def _flatten(self, ring: Any) -> None:
+    def _flatten(self, ring: RnsRing) -> None:
         sprime: list[int] = []
         yinv: list[int] = []
         yinv_sh: list[int] = []

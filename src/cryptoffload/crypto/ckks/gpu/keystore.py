@@ -9,16 +9,19 @@ own references then point into it (views), so the keys are held once.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.gpu.arith import Arith
 
 
 class EvalKeys:
     """Named key-switching keys ``(G, 2, K, N)`` stacked into ``(NK, G, 2, K, N)``, with the
     permutation of each Galois element a key is for (``elts``), stacked into ``(NP, N)``."""
 
-    def __init__(self, ar: Any) -> None:
+    def __init__(self, ar: Arith) -> None:
         self.ar = ar
         self._keys: dict[Hashable, Any] = {}
         self._elts: dict[Hashable, int] = {}
