@@ -25,9 +25,12 @@ def test_paillier_gpu_rows_on_the_twin(tmp_path) -> None:
     pk, sk = pl.generate_keypair(512, insecure_study_size=True)
     run = _gpu.measure_paillier_gpu(pk, sk, tmp_path, quick=True, device="cpu-twin", max_items=128, repeats=1)
     assert run.profile.exists() and run.encrypt_ops > 0 and run.decrypt_ops > 0 and run.batch == 128
-    assert len(run.model_rows) == len(_gpu.holdout_workloads(128))
-    for label, items, pred, meas, err in run.model_rows:
-        assert items > 0 and pred > 0 and meas > 0 and err == pytest.approx(pred / meas - 1)
+    workloads = _gpu.holdout_workloads(128)
+    assert [r.workload for r in run.model_rows] == [label for label, _ in workloads]
+    assert [r.items for r in run.model_rows] == [32, 128, 48, 48 + 24 + 96, 128]   # 4x8, 2x64, 3x16, the mix, 2x64
+    for r in run.model_rows:
+        assert r.predicted_s > 0 and r.measured_s > 0 and r.error_rel == pytest.approx(r.predicted_s / r.measured_s - 1)
+    assert run.worst_error == max(abs(r.error_rel) for r in run.model_rows)
     assert run.info["device"] == "cpu-twin"
 
 

@@ -8,6 +8,8 @@ import secrets
 import pytest
 
 from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto._native import core as native
+from cryptoffload.studies import _paillier_measured as pm
 from cryptoffload.studies._paillier_measured import _check_decrypts, baseline_cases, decryption_cases
 
 
@@ -30,3 +32,15 @@ def test_a_mode_whose_ciphertexts_do_not_decrypt_is_refused(keys) -> None:
     _check_decrypts(sk, msgs, cts, "coro1")
     with pytest.raises(RuntimeError, match="mode coro2: ciphertexts do not decrypt"):
         _check_decrypts(sk, msgs, cts[1:] + cts[:1], "coro2")
+
+
+def test_the_study_finds_each_baseline_by_its_role_not_its_name(keys) -> None:
+    pk, sk = keys
+    cases = baseline_cases(pk, sk)
+    roles = [c.role for c in cases]
+    want = [pm.PHE, pm.TEXTBOOK] + ([pm.IPCL_STYLE] if native.ifma_available() else []) \
+        + ([pm.OURS_CONSTANT_TIME, pm.OURS_FASTEST] if native.native_available() else []) + [pm.OURS_ONLINE]
+    assert roles == want
+    assert pm.case_of(cases, pm.PHE).name == "phe 1.5.0"
+    assert pm.case_of(cases, pm.OURS_ONLINE).name == "ours, online half of offline/online"
+    assert pm.case_of(cases[:1], pm.TEXTBOOK) is None

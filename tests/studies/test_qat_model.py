@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.report.provenance import check_provenance
-from cryptoffload.report.result import StudyResult, Table
+from cryptoffload.report.result import StudyResult
+from cryptoffload.report.rows import table_of
 from cryptoffload.sim import qat
 from cryptoffload.sim.qat_params import CARD_SCALINGS, load_qat_params
 from cryptoffload.studies import _qat_model as qm
@@ -22,13 +23,13 @@ def model() -> tuple[StudyResult, qm.QatModel]:
 
 def test_rows_are_labelled_and_the_ceiling_is_the_cited_card_rate(model) -> None:
     _, m = model
-    labels = [r[0] for r in m.rows]
+    labels = [r.implementation for r in m.rows]
     assert labels == [qm.SIM_LABELS[d] for d in qat.QAT_DESIGNS] + [qm.CEILING]
-    prov = {r[0]: r[1].split(" ", 1)[0] for r in m.rows}
+    prov = {r.implementation: r.provenance.split(" ", 1)[0] for r in m.rows}
     assert prov["SW (libhcs)"] == "cited" and prov[qm.CEILING] == "simulated"
     assert all(prov[qm.SIM_LABELS[d]] == "fitted" for d in qat.QAT_DESIGNS if d != "sw")
     assert m.ceiling_ops == pytest.approx(load_qat_params(qat.PROFILE_NAME, "qat-measured").card_modexp_per_s / 2)
-    assert m.rows[-1][3] == m.ceiling_ops and m.paper_rows[-1][3] == qm.QHCS1_OPS
+    assert m.rows[-1].throughput_ops == m.ceiling_ops and m.paper_rows[-1].throughput_ops == qm.QHCS1_OPS
     assert sorted(m.sweep) == [4, 16] and m.profile_key == qat.PROFILE_NAME
     assert len(m.row_inputs) == len(m.rows) == len(m.paper_rows)
 
@@ -37,9 +38,9 @@ def test_tables_and_claims_pass_the_provenance_check(model) -> None:
     res, m = model                                           # run_model declared the model's fits
     qm.ratio_table(res, m, lambda *_: None, None)
     qm.readings_table(res, qat.PROFILE_NAME, m.sim["sw"].throughput_ops)
-    res.add(Table("table1_implementations", "the model's rows, as the study shows them",
-                  ["implementation", "provenance", "platform", "throughput_ops", "mean_latency_ms", "p99_latency_ms"],
-                  m.rows, "mixed", m.paper_rows, reproduces="Table 1", row_inputs=m.row_inputs))
+    res.add(table_of(qm.Table1Row, m.rows, paper=m.paper_rows, id="table1_implementations",
+                     title="the model's rows, as the study shows them", provenance="mixed", reproduces="Table 1",
+                     row_inputs=m.row_inputs))
     qm.claims(res, m)
     ratios = {r[0]: r for r in res.tables["table1_ratios"].rows}
     assert ratios["QHCS2 / QHCS1 mean latency"][1] == "simulated" and ratios["S2 / S1 throughput"][1] == "fitted"
@@ -47,3 +48,19 @@ def test_tables_and_claims_pass_the_provenance_check(model) -> None:
     assert [r[0] for r in res.tables["qat_card_readings"].rows] == list(CARD_SCALINGS)
     assert {c.kind for c in res.claims} == {"agreement", "divergence"} and all(c.why for c in res.claims)
     assert check_provenance(res) == []
+    assert res.tables["table1_implementations"].columns == ["implementation", "provenance", "platform",
+                                                            "throughput_ops", "mean_latency_ms", "p99_latency_ms"]
+
+
+def test_the_model_inputs_say_what_each_source_states(model) -> None:
+    assert qm.source_provenance("fitted to Table 1: QAT+S1 latency") == "fitted"
+    assert qm.source_provenance("Cited (wolfSSL): 44,259 ops/s") == "cited"
+    assert qm.source_provenance("measured: benchmarks/results/qat_cpu_costs.json") == "measured"
+    assert qm.source_provenance("paper: Xeon D-1541") == "input"
+    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
+    qm.inputs_table(res, qat.PROFILE_NAME)
+    t = res.tables["qat_model_inputs"]
+    assert t.columns == ["input", "value", "provenance", "source"]
+    prov = {r[0]: r[2] for r in t.rows}
+    assert prov["card.modexp_latency_s"] == prov["cpu.request_s"] == prov["workload.qhcs_coroutines"] == "fitted"
+    assert prov["card.rsa2k_private_per_s"] == "cited"

@@ -66,3 +66,30 @@ def test_the_fitted_variant_is_labelled_fitted_and_the_check_holds_it_to_that() 
     nominal = _result(_model(), "simulated")
     nominal.declare_fits(fits)
     assert check_provenance(nominal) == []
+
+
+def test_prediction_rows_carry_the_papers_ratio_and_read_back_by_field() -> None:
+    rows, paper = tm.fetch_predictions(_model(), _fetch, FILES, ["wget", "curl"])
+    first = rows[0]
+    assert (first.ratio, first.file, first.client, first.provenance) == ("tls/plain", "2K.bin", "wget", "measured")
+    assert first.ours == pytest.approx(3.0) and first.paper == 3.0 and first.key == ["tls/plain", "2K.bin", "wget"]
+    curl = next(r for r in rows if r.client == "curl")
+    assert curl.paper is None and curl.error_pct is None      # the paper's column is wget
+    assert [p.ours for p in paper[:3]] == [3.0, 1.062, 1.13] and all(p.provenance is None for p in paper)
+    res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
+    tm.add_tables(res, _model(), _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, [], "simulated", {})
+    t = res.tables["single_fetch_prediction"]
+    assert t.columns == ["ratio", "file", "client", "provenance", "ours", "error_pct"]  # the paper's ratio stays hidden
+    assert t.paper[0] == ["tls/plain", "2K.bin", "wget", None, 3.0, None]
+
+
+def test_the_papers_implied_fetch_times_are_named() -> None:
+    model = _model()
+    imp = tm.implied_by_paper(model)
+    dk, dn = tm.server_deltas(model, tm.SMALL)
+    assert (imp.delta_ktls, imp.delta_nic) == (dk, dn)
+    assert imp.ktls_fetch == pytest.approx(dn / 0.13)
+    assert imp.tls_fetch == pytest.approx(imp.ktls_fetch / 1.062)
+    assert imp.plain_fetch == pytest.approx(imp.tls_fetch / 3.0) and imp.ktls_cost == pytest.approx(imp.tls_fetch * 0.062)
+    assert [(r.label, r.mode, r.over) for r in tm.MODE_RATIOS] == [
+        ("tls/plain", "tls", "plain"), ("ktls/tls", "ktls", "tls"), ("ktls-nic/ktls", "ktls-nic", "ktls")]

@@ -72,3 +72,34 @@ def test_bad_config_refused_before_anything_runs(tmp_path):
         st.run(st.TlsOffloadConfig(profile=str(tmp_path / "missing.toml")), tmp_path / "d")
     for d in "abcd":
         assert not (tmp_path / d / "result.json").exists()
+
+
+class _FakeWrk:
+    """What the capacity table reads from a wrk sweep (no nginx needed)."""
+
+    wrk_file = "2K.bin"
+    latency_target_ms = 10.0
+
+    def max_requests_per_s(self):
+        return {"plain": 5000.0, "tls": 2000.0, "ktls": 1999.0}
+
+    def clients_at_target(self):
+        return {"plain": 64, "tls": 16, "ktls": 16}
+
+
+def test_capacity_rows_name_the_latency_target_and_model_every_mode():
+    from cryptoffload.report.result import StudyResult
+    from cryptoffload.sim import smartnic as nic
+
+    costs = nic.MeasuredCosts({st.SMALL: 0.18e-3, st.LARGE: 4.8e-3}, {st.SMALL: 1.0e-3, st.LARGE: 38e-3})
+    model = st.CostModel(nic.TlsCostModel(costs.with_handshake(), nic.TlsOffloadParams.from_profile()), "simulated", [])
+    res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
+    st._capacity_table(res, model, _FakeWrk())
+    t = res.tables["capacity"]
+    assert t.columns == ["mode", "provenance", "wrk_max_rps", "wrk_connections_at_p99_10ms", "model_rps_per_core_2k",
+                         "model_rps_per_core_64m"]
+    rows = {r[0]: r for r in t.rows}
+    assert list(rows) == list(nic.SERVING_MODES)
+    assert rows["tls"][1:4] == ["measured", 2000.0, 16]
+    assert rows["ktls"][1:4] == ["simulated", None, None]      # kTLS ran as user-space TLS here: never its wrk
+    assert rows["plain"][4] == model.costs.capacity("plain", st.SMALL).per_core_requests_per_s

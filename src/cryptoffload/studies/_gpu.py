@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from cryptoffload.report.rows import column
+
 Tick = Callable[[str], None] | None
 
 #: Batch sizes the calibration times, as fractions of the prepared instances (quick: 2^18, so
@@ -49,6 +51,17 @@ def holdout_workloads(max_items: int) -> list[tuple[str, list[tuple[str, int]]]]
     ]
 
 
+@dataclass(frozen=True)
+class GpuModelRow:
+    """One held-out workload: the simulated GPU's prediction beside the measured run."""
+
+    workload: str = column()
+    items: int = column()
+    predicted_s: float = column()
+    measured_s: float = column()
+    error_rel: float = column()
+
+
 @dataclass
 class PaillierGpuRun:
     device: str
@@ -56,8 +69,13 @@ class PaillierGpuRun:
     encrypt_ops: float
     decrypt_ops: float
     batch: int
-    model_rows: list[list[Any]] = field(default_factory=list)
+    model_rows: list[GpuModelRow] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def worst_error(self) -> float:
+        """The largest relative model error over the held-out workloads."""
+        return max(abs(r.error_rel) for r in self.model_rows)
 
 
 def _median_wall(fn: Callable[[], float], repeats: int) -> float:
@@ -97,7 +115,7 @@ def measure_paillier_gpu(pk: Any, sk: Any, out: Path, *, quick: bool, tick: Tick
             tick(f"GPU model vs measured: {label}")
         pred = simulate_batches(params, batches, streams=2).makespan_s
         meas = _median_wall(lambda: run_batches(bench, batches, streams=2), repeats)
-        run.model_rows.append([label, sum(b[1] for b in batches), pred, meas, pred / meas - 1.0])
+        run.model_rows.append(GpuModelRow(label, sum(items for _, items in batches), pred, meas, pred / meas - 1.0))
     return run
 
 

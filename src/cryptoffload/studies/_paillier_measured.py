@@ -11,6 +11,7 @@ is :func:`cryptoffload.calibrate.paillier_cores.all_cores_encryption_rate`.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from cryptoffload import bench
@@ -23,30 +24,47 @@ if TYPE_CHECKING:
     from cryptoffload.studies.paillier_offload import PaillierOffloadConfig
 
 
-def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
+#: What each encryption baseline stands for in the study (its name is for the reader only).
+PHE, TEXTBOOK, IPCL_STYLE, OURS_CONSTANT_TIME, OURS_FASTEST, OURS_ONLINE = (
+    "phe", "textbook", "ipcl-style", "ours-constant-time", "ours-fastest", "ours-online")
+
+
+@dataclass
+class RoleCase(bench.Case):
+    """A benchmark case with the role the study finds it by (never by parsing its name)."""
+
+    role: str = ""
+
+
+def case_of(cases: Sequence[RoleCase], role: str) -> RoleCase | None:
+    """The case playing ``role``; ``None`` where it was not measured (no IFMA, no native code)."""
+    return next((c for c in cases if c.role == role), None)
+
+
+def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[RoleCase]:
     """Single-core encryption cases: phe, software textbook (libhcs-like), IPCL-style, ours."""
     msgs_s = [secrets.randbelow(pk.n) for _ in range(16)]
     msgs_b = [secrets.randbelow(pk.n) for _ in range(512)]
     ppk, _ = baselines.phe_keys(pk, sk)
     cases = [
-        bench.Case("phe 1.5.0", lambda: baselines.phe_encrypt_many(ppk, msgs_s), len(msgs_s)),
-        bench.Case("software textbook g^m r^n (gmpy2, libhcs-like)",
-                   lambda: [pk.raw_encrypt_classic(m) for m in msgs_s[:8]], 8),
+        RoleCase("phe 1.5.0", lambda: baselines.phe_encrypt_many(ppk, msgs_s), len(msgs_s), role=PHE),
+        RoleCase("software textbook g^m r^n (gmpy2, libhcs-like)",
+                 lambda: [pk.raw_encrypt_classic(m) for m in msgs_s[:8]], 8, role=TEXTBOOK),
     ]
     if native.ifma_available():
-        cases.append(bench.Case("IPCL-style DJN (8-lane IFMA modexp)",
-                                lambda: baselines.ipcl_style_encrypt_many(pk, msgs_b[:128]), 128))
+        cases.append(RoleCase("IPCL-style DJN (8-lane IFMA modexp)",
+                              lambda: baselines.ipcl_style_encrypt_many(pk, msgs_b[:128]), 128, role=IPCL_STYLE))
     if native.native_available():
         ct = pk.encryptor("auto", True)
         vt = pk.encryptor("auto", False)
-        cases.append(bench.Case(f"ours, constant-time default ({ct.backend}, w={ct.window})",
-                                lambda: ct.encrypt_raw(msgs_b), len(msgs_b)))
-        cases.append(bench.Case(f"ours, fastest ({vt.backend}, variable-time, w={vt.window})",
-                                lambda: vt.encrypt_raw(msgs_b), len(msgs_b)))
+        cases.append(RoleCase(f"ours, constant-time default ({ct.backend}, w={ct.window})",
+                              lambda: ct.encrypt_raw(msgs_b), len(msgs_b), role=OURS_CONSTANT_TIME))
+        cases.append(RoleCase(f"ours, fastest ({vt.backend}, variable-time, w={vt.window})",
+                              lambda: vt.encrypt_raw(msgs_b), len(msgs_b), role=OURS_FASTEST))
     rs = pk.encryptor().randomness(len(msgs_b))
     n, n2 = pk.n, pk.nsquare
-    cases.append(bench.Case("ours, online half of offline/online",
-                            lambda: [(1 + m * n) * r % n2 for m, r in zip(msgs_b, rs)], len(msgs_b)))
+    cases.append(RoleCase("ours, online half of offline/online",
+                          lambda: [(1 + m * n) * r % n2 for m, r in zip(msgs_b, rs)], len(msgs_b), role=OURS_ONLINE))
     return cases
 
 

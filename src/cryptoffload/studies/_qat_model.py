@@ -16,11 +16,12 @@ test that moves every fitted value by +-50 %.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.report.provenance import fits_from_sources
-from cryptoffload.report.result import Claim, StudyResult, Table
+from cryptoffload.report.result import Claim, StudyResult
+from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim import qat
 from cryptoffload.sim.qat_params import CARD_SCALINGS, REQUIRED_PROFILE_FIELDS, load_qat_params
 
@@ -45,14 +46,26 @@ _WHY = {
 }
 
 
+@dataclass(frozen=True)
+class Table1Row:
+    """One implementation of Table 1: the model's, a cited one, or ours measured."""
+
+    implementation: str = column()
+    provenance: str | None = column()
+    platform: str | None = column()
+    throughput_ops: float | None = column()
+    mean_latency_ms: float | None = column()
+    p99_latency_ms: float | None = column()
+
+
 @dataclass
 class QatModel:
     """What the study's tables, figures and headline need from the model."""
 
     sim: dict[str, qat.QatRunResult]
     sweep: dict[int, qat.QatRunResult]
-    rows: list[list[object]]
-    paper_rows: list[list[object]]
+    rows: list[Table1Row]
+    paper_rows: list[Table1Row]
     row_inputs: list[list[str] | None]
     ceiling_ops: float
     profile_key: str
@@ -60,6 +73,12 @@ class QatModel:
 
 def _profile_key(profile: str) -> str:
     return profile.rsplit("/", 1)[-1].removesuffix(".toml")
+
+
+def _cited_card_inputs(key: str) -> list[str]:
+    """The profile fields the card's ceiling is computed from: cited rates only, no fit."""
+    return [f"{key}:card.rsa2k_private_per_s", f"{key}:card.reference_rsa1k_private_per_s",
+            f"{key}:card.reference_rsa2k_private_per_s"]
 
 
 def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed: int, sweep_inflight: list[int],
@@ -80,29 +99,50 @@ def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed
             tick(f"simulating qhcs1 with {k} in flight")
         sweep[k] = qat.simulate_mode("qhcs1", p, max(n // 3, 4 * k, 500), concurrency=k, seed=seed)
     ceiling = p.card_modexp_per_s / 2.0
-    cited_only = [f"{key}:card.rsa2k_private_per_s", f"{key}:card.reference_rsa1k_private_per_s",
-                  f"{key}:card.reference_rsa2k_private_per_s"]
-    rows, paper_rows, row_inputs = [], [], []
-    for mode, r in sim.items():
-        prov = "cited" if mode == "sw" else "fitted"
-        rows.append([SIM_LABELS[mode], f"{prov} ({_WHY[mode]})", "QAT DH8970 model, 1 core", r.throughput_ops,
-                     r.mean_latency_s * 1e3, r.p99_latency_s * 1e3])
-        row_inputs.append([f"{key}:cpu.paper_sw_encryption_s"] if mode == "sw" else [key])
-        tgt = qat.PAPER_TARGETS.get(mode, {})
-        lat = tgt.get("mean_latency_s")
-        paper_rows.append([SIM_LABELS[mode], None, None, tgt.get("throughput_ops"), lat * 1e3 if lat else None, None])
-    rows.append([CEILING, f"simulated (from cited RSA rates, {card_scaling} size scaling)", "QAT DH8970 model",
-                 ceiling, None, None])
-    row_inputs.append(cited_only)
-    paper_rows.append([CEILING, None, None, QHCS1_OPS, None, None])
+    rows = [_design_row(mode, r) for mode, r in sim.items()]
+    rows.append(Table1Row(CEILING, f"simulated (from cited RSA rates, {card_scaling} size scaling)", "QAT DH8970 model",
+                          ceiling, None, None))
+    paper_rows = [_paper_design_row(mode) for mode in sim] + [Table1Row(CEILING, None, None, QHCS1_OPS, None, None)]
+    row_inputs = [[f"{key}:cpu.paper_sw_encryption_s"] if mode == "sw" else [key] for mode in sim]
+    row_inputs.append(_cited_card_inputs(key))
     return QatModel(sim, sweep, rows, paper_rows, row_inputs, ceiling, key)
+
+
+def _design_row(mode: str, r: qat.QatRunResult) -> Table1Row:
+    prov = "cited" if mode == "sw" else "fitted"
+    return Table1Row(SIM_LABELS[mode], f"{prov} ({_WHY[mode]})", "QAT DH8970 model, 1 core", r.throughput_ops,
+                     r.mean_latency_s * 1e3, r.p99_latency_s * 1e3)
+
+
+def _paper_design_row(mode: str) -> Table1Row:
+    tgt = qat.PAPER_TARGETS.get(mode, {})
+    lat = tgt.get("mean_latency_s")
+    return Table1Row(SIM_LABELS[mode], None, None, tgt.get("throughput_ops"), lat * 1e3 if lat else None, None)
+
+
+class RatioSpec(NamedTuple):
+    """One of the paper's ratios: how the model computes it, and which measured modes stand beside it."""
+
+    label: str
+    model: float
+    provenance: str
+    measured: tuple[str, str, str] | None  # (mode, over mode, attribute) of our engine's modes
+    paper_key: str | None                  # its value in :data:`PAPER_RATIOS`
+
+
+@dataclass(frozen=True)
+class RatioRow:
+    ratio: str = column()
+    provenance: str | None = column()
+    model_qat: float | None = column()
+    measured_here: float | None = column()
 
 
 def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, str], float | None],
                 sw_here_ratio: float | None) -> None:
     """The paper's ratios: the model's (fitted or predicted, per row) and this machine's engine."""
     s = m.sim
-    spec = [
+    spec = [RatioSpec(*x) for x in (
         ("S2 / S1 throughput", s["qat-s2"].throughput_ops / s["qat-s1"].throughput_ops, "fitted", ("threads", "sync", "throughput"), "s2_over_s1_throughput"),
         ("S2 / S1 mean latency", s["qat-s2"].mean_latency_s / s["qat-s1"].mean_latency_s, "fitted", ("threads", "sync", "mean_latency"), "s2_over_s1_latency"),
         ("QHCS1 / S2 throughput", s["qhcs1"].throughput_ops / s["qat-s2"].throughput_ops, "fitted", ("coro1", "threads", "throughput"), "qhcs1_over_s2_throughput"),
@@ -111,37 +151,58 @@ def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, 
         ("QHCS2 / QHCS1 mean latency", s["qhcs2"].mean_latency_s / s["qhcs1"].mean_latency_s, "simulated", ("coro2", "coro1", "mean_latency"), "qhcs2_over_qhcs1_latency"),
         ("QHCS1 / SW throughput", s["qhcs1"].throughput_ops / s["sw"].throughput_ops, "fitted", None, "qhcs1_over_sw_throughput"),
         ("QHCS1 ceiling / SW throughput", m.ceiling_ops / s["sw"].throughput_ops, "simulated", None, "qhcs1_over_sw_throughput"),
-    ]
+    )]
     rows, paper, inputs = [], [], []
-    for label, ours, prov, mkey, pkey in spec:
-        here = measured(*mkey) if mkey else (sw_here_ratio if label == "QHCS1 / SW throughput" else None)
-        rows.append([label, prov, ours, here])
-        paper.append([label, None, PAPER_RATIOS[pkey] if pkey else None, None])
+    for sp in spec:
+        here = measured(*sp.measured) if sp.measured else (sw_here_ratio if sp.label == "QHCS1 / SW throughput" else None)
+        rows.append(RatioRow(sp.label, sp.provenance, sp.model, here))
+        paper.append(RatioRow(sp.label, None, PAPER_RATIOS[sp.paper_key] if sp.paper_key else None, None))
         # predicted rows hold whatever the three fitted values are (tests move each +-50 %)
-        inputs.append([f"{m.profile_key}:card.rsa2k_private_per_s", f"{m.profile_key}:card.reference_rsa1k_private_per_s",
-                       f"{m.profile_key}:card.reference_rsa2k_private_per_s",
-                       f"{m.profile_key}:cpu.paper_sw_encryption_s"] if prov == "simulated" else [m.profile_key])
-    result.add(Table("table1_ratios", "The paper's ratios: DH8970 model (fitted or predicted, per row) and the same "
-                                      "modes on this machine (measured)",
-                     ["ratio", "provenance", "model_qat", "measured_here"], rows, "mixed", paper,
-                     reproduces="Table 1", row_inputs=inputs, column_provenance={"measured_here": "measured"},
-                     note="Paper column: stated in the paper's text (QHCS2 throughput only 'slightly lower'). Fitted "
-                          "rows depend on a value fitted to Table 1; predicted rows do not move when any of them "
-                          "moves by +-50 %. Measured: our engine's modes on this machine's cores (a CPU, not a card)."))
+        inputs.append(_cited_card_inputs(m.profile_key) + [f"{m.profile_key}:cpu.paper_sw_encryption_s"]
+                      if sp.provenance == "simulated" else [m.profile_key])
+    result.add(table_of(RatioRow, rows, paper=paper, id="table1_ratios",
+                        title="The paper's ratios: DH8970 model (fitted or predicted, per row) and the same "
+                              "modes on this machine (measured)",
+                        provenance="mixed", reproduces="Table 1", row_inputs=inputs,
+                        column_provenance={"measured_here": "measured"},
+                        note="Paper column: stated in the paper's text (QHCS2 throughput only 'slightly lower'). Fitted "
+                             "rows depend on a value fitted to Table 1; predicted rows do not move when any of them "
+                             "moves by +-50 %. Measured: our engine's modes on this machine's cores (a CPU, not a card)."))
+
+
+def source_provenance(source: str) -> str:
+    """A profile value's provenance, as its ``source`` text states it: the profile format (not
+    this study) writes the kind first (``"fitted to Table 1: ..."``, ``"cited (wolfSSL) ..."``);
+    any other opening is an ``input``."""
+    word = source.split(":", 1)[0].split()[0].lower()
+    return word if word in ("cited", "measured", "fitted") else "input"
+
+
+@dataclass(frozen=True)
+class InputRow:
+    input: str = column()
+    value: float = column()
+    provenance: str = column()
+    source: str = column()
 
 
 def inputs_table(result: StudyResult, profile: str) -> None:
     prof = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
-    rows = []
-    for dotted in REQUIRED_PROFILE_FIELDS:
-        src = prof.source(dotted)
-        word = src.split(":", 1)[0].split()[0].lower()
-        prov = {"cited": "cited", "measured": "measured", "fitted": "fitted"}.get(word, "input")
-        rows.append([dotted, prof.value(dotted), prov, src])
-    result.add(Table("qat_model_inputs", "QAT model inputs: cited, measured on this project's machine, or fitted",
-                     ["input", "value", "provenance", "source"], rows, "mixed",
-                     note="Measured values come from benchmarks/results/qat_cpu_costs.json (machine named there) and "
-                          "are scaled to the paper's Xeon D-1541 by its SW figure; see sim/qat_params.py."))
+    rows = [InputRow(dotted, prof.value(dotted), source_provenance(prof.source(dotted)), prof.source(dotted))
+            for dotted in REQUIRED_PROFILE_FIELDS]
+    result.add(table_of(InputRow, rows, id="qat_model_inputs",
+                        title="QAT model inputs: cited, measured on this project's machine, or fitted",
+                        provenance="mixed",
+                        note="Measured values come from benchmarks/results/qat_cpu_costs.json (machine named there) and "
+                             "are scaled to the paper's Xeon D-1541 by its SW figure; see sim/qat_params.py."))
+
+
+@dataclass(frozen=True)
+class CardReadingRow:
+    scaling: str = column()
+    card_modexps_per_s: float | None = column()
+    qhcs1_ceiling_ops: float = column()
+    ceiling_over_sw: float = column()
 
 
 def readings_table(result: StudyResult, profile: str, sw_ops: float) -> None:
@@ -149,19 +210,19 @@ def readings_table(result: StudyResult, profile: str, sw_ops: float) -> None:
     rows, paper = [], []
     for sc in CARD_SCALINGS:
         p = load_qat_params(profile, sc)
-        rows.append([sc, p.card_modexp_per_s, p.card_modexp_per_s / 2, p.card_modexp_per_s / 2 / sw_ops])
-        paper.append([sc, None, QHCS1_OPS, PAPER_RATIOS["qhcs1_over_sw_throughput"]])
+        rows.append(CardReadingRow(sc, p.card_modexp_per_s, p.card_modexp_per_s / 2, p.card_modexp_per_s / 2 / sw_ops))
+        paper.append(CardReadingRow(sc, None, QHCS1_OPS, PAPER_RATIOS["qhcs1_over_sw_throughput"]))
     base = load_qat_params(profile)
     need = QHCS1_OPS * 2 * load_profile(profile).value("card.rsa2k_private_per_s") / base.card_modexp_per_s
     key = _profile_key(profile)
-    result.add(Table("qat_card_readings", "QHCS1's ceiling from the cited card rate, per size-scaling reading",
-                     ["scaling", "card_modexps_per_s", "qhcs1_ceiling_ops", "ceiling_over_sw"], rows, "simulated", paper,
-                     reproduces="Table 1", inputs=[f"{key}:card.rsa2k_private_per_s", f"{key}:card.reference_rsa1k_private_per_s",
-                                                   f"{key}:card.reference_rsa2k_private_per_s", f"{key}:cpu.paper_sw_encryption_s"],
-                     note=f"qat-measured: a modexp's cost grows as modulus^1.25 (Intel's 8950 RSA-1024/RSA-2048 rates); "
-                          f"quadratic: schoolbook. The paper's 27,400 enc/s needs a card doing at least {need:,.0f} "
-                          "RSA-2048 private ops/s under the qat-measured reading; the rate we can cite (wolfSSL, 8 threads) "
-                          "is a lower bound of the 8970's."))
+    result.add(table_of(CardReadingRow, rows, paper=paper, id="qat_card_readings",
+                        title="QHCS1's ceiling from the cited card rate, per size-scaling reading",
+                        provenance="simulated", reproduces="Table 1",
+                        inputs=_cited_card_inputs(key) + [f"{key}:cpu.paper_sw_encryption_s"],
+                        note=f"qat-measured: a modexp's cost grows as modulus^1.25 (Intel's 8950 RSA-1024/RSA-2048 rates); "
+                             f"quadratic: schoolbook. The paper's 27,400 enc/s needs a card doing at least {need:,.0f} "
+                             "RSA-2048 private ops/s under the qat-measured reading; the rate we can cite (wolfSSL, 8 threads) "
+                             "is a lower bound of the 8970's."))
 
 
 def claims(result: StudyResult, m: QatModel) -> None:
@@ -187,5 +248,5 @@ def claims(result: StudyResult, m: QatModel) -> None:
                         f"{q1.throughput_ops / m.sim['qat-s2'].throughput_ops:.2f}x because the card, not the CPU, limits QHCS1.")
 
 
-__all__ = ["QatModel", "run_model", "ratio_table", "inputs_table", "readings_table", "claims", "SIM_LABELS",
+__all__ = ["QatModel", "Table1Row", "RatioRow", "source_provenance", "run_model", "ratio_table", "inputs_table", "readings_table", "claims", "SIM_LABELS",
            "QHCS1_OPS", "PAPER_RATIOS", "CEILING"]

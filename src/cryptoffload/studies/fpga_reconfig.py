@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time as _time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -40,6 +41,7 @@ from cryptoffload.papers import PAPERS
 from cryptoffload.policies.reconfig import BEYOND_POLICIES
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.studies import _reconfig_tables as tables
 from cryptoffload.studies._reconfig_paper import (
@@ -49,6 +51,7 @@ from cryptoffload.studies._reconfig_paper import (
     PAPER_T6_POLICIES,
     PAPER_TABLE6,
     PAPER_TABLE7,
+    PAPER_TABLE7_TOP,
     PAPER_TABLE8,
     PAPER_TABLE8_TOTAL,
 )
@@ -69,6 +72,7 @@ from cryptoffload.studies._reconfig_sweep import (
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, as_str, names, register_study
 from cryptoffload.workloads.client_population import FITTED_CLIENTS, FITTED_SHAPE
 from cryptoffload.workloads.population_fit import fc_distance, mix_distance
+from cryptoffload.workloads.request_trace import Trace
 
 NAME = "fpga-reconfig"
 _CITE = PAPERS["fpga-reconfiguration"]
@@ -122,91 +126,156 @@ def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Call
     """Run the study and write ``out``; returns the result (also written as result.json)."""
     cfg.validate()
     started = _time.perf_counter()
+    plan = _plan(cfg)
+    runs = _run_seeds(cfg, plan, progress(plan.steps) if progress else None)
+    result = _new_result(cfg, plan, runs)
+    summary = tables.table6_tables(result, runs.outcomes, plan.table6_policies) if "oracle" in plan.policies else None
+    t8 = tables.first_seed_tables(result, runs.first.runs, plan.platform, plan.policies, cfg.seed)
+    tops = tables.table7_tables(result, runs.outcomes, plan.platform)
+    tables.interval_table(result, runs.outcomes)
+    tables.population_table(result, runs.outcomes, cfg.clients)
+    result.extra["claims"] = _claims(result, runs.first.runs, plan.policies, summary)
+    readings = tables.readings_table(result, cfg, plan.platform, runs.trace, runs.history, cfg.seed) \
+        if plan.readings else []
+    if readings:
+        result.extra["readings"] = {r.reading: r.values() for r in readings}
+    if runs.this_machine is not None:
+        _this_machine(result, runs.this_machine, plan.platform, plan.measured, plan.this_machine_policies)
+    _agreement_claim(result, summary, t8, runs.outcomes)
+    _predict_headline(result, summary, len(runs.outcomes))
+    _ordering_headline(result, summary, runs.outcomes, plan.platform, readings)
+    _table7_headline(result, tops, len(runs.outcomes))
+    _beyond_headline(result, runs.outcomes, plan.policies)
+    figures = _figures(runs.outcomes, plan.policies)
+    result.elapsed_s = _time.perf_counter() - started
+    write_result(result, out, figures)
+    return result
+
+
+@dataclass
+class StudyPlan:
+    """What the run covers, decided from the config before anything runs."""
+
+    platform: ReconfigPlatform
+    measured: ReconfigPlatform | None
+    rates: list[float | None]
+    policies: list[str]
+    dist_policies: list[str]
+    seeds: list[int]
+    this_machine_policies: list[str]
+    readings: bool
+
+    @property
+    def table6_policies(self) -> list[str]:
+        return [p for p in self.policies if p in self.dist_policies or p == "oracle"]
+
+    @property
+    def steps(self) -> int:
+        return (len(self.rates) * len(self.policies) + (len(self.seeds) - 1)
+                + (len(self.rates) * len(self.this_machine_policies) if self.measured else 0))
+
+
+def _plan(cfg: FpgaReconfigConfig) -> StudyPlan:
     platform = _platform(cfg)
     measured = load_reconfig_platform(cfg.profile, cfg.sw_profile, platform.reconfig_time) if cfg.sw_profile else None
-    rates = _rates(cfg)
     policies = list(cfg.policies)
-    dist_pols = [p for p in DIST_POLICIES if p in policies]
-    seeds = [cfg.seed + i for i in range(cfg.n_seeds)]
-    this_machine_pols = [p for p in ("software", "predict", "parallel", "fix-all") if p in policies]
     # The readings are compared with the paper's Table 6 at its own rates: not with a log or other rates.
-    readings = (cfg.readings and not cfg.trace and not cfg.rates
-                and {"software", "fix-all", "predict", "nopredict", "oracle"} <= set(policies))
-    total = len(rates) * len(policies) + (len(seeds) - 1) + (len(rates) * len(this_machine_pols) if measured else 0)
-    advance = progress(total) if progress else None
+    readings = bool(cfg.readings and not cfg.trace and not cfg.rates
+                    and {"software", "fix-all", "predict", "nopredict", "oracle"} <= set(policies))
+    return StudyPlan(platform, measured, _rates(cfg), policies, [p for p in DIST_POLICIES if p in policies],
+                     [cfg.seed + i for i in range(cfg.n_seeds)],
+                     [p for p in ("software", "predict", "parallel", "fix-all") if p in policies], readings)
 
-    def first_seed() -> tuple:
+
+@dataclass
+class SeedRuns:
+    """Every seed's outcome (the first seed's first), and what only the first seed keeps: its
+    traces, their notes and its runs on this machine's measured platform."""
+
+    outcomes: list[SeedOutcome]
+    trace: Trace
+    history: Trace
+    notes: list[str]
+    this_machine: list[PolicyRun] | None
+
+    @property
+    def first(self) -> SeedOutcome:
+        return self.outcomes[0]
+
+
+def _run_seeds(cfg: FpgaReconfigConfig, plan: StudyPlan, advance: Callable[[str], None] | None) -> SeedRuns:
+    """The first seed in this process (every policy, and this machine's platform) while the
+    other seeds run their distribution policies in worker processes."""
+
+    def first_seed() -> SeedRuns:
         trace, history, notes = traces_for_seed(cfg, cfg.seed)
-        runs, windows = sweep(cfg, trace, history, platform, rates, policies, cfg.seed, advance)
-        target = [PAPER_TABLE7[c] for c in platform.ciphers] if set(platform.ciphers) == set(PAPER_TABLE7) else None
+        runs, windows = sweep(cfg, trace, history, plan.platform, plan.rates, plan.policies, cfg.seed, advance)
+        ciphers = plan.platform.ciphers
+        target = [PAPER_TABLE7[c] for c in ciphers] if set(ciphers) == set(PAPER_TABLE7) else None
         outcome = SeedOutcome(cfg.seed, runs, windows, trace.cipher_mix(), fc_distance(trace),
                               mix_distance(trace, target) if target else float("nan"))
         mruns = None
-        if measured is not None:
-            mruns, _ = sweep(cfg, trace, history, measured, rates, this_machine_pols, cfg.seed, advance)
-        return trace, history, notes, outcome, mruns
+        if plan.measured is not None:
+            mruns, _ = sweep(cfg, trace, history, plan.measured, plan.rates, plan.this_machine_policies, cfg.seed,
+                             advance)
+        return SeedRuns([outcome], trace, history, notes, mruns)
 
-    others, first = run_seeds(cfg, seeds[1:], dist_pols, advance, meanwhile=first_seed)
-    trace, history, notes, outcome, mruns = first
-    outcomes = [outcome] + others
+    others, first = run_seeds(cfg, plan.seeds[1:], plan.dist_policies, advance, meanwhile=first_seed)
+    first.outcomes += others
+    return first
 
+
+def _new_result(cfg: FpgaReconfigConfig, plan: StudyPlan, runs: SeedRuns) -> StudyResult:
     result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         profiles=list(platform.profiles), paper=PAPER, notes=notes)
-    result.extra["config"] = {"requests": len(trace), "history_requests": len(history),
-                              "rates": sorted({r.rate for r in outcome.runs}), "policies": policies,
-                              "seeds": seeds, "reconfig_time_s": platform.reconfig_time, "interval": cfg.interval,
+                         profiles=list(plan.platform.profiles), paper=PAPER, notes=runs.notes)
+    result.extra["config"] = {"requests": len(runs.trace), "history_requests": len(runs.history),
+                              "rates": sorted({r.rate for r in runs.first.runs}), "policies": plan.policies,
+                              "seeds": plan.seeds, "reconfig_time_s": plan.platform.reconfig_time,
+                              "interval": cfg.interval,
                               "window_bytes": cfg.window_mb * 1024 * 1024 if cfg.interval == "fixed" else None,
-                              "engine": cfg.engine, "clients": cfg.clients, "trace": trace.source,
-                              "history": history.source}
+                              "engine": cfg.engine, "clients": cfg.clients, "trace": runs.trace.source,
+                              "history": runs.history.source}
     if cfg.clients == "population" and not cfg.trace:
         result.declare_fits({"client_population": "Table 7"})
     result.key_figure = "p90_rel_oracle.png"
-    summary = None
-    if "oracle" in policies:
-        summary = tables.table6_tables(result, outcomes, [p for p in policies if p in dist_pols or p == "oracle"])
-    t8 = tables.first_seed_tables(result, outcome.runs, platform, policies, cfg.seed)
-    tops = tables.table7_tables(result, outcomes, platform)
-    tables.interval_table(result, outcomes)
-    tables.population_table(result, outcomes, cfg.clients)
-    result.extra["claims"] = _claims(result, outcome.runs, policies, summary)
-    if readings:
-        result.extra["readings"] = tables.readings_table(result, cfg, platform, trace, history, cfg.seed)
-    if mruns is not None:
-        _this_machine(result, mruns, platform, measured, this_machine_pols)
-
-    _headline(result, summary, tops, t8, outcomes, platform, policies)
-    figures = _figures(outcomes, policies)
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, figures)
     return result
 
 
 def _claims(result: StudyResult, runs: list[PolicyRun], policies: Sequence[str],
             summary: tables.Table6Summary | None) -> dict[str, bool]:
     """The orderings the paper reports; violations become notes, outcomes go in result.extra."""
-    by = tables.by_key(runs)
-    rates = sorted({r.rate for r in runs})
     claims: dict[str, bool] = {}
     if summary is not None and summary.ordering:
-        bad = [r for r, ok in summary.ordering.items() if not ok]
-        claims["oracle_le_predict_le_nopredict_every_rate"] = not bad
-        if bad:
-            result.notes.append("Oracle <= Predict <= Nopredict (median p90 over seeds) does not hold at "
-                                + ", ".join(f"{r:g}" for r in bad) + " req/s")
-        bad5 = [r for r, ok in summary.ordering_5mb.items() if not ok]
-        claims["predict_5mb_le_nopredict_every_rate"] = not bad5
-        if bad5:
-            result.notes.append("With the paper's fixed 5 MB interval Predict loses to Nopredict at "
-                                + ", ".join(f"{r:g}" for r in bad5) + " req/s: at low load a reconfiguration is "
-                                "free, so Nopredict's random reconfiguration on every miss catches a run sooner than "
-                                "a 200-request interval state shifts (see policies/interval_tuner.py)")
+        claims.update(_ordering_claims(result, summary))
     if "hardware" in policies:
-        low = [r for r in rates if r <= 100]
+        by = tables.by_key(runs)
+        low = [r for r in sorted({r.rate for r in runs}) if r <= 100]
         ok = all(by[(r, "hardware")].p90 >= 10 * max(by[(r, p)].p90 for p in policies if p != "hardware") for r in low)
         claims["hardware_worst_low_rates"] = ok if low else True
         if low and not ok:
             result.notes.append("Hardware is not the worst by an order of magnitude at every rate <= 100 req/s")
     return claims
+
+
+def _ordering_claims(result: StudyResult, summary: tables.Table6Summary) -> dict[str, bool]:
+    """Oracle <= Predict <= Nopredict at every rate, and the paper's fixed interval against Nopredict."""
+    bad = [r for r, ok in summary.ordering.items() if not ok]
+    if bad:
+        result.notes.append("Oracle <= Predict <= Nopredict (median p90 over seeds) does not hold at "
+                            + ", ".join(f"{r:g}" for r in bad) + " req/s")
+    bad5 = [r for r, ok in summary.ordering_5mb.items() if not ok]
+    if bad5:
+        result.notes.append("With the paper's fixed 5 MB interval Predict loses to Nopredict at "
+                            + ", ".join(f"{r:g}" for r in bad5) + " req/s: at low load a reconfiguration is "
+                            "free, so Nopredict's random reconfiguration on every miss catches a run sooner than "
+                            "a 200-request interval state shifts (see policies/interval_tuner.py)")
+    return {"oracle_le_predict_le_nopredict_every_rate": not bad, "predict_5mb_le_nopredict_every_rate": not bad5}
+
+
+@dataclass(frozen=True)
+class SoftwareThroughputRow:
+    cipher: str = column()
+    software_mbps: float | None = column()
 
 
 def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: ReconfigPlatform,
@@ -220,101 +289,151 @@ def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: Reconfi
                       for r in mrates], "simulated",
                      note=f"Simulated with software throughput measured here ({', '.join(measured.profiles[1:])})"
                           + (f"; {', '.join(measured.carried)} not implemented here, cited value kept" if measured.carried else "")))
-    result.add(Table("software_throughput_mbps", "Software throughput (Mbps): this machine vs the paper's Pentium 4",
-                     ["cipher", "software_mbps"],
-                     [[platform.display(i), None if c in measured.carried else float(measured.sw_mbps[i])]
-                      for i, c in enumerate(platform.ciphers)], "measured",
-                     [[platform.display(i), float(platform.sw_mbps[i])] for i in range(platform.k)],
-                     note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
-                     reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
+    ours = [SoftwareThroughputRow(platform.display(i), None if c in measured.carried else float(measured.sw_mbps[i]))
+            for i, c in enumerate(platform.ciphers)]
+    paper = [SoftwareThroughputRow(platform.display(i), float(platform.sw_mbps[i])) for i in range(platform.k)]
+    result.add(table_of(SoftwareThroughputRow, ours, paper=paper, id="software_throughput_mbps",
+                        title="Software throughput (Mbps): this machine vs the paper's Pentium 4", provenance="measured",
+                        note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
+                        reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
     result.profiles += measured.profiles[1:]
 
 
 def _spread(xs: Sequence[float]) -> str:
-    p10, p50, p90 = tables.quantiles(xs)
-    return f"{p50:.2f} (10-90 %: {p10:.2f}-{p90:.2f})"
+    q = tables.quantiles(xs)
+    return f"{q.median:.2f} (10-90 %: {q.p10:.2f}-{q.p90:.2f})"
 
 
-def _headline(result: StudyResult, summary: tables.Table6Summary | None, tops: list[float], t8: dict[str, float],
-              outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform, policies: Sequence[str]) -> None:
-    n = len(outcomes)
-    # Candidates for "strongest predicted agreement": each a statistic the model predicts (over
-    # seeds where it is a distribution), never one it was fitted to (Table 7's top share is a fit
-    # target, so it is reported but not a candidate).
-    # (label, ours, paper, our values over seeds, table and row key the claim quotes)
-    cands: list[tuple[str, float, float, list[float] | None, str, list]] = []
+@dataclass(frozen=True)
+class Candidate:
+    """A statistic the model predicts (never one it was fitted to), beside the paper's value:
+    a candidate for the strongest predicted agreement."""
+
+    label: str
+    ours: float
+    paper: float
+    over_seeds: list[float] | None  # our values over seeds, where it is a distribution
+    table: str
+    key: list
+
+    @property
+    def log_distance(self) -> float:
+        return abs(math.log(self.ours / self.paper))
+
+
+def _candidates(summary: tables.Table6Summary | None, t8: dict[str, float],
+                outcomes: Sequence[SeedOutcome]) -> list[Candidate]:
+    """Table 7's top share is a fit target, so it is reported but not a candidate."""
+    cands = []
     if summary is not None:
         for p, pv in (("predict", PAPER_MEAN_PREDICT), ("nopredict", PAPER_MEAN_NOPREDICT)):
             if p in summary.mean_rel:
-                cands.append((f"{p.capitalize()}/Oracle p90 averaged over rates", tables.quantiles(summary.mean_rel[p])[1],
-                              pv, summary.mean_rel[p], "mean_p90_vs_oracle", [p]))
+                cands.append(Candidate(f"{p.capitalize()}/Oracle p90 averaged over rates",
+                                       tables.median(summary.mean_rel[p]), pv, summary.mean_rel[p],
+                                       "mean_p90_vs_oracle", [p]))
         rels = tables.rel_oracle(outcomes, ["software", "oracle"])
         if (20000.0, "software") in rels:
-            cands.append(("Software/Oracle p90 at 20,000 req/s", tables.quantiles(rels[(20000.0, "software")])[1],
-                          PAPER_TABLE6[20000][0], rels[(20000.0, "software")], "table6_p90_vs_oracle", [20000.0]))
+            cands.append(Candidate("Software/Oracle p90 at 20,000 req/s", tables.median(rels[(20000.0, "software")]),
+                                   PAPER_TABLE6[20000].software, rels[(20000.0, "software")], "table6_p90_vs_oracle",
+                                   [20000.0]))
     if "oracle" in t8:
-        cands.append(("Oracle's encryption-time reduction vs Software (Table 8, mean over ciphers, %)", t8["oracle"],
-                      PAPER_TABLE8_TOTAL[2], None, "table8_enc_time_reduction_pct", ["mean over ciphers"]))
-    if cands:
-        label, ours, paper, xs, tid, key = min(cands, key=lambda c: abs(math.log(c[1] / c[2])))
-        where = f"; the paper's draw is at the {tables.paper_percentile(paper, xs):.0f}th percentile of ours" if xs else ""
-        result.claim(Claim(paper=f"{label} {paper:.3g}", provenance="simulated", table=tid, key=key, kind="agreement",
-                           ours=f"{label} {ours:.3g} ({100 * (ours / paper - 1):+.0f} %)",
-                           why=f"predicted from the paper's inputs, nothing fitted to its Table 6{where}"))
-    if summary is not None and "predict" in summary.mean_rel and "nopredict" in summary.mean_rel:
-        pr, npr = summary.mean_rel["predict"], summary.mean_rel["nopredict"]
-        result.headline.append(
-            f"Predicted over {n} seed(s): Predict/Oracle {_spread(pr)} (paper 1.18, its draw at the "
-            f"{tables.paper_percentile(PAPER_MEAN_PREDICT, pr):.0f}th percentile of ours); Nopredict/Oracle {_spread(npr)} "
-            f"(paper 2.01, {tables.paper_percentile(PAPER_MEAN_NOPREDICT, npr):.0f}th percentile).")
-        for name, xs, pv in (("Predict", pr, PAPER_MEAN_PREDICT), ("Nopredict", npr, PAPER_MEAN_NOPREDICT)):
-            med = tables.quantiles(xs)[1]
-            if abs(med / pv - 1) > TOLERANCE:
-                result.notes.append(f"{name}/Oracle mean {med:.2f} differs from the paper's {pv} by more than "
-                                    f"{TOLERANCE:.0%}: see docs/studies/fpga-reconfig.md")
-    if summary is not None and summary.ordering:
-        bad = [r for r, ok in summary.ordering.items() if not ok]
-        result.headline.append("Oracle <= Predict <= Nopredict at every rate of the sweep (median over seeds): "
-                               + ("holds" if not bad else "does NOT hold at " + ", ".join(f"{r:g}" for r in bad) + " req/s")
-                               + "; with the paper's fixed 5 MB interval Predict "
-                               + ("never loses to Nopredict" if all(summary.ordering_5mb.values()) else
-                                  "loses at " + ", ".join(f"{r:g}" for r, ok in summary.ordering_5mb.items() if not ok)
-                                  + " req/s"))
-        rels = tables.rel_oracle(outcomes, ["oracle"])
-        rates = sorted(r for r, p in rels if p == "oracle" and r == int(r) and int(r) in PAPER_TABLE6)
-        if rates:
-            worst = max(rates, key=lambda r: abs(math.log(tables.quantiles(rels[(r, "oracle")])[1] / PAPER_TABLE6[int(r)][6])))
-            ours = tables.quantiles(rels[(worst, "oracle")])[1]
-            mix = np.mean([o.mix for o in outcomes], axis=0)
-            cap = 1.0 / platform.mean_service_s(mix, 24 * 1024, np.ones(platform.k, dtype=bool))
-            why = (f"Table 2's throughputs carry at most ~{cap:,.0f} req/s of 24 KiB requests even with every circuit "
-                   "resident (Fix-All), so above that every FIFO queue grows for the whole run")
-            rd = result.extra.get("readings") or {}
-            falling = [name for name, v in rd.items() if v["oracle_p90_1000_s"] > v["oracle_p90_20000_s"]]
-            if rd:
-                best = min(rd, key=lambda k: rd[k]["oracle_p90_mean_abs_log10_err"])
-                why += (f"; of the readings that make the load feasible, '{best}' comes closest to the paper's Oracle "
-                        f"column (mean |log10| error {rd[best]['oracle_p90_mean_abs_log10_err']:.2f}), and "
-                        + (f"{', '.join(falling)} reproduce(s)" if falling else "none reproduces")
-                        + " its fall from 1,000 to 20,000 req/s (readings_sensitivity)")
-            result.claim(Claim(paper=f"Oracle p90 {PAPER_TABLE6[int(worst)][6]:.3g} s at {worst:g} req/s", provenance="simulated",
-                               table="table6_p90_vs_oracle", key=[worst], kind="divergence",
-                               ours=f"Oracle p90 at {worst:g} req/s is {ours:.3g} s", why=why))
-    if tops:
-        result.headline.append(
-            f"Table 7 is fitted (the client population, {FITTED_CLIENTS:,} clients with Pareto activity shape "
-            f"{FITTED_SHAPE:g}, was fitted to it and to Fc, the paper's inputs): top share {_spread(tops)} over {n} "
-            f"seed(s) vs the paper's 0.246 ({tables.paper_percentile(0.2463, tops):.0f}th percentile), a share that comes "
-            "from the uncapped run-length law Fa rather than from the population.")
+        cands.append(Candidate("Oracle's encryption-time reduction vs Software (Table 8, mean over ciphers, %)",
+                               t8["oracle"], PAPER_TABLE8_TOTAL.oracle, None, "table8_enc_time_reduction_pct",
+                               ["mean over ciphers"]))
+    return cands
+
+
+def _agreement_claim(result: StudyResult, summary: tables.Table6Summary | None, t8: dict[str, float],
+                     outcomes: Sequence[SeedOutcome]) -> None:
+    cands = _candidates(summary, t8, outcomes)
+    if not cands:
+        return
+    c = min(cands, key=lambda c: c.log_distance)
+    where = (f"; the paper's draw is at the {tables.paper_percentile(c.paper, c.over_seeds):.0f}th percentile of ours"
+             if c.over_seeds else "")
+    result.claim(Claim(paper=f"{c.label} {c.paper:.3g}", provenance="simulated", table=c.table, key=c.key,
+                       kind="agreement", ours=f"{c.label} {c.ours:.3g} ({100 * (c.ours / c.paper - 1):+.0f} %)",
+                       why=f"predicted from the paper's inputs, nothing fitted to its Table 6{where}"))
+
+
+def _predict_headline(result: StudyResult, summary: tables.Table6Summary | None, n: int) -> None:
+    """Predict/Oracle and Nopredict/Oracle over seeds, where the paper's draw falls in ours."""
+    if summary is None or "predict" not in summary.mean_rel or "nopredict" not in summary.mean_rel:
+        return
+    pr, npr = summary.mean_rel["predict"], summary.mean_rel["nopredict"]
+    result.headline.append(
+        f"Predicted over {n} seed(s): Predict/Oracle {_spread(pr)} (paper 1.18, its draw at the "
+        f"{tables.paper_percentile(PAPER_MEAN_PREDICT, pr):.0f}th percentile of ours); Nopredict/Oracle {_spread(npr)} "
+        f"(paper 2.01, {tables.paper_percentile(PAPER_MEAN_NOPREDICT, npr):.0f}th percentile).")
+    for name, xs, pv in (("Predict", pr, PAPER_MEAN_PREDICT), ("Nopredict", npr, PAPER_MEAN_NOPREDICT)):
+        med = tables.median(xs)
+        if abs(med / pv - 1) > TOLERANCE:
+            result.notes.append(f"{name}/Oracle mean {med:.2f} differs from the paper's {pv} by more than "
+                                f"{TOLERANCE:.0%}: see docs/studies/fpga-reconfig.md")
+
+
+def _ordering_headline(result: StudyResult, summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome],
+                       platform: ReconfigPlatform, readings: Sequence[tables.ReadingRow]) -> None:
+    if summary is None or not summary.ordering:
+        return
+    bad = [r for r, ok in summary.ordering.items() if not ok]
+    result.headline.append("Oracle <= Predict <= Nopredict at every rate of the sweep (median over seeds): "
+                           + ("holds" if not bad else "does NOT hold at " + ", ".join(f"{r:g}" for r in bad) + " req/s")
+                           + "; with the paper's fixed 5 MB interval Predict "
+                           + ("never loses to Nopredict" if all(summary.ordering_5mb.values()) else
+                              "loses at " + ", ".join(f"{r:g}" for r, ok in summary.ordering_5mb.items() if not ok)
+                              + " req/s"))
+    _oracle_divergence_claim(result, outcomes, platform, readings)
+
+
+def _oracle_divergence_claim(result: StudyResult, outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform,
+                             readings: Sequence[tables.ReadingRow]) -> None:
+    """The rate where our Oracle p90 is furthest from the paper's, and why (Table 2 cannot carry it)."""
+    rels = tables.rel_oracle(outcomes, ["oracle"])
+    rates = sorted(r for r, p in rels if p == "oracle" and tables.paper_rate(r))
+    if not rates:
+        return
+    paper = {r: PAPER_TABLE6[int(r)].oracle_p90_s for r in rates}
+    worst = max(rates, key=lambda r: abs(math.log(tables.median(rels[(r, "oracle")]) / paper[r])))
+    ours = tables.median(rels[(worst, "oracle")])
+    mix = np.mean([o.mix for o in outcomes], axis=0)
+    cap = 1.0 / platform.mean_service_s(mix, 24 * 1024, np.ones(platform.k, dtype=bool))
+    why = (f"Table 2's throughputs carry at most ~{cap:,.0f} req/s of 24 KiB requests even with every circuit "
+           "resident (Fix-All), so above that every FIFO queue grows for the whole run")
+    if readings:
+        best = min(readings, key=lambda r: r.oracle_p90_mean_abs_log10_err)
+        falling = [r.reading for r in readings if r.oracle_p90_1000_s > r.oracle_p90_20000_s]
+        why += (f"; of the readings that make the load feasible, '{best.reading}' comes closest to the paper's Oracle "
+                f"column (mean |log10| error {best.oracle_p90_mean_abs_log10_err:.2f}), and "
+                + (f"{', '.join(falling)} reproduce(s)" if falling else "none reproduces")
+                + " its fall from 1,000 to 20,000 req/s (readings_sensitivity)")
+    result.claim(Claim(paper=f"Oracle p90 {paper[worst]:.3g} s at {worst:g} req/s", provenance="simulated",
+                       table="table6_p90_vs_oracle", key=[worst], kind="divergence",
+                       ours=f"Oracle p90 at {worst:g} req/s is {ours:.3g} s", why=why))
+
+
+def _table7_headline(result: StudyResult, tops: list[float], n: int) -> None:
+    if not tops:
+        return
+    result.headline.append(
+        f"Table 7 is fitted (the client population, {FITTED_CLIENTS:,} clients with Pareto activity shape "
+        f"{FITTED_SHAPE:g}, was fitted to it and to Fc, the paper's inputs): top share {_spread(tops)} over {n} "
+        f"seed(s) vs the paper's 0.246 ({tables.paper_percentile(PAPER_TABLE7_TOP, tops):.0f}th percentile), a share "
+        "that comes from the uncapped run-length law Fa rather than from the population.")
+
+
+def _beyond_headline(result: StudyResult, outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> None:
+    """The best policy the paper names as future work, against Predict (first seed)."""
     beyond = [p for p in BEYOND_POLICIES if p in policies]
-    if beyond and "predict" in policies and "oracle" in policies:
-        first = outcomes[0]
-        means = {p: tables.mean_rel(first, p) for p in beyond + ["predict"]}
-        best = min(beyond, key=lambda p: means[p])
-        result.headline.append(f"Best beyond-the-paper policy (seed {first.seed}): {best}, mean p90/Oracle "
-                               f"{means[best]:.2f} vs Predict {means['predict']:.2f}")
-        result.extra["best_beyond"] = best
-        result.extra["beyond_beats_predict"] = means[best] < means["predict"]
+    if not (beyond and "predict" in policies and "oracle" in policies):
+        return
+    first = outcomes[0]
+    means = {p: tables.mean_rel(first, p) for p in beyond + ["predict"]}
+    best = min(beyond, key=lambda p: means[p])
+    result.headline.append(f"Best beyond-the-paper policy (seed {first.seed}): {best}, mean p90/Oracle "
+                           f"{means[best]:.2f} vs Predict {means['predict']:.2f}")
+    result.extra["best_beyond"] = best
+    result.extra["beyond_beats_predict"] = means[best] < means["predict"]
 
 
 def _figures(outcomes: Sequence[SeedOutcome], policies: Sequence[str]):
@@ -324,19 +443,18 @@ def _figures(outcomes: Sequence[SeedOutcome], policies: Sequence[str]):
     rel = tables.rel_oracle(outcomes, list(policies))
 
     def p90_plot(path: Path) -> None:
-        paper = {p: [PAPER_TABLE6[r][PAPER_T6_POLICIES.index(p)] * PAPER_TABLE6[r][6] for r in PAPER_RATES]
-                 for p in PAPER_T6_POLICIES if p in policies}
+        paper = {p: [PAPER_TABLE6[r].p90_s(p) for r in PAPER_RATES] for p in PAPER_T6_POLICIES if p in policies}
         if "oracle" in policies:
-            paper["oracle"] = [PAPER_TABLE6[r][6] for r in PAPER_RATES]
+            paper["oracle"] = [PAPER_TABLE6[r].oracle_p90_s for r in PAPER_RATES]
         line_plot(path, rates, {p: [first[(r, p)].p90 for r in rates] for p in policies},
                   title=f"p90 latency vs request rate, seed {outcomes[0].seed} (simulated; dashed: paper Table 6)",
                   xlabel="request rate (req/s)", ylabel="p90 latency (s)", paper=paper, paper_x=list(PAPER_RATES))
 
     def rel_plot(path: Path) -> None:
-        paper = {p: [PAPER_TABLE6[r][PAPER_T6_POLICIES.index(p)] for r in PAPER_RATES]
+        paper = {p: [PAPER_TABLE6[r].rel(p) for r in PAPER_RATES]
                  for p in ("nopredict", "predict", "fix-all") if p in policies}
         pols = [p for p in policies if p not in ("oracle", "hardware", "software") and (rates[0], p) in rel]
-        line_plot(path, rates, {p: [tables.quantiles(rel[(r, p)])[1] for r in rates] for p in pols},
+        line_plot(path, rates, {p: [tables.median(rel[(r, p)]) for r in rates] for p in pols},
                   title=f"p90 relative to Oracle, median over {len(outcomes)} seed(s) (simulated; dashed: paper)",
                   xlabel="request rate (req/s)", ylabel="p90 / Oracle p90", paper=paper, paper_x=list(PAPER_RATES),
                   hline=1.0, logy=False)

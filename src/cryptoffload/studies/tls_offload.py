@@ -20,7 +20,7 @@ import math
 import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from cryptoffload import __version__
 from cryptoffload.checks import check_int
@@ -29,20 +29,20 @@ from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
+from cryptoffload.report.rows import column, columns_of, rows_of, table_of
 from cryptoffload.sim import smartnic as nic
 from cryptoffload.sim import tls_node
 from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies.registry import Option, names, register_study
+
+if TYPE_CHECKING:
+    from cryptoffload.apps.tls.measure import BenchResult, TlsBenchResult
 
 NAME = "tls-offload"
 TITLE = "TLS offload for a management node: nginx in four modes, measured and modelled"
 PAPER = PAPERS["smartnic-tls"].cite()
 
 SMALL, LARGE, PAPER_RATIOS = tm.SMALL, tm.LARGE, tm.PAPER_RATIOS
-SCENARIOS = {  # planner: file, p99 latency target, requests per second per client
-    "2 KB API responses": (SMALL, 0.010, 20.0),
-    "64 MB file downloads": (LARGE, 1.0, 0.1),
-}
 
 
 @dataclass
@@ -71,7 +71,7 @@ class TlsOffloadConfig:
             raise ConfigError(f"unknown variant {self.variant!r}; choose one of {', '.join(nic.VARIANTS)}")
 
 
-def _measured_costs(bench) -> tuple[nic.MeasuredCosts, list[str]]:
+def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
     """CPU s/request per size for plain and tls, over both clients, and the handshake's share
     (per connection, estimated from the two sizes); noise that puts tls below plain is clamped
     (the TLS increment cannot be negative) and said so."""
@@ -108,174 +108,309 @@ def _measured_costs(bench) -> tuple[nic.MeasuredCosts, list[str]]:
     ],
 )
 def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
-    from cryptoffload.apps.tls.measure import FULL_SETTINGS, QUICK_SETTINGS, client_startup_s, run_bench
-
     cfg.validate()
     started = _time.perf_counter()
-    settings = dict(QUICK_SETTINGS if cfg.quick else FULL_SETTINGS)
-    if cfg.count is not None:
-        settings["count"] = cfg.count
     # the model needs the profile before anything slow runs: a bad profile is refused first
     params = nic.TlsOffloadParams.from_profile(cfg.profile, cfg.variant)
     tick = progress(3) if progress else None
     if tick:
         tick("nginx: interleaved fetches and wrk sweep")
-    tb = run_bench(cfg.modes, (SMALL, LARGE), cfg.clients, seed=cfg.seed, **settings)
-    bench = tb.bench
+    tb = _run_nginx(cfg)
     result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
                          profiles=[f"profiles/{nic.PROFILE_NAME}.toml" if cfg.profile is None else str(cfg.profile)],
                          paper=PAPER)
-    size_of = bench.files
-    label = {m: ("measured" if bench.verified.get(m, "").startswith("ran") or m in ("plain", "tls")
-                 else f"measured ({bench.verified.get(m, '')})") for m in bench.modes}
-    label["plain"] = "measured"
-    label["tls"] = "measured"
+    fetches = Fetches(tb.bench)
+    _single_fetch_table(result, fetches)
+    _single_fetch_ratio_table(result, fetches)
+    if tick:
+        tick("cost model and planner")
+    model = _cost_model(result, cfg, fetches, params)
+    predictions = _model_tables(result, cfg, model, fetches)
+    cpu_rows = _cpu_table(result, cfg, model, fetches)
+    _capacity_table(result, model, tb)
+    plans = _clients_per_core_table(result, cfg, model)
+    _record_detection(result, tb)
+    _measured_headline(result, fetches)
+    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label)
+    _planner_headlines(result, model, plans)
+    result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
+    result.extra["elapsed_bench_s"] = tb.elapsed_s
+    result.key_figure = "single_fetch_prediction.png"
+    result.elapsed_s = _time.perf_counter() - started
+    write_result(result, out, _figures(fetches.files, predictions, cpu_rows, plans.rows))
+    return result
 
-    # -- single fetches, the paper's method --------------------------------------------------
-    rows = []
-    for c in bench.cells:
-        rows.append([c.mode, c.file, c.client, label.get(c.mode, "measured"), c.stats.mean * 1e3, c.stats.std * 1e3])
-    result.add(Table("single_fetch", f"Single fetches: {bench.count} per cell, {bench.interval_s * 1e3:.0f} ms apart, "
-                                     "modes interleaved in random order (measured)",
-                     ["mode", "file", "client", "provenance", "mean_ms", "std_ms"], rows, "mixed", key_columns=3,
-                     inputs=[],
-                     note="What ran is verified per mode: " + "; ".join(f"{m}: {v}" for m, v in bench.verified.items())))
 
-    def mean_of(mode: str, fname: str, client: str) -> float | None:
+def _run_nginx(cfg: TlsOffloadConfig) -> TlsBenchResult:
+    """nginx in every mode asked for: interleaved single fetches, then the wrk sweep."""
+    from cryptoffload.apps.tls.measure import FULL_SETTINGS, QUICK_SETTINGS, run_bench
+
+    settings = dict(QUICK_SETTINGS if cfg.quick else FULL_SETTINGS)
+    if cfg.count is not None:
+        settings["count"] = cfg.count
+    return run_bench(cfg.modes, (SMALL, LARGE), cfg.clients, seed=cfg.seed, **settings)
+
+
+class Fetches:
+    """The single fetches measured on nginx, read by mode, file and client; and what each mode
+    is labelled (a mode asked for but run as something else says so)."""
+
+    def __init__(self, bench: BenchResult) -> None:
+        self.bench = bench
+        self.files = bench.files
+        self.label = {m: ("measured" if bench.verified.get(m, "").startswith("ran") or m in ("plain", "tls")
+                          else f"measured ({bench.verified.get(m, '')})") for m in bench.modes}
+        self.label["plain"] = "measured"
+        self.label["tls"] = "measured"
+        self.cpu_ms = bench.cpu_ms_per_request_by_file()
+
+    def mean(self, mode: str, fname: str, client: str) -> float | None:
+        """Mean fetch time (s); ``None`` for a cell that did not run."""
         try:
-            return bench.cell(mode, fname, client).stats.mean
+            return self.bench.cell(mode, fname, client).stats.mean
         except KeyError:
             return None
 
-    ratio_rows, ratio_paper = [], []
-    for ratio in ("tls/plain", "ktls/tls", "ktls-nic/ktls"):
-        a, b = ratio.split("/")
-        for fname, size in size_of.items():
-            vals = []
-            for client in ("curl", "wget"):
-                x, y = mean_of(a, fname, client), mean_of(b, fname, client)
-                vals.append(x / y if x and y else None)
-            ratio_rows.append([ratio, fname] + vals)
-            ratio_paper.append([ratio, fname, None, PAPER_RATIOS.get((ratio, size))])
-    result.add(Table("single_fetch_ratios", "Single-fetch time ratios between modes as run here (measured) vs the paper (wget)",
-                     ["ratio", "file", "curl", "wget"], ratio_rows, "measured", ratio_paper, key_columns=2, inputs=[],
-                     note="ktls here ran as user-space TLS (verified), so ktls/tls measures noise, not kTLS; "
-                          "ktls-nic cannot run here. The paper column is wget."))
-
-    # -- CPU per request: measured and modelled ----------------------------------------------
-    if tick:
-        tick("cost model and planner")
-    measured, clamp_notes = _measured_costs(bench)
-    result.notes += clamp_notes
-    model = nic.TlsCostModel(measured, params)
-    # the pessimistic kTLS fraction is fitted to the paper's 64 MB figure: that variant's modelled rows say fitted
-    mlabel = "fitted" if cfg.variant == "pessimistic" else "simulated"
-    inputs = params.input_names()
-    if cfg.variant == "pessimistic":
-        result.declare_fits({f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"})
-    enc = tm.measure_aes_gcm_s_per_byte(0.1 if cfg.quick else 0.5)
-
-    def fetch_mean(mode: str, fname: str, client: str) -> float | None:
-        return mean_of(mode, fname, client)
-
-    def phases(mode: str, fname: str) -> dict[str, float]:
+    def phases(self, mode: str, fname: str) -> dict[str, float]:
+        """curl's phase timers, mean per phase (s); empty for a cell that did not run."""
         try:
-            return bench.cell(mode, fname, "curl").stats.phase_means()
+            return self.bench.cell(mode, fname, "curl").stats.phase_means()
         except KeyError:
             return {}
 
-    startup = {c: client_startup_s(c, 5 if cfg.quick else 20) for c in cfg.clients}
-    pred = tm.add_tables(result, model, fetch_mean, phases, size_of, cfg.clients, enc, inputs, mlabel, startup)
-    by_file = bench.cpu_ms_per_request_by_file()
-    cpu_rows = []
-    for m in bench.modes:
-        for fname, size in size_of.items():
-            cpu_rows.append([f"{m} (as run here)" if m not in ("plain", "tls") else m, fname, label[m], by_file[m][fname]])
-    for m in nic.MODELLED_MODES:
-        for fname, size in size_of.items():
-            cost = model.cost(m, size)
-            cpu_rows.append([m, fname, mlabel, cost.cpu_s * 1e3])
-    result.add(Table("cpu_per_request", "nginx worker CPU per request (ms): measured here, and modelled for kTLS / NIC offload",
-                     ["mode", "file", "provenance", "cpu_ms"], cpu_rows, "mixed", key_columns=2, inputs=inputs,
-                     note=f"CPU from {bench.cpu_source}; modelled rows: profiles/tls_offload.toml ({cfg.variant} variant) "
-                          "applied to the measured plain and tls costs."))
+    def cpu_ms_of(self, mode: str, size: int) -> float:
+        """Measured worker CPU per request (ms) of ``mode`` on the file of ``size`` bytes."""
+        return self.cpu_ms[mode][next(n for n, s in self.files.items() if s == size)]
 
-    # -- capacity: measured wrk, modelled closed form, planner -------------------------------
-    cap_rows = []
-    max_rps = tb.max_requests_per_s()
-    at_target = tb.clients_at_target()
+
+@dataclass(frozen=True)
+class SingleFetchRow:
+    mode: str = column()
+    file: str = column()
+    client: str = column()
+    provenance: str = column()
+    mean_ms: float = column()
+    std_ms: float = column()
+
+
+def _single_fetch_table(result: StudyResult, f: Fetches) -> None:
+    """Single fetches, the paper's method: every cell as measured."""
+    b = f.bench
+    rows = [SingleFetchRow(c.mode, c.file, c.client, f.label.get(c.mode, "measured"), c.stats.mean * 1e3,
+                           c.stats.std * 1e3) for c in b.cells]
+    result.add(table_of(SingleFetchRow, rows, id="single_fetch",
+                        title=f"Single fetches: {b.count} per cell, {b.interval_s * 1e3:.0f} ms apart, "
+                              "modes interleaved in random order (measured)",
+                        provenance="mixed", key_columns=3, inputs=[],
+                        note="What ran is verified per mode: " + "; ".join(f"{m}: {v}" for m, v in b.verified.items())))
+
+
+@dataclass(frozen=True)
+class FetchRatioRow:
+    ratio: str = column()
+    file: str = column()
+    curl: float | None = column()
+    wget: float | None = column()
+
+
+def _single_fetch_ratio_table(result: StudyResult, f: Fetches) -> None:
+    """Each offload step's fetch-time ratio as run here, beside the paper's (wget)."""
+    rows, paper = [], []
+    for step in tm.MODE_RATIOS:
+        for fname, size in f.files.items():
+            vals = []
+            for client in ("curl", "wget"):
+                x, y = f.mean(step.mode, fname, client), f.mean(step.over, fname, client)
+                vals.append(x / y if x and y else None)
+            rows.append(FetchRatioRow(step.label, fname, *vals))
+            paper.append(FetchRatioRow(step.label, fname, None, PAPER_RATIOS.get((step.label, size))))
+    result.add(table_of(FetchRatioRow, rows, paper=paper, id="single_fetch_ratios",
+                        title="Single-fetch time ratios between modes as run here (measured) vs the paper (wget)",
+                        provenance="measured", key_columns=2, inputs=[],
+                        note="ktls here ran as user-space TLS (verified), so ktls/tls measures noise, not kTLS; "
+                             "ktls-nic cannot run here. The paper column is wget."))
+
+
+@dataclass
+class CostModel:
+    """The cost model on this machine's measured costs, and what its modelled rows are labelled:
+    ``fitted`` for the pessimistic variant (its kTLS fraction is fitted to the paper's 64 MB
+    figure), ``simulated`` otherwise."""
+
+    costs: nic.TlsCostModel
+    label: str
+    inputs: list[str]
+
+
+def _cost_model(result: StudyResult, cfg: TlsOffloadConfig, f: Fetches, params: nic.TlsOffloadParams) -> CostModel:
+    measured, clamp_notes = _measured_costs(f.bench)
+    result.notes += clamp_notes
+    if cfg.variant == "pessimistic":
+        result.declare_fits({f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"})
+    return CostModel(nic.TlsCostModel(measured, params), "fitted" if cfg.variant == "pessimistic" else "simulated",
+                     params.input_names())
+
+
+def _model_tables(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[tm.PredictionRow]:
+    """Single-fetch predictions, where a fetch's time goes, what the paper's ratios imply
+    (``studies/_tls_model.py``), on this core's AES-GCM speed and the clients' start-up."""
+    from cryptoffload.apps.tls.measure import client_startup_s
+
+    enc = tm.measure_aes_gcm_s_per_byte(0.1 if cfg.quick else 0.5)
+    startup = {c: client_startup_s(c, 5 if cfg.quick else 20) for c in cfg.clients}
+    return tm.add_tables(result, model.costs, f.mean, f.phases, f.files, cfg.clients, enc, model.inputs, model.label,
+                         startup)
+
+
+@dataclass(frozen=True)
+class CpuRow:
+    mode: str = column()
+    file: str = column()
+    provenance: str = column()
+    cpu_ms: float = column()
+
+
+def _cpu_table(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[CpuRow]:
+    """Worker CPU per request: measured for what ran, modelled for kTLS and NIC offload."""
+    rows = [CpuRow(f"{m} (as run here)" if m not in ("plain", "tls") else m, fname, f.label[m], f.cpu_ms[m][fname])
+            for m in f.bench.modes for fname in f.files]
+    rows += [CpuRow(m, fname, model.label, model.costs.cost(m, size).cpu_s * 1e3)
+             for m in nic.MODELLED_MODES for fname, size in f.files.items()]
+    result.add(table_of(CpuRow, rows, id="cpu_per_request",
+                        title="nginx worker CPU per request (ms): measured here, and modelled for kTLS / NIC offload",
+                        provenance="mixed", key_columns=2, inputs=model.inputs,
+                        note=f"CPU from {f.bench.cpu_source}; modelled rows: profiles/tls_offload.toml ({cfg.variant} "
+                             "variant) applied to the measured plain and tls costs."))
+    return rows
+
+
+@dataclass(frozen=True)
+class CapacityRow:
+    mode: str = column()
+    provenance: str = column()
+    wrk_max_rps: float | None = column()
+    wrk_connections_at_target: int | None = column()  # named for the run's latency target
+    model_rps_per_core_2k: float = column()
+    model_rps_per_core_64m: float = column()
+
+
+def _capacity_table(result: StudyResult, model: CostModel, tb: TlsBenchResult) -> None:
+    """wrk on nginx (measured, all cores) and the cost model's per-core capacity (every mode)."""
+    max_rps, at_target = tb.max_requests_per_s(), tb.clients_at_target()
+    rows = []
     for m in nic.SERVING_MODES:
         measured_rps = max_rps.get(m) if m in ("plain", "tls") else None
-        per_core = {size: model.capacity(m, size).per_core_requests_per_s for size in (SMALL, LARGE)}
-        cap_rows.append([m, "measured" if measured_rps else mlabel, measured_rps,
-                         at_target.get(m) if m in ("plain", "tls") else None, per_core[SMALL], per_core[LARGE]])
+        rows.append(CapacityRow(m, "measured" if measured_rps else model.label, measured_rps,
+                                at_target.get(m) if m in ("plain", "tls") else None,
+                                model.costs.capacity(m, SMALL).per_core_requests_per_s,
+                                model.costs.capacity(m, LARGE).per_core_requests_per_s))
+    target_column = f"wrk_connections_at_p99_{tb.latency_target_ms:g}ms"
+    columns = [target_column if c == "wrk_connections_at_target" else c for c in columns_of(CapacityRow)]
     result.add(Table("capacity", f"Capacity: wrk on the {tb.wrk_file} file (measured, all cores) and per-core capacity "
                                  "from the cost model (modelled for every mode, on measured inputs for plain/tls)",
-                     ["mode", "provenance", "wrk_max_rps", f"wrk_connections_at_p99_{tb.latency_target_ms:g}ms",
-                      "model_rps_per_core_2k", "model_rps_per_core_64m"], cap_rows, "mixed", inputs=inputs,
-                     column_provenance={"model_rps_per_core_2k": mlabel, "model_rps_per_core_64m": mlabel}))
+                     columns, rows_of(CapacityRow, rows), "mixed", inputs=model.inputs,
+                     column_provenance={"model_rps_per_core_2k": model.label, "model_rps_per_core_64m": model.label}))
 
-    plan_rows = []
-    plans: dict[str, dict[str, tls_node.ClientPlan]] = {}
-    for scen, (size, target, rate) in SCENARIOS.items():
-        plans[scen] = tls_node.plan_modes(size, target, rate, model=model, cores=1, n_requests=cfg.planner_requests,
-                                          seed=cfg.seed)
-        for m, p in plans[scen].items():
-            prov = mlabel if p.provenance == nic.MODELLED else "simulated (from measured costs)"
-            plan_rows.append([scen, m, prov, p.clients, p.bound])
-    result.add(Table("clients_per_core", "Management-node clients per core at a p99 latency target (planner, simulated node)",
-                     ["scenario", "mode", "provenance", "clients_per_core", "bound"], plan_rows, "mixed", key_columns=2,
-                     inputs=inputs,
-                     note="; ".join(f"{s}: p99 <= {t * 1e3:g} ms, {r:g} requests/s per client" for s, (_, t, r) in SCENARIOS.items())))
 
-    # -- detection ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Scenario:
+    """A management node's workload for the planner."""
+
+    name: str
+    size: int
+    p99_target_s: float
+    requests_per_s_per_client: float
+
+
+SCENARIOS = (Scenario("2 KB API responses", SMALL, 0.010, 20.0), Scenario("64 MB file downloads", LARGE, 1.0, 0.1))
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    scenario: str = column()
+    mode: str = column()
+    provenance: str = column()
+    clients_per_core: int = column()
+    bound: str = column()
+
+
+@dataclass
+class Plans:
+    """Clients per core at each scenario's latency target, per mode (planner, simulated node)."""
+
+    by_scenario: dict[str, dict[str, tls_node.ClientPlan]]
+    rows: list[PlanRow]
+
+    def clients(self, scenario: Scenario, mode: str) -> int:
+        return self.by_scenario[scenario.name][mode].clients
+
+
+def _clients_per_core_table(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel) -> Plans:
+    plans = Plans({}, [])
+    for sc in SCENARIOS:
+        plans.by_scenario[sc.name] = tls_node.plan_modes(sc.size, sc.p99_target_s, sc.requests_per_s_per_client,
+                                                         model=model.costs, cores=1, n_requests=cfg.planner_requests,
+                                                         seed=cfg.seed)
+        for m, p in plans.by_scenario[sc.name].items():
+            prov = model.label if p.provenance == nic.MODELLED else "simulated (from measured costs)"
+            plans.rows.append(PlanRow(sc.name, m, prov, p.clients, p.bound))
+    result.add(table_of(PlanRow, plans.rows, id="clients_per_core",
+                        title="Management-node clients per core at a p99 latency target (planner, simulated node)",
+                        provenance="mixed", key_columns=2, inputs=model.inputs,
+                        note="; ".join(f"{sc.name}: p99 <= {sc.p99_target_s * 1e3:g} ms, "
+                                       f"{sc.requests_per_s_per_client:g} requests/s per client" for sc in SCENARIOS)))
+    return plans
+
+
+def _record_detection(result: StudyResult, tb: TlsBenchResult) -> None:
+    """What this kernel and nginx support, and what each mode ran as."""
     sup = tb.support
     result.extra["support"] = sup.to_dict() if hasattr(sup, "to_dict") else str(sup)
-    result.extra["verified"] = bench.verified
-    result.extra["cpu_source"] = bench.cpu_source
-    tls_small, plain_small = by_file["tls"][_name(size_of, SMALL)], by_file["plain"][_name(size_of, SMALL)]
-    tls_large, plain_large = by_file["tls"][_name(size_of, LARGE)], by_file["plain"][_name(size_of, LARGE)]
-    result.headline.append(f"Measured here: TLS costs {tls_small / max(plain_small, 1e-9):.1f}x the CPU of plain HTTP per 2 KB "
-                           f"request and {tls_large / max(plain_large, 1e-9):.1f}x per 64 MB request")
-    tm.claims(result, pred["rows"], model, size_of, fetch_mean, mlabel)
-    big = plans["64 MB file downloads"]
-    result.headline.append(f"{mlabel.capitalize()}: NIC offload serves {big['ktls-nic'].clients} vs {big['tls'].clients} 64 MB-download "
-                           f"clients per core (user-space TLS); kTLS alone {big['ktls'].clients}")
-    small = plans["2 KB API responses"]
-    result.headline.append(f"{mlabel.capitalize()}: for 2 KB requests {small['ktls-nic'].clients} (NIC) vs {small['tls'].clients} "
-                           "(user-space TLS) clients per core, if the NIC's set-up holds the worker (an assumption: "
-                           f"handoff.cpu_share = {params.handoff_cpu_share:g})")
-    result.headline.append("kTLS requested here: " + bench.verified.get("ktls", "not requested"))
-    result.extra["elapsed_bench_s"] = tb.elapsed_s
+    result.extra["verified"] = tb.bench.verified
+    result.extra["cpu_source"] = tb.bench.cpu_source
 
+
+def _measured_headline(result: StudyResult, f: Fetches) -> None:
+    small, large = ({m: f.cpu_ms_of(m, size) for m in ("plain", "tls")} for size in (SMALL, LARGE))
+    result.headline.append(f"Measured here: TLS costs {small['tls'] / max(small['plain'], 1e-9):.1f}x the CPU of plain "
+                           f"HTTP per 2 KB request and {large['tls'] / max(large['plain'], 1e-9):.1f}x per 64 MB request")
+
+
+def _planner_headlines(result: StudyResult, model: CostModel, plans: Plans) -> None:
+    """Clients per core with NIC offload against user-space TLS, for both scenarios."""
+    api, downloads = SCENARIOS
+    who = model.label.capitalize()
+    result.headline.append(f"{who}: NIC offload serves {plans.clients(downloads, 'ktls-nic')} vs "
+                           f"{plans.clients(downloads, 'tls')} 64 MB-download clients per core (user-space TLS); "
+                           f"kTLS alone {plans.clients(downloads, 'ktls')}")
+    result.headline.append(f"{who}: for 2 KB requests {plans.clients(api, 'ktls-nic')} (NIC) vs "
+                           f"{plans.clients(api, 'tls')} (user-space TLS) clients per core, if the NIC's set-up holds "
+                           "the worker (an assumption: "
+                           f"handoff.cpu_share = {model.costs.params.handoff_cpu_share:g})")
+
+
+def _figures(files: dict[str, int], predictions: list[tm.PredictionRow], cpu_rows: list[CpuRow],
+             plan_rows: list[PlanRow]) -> list[tuple[str, Callable[[Path], None]]]:
     def cpu_plot(path: Path) -> None:
-        labels = [f"{r[0]} {r[1]}" for r in cpu_rows]
-        bar_plot(path, labels, [max(float(r[3]), 1e-6) for r in cpu_rows],
-                 kinds=["measured" if r[2].startswith("measured") else "simulated" for r in cpu_rows],
+        bar_plot(path, [f"{r.mode} {r.file}" for r in cpu_rows], [max(float(r.cpu_ms), 1e-6) for r in cpu_rows],
+                 kinds=["measured" if r.provenance.startswith("measured") else "simulated" for r in cpu_rows],
                  title="nginx worker CPU per request", ylabel="ms per request")
 
     def plan_plot(path: Path) -> None:
-        labels = [f"{r[1]}, {r[0]}" for r in plan_rows]
-        bar_plot(path, labels, [max(float(r[3]), 0.5) for r in plan_rows],
-                 kinds=[r[2] for r in plan_rows], title="Clients per core at the latency target (planner, simulated node)",
+        bar_plot(path, [f"{r.mode}, {r.scenario}" for r in plan_rows],
+                 [max(float(r.clients_per_core), 0.5) for r in plan_rows],
+                 kinds=[r.provenance for r in plan_rows], title="Clients per core at the latency target (planner, simulated node)",
                  ylabel="clients per core")
 
-    fetch_rows = [r for r in result.tables["single_fetch_prediction"].rows if r[0] != "tls/plain"]
+    steps = [r for r in predictions if r.ratio != "tls/plain"]
 
     def fetch_plot(path: Path) -> None:
-        paper = [PAPER_RATIOS.get((r[0], size_of[r[1]])) if r[2] == "wget" else None for r in fetch_rows]
-        bar_plot(path, [f"{r[0]} {r[1]} ({r[2]})" for r in fetch_rows], [100 * (float(r[4]) - 1) for r in fetch_rows],
-                 kinds=[r[3] for r in fetch_rows], paper=[None if v is None else 100 * (v - 1) for v in paper],
+        paper = [PAPER_RATIOS.get((r.ratio, files[r.file])) if r.client == "wget" else None for r in steps]
+        bar_plot(path, [f"{r.ratio} {r.file} ({r.client})" for r in steps], [100 * (float(r.ours) - 1) for r in steps],
+                 kinds=[r.provenance for r in steps], paper=[None if v is None else 100 * (v - 1) for v in paper],
                  logy=False, hline=0.0, hline_label="no change",
                  title="Single-fetch time change of each offload step: predicted here, the paper (x, wget)",
                  ylabel="change in fetch time, % (above 0: offload slower)")
 
-    result.key_figure = "single_fetch_prediction.png"
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, [("single_fetch_prediction.png", fetch_plot), ("cpu_per_request.png", cpu_plot),
-                               ("clients_per_core.png", plan_plot)])
-    return result
-
-
-def _name(files: dict[str, int], size: int) -> str:
-    return next(n for n, s in files.items() if s == size)
+    return [("single_fetch_prediction.png", fetch_plot), ("cpu_per_request.png", cpu_plot),
+            ("clients_per_core.png", plan_plot)]
