@@ -27,13 +27,18 @@ VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_
 # study serves files with a real nginx and loads it with real clients).
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
 
-.PHONY: demo test test-gpu-path setup apt clean bench openfhe openfhe-venv bench-bootstrap FORCE
+.PHONY: demo test typecheck test-gpu-path setup apt clean bench openfhe openfhe-venv bench-bootstrap FORCE
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
 
-test: $(STAMP)
+test: typecheck
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# mypy over src/, as pyproject.toml's [tool.mypy] sets it (pinned in the dev extra); `make test`
+# runs it first, so a type error fails the suite before any test runs.
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
 
 # The GPU-path tests alone (under a minute here): the CKKS GPU backend, the GPU Paillier kernels,
 # their runtimes (CPU twin, CUDA), the GPU engine, and the GPU calibration, study rows and

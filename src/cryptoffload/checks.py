@@ -23,15 +23,16 @@ def check_int(what: str, value: object, *, minimum: int = 1, maximum: int | None
     """``value`` as an ``int`` >= ``minimum`` (and <= ``maximum`` when given: every size a user
     types needs a ceiling, or a typo hangs the machine); ``bool``, floats (even 3.0) and strings
     are refused. NumPy integers are accepted."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+    number = int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else None
+    if number is None or number < minimum:
         if minimum == 1:
             raise error(f"{what} must be a positive integer, got {value!r}")
         if minimum == 0:
             raise error(f"{what} must be a non-negative integer, got {value!r}")
         raise error(f"{what} must be an integer >= {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
+    if maximum is not None and number > maximum:
         raise error(f"{what} must be at most {maximum:,}, got {_short(value)}")
-    return int(value)
+    return number
 
 
 def _short(value: object) -> str:

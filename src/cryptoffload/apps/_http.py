@@ -38,6 +38,7 @@ from typing import Any, Awaitable, Callable, Iterator, Optional, Sequence, TypeV
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.typedefs import Middleware
 
 from cryptoffload.apps._listen import Acceptor, ServerLimits
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -75,7 +76,7 @@ def one_line(text: object) -> str:
 # -- errors -----------------------------------------------------------------------------------
 
 
-def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
+def error_middleware(classify: Classify, respond: Respond, log: logging.Logger) -> Middleware:
     """A middleware answering ``respond(status, code, message)`` for every refusal.
 
     ``classify(exc)`` maps an app's own exceptions to ``(status, code, message)`` (or None);
@@ -94,12 +95,12 @@ def error_middleware(classify: Classify, respond: Respond, log: logging.Logger):
         if isinstance(exc, web.HTTPException):
             if exc.status < 400:
                 raise exc
-            text = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest, web.HTTPTooManyRequests,
+            detail = exc.text if isinstance(exc, (BodyTooLarge, web.HTTPBadRequest, web.HTTPTooManyRequests,
                                                 web.HTTPRequestTimeout)) \
                 else f"{exc.reason} ({request.method} {request.path})"
             log.warning("refused %s %s from %s: %d %s", request.method, request.path[:100], request.remote,
                         exc.status, exc.reason)
-            return respond(exc.status, exc.reason.lower().replace(" ", "_"), text or exc.reason)
+            return respond(exc.status, exc.reason.lower().replace(" ", "_"), detail or exc.reason)
         log.exception("internal error while handling %s %s", request.method, request.path)
         return respond(500, "internal", "internal error (see the server log)")
 
@@ -245,7 +246,8 @@ def parse_json(body: bytes | str, what: str = "the request body", *, expect: typ
     else:
         if expect is None or isinstance(value, expect):
             return value
-        name = {dict: "an object", list: "an array", str: "a string"}.get(type(value), type(value).__name__)
+        names: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
+        name = names.get(type(value), type(value).__name__)
         reason = f"it must be a JSON {'object' if expect is dict else expect.__name__}, not {name}"
     raise MalformedJSON(text=f"{what} is not acceptable JSON: {reason}; send one UTF-8 JSON "
                              f"{'object' if expect is dict else 'value'}")

@@ -100,13 +100,13 @@ class RateLimitedLog:
     def warning(self, key: str, fmt: str, *args: Any) -> bool:
         """Log ``fmt % args`` unless ``key`` was logged less than ``interval`` ago; True if logged."""
         now = self._clock()
-        last, left_out = self._last.get(key, (None, 0))
-        if last is not None and now - last < self.interval:
-            self._last[key] = (last, left_out + 1)
+        seen = self._last.get(key)
+        if seen is not None and now - seen[0] < self.interval:
+            self._last[key] = (seen[0], seen[1] + 1)
             return False
-        if left_out:
+        if seen is not None and seen[1]:
             fmt += " (%d similar message(s) left out in the last %.0f s)"
-            args = (*args, left_out, now - last)
+            args = (*args, seen[1], now - seen[0])
         self.log.warning(fmt, *args)
         self._last[key] = (now, 0)
         return True

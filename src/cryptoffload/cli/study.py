@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import click
 import typer
+from typer._click import Command, Context  # typer 0.29 vendors click: its own classes, not click's
 from typer.core import TyperGroup
 
 from cryptoffload.cli.root import console, progress_bar
 
+if TYPE_CHECKING:  # the registry is imported when a study command is built, not with the CLI
+    from cryptoffload.studies.registry import StudySpec
 
-def _run_study(spec: Any, values: dict[str, Any]) -> None:
+
+def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     """Build the config, validate it (so bad input fails before any progress bar or file), run
     with a progress bar, print the tables and where they went: the same for every study."""
     from cryptoffload.report.tables import render_result
@@ -44,11 +47,16 @@ def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str)
                              default=typer.Option(default, *flags, help=help))
 
 
-def study_command(spec: Any) -> click.Command:
+def _seed_default(config: type) -> Any:
+    """The study config's own default seed (``--seed`` shows it): its constructor's default."""
+    return inspect.signature(config).parameters["seed"].default
+
+
+def study_command(spec: StudySpec) -> Command:
     """The click command of one registered study."""
     params = [_parameter("quick", bool, False, "--quick", help=spec.quick_help)]
     if spec.seed_help is not None:
-        params.append(_parameter("seed", int, spec.config.__dataclass_fields__["seed"].default, "--seed",
+        params.append(_parameter("seed", int, _seed_default(spec.config), "--seed",
                                  help=spec.seed_help))
     params.append(_parameter("out", Path, Path(f"out/{spec.name}"), "--out", help="Output folder."))
     for opt in spec.options:
@@ -69,12 +77,12 @@ def study_command(spec: Any) -> click.Command:
 class StudyGroup(TyperGroup):
     """``study``: ``list`` plus one generated command per registered study."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         from cryptoffload.studies import all_studies
 
         return [*super().list_commands(ctx), *all_studies()]
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+    def get_command(self, ctx: Context, cmd_name: str) -> Optional[Command]:
         fixed = super().get_command(ctx, cmd_name)
         if fixed is not None:
             return fixed

@@ -116,9 +116,9 @@ def tls_bench(
     check_bounded("--latency-target-ms", latency_target_ms, DURATION_MS, "ms")
     check_output_folder(out)
     client_list = split_list("--clients", clients)
-    for c in client_list:
-        if c not in CLIENTS:
-            raise ConfigError(f"unknown client {c!r}; choose one of {', '.join(CLIENTS)}")
+    for name in client_list:
+        if name not in CLIENTS:
+            raise ConfigError(f"unknown client {name!r}; choose one of {', '.join(CLIENTS)}")
     base = QUICK_SETTINGS if quick else FULL_SETTINGS
     count_ = count if count is not None else base["count"]
     interval_ = interval if interval is not None else base["interval_s"]

@@ -23,6 +23,7 @@ off to the 2-gram and then to 0th order).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numba
 import numpy as np
@@ -94,7 +95,8 @@ def _state_of(counts: np.ndarray, k: int) -> int:
 
 
 @numba.njit(cache=True)
-def _window_states(cipher: np.ndarray, size: np.ndarray, k: int, window: float):
+def _window_states(cipher: np.ndarray, size: np.ndarray, k: int,
+                   window: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request i: state of the interval just before i, of the interval starting at i, and
     the index where that following interval ends (exclusive).
 
@@ -189,7 +191,7 @@ def state_pair(state: int, k: int, filler: np.ndarray) -> tuple[int, int]:
 
 @numba.njit(cache=True)
 def _states_to_pairs(states: np.ndarray, k: int, members: np.ndarray, filler: np.ndarray,
-                     fallback_a: int, fallback_b: int):
+                     fallback_a: int, fallback_b: int) -> tuple[np.ndarray, np.ndarray]:
     n = states.shape[0]
     pa = np.empty(n, dtype=np.int64)
     pb = np.empty(n, dtype=np.int64)
@@ -233,6 +235,15 @@ def filler_for(ranking: np.ndarray, k: int) -> np.ndarray:
     for a in range(k):
         out[a] = next(int(c) for c in ranking if c != a)
     return out
+
+
+class Predictor(Protocol):
+    """What a reconfiguration policy needs of a prediction model: the whole trace's per-request
+    pairs at once (see the module docstring for why ahead of the run). Every model below fits;
+    a new one need not subclass them."""
+
+    def predict(self, cipher: np.ndarray, size: np.ndarray,
+                states: IntervalStates | None = None) -> Prediction: ...
 
 
 class ZerothOrder:
@@ -367,7 +378,7 @@ class RandomPair(ZerothOrder):
 
 @numba.njit(cache=True)
 def _online_predict(before: np.ndarray, after_pair: np.ndarray, after_end: np.ndarray,
-                    counts: np.ndarray, best: np.ndarray, decay: float):
+                    counts: np.ndarray, best: np.ndarray, decay: float) -> np.ndarray:
     n = before.shape[0]
     out = np.full(n, -1, dtype=np.int64)
     w = 1.0

@@ -13,7 +13,7 @@ Policies of the paper: Software, Hardware, Nopredict, Predict, Fix5, Fix-All, Or
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypedDict
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from cryptoffload.sim.reconfig_platform import ReconfigPlatform
 from cryptoffload.sim.reconfig_server import Decision, FpgaView
 from cryptoffload.workloads.request_trace import Trace
 
-__all__ = ["FpgaView", "Decision", "PolicyContext", "ReconfigPolicy", "POLICIES", "PAPER_POLICIES",
+__all__ = ["FpgaView", "Decision", "KernelArgs", "PolicyContext", "ReconfigPolicy", "POLICIES", "PAPER_POLICIES",
            "BEYOND_POLICIES", "INTERVAL_POLICIES", "make_policy", "prepare_policies", "run_policy", "same_pair"]
 
 
@@ -48,8 +48,23 @@ class PolicyContext:
     window: float = ngram.WINDOW_BYTES
 
 
+class KernelArgs(TypedDict):
+    """A prepared policy as the compiled fast path takes it (:func:`.reconfig_fast.run_kernel`'s
+    keywords): the same rule as :meth:`ReconfigPolicy.decide`, as arrays."""
+
+    mode: int
+    pred_a: np.ndarray | None
+    pred_b: np.ndarray | None
+    fixed: np.ndarray | None
+    initial: tuple[int, int]
+
+
 class ReconfigPolicy:
-    """Base class; subclasses set ``name``, ``label``, ``mode`` and prepare predictions."""
+    """Base class; subclasses set ``name``, ``label``, ``mode`` and prepare predictions.
+
+    It is what the SimPy server model asks of a policy
+    (:class:`~cryptoffload.sim.reconfig_server.ServerPolicy`: ``mode``, ``initial``, ``fixed``,
+    ``decide``), and, through :meth:`kernel_args`, what the fast path asks."""
 
     name = "base"
     label = "Base"
@@ -72,7 +87,7 @@ class ReconfigPolicy:
         if model is not None:
             self._set_prediction(model.predict(ctx.cipher, ctx.size, ctx.states))
 
-    def predictor(self, ctx: PolicyContext) -> ngram.ZerothOrder | None:
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor | None:
         """The prediction model of an overlap policy (None: the policy predicts nothing)."""
         return None
 
@@ -95,7 +110,7 @@ class ReconfigPolicy:
             return Decision("software")
         return Decision("software", reconfigure_to=want)
 
-    def kernel_args(self) -> dict:
+    def kernel_args(self) -> KernelArgs:
         return {"mode": self.mode, "pred_a": self.pred_a, "pred_b": self.pred_b,
                 "fixed": self.fixed, "initial": self.initial}
 
@@ -104,7 +119,8 @@ class Software(ReconfigPolicy):
     name, label, mode = "software", "Software", fast.SOFTWARE
     description = "no FPGA: every request encrypted by the host"
 
-    def decide(self, i, cipher, view, cost=None):
+    def decide(self, i: int, cipher: int, view: FpgaView,
+               cost: Callable[[str], float] | None = None) -> Decision:
         return Decision("software")
 
 
@@ -112,7 +128,8 @@ class Hardware(ReconfigPolicy):
     name, label, mode = "hardware", "Hardware", fast.HARDWARE
     description = "always the FPGA; reconfigure on every miss and wait for it (no overlap, no prediction)"
 
-    def decide(self, i, cipher, view, cost=None):
+    def decide(self, i: int, cipher: int, view: FpgaView,
+               cost: Callable[[str], float] | None = None) -> Decision:
         if cipher in view.loaded:
             return Decision("fpga")
         return Decision("fpga", reconfigure_to=(cipher, -1), blocking=True)  # -1: keep the MRU circuit
@@ -122,7 +139,7 @@ class Nopredict(ReconfigPolicy):
     name, label = "nopredict", "Nopredict"
     description = "overlap: software while reconfiguring to two random circuits"
 
-    def predictor(self, ctx):
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor:
         return ngram.RandomPair(ctx.history_cipher, ctx.k, ctx.seed)
 
 
@@ -130,7 +147,7 @@ class Predict(ReconfigPolicy):
     name, label = "predict", "Predict"
     description = "overlap + the paper's static 2-gram over 5 MB intervals (0th-order fallback)"
 
-    def predictor(self, ctx):
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor:
         return ngram.TwoGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
 
 
@@ -144,7 +161,7 @@ class Oracle(ReconfigPolicy):
     name, label = "oracle", "Oracle"
     description = "overlap + perfect knowledge of the next interval's two main ciphers"
 
-    def predictor(self, ctx):
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor:
         return ngram.OracleNext(ctx.history_cipher, ctx.k, ctx.window)
 
 
@@ -157,7 +174,7 @@ class Fixed(ReconfigPolicy):
         super().__init__()
         self.count = count
 
-    def prepare(self, ctx):
+    def prepare(self, ctx: PolicyContext) -> None:
         super().prepare(ctx)
         fixed = np.zeros(ctx.k, dtype=bool)
         if self.count is None:
@@ -166,7 +183,8 @@ class Fixed(ReconfigPolicy):
             fixed[np.argsort(ctx.slices_pct, kind="stable")[: self.count]] = True
         self.fixed = fixed
 
-    def decide(self, i, cipher, view, cost=None):
+    def decide(self, i: int, cipher: int, view: FpgaView,
+               cost: Callable[[str], float] | None = None) -> Decision:
         assert self.fixed is not None
         return Decision("fpga" if self.fixed[cipher] else "software")
 
@@ -195,7 +213,7 @@ class PredictOnline(ReconfigPolicy):
         super().__init__()
         self.decay = decay
 
-    def predictor(self, ctx):
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor:
         return ngram.OnlineTwoGram(ctx.history_cipher, ctx.history_size, ctx.k, self.decay, ctx.window)
 
 
@@ -203,7 +221,7 @@ class Predict3Gram(ReconfigPolicy):
     name, label, paper = "predict-3gram", "Predict-3gram", False
     description = "overlap + 3-gram (two previous intervals), backing off to 2-gram and 0th order"
 
-    def predictor(self, ctx):
+    def predictor(self, ctx: PolicyContext) -> ngram.Predictor:
         return ngram.ThreeGram(ctx.history_cipher, ctx.history_size, ctx.k, ctx.window)
 
 
@@ -212,7 +230,8 @@ class Parallel(Predict):
     description = ("software and FPGA encrypt at the same time; each request goes where it finishes "
                    "first; reconfiguration (2-gram prediction) only while the FPGA is idle")
 
-    def decide(self, i, cipher, view, cost=None):
+    def decide(self, i: int, cipher: int, view: FpgaView,
+               cost: Callable[[str], float] | None = None) -> Decision:
         if cost is None:
             raise ConfigError("the parallel policy needs service-time estimates")
         loaded = view.loaded

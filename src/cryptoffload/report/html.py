@@ -203,7 +203,7 @@ def study_html(result: StudyResult, fig_prefix: str, anchor: str | None = None) 
 def _anchors(results: Sequence[tuple[StudyResult, str]]) -> list[str]:
     """One unique anchor per result: the study's name, or its folder when a study ran twice."""
     seen: set[str] = set()
-    out = []
+    out: list[str] = []
     for r, rel in results:
         a = r.study if r.study not in seen else (rel.strip("/") or f"{r.study}-{len(out)}")
         seen.add(a)

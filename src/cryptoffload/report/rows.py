@@ -18,12 +18,16 @@ is unchanged: :func:`table_of` flattens records in field order.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Sequence, TypeVar
 
 from cryptoffload.report.result import Table
 
+if TYPE_CHECKING:  # typeshed's "any dataclass instance" (no runtime module)
+    from _typeshed import DataclassInstance
+
 _KEY = "table_column"
-R = TypeVar("R")
+R = TypeVar("R", bound="DataclassInstance")
+"""A row type: any dataclass (a type checker refuses rows that are not)."""
 
 
 def column(label: str | None = None, **kw: Any) -> Any:
@@ -36,23 +40,23 @@ def hidden(**kw: Any) -> Any:
     return dataclasses.field(metadata={_KEY: None}, **kw)
 
 
-def _shown(row_type: type) -> list[dataclasses.Field[Any]]:
+def _shown(row_type: type[DataclassInstance]) -> list[dataclasses.Field[Any]]:
     if not dataclasses.is_dataclass(row_type):
         raise TypeError(f"{row_type!r} is not a dataclass row type")
     return [f for f in dataclasses.fields(row_type) if f.metadata.get(_KEY, "") is not None]
 
 
-def columns_of(row_type: type) -> list[str]:
+def columns_of(row_type: type[DataclassInstance]) -> list[str]:
     """The table's column names, in field order (hidden fields left out)."""
     return [f.metadata.get(_KEY) or f.name for f in _shown(row_type)]
 
 
-def cells_of(record: Any) -> list[Any]:
+def cells_of(record: DataclassInstance) -> list[Any]:
     """One record's shown values, in column order."""
     return [getattr(record, f.name) for f in _shown(type(record))]
 
 
-def rows_of(row_type: type, records: Sequence[Any]) -> list[list[Any]]:
+def rows_of(row_type: type[R], records: Sequence[R]) -> list[list[Any]]:
     """Records of ``row_type`` as the table's positional rows (refuses a record of another type,
     which would put its values under the wrong columns)."""
     for r in records:
@@ -61,7 +65,7 @@ def rows_of(row_type: type, records: Sequence[Any]) -> list[list[Any]]:
     return [cells_of(r) for r in records]
 
 
-def table_of(row_type: type, records: Sequence[Any], *, paper: Sequence[Any] | None = None,
+def table_of(row_type: type[R], records: Sequence[R], *, paper: Sequence[R] | None = None,
              **table: Any) -> Table:
     """A :class:`Table` whose columns are ``row_type``'s shown fields and whose rows (and the
     paper's rows, records of the same type) are ``records``. Every other keyword goes to

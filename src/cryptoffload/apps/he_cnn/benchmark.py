@@ -174,10 +174,10 @@ def bench(images: int = 10, model_path: str | Path = DEFAULT_WEIGHTS, batch: boo
         rotations = count_rotations(ops)
         for k, v in layers.items():
             layers_sum[k] = layers_sum.get(k, 0.0) + v
-        for k, v in kinds.items():
+        for k, kind in kinds.items():
             acc = kinds_sum.setdefault(k, {"count": 0, "seconds": 0.0})
-            acc["count"] += v["count"]
-            acc["seconds"] += v["seconds"]
+            acc["count"] += kind["count"]
+            acc["seconds"] += kind["seconds"]
         preds.append(int(np.argmax(logits)))
         errs.append(float(np.max(np.abs(logits - plain[i]))))
         say(f"image {i}: {lat[-1] * 1e3:.0f} ms, class {preds[-1]} (plain {int(np.argmax(plain[i]))}, label {y[i]})")

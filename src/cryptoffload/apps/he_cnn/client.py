@@ -97,12 +97,12 @@ class HeCnnClient:
         self.stats["keygen_s"] = t.seconds
         ctx = self.backend.public_context()
         self.bytes["context"] = len(ctx)
-        t = time.perf_counter()
+        t_open = time.perf_counter()
         async with http.post(f"{self.url}{API}/sessions", data=ctx,
                              headers={"Content-Type": "application/octet-stream", **self.headers}) as resp:
             await _check(resp, "the public context")
             body = await resp.json()
-        self.stats["open_session_s"] = time.perf_counter() - t
+        self.stats["open_session_s"] = time.perf_counter() - t_open
         self.stats["server_prepare_s"] = float(body.get("prepare_s", 0.0))
         self.session_id = body["session"]
         return self.session_id
@@ -145,6 +145,8 @@ def client_infer(url: str, image_index: int | Sequence[int] | None = 0, *, token
     """Classify held-out image(s) ``image_index`` (or ``image``) on the server, encrypted."""
     _http.check_url(url, "he-cnn server", insecure_http)
     ssl_ctx = _http.client_ssl(cafile)
+    indices: list[int | None]
+    labels: list[int | None]
     if image is not None:
         images, indices, labels = [check_image(image)], [None], [None]
     else:

@@ -52,7 +52,7 @@ SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
 
 
-def _held_out(index: int, mnist_dir: str | Path | None) -> tuple[np.ndarray, int]:
+def _held_out(index: object, mnist_dir: str | Path | None) -> tuple[np.ndarray, int]:
     data = load_mnist(mnist_dir)
     n = len(data.y_test)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:

@@ -202,8 +202,11 @@ class CnnModel:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = meta if meta is not None else (self.meta or {})
         config = {"format": FORMAT, **self.config.as_dict()}
+        # Any, not ndarray: numpy's stub also takes a bool keyword (allow_pickle), which mypy
+        # would otherwise match against these names
+        arrays: dict[str, Any] = {k: np.asarray(v, dtype=np.float64) for k, v in self.arrays().items()}
         with atomic_writer(path) as fh:  # a crash leaves the old weights, never half of new ones
-            np.savez_compressed(fh, **{k: np.asarray(v, dtype=np.float64) for k, v in self.arrays().items()},
+            np.savez_compressed(fh, **arrays,
                                 config=np.array(json.dumps(config, sort_keys=True)),
                                 meta=np.array(json.dumps(meta, sort_keys=True)))
         return path

@@ -263,7 +263,7 @@ class PerChannelPlan:
             nonlocal total, count
             out = []
             for j, row in enumerate(vectors):
-                r = []
+                r: list[Any] = []
                 for i, v in enumerate(row):
                     if v is None:
                         r.append(None)
