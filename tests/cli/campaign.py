@@ -118,6 +118,10 @@ class Fixtures:
         w("m_huge.txt", str(1 << 2000) + "\n")
         blob = pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2, 3]))
         w("c.bin", blob)
+        w("c2.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2])))  # another length
+        w("c_other.bin", pl.ciphertexts_to_bytes(opk.encrypt_many([1, 2, 3])))  # another key
+        w("d.csv", "id,amount\n1,10\n2,-3\n")
+        w("d_bad.csv", "id,amount\n1,10\n2,ten\n3\n")
         flipped = bytearray(blob)
         flipped[len(blob) // 2] ^= 1
         w("c_flip.bin", bytes(flipped))
@@ -152,7 +156,11 @@ class Fixtures:
         w("trace_notgz.csv.gz", lines[:500])
         w("trace_bad.csv", "time,client,bytes\nyesterday,x,-5\nnope\n")
         w("trace_latin1.csv", b"\xff\xfe\x00garbage\n\xe9\xe9\n")
-        # HE-CNN models and MNIST folders
+        # HE-CNN models and MNIST folders; digit images
+        from PIL import Image
+
+        Image.new("L", (30, 30), 200).save(self.root / "blank.png")
+        Image.new("L", (30, 30), 0).save(self.root / "digit.gif")
         w("garbage.npz", bytes(range(256)) * 4)
         import numpy as np
 
@@ -300,6 +308,27 @@ def cases(fx: Fixtures) -> list[Case]:
         mentions=("m.txt", "latin1", "adir", "m_notint", "m_huge", "large", "UTF-8", "/dev/zero", "k.pub"))
     add(s, ["--key", fx["k.pub"], "--in", fx["m.txt"], *study], "--out", file_outs)
     add(s, ["--key", fx["k.pub"], "--in", fx["m.txt"], "--out", "c.bin", *study], "--backend", ["nosuch", "", "qat"])
+    add(s, ["--key", fx["k.pub"], "--in", fx["d.csv"], "--out", "c.bin", *study], "--column", ["nosuch", "", "id,amount"])
+    add(s, ["--key", fx["k.pub"], "--in", fx["d_bad.csv"], "--out", "c.bin", *study], "--column", ["amount"],
+        mentions=("d_bad.csv:3", "ten"))
+    add(s, ["--key", fx["k.pub"], "--in", fx["d.csv"], "--out", "c.bin", "--column", "amount", *study], "--in",
+        [fx["m.txt"], fx["latin1.txt"], fx["empty"]], mentions=("m.txt", "latin1", "UTF-8", "empty", "header"))
+    operand_ins = [fx["c_other.bin"], fx["c_flip.bin"], fx["c_trunc.bin"], fx["c_v1.bin"], fx["garbage.bin"], fx["adir"],
+                   "/nonexistent/c.bin", fx["empty"], "/dev/zero"]
+    operand_says = ("--in", "not this key", "checksum", "truncated", "version 1", "header", "adir", "c.bin", "empty",
+                    "/dev/zero")
+    operand_keys = [fx["other.json"], fx["n15.pub"], fx["hs1.pub"], fx["adir"], "/nonexistent/k.json", fx["garbage.bin"]]
+    for s, base in (("paillier add", ["--in", fx["c.bin"]]), ("paillier sum", ["--in", fx["c.bin"]]),
+                    ("paillier mul", ["--scalar", "2"])):
+        add(s, ["--key", fx["k.pub"], *base, "--out", "o.bin", *study], "--in", operand_ins, mentions=operand_says)
+        add(s, [*base, "--in", fx["c.bin"], "--out", "o.bin", *study], "--key", operand_keys,
+            mentions=("key", "other", "n15", "hs1", "h_s", "adir", "k.json", "garbage"))
+        add(s, ["--key", fx["k.pub"], *base, "--in", fx["c.bin"], *study], "--out",
+            file_outs + [fx["c.bin"], fx["k.pub"]], mentions=("--out", "same file", "adir", "afile", "missing", "folder"))
+    add("paillier add", ["--key", fx["k.pub"], "--in", fx["c.bin"], "--out", "o.bin", *study], "--in", [fx["c2.bin"]],
+        mentions=("holds 3 ciphertexts", "c2.bin"))
+    add("paillier mul", ["--key", fx["k.pub"], "--in", fx["c.bin"], "--out", "o.bin", *study], "--scalar",
+        ["abc", "1.5", "", str(1 << 2000)])
     s = "paillier decrypt"
     add(s, ["--in", fx["c.bin"], *study], "--key", [fx["k.pub"], fx["k_open.json"], fx["other.json"], fx["p1.json"]],
         mentions=("private", "public", "chmod", "not this key", "factor", "primes", "k.pub", "k_open", "p1"))
@@ -363,6 +392,9 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, [], "--mnist-dir", ["/nonexistent/mnist", fx["afile"], fx["mnist_garbage"], fx["emptydir"]])
     s = "he-cnn infer"
     add(s, [], "--image", ["-1", "1000000000", "abc"])
+    add(s, [], "--image", [fx["blank.png"], fx["digit.gif"], fx["latin1.txt"], fx["adir"], fx["empty"], "/dev/zero",
+                           "/nonexistent/d.png"])
+    add(s, ["--mnist-dir", fx["adir"]], "--image", [fx["blank.png"]], mentions=("--mnist-dir",))
     add(s, [], "--model", models)
     add(s, [], "--backend", ["nosuch", ""])
     add(s, [], "--trace", created_outs)

@@ -146,3 +146,130 @@ def test_paillier_issue_22_attacks_refused(tmp_path: Path) -> None:
     for folder in (".", str(tmp_path)):
         assert_user_error(run_cli(tmp_path, "paillier", "keygen", "--out", folder, "--bits", "1024", STUDY),
                           "is a folder")
+
+
+def _keys_and_files(tmp_path: Path, *named: tuple[str, str, str]) -> None:
+    """Keys a and b (1024-bit), then for each (file, key, text) the integers encrypted."""
+    for name in ("a", "b"):
+        assert run_cli(tmp_path, "paillier", "keygen", "--out", f"{name}.json", "--bits", "1024",
+                       STUDY).returncode == 0
+    for out, key, text in named:
+        (tmp_path / f"{out}.txt").write_text(text)
+        proc = run_cli(tmp_path, "paillier", "encrypt", "--key", f"{key}.json.pub", "--in", f"{out}.txt", "--out", out,
+                       STUDY)
+        assert proc.returncode == 0, proc.stderr
+
+
+def _decrypted(tmp_path: Path, key: str, infile: str) -> list[str]:
+    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", f"{key}.json", "--in", infile, STUDY)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_paillier_add_sum_mul_on_files(tmp_path: Path) -> None:
+    """issue 25: homomorphic arithmetic on ciphertext files with the public key only."""
+    _keys_and_files(tmp_path, ("x.bin", "a", "5\n-17\n100\n"), ("y.bin", "a", "1\n2\n-300\n"))
+    proc = run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--in", "y.bin", "--out", "s.bin",
+                   STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"wrote s.bin: 3 ciphertexts (from 2 files, key {_fingerprint(tmp_path, 'a')[:16]})"
+    assert _decrypted(tmp_path, "a", "s.bin") == ["6", "-15", "-200"]
+    proc = run_cli(tmp_path, "paillier", "sum", "--key", "a.json", "--in", "x.bin", "--in", "y.bin", "--out", "t.bin",
+                   STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("wrote t.bin: 1 ciphertext (from 2 files")
+    assert _decrypted(tmp_path, "a", "t.bin") == ["-209"]
+    proc = run_cli(tmp_path, "paillier", "mul", "--key", "a.json.pub", "--in", "x.bin", "--scalar", "-3", "--out", "m.bin",
+                   STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert _decrypted(tmp_path, "a", "m.bin") == ["-15", "51", "-300"]
+    proc = run_cli(tmp_path, "paillier", "mul", "--key", "a.json.pub", "--in", "m.bin", "--scalar", "0", "--out", "z.bin",
+                   "--no-rerandomize", STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert _decrypted(tmp_path, "a", "z.bin") == ["0", "0", "0"]
+
+
+def _fingerprint(tmp_path: Path, key: str) -> str:
+    return json.loads((tmp_path / f"{key}.json.pub").read_text())["fingerprint"]
+
+
+def test_paillier_arithmetic_refuses_mismatched_operands(tmp_path: Path) -> None:
+    _keys_and_files(tmp_path, ("x.bin", "a", "1\n2\n3\n"), ("short.bin", "a", "1\n2\n"), ("theirs.bin", "b", "1\n2\n3\n"))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    line = assert_user_error(run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--in",
+                                     "theirs.bin", "--out", "o.bin", STUDY))
+    assert line == (f"error: --in theirs.bin: ciphertexts were made under key {_fingerprint(tmp_path, 'b')}, not this "
+                    f"key {_fingerprint(tmp_path, 'a')} (the --key given); every operand must be encrypted under that "
+                    f"one key")
+    assert_user_error(run_cli(tmp_path, "paillier", "sum", "--key", "b.json.pub", "--in", "theirs.bin", "--in", "x.bin",
+                              "--out", "o.bin", STUDY), "--in x.bin: ciphertexts were made under key")
+    assert_user_error(run_cli(tmp_path, "paillier", "mul", "--key", "b.json.pub", "--in", "x.bin", "--scalar", "2",
+                              "--out", "o.bin", STUDY), "--in x.bin", "not this key")
+    assert_user_error(run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--in", "short.bin",
+                              "--out", "o.bin", STUDY), "--in x.bin holds 3 ciphertexts and --in short.bin 2")
+    assert_user_error(run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--out", "o.bin",
+                              STUDY), "add needs at least 2 --in files, got 1")
+    assert_user_error(run_cli(tmp_path, "paillier", "mul", "--key", "a.json.pub", "--in", "x.bin", "--scalar",
+                              str(1 << 1100), "--out", "o.bin", STUDY), "--scalar is a 1101-bit integer")
+    for out in ("x.bin", "a.json.pub"):  # --out naming an operand or the key
+        assert_user_error(run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--in", "x.bin",
+                                  "--out", out, STUDY), "same file", "--out")
+    data = bytearray((tmp_path / "x.bin").read_bytes())
+    data[len(data) // 2] ^= 0x04
+    (tmp_path / "flip.bin").write_bytes(bytes(data))
+    assert_user_error(run_cli(tmp_path, "paillier", "sum", "--key", "a.json.pub", "--in", "flip.bin", "--out", "o.bin",
+                              STUDY), "--in flip.bin", "checksum")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["flip.bin"])  # nothing written
+
+
+def test_paillier_encrypt_a_csv_column(tmp_path: Path) -> None:
+    """issue 25: `encrypt --column NAME` reads one named column of a CSV with a header line."""
+    _keys_and_files(tmp_path)
+    (tmp_path / "d.csv").write_text('id,amount,name\n1,10,a\n2,-3,"b, c"\n\n3,7,d\n')
+    proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "d.csv", "--column", "amount",
+                   "--out", "d.bin", STUDY)
+    assert proc.returncode == 0, proc.stderr
+    assert _decrypted(tmp_path, "a", "d.bin") == ["10", "-3", "7"]
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "d.csv", "--column", "amt",
+                              "--out", "o.bin", STUDY),
+                      "d.csv: no column 'amt' in the header line (columns: 'id', 'amount', 'name')")
+    assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "d.csv", "--column", "name",
+                              "--out", "o.bin", STUDY), "d.csv:2: column 'name': not an integer: 'a'")
+    assert not (tmp_path / "o.bin").exists()
+
+
+def test_paillier_encrypt_resolves_the_backend_once(tmp_path: Path, monkeypatch) -> None:
+    """issue 25: one `paillier encrypt` resolved its backend four times (twice itself, then
+    once per encryptor it asked the key for: one to encrypt, one to describe). Now the command
+    resolves `auto` once and asks for one encryptor by the resolved name, which both encrypts
+    and is described."""
+    from typer.testing import CliRunner
+
+    from cryptoffload.cli import app
+    from cryptoffload.crypto import paillier as pl
+
+    pk, sk = pl.generate_keypair(1024, insecure_study_size=True)
+    pl.save_keypair(pk, sk, tmp_path / "k.json", tmp_path / "k.pub")
+    (tmp_path / "m.txt").write_text("4\n-5\n")
+    resolved, asked = [], []
+    real_resolve, real_encryptor = pl.resolve_backend, pl.PublicKey.encryptor
+
+    def resolve(*args):
+        resolved.append((args, real_resolve(*args)))
+        return resolved[-1][1]
+
+    def encryptor(self, *args, **kw):
+        asked.append((args, kw))
+        return real_encryptor(self, *args, **kw)
+
+    monkeypatch.setattr(pl, "resolve_backend", resolve)
+    monkeypatch.setattr(pl.PublicKey, "encryptor", encryptor)
+    res = CliRunner().invoke(app, ["paillier", "encrypt", "--key", str(tmp_path / "k.pub"), "--in",
+                                   str(tmp_path / "m.txt"), "--out", str(tmp_path / "c.bin"), STUDY])
+    assert res.exit_code == 0, res.output
+    name = real_resolve("auto", pk.nsquare.bit_length())
+    assert resolved == [(("auto", pk.nsquare.bit_length()), name)]
+    assert asked == [((name, True), {})]
+    assert f"({pk.encryptor(name).describe()})" in res.output
+    cts = pl.ciphertexts_from_bytes(pk, (tmp_path / "c.bin").read_bytes())
+    assert [pl.decode_signed(pk, m) for m in sk.decrypt_many(cts)] == [4, -5]

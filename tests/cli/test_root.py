@@ -15,6 +15,45 @@ def test_version(tmp_path: Path) -> None:
     assert proc.stdout.strip() == __version__
 
 
+def test_version_option_answers_before_any_command(tmp_path: Path) -> None:
+    """issue 25: `cryptoffload --version` (what people reach for), eager: it answers even when a
+    command follows, and prints nothing else."""
+    from typer.testing import CliRunner
+
+    from cryptoffload.cli import app
+
+    proc = run_cli(tmp_path, "--version")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"{__version__}\n", "")
+    res = CliRunner().invoke(app, ["--version", "study", "nosuch"])
+    assert (res.exit_code, res.output) == (0, f"{__version__}\n")
+
+
+def _readme_commands() -> list[tuple[str, ...]]:
+    """The command paths of every `.venv/bin/cryptoffload ...` line in the README."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    found = []
+    for line in re.findall(r"^\.venv/bin/cryptoffload ([^#\n]*)", text, re.MULTILINE):
+        words = [w for w in line.split() if not w.startswith("-")]
+        found.append(tuple(words[:2]))
+    return found
+
+
+def test_every_command_the_readme_shows_exists() -> None:
+    """A README line naming a command the app does not have (or that lost its group) fails here."""
+    from cli_contract import cli_commands
+
+    commands = set(cli_commands())
+    shown = _readme_commands()
+    assert len(shown) >= 30
+    assert shown.count(()) == 1  # `cryptoffload --version`: the root's own option, no command
+    missing = [" ".join(c) for c in shown if c and c[:1] not in commands and c[:2] not in commands]
+    assert not missing, f"the README shows commands the app does not have: {missing}"
+    for path in (("paillier", "add"), ("paillier", "sum"), ("paillier", "mul"), ("he-cnn", "infer")):
+        assert path in shown, path  # issue 25: the new commands are in the README
+
+
 def _app_raising(exc: BaseException):
     import typer
 

@@ -28,6 +28,20 @@ def test_study_list(tmp_path: Path) -> None:
         assert spec.title in lines[name] and spec.paper.short() in lines[name], lines[name]
 
 
+def test_readme_studies_are_exactly_the_study_list(tmp_path: Path) -> None:
+    """issue 25: the README's study section named `he-cnn`, which `study` does not have. Its
+    headings are now the names `cryptoffload study list` prints, in its order."""
+    import re
+
+    proc = run_cli(tmp_path, "study", "list")
+    assert proc.returncode == 0, proc.stderr
+    listed = [ln.split()[0] for ln in proc.stdout.splitlines() if ln.strip()]
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Studies\n", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^### `([^`]+)`", section, re.MULTILINE) == listed
+    assert listed == ["bsgs-multidevice", "fpga-reconfig", "isc-he-cnn", "paillier-offload", "ridge", "tls-offload"]
+
+
 def _bad_profile(tmp_path: Path) -> str:
     text = builtin_profile_path("virtex2_ciphers").read_text(encoding="utf-8")
     lines = [ln for ln in text.splitlines() if not ln.startswith("fpga_mbps = { value = 8880")]

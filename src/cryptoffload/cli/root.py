@@ -97,6 +97,21 @@ def version() -> None:
     console.print(__version__)
 
 
+def _print_version(value: bool) -> None:
+    """``--version`` is eager: it answers before any subcommand is parsed or required."""
+    if value:
+        console.print(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                      help="Print the package version and exit (the same as `cryptoffload version`)."),
+) -> None:
+    """Options of the root command itself; every command group is attached in ``cli/__init__``."""
+
+
 def _error_line(message: str) -> None:
     # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
     message = " ".join(message.split())

@@ -9,7 +9,8 @@ ciphertext, 45 rotations) or CryptoNets' per-pixel batching (a slot per image), 
 Modules: :mod:`.data` (the MNIST training and held-out sets, read by :mod:`.mnist_csv` and
 :mod:`.mnist_idx`, checked by :mod:`.mnist_checks`), :mod:`.model` (architecture, forward pass,
 files), :mod:`.train` (numpy training), :mod:`.packing` (per-channel packing) and
-:mod:`.batching` (per-pixel batching), :mod:`.infer` (``infer_image``), :mod:`.benchmark`
+:mod:`.batching` (per-pixel batching), :mod:`.digit_image` (a PNG or JPEG digit of one's own as
+an MNIST image), :mod:`.infer` (``infer_image``), :mod:`.benchmark`
 (``bench``), :mod:`.accuracy` (``evaluate``), :mod:`.server` (``serve``) and :mod:`.client`
 (``client_infer``).
 """
