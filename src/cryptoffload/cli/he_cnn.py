@@ -62,8 +62,8 @@ def he_cnn_train(
     check_seed("--seed", seed)
     check_not_input("--out", out, _mnist_inputs(mnist_dir))
     check_output_file(out, create_parents=True)
-    kw = {} if epochs is None else {"epochs": epochs}
-    res = tr.train_model(out, seed=seed, mnist_dir=mnist_dir, log=lambda m: err_console.print(m, markup=False), **kw)
+    res = tr.train_model(out, epochs=tr.DEFAULT_EPOCHS if epochs is None else epochs, seed=seed, mnist_dir=mnist_dir,
+                         log=lambda m: err_console.print(m, markup=False))
     print_json(res.as_dict())
 
 

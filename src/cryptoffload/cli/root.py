@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import traceback
 from contextlib import contextmanager
-from typing import Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -28,13 +28,15 @@ if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without t
 err_console = Console(stderr=True)
 
 
-def max_connections_option() -> typer.models.OptionInfo:
-    """``--max-connections`` of every server command (see :func:`set_server_limits`)."""
+def max_connections_option() -> Any:
+    """``--max-connections`` of every server command (see :func:`set_server_limits`). Typed
+    ``Any`` as ``typer.Option`` is: it stands as an ``int`` parameter's default."""
     return typer.Option(0, "--max-connections", help="Connections held at once over all clients; past it a new one "
                         "is closed at once (0: half the open-file limit, at most 4096).")
 
 
-def max_per_client_option() -> typer.models.OptionInfo:
+def max_per_client_option() -> Any:
+    """``--max-connections-per-client`` of every server command (typed as ``typer.Option`` is)."""
     return typer.Option(32, "--max-connections-per-client", help="Connections one client address may hold at once "
                         "(raise it behind a reverse proxy, where every client has the proxy's address).")
 

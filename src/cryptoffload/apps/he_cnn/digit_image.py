@@ -29,6 +29,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from cryptoffload.apps.he_cnn.mnist_checks import IMAGE_SIDE, check_image
 from cryptoffload.errors import ConfigError
@@ -61,8 +62,7 @@ def _decode(path: Path, data: bytes) -> "tuple[np.ndarray, np.ndarray | None]":
             if width * height > MAX_IMAGE_PIXELS:
                 raise ConfigError(f"image {path} is {width} x {height} pixels; at most {MAX_IMAGE_PIXELS:,} "
                                   f"pixels are read (scale it down first)")
-            im = ImageOps.exif_transpose(im)
-            return _grey_and_alpha(im)
+            return _grey_and_alpha(ImageOps.exif_transpose(im))
     except ConfigError:
         raise
     except UnidentifiedImageError:
@@ -71,7 +71,7 @@ def _decode(path: Path, data: bytes) -> "tuple[np.ndarray, np.ndarray | None]":
         raise ConfigError(f"image {path}: cannot decode it ({exc}); the file is damaged or truncated") from None
 
 
-def _grey_and_alpha(im: "object") -> "tuple[np.ndarray, np.ndarray | None]":
+def _grey_and_alpha(im: Image.Image) -> "tuple[np.ndarray, np.ndarray | None]":
     """Pillow image -> grey (and alpha) arrays; 16-bit grey PNGs keep their full range."""
     if im.mode.startswith("I"):  # 16-bit (or 32-bit) grey: "L" would clip it at 255
         grey = np.asarray(im, dtype=np.float64)
