@@ -75,3 +75,19 @@ class Database:
     def set_meta(self, values: dict[str, str]) -> None:
         with self.transaction() as c:
             c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+
+def check_database_file(path: Path, flag: str = "--db") -> None:
+    """Before a server starts: ``path`` can be written, and if it exists it is a SQLite
+    database (opened read-only, nothing changed), so a wrong file is refused in one line
+    instead of after the keys and the network are up."""
+    from cryptoffload.io import check_output_file
+
+    check_output_file(path)
+    if path.exists():
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+                con.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{flag} {path}: not a SQLite database ({exc}); give a new path or the platform's "
+                              "database") from None
