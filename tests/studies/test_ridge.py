@@ -110,3 +110,15 @@ def test_streamed_reference_equals_scikit_learn_on_all_the_records():
     assert sums.records == 3000 and sums.x_max == float(np.abs(X).max()) and sums.y_max == float(np.abs(y).max())
     np.testing.assert_allclose(sums.error(params.lam_int, 0.7),
                                replayed_error(X, y, params.scale, params.lam_int, 0.7), rtol=0, atol=1e-12)
+
+
+def test_the_papers_rows_follow_ours_by_phase_key():
+    """Each of our phase rows has the paper's row beside it, found by the phase's key (not by
+    its position), with the paper's figures or None where it gives none."""
+    rows = [st.PhaseRow("encryption here", "measured", 1.0, 5, 2.0, "encryption"),
+            st.PhaseRow("GPU here", "measured", 1.5, None, 3.0, "gpu_encrypt_aggregate"),
+            st.PhaseRow("per provider here", "measured", 2.5, 7, None, "per_provider")]
+    assert st._paper_rows(rows) == [
+        st.PhaseRow("encryption here", "cited", 636.0, 2e9, 636.0, "encryption"),
+        st.PhaseRow("GPU here", "cited", 752.0, None, 752.0, "gpu_encrypt_aggregate"),
+        st.PhaseRow("per provider here", "cited", None, None, None, "per_provider")]
