@@ -73,10 +73,11 @@ def test_phase_claims_name_the_closest_and_the_furthest_phase_with_reasons(recor
     records (ratio to the paper's, either way), labelled derived when scaled from a smaller run."""
     from cryptoffload.report.result import StudyResult
 
-    ours = {0: 662.0, 1: 27.0, 3: 15.0, 5: 709.0}  # encryption, aggregation, solve, total
-    rows = [[f"phase {i}", "measured", None, None, ours.get(i)] for i in range(7)]
-    paper = [[f"phase {i}", "cited", None, None, v] for i, v in
-             enumerate([636.0, 116.0, None, 20.0, None, 772.0, None])]
+    keys = ["encryption", "aggregation", "pipeline", "solve", "transfer", "total", "per_provider"]
+    ours = {"encryption": 662.0, "aggregation": 27.0, "solve": 15.0, "total": 709.0}
+    rows = [st.PhaseRow(f"phase {i}", "measured", None, None, ours.get(k), k) for i, k in enumerate(keys)]
+    paper = [st.PhaseRow(f"phase {i}", "cited", None, None, v, k) for i, (k, v) in
+             enumerate(zip(keys, [636.0, 116.0, None, 20.0, None, 772.0, None]))]
     res = StudyResult("ridge", "t", "quick", 1, "0", {})
     st._phase_claims(res, rows, paper, records, 20 * records, 33e-6 * 20 * records, 1.3e-6 * 20 * records, 2)
     agree, diverge = res.claims
@@ -109,3 +110,15 @@ def test_streamed_reference_equals_scikit_learn_on_all_the_records():
     assert sums.records == 3000 and sums.x_max == float(np.abs(X).max()) and sums.y_max == float(np.abs(y).max())
     np.testing.assert_allclose(sums.error(params.lam_int, 0.7),
                                replayed_error(X, y, params.scale, params.lam_int, 0.7), rtol=0, atol=1e-12)
+
+
+def test_the_papers_rows_follow_ours_by_phase_key():
+    """Each of our phase rows has the paper's row beside it, found by the phase's key (not by
+    its position), with the paper's figures or None where it gives none."""
+    rows = [st.PhaseRow("encryption here", "measured", 1.0, 5, 2.0, "encryption"),
+            st.PhaseRow("GPU here", "measured", 1.5, None, 3.0, "gpu_encrypt_aggregate"),
+            st.PhaseRow("per provider here", "measured", 2.5, 7, None, "per_provider")]
+    assert st._paper_rows(rows) == [
+        st.PhaseRow("encryption here", "cited", 636.0, 2e9, 636.0, "encryption"),
+        st.PhaseRow("GPU here", "cited", 752.0, None, 752.0, "gpu_encrypt_aggregate"),
+        st.PhaseRow("per provider here", "cited", None, None, None, "per_provider")]

@@ -35,20 +35,6 @@ def _check_files(flag: str, paths: Optional[List[Path]]) -> None:
             raise ConfigError(f"{flag} {p} is not a regular file (a folder, a FIFO or a device); give a file")
 
 
-def _check_db(db: Path) -> None:
-    """The platform's database: a writable path, and if it exists a SQLite database."""
-    import sqlite3
-
-    from cryptoffload.errors import ConfigError
-
-    check_output_file(db)
-    if db.exists():
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-                con.execute("PRAGMA schema_version").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"--db {db}: not a SQLite database ({exc}); give a new path or the platform's database") from None
-
 app = typer.Typer(no_args_is_help=True, help="Private ridge regression as separate processes over HTTP "
                                              "(CSP, platform, providers, buyer), or all of it as a demo.")
 
@@ -152,13 +138,11 @@ def ridge_csp(
     _check_files("--tls-cert", [tls_cert] if tls_cert else None)
     _check_files("--tls-key", [tls_key] if tls_key else None)
     from cryptoffload.apps.ridge.csp import serve_csp
-    from cryptoffload.apps.ridge.params import RidgeParams
-    from cryptoffload.workloads.ridge_data import algorithm1_y_bound
+    from cryptoffload.apps.ridge.params import session_params
 
-    params = RidgeParams(d=d, max_records=max_records, x_bound=x_bound,
-                         y_bound=y_bound if y_bound is not None else algorithm1_y_bound(d) if d > 0 else 1.0,
-                         lam=lam, frac_bits=frac_bits, stat_bits=stat_bits,
-                         min_providers=check_int("--min-providers", min_providers, maximum=1024))
+    check_int("--min-providers", min_providers, maximum=1024)
+    params = session_params(d=d, max_records=max_records, x_bound=x_bound, y_bound=y_bound, lam=lam,
+                            frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min_providers)
     serve_csp(params, host=host, port=port, upload_bits=upload_bits, solve_bits=_ridge_solve_bits(solve_bits),
               insecure_study_size=insecure_study_size, key_dir=key_dir, tls_cert=tls_cert, tls_key=tls_key,
               insecure_http=insecure_http)
@@ -195,6 +179,7 @@ def ridge_platform(
     max_connections_per_client: int = max_per_client_option(),
 ) -> None:
     """Platform: accepts uploads from registered providers, aggregates them durably, finalizes with the CSP."""
+    from cryptoffload.apps.ridge.db import check_database_file
     from cryptoffload.apps.ridge.platform import serve_platform
     from cryptoffload.checks import split_list
 
@@ -202,7 +187,7 @@ def ridge_platform(
     set_server_limits(max_connections, max_connections_per_client)
     check_host("--host", host)
     check_url("--csp", csp)
-    _check_db(db)
+    check_database_file(db)
     _check_files("--csp-token-file", [csp_token_file])
     _check_files("--cafile", cafile)
     _check_files("--tls-cert", [tls_cert] if tls_cert else None)
@@ -340,8 +325,6 @@ def ridge_demo(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Everything on this machine: CSP and platform as subprocesses, providers, buyer, check against scikit-learn."""
-    import numpy as np
-
     from cryptoffload.apps.ridge.protocol import check_upload_mode
     from cryptoffload.apps.ridge.provider import check_data_spec
     from cryptoffload.crypto.paillier import check_key_bits
@@ -370,17 +353,15 @@ def ridge_demo(
         result = run_demo(records=records, d=d, providers=providers, mode=mode, data=data, seed=seed, lam=lam,
                           frac_bits=frac_bits, upload_bits=upload_bits, insecure_study_size=insecure_study_size,
                           batch=batch, workdir=workdir, insecure_http=insecure_http, make_progress=lambda k: make(f"provider {k + 1}"), say=say)
-    diff = np.abs(result.coef - result.sklearn)
+    diff = result.abs_diff
     _ridge_coef_table(f"ridge over Paillier vs scikit-learn Ridge(alpha={lam:g}, fit_intercept=False), "
                       f"{result.records:,} records, d = {result.params.d}, {providers} provider(s), {mode}",
                       ["j", "ours", "scikit-learn", "|diff|"],
                       [[str(j), f"{a:.10g}", f"{b:.10g}", f"{c:.2e}"]
                        for j, (a, b, c) in enumerate(zip(result.coef, result.sklearn, diff))])
-    worst = float(diff.max()) if diff.size else 0.0
-    l2 = float(np.linalg.norm(result.coef - result.sklearn))
-    console.print(f"max |ours - sklearn| = {worst:.3e}: "
-                  f"{'within' if worst <= result.expected else 'BEYOND'} the fixed-point error expected "
-                  f"({result.expected:.3e}, 4 standard deviations); ||diff||_2 = {l2:.3e}, "
+    console.print(f"max |ours - sklearn| = {result.max_abs_diff:.3e}: "
+                  f"{'within' if result.within_expected else 'BEYOND'} the fixed-point error expected "
+                  f"({result.expected:.3e}, 4 standard deviations); ||diff||_2 = {result.l2_diff:.3e}, "
                   f"guaranteed worst-case bound {result.bound:.3e}")
     t = result.timings
     console.print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))

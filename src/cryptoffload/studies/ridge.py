@@ -17,6 +17,7 @@ the party modules of ``apps/ridge/`` move real bytes over loopback).
 
 from __future__ import annotations
 
+import functools
 import math
 import time as _time
 from dataclasses import dataclass
@@ -27,16 +28,17 @@ import numpy as np
 
 from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
-from cryptoffload.apps.ridge.bulk import BULK_ENGINES, chunk_records, run_bulk, run_per_provider
+from cryptoffload.apps.ridge.bulk import BULK_ENGINES, BulkRun, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
 from cryptoffload.checks import LAMBDA, check_bounded, check_int
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import PrivateKey, generate_keypair
 from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.rows import by_key, column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies.registry import Option, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
@@ -109,12 +111,57 @@ def sklearn_on_run(cfg: RidgeConfig, records: int, chunk: int, params: P.RidgePa
     return Ridge(alpha=cfg.lam, fit_intercept=False).fit(R, z).coef_, sums
 
 
-ACCURACY_COLUMNS = ["data", "records", "d", "lambda", "max_abs_diff", "expected_sigma", "max_z",
-                    f"within_{Z_MARGIN:g}_sigma", "replay_gap", "worst_case_bound"]
+@dataclass(frozen=True)
+class PhaseRow:
+    """One phase of table2_phases; the paper's row of the same phase has the same label and key."""
+
+    phase: str = column()
+    provenance: str = column()
+    time_s: float | None = column()
+    bytes: int | float | None = column()
+    time_s_at_1m_records: float | None = column()
+    key: str = hidden()  # what the study calls the phase: "encryption", "solve", "total", ...
+
+
+#: the paper's (time_s, bytes, time_s_at_1m_records) for each phase key (None: not given)
+_ENC, _AGG, _SOLVE = PAPER_PHASES_S["encryption"], PAPER_PHASES_S["aggregation"], PAPER_PHASES_S["solve"]
+PAPER_PHASE_VALUES: dict[str, tuple[float | None, float | None, float | None]] = {
+    "encryption": (_ENC, PAPER_BYTES, _ENC),
+    "aggregation": (_AGG, None, _AGG),
+    "pipeline": (None, None, None),
+    "solve": (_SOLVE, None, _SOLVE),
+    "transfer": (None, PAPER_BYTES, None),
+    "total": (sum(PAPER_PHASES_S.values()), None, sum(PAPER_PHASES_S.values())),
+    "per_provider": (None, None, None),
+    "gpu_aggregation": (_AGG, PAPER_BYTES, _AGG),
+    "gpu_encrypt_aggregate": (_ENC + _AGG, None, _ENC + _AGG),
+}
+
+
+@dataclass(frozen=True)
+class LayoutRow:
+    quantity: str = column()
+    value: Any = column()
+
+
+@dataclass(frozen=True)
+class AccuracyRow:
+    """Our coefficients against a reference's, held to the fixed-point error expected of the protocol."""
+
+    data: str = column()
+    records: int = column()
+    d: int = column()
+    lam: float = column("lambda")
+    max_abs_diff: float = column()
+    expected_sigma: float = column()
+    max_z: float = column()
+    within: bool = column(f"within_{Z_MARGIN:g}_sigma")
+    replay_gap: float | None = column()
+    worst_case_bound: float = column()
 
 
 def accuracy_row(name: str, ours: np.ndarray, ref: np.ndarray, xtx: np.ndarray, xty: np.ndarray, m: int,
-                 params: P.RidgeParams, xmax: float, ymax: float, replay: np.ndarray | None = None) -> list[object]:
+                 params: P.RidgeParams, xmax: float, ymax: float, replay: np.ndarray | None = None) -> AccuracyRow:
     """One row of the accuracy table: our coefficients minus the reference's, held to the
     fixed-point error expected of the protocol (``apps/ridge/accuracy.py``): each coefficient
     within ``Z_MARGIN`` of its standard deviation and, where the data are at hand, equal to the
@@ -125,16 +172,19 @@ def accuracy_row(name: str, ours: np.ndarray, ref: np.ndarray, xtx: np.ndarray, 
     z = np.abs(diff) / sigma
     gap = None if replay is None else float(np.abs(diff - replay).max())
     worst = error_bound_from_normal(xtx, xty, m, xmax, ymax, params)
-    return [name, m, params.d, params.lam, float(np.abs(diff).max()), float(sigma.max()), float(z.max()),
-            bool((z <= Z_MARGIN).all()), gap, worst]
+    return AccuracyRow(name, m, params.d, params.lam, float(np.abs(diff).max()), float(sigma.max()), float(z.max()),
+                       bool((z <= Z_MARGIN).all()), gap, worst)
 
 
-def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[list[object]], dict[str, tuple[np.ndarray, np.ndarray]]]:
+Coefs = dict[str, tuple[np.ndarray, np.ndarray]]  # name -> (ours, reference)
+
+
+def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
     """Our protocol vs scikit-learn's Ridge on a real data set (diabetes), in one process."""
     from sklearn.linear_model import Ridge
 
-    rows: list[list[object]] = []
-    coefs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    rows: list[AccuracyRow] = []
+    coefs: Coefs = {}
     cases = [("diabetes (scikit-learn)", load_diabetes_scaled(), 0.5)]
     for name, data, lam in cases:
         params = P.RidgeParams(d=data.d, max_records=max(data.n, 1), x_bound=data.x_bound, y_bound=data.y_bound,
@@ -174,203 +224,332 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[list[object]], dict[str, tupl
     ],
 )
 def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
-    from cryptoffload.engines.dask import DaskRunner
-
+    """The study's table of contents: parties and keys, the two upload modes on Dask, the
+    solve, then one table (or claim) per step below."""
     cfg.validate()
     started = _time.perf_counter()
-    tick = progress((6 if cfg.accuracy else 4) + (3 if cfg.gpu and ENGINES["gpu"].reason() is None else 0)) if progress else None
-    n, d = cfg.n, cfg.d
-    params = P.RidgeParams(d=d, max_records=max(n, PAPER_RECORDS), x_bound=1.0, y_bound=algorithm1_y_bound(d),
-                           lam=cfg.lam, stat_bits=cfg.stat_bits)
+    gpu_reason = ENGINES["gpu"].reason() if cfg.gpu else None
+    tick = progress((6 if cfg.accuracy else 4) + (3 if cfg.gpu and gpu_reason is None else 0)) if progress else None
+    n = cfg.n
     result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
                          paper=PAPER)
     if tick:
         tick("CSP key generation")
+    parties = _parties(cfg)
+    uploads = _upload_runs(cfg, parties, progress, tick)
+    if tick:
+        tick("masked unpack and solve")
+    models = _solve(cfg, parties, uploads)
+    times = _phase_times(n, uploads, models)
+    rows = _phase_rows(n, uploads, models, times)
+    if cfg.gpu and gpu_reason is None:
+        rows += _gpu_rows(cfg, parties, uploads, times, result, tick)
+    if gpu_reason is not None:
+        result.extra["gpu_not_measured"] = gpu_reason
+    paper = _paper_rows(rows)
+    result.add(_phases_table(cfg, uploads.workers, rows, paper, gpu_reason))
+    result.add(_layout_table(cfg, parties, uploads))
+    acc_rows, coefs = _accuracy(cfg, parties.params, models, uploads, tick)
+    result.add(_accuracy_table(parties.params, acc_rows))
+    _notes(result, acc_rows, models.same_model)
+    _headlines(result, cfg, uploads, times)
+    if cfg.d == PAPER_D:
+        _phase_claims(result, rows, paper, n, uploads.bulk.result.ciphertexts,
+                      uploads.bulk.result.encode_s + uploads.bulk.result.encrypt_s, uploads.bulk.result.aggregate_s,
+                      uploads.workers)
+    result.claim(_accuracy_claim(acc_rows, models))
+    result.extra.update(_extra(cfg, uploads, models, times))
+    result.key_figure = "phases.png"
+    result.elapsed_s = _time.perf_counter() - started
+    write_result(result, out, [("phases.png", functools.partial(_phases_plot, n=n, times=times)),
+                               ("coefficients.png", functools.partial(_coefficients_plot, coefs=coefs))])
+    return result
+
+
+def _run_params(cfg: RidgeConfig) -> P.RidgeParams:
+    """The session's parameters: Algorithm 1's bounds, sized for the paper's million records
+    at least (so the packing is the paper's whatever the run's size)."""
+    return P.RidgeParams(d=cfg.d, max_records=max(cfg.n, PAPER_RECORDS), x_bound=1.0,
+                         y_bound=algorithm1_y_bound(cfg.d), lam=cfg.lam, stat_bits=cfg.stat_bits)
+
+
+@dataclass(frozen=True)
+class Parties:
+    """The CSP and the platform of the run. The study plays every party: it keeps the upload
+    key pair (``upload_sk``) to check the GPU rows by decryption."""
+
+    params: P.RidgeParams
+    upload_sk: PrivateKey
+    csp: P.Csp
+    platform: P.Evaluator
+    keygen_s: float
+
+
+def _parties(cfg: RidgeConfig) -> Parties:
+    params = _run_params(cfg)
     t0 = _time.perf_counter()
-    # the study plays every party: it keeps the upload key pair to check the GPU rows by decryption
     upload_pk, upload_sk = generate_keypair(cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
     csp = P.Csp.generate(params, upload_keys=(upload_pk, upload_sk), insecure_study_size=cfg.upload_bits < 2048)
     keygen_s = _time.perf_counter() - t0
-    platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
+    return Parties(params, upload_sk, csp, P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2), keygen_s)
 
+
+@dataclass(frozen=True)
+class Uploads:
+    """The same records uploaded both ways on Dask: per record (the paper's workload) and per
+    provider (summed in the clear, one upload), with the ciphertexts of the latter."""
+
+    bulk: BulkRun
+    per_provider: BulkRun
+    per_provider_cts: list[int]
+    workers: int
+
+
+def _upload_runs(cfg: RidgeConfig, parties: Parties, progress: Any, tick: Callable[[str], None] | None) -> Uploads:
+    from cryptoffload.engines.dask import DaskRunner
+
+    n, params, upload_pk = cfg.n, parties.params, parties.csp.upload_pk
     gpu_bulk = cfg.engine != "cpu"
     with DaskRunner(cfg.scheduler, cfg.workers, resources={"GPU": 1} if gpu_bulk and cfg.scheduler is None else None
                     ) as runner:
         if tick:
             tick(f"per-record upload: {n:,} records on {runner.describe()}" + (f" ({cfg.engine})" if gpu_bulk else ""))
-        bulk = run_bulk(runner, csp.upload_pk, params, n, seed=cfg.seed, chunk=cfg.chunk,
+        bulk = run_bulk(runner, upload_pk, params, n, seed=cfg.seed, chunk=cfg.chunk,
                         constant_time=cfg.constant_time, progress=False if progress is None else "encrypt + aggregate",
                         engine=cfg.engine)
         if tick:
             tick("per-provider mode, same records")
-        pp_run, pp_cts = run_per_provider(runner, csp.upload_pk, params, n, seed=cfg.seed,
+        pp_run, pp_cts = run_per_provider(runner, upload_pk, params, n, seed=cfg.seed,
                                           progress=False if progress is None else "encode + sum")
-        workers = runner.workers
-        where = runner.describe()
+        return Uploads(bulk, pp_run, pp_cts, runner.workers)
 
-    r = bulk.result
-    agg = platform.aggregator()
+
+@dataclass(frozen=True)
+class Models:
+    """The per-record run's model (with its solve timings) and float reference, and whether
+    the per-provider run's model is the same fractions."""
+
+    model: P.RidgeModel
+    timings: dict[str, float]
+    reference: np.ndarray
+    max_abs_err: float
+    per_provider_timings: dict[str, float]
+    same_model: bool
+
+
+def _solve(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Models:
+    params, csp, r = parties.params, parties.csp, uploads.bulk.result
+    agg = parties.platform.aggregator()
     agg.add_products(r.aggregate, r.records)
     timings: dict[str, float] = {}
-    if tick:
-        tick("masked unpack and solve")
-    model = P.finalize(params, csp, platform, agg.result(), timings)
-    reference = np.linalg.solve(r.xtx + cfg.lam * np.eye(d), r.xty)
-    err = float(np.abs(model.coef - reference).max())
-
-    # per-provider: same data, one upload
+    model = P.finalize(params, csp, parties.platform, agg.result(), timings)
+    reference = np.linalg.solve(r.xtx + cfg.lam * np.eye(cfg.d), r.xty)
     pp_platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
     pp_agg = pp_platform.aggregator()
-    pp_agg.add(P.Upload(csp.upload_pk.fingerprint, pp_cts, 1, pp_run.result.records))
+    pp_agg.add(P.Upload(csp.upload_pk.fingerprint, uploads.per_provider_cts, 1, uploads.per_provider.result.records))
     pp_t: dict[str, float] = {}
     pp_model = P.finalize(params, csp, pp_platform, pp_agg.result(), pp_t)
-    same_model = [f for f in pp_model.fractions] == [f for f in model.fractions]
+    return Models(model, timings, reference, float(np.abs(model.coef - reference).max()), pp_t,
+                  list(pp_model.fractions) == list(model.fractions))
 
-    enc_wall = r.encrypt_s / workers + r.encode_s / workers
-    agg_wall = r.aggregate_s / workers
-    solve_s = timings["unpack"] + timings["mask_solve"] + timings["csp_solve"] + timings["recover"]
-    transfer_s = r.wire_bytes / PAPER_LINK_BPS
+
+@dataclass(frozen=True)
+class PhaseTimes:
+    """Our phase times (seconds) and the factor to the paper's 1,000,000 records."""
+
+    encrypt_s: float  # encode + pack + encrypt, worker-seconds / workers
+    aggregate_s: float
+    solve_s: float
+    transfer_s: float  # derived: the wire bytes at the paper's 10 Gb/s
+    scale: float
+    #: the pipeline at 1,000,000 records: its wall clock in a full run, else the steady-state
+    #: pipeline time (worker-seconds / workers) scaled -- the wall clock of a small run also
+    #: holds worker start-up and first imports
+    pipeline_at_1m_s: float
+
+    @property
+    def total_at_1m_s(self) -> float:
+        return self.pipeline_at_1m_s + self.solve_s
+
+
+def _phase_times(n: int, uploads: Uploads, models: Models) -> PhaseTimes:
+    r, w, t = uploads.bulk.result, uploads.workers, models.timings
     scale = PAPER_RECORDS / n
-    # steady-state pipeline time (worker-seconds / workers): what scales with records; the wall
-    # clock of a small run also holds worker start-up and first imports
-    steady = (r.encode_s + r.encrypt_s + r.aggregate_s) / workers
+    steady = (r.encode_s + r.encrypt_s + r.aggregate_s) / w
+    return PhaseTimes(encrypt_s=r.encrypt_s / w + r.encode_s / w, aggregate_s=r.aggregate_s / w,
+                      solve_s=t["unpack"] + t["mask_solve"] + t["csp_solve"] + t["recover"],
+                      transfer_s=r.wire_bytes / PAPER_LINK_BPS, scale=scale,
+                      pipeline_at_1m_s=uploads.bulk.wall_s if n == PAPER_RECORDS else steady * scale)
+
+
+def _phase_rows(n: int, uploads: Uploads, models: Models, times: PhaseTimes) -> list[PhaseRow]:
+    r, wall, pp = uploads.bulk.result, uploads.bulk.wall_s, uploads.per_provider
+    x = times.scale
+    return [
+        PhaseRow("encryption (encode + pack + encrypt), per record", "measured", times.encrypt_s, r.wire_bytes,
+                 times.encrypt_s * x, "encryption"),
+        PhaseRow("aggregation (column products)", "measured", times.aggregate_s, None, times.aggregate_s * x,
+                 "aggregation"),
+        PhaseRow("encrypt + aggregate pipeline, wall clock", "measured", wall, None, times.pipeline_at_1m_s, "pipeline"),
+        PhaseRow("solve: masked unpack + masked solve + recovery", "measured", times.solve_s, None, times.solve_s,
+                 "solve"),
+        PhaseRow("transfer of the ciphertexts at 10 Gb/s", "derived", times.transfer_s, r.wire_bytes,
+                 times.transfer_s * x, "transfer"),
+        PhaseRow("total: pipeline + solve", "measured", wall + times.solve_s, None, times.total_at_1m_s, "total"),
+        PhaseRow("per-provider mode (same records), all phases", "measured",
+                 pp.wall_s + sum(models.per_provider_timings.values()), pp.result.wire_bytes, None, "per_provider"),
+    ]
+
+
+def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: PhaseTimes, result: StudyResult,
+              tick: Callable[[str], None] | None) -> list[PhaseRow]:
+    """The GPU's aggregation of the run's ciphertexts, and its encryption + aggregation, each
+    checked by decryption against the CPU run's aggregate; its headline goes to ``result``."""
+    r = uploads.bulk.result
+    prov = P.Provider(parties.params, parties.csp.upload_pk)
+    g = _gpu.measure_ridge_gpu(parties.csp.upload_pk, parties.upload_sk,
+                               prov.packed_records(*chunk_records(cfg.seed, 0, cfg.n, cfg.d)), cfg.n, prov.plaintexts,
+                               r.aggregate, tick=tick)
+    result.headline.append(f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
+                           f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
+    return [
+        PhaseRow(f"aggregation on the GPU ({g.device}): host to device, column products, back", "measured",
+                 g.aggregate_s, r.wire_bytes, g.aggregate_s * times.scale, "gpu_aggregation"),
+        PhaseRow(f"encryption + aggregation on the GPU ({g.device}), ciphertexts kept on the device", "measured",
+                 g.encrypt_aggregate_s, None, g.encrypt_aggregate_s * times.scale, "gpu_encrypt_aggregate"),
+    ]
+
+
+def _paper_rows(rows: list[PhaseRow]) -> list[PhaseRow]:
+    """The paper's row beside each of ours (cited; None where the paper gives no figure)."""
+    return [PhaseRow(row.phase, "cited", *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
+
+
+def _phases_table(cfg: RidgeConfig, workers: int, rows: list[PhaseRow], paper: list[PhaseRow],
+                  gpu_reason: str | None) -> Table:
+    gpu_note = f" GPU rows: not measured: {gpu_reason}." if gpu_reason is not None else ""
+    return table_of(PhaseRow, rows, paper=paper, id="table2_phases", provenance="mixed",
+                    title=f"Phases for {cfg.n:,} records, d = {cfg.d}, {cfg.upload_bits}-bit upload key "
+                          f"({workers} workers)",
+                    note="Paper: QAT DH8970 encryption (QHCS1), K80 aggregation, garbled-circuit solve. Ours: this "
+                         "machine's cores via Dask; encryption/aggregation times are worker-seconds divided by "
+                         "workers (they overlap in one pipeline, whose wall clock is the third row). The last column "
+                         "scales linearly to 1,000,000 records where the run had fewer (quick mode), from worker-"
+                         "seconds (start-up excluded) -- an extrapolation, not a measurement." + gpu_note)
+
+
+def _layout_table(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Table:
+    params, csp, platform, r = parties.params, parties.csp, parties.platform, uploads.bulk.result
     rows = [
-        ["encryption (encode + pack + encrypt), per record", "measured", enc_wall, r.wire_bytes, enc_wall * scale],
-        ["aggregation (column products)", "measured", agg_wall, None, agg_wall * scale],
-        ["encrypt + aggregate pipeline, wall clock", "measured", bulk.wall_s, None,
-         bulk.wall_s if n == PAPER_RECORDS else steady * scale],
-        ["solve: masked unpack + masked solve + recovery", "measured", solve_s, None, solve_s],
-        ["transfer of the ciphertexts at 10 Gb/s", "derived", transfer_s, r.wire_bytes, transfer_s * scale],
-        ["total: pipeline + solve", "measured", bulk.wall_s + solve_s, None,
-         (bulk.wall_s if n == PAPER_RECORDS else steady * scale) + solve_s],
-        ["per-provider mode (same records), all phases", "measured", pp_run.wall_s + sum(pp_t.values()),
-         pp_run.result.wire_bytes, None],
+        LayoutRow("values per record (upper triangle + b)", params.value_count),
+        LayoutRow("plaintexts per record (paper: 17)", platform.layout.plaintexts_needed(params.value_count)),
+        LayoutRow("slot bits (value + guard + sign + mask headroom)", platform.layout.slot_bits),
+        LayoutRow("statistical hiding of the unpack masks (bits)", cfg.stat_bits),
+        LayoutRow("upload key bits", csp.upload_pk.bits),
+        LayoutRow("solve key bits (needed)", f"{csp.solve_pk.bits} ({required_solve_key_bits(params)})"),
+        LayoutRow("ciphertexts uploaded", r.ciphertexts),
+        LayoutRow("masked-solve exponentiations", platform.exponentiations),
+        LayoutRow("key generation (s)", parties.keygen_s),
+        LayoutRow("peak worker memory (MiB)", r.peak_rss_bytes / 2**20),
     ]
-    paper = [
-        [rows[0][0], "cited", PAPER_PHASES_S["encryption"], PAPER_BYTES, PAPER_PHASES_S["encryption"]],
-        [rows[1][0], "cited", PAPER_PHASES_S["aggregation"], None, PAPER_PHASES_S["aggregation"]],
-        [rows[2][0], "cited", None, None, None],
-        [rows[3][0], "cited", PAPER_PHASES_S["solve"], None, PAPER_PHASES_S["solve"]],
-        [rows[4][0], "cited", None, PAPER_BYTES, None],
-        [rows[5][0], "cited", sum(PAPER_PHASES_S.values()), None, sum(PAPER_PHASES_S.values())],
-        [rows[6][0], "cited", None, None, None],
-    ]
-    gpu_reason = ENGINES["gpu"].reason() if cfg.gpu else None
-    if cfg.gpu and gpu_reason is None:
-        prov = P.Provider(params, csp.upload_pk)
-        plaintexts = prov.pack(prov.encode(*chunk_records(cfg.seed, 0, n, d)))
-        g = _gpu.measure_ridge_gpu(csp.upload_pk, upload_sk, plaintexts, n, prov.plaintexts, r.aggregate,
-                                   tick=tick)
-        del plaintexts
-        rows.append([f"aggregation on the GPU ({g.device}): host to device, column products, back", "measured",
-                     g.aggregate_s, r.wire_bytes, g.aggregate_s * scale])
-        paper.append([rows[-1][0], "cited", PAPER_PHASES_S["aggregation"], PAPER_BYTES, PAPER_PHASES_S["aggregation"]])
-        rows.append([f"encryption + aggregation on the GPU ({g.device}), ciphertexts kept on the device", "measured",
-                     g.encrypt_aggregate_s, None, g.encrypt_aggregate_s * scale])
-        paper.append([rows[-1][0], "cited", PAPER_PHASES_S["encryption"] + PAPER_PHASES_S["aggregation"], None,
-                      PAPER_PHASES_S["encryption"] + PAPER_PHASES_S["aggregation"]])
-        result.headline.append(f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
-                               f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
-    gpu_note = f" GPU rows: not measured: {gpu_reason}." if cfg.gpu and gpu_reason is not None else ""
-    if gpu_note:
-        result.extra["gpu_not_measured"] = gpu_reason
-    result.add(Table("table2_phases", f"Phases for {n:,} records, d = {d}, {cfg.upload_bits}-bit upload key ({workers} workers)",
-                     ["phase", "provenance", "time_s", "bytes", "time_s_at_1m_records"], rows, "mixed", paper,
-                     note="Paper: QAT DH8970 encryption (QHCS1), K80 aggregation, garbled-circuit solve. Ours: this "
-                          "machine's cores via Dask; encryption/aggregation times are worker-seconds divided by "
-                          "workers (they overlap in one pipeline, whose wall clock is the third row). The last column "
-                          "scales linearly to 1,000,000 records where the run had fewer (quick mode), from worker-"
-                          "seconds (start-up excluded) -- an extrapolation, not a measurement." + gpu_note))
-    layout = platform.layout
-    result.add(Table("layout", "Packing and keys", ["quantity", "value"], [
-        ["values per record (upper triangle + b)", params.value_count],
-        ["plaintexts per record (paper: 17)", layout.plaintexts_needed(params.value_count)],
-        ["slot bits (value + guard + sign + mask headroom)", layout.slot_bits],
-        ["statistical hiding of the unpack masks (bits)", cfg.stat_bits],
-        ["upload key bits", csp.upload_pk.bits],
-        ["solve key bits (needed)", f"{csp.solve_pk.bits} ({required_solve_key_bits(params)})"],
-        ["ciphertexts uploaded", r.ciphertexts],
-        ["masked-solve exponentiations", platform.exponentiations],
-        ["key generation (s)", keygen_s],
-        ["peak worker memory (MiB)", r.peak_rss_bytes / 2**20],
-    ], "measured"))
-    acc_rows = [accuracy_row("this run vs float normal equations", model.coef, reference, r.xtx, r.xty, n, params,
-                             1.0, params.y_bound)]
-    coefs: dict[str, tuple[np.ndarray, np.ndarray]] = {"this run": (model.coef, reference)}
-    if cfg.accuracy:
-        if tick:
-            tick("accuracy vs scikit-learn")
-        sk, sums = sklearn_on_run(cfg, n, cfg.chunk, params)
-        acc_rows.append(accuracy_row("this run vs scikit-learn Ridge (Algorithm 1 data)", model.coef, sk, r.xtx, r.xty,
-                                     n, params, sums.x_max, sums.y_max, sums.error(params.lam_int, cfg.lam)))
-        coefs = {"this run vs scikit-learn": (model.coef, sk)}
-        more, more_coefs = _accuracy_rows(cfg)
-        acc_rows += more
-        coefs.update(more_coefs)
-    result.add(Table("accuracy", "Coefficients vs scikit-learn Ridge (fit_intercept=False), held to the fixed-point "
-                     "error expected of the protocol", ACCURACY_COLUMNS, acc_rows, "mixed",
-                     column_provenance={"max_abs_diff": "measured", "expected_sigma": "derived", "max_z": "derived",
-                                        f"within_{Z_MARGIN:g}_sigma": "derived", "replay_gap": "derived",
-                                        "worst_case_bound": "derived"},
-                     note=f"expected_sigma: standard deviation of the worst coefficient's fixed-point error (independent "
-                          f"roundings to 2^-{params.frac_bits}, exact rational solve; apps/ridge/accuracy.py). max_z: "
-                          f"the largest |error| / its own sigma; a correct protocol exceeds {Z_MARGIN:g} with probability "
-                          "below d x 6.3e-5. replay_gap: |our error - the rounding error replayed in float| (float-solve "
-                          "noise only). worst_case_bound: apps/ridge/params.py's bound, for scale."))
-    if not all(r_[7] for r_ in acc_rows):
+    return table_of(LayoutRow, rows, id="layout", title="Packing and keys", provenance="measured")
+
+
+def _accuracy(cfg: RidgeConfig, params: P.RidgeParams, models: Models, uploads: Uploads,
+              tick: Callable[[str], None] | None) -> tuple[list[AccuracyRow], Coefs]:
+    """This run against its float normal equations, and (``cfg.accuracy``) against
+    scikit-learn on the same records and on the diabetes data; the coefficients to plot."""
+    r, coef = uploads.bulk.result, models.model.coef
+    rows = [accuracy_row("this run vs float normal equations", coef, models.reference, r.xtx, r.xty, cfg.n, params,
+                         1.0, params.y_bound)]
+    coefs: Coefs = {"this run": (coef, models.reference)}
+    if not cfg.accuracy:
+        return rows, coefs
+    if tick:
+        tick("accuracy vs scikit-learn")
+    sk, sums = sklearn_on_run(cfg, cfg.n, cfg.chunk, params)
+    rows.append(accuracy_row("this run vs scikit-learn Ridge (Algorithm 1 data)", coef, sk, r.xtx, r.xty, cfg.n,
+                             params, sums.x_max, sums.y_max, sums.error(params.lam_int, cfg.lam)))
+    more, more_coefs = _accuracy_rows(cfg)
+    return rows + more, {"this run vs scikit-learn": (coef, sk), **more_coefs}
+
+
+def _accuracy_table(params: P.RidgeParams, rows: list[AccuracyRow]) -> Table:
+    return table_of(
+        AccuracyRow, rows, id="accuracy", provenance="mixed",
+        title="Coefficients vs scikit-learn Ridge (fit_intercept=False), held to the fixed-point error expected of "
+              "the protocol",
+        column_provenance={"max_abs_diff": "measured", "expected_sigma": "derived", "max_z": "derived",
+                           f"within_{Z_MARGIN:g}_sigma": "derived", "replay_gap": "derived",
+                           "worst_case_bound": "derived"},
+        note=f"expected_sigma: standard deviation of the worst coefficient's fixed-point error (independent "
+             f"roundings to 2^-{params.frac_bits}, exact rational solve; apps/ridge/accuracy.py). max_z: "
+             f"the largest |error| / its own sigma; a correct protocol exceeds {Z_MARGIN:g} with probability "
+             "below d x 6.3e-5. replay_gap: |our error - the rounding error replayed in float| (float-solve "
+             "noise only). worst_case_bound: apps/ridge/params.py's bound, for scale.")
+
+
+def _notes(result: StudyResult, acc_rows: list[AccuracyRow], same_model: bool) -> None:
+    if not all(row.within for row in acc_rows):
         result.notes.append(f"a coefficient differs from the reference by more than {Z_MARGIN:g} standard deviations "
                             "of the expected fixed-point error")
     if not same_model:
         result.notes.append("per-record and per-provider models differ (they should be identical fractions)")
-    total_1m = (bulk.wall_s if n == PAPER_RECORDS else steady * scale) + solve_s
-    paper_total = sum(PAPER_PHASES_S.values())
-    where = f"{workers} Dask worker(s) " + (f"at {cfg.scheduler}" if cfg.scheduler else "on this machine")
-    result.headline.append(f"{n:,} records on {where}: encrypt + aggregate {bulk.wall_s:,.1f} s, solve {solve_s:,.1f} s "
-                           f"(measured); paper 10.6 min + 116 s + 20 s = {paper_total:,.0f} s")
-    if n != PAPER_RECORDS:
-        result.headline.append(f"scaled linearly to 1,000,000 records: {total_1m:,.0f} s (derived from this run)")
-    if d == PAPER_D:
-        _phase_claims(result, rows, paper, n, r.ciphertexts, r.encode_s + r.encrypt_s, r.aggregate_s, workers)
-    result.claim(Claim(paper="no accuracy figure given", provenance="measured", table="accuracy",
-                       key=[acc_rows[0][0]],
-                       ours=f"max |ours - float ridge| = {err:.1e}, {acc_rows[0][6]:.1f} standard deviations of the "
-                            f"fixed-point error expected of the protocol ({acc_rows[0][5]:.1e}); per-provider model "
-                            f"identical: {same_model}"))
-    result.extra.update(config={"records": n, "d": d, "lam": cfg.lam, "chunk": cfg.chunk, "workers": workers,
-                                "scheduler": cfg.scheduler, "stat_bits": cfg.stat_bits,
-                                "constant_time": cfg.constant_time},
-                        bulk=bulk.summary(), per_provider=pp_run.summary(), timings=timings,
-                        total_at_1m_s=total_1m, paper_total_s=paper_total, same_model=same_model)
-
-    def phases(path: Path) -> None:
-        labels = ["encryption", "aggregation", "solve"]
-        ours = [enc_wall * scale, agg_wall * scale, solve_s]
-        theirs = [PAPER_PHASES_S[k] for k in labels]
-        bar_plot(path, [f"{k} (ours)" for k in labels] + [f"{k} (paper)" for k in labels], ours + theirs,
-                 kinds=["measured" if n == PAPER_RECORDS else "measured, scaled to 1M records"] * 2 + ["measured"]
-                 + ["cited"] * 3,
-                 title="Ridge regression on 1,000,000 records, d = 20: phase times", ylabel="seconds")
-
-    def coef_plot(path: Path) -> None:
-        name = next(iter(coefs))
-        ours, ref = coefs[name]
-        idx = list(range(1, len(ours) + 1))
-        line_plot(path, idx, {"ours (encrypted)": list(ours), "reference (plaintext)": list(ref)},
-                  title=f"Coefficients, {name}", xlabel="coefficient", ylabel="value", logx=False, logy=False)
-
-    result.key_figure = "phases.png"
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, [("phases.png", phases), ("coefficients.png", coef_plot)])
-    return result
 
 
-#: (row of table2_phases, what a reader calls it) for the phases the paper times
-_PHASES = ((0, "encryption"), (1, "aggregation"), (3, "solve"), (5, "total"))
+def _headlines(result: StudyResult, cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> None:
+    where = f"{uploads.workers} Dask worker(s) " + (f"at {cfg.scheduler}" if cfg.scheduler else "on this machine")
+    result.headline.append(f"{cfg.n:,} records on {where}: encrypt + aggregate {uploads.bulk.wall_s:,.1f} s, solve "
+                           f"{times.solve_s:,.1f} s (measured); paper 10.6 min + 116 s + 20 s = "
+                           f"{sum(PAPER_PHASES_S.values()):,.0f} s")
+    if cfg.n != PAPER_RECORDS:
+        result.headline.append(f"scaled linearly to 1,000,000 records: {times.total_at_1m_s:,.0f} s (derived from "
+                               "this run)")
+
+
+def _accuracy_claim(acc_rows: list[AccuracyRow], models: Models) -> Claim:
+    """The paper gives no accuracy figure; ours is the first accuracy row (this run against its
+    float normal equations)."""
+    this_run = acc_rows[0]
+    return Claim(paper="no accuracy figure given", provenance="measured", table="accuracy", key=[this_run.data],
+                 ours=f"max |ours - float ridge| = {models.max_abs_err:.1e}, {this_run.max_z:.1f} standard deviations "
+                      f"of the fixed-point error expected of the protocol ({this_run.expected_sigma:.1e}); "
+                      f"per-provider model identical: {models.same_model}")
+
+
+def _extra(cfg: RidgeConfig, uploads: Uploads, models: Models, times: PhaseTimes) -> dict[str, Any]:
+    return dict(config={"records": cfg.n, "d": cfg.d, "lam": cfg.lam, "chunk": cfg.chunk, "workers": uploads.workers,
+                        "scheduler": cfg.scheduler, "stat_bits": cfg.stat_bits, "constant_time": cfg.constant_time},
+                bulk=uploads.bulk.summary(), per_provider=uploads.per_provider.summary(), timings=models.timings,
+                total_at_1m_s=times.total_at_1m_s, paper_total_s=sum(PAPER_PHASES_S.values()),
+                same_model=models.same_model)
+
+
+def _phases_plot(path: Path, *, n: int, times: PhaseTimes) -> None:
+    labels = ["encryption", "aggregation", "solve"]
+    ours = [times.encrypt_s * times.scale, times.aggregate_s * times.scale, times.solve_s]
+    theirs = [PAPER_PHASES_S[k] for k in labels]
+    bar_plot(path, [f"{k} (ours)" for k in labels] + [f"{k} (paper)" for k in labels], ours + theirs,
+             kinds=["measured" if n == PAPER_RECORDS else "measured, scaled to 1M records"] * 2 + ["measured"]
+             + ["cited"] * 3,
+             title="Ridge regression on 1,000,000 records, d = 20: phase times", ylabel="seconds")
+
+
+def _coefficients_plot(path: Path, *, coefs: Coefs) -> None:
+    name = next(iter(coefs))
+    ours, ref = coefs[name]
+    idx = list(range(1, len(ours) + 1))
+    line_plot(path, idx, {"ours (encrypted)": list(ours), "reference (plaintext)": list(ref)},
+              title=f"Coefficients, {name}", xlabel="coefficient", ylabel="value", logx=False, logy=False)
+
+
+#: the phases the paper times (keys of table2_phases' rows)
+_PHASES = ("encryption", "aggregation", "solve", "total")
 PAPER_HARDWARE = {"encryption": "one QAT DH8970 (QHCS1)", "aggregation": "a K80 GPU", "solve": "a garbled circuit",
                   "total": "QAT + K80 + garbled circuit"}
 
 
-def _phase_claims(result: StudyResult, rows: list[list[Any]], paper: list[list[Any]], n: int, ciphertexts: int,
+def _phase_claims(result: StudyResult, rows: list[PhaseRow], paper: list[PhaseRow], n: int, ciphertexts: int,
                   encrypt_ws: float, aggregate_ws: float, workers: int) -> None:
     """The closest and the furthest of our phase times at 1,000,000 records from the paper's,
     each with its reason. Nothing here predicts the paper (its QAT card, K80 and garbled circuit
@@ -389,17 +568,18 @@ def _phase_claims(result: StudyResult, rows: list[list[Any]], paper: list[list[A
         "total": "encryption is most of both totals",
     }
     cands = []
-    for i, name in _PHASES:
-        ours, theirs = rows[i][4], paper[i][4]
+    for name in _PHASES:
+        row = by_key(rows, key=name)
+        ours, theirs = row.time_s_at_1m_records, by_key(paper, key=name).time_s_at_1m_records
         if ours and theirs:
-            cands.append((abs(math.log(ours / theirs)), name, i, ours, theirs))
+            cands.append((abs(math.log(ours / theirs)), name, row.phase, ours, theirs))
     if len(cands) < 2:
         return
     per = round(ciphertexts / n)
-    for (_, name, i, ours, theirs), kind in ((min(cands), "agreement"), (max(cands), "divergence")):
+    for (_, name, phase, ours, theirs), kind in ((min(cands), "agreement"), (max(cands), "divergence")):
         us = per_ct.get(name, (0.0, 0.0))
         result.claim(Claim(paper=f"{name} of 1,000,000 records: {theirs:,.0f} s on {PAPER_HARDWARE[name]}",
-                           provenance=prov, table="table2_phases", key=[rows[i][0]], kind=kind,
+                           provenance=prov, table="table2_phases", key=[phase], kind=kind,
                            ours=f"{name}: {ours:,.0f} s ({100 * (ours / theirs - 1):+.0f} %) with {workers} Dask "
                                 f"worker(s) here{scaled}",
                            why=("measured on this machine, nothing predicted: the paper's hardware is not modelled; "

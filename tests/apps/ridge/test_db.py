@@ -53,3 +53,17 @@ def test_unusable_paths_are_one_line_user_errors(tmp_path: Path) -> None:
     junk.write_bytes(b"not sqlite" * 100)
     with pytest.raises(ConfigError, match="not a usable test database"):
         Database(junk, SCHEMA, 1, "test database")
+
+
+def test_check_database_file_refuses_a_file_that_is_not_sqlite(tmp_path: Path) -> None:
+    from cryptoffload.apps.ridge.db import check_database_file
+
+    check_database_file(tmp_path / "new.db")  # a new path: fine, nothing created
+    assert not (tmp_path / "new.db").exists()
+    Database(tmp_path / "ok.db", SCHEMA, 1, "test database").close()
+    check_database_file(tmp_path / "ok.db")
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not a database at all, just some bytes" * 10)
+    with pytest.raises(ConfigError, match=r"^--db .*bad\.db: not a SQLite database \(file is not a database\); "
+                                          r"give a new path or the platform's database$"):
+        check_database_file(bad)

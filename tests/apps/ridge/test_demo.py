@@ -46,3 +46,21 @@ def test_demo_per_provider_three_providers_plain_http(tmp_path: Path, keys: tupl
     data = generate(200, 4, 7)
     params = RidgeParams(d=4, max_records=200, x_bound=data.x_bound, y_bound=data.y_bound)
     assert out["fractions"] == in_process(data.X, data.y, params, keys, mode="per-provider", providers=3)
+
+
+def test_demo_verdict_is_judged_against_the_expected_error() -> None:
+    """The demo's result judges itself (the CLI only prints): within the expected fixed-point
+    error or beyond it, with the largest and the L2 difference from scikit-learn."""
+    import numpy as np
+
+    from cryptoffload.apps.ridge.demo import DemoResult
+
+    def result(coef: list[float], expected: float) -> DemoResult:
+        return DemoResult(np.array(coef), np.array([1.0, -2.0]), 1.0, expected, 10, RidgeParams(d=2, max_records=10),
+                          {}, [], None, 2048)  # type: ignore[arg-type]
+
+    r = result([1.25, -2.0], 0.25)
+    assert r.abs_diff.tolist() == [0.25, 0.0]
+    assert (r.max_abs_diff, r.l2_diff, r.within_expected) == (0.25, 0.25, True)
+    beyond = result([1.0, -1.5], 0.25)
+    assert (beyond.max_abs_diff, beyond.within_expected) == (0.5, False)

@@ -61,3 +61,25 @@ def test_too_small_upload_key_refused():
 def test_params_validated(kwargs):
     with pytest.raises(ConfigError):
         RidgeParams(**kwargs)
+
+
+def test_check_records_is_the_one_max_records_guard():
+    """Every part of the protocol refuses records beyond max_records through this one check,
+    counting the records already added."""
+    p = RidgeParams(d=2, max_records=10)
+    p.check_records(10)
+    p.check_records(4, already=6)
+    with pytest.raises(ConfigError, match=r"^11 records exceed max_records = 10$"):
+        p.check_records(11)
+    with pytest.raises(ConfigError, match=r"^11 records exceed max_records = 10; refused$"):
+        p.check_records(5, already=6, why="; refused")
+
+
+def test_session_params_default_y_bound_is_the_generators():
+    from cryptoffload.apps.ridge.params import session_params
+
+    assert session_params(d=20, max_records=5).y_bound == 26.0  # d + the noise clip of 6
+    assert session_params(d=20, max_records=5, y_bound=3.5).y_bound == 3.5
+    p = session_params(d=3, max_records=7, x_bound=2.0, lam=0.5, frac_bits=12, stat_bits=80, min_providers=1)
+    assert p == RidgeParams(d=3, max_records=7, x_bound=2.0, y_bound=9.0, lam=0.5, frac_bits=12, stat_bits=80,
+                            min_providers=1)

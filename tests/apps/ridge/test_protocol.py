@@ -258,3 +258,24 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
     masked = ev.mask_contributions([contribution(v) for v in (honest[0], bad["above"])])
     with pytest.raises(TooFewContributions, match="1 of 2"):
         csp.unpack_contributions(masked, minimum=2)
+
+
+def test_the_providers_steps_report_their_phases_and_add_up_once(upload_keys):
+    """The one per-record and per-provider path (what the in-process runner, the HTTP provider
+    and the Dask chunks all call) records its encode / encrypt / aggregate phases when given a
+    recorder, and the two modes aggregate to the same sums."""
+    from cryptoffload.apps.ridge.phases import Phases
+
+    params = RidgeParams(d=2, max_records=5)
+    prov = Provider(params, upload_keys[0])
+    X, y = np.array([[0.5, -0.25], [0.125, 1.0], [-1.0, 0.0]]), np.array([0.5, -1.0, 0.25])
+    phases = Phases()
+    agg = Aggregator(params, upload_keys[0])
+    added = agg.add_timed(prov.per_record(X, y, chunk=2, phases=phases), phases)
+    assert (added, agg.records) == (3 * prov.plaintexts, 3)
+    assert sorted(phases.seconds) == ["aggregate", "encode", "encrypt"]
+    one = prov.per_provider(X, y, chunk=2, phases=Phases())
+    assert (one.vectors, one.records, len(one.ciphertexts)) == (1, 3, prov.plaintexts)
+    assert prov.encoded_sum(X, y, chunk=2).tolist() == prov.encode(X, y).sum(axis=0).tolist()
+    with pytest.raises(ConfigError, match=r"^6 records exceed max_records = 5$"):
+        prov.per_provider(np.zeros((6, 2)), np.zeros(6))

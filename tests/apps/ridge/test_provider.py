@@ -102,3 +102,13 @@ def test_keys_below_2048_bits_need_the_study_flag(parties: Parties) -> None:
     assert parties.platform_service.records == 0
     report = _provide(parties.platform, csp_url=parties.csp, insecure_study_size=True)
     assert report.records == 30 and parties.platform_service.records == 30
+
+
+def test_batch_bounds_per_record_per_provider_and_the_platforms_largest_upload() -> None:
+    from cryptoffload.apps.ridge.provider import _batch_bounds
+
+    assert _batch_bounds("per-record", 4, 10, 2048) == [(0, 4), (4, 8), (8, 10)]
+    assert _batch_bounds("per-record", 4, 3, 3) == [(0, 3)]  # a batch above the data is the data
+    assert _batch_bounds("per-provider", 4, 10, 1) == [(0, 10)]
+    with pytest.raises(ConfigError, match=r"^--batch 5 is above the platform's largest upload \(4 records\)$"):
+        _batch_bounds("per-record", 5, 10, 4)

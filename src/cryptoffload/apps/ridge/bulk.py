@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import os
 import resource
-import secrets
 import time
 from dataclasses import asdict, dataclass, field
 
 import gmpy2
 import numpy as np
 
+from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
@@ -136,35 +136,43 @@ def _provider(task: ChunkTask) -> Provider:
 def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
     """Encode, pack and encrypt every record of the chunk separately, then aggregate the
     chunk's ciphertexts column by column (top-level, so Dask pickles it by reference)."""
-    from cryptoffload.crypto._native import core as native
-
     prov = _provider(task)
     pk = prov.public_key
     X, y = chunk_records(task.seed, task.start, task.size, prov.params.d)
-    t0 = time.perf_counter()
-    plaintexts = prov.pack(prov.encode(X, y))
-    t1 = time.perf_counter()
-    count = len(plaintexts)
+    phases = Phases()
+    with phases("encode"):
+        plaintexts = prov.packed_records(X, y)
     if task.engine in _GPU_DEVICE:
-        from cryptoffload.engines.gpu import worker_engine
-
-        # encryption and aggregation are one pipeline on the device: both times are in encrypt_s
-        eng = worker_engine(_GPU_DEVICE[task.engine], constant_time=task.constant_time)
-        agg = eng.encrypt_aggregate(pk, plaintexts, task.size, prov.plaintexts)
-        t2 = time.perf_counter()
-        return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, 0.0,
-                           X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
-    enc = pk.encryptor(task.backend, task.constant_time)
-    exps = [secrets.randbits(pk.exp_bits) for _ in range(len(plaintexts))]
-    if enc._table is not None:
-        words = enc._table.encrypt_to_words(plaintexts, exps)
+        agg = _gpu_encrypt_aggregate(task, prov, plaintexts, phases)
     else:
-        words = native.ints_to_words(enc.encrypt_raw(plaintexts, exps), pk.nsquare)
-    t2 = time.perf_counter()
-    agg = native.column_products(words, task.size, prov.plaintexts, pk.nsquare)
-    t3 = time.perf_counter()
-    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, t1 - t0, t2 - t1, t3 - t2,
-                       X.T @ X, X.T @ y, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, {os.getpid()})
+        agg = _cpu_encrypt_aggregate(task, prov, plaintexts, phases)
+    count = len(plaintexts)
+    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, phases.get("encode"),
+                       phases.get("encrypt"), phases.get("aggregate"), X.T @ X, X.T @ y, _peak_rss(), {os.getpid()})
+
+
+def _cpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
+    """The chunk's ciphertexts as one word buffer, multiplied column by column in one C call."""
+    from cryptoffload.crypto._native import core as native
+
+    pk = prov.public_key
+    with phases("encrypt"):
+        words = prov.encrypt_to_words(plaintexts)
+    with phases("aggregate"):
+        return native.column_products(words, task.size, prov.plaintexts, pk.nsquare)
+
+
+def _gpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
+    """Encryption and aggregation are one pipeline on the device: both times are ``encrypt``."""
+    from cryptoffload.engines.gpu import worker_engine
+
+    with phases("encrypt"):
+        eng = worker_engine(_GPU_DEVICE[task.engine], constant_time=task.constant_time)
+        return eng.encrypt_aggregate(prov.public_key, plaintexts, task.size, prov.plaintexts)
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def merge(n2: int):
@@ -207,8 +215,7 @@ def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *,
     if engine in _GPU_DEVICE and backend != "auto":
         raise ConfigError(f"backend {backend!r} picks the CPU's modular arithmetic; the {engine} engine runs its own "
                           "kernels (leave the backend at auto)")
-    if records > params.max_records:
-        raise ConfigError(f"{records} records exceed max_records = {params.max_records}")
+    params.check_records(records)
     tasks = []
     for start in range(0, records, chunk):
         tasks.append(ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
@@ -234,9 +241,10 @@ def sum_chunk(task: ChunkTask) -> SumResult:
     """Encode a chunk and sum it in the clear (top-level for Dask)."""
     prov = _provider(task)
     X, y = chunk_records(task.seed, task.start, task.size, prov.params.d)
-    t0 = time.perf_counter()
-    values = prov.encode(X, y).sum(axis=0)
-    return SumResult(values, task.size, time.perf_counter() - t0, X.T @ X, X.T @ y)
+    phases = Phases()
+    with phases("encode"):
+        values = prov.encoded_sum(X, y)
+    return SumResult(values, task.size, phases.get("encode"), X.T @ X, X.T @ y)
 
 
 def _fold_sums(a: SumResult, b: SumResult) -> SumResult:
@@ -256,9 +264,8 @@ def run_per_provider(runner, upload_pk: PublicKey, params: RidgeParams, records:
     t0 = time.perf_counter()
     sums = runner.map_chunks(sum_chunk, tasks, progress=progress, reduce=_fold_sums)
     prov = Provider(params, upload_pk, backend=backend, constant_time=constant_time)
-    t1 = time.perf_counter()
-    cts = prov.encrypt(prov.pack(sums.values[None, :], max(records, 1)))
-    t2 = time.perf_counter()
+    phases = Phases()
+    cts = prov.summed_upload(sums.values, records, phases).ciphertexts
     res = ChunkResult(list(cts), sums.records, len(cts), len(cts) * upload_pk.ciphertext_bytes, sums.encode_s,
-                      t2 - t1, 0.0, sums.xtx, sums.xty, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return BulkRun(res, t2 - t0, len(tasks), runner.workers), list(cts)
+                      phases.get("encrypt"), 0.0, sums.xtx, sums.xty, _peak_rss())
+    return BulkRun(res, time.perf_counter() - t0, len(tasks), runner.workers), list(cts)

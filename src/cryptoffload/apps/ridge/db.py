@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from cryptoffload.errors import ConfigError
+from cryptoffload.io import check_output_file
 
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 #: every party's processed message ids (a replay stays refused across restarts, and the party's
@@ -100,3 +101,17 @@ class Database:
         """A processed message id that changed nothing else (kept so that a replay stays refused
         after a restart)."""
         self._write("INSERT OR IGNORE INTO messages VALUES (?, ?, ?)", (message_id, type_, time.time()))
+
+
+def check_database_file(path: Path, flag: str = "--db") -> None:
+    """Before a server starts: ``path`` can be written, and if it exists it is a SQLite
+    database (opened read-only, nothing changed), so a wrong file is refused in one line
+    instead of after the keys and the network are up."""
+    check_output_file(path)
+    if path.exists():
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+                con.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{flag} {path}: not a SQLite database ({exc}); give a new path or the platform's "
+                              "database") from None

@@ -18,9 +18,10 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -144,10 +145,28 @@ class DemoResult:
     buyer: BuyerResult
     upload_bits: int
 
+    @property
+    def abs_diff(self) -> np.ndarray:
+        """|ours - scikit-learn's| per coefficient."""
+        return np.abs(self.coef - self.sklearn)
+
+    @property
+    def max_abs_diff(self) -> float:
+        return float(self.abs_diff.max()) if len(self.coef) else 0.0
+
+    @property
+    def l2_diff(self) -> float:
+        return float(np.linalg.norm(self.coef - self.sklearn))
+
+    @property
+    def within_expected(self) -> bool:
+        """The demo's verdict: the largest difference from scikit-learn is within the
+        fixed-point error expected of a correct run (not merely the worst-case bound)."""
+        return self.max_abs_diff <= self.expected
+
     def to_dict(self) -> dict[str, Any]:
         return {"coef": [float(v) for v in self.coef], "sklearn": [float(v) for v in self.sklearn],
-                "max_abs_diff": float(np.max(np.abs(self.coef - self.sklearn))) if len(self.coef) else 0.0,
-                "l2_diff": float(np.linalg.norm(self.coef - self.sklearn)), "error_bound": self.bound,
+                "max_abs_diff": self.max_abs_diff, "l2_diff": self.l2_diff, "error_bound": self.bound,
                 "expected_error": self.expected,
                 "records": self.records, "params": m.params_to_dict(self.params), "timings": self.timings,
                 "fractions": [str(f) for f in self.buyer.model.fractions],
@@ -180,94 +199,149 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
         raise ConfigError(f"--providers must be a positive integer, got {providers!r}")
     rd = demo_data(records, d, data, seed)
-    if providers > rd.n:
-        raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
-    # the demo plays every party and owns all the data: with one provider it may buy that
-    # provider's model (a real CSP refuses fewer than --min-providers, 2 by default)
-    params = RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
-                         frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min(2, providers))
+    params = _demo_params(rd, providers, lam, frac_bits, stat_bits)
     check_key_sizes(params, upload_bits, None, insecure_study_size)
     check_int("--batch", batch)
     if workdir is not None and (workdir / "platform.db").exists():
         raise ConfigError(f"{workdir / 'platform.db'} exists: the demo starts a fresh session (remove it or pick "
                           "another --workdir)")
+    sk, bound, expected = _references(rd, params, lam)
+    timings: dict[str, float] = {}
+    t_all = time.perf_counter()
+    secret = owned_temp_dir("ridge-demo-")  # 0700, removed at exit (or at the next start if killed)
+    try:
+        demo = _DemoParties(params, [f"provider-{k + 1}" for k in range(providers)], secret, workdir or secret,
+                            upload_bits, insecure_study_size and upload_bits < MIN_SECURE_KEY_BITS, insecure_http)
+        with _servers_stopped_on_exit() as servers:
+            csp_url, platform_url = demo.start_servers(servers, timings)
+            say(f"CSP at {csp_url}, platform at {platform_url}")
+            reports, buyer = asyncio.run(demo.clients(csp_url, platform_url, rd, mode, batch, make_progress, timings))
+    finally:
+        shutil.rmtree(secret, ignore_errors=True)
+    timings["total"] = time.perf_counter() - t_all
+    return DemoResult(buyer.model.coef, np.asarray(sk), bound, expected, rd.n, params, timings, reports, buyer, upload_bits)
+
+
+def _demo_params(rd: RidgeData, providers: int, lam: float, frac_bits: int, stat_bits: int) -> RidgeParams:
+    """The session's parameters for data the demo owns. The demo plays every party: with one
+    provider it may buy that provider's model (a real CSP refuses fewer than
+    --min-providers, 2 by default)."""
+    if providers > rd.n:
+        raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
+    return RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
+                       frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min(2, providers))
+
+
+def _references(rd: RidgeData, params: RidgeParams, lam: float) -> tuple[np.ndarray, float, float]:
+    """scikit-learn's coefficients on the same data, the guaranteed worst-case error bound and
+    the error a correct run is expected to stay within."""
     from sklearn.linear_model import Ridge
 
     sk = Ridge(alpha=lam, fit_intercept=False).fit(rd.X, rd.y).coef_
     bound = error_bound(rd.X, rd.y, params)
     _, expected = expected_bound(rd.X.T @ rd.X, rd.X.T @ rd.y, rd.n, params.scale, lam)
-    env = {k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, FAULT_ENV)}
-    env["PYTHONUNBUFFERED"] = "1"
-    ids = [f"provider-{k + 1}" for k in range(providers)]
-    study = insecure_study_size and upload_bits < MIN_SECURE_KEY_BITS  # checked above
-    timings: dict[str, float] = {}
+    return sk, bound, expected
+
+
+@contextmanager
+def _servers_stopped_on_exit() -> Iterator[list[ServerProcess]]:
+    """A list to start servers into; every one is stopped on return, on error, on Ctrl-C and
+    (in the main thread) on SIGTERM, which is turned into KeyboardInterrupt meanwhile."""
     servers: list[ServerProcess] = []
-    t_all = time.perf_counter()
-    secret = owned_temp_dir("ridge-demo-")  # 0700, removed at exit (or at the next start if killed)
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # runs the finally below: the servers are stopped
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_term)
     try:
-        work = workdir or secret
-        work.mkdir(parents=True, exist_ok=True)
-        db = work / "platform.db"
-        csp_dir, platform_dir = secret / "csp", secret / "platform"
-        if insecure_http:
-            cafile, tls = None, ["--insecure-http"]
-        else:
-            cafile, key = _http.self_signed_certificate(secret, ("127.0.0.1", "localhost"))
-            tls = ["--tls-cert", str(cafile), "--tls-key", str(key)]
-        # every party of the demo is 127.0.0.1: the servers' per-address cap must fit all providers
-        tls += ["--max-connections-per-client", str(32 + 4 * providers)]  # (server options, not only TLS)
-        previous = signal.getsignal(signal.SIGTERM)
-
-        def on_term(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt  # runs the finally below: the servers are stopped
-
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, on_term)
-        try:
-            s = time.perf_counter()
-            csp_args = ["csp", "--port", "0", "--host", "127.0.0.1", "--d", str(params.d), "--max-records",
-                        str(params.max_records), "--x-bound", repr(params.x_bound), "--y-bound", repr(params.y_bound),
-                        "--lam", repr(params.lam), "--frac-bits", str(params.frac_bits), "--stat-bits",
-                        str(params.stat_bits), "--min-providers", str(params.min_providers), "--upload-bits", str(upload_bits), "--key-dir", str(csp_dir), *tls]
-            if study:
-                csp_args.append("--insecure-study-size")
-            servers.append(ServerProcess("CSP", csp_args, env))
-            csp_url = servers[0].wait_url(180)
-            timings["csp_start"] = time.perf_counter() - s
-            s = time.perf_counter()
-            platform_args = ["platform", "--port", "0", "--host", "127.0.0.1", "--csp", csp_url, "--db", str(db),
-                             "--csp-token-file", str(csp_dir / "platform.token"), "--providers", ",".join(ids),
-                             "--token-dir", str(platform_dir), *tls]
-            if cafile is not None:
-                platform_args += ["--cafile", str(cafile)]
-            servers.append(ServerProcess("platform", platform_args, env))
-            platform_url = servers[1].wait_url(60)
-            asyncio.run(wait_ready(platform_url, "platform", cafile, insecure_http))
-            timings["platform_start"] = time.perf_counter() - s
-            say(f"CSP at {csp_url}, platform at {platform_url}")
-            tokens = {p: read_token(platform_dir / f"{p}.token", "provider token") for p in ids}
-            buyer_token = read_token(csp_dir / "buyer.token", "buyer token")
-
-            async def clients() -> tuple[list[ProviderReport], BuyerResult]:
-                s = time.perf_counter()
-                hooks = [make_progress(k) if make_progress else None for k in range(providers)]
-                reports = await asyncio.gather(*(
-                    run_provider(platform_url, (rd.X, rd.y), token=tokens[ids[k]], csp_url=csp_url, mode=mode,
-                                 batch=batch, part=(k + 1, providers), progress=hooks[k], cafile=cafile,
-                                 insecure_study_size=study, insecure_http=insecure_http)
-                    for k in range(providers)))
-                timings["upload"] = time.perf_counter() - s
-                buyer = await run_buyer(platform_url, csp_url, buyer_token, cafile=cafile, insecure_http=insecure_http)
-                timings.update({f"buyer_{k}": v for k, v in buyer.timings.items()})
-                return list(reports), buyer
-
-            reports, buyer = asyncio.run(clients())
-        finally:
-            for server in reversed(servers):
-                server.stop()
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, previous)
+        yield servers
     finally:
-        shutil.rmtree(secret, ignore_errors=True)
-    timings["total"] = time.perf_counter() - t_all
-    return DemoResult(buyer.model.coef, np.asarray(sk), bound, expected, rd.n, params, timings, reports, buyer, upload_bits)
+        for server in reversed(servers):
+            server.stop()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+
+@dataclass
+class _DemoParties:
+    """Where the demo's parties live: the CSP's and the platform's folders under the private
+    ``secret`` folder, the platform database under ``work``, and the TLS options they share."""
+
+    params: RidgeParams
+    ids: list[str]
+    secret: Path
+    work: Path
+    upload_bits: int
+    study: bool  # an upload key below 2048 bits, allowed (checked by check_key_sizes)
+    insecure_http: bool
+    cafile: Path | None = None
+    server_options: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.work.mkdir(parents=True, exist_ok=True)
+        if self.insecure_http:
+            self.server_options = ["--insecure-http"]
+        else:
+            self.cafile, key = _http.self_signed_certificate(self.secret, ("127.0.0.1", "localhost"))
+            self.server_options = ["--tls-cert", str(self.cafile), "--tls-key", str(key)]
+        # every party of the demo is 127.0.0.1: the servers' per-address cap must fit all providers
+        self.server_options += ["--max-connections-per-client", str(32 + 4 * len(self.ids))]
+
+    @property
+    def csp_dir(self) -> Path:
+        return self.secret / "csp"
+
+    @property
+    def platform_dir(self) -> Path:
+        return self.secret / "platform"
+
+    def start_servers(self, servers: list[ServerProcess], timings: dict[str, float]) -> tuple[str, str]:
+        """Start the CSP, then the platform (into ``servers``); their URLs once they answer."""
+        env = {k: v for k, v in os.environ.items() if k not in (TOKEN_ENV, FAULT_ENV)}
+        env["PYTHONUNBUFFERED"] = "1"
+        s = time.perf_counter()
+        servers.append(ServerProcess("CSP", self._csp_args(), env))
+        csp_url = servers[-1].wait_url(180)
+        timings["csp_start"] = time.perf_counter() - s
+        s = time.perf_counter()
+        servers.append(ServerProcess("platform", self._platform_args(csp_url), env))
+        platform_url = servers[-1].wait_url(60)
+        asyncio.run(wait_ready(platform_url, "platform", self.cafile, self.insecure_http))
+        timings["platform_start"] = time.perf_counter() - s
+        return csp_url, platform_url
+
+    def _csp_args(self) -> list[str]:
+        p = self.params
+        args = ["csp", "--port", "0", "--host", "127.0.0.1", "--d", str(p.d), "--max-records", str(p.max_records),
+                "--x-bound", repr(p.x_bound), "--y-bound", repr(p.y_bound), "--lam", repr(p.lam), "--frac-bits",
+                str(p.frac_bits), "--stat-bits", str(p.stat_bits), "--min-providers", str(p.min_providers),
+                "--upload-bits", str(self.upload_bits), "--key-dir", str(self.csp_dir), *self.server_options]
+        return args + (["--insecure-study-size"] if self.study else [])
+
+    def _platform_args(self, csp_url: str) -> list[str]:
+        args = ["platform", "--port", "0", "--host", "127.0.0.1", "--csp", csp_url, "--db",
+                str(self.work / "platform.db"), "--csp-token-file", str(self.csp_dir / "platform.token"),
+                "--providers", ",".join(self.ids), "--token-dir", str(self.platform_dir), *self.server_options]
+        return args + (["--cafile", str(self.cafile)] if self.cafile is not None else [])
+
+    async def clients(self, csp_url: str, platform_url: str, rd: RidgeData, mode: str, batch: int,
+                      make_progress: Callable[[int], ProgressHook] | None, timings: dict[str, float]
+                      ) -> tuple[list[ProviderReport], BuyerResult]:
+        """Every provider uploads its part (concurrently), then the buyer buys the model."""
+        tokens = {p: read_token(self.platform_dir / f"{p}.token", "provider token") for p in self.ids}
+        buyer_token = read_token(self.csp_dir / "buyer.token", "buyer token")
+        count = len(self.ids)
+        s = time.perf_counter()
+        hooks = [make_progress(k) if make_progress else None for k in range(count)]
+        reports = await asyncio.gather(*(
+            run_provider(platform_url, (rd.X, rd.y), token=tokens[self.ids[k]], csp_url=csp_url, mode=mode,
+                         batch=batch, part=(k + 1, count), progress=hooks[k], cafile=self.cafile,
+                         insecure_study_size=self.study, insecure_http=self.insecure_http)
+            for k in range(count)))
+        timings["upload"] = time.perf_counter() - s
+        buyer = await run_buyer(platform_url, csp_url, buyer_token, cafile=self.cafile,
+                                insecure_http=self.insecure_http)
+        timings.update({f"buyer_{k}": v for k, v in buyer.timings.items()})
+        return list(reports), buyer

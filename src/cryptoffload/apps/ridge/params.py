@@ -18,6 +18,7 @@ from cryptoffload.checks import BOUND, LAMBDA, check_bounded, check_int
 from cryptoffload.crypto.packing import PackingError, PackingLayout
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
+from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
 #: largest fractional bits accepted: values and their sums must stay inside numpy's int64
 MAX_FRAC_BITS = 40
@@ -70,6 +71,13 @@ class RidgeParams:
             raise ConfigError("bounds too large: summed fixed-point values would not fit 64-bit integers "
                               "(lower frac_bits, x_bound, y_bound or max_records)")
 
+    def check_records(self, records: int, *, already: int = 0, why: str = "") -> None:
+        """Refuse ``already + records`` records beyond :attr:`max_records` (the slots' guard
+        bits were sized for that many additions) before anything is added; ``why`` ends the
+        message (e.g. what would happen otherwise)."""
+        if already + records > self.max_records:
+            raise ConfigError(f"{already + records} records exceed max_records = {self.max_records}{why}")
+
     @property
     def scale(self) -> int:
         return 1 << self.frac_bits
@@ -111,6 +119,17 @@ class RidgeParams:
             return np.triu_indices(self.d)
         rows, cols = np.indices((self.d, self.d))
         return rows.ravel(), cols.ravel()
+
+
+def session_params(*, d: int, max_records: int, x_bound: float = 1.0, y_bound: float | None = None,
+                   lam: float = 1.0, frac_bits: int = 16, stat_bits: int = 40, min_providers: int = 2) -> RidgeParams:
+    """A CSP's session parameters as declared on its command line; an undeclared ``y_bound``
+    is the bound of the generator of Zhou and Hua's Algorithm 1 for ``d`` features (d + 6),
+    so the generated data sets of the demo and the study fit it."""
+    if y_bound is None:
+        y_bound = algorithm1_y_bound(d) if d > 0 else 1.0
+    return RidgeParams(d=d, max_records=max_records, x_bound=x_bound, y_bound=y_bound, lam=lam, frac_bits=frac_bits,
+                       stat_bits=stat_bits, min_providers=min_providers)
 
 
 def upload_layout(params: RidgeParams, upload_pk: PublicKey) -> PackingLayout:

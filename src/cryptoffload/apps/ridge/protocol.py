@@ -58,7 +58,6 @@ wants); each message names its key by fingerprint and the receiving role checks 
 from __future__ import annotations
 
 import secrets
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -68,6 +67,7 @@ import gmpy2
 import numpy as np
 
 from cryptoffload.apps.ridge.modular import invertible_mod, rational_reconstruct, solve_mod
+from cryptoffload.apps.ridge.phases import Phases, phases_or_new
 from cryptoffload.apps.ridge.params import (
     RidgeParams,
     check_solve_key,
@@ -150,32 +150,70 @@ class Provider:
         """Packed plaintexts, ``self.plaintexts`` per row, row-major."""
         return self.layout.pack_array(values, weight)
 
+    def packed_records(self, X: np.ndarray, y: np.ndarray) -> list[int]:
+        """Every record encoded and packed on its own: ``self.plaintexts`` per record."""
+        return self.pack(self.encode(X, y))
+
+    def encoded_sum(self, X: np.ndarray, y: np.ndarray, chunk: int = 65536) -> np.ndarray:
+        """The records' encoded values summed in the clear (``chunk`` records encoded at a
+        time); the integer sums are exact, so any chunking gives the same vector."""
+        total = np.zeros(self.params.value_count, dtype=np.int64)
+        for start in range(0, len(X), chunk):
+            total += self.encode(X[start:start + chunk], y[start:start + chunk]).sum(axis=0)
+        return total
+
     def encrypt(self, plaintexts: Sequence[int]) -> list[int]:
         enc = self.public_key.encryptor(self._backend, self._constant_time)
         return enc.encrypt_raw(list(plaintexts))
 
+    def encrypt_to_words(self, plaintexts: Sequence[int]) -> object:
+        """The ciphertexts as the native core's word buffer (what
+        :func:`~cryptoffload.crypto._native.core.column_products` reads), never as Python
+        integers: the fixed-base table writes them there directly when there is one."""
+        pk = self.public_key
+        enc = pk.encryptor(self._backend, self._constant_time)
+        exps = [secrets.randbits(pk.exp_bits) for _ in range(len(plaintexts))]
+        if enc._table is not None:
+            return enc._table.encrypt_to_words(plaintexts, exps)
+        return native.ints_to_words(enc.encrypt_raw(plaintexts, exps), pk.nsquare)
+
     def _upload(self, cts: list[int], vectors: int, records: int) -> Upload:
         return Upload(self.public_key.fingerprint, cts, vectors, records)
 
-    def per_record(self, X: np.ndarray, y: np.ndarray, chunk: int = 4096) -> Iterator[Upload]:
+    def record_upload(self, X: np.ndarray, y: np.ndarray, phases: Phases | None = None) -> Upload:
+        """One Upload of these records, each packed and encrypted on its own; ``phases``
+        gets the ``encode`` (encode + pack) and ``encrypt`` seconds."""
+        ph = phases_or_new(phases)
+        with ph("encode"):
+            packed = self.packed_records(X, y)
+        with ph("encrypt"):
+            cts = self.encrypt(packed)
+        return self._upload(cts, len(X), len(X))
+
+    def per_record(self, X: np.ndarray, y: np.ndarray, chunk: int = 4096,
+                   phases: Phases | None = None) -> Iterator[Upload]:
         """Zhou and Hua's workload: every record packed and encrypted on its own, in chunks of
         ``chunk`` records (one Upload each, so a million records never sit in memory twice)."""
         check_int("chunk", chunk)
         for start in range(0, len(X), chunk):
-            values = self.encode(X[start:start + chunk], y[start:start + chunk])
-            yield self._upload(self.encrypt(self.pack(values)), len(values), len(values))
+            yield self.record_upload(X[start:start + chunk], y[start:start + chunk], phases)
 
-    def per_provider(self, X: np.ndarray, y: np.ndarray, chunk: int = 65536) -> Upload:
-        """The provider's records summed in the clear, then one packed (A; b) encrypted."""
+    def summed_upload(self, total: np.ndarray, records: int, phases: Phases | None = None) -> Upload:
+        """One packed (A; b) of ``records`` records' summed values, encrypted (``encrypt``
+        seconds to ``phases``)."""
+        packed = self.pack(np.asarray(total)[None, :], max(records, 1))
+        with phases_or_new(phases)("encrypt"):
+            return self._upload(self.encrypt(packed), 1, records)
+
+    def per_provider(self, X: np.ndarray, y: np.ndarray, chunk: int = 65536,
+                     phases: Phases | None = None) -> Upload:
+        """The provider's records summed in the clear (``encode`` seconds to ``phases``), then
+        one packed (A; b) encrypted."""
         check_int("chunk", chunk)
-        records = len(X)
-        if records > self.params.max_records:
-            raise ConfigError(f"{records} records exceed max_records = {self.params.max_records}")
-        total = np.zeros(self.params.value_count, dtype=np.int64)
-        for start in range(0, records, chunk):
-            total += self.encode(X[start:start + chunk], y[start:start + chunk]).sum(axis=0)
-        weight = max(records, 1)
-        return self._upload(self.encrypt(self.pack(total[None, :], weight)), 1, records)
+        self.params.check_records(len(X))
+        with phases_or_new(phases)("encode"):
+            total = self.encoded_sum(X, y, chunk)
+        return self.summed_upload(total, len(X), phases)
 
 
 @dataclass(frozen=True)
@@ -185,6 +223,9 @@ class Aggregate:
     key_fingerprint: bytes
     ciphertexts: list[int]
     records: int
+
+
+_OVERFLOW = "; refused before adding (the slots would overflow)"
 
 
 class Aggregator:
@@ -205,9 +246,7 @@ class Aggregator:
         if len(upload.ciphertexts) != upload.vectors * P:
             raise ConfigError(f"upload of {upload.vectors} vectors must hold {upload.vectors * P} ciphertexts, "
                               f"got {len(upload.ciphertexts)}")
-        if self.records + upload.records > self.params.max_records:
-            raise ConfigError(f"{self.records + upload.records} records exceed max_records = "
-                              f"{self.params.max_records}; refused before adding (the slots would overflow)")
+        self.params.check_records(upload.records, already=self.records, why=_OVERFLOW)
         self.add_products(native_column_products(upload.ciphertexts, upload.vectors, P, self.public_key.nsquare)
                           if upload.vectors else [], upload.records)
 
@@ -216,13 +255,23 @@ class Aggregator:
         worker) into the running aggregate; the same record-count guard applies."""
         if records and len(products) != self.plaintexts:
             raise ConfigError(f"expected {self.plaintexts} aggregated ciphertexts, got {len(products)}")
-        if self.records + records > self.params.max_records:
-            raise ConfigError(f"{self.records + records} records exceed max_records = "
-                              f"{self.params.max_records}; refused before adding (the slots would overflow)")
+        self.params.check_records(records, already=self.records, why=_OVERFLOW)
         n2 = self.public_key.nsquare
         for p, c in enumerate(products):
             self._acc[p] = self._acc[p] * c % n2
         self.records += records
+
+    def add_timed(self, uploads: Iterable[Upload], phases: Phases | None = None) -> int:
+        """Add every upload (``aggregate`` seconds to ``phases``; an iterator's own work, e.g.
+        :meth:`Provider.per_record`'s encryption, is not counted here); returns the
+        ciphertexts added."""
+        ph = phases_or_new(phases)
+        count = 0
+        for upload in uploads:
+            with ph("aggregate"):
+                self.add(upload)
+            count += len(upload.ciphertexts)
+        return count
 
     def result(self) -> Aggregate:
         return Aggregate(self.public_key.fingerprint, [int(c) for c in self._acc], self.records)
@@ -534,21 +583,16 @@ def finalize(params: RidgeParams, csp: Csp, evaluator: Evaluator, agg: Aggregate
              timings: dict[str, float] | None = None) -> RidgeModel:
     """Steps 4 and 5 in one process: masked unpacking, masked solve, recovery. Adds
     ``unpack``, ``mask_solve``, ``csp_solve`` and ``recover`` seconds to ``timings``."""
-    t = timings if timings is not None else {}
-    s = time.perf_counter()
-    masked = evaluator.mask_for_unpack(agg)
-    system = evaluator.unmask(csp.split_and_reencrypt(masked))
-    t["unpack"] = t.get("unpack", 0.0) + time.perf_counter() - s
-    s = time.perf_counter()
-    masked_system, secret = evaluator.mask_system(system)
-    t["mask_solve"] = t.get("mask_solve", 0.0) + time.perf_counter() - s
-    s = time.perf_counter()
-    w_prime = csp.solve(masked_system)
-    t["csp_solve"] = t.get("csp_solve", 0.0) + time.perf_counter() - s
-    s = time.perf_counter()
-    model = recover_model(w_prime, secret, params, csp.solve_pk)
-    t["recover"] = t.get("recover", 0.0) + time.perf_counter() - s
-    return model
+    phase = Phases(timings)
+    with phase("unpack"):
+        masked = evaluator.mask_for_unpack(agg)
+        system = evaluator.unmask(csp.split_and_reencrypt(masked))
+    with phase("mask_solve"):
+        masked_system, secret = evaluator.mask_system(system)
+    with phase("csp_solve"):
+        w_prime = csp.solve(masked_system)
+    with phase("recover"):
+        return recover_model(w_prime, secret, params, csp.solve_pk)
 
 
 def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: str = "per-record",
@@ -567,17 +611,12 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     check_int("providers", providers)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
-    if len(X) > params.max_records:
-        raise ConfigError(f"{len(X)} records exceed max_records = {params.max_records}")
+    params.check_records(len(X))
     t: dict[str, float] = {k: 0.0 for k in ("keygen", "encode", "encrypt", "aggregate", "unpack", "mask_solve",
                                             "csp_solve", "recover")}
-    t0 = time.perf_counter()
-    if upload_keys is None:
-        upload_keys = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
-    if solve_keys is None:
-        bits = max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-        solve_keys = generate_keypair(bits, insecure_study_size=insecure_study_size)
-    t["keygen"] = time.perf_counter() - t0
+    phases = Phases(t)
+    with phases("keygen"):
+        upload_keys, solve_keys = _in_process_keys(params, upload_keys, solve_keys, upload_bits, insecure_study_size)
     check_solve_key(params, solve_keys[0])
     csp = Csp(params, upload_keys, solve_keys, backend=backend)
     evaluator = Evaluator(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
@@ -585,37 +624,11 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
     uploaded = 0
     for Xp, yp in zip(np.array_split(X, providers), np.array_split(y, providers)):
         prov = Provider(params, csp.upload_pk, backend=backend)
-        if mode == "per-record":
-            for start in range(0, len(Xp), chunk):
-                s = time.perf_counter()
-                packed = prov.pack(prov.encode(Xp[start:start + chunk], yp[start:start + chunk]))
-                e = time.perf_counter()
-                cts = prov.encrypt(packed)
-                a = time.perf_counter()
-                vectors = len(cts) // prov.plaintexts
-                agg.add(Upload(csp.upload_pk.fingerprint, cts, vectors, vectors))
-                t["encode"] += e - s
-                t["encrypt"] += a - e
-                t["aggregate"] += time.perf_counter() - a
-                uploaded += len(cts)
-        else:
-            s = time.perf_counter()
-            total = np.zeros(params.value_count, dtype=np.int64)
-            for start in range(0, len(Xp), chunk):
-                total += prov.encode(Xp[start:start + chunk], yp[start:start + chunk]).sum(axis=0)
-            packed = prov.pack(total[None, :], max(len(Xp), 1))
-            e = time.perf_counter()
-            cts = prov.encrypt(packed)
-            a = time.perf_counter()
-            agg.add(Upload(csp.upload_pk.fingerprint, cts, 1, len(Xp)))
-            t["encode"] += e - s
-            t["encrypt"] += a - e
-            t["aggregate"] += time.perf_counter() - a
-            uploaded += len(cts)
-    s = time.perf_counter()
-    aggregate_ = agg.result()
-    t["aggregate"] += time.perf_counter() - s
-
+        uploads = (prov.per_record(Xp, yp, chunk, phases) if mode == "per-record"
+                   else [prov.per_provider(Xp, yp, chunk, phases)])
+        uploaded += agg.add_timed(uploads, phases)
+    with phases("aggregate"):
+        aggregate_ = agg.result()
     model = finalize(params, csp, evaluator, aggregate_, t)
     t["total"] = sum(t.values())
     layout = evaluator.layout
@@ -627,3 +640,14 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
         layout={"value_bits": layout.value_bits, "guard_bits": layout.guard_bits, "mask_bits": layout.mask_bits,
                 "slot_bits": layout.slot_bits, "slots": layout.slots, "values": params.value_count})
 
+
+def _in_process_keys(params: RidgeParams, upload_keys: tuple[PublicKey, PrivateKey] | None,
+                     solve_keys: tuple[PublicKey, PrivateKey] | None, upload_bits: int, insecure_study_size: bool
+                     ) -> tuple[tuple[PublicKey, PrivateKey], tuple[PublicKey, PrivateKey]]:
+    """The keys given, or fresh ones: the solve key max(2048, what recovery needs) bits."""
+    if upload_keys is None:
+        upload_keys = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
+    if solve_keys is None:
+        bits = max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
+        solve_keys = generate_keypair(bits, insecure_study_size=insecure_study_size)
+    return upload_keys, solve_keys

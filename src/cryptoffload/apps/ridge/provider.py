@@ -15,7 +15,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from cryptoffload.apps._credentials import check_name
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
+from cryptoffload.apps.ridge.params import RidgeParams
 from cryptoffload.apps.ridge.protocol import Provider, Upload, check_upload_mode
 from cryptoffload.checks import check_int, check_seed
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
@@ -145,6 +146,35 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
     Batches are encrypted one ahead of the upload in progress (a thread; the native
     encryption releases the GIL). Upload ids are ``<provider_id>:<batch index>``: a re-run with
     the same provider id and data resumes, its accepted batches answered "already accepted"."""
+    provider_id = _check_options(platform_url, token, csp_fingerprint, csp_url, mode, batch, provider_id,
+                                 insecure_http)
+    report = ProviderReport(provider_id)
+    t0 = time.perf_counter()
+    async with client_session(cafile) as session:
+        peer = Peer(session, platform_url, "platform", insecure_http=insecure_http)
+        served_msg, info = await _served_session(peer)
+        pin = await _session_pin(session, csp_fingerprint, csp_url, insecure_http)
+        upload_pk = pinned_upload_key(info, pin, insecure_study_size)
+        X, y = _records(data, info.params, part)
+        prov = Provider(info.params, upload_pk, backend=backend)
+        bounds = _batch_bounds(mode, batch, len(X), served_msg.get("max_upload_vectors"))
+
+        def make(index: int) -> Upload:
+            s, e = bounds[index]
+            if mode == "per-provider":
+                return prov.per_provider(X, y)
+            return next(prov.per_record(X[s:e], y[s:e], chunk=e - s))
+
+        link = _UploadLink(peer, upload_pk, token, provider_id, mode, report, retry_for, on_retry, progress, len(X))
+        await _encrypt_ahead(len(bounds), make, link.send, progress, len(X))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _check_options(platform_url: str, token: str, csp_fingerprint: str | None, csp_url: str | None, mode: str,
+                   batch: int, provider_id: str | None, insecure_http: bool) -> str:
+    """Refuse a bad option before anything connects; returns the provider id (default: the
+    token's name)."""
     check_upload_mode(mode)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ConfigError(f"--batch must be a positive integer, got {batch!r}")
@@ -153,93 +183,121 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
     _http.check_url(platform_url, "platform", insecure_http)
     if csp_url is not None:
         _http.check_url(csp_url, "CSP", insecure_http)
-    provider_id = check_name(provider_id if provider_id is not None else token.partition(".")[0], "provider id")
-    report = ProviderReport(provider_id)
-    t0 = time.perf_counter()
-    async with client_session(cafile) as session:
-        peer = Peer(session, platform_url, "platform", insecure_http=insecure_http)
-        served_msg = await peer.get("/params", m.PARAMS)
-        try:
-            info = SessionInfo.from_message(served_msg)
-        except ProtocolError as exc:
-            raise ProtocolError(f"the platform at {peer.url} sent invalid parameters: {exc}", 502) from None
-        if csp_url is not None:
-            direct = await fetch_session(Peer(session, csp_url, "CSP", insecure_http=insecure_http))
-            if csp_fingerprint is not None and direct.fingerprint != csp_fingerprint.lower():
-                raise ConfigError(f"the CSP at {csp_url} serves session {direct.fingerprint}, not the pinned "
-                                  f"{csp_fingerprint.lower()}")
-            csp_fingerprint = direct.fingerprint
+    return check_name(provider_id if provider_id is not None else token.partition(".")[0], "provider id")
+
+
+async def _served_session(peer: Peer) -> tuple[dict[str, Any], SessionInfo]:
+    """The platform's ``/params`` message and the session it describes (502 if invalid)."""
+    served_msg = await peer.get("/params", m.PARAMS)
+    try:
+        return served_msg, SessionInfo.from_message(served_msg)
+    except ProtocolError as exc:
+        raise ProtocolError(f"the platform at {peer.url} sent invalid parameters: {exc}", 502) from None
+
+
+async def _session_pin(session: Any, csp_fingerprint: str | None, csp_url: str | None, insecure_http: bool) -> str:
+    """The fingerprint the platform's session must have: the pinned one, or the one the CSP
+    itself serves at ``csp_url`` (which must then equal the pin, when both are given)."""
+    if csp_url is None:
         assert csp_fingerprint is not None
-        upload_pk = pinned_upload_key(info, csp_fingerprint, insecure_study_size)
-        p = info.params
-        if isinstance(data, str):
-            rd = load_data_spec(data, p.d, p.x_bound, p.y_bound)
-            X, y = rd.X, rd.y
-        else:
-            X, y = np.asarray(data[0], dtype=np.float64), np.asarray(data[1], dtype=np.float64).ravel()
-        if X.ndim != 2 or X.shape[1] != p.d:
-            raise ConfigError(f"the data has {X.shape[1] if X.ndim == 2 else '?'} features, the session expects d = {p.d}")
-        i, k = part
-        X, y = np.array_split(X, k)[i - 1], np.array_split(y, k)[i - 1]
-        if len(X) == 0:
-            raise ConfigError(f"part {i}/{k} of the data holds no record")
-        prov = Provider(p, upload_pk, backend=backend)
-        fp = upload_pk.fingerprint
-        total = len(X)
-        max_vectors = served_msg.get("max_upload_vectors")
-        if mode == "per-record" and isinstance(max_vectors, int) and not isinstance(max_vectors, bool) \
-                and min(batch, total) > max_vectors:
-            raise ConfigError(f"--batch {batch} is above the platform's largest upload ({max_vectors} records)")
-        if mode == "per-record":
-            bounds = [(s, min(s + batch, total)) for s in range(0, total, batch)]
-        else:
-            bounds = [(0, total)]
+        return csp_fingerprint
+    direct = await fetch_session(Peer(session, csp_url, "CSP", insecure_http=insecure_http))
+    if csp_fingerprint is not None and direct.fingerprint != csp_fingerprint.lower():
+        raise ConfigError(f"the CSP at {csp_url} serves session {direct.fingerprint}, not the pinned "
+                          f"{csp_fingerprint.lower()}")
+    return direct.fingerprint
 
-        def make(index: int) -> Upload:
-            s, e = bounds[index]
-            if mode == "per-provider":
-                return prov.per_provider(X, y)
-            return next(prov.per_record(X[s:e], y[s:e], chunk=e - s))
 
-        async def send(index: int, up: Upload) -> None:
-            upload_id = f"{provider_id}:{index}" if mode == "per-record" else f"{provider_id}:all"
-            msg = m.new_message(m.UPLOAD, fp, upload_id=upload_id, provider_id=provider_id, vectors=up.vectors,
-                                records=up.records, ciphertexts=m.encode_ciphertexts(up.ciphertexts, upload_pk))
+def _records(data: str | tuple[np.ndarray, np.ndarray], p: RidgeParams, part: tuple[int, int]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Part ``i`` of ``K`` of the data, which must have the session's d features."""
+    if isinstance(data, str):
+        rd = load_data_spec(data, p.d, p.x_bound, p.y_bound)
+        X, y = rd.X, rd.y
+    else:
+        X, y = np.asarray(data[0], dtype=np.float64), np.asarray(data[1], dtype=np.float64).ravel()
+    if X.ndim != 2 or X.shape[1] != p.d:
+        raise ConfigError(f"the data has {X.shape[1] if X.ndim == 2 else '?'} features, the session expects d = {p.d}")
+    i, k = part
+    X, y = np.array_split(X, k)[i - 1], np.array_split(y, k)[i - 1]
+    if len(X) == 0:
+        raise ConfigError(f"part {i}/{k} of the data holds no record")
+    return X, y
 
-            async def call() -> dict[str, Any]:
-                nonlocal msg
-                try:
-                    return await peer.post(msg, m.UPLOAD_ACK, fp, token)
-                finally:
-                    msg = m.with_new_id(msg)  # a retry is a new message with the same upload id
 
-            def retrying(reason: str) -> None:
-                report.retries += 1
-                if on_retry is not None:
-                    on_retry(f"upload {upload_id}: {reason}; retrying")
+def _batch_bounds(mode: str, batch: int, total: int, max_vectors: object) -> list[tuple[int, int]]:
+    """The record ranges of the uploads: ``batch`` records each per record (refused above the
+    platform's largest upload), one upload of everything per provider."""
+    if mode != "per-record":
+        return [(0, total)]
+    if isinstance(max_vectors, int) and not isinstance(max_vectors, bool) and min(batch, total) > max_vectors:
+        raise ConfigError(f"--batch {batch} is above the platform's largest upload ({max_vectors} records)")
+    return [(s, min(s + batch, total)) for s in range(0, total, batch)]
 
-            ack = await _http.retrying(call, retry_for, retrying)
-            if ack.get("upload_id") != upload_id:
-                raise ProtocolError(f"the platform acknowledged {ack.get('upload_id')!r}, not {upload_id!r}", 502)
-            report.uploads += 1
-            report.records += up.records
-            report.bytes += len(up.ciphertexts) * m.value_bytes(upload_pk)
-            if ack.get("status") == "already accepted":
-                report.already_accepted += 1
-            if progress is not None:
-                progress(up.records, total)
 
-        if progress is not None:
-            progress(0, total)
-        pending: asyncio.Task[Upload] | None = asyncio.ensure_future(asyncio.to_thread(make, 0)) if bounds else None
-        try:
-            for index in range(len(bounds)):
-                assert pending is not None
-                up = await pending
-                pending = asyncio.ensure_future(asyncio.to_thread(make, index + 1)) if index + 1 < len(bounds) else None
-                await send(index, up)
-        finally:
-            if pending is not None:
-                pending.cancel()
-    report.seconds = time.perf_counter() - t0
-    return report
+@dataclass
+class _UploadLink:
+    """Sends one provider's uploads to the platform, retrying a failed one under the same
+    upload id (a fresh message id each time), and keeps the report."""
+
+    peer: Peer
+    upload_pk: PublicKey
+    token: str
+    provider_id: str
+    mode: str
+    report: ProviderReport
+    retry_for: float
+    on_retry: Callable[[str], None] | None
+    progress: ProgressHook | None
+    total: int
+
+    async def send(self, index: int, up: Upload) -> None:
+        fp = self.upload_pk.fingerprint
+        upload_id = f"{self.provider_id}:{index}" if self.mode == "per-record" else f"{self.provider_id}:all"
+        msg = m.new_message(m.UPLOAD, fp, upload_id=upload_id, provider_id=self.provider_id, vectors=up.vectors,
+                            records=up.records, ciphertexts=m.encode_ciphertexts(up.ciphertexts, self.upload_pk))
+
+        async def call() -> dict[str, Any]:
+            nonlocal msg
+            try:
+                return await self.peer.post(msg, m.UPLOAD_ACK, fp, self.token)
+            finally:
+                msg = m.with_new_id(msg)  # a retry is a new message with the same upload id
+
+        def retrying(reason: str) -> None:
+            self.report.retries += 1
+            if self.on_retry is not None:
+                self.on_retry(f"upload {upload_id}: {reason}; retrying")
+
+        ack = await _http.retrying(call, self.retry_for, retrying)
+        if ack.get("upload_id") != upload_id:
+            raise ProtocolError(f"the platform acknowledged {ack.get('upload_id')!r}, not {upload_id!r}", 502)
+        self._count(up, ack)
+
+    def _count(self, up: Upload, ack: dict[str, Any]) -> None:
+        self.report.uploads += 1
+        self.report.records += up.records
+        self.report.bytes += len(up.ciphertexts) * m.value_bytes(self.upload_pk)
+        if ack.get("status") == "already accepted":
+            self.report.already_accepted += 1
+        if self.progress is not None:
+            self.progress(up.records, self.total)
+
+
+async def _encrypt_ahead(count: int, make: Callable[[int], Upload],
+                         send: Callable[[int, Upload], Awaitable[None]], progress: ProgressHook | None,
+                         total: int) -> None:
+    """Upload ``count`` batches in order, the next one encrypted (in a thread) while the
+    current one is sent."""
+    if progress is not None:
+        progress(0, total)
+    pending: asyncio.Task[Upload] | None = asyncio.ensure_future(asyncio.to_thread(make, 0)) if count else None
+    try:
+        for index in range(count):
+            assert pending is not None
+            up = await pending
+            pending = asyncio.ensure_future(asyncio.to_thread(make, index + 1)) if index + 1 < count else None
+            await send(index, up)
+    finally:
+        if pending is not None:
+            pending.cancel()
