@@ -69,7 +69,9 @@ class ReplaySums:
 
     def __init__(self, d: int, scale: float, symmetric: bool = True) -> None:
         self.d, self.scale, self.symmetric = d, float(scale), symmetric
-        self._rows, self._cols = np.triu_indices(d) if symmetric else np.indices((d, d)).reshape(2, -1)
+        pairs = np.triu_indices(d) if symmetric else tuple(np.indices((d, d)).reshape(2, -1))
+        self._rows: np.ndarray = pairs[0]
+        self._cols: np.ndarray = pairs[1]
         self.a_int = np.zeros(len(self._rows), dtype=np.int64)
         self.b_int = np.zeros(d, dtype=np.int64)
         self.xtx = np.zeros((d, d))

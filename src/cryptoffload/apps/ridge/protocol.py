@@ -166,7 +166,7 @@ class Provider:
         enc = self.public_key.encryptor(self._backend, self._constant_time)
         return enc.encrypt_raw(list(plaintexts))
 
-    def encrypt_to_words(self, plaintexts: Sequence[int]) -> object:
+    def encrypt_to_words(self, plaintexts: Sequence[int]) -> bytes:
         """The ciphertexts as the native core's word buffer (what
         :func:`~cryptoffload.crypto._native.core.column_products` reads), never as Python
         integers: the fixed-base table writes them there directly when there is one."""
