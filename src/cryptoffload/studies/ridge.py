@@ -281,7 +281,7 @@ class Parties:
     params: P.RidgeParams
     upload_sk: PrivateKey
     csp: P.Csp
-    platform: P.Evaluator
+    platform: P.TradingPlatform
     keygen_s: float
 
 
@@ -291,7 +291,7 @@ def _parties(cfg: RidgeConfig) -> Parties:
     upload_pk, upload_sk = generate_keypair(cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
     csp = P.Csp.generate(params, upload_keys=(upload_pk, upload_sk), insecure_study_size=cfg.upload_bits < 2048)
     keygen_s = _time.perf_counter() - t0
-    return Parties(params, upload_sk, csp, P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2), keygen_s)
+    return Parties(params, upload_sk, csp, P.TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=2), keygen_s)
 
 
 @dataclass(frozen=True)
@@ -344,7 +344,7 @@ def _solve(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Models:
     timings: dict[str, float] = {}
     model = P.finalize(params, csp, parties.platform, agg.result(), timings)
     reference = np.linalg.solve(r.xtx + cfg.lam * np.eye(cfg.d), r.xty)
-    pp_platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk, workers=2)
+    pp_platform = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=2)
     pp_agg = pp_platform.aggregator()
     pp_agg.add(P.Upload(csp.upload_pk.fingerprint, uploads.per_provider_cts, 1, uploads.per_provider.result.records))
     pp_t: dict[str, float] = {}

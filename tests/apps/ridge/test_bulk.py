@@ -59,7 +59,7 @@ def test_bulk_aggregate_decrypts_to_the_encoded_sums(runner, setup) -> None:
 def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
     params, csp = setup
     run = run_bulk(runner, csp.upload_pk, params, 400, seed=3, chunk=100, progress=False)
-    platform = P.Evaluator(params, csp.upload_pk, csp.solve_pk)
+    platform = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk)
     agg = platform.aggregator()
     agg.add_products(run.result.aggregate, run.result.records)
     model = P.finalize(params, csp, platform, agg.result())
@@ -70,7 +70,7 @@ def test_bulk_model_matches_reference_and_per_provider(runner, setup) -> None:
 
     pp, cts = run_per_provider(runner, csp.upload_pk, params, 400, seed=3, chunk=150, progress=False)
     assert pp.result.ciphertexts == len(cts) == P.Provider(params, csp.upload_pk).plaintexts
-    pplat = P.Evaluator(params, csp.upload_pk, csp.solve_pk)
+    pplat = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk)
     pagg = pplat.aggregator()
     pagg.add(P.Upload(csp.upload_pk.fingerprint, cts, 1, 400))
     assert P.finalize(params, csp, pplat, pagg.result()).fractions == model.fractions
@@ -106,6 +106,6 @@ def test_bulk_refuses_more_records_than_declared(runner, setup) -> None:
     params, csp = setup
     with pytest.raises(ConfigError, match="max_records"):
         run_bulk(runner, csp.upload_pk, params, 20_000, progress=False)
-    agg = P.Evaluator(params, csp.upload_pk, csp.solve_pk).aggregator()
+    agg = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk).aggregator()
     with pytest.raises(ConfigError, match="refused before adding"):
         agg.add_products([1] * agg.plaintexts, 10_001)

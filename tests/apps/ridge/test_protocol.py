@@ -14,7 +14,7 @@ from sklearn.linear_model import Ridge
 from cryptoffload.apps.ridge import (
     Aggregator,
     Csp,
-    Evaluator,
+    TradingPlatform,
     Provider,
     RidgeParams,
     SingularMatrixError,
@@ -176,7 +176,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
     agg = aggregate(prov.per_record(data.X, data.y, chunk=7), params, upload_keys[0])
     assert agg.records == 20
     csp = Csp(params, upload_keys, solve_keys)
-    platform = Evaluator(params, upload_keys[0], solve_keys[0])
+    platform = TradingPlatform(params, upload_keys[0], solve_keys[0])
     bias = platform.layout.mask_bias
     masked = platform.mask_for_unpack(agg)
     masks = list(platform._masks[0])          # one contribution: its masks
@@ -200,7 +200,7 @@ def test_csp_sees_only_masked_slots(upload_keys, solve_keys):
 def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     """The CSP's solve sees A R, not A; the buyer's R w' - r is A^-1 b."""
     params = RidgeParams(d=3, max_records=10, y_bound=10.0)
-    platform = Evaluator(params, upload_keys[0], solve_keys[0])
+    platform = TradingPlatform(params, upload_keys[0], solve_keys[0])
     csp = Csp(params, upload_keys, solve_keys)
     pk = solve_keys[0]
     A = [[5, 1, 0], [1, 4, -2], [0, -2, 6]]
@@ -227,11 +227,11 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
     below zero that borrows, garbage modulo n) and sums the others; a carry of exactly one
     whole field is the same plaintext as a different value in the next slot, so it is *not*
     caught (documented: poisoning within the masked field needs range proofs)."""
-    from cryptoffload.apps.ridge.protocol import Aggregate, Csp, Evaluator, TooFewContributions
+    from cryptoffload.apps.ridge.protocol import Aggregate, Csp, TradingPlatform, TooFewContributions
 
     params = RidgeParams(d=2, max_records=10, y_bound=10.0)
     csp = Csp(params, upload_keys, solve_keys)
-    ev = Evaluator(params, csp.upload_pk, csp.solve_pk)
+    ev = TradingPlatform(params, csp.upload_pk, csp.solve_pk)
     layout, pk, n = ev.layout, csp.upload_pk, csp.upload_pk.n
     count = params.value_count
 

@@ -23,7 +23,7 @@ from cryptoffload.apps.ridge.protocol import (
     Aggregator,
     Csp,
     EncryptedSystem,
-    Evaluator,
+    TradingPlatform,
     MaskedSystem,
     MaskSecret,
     Provider,
@@ -36,7 +36,7 @@ from cryptoffload.apps.ridge.protocol import (
 )
 
 __all__ = [
-    "UPLOAD_MODES", "Aggregate", "Aggregator", "Csp", "EncryptedSystem", "Evaluator", "MaskSecret", "MaskedSystem",
+    "UPLOAD_MODES", "Aggregate", "Aggregator", "Csp", "EncryptedSystem", "TradingPlatform", "MaskSecret", "MaskedSystem",
     "Provider", "ReconstructionError", "RidgeModel", "RidgeParams", "RidgeResult", "SingularMatrixError", "Upload",
     "aggregate", "check_solve_key", "check_upload_key", "error_bound", "rational_reconstruct", "recover_model",
     "required_solve_key_bits", "run_in_process", "solve_bounds", "solve_mod", "upload_layout",

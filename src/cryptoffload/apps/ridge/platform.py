@@ -5,7 +5,7 @@ It fetches parameters and keys from the CSP, accepts uploads from registered pro
 :mod:`.store`), folds each upload into the aggregate with one native call
 (:func:`~cryptoffload.crypto._native.core.column_products`), and on ``finalize`` (buyer
 only) commits to the aggregate at the CSP, runs the masked unpacking with the CSP and the
-masked solve (:class:`~.protocol.Evaluator`), keeping R, r for the buyer.
+masked solve (:class:`~.protocol.TradingPlatform`), keeping R, r for the buyer.
 
 What an upload must be (issue 12's attacks on uploads): sent with a provider's token
 (:mod:`.tokens`), naming that provider and an ``upload_id`` that starts with its id;
@@ -48,7 +48,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
-from cryptoffload.apps.ridge.protocol import Aggregate, Evaluator
+from cryptoffload.apps.ridge.protocol import Aggregate, TradingPlatform
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
     configure_logging,
@@ -96,7 +96,7 @@ class PlatformService:
         self.info = info
         self.params = info.params
         self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
-        self.protocol = Evaluator(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
+        self.protocol = TradingPlatform(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
         self.plaintexts = self.protocol.layout.plaintexts_needed(info.params.value_count)
         self.store = store
         self.csp_url = _http.check_url(csp_url, "CSP", insecure_http)

@@ -31,7 +31,7 @@ layer or a study can put a network between any two of them:
    the platform removes B with the mask. The CSP decrypts (upload key), splits the bit fields,
    encrypts each field alone under the *solve* key and returns them; the platform subtracts
    ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j).
-5. **Masked solve over Z_n** (n the solve key's modulus). The platform (:class:`Evaluator`:
+5. **Masked solve over Z_n** (n the solve key's modulus). The platform (:class:`TradingPlatform`:
    the platform's computations; "platform" stays the role's name on the command line) adds ``lambda I`` (at
    scale 2^f, so the solution is that of scikit-learn's ``Ridge(alpha=lambda,
    fit_intercept=False)``: minimise ||y - X w||^2 + lambda ||w||^2), draws a uniform
@@ -359,9 +359,9 @@ class MaskSecret:
     r: list[int]
 
 
-class Evaluator:
-    """The platform's computations (the party the command line calls ``ridge platform``; the
-    evaluator of the data-trading setting): masks aggregates for unpacking, unmasks under the
+class TradingPlatform:
+    """The data-trading platform's computations (the party the command line calls ``ridge
+    platform``; named in full because the project's *Platform* means devices and links): masks aggregates for unpacking, unmasks under the
     solve key, adds lambda I and masks the normal equations for the CSP's solve. A protocol
     party, not a Platform in the project's vocabulary (devices and links)."""
 
@@ -579,7 +579,7 @@ class RidgeResult:
     layout: dict[str, int] = field(default_factory=dict)
 
 
-def finalize(params: RidgeParams, csp: Csp, evaluator: Evaluator, agg: Aggregate,
+def finalize(params: RidgeParams, csp: Csp, evaluator: TradingPlatform, agg: Aggregate,
              timings: dict[str, float] | None = None) -> RidgeModel:
     """Steps 4 and 5 in one process: masked unpacking, masked solve, recovery. Adds
     ``unpack``, ``mask_solve``, ``csp_solve`` and ``recover`` seconds to ``timings``."""
@@ -619,7 +619,7 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
         upload_keys, solve_keys = _in_process_keys(params, upload_keys, solve_keys, upload_bits, insecure_study_size)
     check_solve_key(params, solve_keys[0])
     csp = Csp(params, upload_keys, solve_keys, backend=backend)
-    evaluator = Evaluator(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
+    evaluator = TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
     agg = evaluator.aggregator()
     uploaded = 0
     for Xp, yp in zip(np.array_split(X, providers), np.array_split(y, providers)):
