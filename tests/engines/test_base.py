@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from cryptoffload.engines import ENGINES, Engine, EngineClosed, Job, JobFailed, RingFull, engine_reasons, make_engine
+from cryptoffload.engines.base import EngineError, JobFuture
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 MOD = (1 << 2048) - 159  # an odd 2048-bit modulus: ~1 ms per modexp, slow enough to queue up
@@ -145,3 +146,13 @@ def test_in_order_delivery_across_workers(make: Callable[..., Engine]) -> None:
             f.add_done_callback(lambda _f, i=i: order.append(i))
         eng.wait_all(futures)
     assert order == list(range(len(jobs)))
+
+
+def test_a_future_resolved_without_a_value_says_so() -> None:
+    """``result()`` is the job's integer: a future resolved as done with no value (an engine
+    bug) raises rather than handing ``None`` to code that multiplies it."""
+    future = JobFuture(Job.modexp(2, 3, 5))
+    future._resolve(True, None)
+    with pytest.raises(EngineError, match=r"job \d+ resolved without a result"):
+        future.result()
+    assert future.exception() is None

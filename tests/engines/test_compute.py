@@ -55,3 +55,18 @@ def test_a_plaintext_out_of_range_fails_its_job_with_the_keys_message() -> None:
     with pytest.raises(JobFailed, match=r"PlaintextRangeError: plaintext out of range: must be in \[0, n\) "
                                         "for this 4-bit key"):
         raise exc
+
+
+def test_a_missing_operand_is_a_malformed_payload() -> None:
+    """``None`` is only for randomness the engine draws; a None modulus, key or base fails its
+    job as malformed, and the rest of the batch is computed."""
+    batch = [("modexp", (2, 5, None)), ("paillier.encrypt_classic", (None, 3, 2)), ("modexp", (None, 5, MOD)),
+             ("modexp", (3, 5, MOD))]
+    out = compute_batch(batch)
+    assert out[3] == (True, 243)
+    for i, message in ((0, "malformed payload"), (1, "malformed payload"),
+                       (2, "TypeError: a required payload integer is None")):
+        ok, exc = out[i]
+        assert not ok and isinstance(exc, JobFailed)
+        with pytest.raises(JobFailed, match=message):
+            raise exc

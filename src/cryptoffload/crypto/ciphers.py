@@ -310,9 +310,11 @@ class _OpenSSLBackend:
                         Camellia,
                         TripleDES,
                     )
+
+                    legacy: dict[str, Any] = {"camellia": Camellia, "3des": TripleDES}
                 except ImportError:  # pragma: no cover - older cryptography
-                    Camellia, TripleDES = algorithms.Camellia, algorithms.TripleDES
-                algos = {"aes": algorithms.AES, "camellia": Camellia, "3des": TripleDES}
+                    legacy = {"camellia": algorithms.Camellia, "3des": algorithms.TripleDES}
+                algos = {"aes": algorithms.AES, **legacy}
                 self._mods = (ossl, Cipher, modes, algos)
             except ImportError as exc:  # pragma: no cover - cryptography is a dependency
                 self._import_error = f"the cryptography package cannot be imported ({exc})"
@@ -474,9 +476,7 @@ def _as_bytes(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}")
 
 
-def _checked(
-    name: str, key: Any, iv: Any, data: Any | None
-) -> tuple[CipherSpec, bytes, bytes | None, bytes | None]:
+def _checked_key(name: str, key: Any, iv: Any) -> tuple[CipherSpec, bytes, bytes | None]:
     spec = cipher_spec(name)
     key = _as_bytes(key, "key")
     if len(key) != spec.key_size:
@@ -491,13 +491,23 @@ def _checked(
             raise ConfigError(f"{name}: IV must be {spec.block_size} bytes, got {len(iv)}")
     elif iv is not None:
         raise ConfigError(f"{name}: ECB takes no IV")
-    if data is not None:
-        data = _as_bytes(data, "data")
-        if len(data) % spec.block_size:
-            raise ConfigError(
-                f"{name}: data length {len(data)} is not a multiple of the "
-                f"{spec.block_size}-byte block (no padding in ECB/CBC here; see pad_pkcs7)"
-            )
+    return spec, key, iv
+
+
+def _checked_data(spec: CipherSpec, name: str, data: Any) -> bytes:
+    data = _as_bytes(data, "data")
+    if len(data) % spec.block_size:
+        raise ConfigError(
+            f"{name}: data length {len(data)} is not a multiple of the "
+            f"{spec.block_size}-byte block (no padding in ECB/CBC here; see pad_pkcs7)"
+        )
+    return data
+
+
+def _checked(name: str, key: Any, iv: Any, data: Any) -> tuple[CipherSpec, bytes, bytes | None, bytes]:
+    """A one-shot call's arguments as bytes: key and IV, then the data, then a weak key."""
+    spec, key, iv = _checked_key(name, key, iv)
+    data = _checked_data(spec, name, data)
     _check_weak(spec, key)
     return spec, key, iv, data
 
@@ -516,7 +526,7 @@ def encrypt(
     """
     spec, key, iv, data = _checked(name, key, iv, data)
     impl = _backend(spec, backend)
-    return impl.one_shot(spec.algo, spec.mode, key, iv, data, False)  # type: ignore[arg-type]
+    return impl.one_shot(spec.algo, spec.mode, key, iv, data, False)
 
 
 def decrypt(
@@ -525,7 +535,7 @@ def decrypt(
     """Inverse of :func:`encrypt`, with the same arguments and errors."""
     spec, key, iv, data = _checked(name, key, iv, data)
     impl = _backend(spec, backend)
-    return impl.one_shot(spec.algo, spec.mode, key, iv, data, True)  # type: ignore[arg-type]
+    return impl.one_shot(spec.algo, spec.mode, key, iv, data, True)
 
 
 class CipherContext:
@@ -579,7 +589,8 @@ def open_context(
     decrypt: bool = False,
 ) -> CipherContext:
     """Set up ``name`` with ``key`` (and IV) once and return a :class:`CipherContext`."""
-    spec, key, iv, _ = _checked(name, key, iv, None)
+    spec, key, iv = _checked_key(name, key, iv)
+    _check_weak(spec, key)
     impl = _backend(spec, backend)
     ctx = impl.context(spec.algo, spec.mode, key, iv, decrypt)
     return CipherContext(name, impl.name, decrypt, ctx)

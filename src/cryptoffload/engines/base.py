@@ -180,15 +180,19 @@ class JobFuture:
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         self._wait(timeout)
-        return self._value if self._state == _FAILED else None
+        value = self._value
+        return value if self._state == _FAILED and isinstance(value, BaseException) else None
 
-    def result(self, timeout: float | None = None) -> JobValue:
-        """The job's value; polls the engine while waiting, so a lone caller never hangs.
-        Raises the job's error, or ``TimeoutError``."""
+    def result(self, timeout: float | None = None) -> int:
+        """The job's integer result; polls the engine while waiting, so a lone caller never
+        hangs. Raises the job's error, or ``TimeoutError``."""
         self._wait(timeout)
-        if self._state == _FAILED:
-            raise self._value
-        return self._value
+        value = self._value
+        if isinstance(value, BaseException):
+            raise value
+        if value is None:   # resolved means a value or an error; None would be an engine bug
+            raise EngineError(f"job {self.job.id} resolved without a result")
+        return value
 
     def _wait(self, timeout: float | None) -> None:
         if self._state != _PENDING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import djn
@@ -21,6 +21,7 @@ from cryptoffload.errors import ConfigError
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.paillier.encryptor import Encryptor
+    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: ``powm(bases, exps, modulus, exp_bits)``: ``exp_bits`` is a public bound on the exponents'
 #: bit length where the caller knows one (the exponents may be secret), else None. Kernels that
@@ -28,9 +29,25 @@ if TYPE_CHECKING:
 #: GMP ignores it (``mpz_powm``'s time depends on the exponent anyway).
 PowmFn = Callable[[Sequence[int], Sequence[int], int, "int | None"], list[int]]
 Work = tuple[str, tuple[int | None, ...]]
-#: what one native call is made for: the modulus (``modexp``), (n, h_s) (``paillier.encrypt``)
-#: or n (``paillier.encrypt_classic``)
-GroupKey = int | tuple[int, int]
+#: what one native call is made for: (modulus,) for ``modexp``, (n, h_s) for
+#: ``paillier.encrypt``, (n,) for ``paillier.encrypt_classic``
+GroupKey = tuple[int, ...]
+
+
+class BatchEncryptor(Protocol):
+    """What a batch encrypts through: the CPU ``Encryptor`` or a GPU key bound to a stream."""
+
+    @property
+    def public_key(self) -> PublicKey: ...
+
+    def encrypt_raw(self, messages: Sequence[int], exponents: Sequence[int] | None = None) -> list[int]: ...
+
+
+class EncryptorSource(Protocol):
+    """Where a batch finds the encryptor of a public key (n, h_s): an :class:`EncryptorCache`,
+    or the GPU engine's per-stream keys."""
+
+    def get(self, n: int, hs: int) -> BatchEncryptor: ...
 
 
 def gmp_powm(bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None) -> list[int]:
@@ -58,37 +75,59 @@ class EncryptorCache:
         return enc
 
 
+def _operand(x: int | None) -> int:
+    """A payload integer the job cannot do without (``None`` is only for randomness the
+    engine draws); a ``TypeError`` -- a malformed payload -- otherwise."""
+    if x is None:
+        raise TypeError("a required payload integer is None")
+    return x
+
+
+def _modexp(key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn) -> list[int]:
+    (modulus,) = key
+    exps = [p[1] for p in payloads]
+    checked = [e for e in exps if isinstance(e, int) and e >= 0]
+    if len(checked) != len(exps):
+        raise ConfigError("a modexp exponent must be a non-negative int")
+    return powm([_operand(p[0]) for p in payloads], checked, modulus, None)
+
+
+def _encrypt(key: GroupKey, payloads: list[tuple[int | None, ...]], encryptors: EncryptorSource) -> list[int]:
+    n, hs = key
+    enc = encryptors.get(n, hs)
+    ms = [djn.check_plaintext(p[2], n) for p in payloads]
+    exps = [a if (a := p[3]) is not None else enc.public_key.random_exponent() for p in payloads]
+    return enc.encrypt_raw(ms, exps)
+
+
+def _encrypt_classic(key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn) -> list[int]:
+    (n,) = key
+    n2 = n * n
+    ms = [djn.check_plaintext(p[1], n) for p in payloads]
+    rs = [r if (r := p[2]) is not None else djn.random_unit(n) for p in payloads]
+    bound = n.bit_length()   # m < n is secret: every exponent is processed over n's length
+    gm = powm([n + 1] * len(ms), ms, n2, bound)
+    rn = powm(rs, [n] * len(rs), n2, bound)
+    return [a * b % n2 for a, b in zip(gm, rn)]
+
+
 def _run_group(kind: str, key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn,
-               encryptors: EncryptorCache) -> list[int]:
+               encryptors: EncryptorSource) -> list[int]:
     if kind == "modexp":
-        exps = [p[1] for p in payloads]
-        if not all(isinstance(e, int) and e >= 0 for e in exps):
-            raise ConfigError("a modexp exponent must be a non-negative int")
-        return powm([p[0] for p in payloads], exps, key, None)
+        return _modexp(key, payloads, powm)
     if kind == "paillier.encrypt":
-        n, hs = key
-        enc = encryptors.get(n, hs)
-        ms = [djn.check_plaintext(p[2], n) for p in payloads]
-        exps = [p[3] if p[3] is not None else enc.public_key.random_exponent() for p in payloads]
-        return enc.encrypt_raw(ms, exps)
+        return _encrypt(key, payloads, encryptors)
     if kind == "paillier.encrypt_classic":
-        n = key
-        n2 = n * n
-        ms = [djn.check_plaintext(p[1], n) for p in payloads]
-        rs = [p[2] if p[2] is not None else djn.random_unit(n) for p in payloads]
-        bound = n.bit_length()   # m < n is secret: every exponent is processed over n's length
-        gm = powm([n + 1] * len(ms), ms, n2, bound)
-        rn = powm(rs, [n] * len(rs), n2, bound)
-        return [a * b % n2 for a, b in zip(gm, rn)]
+        return _encrypt_classic(key, payloads, powm)
     raise ConfigError(f"unknown job kind {kind!r}")
 
 
 def _group_key(kind: str, payload: tuple[int | None, ...]) -> GroupKey:
     if kind == "modexp":
-        return payload[2]
+        return (_operand(payload[2]),)
     if kind == "paillier.encrypt":
-        return (payload[0], payload[1])
-    return payload[0]
+        return (_operand(payload[0]), _operand(payload[1]))
+    return (_operand(payload[0]),)
 
 
 def _failure(kind: str, exc: BaseException) -> JobFailed:
@@ -96,7 +135,7 @@ def _failure(kind: str, exc: BaseException) -> JobFailed:
 
 
 def compute_batch(batch: Sequence[Work], powm: PowmFn = gmp_powm,
-                  encryptors: EncryptorCache | None = None) -> list[Outcome]:
+                  encryptors: EncryptorSource | None = None) -> list[Outcome]:
     """(ok, value) per job: one native call per (kind, key) group; a group that raises is
     retried job by job so only the bad job fails."""
     encryptors = encryptors or EncryptorCache()

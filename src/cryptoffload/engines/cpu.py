@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext, SpawnContext
 from typing import Sequence
 
 from cryptoffload.crypto._native import core as native
@@ -70,7 +71,12 @@ class CpuEngine(BatchEngine):
         self._start_dispatchers()
 
     def _start_processes(self, start_method: str, constant_time: bool, timeout: float) -> None:
-        ctx = multiprocessing.get_context(start_method)
+        # each method spelled as a literal: the context's type (spawn or forkserver) has ``Process``
+        ctx: SpawnContext | ForkServerContext
+        if start_method == "forkserver":
+            ctx = multiprocessing.get_context("forkserver")
+        else:
+            ctx = multiprocessing.get_context("spawn")
         for i in range(self.workers):
             parent, child = ctx.Pipe()
             p = ctx.Process(target=worker_main, args=(child, self.cores[i], self.backend, constant_time),

@@ -104,7 +104,7 @@ def _default_workers() -> int:
 def _make_client_class() -> type:   # distributed is imported only when a runner starts
     from distributed import Client
 
-    class _Client(Client):  # type: ignore[misc]
+    class _Client(Client):
         """A Client whose connection attempt as a whole is bounded by its ``timeout`` (the
         stock one waits forever on a port that accepts but never answers the handshake), and
         that stops its event-loop thread when it fails to connect (the stock one leaves it
@@ -278,7 +278,7 @@ class DaskRunner:
     def require_resources(self, resources: Mapping[str, float]) -> None:
         """Refuse (one-line :class:`ConfigError`) when no worker declares enough of each."""
         declared = self.worker_resources().values()
-        for name, amount in _check_resources(resources).items():
+        for name, amount in _checked_resources(resources).items():
             if not any(r.get(name, 0) >= amount for r in declared):
                 raise ConfigError(
                     f"no Dask worker declares resource {name}={amount:g}: start workers with "
@@ -490,8 +490,11 @@ class _Window:
 
 
 def _check_resources(resources: Mapping[str, float] | None) -> dict[str, float] | None:
-    if resources is None:
-        return None
+    return None if resources is None else _checked_resources(resources)
+
+
+def _checked_resources(resources: Mapping[str, float]) -> dict[str, float]:
+    """The resources as floats; a one-line :class:`ConfigError` for a bad name or amount."""
     out: dict[str, float] = {}
     for name, amount in dict(resources).items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", name):

@@ -25,7 +25,7 @@ engine end to end. Without CuPy or a GPU, construction raises
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, check_range, 
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
 from cryptoffload.engines.compute import compute_batch
 from cryptoffload.errors import BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: Ciphertexts per pipelined bulk batch (two batches in flight): 256 MiB of ciphertexts at
 #: n = 1024 per batch, enough to fill a large GPU, small enough to overlap.
@@ -105,7 +108,7 @@ class GpuEngine(BatchEngine):
         return f"{self.name}: {self.runtime.describe()}; {self.workers} stream(s), max batch {self.max_batch}"
 
     # -- device contexts -----------------------------------------------------------------------
-    def key(self, public_key: Any) -> GpuPaillier:
+    def key(self, public_key: PublicKey) -> GpuPaillier:
         """The device context (fixed-base table) of ``public_key``, built once per engine."""
         k = (public_key.n, public_key.hs)
         with self._lock:
@@ -183,7 +186,7 @@ class GpuEngine(BatchEngine):
                 s.synchronize()
         return acc
 
-    def encrypt_aggregate(self, public_key: Any, plaintexts: Sequence[int] | np.ndarray, rows: int, cols: int, *,
+    def encrypt_aggregate(self, public_key: PublicKey, plaintexts: Sequence[int] | np.ndarray, rows: int, cols: int, *,
                           batch_rows: int | None = None) -> list[int]:
         """Encrypt a row-major ``rows x cols`` matrix of plaintexts (each in [0, n), every
         ciphertext with its own fresh randomness) and return the product mod n^2 of each

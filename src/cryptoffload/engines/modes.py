@@ -33,10 +33,13 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Sequence
 
 from cryptoffload.engines.base import Engine, EngineStats, Job, JobFuture
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier.keys import PublicKey
 
 CLIENT_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2", "batch")
 PAPER_CLIENT_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2")
@@ -74,7 +77,7 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
 class _Work:
     """Client-side state of one run: the two modexp jobs per message, results, latencies."""
 
-    def __init__(self, pk: Any, messages: Sequence[int]) -> None:
+    def __init__(self, pk: PublicKey, messages: Sequence[int]) -> None:
         self.n, self.n2, self.g = pk.n, pk.nsquare, pk.g
         self.pk = pk
         self.messages = [pk.check_plaintext(m) for m in messages]
@@ -224,7 +227,11 @@ async def _launch_all(body: Callable[[int], Awaitable[None]], count: int, inflig
 
 async def _run_coroutines(engine: Engine, work: _Work, inflight: int, two: bool) -> None:
     run = _Coroutines(engine, work)
-    remove = engine.add_response_listener(lambda: run.loop.call_soon_threadsafe(run.wake.set))
+
+    def wake() -> None:
+        run.loop.call_soon_threadsafe(run.wake.set)
+
+    remove = engine.add_response_listener(wake)
     poll_task = asyncio.create_task(run.poller())
     try:
         await _launch_all(run.two_coroutines if two else run.one, len(work.messages), inflight)
@@ -245,7 +252,7 @@ def _run_batch(engine: Engine, work: _Work) -> None:
         work.latencies[i] = f.completed_at - f.submitted_at
 
 
-def run_mode(mode: str, engine: Engine, pk: Any, messages: Sequence[int], *, threads: int = 8,
+def run_mode(mode: str, engine: Engine, pk: PublicKey, messages: Sequence[int], *, threads: int = 8,
              inflight: int = 64) -> ModeResult:
     """Encrypt ``messages`` under ``pk`` in client ``mode`` on ``engine`` and time it.
 
@@ -277,7 +284,7 @@ def run_mode(mode: str, engine: Engine, pk: Any, messages: Sequence[int], *, thr
         ciphertexts=work.ciphertexts, stats=engine.stats())
 
 
-def encrypt_array(engine: Engine, pk: Any, values: Any, *, progress: bool = True, chunk: int = 4096,
+def encrypt_array(engine: Engine, pk: PublicKey, values: Any, *, progress: bool = True, chunk: int = 4096,
                   threshold: int = PROGRESS_THRESHOLD) -> list[int]:
     """DJN ciphertext integers for a list or numpy array (object or integer dtype) of
     plaintexts, submitted in chunks with the next chunk queued while one is computed; a

@@ -80,14 +80,16 @@ def make_engine(name: str, **kw: Any) -> Any:
     that cannot run here raises :class:`BackendUnavailable` with the reason."""
     if name == "auto":
         reasons = []
-        for spec in sorted((s for s in ENGINES.values() if s.auto_rank is not None), key=lambda s: s.auto_rank):
-            why = spec.reason()
+        ranked = sorted(((s.auto_rank, s) for s in ENGINES.values() if s.auto_rank is not None),
+                        key=lambda rank_spec: rank_spec[0])
+        for _, candidate in ranked:
+            why = candidate.reason()
             if why is None:
                 try:
-                    return spec.build(**kw)
+                    return candidate.build(**kw)
                 except BackendUnavailable as exc:
                     why = str(exc)
-            reasons.append(f"{spec.name}: {why}")
+            reasons.append(f"{candidate.name}: {why}")
         raise BackendUnavailable("no engine works here (" + "; ".join(reasons) + ")")
     spec = ENGINES.get(name)
     if spec is None:

@@ -54,8 +54,8 @@ def _find_crypto_mb() -> tuple[Path, Path] | None:
     lib = next((f for f in lib_files if str(f).endswith("libcrypto_mb.a")), None)
     if header is None or lib is None:
         return None
-    header_path = Path(metadata.distribution("ipp-crypto-include").locate_file(header)).resolve()
-    lib_path = Path(metadata.distribution("ipp-crypto-static").locate_file(lib)).resolve()
+    header_path = Path(str(metadata.distribution("ipp-crypto-include").locate_file(header))).resolve()
+    lib_path = Path(str(metadata.distribution("ipp-crypto-static").locate_file(lib))).resolve()
     if not header_path.exists() or not lib_path.exists():
         return None
     return header_path.parent.parent, lib_path

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 from cffi import FFI
 
 HERE = Path(__file__).resolve().parent
 
 
-def _kernels_table():
-    spec = importlib.util.spec_from_file_location("_copg_gpu_kernels", HERE / "gpu_kernels.py")
+def _kernels_table() -> ModuleType:
+    path = HERE / "gpu_kernels.py"
+    spec = importlib.util.spec_from_file_location("_copg_gpu_kernels", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the kernel table {path}")
     module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
 

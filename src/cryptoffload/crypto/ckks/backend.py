@@ -89,7 +89,7 @@ def library_errors(op: str, library: str, describe: Callable[[BaseException], st
 
 def _are_close(a: float, b: float) -> bool:
     """SEAL's ``util::are_close``: how strictly two scales must agree for an addition."""
-    return abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0)
+    return bool(abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0))
 
 
 class CkksBackend(BatchedOps, ABC):
@@ -343,7 +343,7 @@ class CheckedBackend(CkksBackend):
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
         """``(level, scale, size)`` of an object already checked to be ours (size 1 for plaintexts)."""
 
-    def _own(self, obj: Any, kind: type | tuple[type, ...], op: str) -> Any:
+    def _own(self, obj: Any, kind: type[_Handle] | tuple[type[_Handle], ...], op: str) -> Any:
         if not isinstance(obj, kind):
             what = " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__
             raise CkksError(f"{op}: expected a {what}, got {type(obj).__name__}")

@@ -33,6 +33,9 @@ __all__ = ["BabyStepOps", "BsgsOps", "GiantStepOps", "baby_rotations", "bsgs_pro
 C = TypeVar("C")
 #: what its plaintexts are (``None`` in a table of them: an all-zero diagonal, skipped)
 P = TypeVar("P")
+#: the plaintext type of the protocols below: only ever passed in, so an evaluator that takes
+#: any plaintext fits where a narrower one is asked for
+P_contra = TypeVar("P_contra", contravariant=True)
 
 
 class BabyStepOps(Protocol[C]):
@@ -43,12 +46,12 @@ class BabyStepOps(Protocol[C]):
     def rotate_many(self, ct: C, steps: Sequence[int]) -> list[C]: ...
 
 
-class GiantStepOps(Protocol[C, P]):
+class GiantStepOps(Protocol[C, P_contra]):
     """What :func:`giant_sums` calls: the batched ops of
     :class:`~cryptoffload.crypto.ckks.batched.BatchedOps`, so every backend and every evaluator
     that mixes ``BatchedOps`` in (the op-DAG and Dask evaluators, plain slot vectors) is one."""
 
-    def mul_plain_sums(self, groups: Sequence[Sequence[tuple[C, P]]]) -> list[C]: ...
+    def mul_plain_sums(self, groups: Sequence[Sequence[tuple[C, P_contra]]]) -> list[C]: ...
 
     def rescale_many(self, cts: Sequence[C]) -> list[C]: ...
 
@@ -57,7 +60,7 @@ class GiantStepOps(Protocol[C, P]):
     def add_many(self, cts: Sequence[C]) -> C: ...
 
 
-class BsgsOps(BabyStepOps[C], GiantStepOps[C, P], Protocol[C, P]):
+class BsgsOps(BabyStepOps[C], GiantStepOps[C, P_contra], Protocol[C, P_contra]):
     """What :func:`bsgs_product` calls: both of the above (a :class:`~.backend.CkksBackend`)."""
 
 

@@ -18,7 +18,7 @@ from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 if TYPE_CHECKING:  # the interface imports numpy; the CLI reads this table without it
-    from cryptoffload.crypto.ckks.backend import CkksBackend
+    from cryptoffload.crypto.ckks.backend import CheckedBackend, CkksBackend
 
 __all__ = ["BACKENDS", "BackendEntry", "backend_class", "backend_from_context", "backend_help", "backend_names",
            "describe_backend", "make_backend"]
@@ -72,7 +72,7 @@ def describe_backend(name: str) -> str:
     return f"{entry.library} {version}"
 
 
-def backend_class(name: str) -> type[CkksBackend]:
+def backend_class(name: str) -> type[CheckedBackend]:
     """The class registered as ``name``, imported now; :class:`ConfigError` for an unknown name,
     :class:`BackendUnavailable` when its module (or a library it needs) does not import."""
     key = str(name).lower()

@@ -162,8 +162,15 @@ class SealBackend(CheckedBackend):
             cd = cd.next_context_data()
         self._encoder = s.CKKSEncoder(self._ctx)
         self._ev = s.Evaluator(self._ctx)
-        self._sk = self._pk = self._rk = self._gk = self._kg = None
-        self._encryptor = self._decryptor = None
+        # SEAL objects (the binding is untyped), None until keygen or a context sets them; every
+        # use is behind _need_public / _need_secret, which the key state guarantees
+        self._sk: Any = None
+        self._pk: Any = None
+        self._rk: Any = None
+        self._gk: Any = None
+        self._kg: Any = None
+        self._encryptor: Any = None
+        self._decryptor: Any = None
         self._blobs: dict[str, bytes] = {}  # compact serialised keys, for contexts
 
     # -- keys ------------------------------------------------------------------------------

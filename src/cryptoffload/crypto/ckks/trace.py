@@ -274,8 +274,9 @@ class RecordingBackend(CkksBackend):
             ref = self._pt_ref(ct_or_pt)
             out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)
             # a plaintext at another level is another stored weight: a host-side encode
+            source: dict[str, Any] = {"from": ref}   # "from" is a keyword: passed as a dict
             self._bind(out, self._record("encode", be.level(out), [], be.plaintext_bytes(ct_or_pt),
-                                         be.plaintext_bytes(out), wall, **{"from": ref}))
+                                         be.plaintext_bytes(out), wall, **source))
             return out
         ref = self._ref(ct_or_pt)
         out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)

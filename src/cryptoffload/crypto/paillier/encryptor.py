@@ -57,7 +57,7 @@ def resolve_backend(backend: str, nsquare_bits: int | None = None) -> str:
         return "gmp" if native.native_available() else "gmpy2"
     if backend == "ifma" and not native.ifma_available():
         raise BackendUnavailable("backend 'ifma' needs AVX512-IFMA and the crypto_mb build; use 'gmp' or 'auto'")
-    if backend == "ifma" and not fits:
+    if backend == "ifma" and nsquare_bits is not None and not fits:   # no size: nothing to refuse
         raise ConfigError(
             f"backend 'ifma' handles keys up to 2,053 bits (crypto_mb's widest kernel), not a "
             f"{(nsquare_bits + 1) // 2}-bit key; use 'auto' or 'gmp'")

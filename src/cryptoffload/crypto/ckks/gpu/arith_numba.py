@@ -164,10 +164,10 @@ def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any,
     v = np.zeros(n, dtype=np.uint64)
     if use_exact:
         for j in range(n):
-            acc = 0.0
+            frac = 0.0   # sum of y_s / q_s: how many times the sum overflows the product
             for s in range(s_count):
-                acc = acc + np.float64(y[s, j]) * qinv_all[src[s]]
-            v[j] = np.uint64(np.floor(acc + 0.5))
+                frac = frac + np.float64(y[s, j]) * qinv_all[src[s]]
+            v[j] = np.uint64(np.floor(frac + 0.5))
     for d in range(dst.shape[0]):
         k = dst[d]
         q = q_all[k]

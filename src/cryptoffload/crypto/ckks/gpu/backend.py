@@ -500,7 +500,8 @@ class RnsCkksBackend(CheckedBackend):
         return self._frame(kind, pack_sections(header, sections))
 
     @classmethod
-    def _from_context(cls, data: bytes, kind: int, insecure_study: bool, kernels: str | None) -> "RnsCkksBackend":
+    def _from_context(cls, data: bytes, kind: int, insecure_study: bool,
+                      kernels: str | None = None) -> "RnsCkksBackend":
         """Rebuild from a context frame; every key is checked (lengths, residues below their
         primes, the key id against the public key, the secret key against the public key)."""
         payload, key_id, pd = unpack_frame(data, kind, cls._writer(data), None, None)

@@ -33,6 +33,7 @@ from cryptoffload.crypto.ckks.gpu.scheme import RawCt
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
+    from cryptoffload.crypto.ckks.gpu.launch import Launcher
 
 
 class Captured:
@@ -40,9 +41,10 @@ class Captured:
     example inputs (same level, scale and size); returns what the program returned, as new
     ciphertexts."""
 
-    def __init__(self, backend: RnsCkksBackend, inputs: list[RawCt], outputs: Any, replay: Callable[[], None],
-                 keep: Sequence[Any], launches: int) -> None:
+    def __init__(self, backend: RnsCkksBackend, launcher: Launcher, inputs: list[RawCt], outputs: Any,
+                 replay: Callable[[], None], keep: Sequence[Any], launches: int) -> None:
         self.backend = backend
+        self.launcher = launcher   # the backend's launch code the program was captured through
         self.inputs = inputs
         self.outputs = outputs
         self._replay = replay
@@ -59,7 +61,7 @@ class Captured:
             if (raw.level, raw.size) != (buf.level, buf.size) or raw.scale != buf.scale:
                 raise CkksError(f"captured program: input {i} is {raw!r}, it was captured for {buf!r}; capture "
                                 "again for inputs of another level, scale or size")
-            be.scheme.ar.launcher.copy(buf.data, raw.data)
+            self.launcher.copy(buf.data, raw.data)
         self._replay()
         return _map(self.outputs, lambda r: be._ct(RawCt(be.scheme.ar.copy(r.data), r.level, r.scale)))
 
@@ -82,34 +84,35 @@ def capture(backend: RnsCkksBackend, fn: Callable[..., Any], examples: Sequence[
     """Capture ``fn(*examples)`` on ``backend`` (a :class:`~.backend.RnsCkksBackend` with a
     CUDA kernel set); see the module docstring."""
     ar = backend.scheme.ar
-    if ar.launcher is None:
+    launcher = ar.launcher
+    if launcher is None:
         raise CkksError(f"capture: the {ar.kernels!r} kernel set does not go through the launch code; "
                         "use kernels='cuda-host' (the twin's default) or the gpu backend")
     fn(*examples)                                               # warm-up: fills every cache
     inputs = [RawCt(ar.copy(backend._own(c, Ciphertext, "capture").data), c.raw.level, c.raw.scale)
               for c in examples]
     wrapped = [backend._ct(r) for r in inputs]
-    before = ar.launcher.count
+    before = launcher.count
     if ar.xp.__name__.split(".")[0] == "cupy":
-        outputs, replay, rec = _capture_graph(backend, fn, wrapped)
+        outputs, replay, rec = _capture_graph(backend, launcher, fn, wrapped)
     else:
-        ar.launcher.start_recording()
+        launcher.start_recording()
         try:
             outputs = _raws(fn(*wrapped))
         finally:
-            rec = ar.launcher.stop_recording()
+            rec = launcher.stop_recording()
         replay = rec.replay
-    return Captured(backend, inputs, outputs, replay, [rec, wrapped], ar.launcher.count - before)
+    return Captured(backend, launcher, inputs, outputs, replay, [rec, wrapped], launcher.count - before)
 
 
-def _capture_graph(backend: RnsCkksBackend, fn: Callable[..., Any], wrapped: list[Ciphertext]) -> tuple[Any, Any, Any]:
+def _capture_graph(backend: RnsCkksBackend, launcher: Launcher, fn: Callable[..., Any],
+                   wrapped: list[Ciphertext]) -> tuple[Any, Any, Any]:
     """The CUDA graph of ``fn(*wrapped)`` (GPU only: needs CuPy)."""
     cp = cuda.cupy()
-    ar = backend.scheme.ar
     pool = cp.cuda.MemoryPool()
     stream = cp.cuda.Stream(non_blocking=True)
     backend.synchronize()
-    ar.launcher.start_recording()
+    launcher.start_recording()
     try:
         with cp.cuda.using_allocator(pool.malloc), stream:
             stream.begin_capture()
@@ -118,7 +121,7 @@ def _capture_graph(backend: RnsCkksBackend, fn: Callable[..., Any], wrapped: lis
             finally:
                 graph = stream.end_capture()
     finally:
-        rec = ar.launcher.stop_recording()
+        rec = launcher.stop_recording()
     rec.keep.extend([pool, stream, graph])
 
     def replay() -> None:
