@@ -148,3 +148,21 @@ def test_report_tables_flag_prints_every_table(tmp_path: Path, monkeypatch: pyte
     # 7 runs x (rule, 3 tables x (title, 3 header lines, 12 rows, bottom), 6 findings and 2 notes
     # in full: 3 lines each, the words wrapped at 200 columns) + 3 lines
     assert len(lines) == 7 * (1 + 3 * 17 + 8 * 3) + 1 + 2
+
+
+def test_report_calibration_prints_one_line_not_its_comparison_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FPGA study's cipher calibration: the comparison table `calibrate ciphers` prints is
+    the study's own "this machine" table, so the report says only where the profile went."""
+    def calibrate_ciphers(out, **kw):
+        kw["console"].print("COMPARISON TABLE")
+        return Path(out)
+
+    monkeypatch.setattr("cryptoffload.calibrate.ciphers.calibrate_ciphers", calibrate_ciphers)
+    _stub_studies(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli.app, ["report", "--out", "r"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert "measured this machine's cipher throughput: wrote r/calibration/ciphers.toml" in lines
+    assert "COMPARISON TABLE" not in res.output
