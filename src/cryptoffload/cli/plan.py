@@ -3,13 +3,16 @@ in the layers below; these commands parse options and print the table)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from cryptoffload.checks import check_int, check_positive, parse_ints
 from cryptoffload.cli.root import console
 from cryptoffload.papers import PAPERS
+
+if TYPE_CHECKING:
+    from cryptoffload.report.result import Table
 
 app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
 
@@ -52,6 +55,43 @@ def plan_bsgs_cmd(
     table = plan_bsgs(profile, counts, diagonals=diagonals, strategy=strategy, space=space,
                       naive_baby=naive_baby, exhaustive=exhaustive)
     render_table(table, console)
+    for line in _naive_baselines(table, profile, diagonals, strategy, space, naive_baby):
+        console.print(line, markup=False, highlight=False)
+
+
+def _speedup_at_largest_n(table: Table) -> tuple[int, float]:
+    n, speedup = table.columns.index("N"), table.columns.index("speedup")
+    row = max(table.rows, key=lambda r: r[n])
+    return row[n], row[speedup]
+
+
+def _naive_baselines(table: Table, profile: str, diagonals: Optional[int], strategy: Optional[str], space: str,
+                     naive_baby: Optional[int]) -> list[str]:
+    """Which naive baseline the speed-ups are against, and how it differs from the one of the
+    bsgs-multidevice study's Table 1 (the profile's ``shape.naive_baby``, 256 for the paper's
+    U280s): the two commands otherwise give two speed-ups for one question.
+
+    The planner's naive column is named by its label (``plan_bsgs`` returns a table: the bs
+    is not a field of it)."""
+    from cryptoffload.policies.bsgs_plan import plan_bsgs
+    from cryptoffload.profiles.loader import load_profile
+    from cryptoffload.studies._bsgs_paper import paper_inputs
+
+    label = next(c for c in table.columns if c.startswith("naive (")).removesuffix(" ms")
+    how = (f"--naive-bs {naive_baby}" if naive_baby is not None else
+           "the fastest baby-step size on one device for this profile" + ("" if space == "all" else f" ({space} sizes)"))
+    n, speedup = _speedup_at_largest_n(table)
+    lines = [f"{label}: {how}, kept as is on N devices with replicated baby steps; "
+             f"speed-up at N = {n}: {speedup:.2f}x"]
+    study_bs = paper_inputs(load_profile(profile), [n]).naive_baby
+    if label == f"naive (bs={study_bs})" or (diagonals is not None and study_bs > diagonals):
+        return lines
+    other = plan_bsgs(profile, [n], diagonals=diagonals, strategy=strategy, space=space, naive_baby=study_bs)
+    lines.append(f"the study's Table 1 (study bsgs-multidevice) keeps bs = {study_bs} instead (the profile's "
+                 f"shape.naive_baby, else the paper's 256) and tunes powers of two with replicated baby steps: "
+                 f"against bs = {study_bs}, speed-up at N = {n}: {_speedup_at_largest_n(other)[1]:.2f}x here; "
+                 f"--naive-bs {study_bs} --space pow2 --strategy replicate plans as the study does")
+    return lines
 
 
 @app.command("isc", help="How many CSDs and how much NAND for N clients of a model (the reasoning of "
