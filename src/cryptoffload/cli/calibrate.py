@@ -56,8 +56,9 @@ def measured_table(path: Path, skip: tuple[str, ...] = ()) -> RichTable:
 
     profile = load_profile(path)
     table = RichTable(title=f"{profile.name}: measured values", title_justify="left")
-    for name, justify in (("field", "left"), ("value", "right"), ("unit", "left")):
-        table.add_column(name, justify=justify)
+    table.add_column("field")
+    table.add_column("value", justify="right")
+    table.add_column("unit")
     for name, pv in profile.values.items():
         if not name.startswith(skip):
             value, unit = shown(name, pv.value)
