@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import matplotlib
 
@@ -41,7 +41,7 @@ def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, *, where: str
     if where == "below":
         # anchored a fixed distance under the axes (clear of the tick labels and the axis
         # label), whatever the figure's height
-        under = offset_copy(ax.transAxes, fig=ax.figure, y=-BELOW_PT, units="points")
+        under = offset_copy(ax.transAxes, fig=ax.get_figure(root=True), y=-BELOW_PT, units="points")
         return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.0, 0.0), bbox_transform=under,
                          fontsize=fontsize, ncol=2 if len(labels) > 3 else 1, borderaxespad=0.0)
     return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=fontsize,
@@ -79,9 +79,9 @@ def _drawn(ys: Sequence[float | None]) -> bool:
     return any(y is not None and math.isfinite(float(y)) for y in ys)
 
 
-def line_plot(path: Path, x: Sequence[float], series: dict[str, Sequence[float]], *, title: str,
+def line_plot(path: Path, x: Sequence[float], series: Mapping[str, Sequence[float]], *, title: str,
               xlabel: str, ylabel: str, logx: bool = True, logy: bool = True,
-              paper: dict[str, Sequence[float]] | None = None, paper_x: Sequence[float] | None = None,
+              paper: Mapping[str, Sequence[float | None]] | None = None, paper_x: Sequence[float] | None = None,
               hline: float | None = None, subtitle: str = "", paper_note: str = "") -> None:
     """Our series as solid lines; the paper's (if given) as dashed lines of the same colour.
     ``paper_note`` (e.g. "dashed: the paper") joins the title only when a dashed line was
@@ -94,7 +94,8 @@ def line_plot(path: Path, x: Sequence[float], series: dict[str, Sequence[float]]
         ax.plot(x, ys, marker="o", ms=3, color=col, label=name)
         if paper and name in paper and _drawn(paper[name]):
             dashed = True
-            ax.plot(paper_x if paper_x is not None else x, paper[name], ls="--", marker="x", ms=3,
+            gaps = [math.nan if y is None else float(y) for y in paper[name]]  # None: no paper value
+            ax.plot(paper_x if paper_x is not None else x, gaps, ls="--", marker="x", ms=3,
                     color=col, alpha=0.6, label=f"{name} (paper)")
     if hline is not None:
         ax.axhline(hline, color="grey", lw=0.8, ls=":")
