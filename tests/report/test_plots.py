@@ -80,7 +80,11 @@ def test_device_counts_on_a_log_axis_are_labelled_as_integers(tmp_path: Path, mo
     line_plot(tmp_path / "a.png", [1, 2, 4, 8, 16], {"ours": [1.0, 2.0, 3.0, 4.0, 5.0]}, title="t", xlabel="k",
               ylabel="y")
     line_plot(tmp_path / "b.png", [0.5, 1.0, 2.0], {"ours": [1.0, 2.0, 3.0]}, title="t", xlabel="GB/s", ylabel="y")
+    rates = [10, 100, 200, 500, 700, 1000, 2000, 4000, 10000, 20000]
+    line_plot(tmp_path / "c.png", rates, {"ours": [1.0] * len(rates)}, title="t", xlabel="req/s", ylabel="y")
     assert figs[0]["xticks"] == ["1", "2", "4", "8", "16"]
+    # 700 is too close to 500 to label beside it (under 1/12 of the 3.3 decades shown)
+    assert figs[2]["xticks"] == ["10", "100", "200", "500", "1,000", "2,000", "4,000", "10k", "20k"]
     assert "$\\mathdefault{10^{0}}$" in figs[1]["xticks"]  # not counts: matplotlib's log ticks stay
 
 

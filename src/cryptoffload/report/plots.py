@@ -27,6 +27,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 LEGEND_WRAP = 48
 #: how far under the axes a ``below`` legend starts (points): tick labels and the axis label
 BELOW_PT = 44.0
+#: integer ticks closer than this fraction of a log axis' span (in decades) are thinned
+MIN_TICK_GAP = 1 / 12
 
 
 def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, *, where: str = "right",
@@ -52,16 +54,27 @@ def _is_count(v: float) -> bool:
     return math.isfinite(v) and v > 0 and float(v).is_integer()
 
 
+def count_label(v: float) -> str:
+    """``16``, ``1,000``; from ten thousand on ``10k``, ``20k`` (neighbours' labels stay apart)."""
+    return f"{v / 1000:g}k" if v >= 10_000 and v % 1000 == 0 else f"{v:,.0f}"
+
+
 def integer_log_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> bool:
-    """On a log axis whose values are positive whole numbers (device counts, coroutines in
-    flight), tick exactly those values and label them ``1, 2, 4, 16`` rather than ``10⁰``,
-    ``2×10⁰``. Returns whether it did (other values keep matplotlib's log ticks)."""
+    """On a log axis whose values are positive whole numbers (device counts, request rates),
+    tick those values and label them ``1, 2, 4, 16`` rather than ``10⁰``, ``2×10⁰``; a value
+    too close to the last ticked one (under :data:`MIN_TICK_GAP` of the axis' span) is skipped
+    so labels never run together. Returns whether it did (other values keep the log ticks)."""
     vals = sorted({float(v) for v in values})
     if not vals or not all(_is_count(v) for v in vals):
         return False
+    gap = math.log10(vals[-1] / vals[0]) * MIN_TICK_GAP
+    ticks = [vals[0]]
+    for v in vals[1:]:
+        if math.log10(v / ticks[-1]) >= gap:
+            ticks.append(v)
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_locator(FixedLocator(vals))
-    target.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(FuncFormatter(lambda v, _pos: count_label(v)))
     target.set_minor_locator(NullLocator())
     return True
 
@@ -146,4 +159,4 @@ def bar_plot(path: Path, labels: Sequence[str], values: Sequence[float], *, titl
     save(fig, path)
 
 
-__all__ = ["LEGEND_WRAP", "bar_plot", "integer_log_ticks", "legend_outside", "line_plot", "save"]
+__all__ = ["LEGEND_WRAP", "bar_plot", "count_label", "integer_log_ticks", "legend_outside", "line_plot", "save"]
