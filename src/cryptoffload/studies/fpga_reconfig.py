@@ -454,7 +454,7 @@ def _figures(outcomes: Sequence[SeedOutcome], policies: Sequence[str]):
         if "oracle" in policies:
             paper["oracle"] = [PAPER_TABLE6[r].oracle_p90_s for r in PAPER_RATES]
         line_plot(path, rates, {p: [first[(r, p)].p90 for r in rates] for p in policies},
-                  title=f"p90 latency vs request rate, seed {outcomes[0].seed} (simulated; dashed: paper Table 6)",
+                  title=f"p90 latency vs request rate, seed {outcomes[0].seed} (simulated)", paper_note="dashed: paper Table 6",
                   xlabel="request rate (req/s)", ylabel="p90 latency (s)", paper=paper, paper_x=list(PAPER_RATES))
 
     def rel_plot(path: Path) -> None:
@@ -462,7 +462,7 @@ def _figures(outcomes: Sequence[SeedOutcome], policies: Sequence[str]):
                  for p in ("nopredict", "predict", "fix-all") if p in policies}
         pols = [p for p in policies if p not in ("oracle", "hardware", "software") and (rates[0], p) in rel]
         line_plot(path, rates, {p: [tables.median(rel[(r, p)]) for r in rates] for p in pols},
-                  title=f"p90 relative to Oracle, median over {len(outcomes)} seed(s) (simulated; dashed: paper)",
+                  title=f"p90 relative to Oracle, median over {len(outcomes)} seed(s) (simulated)", paper_note="dashed: paper",
                   xlabel="request rate (req/s)", ylabel="p90 / Oracle p90", paper=paper, paper_x=list(PAPER_RATES),
                   hline=1.0, logy=False)
 
