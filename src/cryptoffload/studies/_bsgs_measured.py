@@ -152,7 +152,8 @@ def measure(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]
     return m.rows, m.profile, m.profile_path, m.costs, m.slowdowns, m.shares
 
 
-def measured_profile_path(cfg: BsgsMultideviceConfig, out: Path, runner: DaskRunner, say: Callable[[str], None]) -> Path:
+def measured_profile_path(cfg: BsgsMultideviceConfig, out: Path, runner: DaskRunner,
+                          say: Callable[[str], None]) -> Path:
     """The profile the user named, else one calibrated now on ``runner``'s workers."""
     from cryptoffload.calibrate.ckks import calibrate_ckks
 

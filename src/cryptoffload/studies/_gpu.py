@@ -85,8 +85,8 @@ def _median_wall(fn: Callable[[], float], repeats: int) -> float:
     return statistics.median(fn() for _ in range(repeats))
 
 
-def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: bool, tick: Tick = None, device: str = "cuda",
-                         max_items: int | None = None, repeats: int = 3) -> PaillierGpuRun:
+def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: bool, tick: Tick = None,
+                         device: str = "cuda", max_items: int | None = None, repeats: int = 3) -> PaillierGpuRun:
     """See the module docstring; raises BackendUnavailable without a GPU. ``device`` and
     ``max_items`` exist for the tests (the CPU twin, small batches); the studies use a GPU."""
     from cryptoffload.crypto._native import gpu_runtime as gr
