@@ -88,6 +88,7 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
             t = p
         plain[size], tls[size] = p, t
     costs = nic.MeasuredCosts(plain, tls, provenance="measured").with_handshake()
+    assert costs.handshake_s is not None, "with_handshake() sets it"
     notes.append(f"server CPU of the handshake, {costs.handshake_s * 1e3:.3f} ms a connection: the intercept of (tls - plain) "
                  "CPU over file size (what no record-layer offload can remove)")
     return costs, notes
@@ -406,8 +407,13 @@ def _figures(files: dict[str, int], predictions: list[tm.PredictionRow], cpu_row
 
     def fetch_plot(path: Path) -> None:
         paper = [PAPER_RATIOS.get((r.ratio, files[r.file])) if r.client == "wget" else None for r in steps]
-        bar_plot(path, [f"{r.ratio} {r.file} ({r.client})" for r in steps], [100 * (float(r.ours) - 1) for r in steps],
-                 kinds=[r.provenance for r in steps], paper=[None if v is None else 100 * (v - 1) for v in paper],
+        changes, kinds = [], []
+        for r in steps:
+            assert r.ours is not None and r.provenance is not None, "our rows carry a ratio and a provenance"
+            changes.append(100 * (float(r.ours) - 1))
+            kinds.append(r.provenance)
+        bar_plot(path, [f"{r.ratio} {r.file} ({r.client})" for r in steps], changes,
+                 kinds=kinds, paper=[None if v is None else 100 * (v - 1) for v in paper],
                  logy=False, hline=0.0, hline_label="no change",
                  title="Single-fetch time change of each offload step: predicted here, the paper (x, wget)",
                  ylabel="change in fetch time, % (above 0: offload slower)")

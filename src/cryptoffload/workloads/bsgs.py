@@ -310,7 +310,9 @@ def bsgs_plain(diagonals: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.nda
     babies = [rotate_slots(x, shape.baby_rotation(i)) for i in range(shape.baby)]
     rows = [[giant_plaintext(diagonals, shape, j, i) for i in shape.babies_of(j)] for j in range(shape.giant)]
     giant = [shape.offset + j * shape.baby * shape.stride for j in range(shape.giant)]
-    return giant_sums(_PlainSlots(), babies, rows, giant, rescale=False)
+    out = giant_sums(_PlainSlots(), babies, rows, giant, rescale=False)
+    assert out is not None, "a shape has C >= 1 diagonals, so giant step 0 has a plaintext"
+    return out
 
 
 # ---- the op DAG -------------------------------------------------------------------------------
