@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -298,8 +298,9 @@ def matrix_of(diagonals: np.ndarray, shape: BsgsShape) -> np.ndarray:
     return m
 
 
-def giant_plaintext(diagonals: np.ndarray, shape: BsgsShape, j: int, i: int) -> np.ndarray:
-    """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``."""
+def giant_plaintext(diagonals: np.ndarray | Mapping[int, np.ndarray], shape: BsgsShape, j: int, i: int) -> np.ndarray:
+    """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``.
+    ``diagonals``: all of them, or (on a Dask worker) only the rows that worker was sent."""
     return prerotate(diagonals[j * shape.baby + i], shape.offset + j * shape.baby * shape.stride)
 
 
