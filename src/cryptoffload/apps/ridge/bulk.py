@@ -30,6 +30,7 @@ import os
 import resource
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 import gmpy2
 import numpy as np
@@ -38,6 +39,9 @@ from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:  # the runner is passed in; importing Dask here would cost every import of this module
+    from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.workloads.ridge_data import DEFAULT_NOISE_CLIP, algorithm1_y_bound
 
 
@@ -181,7 +185,7 @@ def _add_shares(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
     return {pid: a.get(pid, 0) + b.get(pid, 0) for pid in a.keys() | b.keys()}
 
 
-def merge(n2: int):
+def merge(n2: int) -> Callable[[ChunkResult, ChunkResult], ChunkResult]:
     """A reducer for :meth:`DaskRunner.map_chunks` folding chunk results mod ``n2``."""
     def fold(a: ChunkResult, b: ChunkResult) -> ChunkResult:
         return ChunkResult([int(gmpy2.mpz(x) * y % n2) for x, y in zip(a.aggregate, b.aggregate)],
@@ -210,7 +214,7 @@ class BulkRun:
         """Records per worker that ran, largest first."""
         return sorted(self.result.records_by_worker.values(), reverse=True)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         d = asdict(self.result)
         for k in ("aggregate", "xtx", "xty", "records_by_worker"):
             d.pop(k)
@@ -219,7 +223,7 @@ class BulkRun:
         return d
 
 
-def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+def run_bulk(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
              chunk: int = 20_000, backend: str = "auto", constant_time: bool = True,
              progress: bool | str = "encrypt + aggregate", engine: str = "cpu") -> BulkRun:
     """Per-record upload of ``records`` generated records over ``runner``'s Dask workers, on
@@ -276,7 +280,7 @@ def _fold_sums(a: SumResult, b: SumResult) -> SumResult:
                      _add_shares(a.records_by_worker, b.records_by_worker))
 
 
-def run_per_provider(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+def run_per_provider(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
                      chunk: int = 50_000, backend: str = "auto", constant_time: bool = True,
                      progress: bool | str = "encode + sum") -> tuple[BulkRun, list[int]]:
     """The same records as :func:`run_bulk`, but one provider sums them in the clear and
