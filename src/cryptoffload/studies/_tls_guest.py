@@ -126,7 +126,7 @@ def saving_rows(cells: list[GuestCellSummary]) -> list[SavingRow]:
         elif saved is not None:
             small_saving[c.tls_version] = (c.size, saved)
         rows.append(SavingRow(c.tls_version or "-", c.file, "derived (from the stored guest run; emulated times)",
-                              saved, _ratio(saved, twin.cpu_ms) and 100 * (saved or 0.0) / (twin.cpu_ms or 1.0),
+                              saved, 100 * saved / twin.cpu_ms if saved is not None and twin.cpu_ms else None,
                               per_byte, twin.user_ms - c.user_ms, c.system_ms - twin.system_ms))
     return rows
 
@@ -156,6 +156,6 @@ def add_tables(result: StudyResult, guest: dict[str, Any], costs: nic.TlsCostMod
     for r in saving_rows(cells):
         if r.saved_ns_per_byte is not None and r.saved_pct is not None:
             result.headline.append(
-                f"kTLS in an emulated guest ({r.tls_version}, {r.file}): worker CPU {r.saved_pct:+.1f} % saved vs "
+                f"kTLS in an emulated guest ({r.tls_version}, {r.file}): {r.saved_pct:.1f} % less worker CPU than "
                 f"user-space TLS ({r.saved_ns_per_byte:.2f} ns/byte, emulated); {r.user_moved_ms:.0f} ms user "
                 f"time left, {r.system_added_ms:.0f} ms system time came (the encryption moved into the kernel)")

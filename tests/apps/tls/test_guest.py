@@ -6,6 +6,7 @@ guest cannot be had; ~3 min on this shared 2-core machine under TCG)."""
 from __future__ import annotations
 
 import json
+import sys
 import stat
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 
 from cryptoffload.apps._procfs import read_proc_stat
 from cryptoffload.apps.tls import guest
-from cryptoffload.apps.tls.guest import (GuestTools, GuestUnavailable, find_guest_tools, kernel_with_ktls,
+from cryptoffload.apps.tls.guest import (GuestTools, GuestUnavailable, find_guest_tools, guest_program, kernel_with_ktls,
                                          run_in_guest, summarize_cell, unverified_ktls, vng_command)
 from cryptoffload.apps.tls.guest_run import BOOTED
 from cryptoffload.errors import BackendUnavailable
@@ -39,6 +40,13 @@ def test_vng_command_boots_under_tcg_with_the_shared_folder() -> None:
     assert vng_command(tools, "env X=1 python -m m", Path("/tmp/g"), 2, "2G") == [
         "/v/bin/vng", "--disable-kvm", "--run", "/boot/vmlinuz-6.1.0-56-amd64", "--cpus", "2", "--memory", "2G",
         "--rwdir=/tmp/g", "--exec", "env X=1 python -m m"]
+
+
+def test_guest_program_says_booted_first_then_runs_this_checkout() -> None:
+    src = Path(guest.__file__).resolve().parents[3]
+    assert guest_program(Path("/out/g"), ["--probe"]) == (
+        f"echo 'cryptoffload-guest: booted'; env PYTHONPATH={src} PYTHONDONTWRITEBYTECODE=1 {sys.executable} "
+        "-m cryptoffload.apps.tls.guest_run --out /out/g --probe")
 
 
 def test_no_qemu_is_one_line_naming_the_package(monkeypatch: pytest.MonkeyPatch) -> None:

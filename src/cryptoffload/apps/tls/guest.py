@@ -32,9 +32,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Optional, Sequence
+from typing import IO, Any, Callable, Optional, Sequence
 
-from cryptoffload.apps.tls.guest_run import BOOTED
+from cryptoffload.apps.tls.guest_run import BOOTED, PROGRESS
 from cryptoffload.errors import BackendUnavailable
 
 #: The venv virtme-ng is installed in (``make ktls``), relative to the checkout.
@@ -109,11 +109,13 @@ def find_guest_tools(venv: Optional[Path] = None, kernel_glob: str = KERNEL_GLOB
 
 
 def guest_program(out: Path, args: Sequence[str]) -> str:
-    """The shell command the guest runs: this checkout's :mod:`.guest_run` on this Python."""
+    """The shell command the guest runs: :data:`BOOTED` at once (importing the package takes
+    most of a minute under emulation, which is not the boot), then this checkout's
+    :mod:`.guest_run` on this Python."""
     src = Path(__file__).resolve().parents[3]
     cmd = ["env", f"PYTHONPATH={src}", "PYTHONDONTWRITEBYTECODE=1", sys.executable, "-m",
            "cryptoffload.apps.tls.guest_run", "--out", str(out), *args]
-    return " ".join(shlex.quote(c) for c in cmd)
+    return f"echo {shlex.quote(BOOTED)}; " + " ".join(shlex.quote(c) for c in cmd)
 
 
 def vng_command(tools: GuestTools, program: str, rwdir: Path, cpus: int = 2, memory: str = "2G") -> list[str]:
@@ -124,11 +126,13 @@ def vng_command(tools: GuestTools, program: str, rwdir: Path, cpus: int = 2, mem
 
 
 class _Console:
-    """The guest's console, read on a thread: its lines, and when :data:`BOOTED` appeared."""
+    """The guest's console, read on a thread: its lines, when :data:`BOOTED` appeared, and
+    its progress lines handed to ``echo``."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], echo: Optional[Callable[[str], None]] = None) -> None:
         self.lines: list[str] = []
         self.booted = threading.Event()
+        self.echo = echo
         self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
 
@@ -137,6 +141,9 @@ class _Console:
             self.lines.append(line.rstrip("\n"))
             if BOOTED in line:
                 self.booted.set()
+            at = line.find(PROGRESS)
+            if self.echo is not None and at >= 0:
+                self.echo(line[at:].rstrip())
 
     def tail(self) -> str:
         return " | ".join(ln.strip() for ln in self.lines[-TAIL_LINES:] if ln.strip()) or "no output"
@@ -184,9 +191,11 @@ def _wait(proc: subprocess.Popen[str], console: _Console, boot_timeout_s: float,
 
 
 def run_in_guest(args: Sequence[str], *, tools: Optional[GuestTools] = None, boot_timeout_s: float = BOOT_TIMEOUT_S,
-                 timeout_s: float = RUN_TIMEOUT_S, cpus: int = 2, memory: str = "2G") -> dict[str, Any]:
+                 timeout_s: float = RUN_TIMEOUT_S, cpus: int = 2, memory: str = "2G",
+                 echo: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
     """Boot the guest, run :mod:`.guest_run` with ``args`` in it and return its JSON (with the
-    host's wall time added); the guest and everything vng started are stopped on every path."""
+    host's wall time added); the guest and everything vng started are stopped on every path.
+    ``echo`` gets the guest's progress lines as they come."""
     tools = tools if tools is not None else find_guest_tools()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cryptoffload-guest-") as tmp:
@@ -195,7 +204,7 @@ def run_in_guest(args: Sequence[str], *, tools: Optional[GuestTools] = None, boo
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", env=_guest_env(tools), start_new_session=True)
         try:
-            console = _Console(proc.stdout) if proc.stdout is not None else None
+            console = _Console(proc.stdout, echo) if proc.stdout is not None else None
             assert console is not None
             _wait(proc, console, boot_timeout_s, timeout_s, cmd)
         finally:

@@ -11,8 +11,8 @@ system time) and the kernel's kTLS counters, so each kTLS fetch is verified by t
 never by the request. ``--probe`` runs only the detection code and one verified kTLS fetch: the
 positive path of :mod:`.detect`, which this machine cannot show.
 
-The guest prints :data:`BOOTED` first (the host's proof that the boot finished) and writes its
-result as JSON to ``--out`` (a folder shared read-write with the host).
+The guest's shell prints :data:`BOOTED` first (the host's proof that the boot finished); this
+program writes its result as JSON to ``--out`` (a folder shared read-write with the host).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from cryptoffload.apps.tls.nginx import AccessEntry, NginxServer
 
 #: The first line the guest prints: the host waits for it to know the boot finished.
 BOOTED = "cryptoffload-guest: booted"
+#: How the guest's progress lines start (the host shows them).
+PROGRESS = "cryptoffload-guest: "
 #: (mode, TLS version) of each server; plain HTTP has no TLS version.
 CONFIGS: tuple[tuple[str, Optional[str]], ...] = (("plain", None), ("tls", "TLSv1.2"), ("tls", "TLSv1.3"),
                                                    ("ktls", "TLSv1.2"), ("ktls", "TLSv1.3"))
@@ -161,8 +163,10 @@ def run_series(docroot: Path, sizes: Sequence[int], counts: Sequence[int], seed:
             srv = servers[name]
             verify_download(srv.url + fname, "curl", srv.cert_path, sha[fname])
             cell.sha256_ok = True
-        for name, fname in fetch_order(list(cells), per_file, seed):
+        order = fetch_order(list(cells), per_file, seed)
+        for i, (name, fname) in enumerate(order, 1):
             cells[(name, fname)].fetches.append(measured_fetch(servers[name], fname, support))
+            print(f"{PROGRESS}fetch {i}/{len(order)}: {name} {fname}", flush=True)
     return list(cells.values())
 
 
@@ -205,13 +209,12 @@ def bench(docroot: Path, sizes: Sequence[int], counts: Sequence[int], seed: int)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point inside the guest: print :data:`BOOTED`, run, write ``OUT/guest.json``."""
-    print(BOOTED, flush=True)
+    """Entry point inside the guest (which has printed :data:`BOOTED`): run, write ``OUT/guest.json``."""
     ap = argparse.ArgumentParser(prog="cryptoffload.apps.tls.guest_run")
     ap.add_argument("--out", type=Path, required=True, help="Folder shared with the host.")
     ap.add_argument("--probe", action="store_true", help="Detection and one kTLS fetch only.")
     ap.add_argument("--sizes", default="2048,67108864", help="File sizes in bytes.")
-    ap.add_argument("--counts", default="10,3", help="Fetches per server for each size.")
+    ap.add_argument("--counts", default="10,2", help="Fetches per server for each size.")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     docroot = Path("/tmp/cryptoffload-guest-docroot")
