@@ -1,7 +1,7 @@
 """The guest launcher: missing tools and a boot that never finishes are one-line errors, the
 guest's whole process group is gone afterwards, its JSON comes back; and the detection code's
 positive path, run in a real guest whose kernel has kTLS (skipped, with the reason, where the
-guest cannot be had; ~3 min on this shared 2-core machine under TCG)."""
+guest cannot be had; 90 s on this shared 2-core machine under TCG)."""
 
 from __future__ import annotations
 
