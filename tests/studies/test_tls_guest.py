@@ -67,6 +67,8 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     assert large["saved_ns_per_byte"] == pytest.approx(1e6 * 324.0 / (LARGE - SMALL))
     assert (large["user_moved_ms"], large["system_added_ms"]) == (1300.0, 980.0)
     assert large["provenance"].startswith("derived")
+    assert res.headline == []
+    tg.add_headlines(res, GUEST)
     assert res.headline == ["kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
                             "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
                             "moved into the kernel)"]
