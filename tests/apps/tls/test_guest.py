@@ -6,6 +6,9 @@ guest cannot be had; 90 s on this shared 2-core machine under TCG)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import stat
 import time
@@ -92,6 +95,23 @@ def test_boot_timeout_is_one_error_and_kills_the_whole_group(tmp_path: Path) -> 
     assert time.monotonic() - t0 < 15
     child = read_proc_stat(int(pidfile.read_text()))
     assert child is None or child.state == "Z"  # the guest's child (QEMU, in real life) is gone too
+
+
+def test_sigterm_to_the_host_stops_the_guest(tmp_path: Path) -> None:
+    """vng runs in a session of its own, so a SIGTERM to us must be passed on by killing it."""
+    pidfile = tmp_path / "child.pid"
+    tools = fake_vng(tmp_path, f'echo "{BOOTED}"\nsleep 300 &\necho $! > {pidfile}\nwait\n')
+    code = (f"from cryptoffload.apps.tls.guest import GuestTools, run_in_guest\n"
+            f"run_in_guest([], tools=GuestTools({tools.vng!r}, 'q', 'k'), boot_timeout_s=20, timeout_s=60)\n")
+    host = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    deadline = time.monotonic() + 20
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline and host.poll() is None
+        time.sleep(0.1)
+    host.send_signal(signal.SIGTERM)
+    assert host.wait(timeout=30) == 128 + signal.SIGTERM
+    child = read_proc_stat(int(pidfile.read_text()))
+    assert child is None or child.state == "Z"
 
 
 def test_guest_error_and_missing_result(tmp_path: Path) -> None:

@@ -166,6 +166,19 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
             return
 
 
+def _raise_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _exit_on_sigterm() -> Any:
+    """SIGTERM raises SystemExit while the guest runs, so the ``finally`` that kills vng's group
+    (its own session: a signal to ours never reaches it) still runs; the previous handler, or
+    None off the main thread (where handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_exit)
+
+
 def _guest_env(tools: GuestTools) -> dict[str, str]:
     """vng runs virtme-run from PATH: its venv's bin first."""
     env = dict(os.environ)
@@ -203,12 +216,15 @@ def run_in_guest(args: Sequence[str], *, tools: Optional[GuestTools] = None, boo
         cmd = vng_command(tools, guest_program(rwdir, args), rwdir, cpus, memory)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", env=_guest_env(tools), start_new_session=True)
+        previous = _exit_on_sigterm()
         try:
             console = _Console(proc.stdout, echo) if proc.stdout is not None else None
             assert console is not None
             _wait(proc, console, boot_timeout_s, timeout_s, cmd)
         finally:
             _kill_group(proc)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
         result = _read_result(rwdir / "guest.json", console)
     result["host"] = {"wall_s": time.perf_counter() - t0, "kernel_image": tools.kernel, "cpus": cpus,
                       "memory": memory, "emulation": "QEMU TCG (vng --disable-kvm)", "command": shlex.join(cmd[:-2])}
