@@ -32,6 +32,7 @@ from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
 from cryptoffload.sim import smartnic as nic
 from cryptoffload.sim import tls_node
+from cryptoffload.studies import _tls_guest as tg
 from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies.registry import Option, names, register_study
 
@@ -55,6 +56,7 @@ class TlsOffloadConfig:
     variant: str = "nominal"
     profile: str | None = None
     planner_requests: int = 2000
+    guest_result: str | None = None  # `make ktls`'s guest.json; None: the stored one if present
 
     def validate(self) -> None:
         for m in self.modes:
@@ -106,6 +108,8 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
         Option("--count", "count", int, help="Fetches per mode, file and client (paper: 100)."),
         Option("--variant", "variant", str, "nominal", "Offload model variant: nominal, optimistic, pessimistic."),
         Option("--profile", "profile", help="TLS offload cost profile (default: tls_offload)."),
+        Option("--guest-result", "guest_result", help="kTLS run in a guest (`make ktls`'s guest.json; default: the "
+                                                      "stored one; 'none': leave it out)."),
     ],
 )
 def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
@@ -113,6 +117,7 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     started = _time.perf_counter()
     # the model needs the profile before anything slow runs: a bad profile is refused first
     params = nic.TlsOffloadParams.from_profile(cfg.profile, cfg.variant)
+    guest = tg.load_guest(cfg.guest_result)
     tick = progress(3) if progress else None
     if tick:
         tick("nginx: interleaved fetches and wrk sweep")
@@ -128,6 +133,8 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     model = _cost_model(result, cfg, fetches, params)
     predictions = _model_tables(result, cfg, model, fetches)
     cpu_rows = _cpu_table(result, cfg, model, fetches)
+    if guest is not None:
+        tg.add_tables(result, guest, model.costs, model.label, model.inputs)
     _capacity_table(result, model, tb)
     plans = _clients_per_core_table(result, cfg, model)
     _record_detection(result, tb)
@@ -135,6 +142,8 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label)
     _planner_headlines(result, model, plans)
     result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
+    if guest is not None:
+        tg.add_headlines(result, guest)
     result.extra["elapsed_bench_s"] = tb.elapsed_s
     result.key_figure = "single_fetch_prediction.png"
     result.elapsed_s = _time.perf_counter() - started

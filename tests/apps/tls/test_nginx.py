@@ -244,6 +244,14 @@ def test_config_has_mode_directives(docroot: Path, tmp_path: Path) -> None:
     assert "sendfile off;" in plain.config_text()
 
 
+def test_protocols_pin_one_tls_version(docroot: Path, tmp_path: Path) -> None:
+    srv = NginxServer("ktls", docroot, protocols="TLSv1.2")
+    srv.prefix, srv.port = tmp_path, 8443
+    assert "        ssl_protocols TLSv1.2;\n" in srv.config_text()
+    with pytest.raises(ConfigError, match=r"^protocols must be among TLSv1.2, TLSv1.3, got 'SSLv3'$"):
+        NginxServer("tls", docroot, protocols="SSLv3")
+
+
 def test_parse_access_log() -> None:
     text = ('1795298138.185 200 0.000 - - 2302 "GET /a.bin HTTP/1.1"\n'
             'garbage\n'
