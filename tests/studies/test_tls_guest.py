@@ -25,7 +25,7 @@ def cell(mode: str, version: str | None, size: int, cpu_ms: float, user_ms: floa
 
 GUEST = {"kind": "bench", "counts": {"2K": 2, "64M": 2},
          "guest": {"kernel": "6.1.0-56-amd64", "cpu_model": "QEMU TCG CPU version 2.5+"},
-         "host": {"emulation": "QEMU TCG (vng --disable-kvm)"},
+         "host": {"emulation": "QEMU TCG (vng --disable-kvm)", "machine": {"cpu": "AMD EPYC"}, "date": "2026-11-27"},
          "cells": [cell("plain", None, SMALL, 1.0, 0.0, 0.0),
                    cell("tls", "TLSv1.3", SMALL, 20.0, 10.0, 10.0), cell("ktls", "TLSv1.3", SMALL, 21.0, 10.0, 10.0),
                    cell("tls", "TLSv1.3", LARGE, 2000.0, 1300.0, 700.0),
@@ -45,7 +45,8 @@ def test_rows_say_stored_and_emulated_and_stand_beside_the_models_ratio() -> Non
     rows = {(r[0], r[1]): dict(zip(t.columns, r)) for r in t.rows}
     k = rows[("ktls TLSv1.3", "64M.bin")]
     assert k["provenance"] == ("stored (measured in an emulated guest: kernel 6.1.0-56-amd64, QEMU TCG CPU version "
-                               "2.5+, QEMU TCG (vng --disable-kvm); CPU split and kTLS counters measured, times emulated)")
+                               "2.5+, QEMU TCG (vng --disable-kvm) on AMD EPYC, 2026-11-27; CPU split and kTLS counters "
+                               "measured, times emulated)")
     assert (k["fetches"], k["ktls_verified"], k["worker_cpu_ms"], k["user_ms"], k["system_ms"]) == (2, 2, 1677.0, 0.0,
                                                                                                   1680.0)
     assert k["ktls_over_tls_cpu"] == pytest.approx(0.8385)

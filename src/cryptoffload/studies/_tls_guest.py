@@ -56,8 +56,10 @@ def load_guest(path: Optional[str]) -> Optional[dict[str, Any]]:
 def provenance_of(guest: dict[str, Any]) -> str:
     """What the guest run measured and what was emulated, in one cell."""
     g, h = guest.get("guest", {}), guest.get("host", {})
+    host = h.get("machine", {}).get("cpu", "host not recorded")
     return (f"stored (measured in an emulated guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')}, "
-            f"{h.get('emulation', 'QEMU TCG')}; CPU split and kTLS counters measured, times emulated)")
+            f"{h.get('emulation', 'QEMU TCG')} on {host}, {h.get('date', 'date not recorded')}; CPU split and kTLS "
+            "counters measured, times emulated)")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from typing import IO, Any, Callable, Optional, Sequence
 
 from cryptoffload.apps.tls.guest_run import BOOTED, PROGRESS
 from cryptoffload.errors import BackendUnavailable
+from cryptoffload.machine import machine_info
 
 #: The venv virtme-ng is installed in (``make ktls``), relative to the checkout.
 GUEST_VENV = ".venv-guest"
@@ -227,7 +228,9 @@ def run_in_guest(args: Sequence[str], *, tools: Optional[GuestTools] = None, boo
                 signal.signal(signal.SIGTERM, previous)
         result = _read_result(rwdir / "guest.json", console)
     result["host"] = {"wall_s": time.perf_counter() - t0, "kernel_image": tools.kernel, "cpus": cpus,
-                      "memory": memory, "emulation": "QEMU TCG (vng --disable-kvm)", "command": shlex.join(cmd[:-2])}
+                      "memory": memory, "emulation": "QEMU TCG (vng --disable-kvm)", "command": shlex.join(cmd[:-2]),
+                      # a stored run names its machine and date (provenance "stored")
+                      "machine": machine_info(), "date": time.strftime("%Y-%m-%d", time.gmtime())}
     return result
 
 
