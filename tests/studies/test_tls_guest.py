@@ -70,9 +70,13 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     assert large["provenance"].startswith("derived")
     assert res.headline == []
     tg.add_headlines(res, GUEST)
-    assert res.headline == ["kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
-                            "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
-                            "moved into the kernel)"]
+    ours = ("kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
+            "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
+            "moved into the kernel)")
+    [claim] = res.claims                     # on the card, with its provenance and its table
+    assert (claim.ours, claim.provenance, claim.table, claim.key, claim.kind) == (
+        ours, "derived", "ktls_guest_saving", ["TLSv1.3", "64M.bin"], "claim")
+    assert res.headline == [claim.sentence()]
 
 
 def test_load_guest(tmp_path: Path) -> None:
