@@ -160,8 +160,7 @@ def add_tables(result: StudyResult, guest: dict[str, Any], costs: nic.TlsCostMod
 def add_headlines(result: StudyResult, guest: dict[str, Any]) -> None:
     """What kTLS saved on 64 MB in the guest, and where the CPU went, per TLS version: a claim
     each (the card lists it with its provenance -- derived from the stored run, as its row -- and
-    links the saving table), beside
-    the paper's second future-work question."""
+    links the saving table), beside the paper's second future-work question."""
     for r in saving_rows(summarize(guest)):
         if r.saved_ns_per_byte is not None and r.saved_pct is not None:
             result.claim(Claim(
