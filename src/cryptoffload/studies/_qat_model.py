@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
-from cryptoffload.profiles.loader import load_profile
+from cryptoffload.profiles.loader import ProfileValue, load_profile
 from cryptoffload.report.provenance import fits_from_sources
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
@@ -170,14 +170,6 @@ def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, 
                              "moves by +-50 %. Measured: our engine's modes on this machine's cores (a CPU, not a card)."))
 
 
-def source_provenance(source: str) -> str:
-    """A profile value's provenance, as its ``source`` text states it: the profile format (not
-    this study) writes the kind first (``"fitted to Table 1: ..."``, ``"cited (wolfSSL) ..."``);
-    any other opening is an ``input``."""
-    word = source.split(":", 1)[0].split()[0].lower()
-    return word if word in ("cited", "measured", "fitted") else "input"
-
-
 @dataclass(frozen=True)
 class InputRow:
     input: str = column()
@@ -186,9 +178,14 @@ class InputRow:
     source: str = column()
 
 
+def _source_text(pv: ProfileValue) -> str:
+    """A value's source as the inputs table shows it: a source that could not be checked says so."""
+    return f"{pv.source} [unverified: {pv.unverified}]" if pv.unverified else pv.source
+
+
 def inputs_table(result: StudyResult, profile: str) -> None:
     prof = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
-    rows = [InputRow(dotted, prof.value(dotted), source_provenance(prof.source(dotted)), prof.source(dotted))
+    rows = [InputRow(dotted, prof.value(dotted), prof.provenance(dotted), _source_text(prof.values[dotted]))
             for dotted in REQUIRED_PROFILE_FIELDS]
     result.add(table_of(InputRow, rows, id="qat_model_inputs",
                         title="QAT model inputs: cited, measured on this project's machine, or fitted",
@@ -248,5 +245,5 @@ def claims(result: StudyResult, m: QatModel) -> None:
                         f"{q1.throughput_ops / m.sim['qat-s2'].throughput_ops:.2f}x because the card, not the CPU, limits QHCS1.")
 
 
-__all__ = ["QatModel", "Table1Row", "RatioRow", "source_provenance", "run_model", "ratio_table", "inputs_table", "readings_table", "claims", "SIM_LABELS",
+__all__ = ["QatModel", "Table1Row", "RatioRow", "run_model", "ratio_table", "inputs_table", "readings_table", "claims", "SIM_LABELS",
            "QHCS1_OPS", "PAPER_RATIOS", "CEILING"]
