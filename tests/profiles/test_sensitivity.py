@@ -84,3 +84,12 @@ def test_a_profile_value_becomes_an_input_over_its_range() -> None:
     assert (fixed.low, fixed.high) == (1.25e10, 1.25e10)
     with pytest.raises(ValueError, match="outside"):
         sens.Input("x", 5.0, 1.0, 4.0)
+
+
+def test_with_values_copies_a_profile_with_fields_moved() -> None:
+    prof = load_profile("qat_dh8970")
+    moved = sens.with_values(prof, {"cpu.request_s": 2.3e-5})
+    assert moved.value("cpu.request_s") == 2.3e-5 and prof.value("cpu.request_s") == 2.2291e-5
+    assert moved.provenance("cpu.request_s") == "fitted" and moved.value("workload.encryptions") == 30000
+    with pytest.raises(Exception, match="'cpu.nothing' is missing"):
+        sens.with_values(prof, {"cpu.nothing": 1.0})

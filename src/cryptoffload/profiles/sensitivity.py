@@ -27,9 +27,10 @@ import itertools
 import math
 import random
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
+from cryptoffload.errors import ProfileError
 from cryptoffload.profiles.loader import Profile
 
 #: Corners are enumerated up to this many inputs (64 runs); above it the band is sampled.
@@ -107,6 +108,18 @@ def profile_input(profile: Profile, dotted: str, name: str | None = None) -> Inp
                  integer=float(pv.value).is_integer() and float(low).is_integer() and float(high).is_integer())
 
 
+def with_values(profile: Profile, overrides: Mapping[str, float]) -> Profile:
+    """A copy of ``profile`` with the dotted fields of ``overrides`` set to other values (one
+    run of a band: a model that reads a profile reads this one instead)."""
+    missing = sorted(set(overrides) - set(profile.values))
+    if missing:
+        raise ProfileError(f"{profile.path}: field '{missing[0]}' is missing")
+    values = dict(profile.values)
+    for dotted, v in overrides.items():
+        values[dotted] = replace(values[dotted], value=float(v))
+    return replace(profile, values=values)
+
+
 def measured_input(name: str, samples: Sequence[float], k: float = NOISE_STANDARD_ERRORS) -> Input:
     """A measured input from its repeats: the mean, +- ``k`` standard errors (one sample: no
     spread known, so none is claimed)."""
@@ -173,4 +186,5 @@ def closer(result: Band, target: float) -> str:
 
 
 __all__ = ["Band", "DEFAULT_SAMPLES", "Input", "MAX_CORNER_INPUTS", "NOISE_STANDARD_ERRORS", "Predict", "Swing",
-           "band", "closer", "corners", "latin_hypercube", "measured_input", "profile_input", "tornado"]
+           "band", "closer", "corners", "latin_hypercube", "measured_input", "profile_input", "tornado",
+           "with_values"]
