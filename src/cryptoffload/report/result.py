@@ -183,7 +183,7 @@ class Claim:
         inside = band[0] <= paper_value <= band[1]
         reason = why
         if not inside:
-            gap = f"the paper's {paper_value:.4g} lies outside our band [{band[0]:.4g}, {band[1]:.4g}]"
+            gap = f"the paper's {_num(paper_value)} lies outside our band [{_num(band[0])}, {_num(band[1])}]"
             moves = f"; {closes} moves ours furthest towards it" if closes else "; no input of ours moves towards it"
             reason = f"{gap}{moves}" + (f"; {why}" if why else "")
         return cls(paper=paper, ours=ours, provenance=provenance, table=table, key=list(key),
@@ -215,7 +215,7 @@ class Claim:
         the band is wider than the effect; ``""`` for a claim without a band."""
         if self.band is None:
             return ""
-        text = f"band {self.band[0]:.4g} .. {self.band[1]:.4g}"
+        text = f"band {_num(self.band[0])} .. {_num(self.band[1])}"
         if self.most_sensitive:
             text += f", most sensitive to {self.most_sensitive}"
         if self.within_noise:
@@ -249,6 +249,11 @@ class Claim:
                    key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""), band=c.get("band"),
                    paper_value=c.get("paper_value"), most_sensitive=c.get("most_sensitive", ""),
                    closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""))
+
+
+def _num(v: float) -> str:
+    """A band's end as a sentence shows it: 4 significant digits, thousands grouped (27,400 not 2.74e+04)."""
+    return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
 
 
 @dataclass

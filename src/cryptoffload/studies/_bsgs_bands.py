@@ -63,7 +63,7 @@ def table1_bands(setup: PaperSetup, t1: Table1) -> dict[str, Banded]:
     raw = refit_run(setup, [o.devices for o, _ in pairs])
     base = raw({})
     ours = {tuned_label(o.devices): o.tuned_ms for o, _ in pairs} | {speedup_label(o.devices): o.speedup for o, _ in pairs}
-    memo = Memo(lambda ov: {k: v - base[k] + ours[k] for k, v in raw(ov).items()})
+    memo = Memo(lambda ov: {k: v - base[k] + ours[k] for k, v in raw(ov).items()} if ov else ours)
     moving = inputs(setup)
     out = {}
     for o, p in pairs:

@@ -53,7 +53,7 @@ from cryptoffload.studies._paillier_measured import (
     decryption_cases,
     measure_modes,
 )
-from cryptoffload.studies._qat_bands import NOTE as BANDS_NOTE
+from cryptoffload.studies._qat_bands import note as bands_note
 from cryptoffload.studies._qat_bands import qat_bands
 from cryptoffload.studies._qat_model import Table1Row
 from cryptoffload.studies.registry import Option, register_study
@@ -169,8 +169,8 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
         _one_core_tables(result, cfg, here)
         _measured_headlines(result, here)
     ours, paper = qm.model_figures(model)
-    bands = qat_bands(cfg.profile, cfg.card_scaling, cfg.seed, ours, paper)
-    for table in band_tables(bands, [model.profile_key], BANDS_NOTE):
+    bands = qat_bands(cfg.profile, cfg.card_scaling, cfg.seed, ours, paper, quick=cfg.quick)
+    for table in band_tables(bands, [model.profile_key], bands_note(cfg.quick)):
         result.add(table)
     qm.claims(result, model, {b.figure: b for b in bands})
     if not cfg.measure:
