@@ -37,6 +37,12 @@ def test_the_corner_band_of_a_linear_prediction_is_exact() -> None:
     assert b.contains(-16.5) and not b.contains(-1.4)
 
 
+def test_a_quick_band_stops_at_the_tornado_ends() -> None:
+    b = sens.band(linear, [A, B, C], joint=False)
+    assert (b.low, b.high) == (-13.5, -3.5)  # a and b alone; the corners -16.5 / -1.5 are not run
+    assert b.method == "tornado ends only (4 runs; corners skipped)"
+
+
 def test_no_moving_input_gives_the_nominal_value_only() -> None:
     b = sens.band(linear, [C])
     assert (b.low, b.nominal, b.high, b.method, b.most_sensitive) == (-9.5, -9.5, -9.5, "nominal", "")
@@ -93,3 +99,11 @@ def test_with_values_copies_a_profile_with_fields_moved() -> None:
     assert moved.provenance("cpu.request_s") == "fitted" and moved.value("workload.encryptions") == 30000
     with pytest.raises(Exception, match="'cpu.nothing' is missing"):
         sens.with_values(prof, {"cpu.nothing": 1.0})
+
+
+def test_written_with_values_reads_back_moved(tmp_path: Path) -> None:
+    prof = load_profile("he_cnn_paper_inputs")
+    path = sens.written_with_values(prof, {"network.hidden": 80}, tmp_path)
+    back = load_profile(path)
+    assert back.value("network.hidden") == 80 and back.range("network.hidden") == (80, 120)
+    assert back.value("network.kernel") == 5 and back.name == prof.name

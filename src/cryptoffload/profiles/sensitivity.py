@@ -23,15 +23,17 @@ errors of its repeats.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import random
 import statistics
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from cryptoffload.errors import ProfileError
-from cryptoffload.profiles.loader import Profile
+from cryptoffload.profiles.loader import Profile, write_profile
 
 #: Corners are enumerated up to this many inputs (64 runs); above it the band is sampled.
 MAX_CORNER_INPUTS = 6
@@ -120,6 +122,15 @@ def with_values(profile: Profile, overrides: Mapping[str, float]) -> Profile:
     return replace(profile, values=values)
 
 
+def written_with_values(profile: Profile, overrides: Mapping[str, float], folder: Path) -> Path:
+    """:func:`with_values` written to ``folder`` as a TOML file, for a model that reads a
+    profile by name or path only."""
+    moved = with_values(profile, overrides)
+    tag = ";".join(f"{k}={v!r}" for k, v in sorted(overrides.items()))
+    digest = hashlib.sha256(tag.encode()).hexdigest()[:12]
+    return write_profile(folder / f"{profile.name}-{digest}.toml", moved.meta, moved.values)
+
+
 def measured_input(name: str, samples: Sequence[float], k: float = NOISE_STANDARD_ERRORS) -> Input:
     """A measured input from its repeats: the mean, +- ``k`` standard errors (one sample: no
     spread known, so none is claimed)."""
@@ -156,14 +167,19 @@ def latin_hypercube(inputs: Sequence[Input], samples: int, seed: int = 1) -> lis
     return [{i.name: columns[j][n] for j, i in enumerate(inputs)} for n in range(samples)]
 
 
-def band(predict: Predict, inputs: Sequence[Input], samples: int = DEFAULT_SAMPLES, seed: int = 1) -> Band:
-    """The prediction's joint band over ``inputs`` and its tornado (see the module's docstring)."""
+def band(predict: Predict, inputs: Sequence[Input], samples: int = DEFAULT_SAMPLES, seed: int = 1,
+         joint: bool = True) -> Band:
+    """The prediction's joint band over ``inputs`` and its tornado (see the module's docstring);
+    ``joint=False`` (a quick run whose prediction is slow) stops at the tornado's ends, a lower
+    bound of the joint band, and says so in ``method``."""
     moving = [i for i in inputs if i.high > i.low]
     nominal = predict({})
     swings = tornado(predict, inputs)
     seen = [nominal] + [v for s in swings for v in (s.at_low, s.at_high)]
     if not moving:
         method = "nominal"
+    elif not joint:
+        method = f"tornado ends only ({2 * len(moving)} runs; corners skipped)"
     elif len(moving) <= MAX_CORNER_INPUTS:
         seen += [predict(c) for c in corners(moving)]
         method = f"{2 ** len(moving)} corners"
@@ -187,4 +203,4 @@ def closer(result: Band, target: float) -> str:
 
 __all__ = ["Band", "DEFAULT_SAMPLES", "Input", "MAX_CORNER_INPUTS", "NOISE_STANDARD_ERRORS", "Predict", "Swing",
            "band", "closer", "corners", "latin_hypercube", "measured_input", "profile_input", "tornado",
-           "with_values"]
+           "with_values", "written_with_values"]
