@@ -45,7 +45,8 @@ def refit_run(setup: PaperSetup, devices: list[int]) -> Callable[[Mapping[str, f
         baby = int(overrides.get(NAIVE_BABY, setup.naive_baby))
         latency = float(overrides.get(LATENCY, setup.costs.latency_s))
         fit = fit_naive_row(baby, setup.diagonals, latency, setup.costs.bandwidth_Bps)
-        costs = replace(setup.costs, latency_s=latency, **fit)
+        costs = replace(setup.costs, latency_s=latency, rotate_s=fit["rotate_s"], pmul_s=fit["pmul_s"],
+                        add_s=fit["add_s"], bytes=fit["bytes"])
         out = {}
         for n in devices:
             best = tuner.exhaustive(setup.base, n, costs, strategies=("replicate",), space="pow2")[0]
