@@ -212,3 +212,4 @@ def test_the_papers_own_predict_leads_and_the_tuned_interval_stands_beside_it(sm
     lead = "Strongest predicted agreement" if agree.kind == "agreement" else "Largest divergence"
     assert res.headline[0].startswith(f"{lead}: Predict (the paper's 5 MB interval)")
     assert any("Predict with the paper's 5 MB interval/Oracle" in h and "our extension" in h for h in res.headline)
+    assert _div.kind == ("agreement" if _div.inside else "divergence") and _div.band_method == "10-90 % over 3 seeds"

@@ -86,6 +86,16 @@ def test_with_bands_a_claim_is_an_agreement_only_with_the_paper_inside() -> None
     assert band_name(candidates(_t2({16.0: 0.9}), _headline(3.6))[0]) == "Table 2 at 16 GB/s (ms)"  # type: ignore[arg-type]
 
 
+def test_the_cpu_speedup_claim_carries_the_band_of_its_denominator() -> None:
+    from cryptoffload.studies._isc_claims import CPU_SPEEDUP, _with_cpu_band
+
+    c = Claim(paper="10.6x", ours="12.3x", provenance="simulated", table=HEADLINE_ID, key=[CPU_SPEEDUP])
+    out = _with_cpu_band(c, {"Table 2 at 8 GB/s (ms)": _banded("x", 926.0, 826.0, 1316.0, 1071.0)})
+    assert out.band == [11359 / 1316.0, 11359 / 826.0] and out.paper_value == 10.6 and out.kind == "claim"
+    other = Claim(paper="x", ours="y", provenance="simulated", key=["cpu"])
+    assert _with_cpu_band(other, {"Table 2 at 8 GB/s (ms)": _banded("x", 926.0, 826.0, 1316.0, 1071.0)}).band is None
+
+
 def test_table3_note() -> None:
     ours = Table3Row(16, 3858.0, 1951.0, 1071.0 * 1.5, 4.147, 8.201, 14.939)  # CSD latency +50 %
     fine = Table3Row(3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # no paper row for 3 devices: not counted

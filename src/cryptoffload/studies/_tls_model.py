@@ -281,6 +281,11 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
     k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
     if small and k and n:
         _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
+        b = (bands or {}).get(figure_label(*n.key))
+        if b is not None and b.paper is not None:  # the card's claim: the NIC step's band, its kind unchanged
+            q = result.claims[-1]
+            q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
+            q.band_method = b.band.method
     _agreement_and_divergence(result, [r for r in rows if r.provenance == label and r.error_pct is not None],
                               model, files, label, bands or {}, noise or {})
 
