@@ -304,7 +304,8 @@ def test_a_band_wider_than_the_effect_says_within_noise() -> None:
     assert c.band_text() == ("band 0.95 .. 1.01, most sensitive to tls fetch noise; within noise "
                              "(the band is wider than the 0.019 effect)")
     assert not _banded(1.18, effect=0.5).within_noise and not _banded(1.18).within_noise
-    assert c.sentence() == ("Strongest predicted agreement: 1.26 (paper: 1.18) — simulated; band 0.95 .. 1.01, most "
+    assert c.label() == "predicted agreement, inside our band" and _banded(1.05).label() == "divergence, outside our band"
+    assert c.sentence() == ("Predicted agreement, inside our band: 1.26 (paper: 1.18) — simulated; band 0.95 .. 1.01, most "
                             "sensitive to tls fetch noise; within noise (the band is wider than the 0.019 effect)")
 
 

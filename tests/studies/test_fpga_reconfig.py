@@ -88,7 +88,7 @@ def test_distributions_place_the_papers_draw(small_run):
 def test_headline_states_agreement_and_divergence(small_run):
     res, _ = small_run
     text = " ".join(res.headline)
-    assert "Largest divergence" in text
+    assert "Divergence, outside our band" in text
     assert "fitted" in text  # the population is fitted, and says so in the same sentence
     # the closest figure is an agreement only with the paper's value inside its band (issue 26)
     kinds = [c.kind for c in res.claims]
@@ -209,7 +209,7 @@ def test_the_papers_own_predict_leads_and_the_tuned_interval_stands_beside_it(sm
     assert agree.most_sensitive == st.SEED_INPUT and agree.band_method == "10-90 % over 3 seeds"
     tuned = [r for r in res.tables["mean_p90_vs_oracle"].rows if r[0] == "predict"][0]
     assert ours.key == ["predict"] and ours.band == [tuned[2], tuned[3]] and ours.why.startswith("our extension")
-    lead = "Strongest predicted agreement" if agree.kind == "agreement" else "Largest divergence"
+    lead = "Predicted agreement, inside our band" if agree.kind == "agreement" else "Divergence, outside our band"
     assert res.headline[0].startswith(f"{lead}: Predict (the paper's 5 MB interval)")
     assert any("Predict with the paper's 5 MB interval/Oracle" in h and "our extension" in h for h in res.headline)
     assert _div.kind == ("agreement" if _div.inside else "divergence") and _div.band_method == "10-90 % over 3 seeds"

@@ -205,7 +205,12 @@ class Claim:
 
     def label(self) -> str:
         """What the claim is, as the card and the headline name it: only a simulated result is
-        a *predicted* agreement; a measured or fitted one is the closest agreement."""
+        a *predicted* agreement; a measured or fitted one is the closest agreement. A banded
+        claim says what made it one (issue 26: the paper's value inside or outside our band),
+        not "strongest" or "largest", which the band does not rank."""
+        if self.band is not None and self.paper_value is not None and self.kind != "claim":
+            what = "predicted agreement" if self.provenance == "simulated" else "agreement"
+            return f"{what}, inside our band" if self.kind == "agreement" else "divergence, outside our band"
         if self.kind == "agreement":
             return "strongest predicted agreement" if self.provenance == "simulated" else "closest agreement"
         return {"divergence": "largest divergence", "claim": "the paper's claim"}[self.kind]
