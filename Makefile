@@ -26,6 +26,7 @@ VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_
 # linked into it, refers to OpenSSL's BN functions; nginx, wrk, ethtool, curl, wget: the TLS offload
 # study serves files with a real nginx and loads it with real clients).
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
+APT_OPTIONS ?=
 
 .PHONY: demo test typecheck test-gpu-path setup apt clean bench openfhe openfhe-venv bench-bootstrap FORCE
 
@@ -68,7 +69,7 @@ apt:
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_OPTIONS) $$missing; \
 	fi
 
 $(STAMP): pyproject.toml $(if $(VENV_STALE),FORCE)
@@ -146,3 +147,30 @@ gpu-check:
 	  $(MAKE) --no-print-directory $(STAMP) && \
 	  $(BIN)/python benchmarks/gpu_check.py run --out "$(OUT)" $(if $(BUDGET),--budget $(BUDGET)); \
 	fi
+
+# Kernel TLS for real (issue 24; docs/apps/tls.md): this kernel has no tls module, so `make ktls`
+# boots Debian's kernel (which has it) in a guest under QEMU's TCG emulation with virtme-ng -- this
+# machine's root filesystem read-only, so the guest runs this checkout, nginx and curl -- and runs
+# the study's fetch series there: plain, user-space TLS and kTLS, TLS 1.2 and 1.3, 2 KB and 64 MB,
+# every kTLS fetch verified by the kernel's counters. The guest tools are installed when missing:
+# Debian packages (busybox-static: virtme-ng builds its initramfs with it) without recommends, and
+# virtme-ng, pinned, in its own venv. Writes out/ktls/guest.json and stores it as the package data
+# the tls-offload study shows (src/cryptoffload/studies/data/tls_guest.json). 560 s end to end
+# here with the tools installed (2 shared cores); installing them first: ~4.5 min more.
+GUEST_APT_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static
+GUEST_VENV := .venv-guest
+VIRTME_NG := virtme-ng==1.42
+KTLS_OUT ?= out/ktls
+.PHONY: ktls ktls-tools
+
+ktls-tools:
+	@$(MAKE) --no-print-directory apt APT_PACKAGES="$(GUEST_APT_PACKAGES)" APT_OPTIONS=--no-install-recommends
+	@if ! grep -qx '$(VIRTME_NG)' $(GUEST_VENV)/.installed 2>/dev/null; then \
+	  echo "creating $(GUEST_VENV) with $(VIRTME_NG)"; \
+	  [ -x $(GUEST_VENV)/bin/python ] || $(PY_EXE) -m venv $(GUEST_VENV); \
+	  $(GUEST_VENV)/bin/python -m pip install -q '$(VIRTME_NG)' && echo '$(VIRTME_NG)' > $(GUEST_VENV)/.installed; \
+	fi
+
+ktls: $(STAMP) ktls-tools
+	CRYPTOFFLOAD_GUEST_VENV=$(abspath $(GUEST_VENV)) $(BIN)/cryptoffload tls bench --guest --no-progress --out "$(KTLS_OUT)"
+	cp "$(KTLS_OUT)/guest.json" src/cryptoffload/studies/data/tls_guest.json

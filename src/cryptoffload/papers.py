@@ -4,6 +4,11 @@ Why one table: every user-facing string (CLI help, tables, the report, docs) nam
 its authors, title and venue, and they must all say the same thing. Titles of the Japanese,
 Korean and Chinese originals are given in English translation with the original beside them.
 Where the copy we have does not state the venue, ``venue`` says so rather than guess.
+
+A venue named in Chinese also carries its name in Latin script (``venue_latin``, pinyin): the
+report shows it beside the original, so a reader whose machine has no CJK font (the original
+then renders as boxes) still reads it. Installing a font (``fonts-noto-cjk``) would also do, but
+only on the machines where someone installs it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ class Paper:
     venue: str
     #: the venue in a few words, for :meth:`brief` (empty: ``venue`` as it is)
     venue_short: str = ""
+    #: the venue's name as written in ``venue`` in CJK script (empty: none)
+    venue_original: str = ""
+    #: ``venue_original`` in Latin script, shown beside it in the report
+    venue_latin: str = ""
 
     def cite(self) -> str:
         """``Authors, "Title", Venue`` -- the form used in tables, headlines and help."""
@@ -60,7 +69,7 @@ PAPERS: dict[str, Paper] = {p.key: p for p in (
           "privacy-preserving computing",
           "同态加密的硬件卸载及其在隐私保护计算中的应用",
           "Journal of Chinese Computer Systems (小型微型计算机系统), 2021, no. 3",
-          "J. Chinese Computer Systems 2021"),
+          "J. Chinese Computer Systems 2021", "小型微型计算机系统", "Xiaoxing Weixing Jisuanji Xitong"),
     Paper("smartnic-tls",
           "T. Miyakawa, Y. Li, T. Fukai, T. Hirofuchi and M. Sugaya (Shibaura Institute of "
           "Technology, AIST)",

@@ -50,3 +50,70 @@ def test_calibrate_gpu_refuses_in_one_line(tmp_path: Path, args, needle) -> None
     proc = run_cli(tmp_path, "calibrate", "gpu", "--out", "g.toml", *args)
     assert_user_error(proc, needle)
     assert not (tmp_path / "g.toml").exists()
+
+
+def _write_measured(path: Path, values: dict[str, float]) -> Path:
+    from cryptoffload.profiles.loader import ProfileValue, write_profile
+
+    meta = {"name": "measured-test", "kind": "measured", "description": "test"}
+    return write_profile(path, meta, {k: ProfileValue(v, "measured in a test") for k, v in values.items()})
+
+
+CKKS_VALUES = {"ring.limbs": 3, "ops.rotate_s": 0.003175, "ops.pmul_s": 0.0002524, "ciphertext.bytes": 330554,
+               "link.bandwidth_Bps": 388988195.75, "overhead.concurrent_slowdown": 1.51}
+
+
+def test_calibrate_ckks_prints_what_it_measured_with_units(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only "wrote ...": the values written, read back from the file, each in a unit."""
+    from contextlib import nullcontext
+
+    from typer.testing import CliRunner
+
+    from cryptoffload import cli
+
+    monkeypatch.setattr("cryptoffload.crypto.ckks.make_backend", lambda name, params: None)
+    monkeypatch.setattr("cryptoffload.engines.dask.DaskRunner", lambda address, workers: nullcontext())
+    monkeypatch.setattr("cryptoffload.calibrate.ckks.calibrate_ckks",
+                        lambda out, **kw: _write_measured(out, CKKS_VALUES))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli.app, ["calibrate", "ckks", "--out", "p.toml"])
+    assert res.exit_code == 0, res.output
+    assert [line.rstrip() for line in res.stdout.splitlines()] == [
+        "measured-test: measured values",
+        "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━┓",
+        "┃ field                        ┃ value ┃ unit ┃",
+        "┡━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━┩",
+        "│ ring.limbs                   │     3 │      │",
+        "│ ops.rotate_s                 │  3.17 │ ms   │",
+        "│ ops.pmul_s                   │ 252.4 │ us   │",
+        "│ ciphertext.bytes             │ 330.6 │ KB   │",
+        "│ link.bandwidth_Bps           │ 389.0 │ MB/s │",
+        "│ overhead.concurrent_slowdown │  1.51 │      │",
+        "└──────────────────────────────┴───────┴──────┘",
+        "wrote p.toml",
+    ]
+
+
+@pytest.mark.parametrize("field,value,shown", [
+    ("ops.enc.per_item_s", 2.5e-8, (25.0, "ns")), ("ops.enc.fixed_s", 1.5, (1.5, "s")),
+    ("link.h2d_bytes_per_s", 2.4e10, (24000.0, "MB/s")), ("ops.enc.bytes_in", 512, (512.0, "bytes")),
+    ("ops.enc.wave_items", 4096, (4096, "")), ("ciphertext.bytes", 2.5e6, (2.5, "MB"))])
+def test_measured_values_are_shown_in_their_unit(field: str, value: float, shown: tuple) -> None:
+    from cryptoffload.cli.calibrate import shown as shown_as
+
+    got = shown_as(field, value)
+    assert (round(got[0], 9), got[1]) == shown
+
+
+def test_measured_table_leaves_out_the_raw_samples(tmp_path: Path) -> None:
+    """calibrate gpu: the fitted costs are shown, not the per-batch timings they were fitted to."""
+    from rich.console import Console
+
+    from cryptoffload.cli.calibrate import measured_table
+
+    path = _write_measured(tmp_path / "g.toml", {"samples.enc.b8192_s": 0.01, "ops.enc.per_item_s": 2.5e-8,
+                                                "link.h2d_bytes_per_s": 2.4e10})
+    console = Console(record=True, width=80)
+    console.print(measured_table(path, skip=("samples.",)))
+    rows = [line for line in console.export_text().splitlines() if line.startswith("│")]
+    assert rows == ["│ ops.enc.per_item_s   │     25 │ ns   │", "│ link.h2d_bytes_per_s │ 24,000 │ MB/s │"]

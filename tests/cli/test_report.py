@@ -91,3 +91,78 @@ def test_screenshot_option_writes_the_first_screen(tmp_path: Path, monkeypatch: 
     res = CliRunner().invoke(cli.app, ["report", "--out", str(tmp_path / "r"), "--screenshot", str(shot)])
     assert res.exit_code == 0, res.output
     assert shot.read_bytes().startswith(b"\x89PNG") and (tmp_path / "r" / "index.html").exists()
+
+
+def _long_result(name: str) -> StudyResult:
+    """A study result as long as the real ones: three 12-row tables with titles wider than the
+    table, six findings of 400 characters, two notes."""
+    from cryptoffload.report.result import Table
+
+    res = StudyResult(name, f"Study {name}", "quick", 1, "test", {},
+                      headline=[f"finding {i} of {name}: " + "x" * 400 for i in range(6)],
+                      notes=[f"note {i} of {name}: " + "y" * 300 for i in range(2)])
+    for t in range(3):
+        res.add(Table(f"t{t}", f"table {t} of {name}, " + "a long title " * 9 + "end", ["k", "v"],
+                      [[i, float(i)] for i in range(12)], "simulated"))
+    return res
+
+
+def _run_quiet_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str):
+    ran = _stub_studies(monkeypatch)
+    for name, spec in all_studies().items():
+        monkeypatch.setattr(importlib.import_module(spec.module), "run",
+                            lambda cfg, out, progress=None, name=name: ran.append(name) or _long_result(name))
+    monkeypatch.chdir(tmp_path)  # paths printed as r/...: the line count does not depend on tmp_path
+    res = CliRunner().invoke(cli.app, ["report", "--no-calibrate", "--out", "r", *args])
+    assert res.exit_code == 0, res.output
+    return ran, res.stdout.splitlines()
+
+
+def test_report_prints_findings_one_line_each_and_where_the_files_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --tables: per study run a title rule, one line per finding and note (cropped to
+    the terminal's 200 columns), then where the files are; under 100 lines for the whole report."""
+    ran, lines = _run_quiet_report(tmp_path, monkeypatch)
+    runs = [run.name for spec in all_studies().values() for run in spec.report_runs()]
+    assert ran == [spec.name for spec in all_studies().values() for _ in spec.report_runs()] and len(runs) == 7
+    # 7 runs x (rule, 6 findings, 2 notes), the HE-CNN inference's log line, 2 lines at the end
+    assert len(lines) == 7 * 9 + 1 + 2 and len(lines) < 100
+    first = lines.index("• finding 0 of tls-offload: " + "x" * 171 + "…")
+    assert lines[first - 1].startswith("─") and " Study tls-offload (quick mode, seed 1) " in lines[first - 1]
+    assert lines[first + 6] == "note: note 0 of tls-offload: " + "y" * 170 + "…"
+    assert all(len(line) <= 200 for line in lines)
+    assert not any(line.startswith("table 0") for line in lines)
+    assert lines[-2:] == [
+        "wrote r/index.html",
+        "one folder per study in r/ (result.json, a CSV per table, figures): bsgs-multidevice, fpga-reconfig, "
+        "isc-he-cnn, isc-he-cnn-trace, paillier-offload, ridge, tls-offload"]
+
+
+def test_report_tables_flag_prints_every_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each table under its title, a line of its own: a title wider than the table no longer
+    wraps into the table's two thin columns."""
+    _, lines = _run_quiet_report(tmp_path, monkeypatch, "--tables")
+    heading = "table 0 of tls-offload, " + "a long title " * 9 + "end  [simulated]"
+    at = lines.index(heading)
+    assert lines[at + 1].startswith("┏━") and lines[at + 3].startswith("┡━") and len(lines[at + 1]) < 20
+    # 7 runs x (rule, 3 tables x (title, 3 header lines, 12 rows, bottom), 6 findings and 2 notes
+    # in full: 3 lines each, the words wrapped at 200 columns) + 3 lines
+    assert len(lines) == 7 * (1 + 3 * 17 + 8 * 3) + 1 + 2
+
+
+def test_report_calibration_prints_one_line_not_its_comparison_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FPGA study's cipher calibration: the comparison table `calibrate ciphers` prints is
+    the study's own "this machine" table, so the report says only where the profile went."""
+    def calibrate_ciphers(out, **kw):
+        kw["console"].print("COMPARISON TABLE")
+        return Path(out)
+
+    monkeypatch.setattr("cryptoffload.calibrate.ciphers.calibrate_ciphers", calibrate_ciphers)
+    _stub_studies(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(cli.app, ["report", "--out", "r"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert "measured this machine's cipher throughput: wrote r/calibration/ciphers.toml" in lines
+    assert "COMPARISON TABLE" not in res.output

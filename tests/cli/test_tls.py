@@ -4,6 +4,7 @@ options in one line before nginx starts; a tiny bench end to end reports what re
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -32,6 +33,17 @@ def test_cli_user_errors(tmp_path: Path) -> None:
     assert_user_error(cli(tmp_path, "tls", "bench", "--sizes", "2Q", "--out", "o"), "bad file size")
     assert_user_error(cli(tmp_path, "tls", "bench", "--clients", "lynx", "--out", "o"), "unknown client 'lynx'")
     assert_user_error(cli(tmp_path, "tls", "serve", "--mode", "quic", "--root", "."), "unknown TLS mode")
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_bench_guest_errors_before_any_boot(tmp_path: Path) -> None:
+    """A size the guest cannot hold, and a machine without the guest tools: one line, exit 2."""
+    assert_user_error(cli(tmp_path, "tls", "bench", "--guest", "--sizes", "1G", "--out", "o"), "--sizes")
+    env = {k: v for k, v in os.environ.items()}
+    env["CRYPTOFFLOAD_GUEST_VENV"] = str(tmp_path / "no-venv")
+    env["PATH"] = "/nonexistent"
+    proc = run_cli(tmp_path, "tls", "bench", "--guest", "--out", "o", env=env, timeout=60)
+    assert_user_error(proc, "no qemu-system-x86_64 (Debian package qemu-system-x86)", "make ktls")
     assert not (tmp_path / "o").exists()
 
 

@@ -290,3 +290,18 @@ def test_submit_graph_pins_and_resolves_keys(runner: DaskRunner) -> None:
         runner.submit_graph({"g-x": (where_am_i, 1)}, workers={"g-x": "tcp://127.0.0.1:1"})
     with pytest.raises(TypeError, match="must be a tuple"):
         runner.submit_graph({"g-y": [where_am_i, 1]})  # type: ignore[dict-item]
+
+
+def test_a_scheduler_without_workers_is_an_error_within_the_timeout() -> None:
+    """``--scheduler`` on a scheduler that has no workers: without ``workers`` the runner
+    still waits for one, bounded, instead of handing tasks to nobody and waiting forever."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None, processes=True,
+                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as empty:
+        address = empty.scheduler_address
+        with pytest.raises(ConfigError) as info:
+            DaskRunner(address, timeout=1)
+    msg = str(info.value)
+    assert msg == (f"only 0 of 1 Dask worker(s) joined {address} within 1 s "
+                   f"(start one there: `dask worker {address}`)")

@@ -86,3 +86,30 @@ def test_the_real_browser_renders_the_cards_and_takes_the_first_screen(tmp_path:
     png = browser.screenshot(index, tmp_path / "first.png", size=(800, 600))
     head = png.read_bytes()[:24]
     assert head.startswith(PNG_MAGIC) and struct.unpack(">II", head[16:24]) == (800, 600)
+
+
+def test_the_overflow_probe_reads_the_browsers_answer_and_leaves_no_probe(tmp_path: Path) -> None:
+    page = tmp_path / "index.html"
+    page.write_text("<html><body><p>x</p></body></html>")
+    answer = '<pre id="cryptoffload-overflow">{&quot;viewport&quot;: 1400, &quot;page&quot;: 1500, ' \
+             '&quot;wide&quot;: [&quot;table 0..1500&quot;]}</pre>'
+    fake = _fake(tmp_path, f"echo '<html><body>{answer}</body></html>'\n")
+    assert browser.wider_than_viewport(page, browser=fake) == (1400, 1500, ["table 0..1500"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake-chromium", "index.html"]
+    with pytest.raises(BackendUnavailable, match="ran no script"):
+        browser.wider_than_viewport(page, browser=_fake(tmp_path, "echo '<html></html>'\n"))
+    assert "<script" not in page.read_text()
+
+
+@needs_chromium
+def test_no_element_of_the_report_is_wider_than_the_window(tmp_path: Path) -> None:
+    from cryptoffload.report.result import Claim, Table
+
+    res = StudyResult("wide", "A study with a wide table", "quick", 1, "0", {}, headline=["h"])
+    cols = ["k"] + [f"platform_{i}_latency_ms" for i in range(16)]
+    res.add(Table("wide", "Wide", cols, [[k] + [123456.789 * k + i for i in range(16)] for k in (1, 2, 4)],
+                  "simulated", paper=[[1] + [99999.0 + i for i in range(16)]]))
+    res.claims = [Claim("1", "2", "simulated", table="wide", kind="agreement")]
+    index = write_index([(res, "wide"), (res, "wide-trace")], tmp_path, machine={"cpu": "test", "cores": 2})
+    viewport, page, wide = browser.wider_than_viewport(index, width=1000)
+    assert wide == [] and page <= viewport

@@ -4,10 +4,11 @@ nothing from the results is inserted unescaped."""
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 from cryptoffload import __version__
-from cryptoffload.report.html import table_html, write_index
+from cryptoffload.report.html import FOLD_ROWS, table_html, write_index
 from cryptoffload.report.result import StudyResult, Table
 
 EVIL = "<script>alert('x')</script>"
@@ -177,3 +178,115 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
     assert "<h2 id='isc-he-cnn-trace'>" in doc and "<h2 id='isc-he-cnn'>" in doc  # distinct anchors
     assert "Predict/Oracle 1.20" in cards["ridge"] and "<span class='badge measured'>measured</span>" in doc
     assert "seed 00" not in doc
+
+
+class _Page(HTMLParser):
+    """The page's structure: every id, every in-page link (and where it sits: the contents,
+    a claim), every h2's text, and each ``<table>``'s enclosing elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.toc_links: list[str] = []
+        self.claim_links: list[str] = []
+        self.h2: list[str] = []
+        self.table_parents: list[list[tuple[str, str]]] = []
+        self.folds: list[tuple[str, bool]] = []
+        self._stack: list[tuple[str, str]] = []
+        self._in_h2 = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.append(a["id"])
+        href = a.get("href", "")
+        if tag == "a" and href.startswith("#"):
+            if any(t == "nav" for t, _ in self._stack):
+                self.toc_links.append(href[1:])
+            if "src" in (a.get("class") or "").split():
+                self.claim_links.append(href[1:])
+        if tag == "table":
+            self.table_parents.append(list(self._stack))
+        if tag == "details" and a.get("class") == "fold":
+            self.folds.append((a.get("id", ""), "open" in a))
+        if tag == "h2" and not any("card" in c.split() for _, c in self._stack):
+            self._in_h2 = True
+            self.h2.append("")
+        if tag not in ("img", "meta", "br"):
+            self._stack.append((tag, a.get("class") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "h2":
+            self._in_h2 = False
+        while self._stack:
+            if self._stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h2 and self._stack and self._stack[-1][0] == "h2":
+            self.h2[-1] += data
+
+
+def _navigable_report(tmp_path: Path) -> str:
+    """Two runs of one study (one on a trace), a study with a wide ours-beside-the-paper table,
+    a long table a claim quotes and a long one none quotes."""
+    from cryptoffload.report.result import Claim
+
+    wide_cols = ["k"] + [f"platform_{i}_latency_ms" for i in range(14)]
+    wide = Table("wide", "A wide table", wide_cols, [[k] + [1000.0 * k + i for i in range(14)] for k in (1, 2)],
+                 "simulated", paper=[[1] + [999.0 + i for i in range(14)]])
+    long_rows = [[i, float(i)] for i in range(FOLD_ROWS + 1)]
+    a = _study("isc-he-cnn", "HE CNN on computational storage")
+    a.add(wide)
+    a.add(Table("quoted_long", "Long and quoted", ["i", "v"], long_rows, "simulated"))
+    a.add(Table("long", "Long, not quoted", ["i", "v"], long_rows, "simulated"))
+    a.claims = [Claim("1,000 ms", "1,001 ms", "simulated", table="wide", kind="agreement"),
+                Claim("12", "13", "simulated", table="quoted_long", kind="divergence", why="w"),
+                Claim("x", "y", "simulated", table="sw")]
+    trace = _study("isc-he-cnn", "HE CNN on computational storage")
+    b = _study("ridge", "Ridge regression")
+    return write_index([(a, "isc-he-cnn"), (trace, "isc-he-cnn-trace"), (b, "ridge")], tmp_path,
+                       machine={}).read_text(encoding="utf-8")
+
+
+def test_contents_link_each_section_once_and_ids_and_headings_are_unique(tmp_path: Path) -> None:
+    doc = _navigable_report(tmp_path)
+    page = _Page()
+    page.feed(doc)
+    assert page.toc_links == ["isc-he-cnn", "isc-he-cnn-trace", "ridge"]
+    assert len(page.ids) == len(set(page.ids))
+    assert page.h2 == ["Contents", "HE CNN on computational storage",
+                       "HE CNN on computational storage \u2014 run isc-he-cnn-trace", "Ridge regression"]
+    assert doc.index("<section class='cards'>") < doc.index("<nav class='toc' id='contents'>") \
+        < doc.index("<h2 id='isc-he-cnn'>")
+
+
+def test_each_claim_links_to_the_table_it_quotes(tmp_path: Path) -> None:
+    doc = _navigable_report(tmp_path)
+    page = _Page()
+    page.feed(doc)
+    assert page.claim_links == ["isc-he-cnn--wide", "isc-he-cnn--quoted_long", "isc-he-cnn--sw"]
+    assert set(page.claim_links) <= set(page.ids)
+
+
+def test_every_table_scrolls_sideways_and_long_ones_fold(tmp_path: Path) -> None:
+    doc = _navigable_report(tmp_path)
+    page = _Page()
+    page.feed(doc)
+    # 3 studies' two tables each, and the three added to the first
+    assert len(page.table_parents) == 3 * 2 + 3
+    assert all(parents[-1] == ("div", "scroll") for parents in page.table_parents)
+    assert ".scroll{overflow-x:auto;max-width:100%}" in doc
+    # a long table folds under its heading; a claim's table stays open so its link lands on it
+    assert page.folds == [("isc-he-cnn--quoted_long", True), ("isc-he-cnn--long", False)]
+    assert f"<span class='rows'>{FOLD_ROWS + 1} rows</span>" in doc
+
+
+def test_a_chinese_venue_is_also_given_in_latin_script(tmp_path: Path) -> None:
+    from cryptoffload.papers import PAPERS
+
+    res = _study("paillier-offload", "Paillier offload", paper=PAPERS["qat-paillier"].cite())
+    doc = write_index([(res, "p")], tmp_path, machine={}).read_text(encoding="utf-8")
+    beside = ("Journal of Chinese Computer Systems (Xiaoxing Weixing Jisuanji Xitong, "
+              "<span lang='zh-Hans'>小型微型计算机系统</span>), 2021, no. 3")
+    assert doc.count(beside) == 2  # on the card and in the section's paper line

@@ -113,3 +113,26 @@ def test_provenance_label_names_the_fit_and_the_column_mix() -> None:
                   column_provenance={"a": "simulated", "b": "measured"})
     assert provenance_label(mixed) == "mixed: simulated, measured"
     assert provenance_label(_table()) == "simulated"
+
+
+def test_render_result_without_tables_prints_the_findings_one_line_each() -> None:
+    res = StudyResult("s", "My study", "quick", 7, "0.1.0", {}, headline=["short", "long " * 20], notes=["[n] " * 15])
+    res.add(_table())
+    console = Console(record=True, width=40, force_terminal=False)
+    render_result(res, console, tables=False, one_line=True)
+    assert console.export_text().splitlines() == [
+        "──── My study (quick mode, seed 7) ─────",
+        "• short",
+        "• long long long long long long long lo…",
+        "note: [n] [n] [n] [n] [n] [n] [n] [n] […",
+    ]
+
+
+def test_table_heading_is_a_line_of_its_own() -> None:
+    """A title wider than the table: before, it wrapped into the table's width."""
+    t = Table("t", "A title much wider than the table", ["a", "b"], [[1, 2.0]], "cited")
+    console = Console(record=True, width=80)
+    render_table(t, console)
+    assert console.export_text().splitlines() == [
+        "A title much wider than the table  [cited]",
+        "┏━━━┳━━━┓", "┃ a ┃ b ┃", "┡━━━╇━━━┩", "│ 1 │ 2 │", "└───┴───┘"]

@@ -35,7 +35,7 @@ def test_keys_on_every_csd() -> None:
          "the paper, section 4.5.1: 0.5 GB x 10,000 clients = 5,000 GB on one CSD"],
         ["NAND per CSD available", 7680.0, "GB", "derived", "preset (assumed) unless --nand-tb"],
         ["CSDs for capacity", 1, "CSDs", "derived", "every CSD holds every client's keys"],
-        ["CSDs recommended", 1, "CSDs", "derived", "max of capacity and load"],
+        ["CSDs recommended", 1, "CSDs", "derived", "capacity only: no request rate given, load not sized"],
         ["NAND per CSD to provision", 21.0, "GB", "derived", "every client's keys on every CSD"],
     ]
 
@@ -47,6 +47,7 @@ def test_partitioned_with_a_load() -> None:
     assert v["offered load"] == {"quantity": "offered load", "value": 2.5, "unit": "inferences/s",
                                  "provenance": "input", "how": "0.25 per client"}
     assert (v["CSDs for the load"]["value"], v["CSDs for the load"]["how"]) == (2, "at most 80% busy each")
+    assert v["CSDs recommended"]["how"] == "max of capacity (1) and load (2)"
     assert v["CSDs for capacity"]["how"] == "clients partitioned"
     assert (v["NAND per CSD to provision"]["value"], v["NAND per CSD to provision"]["how"]) == (11.0, "5 clients per CSD")
     keys_wanted = replace(plan, keys_on_every_csd=True)

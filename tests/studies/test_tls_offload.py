@@ -54,6 +54,21 @@ def test_contract_labels_and_no_nginx_left(tiny_run):
     assert not _our_nginx_left()
 
 
+@needs_tools
+def test_the_stored_guest_run_shows_mode_3_measured_in_an_emulated_guest(tiny_run):
+    res, _ = tiny_run
+    t = res.tables["ktls_guest"]  # the stored `make ktls` run ships with the package
+    rows = {(r[0], r[1]): dict(zip(t.columns, r)) for r in t.rows}
+    k = rows[("ktls TLSv1.3", "64M.bin")]
+    assert k["provenance"].startswith("stored (measured in an emulated guest: kernel 6.1.0-56-amd64, QEMU TCG CPU")
+    assert k["provenance"].endswith("CPU split and kTLS counters measured, times emulated)")
+    assert (k["fetches"], k["ktls_verified"]) == (2, 2)
+    assert rows[("ktls TLSv1.2", "2K.bin")]["ktls_verified"] == 10
+    assert t.cell_provenance(0, "model_ktls_over_tls_cpu") == "simulated"
+    assert list(res.tables).index("ktls_guest") == list(res.tables).index("cpu_per_request") + 1
+    assert any(h.startswith("kTLS in an emulated guest (TLSv1.3, 64M.bin): ") for h in res.headline)
+
+
 def _our_nginx_left() -> list[int]:
     """nginx masters whose prefix says this process started them (other engineers' servers,
     and orphans of runs killed elsewhere, share the machine)."""

@@ -169,12 +169,12 @@ def measure_all(
 ) -> list[CipherMeasurement]:
     """Measure every cipher of :data:`ciphers.CIPHERS` on every backend available here."""
     jobs = [(n, b) for n in ciphers.CIPHERS for b in ciphers.backends_for(n)]
-    task = progress.add_task("calibrating", total=2 * len(jobs)) if progress else None
+    task = progress.add_task("calibrating", total=2 * len(jobs)) if progress is not None else None
     out = []
     for name, backend in jobs:
         values = []
         for setup in (True, False):
-            if progress is not None:
+            if progress is not None and task is not None:
                 kind = "per request" if setup else "bulk"
                 progress.update(task, description=f"{name} / {backend} ({kind})")
             values.append(
@@ -182,7 +182,7 @@ def measure_all(
                     name, backend, message_bytes, seconds, include_setup=setup, repeats=repeats
                 )
             )
-            if progress is not None:
+            if progress is not None and task is not None:
                 progress.advance(task)
         out.append(CipherMeasurement(name, backend, values[0], values[1]))
     return out
@@ -277,14 +277,14 @@ def comparison_table(profile: Profile) -> Table:
         p4 = PAPER_P4_MBPS[name]
         best = profile.get(f"ciphers.{name}.software_mbps")
         rows = [
-            (b, profile.get(f"ciphers.{name}.software_mbps_{b}"))
+            (b, here)
             for b in backends
-            if profile.get(f"ciphers.{name}.software_mbps_{b}") is not None
+            if (here := profile.get(f"ciphers.{name}.software_mbps_{b}")) is not None
         ]
         if not rows:
             table.add_row(display, "unavailable", "-", "-", f"{p4:,.1f}", "-")
             continue
-        rows.sort(key=lambda r: -(r[1] or 0.0))
+        rows.sort(key=lambda r: -r[1])
         for b, mbps in rows:
             bulk = profile.get(f"ciphers.{name}.software_mbps_bulk_{b}")
             mark = " *" if mbps == best and b == rows[0][0] else ""

@@ -65,6 +65,7 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -281,19 +282,19 @@ def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
     try:
         for _ in range(repeats + 1):                       # the first pass (every op) warms up, untimed
             one: dict[str, list[float]] = {k: [] for k in per}
-            rotated = [sample("rotate_s", lambda s=s: be.rotate(ct, s), one) for s in steps]
-            terms = [sample("pmul_s", lambda r=r, p=p: be.mul_plain(r, p), one) for r, p in zip(rotated, pts)]
+            rotated = [sample("rotate_s", partial(be.rotate, ct, s), one) for s in steps]
+            terms = [sample("pmul_s", partial(be.mul_plain, r, p), one) for r, p in zip(rotated, pts)]
             acc = terms[0]
             for t in terms[1:]:
-                acc = sample("add_s", lambda a=acc, t=t: be.add(a, t), one)
+                acc = sample("add_s", partial(be.add, acc, t), one)
             low = sample("rescale_s", lambda: be.rescale(acc), one)
-            lows = [sample("rotate_low_s", lambda s=s: be.rotate(low, s), one) for s in steps]
+            lows = [sample("rotate_low_s", partial(be.rotate, low, s), one) for s in steps]
             acc2 = lows[0]
             for t in lows[1:]:
-                acc2 = sample("add_low_s", lambda a=acc2, t=t: be.add(a, t), one)
-            blobs = [sample("serialize_s", lambda r=r: be.serialize_ciphertext(r), one) for r in rotated[:4]]
+                acc2 = sample("add_low_s", partial(be.add, acc2, t), one)
+            blobs = [sample("serialize_s", partial(be.serialize_ciphertext, r), one) for r in rotated[:4]]
             for b in blobs:
-                sample("deserialize_s", lambda b=b: be.deserialize_ciphertext(b), one)
+                sample("deserialize_s", partial(be.deserialize_ciphertext, b), one)
             if _ > 0:
                 for k, v in one.items():
                     per[k].append(statistics.median(v))

@@ -29,7 +29,7 @@ import datetime as _dt
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.profiles.loader import ProfileValue, toml_writer, write_profile
 from cryptoffload.sim.gpu import OPS, check_batches
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier import PrivateKey, PublicKey
 
 DEFAULT_FIT_BATCHES = (8192, 65536, 262144)
 AGGREGATE_COLS = 16
@@ -66,7 +69,7 @@ class GpuBench:
     operation prepared on the host (limb arrays) and on the device."""
 
     def __init__(self, runtime: gr.Runtime, bits: int = 1024, max_items: int = max(DEFAULT_FIT_BATCHES), *,
-                 constant_time: bool = True, key: tuple[Any, Any] | None = None) -> None:
+                 constant_time: bool = True, key: tuple[PublicKey, PrivateKey] | None = None) -> None:
         from cryptoffload.crypto import paillier as pl
 
         if max_items < AGGREGATE_COLS:
@@ -158,8 +161,11 @@ def time_transfers(runtime: gr.Runtime, sizes: Sequence[int] = TRANSFER_BYTES, r
             runtime.upload(host, s)
             s.synchronize()
 
+        def download(dev: Any = dev) -> None:
+            runtime.download(dev, s)
+
         up.append(_median_time(upload, repeats))
-        down.append(_median_time(lambda dev=dev: runtime.download(dev, s), repeats))
+        down.append(_median_time(download, repeats))
     out = {}
     for name, ts in (("h2d", up), ("d2h", down)):
         slope = (ts[1] - ts[0]) / (sizes[1] - sizes[0])

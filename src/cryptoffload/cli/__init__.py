@@ -3,6 +3,12 @@ logic (each command parses its options, calls the layer below and prints what ca
 
 ``main`` is the entry point (``[project.scripts]`` and ``python -m cryptoffload.cli``); ``app``
 is the root typer app, with every group attached here in the order ``--help`` lists them.
+Modules: :mod:`.root` (the root command, ``--version``, consoles, the progress bar, the
+servers' connection options), :mod:`.study` (one command per registered study, generated
+from the registry), :mod:`.report`, :mod:`.plan`, :mod:`.calibrate`, :mod:`.trace`,
+:mod:`.paillier`, :mod:`.he_cnn`, :mod:`.ridge`, :mod:`.tls`. Errors: a
+``CryptoffloadError`` is one ``error:`` line and exit 2 (``root.main``); anything else keeps
+its traceback.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from typing import Optional
 import typer
 
 from cryptoffload.checks import check_int, check_positive
+from rich.table import Table as RichTable
+
 from cryptoffload.cli.root import console
 from cryptoffload.crypto.ckks.registry import backend_help
 from cryptoffload.io import check_output_file, check_output_folder
@@ -17,6 +19,51 @@ app = typer.Typer(help="Measure this machine's costs into a *measured* profile."
 MAX_SECONDS = 600.0  # per cipher and library; the full run measures 20 of them
 MIN_SECONDS = 1e-3  # below a millisecond a measurement is one timer tick
 MAX_REPEATS = 1000
+
+#: Time shown in the largest unit that keeps it at 1 or more (a GPU's per-item cost is ns, a
+#: Dask hop ms); bytes likewise.
+_TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
+_BYTE_UNITS = ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "bytes"))
+
+
+def _scaled(value: float, units: tuple[tuple[float, str], ...]) -> tuple[float, str]:
+    for size, unit in units:
+        if abs(value) >= size:
+            return value / size, unit
+    size, unit = units[-1]
+    return value / size, unit
+
+
+def shown(field: str, value: float) -> tuple[float, str]:
+    """A profile value in a unit a reader takes in at a glance, from its name's unit word
+    (``_s``, ``_Bps``, ``_bytes_per_s``, ``bytes``); other fields are counts or ratios."""
+    last = field.rsplit(".", 1)[-1]
+    if last.endswith(("_Bps", "_bytes_per_s")):
+        return value / 1e6, "MB/s"
+    if last.endswith("_s") and value:
+        return _scaled(value, _TIME_UNITS)
+    if last == "bytes" or last.startswith("bytes") or last.endswith("_bytes"):
+        return _scaled(value, _BYTE_UNITS)
+    return value, ""
+
+
+def measured_table(path: Path, skip: tuple[str, ...] = ()) -> RichTable:
+    """What a calibration wrote, one row per value with its unit (``skip``: prefixes of raw
+    samples the fitted values already stand for). Read back from the file, so it shows what
+    the profile holds."""
+    from cryptoffload.profiles import load_profile
+    from cryptoffload.report.tables import fmt
+
+    profile = load_profile(path)
+    table = RichTable(title=f"{profile.name}: measured values", title_justify="left")
+    table.add_column("field")
+    table.add_column("value", justify="right")
+    table.add_column("unit")
+    for name, pv in profile.values.items():
+        if not name.startswith(skip):
+            value, unit = shown(name, pv.value)
+            table.add_row(name, fmt(value), unit)
+    return table
 
 
 @app.callback()
@@ -59,6 +106,7 @@ def calibrate_ckks_cmd(
     make_backend(backend, DEFAULT_CALIBRATION_PARAMS)  # refuse an unavailable backend (no GPU) before any worker starts
     with DaskRunner(address, workers=2) as runner:
         path = calibrate_ckks(out, backend=backend, repeats=repeats, progress=True, runner=runner)
+    console.print(measured_table(path))
     console.print(f"wrote {path}")
 
 
@@ -100,4 +148,5 @@ def calibrate_gpu_cmd(
     with progress_bar(True) as prog:
         tick = prog(3 * len(sizes) + 1)
         path = calibrate_gpu(out, device_index=gpu, bits=bits, fit_batches=tuple(sizes), repeats=repeats, tick=tick)
-    console.print(f"wrote {path}")
+    console.print(measured_table(path, skip=("samples.",)))
+    console.print(f"wrote {path} (with the raw per-batch timings, samples.*)")

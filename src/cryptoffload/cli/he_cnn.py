@@ -3,6 +3,8 @@ serve, client)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import re
 from pathlib import Path
 from typing import Any, Callable, List, Optional
@@ -138,7 +140,10 @@ def he_cnn_evaluate(
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
     from cryptoffload.apps.he_cnn.accuracy import evaluate
 
-    _run_on_images(evaluate, images, batch, model, backend)
+    from cryptoffload.cli.root import progress_bar
+
+    with progress_bar() as prog:
+        _run_on_images(partial(evaluate, progress=prog), images, batch, model, backend)
 
 
 def _mib(what: str, value: Optional[int]) -> Optional[int]:

@@ -3,13 +3,17 @@ in the layers below; these commands parse options and print the table)."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from cryptoffload.checks import check_int, check_positive, parse_ints
 from cryptoffload.cli.root import console
 from cryptoffload.papers import PAPERS
+
+if TYPE_CHECKING:
+    from cryptoffload.policies.isc_plan import IscPlan
+    from cryptoffload.report.result import Table
 
 app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the simulators.")
 
@@ -52,6 +56,45 @@ def plan_bsgs_cmd(
     table = plan_bsgs(profile, counts, diagonals=diagonals, strategy=strategy, space=space,
                       naive_baby=naive_baby, exhaustive=exhaustive)
     render_table(table, console)
+    for line in _naive_baselines(table, profile, diagonals, strategy, space, naive_baby):
+        console.print(line, markup=False, highlight=False)
+
+
+def _speedup_at_largest_n(table: Table) -> tuple[int, float]:
+    n, speedup = table.columns.index("N"), table.columns.index("speedup")
+    row = max(table.rows, key=lambda r: r[n])
+    return row[n], row[speedup]
+
+
+def _naive_baselines(table: Table, profile: str, diagonals: Optional[int], strategy: Optional[str], space: str,
+                     naive_baby: Optional[int]) -> list[str]:
+    """Which naive baseline the speed-ups are against, and how it differs from the one of the
+    bsgs-multidevice study's Table 1 (the profile's ``shape.naive_baby``, 256 for the paper's
+    U280s): the two commands otherwise give two speed-ups for one question.
+
+    The planner's naive column is named by its label (``plan_bsgs`` returns a table: the bs
+    is not a field of it)."""
+    from cryptoffload.policies.bsgs_plan import plan_bsgs
+    from cryptoffload.profiles.loader import load_profile
+    from cryptoffload.studies._bsgs_paper import paper_inputs
+
+    label = next(c for c in table.columns if c.startswith("naive (")).removesuffix(" ms")
+    how = (f"--naive-bs {naive_baby}" if naive_baby is not None else
+           "the fastest baby-step size on one device for this profile" + ("" if space == "all" else f" ({space} sizes)"))
+    n, speedup = _speedup_at_largest_n(table)
+    lines = [f"{label}: {how}, kept as is on N devices with replicated baby steps; "
+             f"speed-up at N = {n}: {speedup:.2f}x"]
+    study = paper_inputs(load_profile(profile), [n])
+    study_bs = study.naive_baby
+    if label == f"naive (bs={study_bs})" or diagonals not in (None, study.diagonals):
+        return lines  # the same baseline, or another product than the study's (C = its diagonals)
+    other = plan_bsgs(profile, [n], diagonals=diagonals, strategy=strategy, space=space, naive_baby=study_bs)
+    speedup_study = _speedup_at_largest_n(other)[1]
+    lines += [f"the study's Table 1 (bsgs-multidevice) keeps bs = {study_bs} instead (the profile's shape.naive_baby, "
+              f"else the paper's 256): against it, speed-up at N = {n}: {speedup_study:.2f}x here",
+              f"the study also tunes only powers of two with replicated baby steps: --naive-bs {study_bs} --space pow2 "
+              "--strategy replicate plans as it does"]
+    return lines
 
 
 @app.command("isc", help="How many CSDs and how much NAND for N clients of a model (the reasoning of "
@@ -78,4 +121,18 @@ def plan_isc_cmd(
     plan = plan_isc(clients, load_isc_world(model), requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
                     keys_on_every_csd=not partition)
     render_table(plan_table(plan), console)
+    if plan.csds is not None:
+        console.print(_isc_bounds(plan), markup=False, highlight=False)
+
+
+def _isc_bounds(plan: IscPlan) -> str:
+    """The recommendation and the bounds it took: without a request rate the count is sized by
+    capacity alone, which the reader must know before buying that many CSDs."""
+    csds = f"{plan.csds:,} CSD{'s' if plan.csds != 1 else ''} recommended"
+    per_csd = plan.throughput_per_s * plan.max_utilisation
+    if plan.csds_for_load is None:
+        return (f"{csds}, sized by capacity only: no --requests-per-client given, so load is not sized "
+                f"(one CSD carries {per_csd:.3g} inferences/s at {plan.max_utilisation:.0%} busy)")
+    return (f"{csds}: the larger of {plan.csds_for_capacity:,} for capacity and {plan.csds_for_load:,} for the load "
+            f"({plan.offered_per_s:g} inferences/s, {per_csd:.3g} per CSD at {plan.max_utilisation:.0%} busy)")
 

@@ -9,19 +9,24 @@ from typing import Optional
 import typer
 
 from cryptoffload.cli.root import console, err_console, progress_bar
+from cryptoffload.cli.study import TABLES_HELP
 
 
 def report(
     out: Path = typer.Option(Path("report"), "--out", help="Report folder (index.html + one folder per study)."),
     full: bool = typer.Option(False, "--full", help="Full mode instead of quick mode."),
     seed: int = typer.Option(1, "--seed"),
+    tables: bool = typer.Option(False, "--tables", help=TABLES_HELP),
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate",
                                    help="Measure this machine's cipher throughput for the 'this machine' tables."),
     screenshot: Optional[Path] = typer.Option(
         None, "--screenshot", help="Also write a PNG of the report's first screen (1400 x 1000) as headless "
                                    "Chromium shows it (needs chromium; checked before any study runs)."),
 ) -> None:
-    """Run every available study (quick mode by default) and write OUT/index.html."""
+    """Run every available study (quick mode by default) and write OUT/index.html.
+
+    Prints each study's findings, one line each (their full text is in the report), and where
+    the files went; ``--tables`` prints every table as well (over a thousand lines)."""
     from cryptoffload.machine import machine_info
     from cryptoffload.report.html import write_index
     from cryptoffload.report.tables import render_result
@@ -48,9 +53,13 @@ def report(
 
     ctx = ReportContext(out=out, full=full, seed=seed, calibrate=calibrate,
                         log=lambda line: console.print(line, markup=False, highlight=False))
-    results, failures = run_report(ctx, progress_bar, lambda res: render_result(res, console), fail)
+    results, failures = run_report(ctx, progress_bar, lambda res: render_result(
+        res, console, tables=tables, one_line=not tables), fail)
     index = write_index(results, out, machine_info(), failures)
     console.print(f"wrote {index}")
+    if results:
+        console.print(f"one folder per study in {out}/ (result.json, a CSV per table, figures): "
+                      + ", ".join(name for _, name in results), markup=False, highlight=False)
     if screenshot is not None:
         from cryptoffload.report.browser import screenshot as take_screenshot
 

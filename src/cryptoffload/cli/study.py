@@ -2,7 +2,7 @@
 
 The ``study NAME`` commands are generated from the study registry (:mod:`cryptoffload.studies`):
 each study's options become typer options, plus ``--quick``, ``--seed`` (where the study has
-one), ``--out`` and ``--no-progress``. A study module is imported only when its command runs
+one), ``--out``, ``--tables`` and ``--no-progress``. A study module is imported only when its command runs
 (or when ``study --help`` / ``study list`` needs them all).
 """
 
@@ -18,13 +18,19 @@ from typer.core import TyperGroup
 
 from cryptoffload.cli.root import console, progress_bar
 
+#: ``study NAME --tables`` and ``report --tables``: without it a command prints its findings and
+#: where its files are (a study's tables run to hundreds of lines; its CSVs and the HTML report
+#: hold them).
+TABLES_HELP = "Also print every table (otherwise only the findings and where the files are)."
+
 if TYPE_CHECKING:  # the registry is imported when a study command is built, not with the CLI
     from cryptoffload.studies.registry import StudySpec
 
 
 def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     """Build the config, validate it (so bad input fails before any progress bar or file), run
-    with a progress bar, print the tables and where they went: the same for every study."""
+    with a progress bar, print the findings (and the tables with ``--tables``) and where they
+    went: the same for every study."""
     from cryptoffload.report.tables import render_result
 
     from cryptoffload.checks import check_seed
@@ -32,14 +38,17 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
 
     out: Path = check_output_folder(values.pop("out"))
     no_progress: bool = values.pop("no_progress")
+    tables: bool = values.pop("show_tables")
     if "seed" in values:
         check_seed("--seed", values["seed"])
     cfg = spec.make_config(values)
     cfg.validate()
     with progress_bar(not no_progress) as prog:
         result = spec.run(cfg, out, prog)
-    render_result(result, console)
+    render_result(result, console, tables=tables)
     console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    if not tables and result.tables:
+        console.print(f"tables: one CSV each in {out}/ (--tables prints them here)")
 
 
 def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str) -> inspect.Parameter:
@@ -62,6 +71,7 @@ def study_command(spec: StudySpec) -> Command:
     for opt in spec.options:
         annotation = opt.type if opt.default is not None else Optional[opt.type]
         params.append(_parameter(opt.field, annotation, opt.default, opt.flag, help=opt.help))
+    params.append(_parameter("show_tables", bool, False, "--tables", help=TABLES_HELP))
     params.append(_parameter("no_progress", bool, False, "--no-progress", help="No progress bar."))
 
     def command(**values: Any) -> None:

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from cryptoffload.errors import ConfigError
 
+log = logging.getLogger("cryptoffload.dask")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -196,13 +197,19 @@ class DaskRunner:
         except (OSError, TypeError, ValueError) as e:
             msg = " ".join(str(e).split()) or type(e).__name__
             raise ConfigError(f"cannot connect to the Dask scheduler at {address}: {msg}") from None
-        if workers is not None:
-            try:
-                self.client.wait_for_workers(workers, timeout=self.timeout)
-            except (TimeoutError, OSError):
-                raise ConfigError(
-                    f"only {self.workers} of {workers} Dask workers joined {address} "
-                    f"within {self.timeout:g} s") from None
+        self._wait_for_workers(address, workers)
+
+    def _wait_for_workers(self, address: str, workers: int | None) -> None:
+        """Every remote run waits for its workers, bounded: ``workers`` of them when given, else
+        one (a scheduler with none would take the tasks and wait forever, silently)."""
+        need = 1 if workers is None else workers
+        log.info("waiting up to %g s for %d Dask worker(s) to join %s", self.timeout, need, address)
+        try:
+            self.client.wait_for_workers(need, timeout=self.timeout)
+        except (TimeoutError, OSError):
+            raise ConfigError(
+                f"only {self.workers} of {need} Dask worker(s) joined {address} within {self.timeout:g} s "
+                f"(start one there: `dask worker {address}`)") from None
 
     def close(self) -> None:
         """Close the client, then the local cluster if this runner started one (idempotent)."""

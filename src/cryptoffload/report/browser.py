@@ -11,7 +11,10 @@ fails or hangs is the machine's problem, not a bug here, so it raises
 
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,6 +27,19 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 #: The first screen as a reader's laptop shows it.
 FIRST_SCREEN = (1400, 1000)
 TIMEOUT_S = 90.0
+
+#: Appended to a copy of the page (never to the report, which carries no script): lists every
+#: element whose box reaches past the window's right or left edge. An element inside a
+#: sideways-scrolling box (``.scroll``) is clipped by it, so only the box itself counts.
+_PROBE = """<script>(function(){var w=document.documentElement.clientWidth,bad=[];
+document.querySelectorAll('body *').forEach(function(el){
+if(el.parentElement&&el.parentElement.closest('.scroll'))return;
+var r=el.getBoundingClientRect();if(r.width>0&&(r.right>w+1||r.left<-1)){
+bad.push(el.tagName.toLowerCase()+(el.id?'#'+el.id:'')+(el.className?'.'+String(el.className).split(' ')[0]:'')
++' '+Math.round(r.left)+'..'+Math.round(r.right));}});
+var o=document.createElement('pre');o.id='cryptoffload-overflow';
+o.textContent=JSON.stringify({viewport:w,page:document.documentElement.scrollWidth,wide:bad});
+document.body.appendChild(o);})();</script>"""
 
 
 def find_chromium() -> str | None:
@@ -74,6 +90,29 @@ def rendered_dom(index: str | os.PathLike[str], browser: str | None = None) -> s
     return _run(browser or require_chromium(), ["--dump-dom", page.as_uri()], f"render {page}").stdout
 
 
+def wider_than_viewport(index: str | os.PathLike[str], width: int = FIRST_SCREEN[0],
+                        browser: str | None = None) -> tuple[int, int, list[str]]:
+    """Lay ``index`` out in a window ``width`` pixels wide and return (the window's width, the
+    page's scroll width, the elements reaching past the window's edges). A probe copy of the
+    page is written beside it (so its figures load) and removed afterwards."""
+    exe = browser or require_chromium()
+    page = Path(index).resolve()
+    doc = page.read_text(encoding="utf-8")
+    fd, probe = tempfile.mkstemp(prefix=".overflow-probe-", suffix=".html", dir=page.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(doc.replace("</body>", _PROBE + "</body>", 1))
+        dom = _run(exe, [f"--window-size={width},{FIRST_SCREEN[1]}", "--dump-dom", Path(probe).as_uri()],
+                   f"lay out {page}").stdout
+    finally:
+        os.unlink(probe)
+    found = re.search(r"<pre id=\"cryptoffload-overflow\">(.*?)</pre>", dom, re.S)
+    if found is None:
+        raise BackendUnavailable(f"lay out {page}: {exe} ran no script (the probe left no answer)")
+    data = json.loads(html.unescape(found.group(1)))
+    return int(data["viewport"]), int(data["page"]), list(data["wide"])
+
+
 def screenshot(index: str | os.PathLike[str], png: str | os.PathLike[str], size: tuple[int, int] = FIRST_SCREEN,
                browser: str | None = None) -> Path:
     """Write a PNG of the first ``size`` pixels (width, height) of ``index`` as the browser shows it.
@@ -97,4 +136,5 @@ def screenshot(index: str | os.PathLike[str], png: str | os.PathLike[str], size:
     return target
 
 
-__all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "find_chromium", "require_chromium", "rendered_dom", "screenshot"]
+__all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "find_chromium", "require_chromium", "rendered_dom", "screenshot",
+           "wider_than_viewport"]

@@ -8,6 +8,12 @@ the paper's words, ours, a provenance badge, and for the largest divergence its 
 study's key figure; a study without claims falls back to its headline and the provenances of its
 tables.
 
+After the cards, a table of contents leads to one section per study run (a study run twice, e.g.
+on a recorded trace, gets its own heading and id); a card's claim links to the table it quotes.
+Every table sits in a box that scrolls sideways, so a wide ours-beside-the-paper table never
+pushes the page wider than the window, and a long table folds under a summary line so the
+evidence does not become a wall.
+
 Plain HTML with inline CSS, no JavaScript and nothing fetched from the network, so the report
 opens anywhere (CI artefacts, an air-gapped lab)."""
 
@@ -34,6 +40,9 @@ from cryptoffload.report.result import (
 from cryptoffload.report.tables import fmt, provenance_label
 
 BADGE_CLASSES = frozenset(PROVENANCES + VALUE_PROVENANCES)
+#: a table with more rows than this folds under its summary line (``<details>``), unless a
+#: claim quotes it (a claim's link must land on an open table)
+FOLD_ROWS = 8
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.2rem auto;max-width:1360px;
@@ -71,6 +80,16 @@ display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hi
 display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hidden}
 .claim.divergence .why{-webkit-line-clamp:3}
 .more{font-size:.78rem;margin:.25rem 0 0} .more summary{color:#0b3d91;cursor:pointer}
+.cards{grid-template-columns:repeat(auto-fill,minmax(min(600px,100%),1fr))}
+.card .thumb{width:260px;max-height:220px}
+.claim .src{font-size:.66rem;margin-left:.4rem}
+.scroll{overflow-x:auto;max-width:100%} .scroll table{margin:.3rem 0}
+details.fold{margin:.6rem 0} details.fold>summary{cursor:pointer;font-weight:600}
+details.fold>summary .rows{font-weight:400;color:#57606a;font-size:.85rem}
+nav.toc{border:1px solid #d0d7de;border-radius:.6rem;padding:.4rem 1rem;margin:1rem 0 2rem;background:#f6f8fa}
+nav.toc h2{margin:.2rem 0;border:0;font-size:1.05rem} nav.toc ol{margin:.2rem 0;columns:2 380px}
+nav.toc li{margin:.15rem 0} nav.toc .meta{display:inline}
+h3{font-size:1rem;margin:1.2rem 0 .2rem}
 """
 
 def _e(v: object) -> str:
@@ -83,11 +102,31 @@ def badge(provenance: str, text: str | None = None) -> str:
     return f"<span class='badge {cls}'>{_e(text if text is not None else provenance)}</span>"
 
 
-def table_html(table: Table) -> str:
+def table_id(anchor: str, table_key: str) -> str:
+    """The page-wide id of a study section's table (table ids repeat across studies)."""
+    return f"{anchor}--{table_key}"
+
+
+def table_html(table: Table, html_id: str = "", quoted: bool = False) -> str:
+    """The table's heading, then the table in a box that scrolls sideways; a table longer than
+    :data:`FOLD_ROWS` folds under its heading (the reader opens it), a short one or one a
+    claim quotes (``quoted``) stays open."""
+    heading = f"{_e(table.title)}{badge(table.provenance, provenance_label(table))}"
+    body = f"<div class='scroll'>{_grid_html(table)}</div>"
+    if table.note:
+        body += f"<p class='caption'>{_e(table.note)}</p>"
+    ident = f" id='{_e(html_id)}'" if html_id else ""
+    if len(table.rows) > FOLD_ROWS:
+        return (f"<details class='fold'{ident}{' open' if quoted else ''}><summary>{heading} <span class='rows'>{len(table.rows)} rows"
+                f"</span></summary>{body}</details>")
+    return f"<div class='table'{ident}><h3>{heading}</h3>{body}</div>"
+
+
+def _grid_html(table: Table) -> str:
+    """The ``<table>`` itself: key columns, then ours beside the paper's for each value column."""
     k = table.key_columns
     has_paper = bool(table.paper)
-    out = [f"<h3>{_e(table.title)}{badge(table.provenance, provenance_label(table))}</h3>"]
-    out.append("<table><thead><tr>")
+    out = ["<table><thead><tr>"]
     for i, c in enumerate(table.columns):
         if i < k:
             out.append(f"<th class='key' rowspan='{2 if has_paper else 1}'>{_e(c)}</th>")
@@ -109,8 +148,6 @@ def table_html(table: Table) -> str:
                 cells.append(f"<td class='paper'>{_e(fmt(p[j]) if p is not None else '—')}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
-    if table.note:
-        out.append(f"<p class='caption'>{_e(table.note)}</p>")
     return "".join(out)
 
 
@@ -122,12 +159,16 @@ def paper_of(result: StudyResult) -> Paper | None:
     return None
 
 
-def _claim_html(c: Claim) -> str:
+def _claim_html(c: Claim, anchor: str = "", tables: Sequence[str] = ()) -> str:
     """One claim: what it is, the paper's words, then ours led by its provenance badge (the
     badges line up, so a reader sees at a glance which results are measured, predicted or
-    fitted), and the reason for a divergence (two lines; the whole on hover)."""
+    fitted), and the reason for a divergence (two lines; the whole on hover). A claim that
+    quotes one of the study's tables links to it: the card is the summary, the table the
+    evidence."""
     why = f"<div class='why' title='{_e(c.why)}'>{_e(c.why)}</div>" if c.why else ""
-    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}</div>"
+    src = (f"<a class='src' href='#{_e(table_id(anchor, c.table))}'>table →</a>"
+           if anchor and c.table and c.table in tables else "")
+    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}{src}</div>"
             f"<div class='line'><span class='who'>paper</span><span>{_e(c.paper)}</span></div>"
             f"<div class='line'><span class='who'>ours</span><span>{badge(c.provenance)} {_e(c.ours)}</span></div>"
             f"{why}</div>")
@@ -159,7 +200,8 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
     provenance badge), and the key figure. The paper's other claims and other runs of the study
     fold under "more", so every card fits a few lines and the first screen shows them all."""
     p = paper_of(result)
-    paper = f"{p.short()}, \u201c{p.title}\u201d, {p.venue}" if p else result.paper
+    paper = (f"{_e(p.short())}, \u201c{_e(p.title)}\u201d, {venue_html(p.venue)}" if p
+             else venue_html(result.paper))
     full = p.cite() if p else result.paper
     # one agreement and one divergence (the first of each: a study lists its headline pair
     # first) stay on the card; further ones and the paper's other claims fold under "more"
@@ -168,8 +210,9 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
     more = [c for c in result.claims if all(c is not m for m in main)]
     if not main:
         main, more = more, []
-    body = "".join(_claim_html(c) for c in main) if main else _fallback_html(result)
-    folded = "".join(_claim_html(c) for c in more) + "".join(_also_html(r, a) for r, a in also)
+    tables = list(result.tables)
+    body = "".join(_claim_html(c, anchor, tables) for c in main) if main else _fallback_html(result)
+    folded = "".join(_claim_html(c, anchor, tables) for c in more) + "".join(_also_html(r, a) for r, a in also)
     if folded:
         what = [f"{len(more)} more claims" if len(more) > 1 else "1 more claim"] if more else []
         what += [f"{len(also)} other run{'s' if len(also) > 1 else ''} of this study"] if also else []
@@ -179,25 +222,52 @@ def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[
            if fig else "")
     return (f"<article class='card' id='card-{_e(result.study)}' data-study='{_e(result.study)}'>"
             f"<h2 title='{_e(result.title)}'><a href='#{_e(anchor)}'>{_e(result.title)}</a></h2>"
-            f"<p class='paper' title='{_e(full)}'>{_e(paper)}</p>"
+            f"<p class='paper' title='{_e(full)}'>{paper}</p>"
             f"<div class='body'><div class='claims'>{body}</div>{img}</div></article>")
 
 
+def venue_html(text: str) -> str:
+    """``text`` escaped, with each CJK venue name given in Latin script beside the original
+    (marked ``lang`` so a browser picks a CJK font where one is installed)."""
+    out = _e(text)
+    for p in PAPERS.values():
+        if p.venue_original and p.venue_latin:
+            out = out.replace(_e(p.venue_original), f"{_e(p.venue_latin)}, <span lang='zh-Hans'>"
+                                                    f"{_e(p.venue_original)}</span>")
+    return out
+
+
+def section_title(result: StudyResult, anchor: str) -> str:
+    """The study's title; another run of a study already shown (a recorded trace) adds its
+    folder, so no two sections share a heading."""
+    return result.title if anchor == result.study else f"{result.title} \u2014 run {anchor}"
+
+
 def study_html(result: StudyResult, fig_prefix: str, anchor: str | None = None) -> str:
-    parts = [f"<h2 id='{_e(anchor or result.study)}'>{_e(result.title)}</h2>"]
+    anchor = anchor or result.study
+    parts = [f"<section class='study'><h2 id='{_e(anchor)}'>{_e(section_title(result, anchor))}</h2>"]
     parts.append(f"<p class='meta'>study <code>{_e(result.study)}</code> · {_e(result.mode)} mode · seed "
                  f"{_e(result.seed)} · {result.elapsed_s:.1f} s · profiles: {_e(', '.join(result.profiles))}</p>")
     if result.paper:
-        parts.append(f"<p class='meta'>paper: {_e(result.paper)}</p>")
+        parts.append(f"<p class='meta'>paper: {venue_html(result.paper)}</p>")
     if result.headline:
         parts.append("<ul class='headline'>" + "".join(f"<li>{_e(h)}</li>" for h in result.headline) + "</ul>")
-    for t in result.tables.values():
-        parts.append(table_html(t))
+    quoted = {c.table for c in result.claims}
+    for key, t in result.tables.items():
+        parts.append(table_html(t, table_id(anchor, key), key in quoted))
     for f in result.figures:
         parts.append(f"<img src='{_e(fig_prefix + f)}' alt='{_e(f)}'>")
     for n in result.notes:
         parts.append(f"<div class='note'>{_e(n)}</div>")
-    return "\n".join(parts)
+    return "\n".join(parts) + "</section>"
+
+
+def toc_html(results: Sequence[tuple[StudyResult, str]], anchors: Sequence[str]) -> str:
+    """The table of contents after the cards: one link per study section, with its table count."""
+    items = "".join(f"<li><a href='#{_e(a)}'>{_e(section_title(r, a))}</a> <span class='meta'>"
+                    f"{len(r.tables)} table{'s' if len(r.tables) != 1 else ''}</span></li>"
+                    for (r, _), a in zip(results, anchors))
+    return f"<nav class='toc' id='contents'><h2>Contents</h2><ol>{items}</ol></nav>"
 
 
 def _anchors(results: Sequence[tuple[StudyResult, str]]) -> list[str]:
@@ -241,7 +311,7 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
             "<span class='badge stored'>stored</span> from an earlier run of ours on the machine and date shown, or "
             "<span class='badge cited'>cited</span> from a paper. "
             "A card's title leads to the study's tables.</p>",
-            f"<section class='cards'>{''.join(cards)}</section>"]
+            f"<section class='cards'>{''.join(cards)}</section>", toc_html(results, anchors)]
     for name, err in failures:
         body.append(f"<div class='note'>study {_e(name)} failed: {_e(err)}</div>")
     for (r, _), a, fp in zip(results, anchors, prefix):

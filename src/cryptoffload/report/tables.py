@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from cryptoffload.report.result import StudyResult, Table
 
@@ -63,13 +64,19 @@ def provenance_label(table: Table) -> str:
     return table.provenance
 
 
+def table_heading(table: Table) -> str:
+    """The line above a table: its title, provenance and, when the paper has values, how to read
+    the cells."""
+    title = f"{table.title}  [{provenance_label(table)}]"
+    return title + "  ours (paper)" if table.paper else title
+
+
 def render_table(table: Table, console: Console) -> None:
-    # Text is escaped: rich would read "[simulated]" (or any bracket in a title, cell or note)
-    # as markup and drop it.
-    title = escape(f"{table.title}  [{provenance_label(table)}]")
-    if table.paper:
-        title += "  ours (paper)"
-    rt = RichTable(title=title, title_justify="left")
+    # The heading is a line of its own, not the rich table's title: a title longer than the
+    # table would wrap into the table's width (a thin column of words). Text is not markup:
+    # rich would read "[simulated]" (or any bracket in a title, cell or note) and drop it.
+    console.print(Text(table_heading(table), style="bold"))
+    rt = RichTable()
     header, rows = merged_rows(table)
     for i, h in enumerate(header):
         rt.add_column(escape(h), justify="left" if i < table.key_columns else "right")
@@ -80,12 +87,30 @@ def render_table(table: Table, console: Console) -> None:
         console.print(f"[dim]{escape(table.note)}[/dim]")
 
 
-def render_result(result: StudyResult, console: Console | None = None) -> None:
+def _say(console: Console, text: Text, one_line: bool) -> None:
+    if one_line:
+        console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+    else:
+        console.print(text)
+
+
+def render_findings(result: StudyResult, console: Console, *, one_line: bool = False) -> None:
+    """The headline findings and notes: what a terminal shows without ``--tables``.
+
+    ``one_line`` crops each to one line of the terminal (``report`` shows every study, and the
+    full text is in its result.json and the HTML report)."""
+    for line in result.headline:
+        _say(console, Text(f"• {line}"), one_line)
+    for note in result.notes:
+        _say(console, Text.assemble(("note:", "yellow"), f" {note}"), one_line)
+
+
+def render_result(result: StudyResult, console: Console | None = None, *, tables: bool = True,
+                  one_line: bool = False) -> None:
+    """The study's title rule, its tables (unless ``tables`` is false), then its findings."""
     console = console or Console()
     console.rule(escape(f"{result.title} ({result.mode} mode, seed {result.seed})"))
-    for table in result.tables.values():
-        render_table(table, console)
-    for line in result.headline:
-        console.print(f"• {escape(line)}")
-    for note in result.notes:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}")
+    if tables:
+        for table in result.tables.values():
+            render_table(table, console)
+    render_findings(result, console, one_line=one_line)

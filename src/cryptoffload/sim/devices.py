@@ -19,6 +19,7 @@ from itertools import count
 from typing import Any, Callable, Hashable, Iterable
 
 import simpy
+from simpy.resources.resource import Request
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import (
@@ -92,7 +93,7 @@ class _Server:
 
     def _serve_with(
         self,
-        request: simpy.Event,
+        request: Request,
         arrival: float,
         duration: float,
         kind: Hashable | None,
@@ -256,7 +257,7 @@ class ReconfigurableDevice(_Server):
         self._pending[token] = fs
         return self._reconfigure(token, fs, self._res.request())
 
-    def _reconfigure(self, token: int, fs: frozenset[Hashable], request: simpy.Event) -> ProcessGenerator:
+    def _reconfigure(self, token: int, fs: frozenset[Hashable], request: Request) -> ProcessGenerator:
         env = self.sim.env
         arrival = env.now
         try:

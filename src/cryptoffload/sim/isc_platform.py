@@ -16,7 +16,7 @@ on one is :mod:`cryptoffload.sim.isc_simulation`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cryptoffload.errors import ProfileError
 from cryptoffload.profiles import load_profile
@@ -59,7 +59,6 @@ class PlatformPreset:
         return self.host_lanes
 
     def with_dram(self, dram_bytes: float) -> PlatformPreset:
-        from dataclasses import replace
         return replace(self, dram_bytes=check_positive("DRAM", dram_bytes))
 
     def describe(self) -> str:
@@ -83,18 +82,20 @@ def load_platforms(profile: str = PLATFORM_PROFILE) -> dict[str, PlatformPreset]
     def lanes(field_name: str) -> int:
         return int(v(field_name))  # a whole number >= 1: the profile rule for "_lanes"
 
-    common = dict(dram_bytes=v("common.dram_gb") * GB, lane_bps=v("common.lane_gbps") * GB,
-                  device_lanes=lanes("common.device_lanes"), total_lanes=lanes("common.total_lanes"),
-                  profile=prof.path)
+    # the fields every platform shares; each preset below names itself and adds its own
+    common = PlatformPreset("", "", dram_bytes=v("common.dram_gb") * GB, lane_bps=v("common.lane_gbps") * GB,
+                            device_lanes=lanes("common.device_lanes"), total_lanes=lanes("common.total_lanes"),
+                            profile=prof.path)
     out = {
-        "fpga_only": PlatformPreset("fpga_only", LABELS["fpga_only"], host_lanes=lanes("platforms.fpga_only.host_lanes"),
-                                    **common),
-        "fpga_ssd": PlatformPreset("fpga_ssd", LABELS["fpga_ssd"], fpga_lanes=lanes("platforms.fpga_ssd.fpga_lanes"),
-                                   ssd_lanes=lanes("platforms.fpga_ssd.ssd_lanes"),
-                                   storage_bytes=v("platforms.fpga_ssd.ssd_capacity_tb") * 1e12, **common),
-        "csd": PlatformPreset("csd", LABELS["csd"], nand_read_bps=v("platforms.csd.nand_read_gbps") * GB,
-                              storage_bytes=v("platforms.csd.nand_capacity_tb") * 1e12,
-                              host_lanes=lanes("platforms.csd.host_lanes"), **common),
+        "fpga_only": replace(common, name="fpga_only", label=LABELS["fpga_only"],
+                             host_lanes=lanes("platforms.fpga_only.host_lanes")),
+        "fpga_ssd": replace(common, name="fpga_ssd", label=LABELS["fpga_ssd"],
+                            fpga_lanes=lanes("platforms.fpga_ssd.fpga_lanes"),
+                            ssd_lanes=lanes("platforms.fpga_ssd.ssd_lanes"),
+                            storage_bytes=v("platforms.fpga_ssd.ssd_capacity_tb") * 1e12),
+        "csd": replace(common, name="csd", label=LABELS["csd"], nand_read_bps=v("platforms.csd.nand_read_gbps") * GB,
+                       storage_bytes=v("platforms.csd.nand_capacity_tb") * 1e12,
+                       host_lanes=lanes("platforms.csd.host_lanes")),
     }
     for p in out.values():
         if p.name == "fpga_ssd" and p.fpga_lanes + p.ssd_lanes > p.total_lanes:

@@ -138,9 +138,9 @@ class SharedLink:
     def _transfer(self, nbytes: float, kind: Hashable | None) -> ProcessGenerator:
         env = self.sim.env
         arrival = env.now
-        slot = nullcontext() if self._slots is None else self._slots.request()
-        with slot:  # a simpy request leaves the queue / frees its slot on exit
-            if self._slots is not None:
+        slot = None if self._slots is None else self._slots.request()
+        with nullcontext() if slot is None else slot:  # a simpy request leaves the queue / frees its slot on exit
+            if slot is not None:
                 yield slot
             start = env.now
             flow = self._join(nbytes)

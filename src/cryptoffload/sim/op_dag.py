@@ -92,7 +92,8 @@ class DagCosts:
                 raise ConfigError(f"{self.name}: {f} must be >= 0, got {getattr(self, f)!r}")
         if (self.busy_latency_s is None) != (self.busy_bandwidth_Bps is None):
             raise ConfigError(f"{self.name}: busy_latency_s and busy_bandwidth_Bps go together (both or neither)")
-        if self.busy_bandwidth_Bps is not None and not (self.busy_bandwidth_Bps > 0 and self.busy_latency_s >= 0):
+        if (self.busy_bandwidth_Bps is not None and self.busy_latency_s is not None
+                and not (self.busy_bandwidth_Bps > 0 and self.busy_latency_s >= 0)):
             raise ConfigError(f"{self.name}: busy_bandwidth_Bps must be > 0 and busy_latency_s >= 0, got "
                               f"{self.busy_bandwidth_Bps!r} and {self.busy_latency_s!r}")
         if not self.concurrent_slowdown >= 1.0:

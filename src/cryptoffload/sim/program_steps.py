@@ -85,9 +85,9 @@ def compile_steps(program: HEProgram, cost: FpgaCostModel, max_step_s: float | N
     kept = live
     largest_op, largest_ws = program.largest_working_set()
     steps = raw if max_step_s is None and max_step_bytes is None else _merge(raw, max_step_s, max_step_bytes)
+    assert peak_op is not None, "largest_working_set() refuses a program without device ops"
     return CompiledProgram(program.name, steps, initial, kept, math.fsum(s.compute_s for s in raw),
-                           math.fsum(s.fetch_bytes for s in raw), peak, largest_op, float(largest_ws),
-                           peak_op)  # type: ignore[arg-type]
+                           math.fsum(s.fetch_bytes for s in raw), peak, largest_op, float(largest_ws), peak_op)
 
 
 def _merge(raw: list[Step], max_s: float | None, max_b: float | None) -> list[Step]:

@@ -77,6 +77,7 @@ def _make_fpga(sim: Simulation, costs: ServerCosts, policy: ServerPolicy) -> Rec
     """The FPGA a policy runs on: two slots starting with ``policy.initial``, or for Fix5 /
     Fix-All a (hypothetically) larger FPGA holding the resident circuits, never rewritten."""
     if policy.mode == fast.FIXED:
+        assert policy.fixed is not None, "a fixed-mode policy names its resident circuits"
         resident = [int(x) for x in np.flatnonzero(policy.fixed)]
         return ReconfigurableDevice(sim, "fpga", slots=max(1, len(resident)),
                                     reconfig_time=costs.reconfig_time, initial=resident)
@@ -98,7 +99,8 @@ class _Server:
         self.latency = np.empty(n)
         self.service = np.empty(n)
         self.on_fpga = np.zeros(n, dtype=bool)
-        self.pair: tuple[int, int] = tuple(policy.initial)  # type: ignore[assignment]
+        first, second = policy.initial
+        self.pair: tuple[int, int] = (first, second)
         self.reconf: simpy.Process | None = None
         self.until = -np.inf
         self.sw_free = 0.0

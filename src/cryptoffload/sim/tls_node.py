@@ -57,8 +57,9 @@ class SmartNicDevice:
         return self._send(mode, wire, records)
 
     def _send(self, mode: str, wire: float, records: int) -> ProcessGenerator:
-        if self.engine is not None and mode == "ktls-nic":
-            yield from self.engine.execute(records / self.model.params.max_records_per_s)
+        rate = self.model.params.max_records_per_s  # an engine exactly when the NIC has a record rate
+        if self.engine is not None and rate is not None and mode == "ktls-nic":
+            yield from self.engine.execute(records / rate)
         timing = yield from self.link.transfer(wire)
         return timing
 

@@ -5,6 +5,24 @@ Each study module registers itself with :func:`register_study` (see :mod:`.regis
 every study through :func:`all_studies` and :func:`get_study`. Study modules are found by
 listing this package, so adding one is adding its file; they are imported only when a study
 is asked for (importing all of them takes seconds, and most commands need none).
+
+A study's ``run`` reads as its table of contents (one named function per table or claim);
+its rows are typed records (``report/rows.py``). The studies and their private modules:
+
+* ``isc_he_cnn`` -- in-storage HE CNN inference (``_isc_paper``: the paper's numbers,
+  ``_isc_tables``, ``_isc_claims``, ``_isc_figures``, ``_isc_plan_table``; ``isc_gap``: where
+  the prediction parts from Table 2, input by input).
+* ``bsgs_multidevice`` -- BSGS tuned for N devices (``_bsgs_paper``: the U280 model and
+  Table 1, ``_bsgs_bootstrap``, ``_bsgs_measured``: real Dask runs beside the model).
+* ``fpga_reconfig`` -- reconfiguration with request prediction (``_reconfig_paper``,
+  ``_reconfig_sweep``: the seeds' runs, ``_reconfig_tables``).
+* ``paillier_offload`` -- Paillier on QAT and on this machine (``_qat_model``,
+  ``_paillier_measured``, ``_gpu``: GPU rows shared with ridge).
+* ``ridge`` -- private ridge regression at the paper's scale.
+* ``tls_offload`` -- nginx in four modes (``_tls_model``).
+
+:mod:`.runner` runs them all for the report. Where to start reading: :mod:`.registry`, then
+``isc_he_cnn.run``.
 """
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ def bootstrap_stage_rows(setup: PaperSetup, budget: tuple[int, int], say: Callab
     """Per N: both stages' total with OpenFHE's default bs and tuned, and each tuned stage."""
     say("bootstrapping stages")
     slots = int(setup.profile.get("shape.poly_modulus_degree") or 65536) // 2
-    totals, detail = [], []
+    totals: list[BootstrapRow] = []
+    detail: list[StageDetailRow] = []
     for n in setup.devices:
         default = stage_totals(setup.costs, slots, budget, n, tuned=False)
         tuned = stage_totals(setup.costs, slots, budget, n, tuned=True)

@@ -29,6 +29,7 @@ from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, Split
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksParams
+    from cryptoffload.engines.dask import DaskRunner
     from cryptoffload.studies.bsgs_multidevice import BsgsMultideviceConfig
 
 
@@ -58,7 +59,8 @@ class MeasuredRow:
 
 #: how the rounds are summarised -- the median, or the minimum (the least disturbed round: on a
 #: machine shared with other users' processes, the estimate closest to the undisturbed system)
-STATISTICS = {"median": np.median, "min": np.min}
+Statistic = Callable[[Sequence[float]], float]
+STATISTICS: dict[str, Statistic] = {"median": np.median, "min": np.min}
 #: the link costs re-timed every round (measure_link; the busy ones when noise left them positive)
 LINK_FIELDS = ("task_s", "latency_s", "busy_latency_s", "busy_bandwidth_Bps")
 WINDOW_FIELDS = ("rotate_s", "rotate_low_s", "pmul_s", "add_s", "add_low_s", "rescale_s", "serialize_s",
@@ -150,7 +152,8 @@ def measure(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None]
     return m.rows, m.profile, m.profile_path, m.costs, m.slowdowns, m.shares
 
 
-def measured_profile_path(cfg: BsgsMultideviceConfig, out: Path, runner: Any, say: Callable[[str], None]) -> Path:
+def measured_profile_path(cfg: BsgsMultideviceConfig, out: Path, runner: DaskRunner,
+                          say: Callable[[str], None]) -> Path:
     """The profile the user named, else one calibrated now on ``runner``'s workers."""
     from cryptoffload.calibrate.ckks import calibrate_ckks
 
@@ -190,7 +193,7 @@ def workload(cfg: BsgsMultideviceConfig) -> Workload:
     return Workload(params, backend, ct, products)
 
 
-def run_rounds(cfg: BsgsMultideviceConfig, runner: Any, work: Workload,
+def run_rounds(cfg: BsgsMultideviceConfig, runner: DaskRunner, work: Workload,
                say: Callable[[str], None]) -> tuple[list[RoundCosts], list[list[ProductRun]]]:
     """``cfg.repeats`` rounds, each re-timing the costs and then running every product once.
 
@@ -210,7 +213,7 @@ def run_rounds(cfg: BsgsMultideviceConfig, runner: Any, work: Workload,
     return rounds, runs
 
 
-def round_costs(runner: Any, params: CkksParams, addrs: Sequence[str], workers: int) -> RoundCosts:
+def round_costs(runner: DaskRunner, params: CkksParams, addrs: Sequence[str], workers: int) -> RoundCosts:
     """The op costs re-timed on a worker, alone and with every worker busy at once: the
     calibration then spans the same minutes as the runs it predicts. The machine's speed drifts
     by 20-30 %, and the CPU share two workers get together -- the 2 cores are shared with other
@@ -233,7 +236,7 @@ def round_costs(runner: Any, params: CkksParams, addrs: Sequence[str], workers: 
     return RoundCosts(ops, share, slowdown, link)
 
 
-def run_product(runner: Any, work: Workload, product: Product, warmup: int) -> ProductRun:
+def run_product(runner: DaskRunner, work: Workload, product: Product, warmup: int) -> ProductRun:
     """One run of ``product`` on the workers, checked against the plaintext product."""
     from cryptoffload.engines.bsgs_run import run_bsgs
 
@@ -243,17 +246,24 @@ def run_product(runner: Any, work: Workload, product: Product, warmup: int) -> P
     return ProductRun(res.wall_s, res.span_s, float(np.max(np.abs(np.asarray(got)[:be.slots] - product.want))))
 
 
-def costs_over_rounds(costs: DagCosts, rounds: Sequence[RoundCosts], stat: Callable[..., Any]) -> DagCosts:
+def costs_over_rounds(costs: DagCosts, rounds: Sequence[RoundCosts], stat: Statistic) -> DagCosts:
     """``costs`` with every re-timed value replaced by its ``stat`` over the rounds (the busy
     link values over the rounds where noise left both positive; a slowdown never below 1)."""
-    costs = replace(costs, **{f: float(stat([r.ops[f] for r in rounds])) for f in WINDOW_FIELDS})
+    def over(samples: Sequence[dict[str, float]], f: str) -> float:
+        return float(stat([sample[f] for sample in samples]))
+
+    ops = [r.ops for r in rounds]
+    costs = replace(costs, rotate_s=over(ops, "rotate_s"), rotate_low_s=over(ops, "rotate_low_s"),
+                    pmul_s=over(ops, "pmul_s"), add_s=over(ops, "add_s"), add_low_s=over(ops, "add_low_s"),
+                    rescale_s=over(ops, "rescale_s"), serialize_s=over(ops, "serialize_s"),
+                    deserialize_s=over(ops, "deserialize_s"))  # every one of WINDOW_FIELDS
     links = [r.link for r in rounds if r.link is not None]
     if links:
-        costs = replace(costs, **{f: float(stat([lk[f] for lk in links])) for f in ("task_s", "latency_s")})
+        costs = replace(costs, task_s=over(links, "task_s"), latency_s=over(links, "latency_s"))
         busy = [lk for lk in links if "busy_bandwidth_Bps" in lk]
         if busy:
-            costs = replace(costs, **{f: float(stat([lk[f] for lk in busy]))
-                                      for f in ("busy_latency_s", "busy_bandwidth_Bps")})
+            costs = replace(costs, busy_latency_s=over(busy, "busy_latency_s"),
+                            busy_bandwidth_Bps=over(busy, "busy_bandwidth_Bps"))
     slowdowns = [r.slowdown for r in rounds if r.slowdown is not None]
     if slowdowns:
         costs = replace(costs, concurrent_slowdown=max(1.0, float(stat(slowdowns))))
@@ -261,7 +271,7 @@ def costs_over_rounds(costs: DagCosts, rounds: Sequence[RoundCosts], stat: Calla
 
 
 def predict(products: Sequence[Product], runs: Sequence[Sequence[ProductRun]], costs: DagCosts,
-            stat: Callable[..., Any]) -> list[MeasuredRow]:
+            stat: Statistic) -> list[MeasuredRow]:
     """Each product's prediction from ``costs`` beside the ``stat`` of its runs."""
     rows = []
     for p, done in zip(products, runs):
@@ -283,7 +293,7 @@ def _spin(seconds: float) -> float:
     return (time.process_time() - c0) / (time.perf_counter() - w0)
 
 
-def cpu_share(runner: Any, workers: int, seconds: float = 0.2) -> tuple[float, float]:
+def cpu_share(runner: DaskRunner, workers: int, seconds: float = 0.2) -> tuple[float, float]:
     """``(alone, together)``: the CPU a worker gets per wall second, spinning for about as long
     as one product runs -- alone, and with ``workers`` workers spinning at once (their mean).
     On an idle machine both are ~1; when the cores are shared with other users' processes they
@@ -296,7 +306,7 @@ def cpu_share(runner: Any, workers: int, seconds: float = 0.2) -> tuple[float, f
     return alone, float(np.mean([f.result() for f in futs]))
 
 
-def concurrent_slowdown(runner: Any, params: Any, alone: dict[str, float]) -> float:
+def concurrent_slowdown(runner: DaskRunner, params: CkksParams, alone: dict[str, float]) -> float:
     """Op time with every worker timing the same ops at once over the time alone (``alone``,
     just measured on one worker): the median ratio over rotations, products and rescales,
     every worker counted. 1 means each worker has a core of its own; 2 on two workers means

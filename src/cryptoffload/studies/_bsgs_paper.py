@@ -317,8 +317,10 @@ def strategies_rows(sim: PaperRun) -> list[StrategiesRow]:
     rows = []
     for i, n in enumerate(sim.devices):
         best = {s: sim.by_strategy[s][i] for s in STRATEGIES}
-        rows.append(StrategiesRow(n, *(best[s].predicted_s * 1e3 for s in STRATEGIES),
-                                  *(f"bs={best[s].baby}" for s in STRATEGIES)))
+        ms = {s: best[s].predicted_s * 1e3 for s in STRATEGIES}
+        bs = {s: f"bs={best[s].baby}" for s in STRATEGIES}
+        rows.append(StrategiesRow(n, ms["replicate"], ms["broadcast"], ms["split-giant"],
+                                  bs["replicate"], bs["broadcast"], bs["split-giant"]))
     return rows
 
 

@@ -21,9 +21,12 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from cryptoffload.report.rows import column
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.paillier import PrivateKey, PublicKey
 
 Tick = Callable[[str], None] | None
 
@@ -82,8 +85,8 @@ def _median_wall(fn: Callable[[], float], repeats: int) -> float:
     return statistics.median(fn() for _ in range(repeats))
 
 
-def measure_paillier_gpu(pk: Any, sk: Any, out: Path, *, quick: bool, tick: Tick = None, device: str = "cuda",
-                         max_items: int | None = None, repeats: int = 3) -> PaillierGpuRun:
+def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: bool, tick: Tick = None,
+                         device: str = "cuda", max_items: int | None = None, repeats: int = 3) -> PaillierGpuRun:
     """See the module docstring; raises BackendUnavailable without a GPU. ``device`` and
     ``max_items`` exist for the tests (the CPU twin, small batches); the studies use a GPU."""
     from cryptoffload.crypto._native import gpu_runtime as gr
@@ -127,7 +130,7 @@ class RidgeGpuRun:
     ciphertexts: int
 
 
-def measure_ridge_gpu(upload_pk: Any, upload_sk: Any, plaintexts: Sequence[int], rows: int, cols: int,
+def measure_ridge_gpu(upload_pk: PublicKey, upload_sk: PrivateKey, plaintexts: Sequence[int], rows: int, cols: int,
                       cpu_aggregate: Sequence[int], *, tick: Tick = None, device: str = "cuda") -> RidgeGpuRun:
     """Time the GPU aggregation of the run's ciphertexts (made on the GPU from the run's
     plaintexts, brought to the host as an upload would arrive) and the GPU's encrypt +
@@ -137,7 +140,8 @@ def measure_ridge_gpu(upload_pk: Any, upload_sk: Any, plaintexts: Sequence[int],
     from cryptoffload.engines.gpu import GpuEngine
     from cryptoffload.crypto.paillier_gpu import random_exponents
 
-    with GpuEngine(1, device=device) as eng:
+    eng = GpuEngine(1, device=device)
+    with eng:
         key = eng.key(upload_pk)
         rt = eng.runtime
         if tick:

@@ -66,12 +66,20 @@ def _capacity_how(plan: IscPlan) -> str:
     return "clients partitioned"
 
 
+def recommended_how(plan: IscPlan) -> str:
+    """Which bounds the recommended count took: capacity and load, or capacity alone when no
+    request rate was given (then the count says nothing about load)."""
+    if plan.csds_for_load is None:
+        return "capacity only: no request rate given, load not sized"
+    return f"max of capacity ({plan.csds_for_capacity:,}) and load ({plan.csds_for_load:,})"
+
+
 def _counts(plan: IscPlan) -> list[PlanRow]:
     """CSDs for capacity, and (when a layout fits) the recommendation and the NAND to provision."""
     rows = [PlanRow("CSDs for capacity", plan.csds_for_capacity, "CSDs", "derived", _capacity_how(plan))]
     if plan.csds is None or plan.provision_bytes is None:
         return rows
-    rows.append(PlanRow("CSDs recommended", plan.csds, "CSDs", "derived", "max of capacity and load"))
+    rows.append(PlanRow("CSDs recommended", plan.csds, "CSDs", "derived", recommended_how(plan)))
     how = ("every client's keys on every CSD" if plan.clients_per_csd is None
            else f"{plan.clients_per_csd:,} clients per CSD")
     rows.append(PlanRow("NAND per CSD to provision", plan.provision_bytes / GB, "GB", "derived", how))
@@ -86,4 +94,4 @@ def plan_table(plan: IscPlan, table_id: str = "plan_isc") -> Table:
                          "keys on every CSD (section 4.5.1).")
 
 
-__all__ = ["PlanRow", "plan_table"]
+__all__ = ["PlanRow", "plan_table", "recommended_how"]

@@ -130,7 +130,9 @@ def table2(setting: IscSetting) -> Table2:
     runs = _sweep(setting, setting.world.compiled, "", True)
     fitted = {} if setting.fitted is None else _sweep(setting, setting.fitted.compiled, ", fitted program", False)
     cpu = cpu_reference(setting.program)
-    rows, paper, row_inputs = [], [], []
+    rows: list[Table2Row] = []
+    paper: list[Table2Row] = []
+    row_inputs: list[list[str] | None] = []
     for label, prov, sweep, inputs in ((setting.label, setting.provenance, runs, setting.inputs),
                                        (FITTED, "fitted", fitted, setting.fit_inputs)):
         for b, r in sweep.items():

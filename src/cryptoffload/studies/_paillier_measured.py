@@ -18,7 +18,7 @@ from cryptoffload import bench
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
-from cryptoffload.engines.modes import CLIENT_MODES
+from cryptoffload.engines.modes import CLIENT_MODES, ModeResult
 
 if TYPE_CHECKING:
     from cryptoffload.studies.paillier_offload import PaillierOffloadConfig
@@ -81,15 +81,15 @@ def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
 
 def measure_modes(cfg: PaillierOffloadConfig, pk: pl.PublicKey, sk: pl.PrivateKey,
                   tick: Callable[[str], None] | None, workers: int = 1,
-                  sweep_inflight: Sequence[int] = ()) -> tuple[dict[str, object], dict[int, object], str]:
+                  sweep_inflight: Sequence[int] = ()) -> tuple[dict[str, ModeResult], dict[int, ModeResult], str]:
     """The paper's four client modes plus batching, real, on our offload engine with
     ``workers`` compute workers (1 on the pinned core; one per core for the all-cores run)."""
     from cryptoffload.engines import make_engine
     from cryptoffload.engines.modes import run_mode
 
     msgs = [secrets.randbelow(pk.n) for _ in range(cfg.n_measure)]
-    results: dict[str, object] = {}
-    sweep: dict[int, object] = {}
+    results: dict[str, ModeResult] = {}
+    sweep: dict[int, ModeResult] = {}
     with make_engine(cfg.engine, workers=workers) as engine:
         engine_name = type(engine).__name__
         for mode in CLIENT_MODES:

@@ -105,7 +105,8 @@ def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed
     rows.append(Table1Row(CEILING, f"simulated (from cited RSA rates, {card_scaling} size scaling)", "QAT DH8970 model",
                           ceiling, None, None))
     paper_rows = [_paper_design_row(mode) for mode in sim] + [Table1Row(CEILING, None, None, QHCS1_OPS, None, None)]
-    row_inputs = [[f"{key}:cpu.paper_sw_encryption_s"] if mode == "sw" else [key] for mode in sim]
+    row_inputs: list[list[str] | None] = [[f"{key}:cpu.paper_sw_encryption_s"] if mode == "sw" else [key]
+                                          for mode in sim]
     row_inputs.append(_cited_card_inputs(key))
     return QatModel(sim, sweep, rows, paper_rows, row_inputs, ceiling, key)
 

@@ -46,7 +46,7 @@ class Spread(NamedTuple):
     p90: float
 
 
-def quantiles(xs: Sequence[float]) -> Spread:
+def quantiles(xs: Sequence[float] | np.ndarray) -> Spread:
     """10th, 50th and 90th percentiles (linear interpolation) of ``xs``."""
     p10, p50, p90 = np.percentile(np.asarray(xs, dtype=np.float64), [10, 50, 90])
     return Spread(float(p10), float(p50), float(p90))
@@ -57,7 +57,7 @@ def median(xs: Sequence[float]) -> float:
     return quantiles(xs).median
 
 
-def paper_percentile(value: float, xs: Sequence[float]) -> float:
+def paper_percentile(value: float, xs: Sequence[float] | np.ndarray) -> float:
     """Where the paper's single draw falls in ours: % of our seeds at or below ``value``
     (ties count half)."""
     a = np.asarray(xs, dtype=np.float64)
@@ -254,9 +254,9 @@ def latency_tables(result: StudyResult, runs: Sequence[PolicyRun], policies: Seq
     rates = sorted({r.rate for r in runs})
     for q in ("p50", "p90", "p99"):
         rows = [[rate] + [getattr(by[(rate, p)], q) * 1e3 for p in policies] for rate in rates]
-        paper = None
+        paper: list[list[float | None]] | None = None
         if q == "p90" and "oracle" in policies:
-            paper = [[rate] + [_paper_p90_ms(rate, p) for p in policies] for rate in rates if paper_rate(rate)]
+            paper = [[rate, *(_paper_p90_ms(rate, p) for p in policies)] for rate in rates if paper_rate(rate)]
         result.add(Table(f"latency_{q}_ms", f"{q} latency (ms) per policy and rate, seed {seed}",
                          ["rate"] + list(policies), rows, "simulated", paper or None, reproduces="Table 6"))
 

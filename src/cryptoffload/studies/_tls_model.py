@@ -275,17 +275,18 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
     divergence (each with its reason), judged by their bands (``_tls_bands.py``) when given;
     ``noise`` (by file and client) is this run's own fetch noise, which the reasons quote."""
     small = small_file(files)
-    row = {tuple(r.key): r for r in rows}
-    # the paper's client when it ran, else curl
-    client = "wget" if ("ktls/tls", small, "wget") in row else "curl"
-    k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
-    if small and k and n:
-        _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
-        b = (bands or {}).get(figure_label(*n.key))
-        if b is not None and b.paper is not None:  # the card's claim: the NIC step's band, its kind unchanged
-            q = result.claims[-1]
-            q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
-            q.band_method = b.band.method
+    if small:
+        row = {tuple(r.key): r for r in rows}
+        # the paper's client when it ran, else curl
+        client = "wget" if ("ktls/tls", small, "wget") in row else "curl"
+        k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
+        if k and n:
+            _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
+            b = (bands or {}).get(figure_label(*n.key))
+            if b is not None and b.paper is not None:  # the card's claim: the NIC step's band, its kind unchanged
+                q = result.claims[-1]
+                q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
+                q.band_method = b.band.method
     _agreement_and_divergence(result, [r for r in rows if r.provenance == label and r.error_pct is not None],
                               model, files, label, bands or {}, noise or {})
 
@@ -294,6 +295,9 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
             fetch_tls: float | None, label: str) -> None:
     """Why offload made single 2 KB fetches slower (the paper's open question): the headline's
     full answer, the card's claim, and the assumptions the answer rests on."""
+    assert k.ours is not None and n.ours is not None, "our rows always carry a ratio (only the paper's may not)"
+    handshake_s = model.measured.handshake_s
+    assert handshake_s is not None, "the study's measured costs carry the handshake (MeasuredCosts.with_handshake)"
     imp = implied_by_paper(model)
     implied = (f"; the NIC's +13 % follows if the paper's 2 KB kTLS fetch took {imp.ktls_fetch * 1e3:.1f} ms "
                f"(derived; our {client} fetch takes {fetch_tls * 1e3:.0f} ms"
@@ -301,12 +305,12 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
                   "stall" if client == "wget" else "") + "), and then its kTLS +6.2 % stands "
                f"for {imp.ktls_cost * 1e3:.2f} ms a connection, which no cited constant gives (our kTLS "
                f"hand-off: {model.handoff_ktls_s * 1e6:.0f} us)"
-               if imp.ktls_fetch and fetch_tls else "")
+               if imp.ktls_fetch and imp.ktls_cost is not None and fetch_tls else "")
     result.headline.append(
         "Why offload made single 2 KB fetches slower (the paper's open question): one fetch is one connection, and "
         f"offload saves only per-byte work ({ktls_saving_s(model, SMALL) * 1e6:.2g} us with kTLS, "
         f"{nic_saving_s(model, SMALL) * 1e6:.2g} us more with the NIC, on 2 KB; the handshake's "
-        f"{model.measured.handshake_s * 1e3:.2f} ms of server CPU stays in user space in every TLS mode) while adding "
+        f"{handshake_s * 1e3:.2f} ms of server CPU stays in user space in every TLS mode) while adding "
         "per-connection set-up: "
         f"the kTLS key hand-off ({model.handoff_ktls_s * 1e6:.0f} us) and the NIC's crypto context "
         f"({model.handoff_nic_s * 1e3:.2f} ms); predicted with {client}: kTLS {100 * (k.ours - 1):+.1f} % (paper +6.2 %), "
@@ -336,8 +340,8 @@ def _agreement_and_divergence(result: StudyResult, pred: list[PredictionRow], mo
     with a band, its kind follows the band (an agreement only with the paper's value inside)."""
     if not pred:
         return
-    best = min(pred, key=lambda r: abs(r.error_pct or 0.0))
-    worst = max(pred, key=lambda r: abs(r.error_pct or 0.0))
+    best = min(pred, key=_abs_error)
+    worst = max(pred, key=_abs_error)
     for r, kind in ((best, "agreement"), (worst, "divergence")):
         b = bands.get(figure_label(*r.key))
         inside = b is not None and r.paper is not None and b.band.contains(r.paper)
@@ -356,6 +360,11 @@ def _agreement_and_divergence(result: StudyResult, pred: list[PredictionRow], mo
         result.claim(Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=r.paper,
                                   most_sensitive=b.band.most_sensitive, closes=closer(b.band, r.paper),
                                   effect=r.ours - 1, band_method=b.band.method))
+
+
+def _abs_error(row: PredictionRow) -> float:
+    assert row.error_pct is not None, "only rows beside a paper ratio are ranked"
+    return abs(row.error_pct)
 
 
 def noise_words(n: FetchNoise | None) -> str:

@@ -243,7 +243,7 @@ def _figures(t1: Table1, strategies: Sequence[StrategiesRow],
     def speedup(path: Path) -> None:
         line_plot(path, devices, {"tuned / naive": [p.speedup for p in t1.ours]},
                   paper={"tuned / naive": [p.speedup for p in t1.paper]}, paper_x=paper_n, logy=False,
-                  title="Speedup of tuning bs per N: predicted (solid) vs the paper (dashed)", xlabel="devices N",
+                  title="Speedup of tuning bs per N: predicted (solid)", paper_note="the paper (dashed)", xlabel="devices N",
                   ylabel="speedup", hline=1.0)
 
     def by_strategy(path: Path) -> None:

@@ -135,15 +135,21 @@ def explain(rows: list[GapRow], index: int, paper_ms: float) -> str:
     prediction (step 3) to the paper, in words: ``the paper's larger keys (0.50 vs 0.34 GB)
     +39 ms, its slower FPGA ops (1.05 vs 0.88 s) +148 ms, ...``."""
     by = {r.step: r for r in rows if r.step is not None}
+
+    def latency(step: str) -> float:
+        ms = by[step].latencies_ms[index]
+        assert ms is not None, "a step's row is ours: it has a latency at every bandwidth"
+        return ms
+
     parts = []
-    prev = by["3"].latencies_ms[index]
+    prev = latency("3")
     texts = {"4": f"the paper's larger keys ({by['4'].keys_gb:.2f} vs {by['3'].keys_gb:.2f} GB)" if "4" in by else "",
              "5": (f"its slower FPGA ops ({by['5'].compute_s:.2f} vs {by['3'].compute_s:.2f} s of compute)"
                    if "5" in by else ""),
              "6": "when its program needs the data (fitted phases)"}
     for step in ("4", "5", "6"):
         if step in by:
-            ms = by[step].latencies_ms[index]
+            ms = latency(step)
             parts.append(f"{texts[step]} {ms - prev:+,.0f} ms")
             prev = ms
     parts.append(f"unexplained {paper_ms - prev:+,.0f} ms")

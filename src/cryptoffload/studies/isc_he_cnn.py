@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time as _time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -138,10 +139,10 @@ def _progress(cfg: IscHeCnnConfig, progress: Callable[[int], Callable[[str], Non
 def _setting(cfg: IscHeCnnConfig, say: Callable[[str], None]) -> IscSetting:
     """Load the world (and the fitted program's, when the gap is decomposed)."""
     say("loading the program and the platforms")
-    profiles = dict(fpga_profile=cfg.fpga_profile, platform_profile=cfg.platform_profile,
-                    fitted_profile=cfg.fitted_profile, dram_gb=cfg.dram_gb, step_limits=cfg.step_limits)
-    world = load_isc_world(cfg.model, inputs_profile=cfg.inputs_profile, **profiles)
-    fitted = load_isc_world("fitted", **profiles) if _decomposes(cfg) else None
+    load = partial(load_isc_world, fpga_profile=cfg.fpga_profile, platform_profile=cfg.platform_profile,
+                   fitted_profile=cfg.fitted_profile, dram_gb=cfg.dram_gb, step_limits=cfg.step_limits)
+    world = load(cfg.model, inputs_profile=cfg.inputs_profile)
+    fitted = load("fitted") if _decomposes(cfg) else None
     return IscSetting(world, fitted, list(cfg.bandwidths), sorted(set(cfg.devices)), cfg.queries, cfg.seed, cfg.quick,
                       cfg.step_limits, cfg.dram_gb is None, _is_paper(cfg),
                       tables.profile_names(cfg.fpga_profile, cfg.platform_profile, cfg.inputs_profile,

@@ -203,10 +203,10 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
     name=NAME, title=TITLE, paper=PAPERS["qat-paillier"], config=RidgeConfig,
     summary="Privacy-preserving ridge regression (Paillier only) of the paper's data-trading application, "
             "phases vs the paper.",
-    quick="20,000 records instead of 1,000,000 (about a minute).",
+    quick=f"{QUICK_RECORDS:,} records instead of 1,000,000, split over the Dask workers (about a minute).",
     seed="Seed of the generated records (cryptography is never seeded).",
     options=[
-        Option("--records", "records", int, help="Records (default 1,000,000; quick 20,000)."),
+        Option("--records", "records", int, help=f"Records (default 1,000,000; quick {QUICK_RECORDS:,})."),
         Option("--d", "d", int, PAPER_D, "Features per record (paper: 20)."),
         Option("--lam", "lam", float, 1.0, "Ridge lambda (scikit-learn's alpha)."),
         Option("--chunk", "chunk", int, 20_000, "Records per Dask task."),
@@ -247,7 +247,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
     if gpu_reason is not None:
         result.extra["gpu_not_measured"] = gpu_reason
     paper = _paper_rows(rows)
-    result.add(_phases_table(cfg, uploads.workers, rows, paper, gpu_reason))
+    result.add(_phases_table(cfg, uploads.bulk, rows, paper, gpu_reason))
     result.add(_layout_table(cfg, parties, uploads))
     acc_rows, coefs = _accuracy(cfg, parties.params, models, uploads, tick)
     result.add(_accuracy_table(parties.params, acc_rows))
@@ -321,7 +321,7 @@ def _upload_runs(cfg: RidgeConfig, parties: Parties, progress: Any, tick: Callab
             tick("per-provider mode, same records")
         pp_run, pp_cts = run_per_provider(runner, upload_pk, params, n, seed=cfg.seed,
                                           progress=False if progress is None else "encode + sum")
-        return Uploads(bulk, pp_run, pp_cts, runner.workers)
+        return Uploads(bulk, pp_run, pp_cts, bulk.workers)
 
 
 @dataclass(frozen=True)
@@ -425,15 +425,22 @@ def _paper_rows(rows: list[PhaseRow]) -> list[PhaseRow]:
     return [PhaseRow(row.phase, "cited", *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
 
 
-def _phases_table(cfg: RidgeConfig, workers: int, rows: list[PhaseRow], paper: list[PhaseRow],
+def worker_share(bulk: BulkRun) -> str:
+    """Who ran the chunks: ``2 of 2 Dask workers (5,000 + 5,000 records)`` -- the workers that
+    ran tasks, not merely those connected, since worker-seconds are divided by them."""
+    shares = " + ".join(f"{r:,}" for r in bulk.shares)
+    return f"{bulk.workers} of {bulk.workers_available} Dask worker(s) ({shares} records)"
+
+
+def _phases_table(cfg: RidgeConfig, bulk: BulkRun, rows: list[PhaseRow], paper: list[PhaseRow],
                   gpu_reason: str | None) -> Table:
     gpu_note = f" GPU rows: not measured: {gpu_reason}." if gpu_reason is not None else ""
     return table_of(PhaseRow, rows, paper=paper, id="table2_phases", provenance="mixed",
                     title=f"Phases for {cfg.n:,} records, d = {cfg.d}, {cfg.upload_bits}-bit upload key "
-                          f"({workers} workers)",
+                          f"({worker_share(bulk)})",
                     note="Paper: QAT DH8970 encryption (QHCS1), K80 aggregation, garbled-circuit solve. Ours: this "
-                         "machine's cores via Dask; encryption/aggregation times are worker-seconds divided by "
-                         "workers (they overlap in one pipeline, whose wall clock is the third row). The last column "
+                         "machine's cores via Dask; encryption/aggregation times are worker-seconds divided by the "
+                         "workers that ran chunks (they overlap in one pipeline, whose wall clock is the third row). The last column "
                          "scales linearly to 1,000,000 records where the run had fewer (quick mode), from worker-"
                          "seconds (start-up excluded) -- an extrapolation, not a measurement." + gpu_note)
 
@@ -498,7 +505,7 @@ def _notes(result: StudyResult, acc_rows: list[AccuracyRow], same_model: bool) -
 
 
 def _headlines(result: StudyResult, cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> None:
-    where = f"{uploads.workers} Dask worker(s) " + (f"at {cfg.scheduler}" if cfg.scheduler else "on this machine")
+    where = worker_share(uploads.bulk) + (f" at {cfg.scheduler}" if cfg.scheduler else " on this machine")
     result.headline.append(f"{cfg.n:,} records on {where}: encrypt + aggregate {uploads.bulk.wall_s:,.1f} s, solve "
                            f"{times.solve_s:,.1f} s (measured); paper 10.6 min + 116 s + 20 s = "
                            f"{sum(PAPER_PHASES_S.values()):,.0f} s")

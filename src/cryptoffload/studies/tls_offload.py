@@ -34,6 +34,7 @@ from cryptoffload.report.rows import column, columns_of, rows_of, table_of
 from cryptoffload.sim import smartnic as nic
 from cryptoffload.sim import tls_node
 from cryptoffload.studies import _tls_bands as tband
+from cryptoffload.studies import _tls_guest as tg
 from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies._bands import Banded, band_tables
 from cryptoffload.studies.registry import Option, names, register_study
@@ -58,6 +59,7 @@ class TlsOffloadConfig:
     variant: str = "nominal"
     profile: str | None = None
     planner_requests: int = 2000
+    guest_result: str | None = None  # `make ktls`'s guest.json; None: the stored one if present
 
     def validate(self) -> None:
         for m in self.modes:
@@ -91,6 +93,7 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
             t = p
         plain[size], tls[size] = p, t
     costs = nic.MeasuredCosts(plain, tls, provenance="measured").with_handshake()
+    assert costs.handshake_s is not None, "with_handshake() sets it"
     notes.append(f"server CPU of the handshake, {costs.handshake_s * 1e3:.3f} ms a connection: the intercept of (tls - plain) "
                  "CPU over file size (what no record-layer offload can remove)")
     return costs, notes
@@ -108,6 +111,8 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
         Option("--count", "count", int, help="Fetches per mode, file and client (paper: 100)."),
         Option("--variant", "variant", str, "nominal", "Offload model variant: nominal, optimistic, pessimistic."),
         Option("--profile", "profile", help="TLS offload cost profile (default: tls_offload)."),
+        Option("--guest-result", "guest_result", help="kTLS run in a guest (`make ktls`'s guest.json; default: the "
+                                                      "stored one; 'none': leave it out)."),
     ],
 )
 def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
@@ -115,6 +120,7 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     started = _time.perf_counter()
     # the model needs the profile before anything slow runs: a bad profile is refused first
     params = nic.TlsOffloadParams.from_profile(cfg.profile, cfg.variant)
+    guest = tg.load_guest(cfg.guest_result)
     tick = progress(3) if progress else None
     if tick:
         tick("nginx: interleaved fetches and wrk sweep")
@@ -130,6 +136,8 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     model = _cost_model(result, cfg, fetches, params)
     predictions = _model_tables(result, cfg, model, fetches)
     cpu_rows = _cpu_table(result, cfg, model, fetches)
+    if guest is not None:
+        tg.add_tables(result, guest, model.costs, model.label, model.inputs)
     _capacity_table(result, model, tb)
     plans = _clients_per_core_table(result, cfg, model)
     _record_detection(result, tb)
@@ -138,6 +146,8 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label, bands, noise)
     _planner_headlines(result, model, plans)
     result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
+    if guest is not None:
+        tg.add_headlines(result, guest)
     result.extra["elapsed_bench_s"] = tb.elapsed_s
     result.key_figure = "single_fetch_prediction.png"
     result.elapsed_s = _time.perf_counter() - started
@@ -437,8 +447,13 @@ def _figures(files: dict[str, int], predictions: list[tm.PredictionRow], cpu_row
 
     def fetch_plot(path: Path) -> None:
         paper = [PAPER_RATIOS.get((r.ratio, files[r.file])) if r.client == "wget" else None for r in steps]
-        bar_plot(path, [f"{r.ratio} {r.file} ({r.client})" for r in steps], [100 * (float(r.ours) - 1) for r in steps],
-                 kinds=[r.provenance for r in steps], paper=[None if v is None else 100 * (v - 1) for v in paper],
+        changes, kinds = [], []
+        for r in steps:
+            assert r.ours is not None and r.provenance is not None, "our rows carry a ratio and a provenance"
+            changes.append(100 * (float(r.ours) - 1))
+            kinds.append(r.provenance)
+        bar_plot(path, [f"{r.ratio} {r.file} ({r.client})" for r in steps], changes,
+                 kinds=kinds, paper=[None if v is None else 100 * (v - 1) for v in paper],
                  logy=False, hline=0.0, hline_label="no change",
                  title="Single-fetch time change of each offload step: predicted here, the paper (x, wget)",
                  ylabel="change in fetch time, % (above 0: offload slower)")

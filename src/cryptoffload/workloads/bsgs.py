@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -298,8 +298,9 @@ def matrix_of(diagonals: np.ndarray, shape: BsgsShape) -> np.ndarray:
     return m
 
 
-def giant_plaintext(diagonals: np.ndarray, shape: BsgsShape, j: int, i: int) -> np.ndarray:
-    """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``."""
+def giant_plaintext(diagonals: np.ndarray | Mapping[int, np.ndarray], shape: BsgsShape, j: int, i: int) -> np.ndarray:
+    """The vector giant step ``j`` multiplies baby step ``i`` by: ``rot(d_{j bs + i}, -s_j)``.
+    ``diagonals``: all of them, or (on a Dask worker) only the rows that worker was sent."""
     return prerotate(diagonals[j * shape.baby + i], shape.offset + j * shape.baby * shape.stride)
 
 
@@ -310,7 +311,9 @@ def bsgs_plain(diagonals: np.ndarray, shape: BsgsShape, x: np.ndarray) -> np.nda
     babies = [rotate_slots(x, shape.baby_rotation(i)) for i in range(shape.baby)]
     rows = [[giant_plaintext(diagonals, shape, j, i) for i in shape.babies_of(j)] for j in range(shape.giant)]
     giant = [shape.offset + j * shape.baby * shape.stride for j in range(shape.giant)]
-    return giant_sums(_PlainSlots(), babies, rows, giant, rescale=False)
+    out = giant_sums(_PlainSlots(), babies, rows, giant, rescale=False)
+    assert out is not None, "a shape has C >= 1 diagonals, so giant step 0 has a plaintext"
+    return out
 
 
 # ---- the op DAG -------------------------------------------------------------------------------

@@ -142,7 +142,8 @@ def _build(b: EvaBuilder, shape: CnnShape) -> str:
         for j, o in enumerate(offsets):
             t = b.mul_plain(shifted[o], f"w_conv[{c},{j}]")
             acc = t if acc is None else b.add(acc, t)
-        conv.append(b.add_plain(acc, f"b_conv[{c}]"))  # type: ignore[arg-type]
+        assert acc is not None, "kernel >= 1: at least one offset"
+        conv.append(b.add_plain(acc, f"b_conv[{c}]"))
 
     def activation(v: str, tag: str) -> str:
         ax2 = b.mul_plain(b.relinearize(b.mul(v, v)), f"act_a[{tag}]")
@@ -159,11 +160,13 @@ def _build(b: EvaBuilder, shape: CnnShape) -> str:
         for c in range(shape.channels):
             t = b.mul_plain(act[c], f"w_fc1[{j},{c}]")
             acc = t if acc is None else b.add(acc, t)
+        assert acc is not None, "channels >= 1"
         for s in steps:
-            acc = b.add(acc, b.rotate(acc, s))  # type: ignore[arg-type]
-        one = b.mul_plain(acc, f"mask_fc1[{j}]")  # type: ignore[arg-type]
+            acc = b.add(acc, b.rotate(acc, s))
+        one = b.mul_plain(acc, f"mask_fc1[{j}]")
         packed = one if packed is None else b.add(packed, one)
-    packed = b.add_plain(packed, "b_fc1")  # type: ignore[arg-type]
+    assert packed is not None, "hidden >= 1"
+    packed = b.add_plain(packed, "b_fc1")
     b.phase = "act2"
     h = activation(packed, "2")
     b.phase = "fc2"
@@ -175,7 +178,8 @@ def _build(b: EvaBuilder, shape: CnnShape) -> str:
             acc = b.add(acc, b.rotate(acc, s))
         one = b.mul_plain(acc, f"mask_fc2[{cls}]")
         out = one if out is None else b.add(out, one)
-    return b.output(b.add_plain(out, "b_fc2"))  # type: ignore[arg-type]
+    assert out is not None, "classes >= 1"
+    return b.output(b.add_plain(out, "b_fc2"))
 
 
 def eva_coeff_modulus(input_scale: int = 30, output_range: int = 30, fixed: int = EVA_FIXED_RESCALE) -> tuple[int, ...]:

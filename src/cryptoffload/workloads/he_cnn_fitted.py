@@ -158,13 +158,14 @@ class _PhaseBuilder:
         for u in range(total_units):
             want_pt = n_pt * (u + 1) // total_units if total_units else 0
             chain = u % width
+            acc = accs[chain]
             if done_pt < want_pt:
                 t = b.mul_plain(self.srcs[chain % len(self.srcs)], f"w{self.pt_no}")
                 self.pt_no += 1
                 done_pt += 1
-                accs[chain] = t if accs[chain] is None else b.add(accs[chain], t)  # type: ignore[arg-type]
+                accs[chain] = t if acc is None else b.add(acc, t)
             else:
-                base = accs[chain] if accs[chain] is not None else self.srcs[chain % len(self.srcs)]
+                base = acc if acc is not None else self.srcs[chain % len(self.srcs)]
                 key = self._rotation_key(new_keys, n_rot, done_rot)
                 r = b._emit("rotate", (base,), level=b.level[base], out_level=b.level[base], keys=(key,))
                 done_rot += 1

@@ -58,6 +58,7 @@ def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel:
         for k, o in enumerate(offsets):
             t = b.mul_plain(shifted[o], f"w_conv[{c},{k}]")
             acc = t if acc is None else b.add(acc, t)
+        assert acc is not None, "kernel >= 1: at least one offset"
         acc = b.rescale(acc)
         acc = b.add_plain(acc, f"b_conv[{c}]")
         conv.append(acc)
@@ -73,11 +74,13 @@ def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel:
         for c in range(channels):
             t = b.mul_plain(act[c], f"w_fc1[{j},{c}]")
             acc = t if acc is None else b.add(acc, t)
+        assert acc is not None, "channels >= 1"
         acc = b.rescale(acc)
         for s in steps:
             acc = b.add(acc, b.rotate(acc, s))
         one = b.rescale(b.mul_plain(acc, f"mask_fc1[{j}]"))
         packed = one if packed is None else b.add(packed, one)
+    assert packed is not None, "hidden >= 1"
     packed = b.add_plain(packed, "b_fc1")
     b.phase = "act2"
     h = b.rescale(b.relinearize(b.mul(packed, packed)))
@@ -90,6 +93,7 @@ def generate_cnn(params: CkksParams | None = None, *, channels: int = 5, kernel:
             acc = b.add(acc, b.rotate(acc, s))
         one = b.rescale(b.mul_plain(acc, f"mask_fc2[{k}]"))
         out = one if out is None else b.add(out, one)
+    assert out is not None, "classes >= 1"
     b.add_plain(out, "b_fc2")
     name = f"cnn-c{channels}-k{kernel}-h{hidden}"
     return HEProgram(name, "generated", p, b.ops, input_bytes={"image": p.ciphertext_bytes(p.levels)},

@@ -220,9 +220,10 @@ class HEProgram:
     def measured_wall_s(self) -> float | None:
         """Sum of the recorded wall times when every device op has one (a measured CPU run)."""
         walls = [op.wall_s for op in self.ops if op.on_device]
-        if not walls or any(w is None for w in walls):
+        known = [w for w in walls if w is not None]
+        if not walls or len(known) != len(walls):
             return None
-        return math.fsum(walls)  # type: ignore[arg-type]
+        return math.fsum(known)
 
     def working_set(self, op: HEOp) -> int:
         """Bytes one op needs in DRAM at once: its operands, plaintext, keys and output."""

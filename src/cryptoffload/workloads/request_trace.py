@@ -11,7 +11,7 @@ request sequence and changes only the rate, so a study sweeps rates over one tra
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -179,6 +179,7 @@ class Trace:
 
         An empty trace (or one of zero bytes, for ``"bytes"``) gives all zeros.
         """
+        totals: np.ndarray
         if weight == "count":
             totals = np.bincount(self.cipher, minlength=self.n_ciphers).astype(np.float64)
         elif weight == "bytes":
@@ -189,15 +190,4 @@ class Trace:
         return totals / total if total > 0 else np.zeros(self.n_ciphers)
 
     def _replace(self, **changes: Any) -> Trace:
-        fields = dict(
-            time=self.time,
-            client=self.client,
-            cipher=self.cipher,
-            size=self.size,
-            source=self.source,
-            n_ciphers=self.n_ciphers,
-            bad_lines=self.bad_lines,
-            bad_examples=self.bad_examples,
-        )
-        fields.update(changes)
-        return Trace(**fields)
+        return replace(self, **changes)

@@ -149,7 +149,9 @@ def generate_trace(
     n = _check_arguments(n, mean_size, max_gap, max_run, max_wait, n_ciphers, clients, population)
     gap_rng, run_rng, ret_rng, size_rng, id_rng, pop_seq, pick_rng = _streams(seed)
     if clients == "population" and population is None:
-        population = draw_population(pop_seq.bit_generator.seed_seq, n_ciphers=int(n_ciphers))
+        pop_seed = pop_seq.bit_generator.seed_seq
+        assert isinstance(pop_seed, np.random.SeedSequence), "a spawned generator's seed is a SeedSequence"
+        population = draw_population(pop_seed, n_ciphers=int(n_ciphers))
     source = _source(n, seed, mean_size, n_ciphers, max_gap, max_run, max_wait, population)
     if n == 0:
         empty = np.empty(0)

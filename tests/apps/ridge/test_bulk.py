@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cryptoffload.apps.ridge import protocol as P
-from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider
+from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider, split_chunk
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, rounding_sigma
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
@@ -45,6 +45,8 @@ def test_bulk_aggregate_decrypts_to_the_encoded_sums(runner, setup) -> None:
     run = run_bulk(runner, csp.upload_pk, params, 500, seed=2, chunk=120, progress=False)
     res = run.result
     assert res.records == 500 and run.chunks == 5
+    assert sum(res.records_by_worker.values()) == 500 and run.workers == len(res.records_by_worker)
+    assert run.workers_available == 2
     prov = P.Provider(params, csp.upload_pk)
     assert res.ciphertexts == 500 * prov.plaintexts
     assert res.wire_bytes == res.ciphertexts * csp.upload_pk.ciphertext_bytes
@@ -109,3 +111,20 @@ def test_bulk_refuses_more_records_than_declared(runner, setup) -> None:
     agg = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk).aggregator()
     with pytest.raises(ConfigError, match="refused before adding"):
         agg.add_products([1] * agg.plaintexts, 10_001)
+
+
+def test_records_are_split_over_the_worker_threads() -> None:
+    """Quick mode's 10,000 records in chunks of 20,000 would be one task on one of two workers."""
+    assert split_chunk(10_000, 20_000, 2) == 5_000
+    assert split_chunk(10_001, 20_000, 2) == 5_001
+    assert split_chunk(1_000_000, 20_000, 2) == 20_000
+    assert split_chunk(3, 20_000, 8) == 1
+
+
+def test_a_small_run_reports_the_workers_that_ran_it(runner, setup) -> None:
+    """Two workers, 40 records, chunk 1,000: split in two chunks of 20; the run reports the
+    workers that ran chunks and their shares, which add up to the records."""
+    params, csp = setup
+    run = run_bulk(runner, csp.upload_pk, params, 40, seed=5, chunk=1_000, progress=False)
+    assert run.chunks == 2 and sum(run.shares) == 40 and run.workers_available == 2
+    assert run.workers == len(run.shares) and run.shares in ([20, 20], [40])

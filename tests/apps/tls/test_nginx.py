@@ -143,7 +143,7 @@ def test_signal_to_python_stops_nginx(sig: signal.Signals, docroot: Path) -> Non
         prefix = line[0]
         assert nginx_left(prefix)
         proc.send_signal(sig)
-        proc.wait(timeout=15)
+        proc.wait(timeout=60)  # a bound for a hang, not a timing: a loaded CI machine takes seconds
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -242,6 +242,14 @@ def test_config_has_mode_directives(docroot: Path, tmp_path: Path) -> None:
     plain.prefix, plain.port = tmp_path, 8080
     assert "ssl" not in plain.config_text().split("server {")[1].split("location")[0]
     assert "sendfile off;" in plain.config_text()
+
+
+def test_protocols_pin_one_tls_version(docroot: Path, tmp_path: Path) -> None:
+    srv = NginxServer("ktls", docroot, protocols="TLSv1.2")
+    srv.prefix, srv.port = tmp_path, 8443
+    assert "        ssl_protocols TLSv1.2;\n" in srv.config_text()
+    with pytest.raises(ConfigError, match=r"^protocols must be among TLSv1.2, TLSv1.3, got 'SSLv3'$"):
+        NginxServer("tls", docroot, protocols="SSLv3")
 
 
 def test_parse_access_log() -> None:

@@ -44,3 +44,20 @@ def test_bench_tables_rows_and_units() -> None:
     assert "1,500" in per_mode and "700" in per_mode  # the best wrk rate per mode
     assert "conns at p99<=10 ms" in per_mode
     assert "ran [user-space] TLS" in per_mode
+
+
+def test_guest_table_rows_per_server_and_file_with_the_ktls_evidence() -> None:
+    from cryptoffload.apps.tls.tables import guest_table
+
+    def cell(mode: str, version: str | None, engaged: bool) -> dict:
+        return {"mode": mode, "tls_version": version, "file": "64M.bin", "size": 64 << 20, "fetches": [
+            {"seconds": 10.5, "cpu_ns": 9_815_000_000, "user_ms": 20.0, "system_ms": 9795.0,
+             "ssl_protocol": version or "-", "ktls_engaged": engaged}]}
+
+    result = {"kind": "bench", "guest": {"kernel": "6.1.0-56-amd64", "cpu_model": "QEMU TCG CPU [2.5+]"},
+              "cells": [cell("plain", None, False), cell("ktls", "TLSv1.3", True)]}
+    lines = _text(guest_table(result)).splitlines()
+    assert "kernel 6.1.0-56-amd64, QEMU TCG CPU [2.5+]" in lines[0]
+    rows = [" ".join(ln.replace("│", " ").split()) for ln in lines if "64M.bin" in ln]
+    assert rows == ["plain 64M.bin 1 10500.0 9815.00 20.0 9795.0 - -",
+                    "ktls TLSv1.3 64M.bin 1 10500.0 9815.00 20.0 9795.0 TLSv1.3 1 of 1"]

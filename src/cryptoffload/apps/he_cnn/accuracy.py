@@ -4,7 +4,7 @@ images and how often they agree.
 What the CLI calls (``cryptoffload he-cnn evaluate``)::
 
     evaluate(n_images=100, model_path=DEFAULT_WEIGHTS, backend="seal", *, batch=False,
-             start=0, params=DEFAULT_PARAMS, mnist_dir=None, log=None) -> EvalResult
+             start=0, params=DEFAULT_PARAMS, mnist_dir=None, log=None, progress=None) -> EvalResult
 
 Why apart from :mod:`.benchmark`: accuracy runs untraced and untimed per image (one key set,
 all images), so it answers "does encryption change the answer" without a benchmark's cost.
@@ -48,10 +48,15 @@ class EvalResult:
 
 def evaluate(n_images: int = 100, model_path: str | Path = DEFAULT_WEIGHTS, backend: str = "seal", *,
              batch: bool = False, start: int = 0, params: CkksParams = DEFAULT_PARAMS,
-             mnist_dir: str | Path | None = None, log: Callable[[str], None] | None = None) -> EvalResult:
+             mnist_dir: str | Path | None = None, log: Callable[[str], None] | None = None,
+             progress: Callable[[int], Callable[[str], None]] | None = None) -> EvalResult:
     """Plaintext and encrypted accuracy on held-out images ``start .. start + n_images - 1``
     and the agreement of encrypted with plaintext predictions (per-channel, one image at a
-    time with one key set; or all of them in one per-pixel batch)."""
+    time with one key set; or all of them in one per-pixel batch).
+
+    ``progress(total) -> advance(label)`` (the CLI's progress bar, as studies get it) is
+    started once the inputs are checked: one step per image, or one for the whole batch, so a
+    100-image run (minutes) shows where it is."""
     model = load_model(model_path)
     data = load_mnist(mnist_dir)
     n_all = len(data.y_test)
@@ -61,10 +66,12 @@ def evaluate(n_images: int = 100, model_path: str | Path = DEFAULT_WEIGHTS, back
     x, y = data.x_test[start:start + n_images], data.y_test[start:start + n_images]
     plain = model.forward(x)
     t0 = time.perf_counter()
+    advance = progress(1 if batch else n_images) if progress is not None else (lambda label: None)
     if batch:
         be = make_backend(backend, params)
         be.keygen(rotations=[], relin=True)
         logits, _ = run_batch(model, x, be)
+        advance(f"{n_images} images in one batch")
     else:
         be, plan, _ = client_and_plan(model, backend, params)
         pw = plan.prepare(be)
@@ -72,6 +79,7 @@ def evaluate(n_images: int = 100, model_path: str | Path = DEFAULT_WEIGHTS, back
         for i in range(n_images):
             out = plan.run(be, be.encrypt(plan.pack_image(x[i])), pw)
             rows.append(plan.unpack_logits(be.decrypt(out)))
+            advance(f"image {start + i}")
             if log is not None and (i + 1) % 50 == 0:
                 log(f"{i + 1}/{n_images} images")
         logits = np.array(rows)

@@ -23,6 +23,7 @@ from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, SquareForm
 from cryptoffload.apps.he_cnn.packing import check_depth, square_form
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
+from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 from cryptoffload.errors import ConfigError
 
 
@@ -30,7 +31,7 @@ from cryptoffload.errors import ConfigError
 class BatchWeights:
     """The conv layer's scalar weights encoded once per key set (``conv[(channel, di, dj)]``)."""
 
-    conv: dict[tuple[int, int, int], Any]
+    conv: dict[tuple[int, int, int], Plaintext]
     plaintext_bytes: int = 0
     count: int = 0
 
@@ -76,10 +77,10 @@ class BatchPlan:
     def unpack_logits(self, slots: Sequence[np.ndarray], n_images: int) -> np.ndarray:
         return np.stack([np.asarray(v[:n_images]) for v in slots], axis=1)
 
-    def prepare(self, ev: Any) -> BatchWeights:
+    def prepare(self, ev: CkksBackend) -> BatchWeights:
         ev.set_phase("weights")
         c, sq = self.config, self.model
-        out: dict[tuple[int, int, int], Any] = {}
+        out: dict[tuple[int, int, int], Plaintext] = {}
         total = 0
         for chn in range(c.channels):
             for di in range(c.kernel):
@@ -93,7 +94,7 @@ class BatchPlan:
         return BatchWeights(out, total, len(out))
 
     @staticmethod
-    def _dense(ev: Any, xs: list[Any], W: np.ndarray, b: np.ndarray, name: str) -> list[Any]:
+    def _dense(ev: CkksBackend, xs: list[Ciphertext], W: np.ndarray, b: np.ndarray, name: str) -> list[Ciphertext]:
         """``rescale(W x + b)``: the products as one batched op (a GPU backend runs the whole
         layer in one launch; elsewhere the scalar products one by one), then the biases and
         the rescales."""
@@ -103,7 +104,7 @@ class BatchPlan:
                 raise ConfigError(f"{name}: row {r} has only zero weights")
         return ev.rescale_many([ev.add_plain(acc, ev.encode(float(b[r]), like=acc)) for r, acc in enumerate(accs)])
 
-    def _conv_terms(self, cts: Sequence[Any], bw: BatchWeights, chn: int, i: int, j: int) -> list[tuple[Any, Any]]:
+    def _conv_terms(self, cts: Sequence[Ciphertext], bw: BatchWeights, chn: int, i: int, j: int) -> list[tuple[Ciphertext, Plaintext]]:
         """The (pixel ciphertext, weight plaintext) products of conv output ``(chn, i, j)``."""
         c = self.config
         k, s = c.kernel, c.stride
@@ -118,12 +119,12 @@ class BatchPlan:
                     terms.append((cts[r * c.image + q], bw.conv[(chn, di, dj)]))
         return terms
 
-    def _conv(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
+    def _conv(self, ev: CkksBackend, cts: Sequence[Ciphertext], bw: BatchWeights) -> list[Ciphertext]:
         """Every conv output's products as one batched op, then the biases, then one batched rescale."""
         c, sq = self.config, self.model
         keys = [(chn, i, j) for chn in range(c.channels) for i in range(c.conv_out) for j in range(c.conv_out)]
         sums = ev.mul_plain_sums([self._conv_terms(cts, bw, *key) for key in keys])
-        bias_pt: dict[int, Any] = {}
+        bias_pt: dict[int, Plaintext] = {}
         out = []
         for (chn, _, _), acc in zip(keys, sums):
             if chn not in bias_pt:
@@ -131,7 +132,7 @@ class BatchPlan:
             out.append(ev.add_plain(acc, bias_pt[chn]))
         return ev.rescale_many(out)
 
-    def run(self, ev: Any, cts: Sequence[Any], bw: BatchWeights) -> list[Any]:
+    def run(self, ev: CkksBackend, cts: Sequence[Ciphertext], bw: BatchWeights) -> list[Ciphertext]:
         """Conv, square, FC1, square, FC2 -- each layer as batched ops over all its ciphertexts
         (:class:`~cryptoffload.crypto.ckks.batched.BatchedOps`: one op at a time elsewhere)."""
         c, sq = self.config, self.model

@@ -66,6 +66,7 @@ import numpy as np
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, SquareForm
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
+from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 from cryptoffload.crypto.ckks.bsgs import bsgs_product, prerotate
 from cryptoffload.errors import ConfigError
 
@@ -90,7 +91,7 @@ def check_depth(params: CkksParams) -> None:
                           f"{list(params.coeff_mod_bits)} give {params.levels}")
 
 
-def square(ev: Any, x: Any) -> Any:
+def square(ev: CkksBackend, x: Ciphertext) -> Ciphertext:
     """The square activation on a ciphertext: multiply, relinearize, rescale (one level)."""
     return ev.rescale(ev.relinearize(ev.mul(x, x)))
 
@@ -125,10 +126,10 @@ class PreparedWeights:
     diagonals of giant step ``j``, baby step ``i`` (``None`` where all-zero); biases are
     encoded lazily at the exact scale of the ciphertext they are added to."""
 
-    conv: list[list[Any]]
-    fc1: list[list[Any]]
-    fc2: list[list[Any]]
-    biases: dict[tuple[str, int, float], Any] = field(default_factory=dict)
+    conv: list[list[Plaintext | None]]
+    fc1: list[list[Plaintext | None]]
+    fc2: list[list[Plaintext | None]]
+    biases: dict[tuple[str, int, float], Plaintext] = field(default_factory=dict)
     plaintext_bytes: int = 0
     count: int = 0
 
@@ -228,7 +229,7 @@ class PerChannelPlan:
         return sorted(steps)
 
     def rotations_per_inference(self) -> dict[str, int]:
-        def used(vectors: list[list[Any]], giants: list[int]) -> tuple[set[int], int]:
+        def used(vectors: list[list[np.ndarray | None]], giants: list[int]) -> tuple[set[int], int]:
             babies = {i for row in vectors for i, v in enumerate(row) if v is not None and i}
             g = sum(1 for j, row in enumerate(vectors) if giants[j] and any(v is not None for v in row))
             return babies, g
@@ -252,18 +253,18 @@ class PerChannelPlan:
         return np.asarray(slots[: self.config.classes], dtype=np.float64)
 
 
-    def prepare(self, ev: Any) -> PreparedWeights:
+    def prepare(self, ev: CkksBackend) -> PreparedWeights:
         """Encode every mask and diagonal at the level where it is used (once per key set)."""
         ev.set_phase("weights")
         top = self.top
         total = 0
         count = 0
 
-        def enc(vectors: list[list[np.ndarray | None]], level: int, name: str) -> list[list[Any]]:
+        def enc(vectors: list[list[np.ndarray | None]], level: int, name: str) -> list[list[Plaintext | None]]:
             nonlocal total, count
             out = []
             for j, row in enumerate(vectors):
-                r: list[Any] = []
+                r: list[Plaintext | None] = []
                 for i, v in enumerate(row):
                     if v is None:
                         r.append(None)
@@ -281,7 +282,7 @@ class PerChannelPlan:
         pw.plaintext_bytes, pw.count = total, count
         return pw
 
-    def _bias(self, ev: Any, pw: PreparedWeights, name: str, vec: np.ndarray, ct: Any) -> Any:
+    def _bias(self, ev: CkksBackend, pw: PreparedWeights, name: str, vec: np.ndarray, ct: Ciphertext) -> Ciphertext:
         key = (name, ev.level(ct), float(ev.scale(ct)))
         pt = pw.biases.get(key)
         if pt is None:
@@ -290,15 +291,15 @@ class PerChannelPlan:
         return ev.add_plain(ct, pt)
 
     @staticmethod
-    def _bsgs(ev: Any, x: Any, pts: list[list[Any]], babies: list[int], giants: list[int]) -> Any:
+    def _bsgs(ev: CkksBackend, x: Ciphertext, pts: list[list[Plaintext | None]], babies: list[int], giants: list[int]) -> Ciphertext:
         """``sum_j rot(rescale(sum_i pts[j][i] * rot(x, babies[i])), giants[j])``."""
         acc = bsgs_product(ev, x, pts, babies, giants)
         if acc is None:
             raise ConfigError("a layer has only zero weights")
         return acc
 
-    def _dense(self, ev: Any, x: Any, pw: PreparedWeights, name: str, pts: list[list[Any]], babies: list[int],
-               giants: list[int], fold: Sequence[int], bias: np.ndarray) -> Any:
+    def _dense(self, ev: CkksBackend, x: Ciphertext, pw: PreparedWeights, name: str, pts: list[list[Plaintext | None]], babies: list[int],
+               giants: list[int], fold: Sequence[int], bias: np.ndarray) -> Ciphertext:
         """A fully connected layer: the BSGS product, the rotate-and-add folds that sum its
         partial dot products, then the bias."""
         x = self._bsgs(ev, x, pts, babies, giants)
@@ -306,7 +307,7 @@ class PerChannelPlan:
             x = ev.add(x, ev.rotate(x, step))
         return self._bias(ev, pw, f"{name}.bias", bias, x)
 
-    def run(self, ev: Any, ct: Any, pw: PreparedWeights, taps: dict[str, Any] | None = None) -> Any:
+    def run(self, ev: CkksBackend, ct: Ciphertext, pw: PreparedWeights, taps: dict[str, Ciphertext] | None = None) -> Ciphertext:
         """Server side: encrypted image -> encrypted logits (slots 0..classes-1). ``taps``, if
         given, receives each layer's output ciphertext (``conv`` ... ``fc2``)."""
         if ev.level(ct) != self.top:

@@ -2,9 +2,25 @@
 
 The data-trading setting of Zhou and Hua (providers encrypt per-record ``(x x^T; y x)``, a
 platform aggregates, a crypto service provider helps solve) with the solve step of Giacomelli,
-Jha, Joye, Page and Yoon (ACNS 2018) instead of garbled circuits. The mathematics is in
-:mod:`.params`, :mod:`.modular` and :mod:`.protocol`; the parties as processes over HTTP in
-:mod:`.csp`, :mod:`.platform`, :mod:`.provider`, :mod:`.buyer` and :mod:`.demo`.
+Jha, Joye, Page and Yoon (ACNS 2018) instead of garbled circuits. Threat model and protocol:
+``docs/apps/ridge.md``.
+
+* The mathematics, no I/O: :mod:`.params` (slot sizes, guard bits, the record bound),
+  :mod:`.modular` (solving and rational reconstruction mod n), :mod:`.protocol` (the parties'
+  computations: ``Provider``, ``Aggregator``, ``TradingPlatform``, ``Csp``; ``run_in_process``
+  runs them in one process), :mod:`.accuracy` (the expected fixed-point error),
+  :mod:`.phases` (the optional timer the steps report to).
+* At scale on Dask: :mod:`.bulk` (per-record and per-provider uploads of generated records,
+  chunk by chunk over the workers).
+* The parties as processes over HTTP: :mod:`.messages` (the wire format), :mod:`.server`
+  (what the two servers share: replay guard, parsing, serving), :mod:`.peer` (a party as a
+  client of another), :mod:`.tokens` (bearer tokens), :mod:`.db` (SQLite files, the processed
+  message ids), :mod:`.store` / :mod:`.csp_store` (the platform's and the CSP's durable
+  state), :mod:`.csp`, :mod:`.platform`, :mod:`.provider`, :mod:`.buyer`, and :mod:`.demo`
+  (all of them started as processes on this machine).
+
+Where to start reading: :func:`.protocol.run_in_process` (the whole protocol in one call),
+then :mod:`.platform` for how a party keeps state across crashes.
 """
 
 from cryptoffload.apps.ridge.modular import ReconstructionError, SingularMatrixError, rational_reconstruct, solve_mod

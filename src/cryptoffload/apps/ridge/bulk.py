@@ -30,6 +30,7 @@ import os
 import resource
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 import gmpy2
 import numpy as np
@@ -38,6 +39,9 @@ from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:  # the runner is passed in; importing Dask here would cost every import of this module
+    from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.workloads.ridge_data import DEFAULT_NOISE_CLIP, algorithm1_y_bound
 
 
@@ -114,7 +118,8 @@ class ChunkResult:
     xtx: np.ndarray
     xty: np.ndarray
     peak_rss_bytes: int
-    workers_seen: set[int] = field(default_factory=set)
+    #: records each worker process (by pid) ran: which workers did the work, and their share
+    records_by_worker: dict[int, int] = field(default_factory=dict)
 
 
 _PROVIDERS: dict[tuple, Provider] = {}
@@ -148,7 +153,8 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
         agg = _cpu_encrypt_aggregate(task, prov, plaintexts, phases)
     count = len(plaintexts)
     return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, phases.get("encode"),
-                       phases.get("encrypt"), phases.get("aggregate"), X.T @ X, X.T @ y, _peak_rss(), {os.getpid()})
+                       phases.get("encrypt"), phases.get("aggregate"), X.T @ X, X.T @ y, _peak_rss(),
+                       {os.getpid(): task.size})
 
 
 def _cpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
@@ -175,35 +181,49 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def merge(n2: int):
+def _add_shares(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    return {pid: a.get(pid, 0) + b.get(pid, 0) for pid in a.keys() | b.keys()}
+
+
+def merge(n2: int) -> Callable[[ChunkResult, ChunkResult], ChunkResult]:
     """A reducer for :meth:`DaskRunner.map_chunks` folding chunk results mod ``n2``."""
     def fold(a: ChunkResult, b: ChunkResult) -> ChunkResult:
         return ChunkResult([int(gmpy2.mpz(x) * y % n2) for x, y in zip(a.aggregate, b.aggregate)],
                            a.records + b.records, a.ciphertexts + b.ciphertexts, a.wire_bytes + b.wire_bytes,
                            a.encode_s + b.encode_s, a.encrypt_s + b.encrypt_s, a.aggregate_s + b.aggregate_s,
                            a.xtx + b.xtx, a.xty + b.xty, max(a.peak_rss_bytes, b.peak_rss_bytes),
-                           a.workers_seen | b.workers_seen)
+                           _add_shares(a.records_by_worker, b.records_by_worker))
     return fold
 
 
 @dataclass
 class BulkRun:
-    """The folded aggregate plus wall time of the distributed stage."""
+    """The folded aggregate plus wall time of the distributed stage. ``workers``: the workers
+    that ran its chunks (not merely connected: a chunk count below the worker count leaves
+    some idle, and dividing worker-seconds by them would claim a speed-up that did not
+    happen); ``workers_available``: those connected."""
 
     result: ChunkResult
     wall_s: float
     chunks: int
     workers: int
+    workers_available: int = 0
 
-    def summary(self) -> dict:
+    @property
+    def shares(self) -> list[int]:
+        """Records per worker that ran, largest first."""
+        return sorted(self.result.records_by_worker.values(), reverse=True)
+
+    def summary(self) -> dict[str, Any]:
         d = asdict(self.result)
-        for k in ("aggregate", "xtx", "xty", "workers_seen"):
+        for k in ("aggregate", "xtx", "xty", "records_by_worker"):
             d.pop(k)
-        d.update(wall_s=self.wall_s, chunks=self.chunks, workers=self.workers)
+        d.update(wall_s=self.wall_s, chunks=self.chunks, workers=self.workers,
+                 workers_available=self.workers_available, records_per_worker=self.shares)
         return d
 
 
-def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+def run_bulk(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
              chunk: int = 20_000, backend: str = "auto", constant_time: bool = True,
              progress: bool | str = "encrypt + aggregate", engine: str = "cpu") -> BulkRun:
     """Per-record upload of ``records`` generated records over ``runner``'s Dask workers, on
@@ -216,6 +236,7 @@ def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *,
         raise ConfigError(f"backend {backend!r} picks the CPU's modular arithmetic; the {engine} engine runs its own "
                           "kernels (leave the backend at auto)")
     params.check_records(records)
+    chunk = split_chunk(records, chunk, runner.cores)
     tasks = []
     for start in range(0, records, chunk):
         tasks.append(ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
@@ -223,7 +244,13 @@ def run_bulk(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *,
     t0 = time.perf_counter()
     folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, reduce=merge(upload_pk.nsquare),
                                resources={"GPU": 1} if engine in _GPU_DEVICE else None)
-    return BulkRun(folded, time.perf_counter() - t0, len(tasks), runner.workers)
+    return BulkRun(folded, time.perf_counter() - t0, len(tasks), len(folded.records_by_worker), runner.workers)
+
+
+def split_chunk(records: int, chunk: int, cores: int) -> int:
+    """``chunk``, or less where the records would not fill every worker thread: 10,000
+    records in chunks of 20,000 would be one task on one worker while the others idle."""
+    return max(1, min(chunk, -(-records // max(cores, 1))))
 
 
 @dataclass
@@ -235,6 +262,7 @@ class SumResult:
     encode_s: float
     xtx: np.ndarray
     xty: np.ndarray
+    records_by_worker: dict[int, int] = field(default_factory=dict)
 
 
 def sum_chunk(task: ChunkTask) -> SumResult:
@@ -244,20 +272,22 @@ def sum_chunk(task: ChunkTask) -> SumResult:
     phases = Phases()
     with phases("encode"):
         values = prov.encoded_sum(X, y)
-    return SumResult(values, task.size, phases.get("encode"), X.T @ X, X.T @ y)
+    return SumResult(values, task.size, phases.get("encode"), X.T @ X, X.T @ y, {os.getpid(): task.size})
 
 
 def _fold_sums(a: SumResult, b: SumResult) -> SumResult:
-    return SumResult(a.values + b.values, a.records + b.records, a.encode_s + b.encode_s, a.xtx + b.xtx, a.xty + b.xty)
+    return SumResult(a.values + b.values, a.records + b.records, a.encode_s + b.encode_s, a.xtx + b.xtx, a.xty + b.xty,
+                     _add_shares(a.records_by_worker, b.records_by_worker))
 
 
-def run_per_provider(runner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
+def run_per_provider(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
                      chunk: int = 50_000, backend: str = "auto", constant_time: bool = True,
                      progress: bool | str = "encode + sum") -> tuple[BulkRun, list[int]]:
     """The same records as :func:`run_bulk`, but one provider sums them in the clear and
     encrypts one packed (A; b). Returns the accounting and that upload's ciphertexts."""
     if records < 1 or chunk < 1:
         raise ConfigError("records and chunk must be positive")
+    chunk = split_chunk(records, chunk, runner.cores)
     tasks = [ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
                        min(chunk, records - start), backend, constant_time)
              for start in range(0, records, chunk)]
@@ -267,5 +297,5 @@ def run_per_provider(runner, upload_pk: PublicKey, params: RidgeParams, records:
     phases = Phases()
     cts = prov.summed_upload(sums.values, records, phases).ciphertexts
     res = ChunkResult(list(cts), sums.records, len(cts), len(cts) * upload_pk.ciphertext_bytes, sums.encode_s,
-                      phases.get("encrypt"), 0.0, sums.xtx, sums.xty, _peak_rss())
-    return BulkRun(res, time.perf_counter() - t0, len(tasks), runner.workers), list(cts)
+                      phases.get("encrypt"), 0.0, sums.xtx, sums.xty, _peak_rss(), sums.records_by_worker)
+    return BulkRun(res, time.perf_counter() - t0, len(tasks), len(sums.records_by_worker), runner.workers), list(cts)

@@ -52,6 +52,8 @@ Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
 NGINX_BINARY = "/usr/sbin/nginx"
 NGINX_PACKAGE_HINT = "install the Debian package 'nginx' (apt-get install nginx)"
 
+#: TLS versions ``protocols`` may name (nginx's ``ssl_protocols``; older ones are off in Debian's OpenSSL).
+SSL_PROTOCOLS: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
 #: One access log line: fields without spaces first, the request (with spaces) quoted last.
 ACCESS_LOG_FORMAT = '$msec $status $request_time $ssl_protocol $ssl_cipher $bytes_sent "$request"'
 _ACCESS_RE = re.compile(r'^(\S+) (\d{3}) (\S+) (\S+) (\S+) (\d+) "(.*)"$')
@@ -263,13 +265,18 @@ class NginxServer:
     the kTLS modes because kTLS pays off through ``SSL_sendfile``. ``debug_log`` writes nginx's
     debug log (its build has ``--with-debug``), whose ``BIO_get_ktls_send(): 1`` lines are
     nginx's own word that it handed a connection to kTLS; it slows nginx down, so it is off
-    for measurements.
+    for measurements. ``protocols`` is nginx's ``ssl_protocols`` (the guest bench pins one TLS
+    version per server: OpenSSL 3.0 hands TLS 1.2 both directions to the kernel, TLS 1.3 only TX).
     """
 
     def __init__(self, mode: str, docroot: Union[str, Path], port: int = 0, host: str = "127.0.0.1",
                  workers: int = 1, sendfile: bool = True, *, binary: Optional[str] = None,
-                 start_timeout_s: float = 10.0, debug_log: bool = False, die_with_parent: bool = True) -> None:
+                 start_timeout_s: float = 10.0, debug_log: bool = False, die_with_parent: bool = True,
+                 protocols: str = "TLSv1.3 TLSv1.2") -> None:
         self.mode: str = check_mode(mode)
+        if not protocols.split() or any(p not in SSL_PROTOCOLS for p in protocols.split()):
+            raise ConfigError(f"protocols must be among {', '.join(SSL_PROTOCOLS)}, got {protocols!r}")
+        self.protocols = protocols
         self.docroot = Path(docroot).resolve()
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ConfigError(f"port must be 0..65535, got {port!r}")
@@ -358,7 +365,7 @@ class NginxServer:
         if self.is_tls:
             ssl = (f"        ssl_certificate {p / 'cert.pem'};\n"
                    f"        ssl_certificate_key {p / TLS_DIR / 'key.pem'};\n"
-                   "        ssl_protocols TLSv1.3 TLSv1.2;\n")
+                   f"        ssl_protocols {self.protocols};\n")
             if self.mode in ("ktls", "ktls-nic"):
                 ssl += "        ssl_conf_command Options KTLS;\n"
         level = "debug" if self.debug_log else "notice"

@@ -8,6 +8,8 @@ timings and what each mode really ran -- with no paper column beside them. Text 
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -47,3 +49,21 @@ def bench_tables(result: TlsBenchResult) -> list[Table]:
         summary.add_row(m, f"{cpu[m]:.3f}", f"{rps[m]:,.0f}" if m in rps else "-",
                         str(at.get(m)) if m in at else "-", escape(b.verified[m]))
     return [cells, summary]
+
+
+def guest_table(result: dict[str, Any]) -> Table:
+    """The guest bench (``tls bench --guest``), one row per (mode, TLS version, file): per-fetch
+    means of curl's time and the worker's CPU, user and system apart, and the kTLS evidence."""
+    from cryptoffload.apps.tls.guest import summarize
+
+    g = result.get("guest", {})
+    table = Table(title=f"nginx in a guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')} "
+                        f"(emulated: times are inflated; the user/system split is what to read)")
+    for col in ("server", "file", "fetches", "fetch ms", "worker CPU ms", "user ms", "system ms", "protocol",
+                "kTLS by counters"):
+        table.add_column(col, justify="left" if col in ("server", "file", "protocol") else "right")
+    for c in summarize(result):
+        table.add_row(c.name, c.file, str(c.fetches), f"{c.fetch_ms:.1f}", "-" if c.cpu_ms is None else f"{c.cpu_ms:.2f}",
+                      f"{c.user_ms:.1f}", f"{c.system_ms:.1f}", escape(c.ssl_protocol),
+                      f"{c.ktls_engaged} of {c.fetches}" if c.mode == "ktls" else "-")
+    return table

@@ -5,7 +5,13 @@ Layers inside the package (each imports only those above it): :mod:`.chain` (whi
 :mod:`.arith_cuda` (the hot loops) behind :mod:`.arith` (dispatch on the array module),
 :mod:`.encoder` and :mod:`.sampling` (host side), :mod:`.keyswitch`, :mod:`.scheme` (the
 mathematics on raw arrays), :mod:`.serial`, :mod:`.device`, :mod:`.backend` (the project's CKKS
-interface). Design, parameters and security: ``docs/crypto/ckks-gpu.md``.
+interface). The CUDA path: ``kernels.cu`` (one source; ``kernels_host.cpp`` compiles it for the
+CPU twin), :mod:`.launch` (every launch, on CuPy or on the host build), :mod:`.convplan` (one
+conversion launch for many ModUp/ModDown/rescale jobs), :mod:`.keystore` (evaluation keys and
+Galois permutations stacked on the device), :mod:`.arith_compose` (the batched ops composed
+from primitives where there is no fused kernel), :mod:`.capture` (a CUDA graph of a whole
+program). Where to start: :mod:`.backend`, then :mod:`.scheme`. Design, parameters and
+security: ``docs/crypto/ckks-gpu.md``.
 """
 
 from cryptoffload.crypto.ckks.gpu.backend import GpuCkksBackend, RnsCkksBackend

@@ -1,0 +1,88 @@
+"""The guest's kTLS rows in the TLS-offload study: labelled stored and emulated, beside the
+model's kTLS/TLS CPU ratio, with the CPU kTLS saved per request and per byte and where it went."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cryptoffload.errors import InputError
+from cryptoffload.report.result import StudyResult
+from cryptoffload.sim import smartnic as nic
+from cryptoffload.studies import _tls_guest as tg
+
+SMALL, LARGE = 2048, 64 << 20
+
+
+def cell(mode: str, version: str | None, size: int, cpu_ms: float, user_ms: float, system_ms: float) -> dict:
+    fetches = [{"seconds": 0.5, "cpu_ns": int(cpu_ms * 1e6), "user_ms": user_ms, "system_ms": system_ms,
+                "ssl_protocol": version or "-", "ktls_engaged": mode == "ktls"} for _ in range(2)]
+    return {"mode": mode, "tls_version": version, "file": "2K.bin" if size == SMALL else "64M.bin", "size": size,
+            "fetches": fetches}
+
+
+GUEST = {"kind": "bench", "counts": {"2K": 2, "64M": 2},
+         "guest": {"kernel": "6.1.0-56-amd64", "cpu_model": "QEMU TCG CPU version 2.5+"},
+         "host": {"emulation": "QEMU TCG (vng --disable-kvm)", "machine": {"cpu": "AMD EPYC"}, "date": "2026-11-27"},
+         "cells": [cell("plain", None, SMALL, 1.0, 0.0, 0.0),
+                   cell("tls", "TLSv1.3", SMALL, 20.0, 10.0, 10.0), cell("ktls", "TLSv1.3", SMALL, 21.0, 10.0, 10.0),
+                   cell("tls", "TLSv1.3", LARGE, 2000.0, 1300.0, 700.0),
+                   cell("ktls", "TLSv1.3", LARGE, 1677.0, 0.0, 1680.0)]}
+
+
+def model() -> nic.TlsCostModel:
+    costs = nic.MeasuredCosts({SMALL: 0.2e-3, LARGE: 6.5e-3}, {SMALL: 1.1e-3, LARGE: 42e-3}).with_handshake()
+    return nic.TlsCostModel(costs, nic.TlsOffloadParams.from_profile())
+
+
+def test_rows_say_stored_and_emulated_and_stand_beside_the_models_ratio() -> None:
+    res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
+    costs = model()
+    tg.add_tables(res, GUEST, costs, "simulated", [])
+    t = res.tables["ktls_guest"]
+    rows = {(r[0], r[1]): dict(zip(t.columns, r)) for r in t.rows}
+    k = rows[("ktls TLSv1.3", "64M.bin")]
+    assert k["provenance"] == ("stored (measured in an emulated guest: kernel 6.1.0-56-amd64, QEMU TCG CPU version "
+                               "2.5+, QEMU TCG (vng --disable-kvm) on AMD EPYC, 2026-11-27; CPU split and kTLS counters "
+                               "measured, times emulated)")
+    assert (k["fetches"], k["ktls_verified"], k["worker_cpu_ms"], k["user_ms"], k["system_ms"]) == (2, 2, 1677.0, 0.0,
+                                                                                                  1680.0)
+    assert k["ktls_over_tls_cpu"] == pytest.approx(0.8385)
+    assert k["model_ktls_over_tls_cpu"] == costs.cost("ktls", LARGE).cpu_s / costs.cost("tls", LARGE).cpu_s
+    assert t.cell_provenance(0, "model_ktls_over_tls_cpu") == "simulated" and t.cell_provenance(0, "user_ms") == "stored"
+    assert rows[("tls TLSv1.3", "64M.bin")]["ktls_verified"] is None
+    assert rows[("plain", "2K.bin")]["model_ktls_over_tls_cpu"] is None
+
+
+def test_saving_per_request_per_byte_and_where_it_went() -> None:
+    res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
+    tg.add_tables(res, GUEST, model(), "simulated", [])
+    t = res.tables["ktls_guest_saving"]
+    rows = [dict(zip(t.columns, r)) for r in t.rows]
+    assert [(r["tls_version"], r["file"]) for r in rows] == [("TLSv1.3", "2K.bin"), ("TLSv1.3", "64M.bin")]
+    small, large = rows
+    assert (small["saved_ms"], small["saved_ns_per_byte"]) == (-1.0, None)
+    assert large["saved_ms"] == 323.0 and large["saved_pct"] == pytest.approx(16.15)
+    assert large["saved_ns_per_byte"] == pytest.approx(1e6 * 324.0 / (LARGE - SMALL))
+    assert (large["user_moved_ms"], large["system_added_ms"]) == (1300.0, 980.0)
+    assert large["provenance"].startswith("derived")
+    assert res.headline == []
+    tg.add_headlines(res, GUEST)
+    assert res.headline == ["kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
+                            "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
+                            "moved into the kernel)"]
+
+
+def test_load_guest(tmp_path: Path) -> None:
+    assert tg.load_guest("none") is None
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(GUEST))
+    assert tg.load_guest(str(path)) == GUEST
+    path.write_text(json.dumps({"kind": "probe"}))
+    with pytest.raises(InputError, match=r"not a `tls bench --guest` result \(kind 'probe'\)"):
+        tg.load_guest(str(path))
+    path.write_text("{")
+    with pytest.raises(InputError, match="not JSON"):
+        tg.load_guest(str(path))
