@@ -205,14 +205,15 @@ def test_write_then_load_round_trip(tmp_path: Path) -> None:
     prof = load_profile(out, required=list(values))
     assert prof.kind == "measured" and prof.name == "rt"
     assert prof.meta["cores"] == 4 and prof.meta["libraries"] == {"libgcrypt": "1.10"}
-    assert prof.values == {k: ProfileValue(float(v.value), v.source) for k, v in values.items()}
+    assert prof.values == {k: ProfileValue(float(v.value), v.source, "measured") for k, v in values.items()}
+    assert out.read_text(encoding="utf-8").count('provenance = "measured"') == len(values)  # written, not inferred
 
 
 def test_write_is_atomic_and_overwrites(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     write_profile(path, _meta(), {"a.b": ProfileValue(1.0, "s1")})
     write_profile(path, _meta(), {"a.b": ProfileValue(2.0, "s2")})
-    assert load_profile(path).values == {"a.b": ProfileValue(2.0, "s2")}
+    assert load_profile(path).values == {"a.b": ProfileValue(2.0, "s2", "measured")}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.toml"]
 
 
@@ -355,3 +356,95 @@ def test_values_outside_their_units_range_are_refused(tmp_path: Path, line: str,
 def test_nan_and_inf_spelled_in_toml_are_refused_with_the_range(tmp_path: Path, spelled: str) -> None:
     path = _write(tmp_path, META + f'[board]\nrotate_s = {{ value = {spelled}, source = "x" }}\n')
     _refused(path, "'board.rotate_s'", "not a finite number", "between 1e-12 and 1e+06 s")
+
+
+# ---- issue 26: a kind and a plausible range per value ---------------------------------------
+RANGED = META.replace('"cited"', '"derived"') + (
+    "[ops]\n"
+    'rotate_s = { value = 2e-6, source = "assumed: no figure", provenance = "assumed", '
+    'range = [1e-6, 4e-6], range_why = "half to twice" }\n'
+    'pmul_s = { value = 1e-7, source = "fitted to Table 1: least squares" }\n'
+    'add_s = { value = 5e-8, source = "a paper, Table 3" }\n'
+)
+
+
+def test_a_value_carries_its_kind_and_range(tmp_path: Path) -> None:
+    prof = load_profile(_write(tmp_path, RANGED))
+    assert prof.provenance("ops.rotate_s") == "assumed"
+    assert prof.range("ops.rotate_s") == (1e-6, 4e-6)
+    assert prof.values["ops.rotate_s"].range_why == "half to twice"
+    # a file without the key: the kind inferred once, by the loader
+    assert prof.provenance("ops.pmul_s") == "fitted" and prof.range("ops.pmul_s") is None
+    assert prof.provenance("ops.add_s") == "cited"
+    with pytest.raises(ProfileError, match="'ops.nothing' is missing"):
+        prof.range("ops.nothing")
+
+
+def test_a_cited_or_measured_profile_gives_its_values_its_kind(tmp_path: Path) -> None:
+    text = META.replace('"cited"', '"measured"') + '[ops]\nrotate_s = { value = 2e-6, source = "fitted to x" }\n'
+    assert load_profile(_write(tmp_path, text)).provenance("ops.rotate_s") == "measured"
+
+
+@pytest.mark.parametrize(("entry", "needles"), [
+    ('{ value = 5e-6, source = "s", range = [1e-6, 4e-6], range_why = "w" }', ("(5e-06) lies outside its range [1e-06, 4e-06]",)),
+    ('{ value = 2e-6, source = "s", range = [1e-6, 4e-6] }', ("has a range but no range_why",)),
+    ('{ value = 2e-6, source = "s", range_why = "w" }', ("has a range_why but no range",)),
+    ('{ value = 2e-6, source = "s", range = [1e-6], range_why = "w" }', ("range must be [low, high]",)),
+    ('{ value = 2e-6, source = "s", range = ["a", 3e-6], range_why = "w" }', ("range must be [low, high]",)),
+    ('{ value = 2e-6, source = "s", range = [-1e-6, 4e-6], range_why = "w" }', ("range end of field 'ops.rotate_s' is a duration",)),
+    ('{ value = 2e-6, source = "s", provenance = "guessed" }', ("provenance must be one of cited, assumed",)),
+    ('{ value = 2e-6, source = "s", rnage = [1e-6, 4e-6] }', ("unknown key(s) rnage",)),
+    ('{ value = 2e-6, source = "s", unverified = 1 }', ("unverified must be the reason",)),
+])
+def test_a_bad_kind_or_range_is_refused(tmp_path: Path, entry: str, needles: tuple[str, ...]) -> None:
+    _refused(_write(tmp_path, META + f"[ops]\nrotate_s = {entry}\n"), "'ops.rotate_s'" if "range end" not in needles[0] else "", *needles)
+
+
+def test_a_count_range_must_be_whole(tmp_path: Path) -> None:
+    entry = '{ value = 256, source = "s", range = [127.5, 512], range_why = "w" }'
+    _refused(_write(tmp_path, META + f"[shape]\nnaive_baby = {entry}\n"), "range end of field 'shape.naive_baby' is a count")
+
+
+def test_write_profile_keeps_kind_range_and_unverified(tmp_path: Path) -> None:
+    values = {"ops.rotate_s": ProfileValue(2e-6, "assumed: none", "assumed", (1e-6, 4e-6), "half to twice", "not found"),
+              "ops.add_s": ProfileValue(1e-7, "a paper")}
+    path = write_profile(tmp_path / "w.toml", {"name": "w", "kind": "derived", "description": "d"}, values)
+    prof = load_profile(path)
+    assert prof.values["ops.rotate_s"] == values["ops.rotate_s"]
+    assert prof.values["ops.add_s"] == ProfileValue(1e-7, "a paper", "cited")
+    with pytest.raises(ProfileError, match="lies outside its range"):
+        write_profile(tmp_path / "x.toml", {"name": "w", "kind": "derived", "description": "d"},
+                      {"ops.rotate_s": ProfileValue(9e-6, "s", "assumed", (1e-6, 4e-6), "w")})
+    assert not (tmp_path / "x.toml").exists()
+
+
+BUILTINS = sorted(p.stem for p in builtin_profile_path("heax_set_c").parent.glob("*.toml"))
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_every_builtin_value_states_its_kind_and_every_assumed_or_fitted_one_a_range(name: str) -> None:
+    """The issue's rule: an assumed or fitted value carries a range with its reason (the
+    ``_min``/``_max`` ends of another value's range are that range, not values of their own)."""
+    text = builtin_profile_path(name).read_text(encoding="utf-8")
+    prof = load_profile(name)
+    assert text.count("provenance = ") == len(prof.values)  # stated in the file, never inferred
+    ends = {k for k in prof.values if k.rsplit("_", 1)[-1] in ("min", "max") and k.rsplit("_", 1)[0] in prof.values}
+    bare = [k for k, v in prof.values.items() if v.provenance in ("assumed", "fitted") and v.range is None and k not in ends]
+    assert bare == []
+    for k in ends:  # a value's range and its _min/_max ends agree
+        base = prof.values[k.rsplit("_", 1)[0]]
+        assert base.range is not None and prof.value(k) == base.range[0 if k.endswith("_min") else 1], k
+
+
+def test_the_relabelled_values_of_issue_26() -> None:
+    qat = load_profile("qat_dh8970")
+    sw = qat.values["cpu.paper_sw_encryption_s"]
+    assert sw.provenance == "derived" and sw.range == (3.786e-3, 4.246e-3)
+    assert math.isclose(110 * 0.042 / 1151, 4.0139e-3, rel_tol=1e-4)  # the arithmetic its source states
+    assert qat.values["card.reference_rsa1k_private_per_s"].unverified
+    assert qat.values["card.reference_rsa2k_private_per_s"].unverified
+    assert not qat.values["card.rsa2k_private_per_s"].unverified
+    assert load_profile("tls_offload").provenance("handoff.nic_setup_s") == "assumed"
+    assert load_profile("bsgs_u280").range("shape.naive_baby") == (128.0, 512.0)
+    assert load_profile("heax_set_c").range("ops.keyswitch_s") == (6.4e-4, 9.6e-4)
+    assert load_profile("he_cnn_paper_inputs").range("network.hidden") == (80.0, 120.0)

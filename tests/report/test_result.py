@@ -273,3 +273,58 @@ def test_a_claims_sentence_says_what_it_is_and_only_a_simulated_one_is_predicted
     assert Claim("636 s", "662 s", "measured", kind="agreement").sentence().startswith("Closest agreement: 662 s")
     assert Claim("x", "y", "fitted", kind="divergence", why="w").sentence() == "Largest divergence: y (paper: x) — fitted; w"
     assert Claim("x", "y", "cited").label() == "the paper's claim"
+
+
+# ---- issue 26: claims carry their band --------------------------------------------------------
+def _banded(paper_value: float, **kw) -> Claim:
+    args = dict(paper="1.18", ours="1.26", provenance="simulated", band=[1.1, 1.3], paper_value=paper_value,
+                most_sensitive="reconfig_s", closes="slots", table="t", key=[1], band_method="4 corners")
+    args.update(kw)
+    return Claim.judged(**args)
+
+
+def test_a_claim_is_an_agreement_only_with_the_paper_inside_its_band() -> None:
+    inside = _banded(1.18)
+    assert (inside.kind, inside.closes, inside.why, inside.inside) == ("agreement", "", "", True)
+    assert _banded(1.1).kind == "agreement" and _banded(1.3).kind == "agreement"  # the ends are inside
+    out = _banded(1.05, why="our tuned interval")
+    assert out.kind == "divergence" and out.closes == "slots"
+    assert out.why == ("the paper's 1.05 lies outside our band [1.1, 1.3]; slots moves ours furthest towards it; "
+                       "our tuned interval")
+    assert _banded(1.05, closes="").why == "the paper's 1.05 lies outside our band [1.1, 1.3]; no input of ours moves towards it"
+    with pytest.raises(ValueError, match="outside the band .* a divergence, not an agreement"):
+        Claim("1.05", "1.26", "simulated", kind="agreement", band=[1.1, 1.3], paper_value=1.05)
+    with pytest.raises(ValueError, match=r"band must be \[low, high\]"):
+        Claim("x", "y", "simulated", band=[1.3, 1.1])
+
+
+def test_a_band_wider_than_the_effect_says_within_noise() -> None:
+    c = _banded(0.992, band=[0.95, 1.01], effect=-0.019, most_sensitive="tls fetch noise")
+    assert c.within_noise and c.kind == "agreement"
+    assert c.band_text() == ("band 0.95 .. 1.01, most sensitive to tls fetch noise; within noise "
+                             "(the band is wider than the 0.019 effect)")
+    assert not _banded(1.18, effect=0.5).within_noise and not _banded(1.18).within_noise
+    assert c.label() == "predicted agreement, inside our band" and _banded(1.05).label() == "divergence, outside our band"
+    assert c.sentence() == ("Predicted agreement, inside our band: 1.26 (paper: 1.18) — simulated; band 0.95 .. 1.01, most "
+                            "sensitive to tls fetch noise; within noise (the band is wider than the 0.019 effect)")
+
+
+def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path) -> None:
+    res = _fitted_result()
+    res.claims.clear()
+    res.tables["table1"].rows[0][1] = "simulated"
+    res.fits.clear()
+    res.claim(_banded(1.05, table="table1", key=[2]))
+    back = load_result(write_result(res, tmp_path))
+    c = back.claims[0]
+    assert (c.band, c.paper_value, c.most_sensitive, c.closes, c.kind, c.band_method) == (
+        [1.1, 1.3], 1.05, "reconfig_s", "slots", "divergence", "4 corners")
+    data = json.loads((tmp_path / "result.json").read_text())
+    assert data["claims"][0]["within_noise"] is False
+    # a result.json written before bands existed: no band keys, read back without one
+    for key in ("band", "paper_value", "most_sensitive", "closes", "effect", "within_noise", "band_method"):
+        del data["claims"][0][key]
+    (tmp_path / "result.json").write_text(json.dumps(data))
+    old = load_result(tmp_path / "result.json").claims[0]
+    assert (old.band, old.paper_value, old.most_sensitive, old.kind) == (None, None, "", "divergence")
+    assert old.band_text() == ""

@@ -7,7 +7,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from cryptoffload.report.result import Claim
-from cryptoffload.studies._isc_claims import (HEADLINE_ID, Headline, HeadlineRow, candidates, claims, table3_note)
+from cryptoffload.profiles.sensitivity import Band, Swing
+from cryptoffload.studies._bands import Banded
+from cryptoffload.studies._isc_claims import (HEADLINE_ID, Headline, HeadlineRow, band_name, candidates, claims,
+                                              table3_note)
 from cryptoffload.studies._isc_paper import PREDICTED
 from cryptoffload.studies._isc_tables import Table3, Table3Row
 
@@ -61,6 +64,36 @@ def test_a_table2_point_diverging_most_is_a_claim_of_its_own() -> None:
     other = claims(SimpleNamespace(**{**vars(SETTING), "main_is_paper": False}), _t2({1.0: 3.9}), _headline(3.6), [])
     assert [(c.kind, c.key) for c in other] == [("claim", ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"]),
                                                 ("claim", ["cpu"])]
+
+
+def _banded(name: str, nominal: float, low: float, high: float, paper: float) -> Banded:
+    swing = Swing("keyswitch_s", 6.4e-4, 9.6e-4, low, high)
+    return Banded(name, Band(nominal, low, high, (swing,), "2 corners"), paper, [])
+
+
+def test_with_bands_a_claim_is_an_agreement_only_with_the_paper_inside() -> None:
+    # the best candidate (1 GB/s, exact) has a band that misses the paper: a divergence naming the input
+    bands = {"Table 2 at 1 GB/s (ms)": _banded("Table 2 at 1 GB/s (ms)", 3850.0, 3860.0, 3900.0, 3850.0),
+             "16 CSDs vs 16 FPGA&SSD: throughput ratio": _banded("t", 4.5, 3.5, 4.6, 3.6)}
+    out = claims(SETTING, _t2({1.0: 3.85, 16.0: 0.95}), _headline(4.5), [], bands)  # type: ignore[arg-type]
+    first, shared = out[0], out[1]
+    assert (first.kind, first.band, first.paper_value, first.closes) == ("divergence", [3860.0, 3900.0], 3850.0,
+                                                                         "keyswitch_s")
+    assert first.why.startswith("the paper's 3850 lies outside our band [3860, 3900]; keyswitch_s moves ours")
+    # the worst candidate (throughput x4.5 vs x3.6) lies inside its band: an agreement, its reason kept
+    assert (shared.kind, shared.band, shared.paper_value) == ("agreement", [3.5, 4.6], 3.6)
+    assert shared.key == ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"] and shared.why.startswith("our predicted")
+    assert band_name(candidates(_t2({16.0: 0.9}), _headline(3.6))[0]) == "Table 2 at 16 GB/s (ms)"  # type: ignore[arg-type]
+
+
+def test_the_cpu_speedup_claim_carries_the_band_of_its_denominator() -> None:
+    from cryptoffload.studies._isc_claims import CPU_SPEEDUP, _with_cpu_band
+
+    c = Claim(paper="10.6x", ours="12.3x", provenance="simulated", table=HEADLINE_ID, key=[CPU_SPEEDUP])
+    out = _with_cpu_band(c, {"Table 2 at 8 GB/s (ms)": _banded("x", 926.0, 826.0, 1316.0, 1071.0)})
+    assert out.band == [11359 / 1316.0, 11359 / 826.0] and out.paper_value == 10.6 and out.kind == "claim"
+    other = Claim(paper="x", ours="y", provenance="simulated", key=["cpu"])
+    assert _with_cpu_band(other, {"Table 2 at 8 GB/s (ms)": _banded("x", 926.0, 826.0, 1316.0, 1071.0)}).band is None
 
 
 def test_table3_note() -> None:

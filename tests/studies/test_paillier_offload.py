@@ -7,6 +7,8 @@ import json
 import pytest
 
 from cryptoffload.errors import ConfigError, ProfileError
+from cryptoffload.studies import _qat_bands as qb
+from cryptoffload.studies import _qat_model as qm
 from cryptoffload.studies import paillier_offload as st
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -56,8 +58,11 @@ def test_predictions_hold_and_are_labelled_simulated(measured_run):
     assert prediction_failures(res) == []
     prov = {r[0]: r[1] for r in res.tables["table1_ratios"].rows}
     assert prov["QHCS2 / QHCS1 mean latency"] == "simulated" and prov["QHCS1 / S2 throughput"] == "fitted"
-    kinds = {c.kind for c in res.claims}
-    assert {"agreement", "divergence"} <= kinds
+    banded = [c for c in res.claims if c.band is not None]
+    assert [c.key for c in banded] == [["QHCS2 / QHCS1 mean latency"], [qm.CEILING]]
+    for c in banded:  # issue 26: an agreement only with the paper's value inside our band
+        assert c.kind == ("agreement" if c.band[0] <= c.paper_value <= c.band[1] else "divergence"), c
+    assert {r[0] for r in res.tables["headline_bands"].rows} == {qb.LATENCY_RATIO, qb.CEILING_OPS, qb.CEILING_OVER_SW}
 
 
 def test_prediction_check_fails_on_a_card_half_as_fast(tmp_path):

@@ -5,13 +5,22 @@ report must be able to tell a number cited from a paper table from one measured 
 machine. So a profile value is always written as an inline table::
 
     [ciphers.aes-ecb]
-    software_mbps = { value = 266.7, source = "Niwa et al. 2005, Table 2" }
+    software_mbps = { value = 266.7, source = "Niwa et al. 2005, Table 2", provenance = "cited",
+                      range = [266.65, 266.75], range_why = "stated to 4 significant digits" }
 
 and the file has a ``[meta]`` table with ``name``, ``kind`` ("cited" or "measured") and
 ``description``. :func:`load_profile` refuses a file with a missing or non-numeric field with a
 message naming the file and the dotted field, so a typo never turns into a silent default; and
 a value its field cannot hold (a negative cost, a zero rate, a fractional count: the rules in
 :mod:`.rules`) with the fix. Files are bounded (size, nesting) before they are parsed.
+
+Why a ``provenance`` and a ``range`` per value (issue 26): a prediction is only as firm as its
+least certain input, so every assumed or fitted value carries the plausible ``range`` its
+``range_why`` justifies, and a cited one its source's stated precision; the sensitivity bands
+(:mod:`.sensitivity`) move each input over that range. ``provenance`` says the value's kind in
+one word (:data:`VALUE_KINDS`) so no consumer parses the first word of ``source``; a file
+written before it existed gets it inferred once, here (:func:`infer_provenance`). A source that
+could not be checked says so in ``unverified``.
 """
 
 from __future__ import annotations
@@ -29,6 +38,16 @@ from cryptoffload.io import atomic_write, read_input
 from cryptoffload.profiles.rules import check_bounds, check_value
 
 PROFILE_KINDS = ("cited", "measured", "derived")
+#: What one value is: copied from a publication (``cited``), chosen where no source gives it
+#: (``assumed``), fitted to a paper's result (``fitted``), arithmetic on other values
+#: (``derived``), measured by ``calibrate`` in this run's machine (``measured``) or our own
+#: earlier measurement shipped with its machine and date (``stored``).
+VALUE_KINDS = ("cited", "assumed", "fitted", "derived", "measured", "stored")
+#: Keys a value's inline table may hold; any other is a typo, refused.
+VALUE_KEYS = frozenset({"value", "source", "provenance", "range", "range_why", "unverified"})
+# the opening word of an older file's source, read as its kind (``infer_provenance``)
+_SOURCE_WORDS = {"cited": "cited", "measured": "measured", "fitted": "fitted", "derived": "derived",
+                 "assumed": "assumed", "assumption": "assumed", "bound": "assumed", "stored": "stored"}
 MAX_PROFILE_BYTES = 4 * 1024 * 1024  # the largest built-in profile is a few KB
 MAX_DEPTH = 16  # dotted levels of a field name (the built-in profiles use at most 4)
 
@@ -48,10 +67,18 @@ def toml_writer() -> Any:
 
 @dataclass(frozen=True)
 class ProfileValue:
-    """One number and where it comes from."""
+    """One number, where it comes from, what kind of number it is and how far it may move.
+
+    ``range`` is ``(low, high)`` with ``low <= value <= high`` (``None``: exact, or not yet
+    bounded), ``range_why`` the reason for its ends; ``unverified`` says why a cited source
+    could not be checked (``""``: checked)."""
 
     value: float
     source: str
+    provenance: str = ""
+    range: tuple[float, float] | None = None
+    range_why: str = ""
+    unverified: str = ""
 
 
 @dataclass
@@ -74,6 +101,20 @@ class Profile:
     def source(self, dotted: str) -> str:
         try:
             return self.values[dotted].source
+        except KeyError:
+            raise ProfileError(f"{self.path}: field '{dotted}' is missing") from None
+
+    def provenance(self, dotted: str) -> str:
+        """The value's kind (one of :data:`VALUE_KINDS`)."""
+        return self._entry(dotted).provenance
+
+    def range(self, dotted: str) -> tuple[float, float] | None:
+        """The value's plausible ``(low, high)``, ``None`` when it has none."""
+        return self._entry(dotted).range
+
+    def _entry(self, dotted: str) -> ProfileValue:
+        try:
+            return self.values[dotted]
         except KeyError:
             raise ProfileError(f"{self.path}: field '{dotted}' is missing") from None
 
@@ -124,27 +165,79 @@ def _as_float(raw: int | float) -> float:
         return math.inf if raw > 0 else -math.inf
 
 
-def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1) -> None:
+def infer_provenance(source: str, profile_kind: str) -> str:
+    """The kind of a value whose file does not say it (written before ``provenance`` existed,
+    or by ``calibrate``): a cited or measured profile's kind, else the source's opening word
+    where it names one, else ``cited`` (a derived profile's unlabelled values quote a paper)."""
+    if profile_kind in ("cited", "measured"):
+        return profile_kind
+    word = (source.split(":", 1)[0].split() or [""])[0].lower().rstrip(",;(")
+    return _SOURCE_WORDS.get(word, "cited")
+
+
+def _read_range(dotted: str, val: dict[str, Any], value: float, path: str) -> tuple[float, float] | None:
+    """The value's ``range``, checked: two numbers, ordered around the value, each one its field
+    can hold, with a ``range_why``."""
+    raw = val.get("range")
+    if raw is None:
+        if "range_why" in val:
+            raise ProfileError(f"{path}: field '{dotted}' has a range_why but no range")
+        return None
+    if (not isinstance(raw, list) or len(raw) != 2
+            or any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in raw)):
+        raise ProfileError(f"{path}: field '{dotted}' range must be [low, high] (two numbers), got {raw!r}")
+    low, high = _as_float(raw[0]), _as_float(raw[1])
+    for end in (low, high):
+        problem = check_value(dotted, end)
+        if problem:
+            raise ProfileError(f"{path}: range end of {problem}")
+    if not low <= value <= high:
+        raise ProfileError(f"{path}: field '{dotted}' ({value:g}) lies outside its range [{low:g}, {high:g}]; "
+                           "correct the value or its range")
+    why = val.get("range_why")
+    if not isinstance(why, str) or not why.strip():
+        raise ProfileError(f"{path}: field '{dotted}' has a range but no range_why (the reason for its ends)")
+    return (low, high)
+
+
+def _read_value(dotted: str, val: dict[str, Any], path: str, profile_kind: str) -> ProfileValue:
+    """One ``{ value = ..., source = "...", ... }`` table, validated."""
+    if "value" not in val:
+        raise ProfileError(f"{path}: field '{dotted}' has a source but no value")
+    unknown = sorted(set(val) - VALUE_KEYS)
+    if unknown:
+        raise ProfileError(f"{path}: field '{dotted}' has unknown key(s) {', '.join(unknown)}; "
+                           f"a value may hold {', '.join(sorted(VALUE_KEYS))}")
+    raw = val["value"]
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise ProfileError(f"{path}: field '{dotted}' is not a finite number: {raw!r}")
+    problem = check_value(dotted, _as_float(raw))
+    if problem:
+        raise ProfileError(f"{path}: {problem}")
+    src = val.get("source")
+    if not isinstance(src, str) or not src.strip():
+        raise ProfileError(f"{path}: field '{dotted}' has no source")
+    prov = val.get("provenance", infer_provenance(src, profile_kind))
+    if prov not in VALUE_KINDS:
+        raise ProfileError(f"{path}: field '{dotted}' provenance must be one of {', '.join(VALUE_KINDS)}, got {prov!r}")
+    unverified = val.get("unverified", "")
+    if not isinstance(unverified, str):
+        raise ProfileError(f"{path}: field '{dotted}' unverified must be the reason, as text")
+    rng = _read_range(dotted, val, float(raw), path)
+    return ProfileValue(float(raw), src, prov, rng, val.get("range_why", "") if rng else "", unverified)
+
+
+def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1,
+          profile_kind: str = "cited") -> None:
     if depth > MAX_DEPTH:
         raise ProfileError(f"{path}: field '{prefix[:80]}...' is nested more than {MAX_DEPTH} levels deep; "
                            "profiles group fields in a few tables")
     for key, val in node.items():
         dotted = f"{prefix}.{key}" if prefix else key
         if isinstance(val, dict) and ("value" in val or "source" in val):
-            if "value" not in val:
-                raise ProfileError(f"{path}: field '{dotted}' has a source but no value")
-            raw = val["value"]
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-                raise ProfileError(f"{path}: field '{dotted}' is not a finite number: {raw!r}")
-            problem = check_value(dotted, _as_float(raw))
-            if problem:
-                raise ProfileError(f"{path}: {problem}")
-            src = val.get("source")
-            if not isinstance(src, str) or not src.strip():
-                raise ProfileError(f"{path}: field '{dotted}' has no source")
-            out[dotted] = ProfileValue(float(raw), src)
+            out[dotted] = _read_value(dotted, val, path, profile_kind)
         elif isinstance(val, dict):
-            _walk(val, dotted, path, out, depth + 1)
+            _walk(val, dotted, path, out, depth + 1, profile_kind)
         else:
             raise ProfileError(
                 f"{path}: field '{dotted}' must be {{ value = <number>, source = \"...\" }}, got {val!r}"
@@ -173,7 +266,7 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
     if meta["kind"] not in PROFILE_KINDS:
         raise ProfileError(f"{shown}: field 'meta.kind' must be one of {', '.join(PROFILE_KINDS)}")
     values: dict[str, ProfileValue] = {}
-    _walk(data, "", shown, values)
+    _walk(data, "", shown, values, profile_kind=meta["kind"])
     problem = check_bounds({k: v.value for k, v in values.items()})
     if problem:
         raise ProfileError(f"{shown}: {problem}")
@@ -191,7 +284,7 @@ def write_profile(
     """Write a profile atomically (temp file + rename) so a crash never leaves half a file.
 
     Refuses (``ProfileError``) anything :func:`load_profile` would not read back as given: a
-    non-finite value, an empty source, an empty name part, a field under ``meta``, a table
+    non-finite value, an empty source, a range the value is outside, an unknown kind, an empty name part, a field under ``meta``, a table
     named ``value`` or ``source``, or a field that is also a table of other fields."""
     out = Path(path)
     tree: dict[str, Any] = {"meta": dict(meta)}
@@ -212,7 +305,23 @@ def write_profile(
         node = tree
         for part in parts[:-1]:
             node = node.setdefault(part, {})
-        node[parts[-1]] = {"value": raw, "source": pv.source}
+        entry = _entry_table(pv)
+        entry.setdefault("provenance", infer_provenance(pv.source, str(meta.get("kind", ""))))  # stated, not left to a reader
+        _read_value(dotted, entry, str(out), str(meta.get("kind", "")))  # its kind and range, as a load checks them
+        node[parts[-1]] = entry
     text = toml_writer().dumps(tree)
     out.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write(out, text)
+
+
+def _entry_table(pv: ProfileValue) -> dict[str, Any]:
+    """A value as its inline table: value and source, and the optional keys it sets."""
+    entry: dict[str, Any] = {"value": pv.value, "source": pv.source}
+    if pv.provenance:
+        entry["provenance"] = pv.provenance
+    if pv.range is not None:
+        entry["range"] = list(pv.range)
+        entry["range_why"] = pv.range_why
+    if pv.unverified:
+        entry["unverified"] = pv.unverified
+    return entry

@@ -27,8 +27,9 @@ if TYPE_CHECKING:  # annotations only: result.py imports this module to enforce 
 #: column) or columns (``column_provenance``) differ.
 PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "mixed")
 #: The provenance of one value (a cell of a ``provenance`` column, a claim): the table
-#: provenances less ``mixed``, plus ``derived`` (arithmetic on other values) and ``input``.
-VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "derived", "input")
+#: provenances less ``mixed``, plus ``derived`` (arithmetic on other values), ``assumed`` (a
+#: profile value no source gives: see its range) and ``input``.
+VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "derived", "assumed", "input")
 PROVENANCE_COLUMN = "provenance"
 
 

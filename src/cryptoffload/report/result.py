@@ -136,7 +136,15 @@ class Claim:
     headline. ``provenance`` is our result's (one of :data:`VALUE_PROVENANCES`); ``table`` and
     ``key`` point at the row it quotes, so the check can hold the claim to that row's
     provenance; ``kind`` is ``agreement`` (our strongest predicted agreement), ``divergence``
-    (our largest divergence, with ``why``) or ``claim``."""
+    (our largest divergence, with ``why``) or ``claim``.
+
+    A predicted claim carries its band (issue 26): ``band`` is ``[low, high]`` of our figure
+    when its uncertain inputs move over their ranges (``profiles/sensitivity.py``),
+    ``paper_value`` the paper's figure in the same unit, ``most_sensitive`` the input that
+    moves ours most, ``closes`` the one that would move it furthest towards the paper's (a
+    divergence names it), ``effect`` the size of the effect the claim describes (``None``: not
+    an effect), ``band_method`` how the band was found. An agreement whose paper value lies
+    outside its band is refused: build banded claims with :meth:`judged`."""
 
     paper: str
     ours: str
@@ -145,6 +153,12 @@ class Claim:
     key: list[Any] = field(default_factory=list)
     kind: str = "claim"
     why: str = ""
+    band: list[float] | None = None
+    paper_value: float | None = None
+    most_sensitive: str = ""
+    closes: str = ""
+    effect: float | None = None
+    band_method: str = ""
 
     KINDS = ("agreement", "divergence", "claim")
 
@@ -153,26 +167,98 @@ class Claim:
             raise ValueError(f"claim provenance must be one of {VALUE_PROVENANCES}, got {self.provenance!r}")
         if self.kind not in self.KINDS:
             raise ValueError(f"claim kind must be one of {self.KINDS}, got {self.kind!r}")
+        if self.band is not None:
+            if len(self.band) != 2 or not self.band[0] <= self.band[1]:
+                raise ValueError(f"claim band must be [low, high], got {self.band!r}")
+            if self.kind == "agreement" and self.paper_value is not None and not self.inside:
+                raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} lies outside the band "
+                                 f"[{self.band[0]:g}, {self.band[1]:g}]: a divergence, not an agreement")
+
+    @classmethod
+    def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,
+               most_sensitive: str, closes: str = "", effect: float | None = None, why: str = "",
+               table: str = "", key: Sequence[Any] = (), band_method: str = "") -> "Claim":
+        """A banded claim whose kind follows the rule: an agreement when the paper's value lies
+        inside the band, otherwise a divergence that names the input that would close it."""
+        inside = band[0] <= paper_value <= band[1]
+        reason = why
+        if not inside:
+            gap = f"the paper's {_num(paper_value)} lies outside our band [{_num(band[0])}, {_num(band[1])}]"
+            moves = f"; {closes} moves ours furthest towards it" if closes else "; no input of ours moves towards it"
+            reason = f"{gap}{moves}" + (f"; {why}" if why else "")
+        return cls(paper=paper, ours=ours, provenance=provenance, table=table, key=list(key),
+                   kind="agreement" if inside else "divergence", why=reason, band=[float(band[0]), float(band[1])],
+                   paper_value=float(paper_value), most_sensitive=most_sensitive, closes="" if inside else closes,
+                   effect=effect, band_method=band_method)
+
+    @property
+    def inside(self) -> bool:
+        """Whether the paper's value lies inside our band (False without either)."""
+        return (self.band is not None and self.paper_value is not None
+                and self.band[0] <= self.paper_value <= self.band[1])
+
+    @property
+    def within_noise(self) -> bool:
+        """Whether the band is wider than the effect the claim describes: then the claim cannot
+        tell the effect from no effect."""
+        return self.band is not None and self.effect is not None and self.band[1] - self.band[0] > abs(self.effect)
 
     def label(self) -> str:
         """What the claim is, as the card and the headline name it: only a simulated result is
-        a *predicted* agreement; a measured or fitted one is the closest agreement."""
+        a *predicted* agreement; a measured or fitted one is the closest agreement. A banded
+        claim says what made it one (issue 26: the paper's value inside or outside our band),
+        not "strongest" or "largest", which the band does not rank."""
+        if self.band is not None and self.paper_value is not None and self.kind != "claim":
+            what = "predicted agreement" if self.provenance == "simulated" else "agreement"
+            return f"{what}, inside our band" if self.kind == "agreement" else "divergence, outside our band"
         if self.kind == "agreement":
             return "strongest predicted agreement" if self.provenance == "simulated" else "closest agreement"
         return {"divergence": "largest divergence", "claim": "the paper's claim"}[self.kind]
 
+    def band_text(self) -> str:
+        """The band in words: its ends, the input that moves it most, and "within noise" when
+        the band is wider than the effect; ``""`` for a claim without a band."""
+        if self.band is None:
+            return ""
+        text = f"band {_num(self.band[0])} .. {_num(self.band[1])}"
+        if self.most_sensitive:
+            text += f", most sensitive to {self.most_sensitive}"
+        if self.within_noise:
+            text += f"; within noise (the band is wider than the {abs(self.effect or 0):.3g} effect)"
+        return text
+
     def sentence(self) -> str:
         """The headline sentence: what it is (agreement or divergence), ours, the paper's, and
-        the provenance in the same sentence (a fitted number always says so)."""
+        the provenance in the same sentence (a fitted number always says so), then the band."""
         lead = "" if self.kind == "claim" else self.label().capitalize() + ": "
         text = f"{lead}{self.ours} (paper: {self.paper}) — {self.provenance}"
+        if self.band is not None:
+            text += f"; {self.band_text()}"
         if self.why:
             text += f"; {self.why}"
         return text
 
     def to_contract(self) -> dict[str, Any]:
-        return {"paper": self.paper, "ours": self.ours, "provenance": self.provenance, "table": self.table,
-                "key": json_safe(self.key), "kind": self.kind, "why": self.why}
+        out = {"paper": self.paper, "ours": self.ours, "provenance": self.provenance, "table": self.table,
+               "key": json_safe(self.key), "kind": self.kind, "why": self.why}
+        if self.band is not None:
+            out.update(band=json_safe(self.band), paper_value=json_safe(self.paper_value),
+                       most_sensitive=self.most_sensitive, closes=self.closes, effect=json_safe(self.effect),
+                       within_noise=self.within_noise, band_method=self.band_method)
+        return out
+
+    @classmethod
+    def from_contract(cls, c: dict[str, Any]) -> "Claim":
+        """A claim read back from ``result.json``; one written before bands existed has none."""
+        return cls(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
+                   key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""), band=c.get("band"),
+                   paper_value=c.get("paper_value"), most_sensitive=c.get("most_sensitive", ""),
+                   closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""))
+
+
+def _num(v: float) -> str:
+    """A band's end as a sentence shows it: 4 significant digits, thousands grouped (27,400 not 2.74e+04)."""
+    return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
 
 
 @dataclass
@@ -232,9 +318,7 @@ def load_result(path: str | os.PathLike[str]) -> StudyResult:
                          row_inputs=t.get("row_inputs"), column_provenance=t.get("column_provenance"),
                          fitted_to=t.get("fitted_to", ""))
               for tid, t in data["tables"].items()}
-    claims = [Claim(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
-                    key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""))
-              for c in data.get("claims", [])]
+    claims = [Claim.from_contract(c) for c in data.get("claims", [])]
     return StudyResult(study=data["study"], title=data.get("title", data["study"]), mode=data["mode"],
                        seed=data["seed"], version=data["version"], machine=data["machine"], tables=tables,
                        figures=data["figures"], profiles=data["profiles"], notes=data["notes"],

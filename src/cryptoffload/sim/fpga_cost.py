@@ -39,7 +39,9 @@ class FpgaCostModel:
     * encode/encrypt/decrypt: host-side, zero on the device.
 
     For a ring other than the reference one, element-wise ops scale with ``N`` and key
-    switching with ``N * (L / L_ref)**2`` (its work is ``~L * (L + 1)`` limb transforms).
+    switching with ``N * (L / L_ref)**keyswitch_exponent``: 2 by default, our rule (its work is
+    ``~L * (L + 1)`` limb transforms); 0 is the paper's (constant), which the study's bands move
+    to (issue 26: the rule is ours, not the paper's).
     """
 
     ref_n: int
@@ -52,6 +54,7 @@ class FpgaCostModel:
     mod_switch_factor: float = 0.5
     profile: str = ""
     kind: str = "derived"
+    keyswitch_exponent: float = 2.0
 
     def __post_init__(self) -> None:
         for f in ("hadd_level0_s", "hmult_top_s", "keyswitch_s", "ntt_limb_s", "plain_factor", "mod_switch_factor"):
@@ -87,7 +90,7 @@ class FpgaCostModel:
         if name == "mul_plain":
             return self.plain_factor * self.hmult_top_s * limbs / self.ref_limbs * nscale
         if name in ("relinearize", "rotate"):
-            return self.keyswitch_s * nscale * (params.data_primes / self.ref_limbs) ** 2
+            return self.keyswitch_s * nscale * (params.data_primes / self.ref_limbs) ** self.keyswitch_exponent
         if name == "rescale":
             return 2 * limbs * self.ntt_limb_s * nscale
         if name == "mod_switch":

@@ -9,12 +9,14 @@ what it means beside the paper's words, reading the tables' typed rows by field.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
+from cryptoffload.profiles.sensitivity import closer
 from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.studies import isc_gap
-from cryptoffload.studies._isc_paper import (GB, PAPER_HEADLINE, PAPER_SIZES, PAPER_TABLE2, PREDICTED,
+from cryptoffload.studies._bands import Banded
+from cryptoffload.studies._isc_paper import (GB, PAPER_CPU_MS, PAPER_HEADLINE, PAPER_SIZES, PAPER_TABLE2, PREDICTED,
                                              TABLE3_COLUMNS, TOLERANCE)
 from cryptoffload.studies._isc_tables import IscSetting, Table2, Table3, paper_table3_row
 
@@ -128,9 +130,27 @@ def _why(worst: Candidate, gap: list[isc_gap.GapRow], bandwidths: list[float]) -
     return ""
 
 
-def claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.GapRow]) -> list[Claim]:
+def band_name(cand: Candidate) -> str:
+    """The name ``_isc_bands`` gives the candidate's figure."""
+    return cand.headline if cand.headline is not None else f"Table 2 at {cand.gbps:g} GB/s (ms)"
+
+
+def _judged(text: Claim, kind: str, reason: str, b: Banded | None) -> Claim:
+    """The claim as ``text`` words it, of ``kind`` -- or, with a band, of the kind its band gives."""
+    if b is None or b.paper is None:
+        return Claim(paper=text.paper, ours=text.ours, provenance=text.provenance, table=text.table, key=text.key,
+                     kind=kind, why=reason)
+    return Claim.judged(paper=text.paper, ours=text.ours, provenance=text.provenance, table=text.table, key=text.key,
+                        why=reason, band=[b.band.low, b.band.high], paper_value=b.paper,
+                        most_sensitive=b.band.most_sensitive, closes=closer(b.band, b.paper), band_method=b.band.method)
+
+
+def claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.GapRow],
+           bands: Mapping[str, Banded] | None = None) -> list[Claim]:
     """Our strongest agreement and largest divergence among the predicted numbers (a headline
-    claim of the paper, when it is one of them, takes that role), then the other headline claims."""
+    claim of the paper, when it is one of them, takes that role), each judged by its band
+    (``_isc_bands.py``) when given, then the other headline claims."""
+    bands = bands or {}
     remaining = dict(head.claims)
     out: list[Claim] = []
     cands = candidates(t2, head) if setting.paper_like and setting.main_is_paper else []
@@ -138,14 +158,23 @@ def claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.Ga
         best, worst = min(cands, key=Candidate.order), max(cands, key=Candidate.order)
         for cand, kind, reason in ((best, "agreement", ""), (worst, "divergence", _why(worst, gap, setting.bandwidths))):
             shared = remaining.get(cand.headline) if cand.headline is not None else None
+            text = shared or Claim(paper=cand.paper, ours=cand.ours, provenance=setting.provenance, table=cand.table,
+                                   key=cand.key)
+            out.append(_judged(text, kind, reason, bands.get(band_name(cand))))
             if shared is not None:
-                shared.kind, shared.why = kind, reason
-                out.append(shared)
                 remaining = {k: c for k, c in remaining.items() if c is not shared}
-            else:
-                out.append(Claim(paper=cand.paper, ours=cand.ours, provenance=setting.provenance, table=cand.table,
-                                 key=cand.key, kind=kind, why=reason))
-    return out + _distinct(remaining.values())
+    return out + [_with_cpu_band(c, bands) for c in _distinct(remaining.values())]
+
+
+def _with_cpu_band(c: Claim, bands: Mapping[str, Banded]) -> Claim:
+    """The CPU speedup claim with the band of its denominator (Table 2 at 8 GB/s): the CPU time
+    is cited, so the speedup moves only with our latency."""
+    b = bands.get("Table 2 at 8 GB/s (ms)")
+    if c.key != [CPU_SPEEDUP] or b is None:
+        return c
+    c.band = [PAPER_CPU_MS / b.band.high, PAPER_CPU_MS / b.band.low]
+    c.paper_value, c.most_sensitive, c.band_method = PAPER_HEADLINE["csd_vs_cpu"], b.band.most_sensitive, b.band.method
+    return c
 
 
 def _distinct(found: Any) -> list[Claim]:
@@ -236,5 +265,5 @@ def other_program_headline(setting: IscSetting, head: Headline, cpu_prov: str) -
     return line
 
 
-__all__ = ["Candidate", "Headline", "HeadlineRow", "candidates", "claims", "headline", "headline_table",
+__all__ = ["Candidate", "Headline", "HeadlineRow", "band_name", "candidates", "claims", "headline", "headline_table",
            "keys_note", "other_program_headline", "other_program_notes", "table2_notes", "table3_note"]

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from cryptoffload.profiles.sensitivity import closer
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.sim import smartnic as nic
+from cryptoffload.studies._bands import Banded
+from cryptoffload.studies._tls_bands import FetchNoise, figure_label
 
 SMALL = 2048
 LARGE = 64 << 20
@@ -266,9 +269,11 @@ def add_tables(result: StudyResult, model: nic.TlsCostModel, fetch_mean: FetchMe
 
 
 def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostModel, files: dict[str, int],
-           fetch_mean: FetchMean, label: str = "simulated") -> None:
+           fetch_mean: FetchMean, label: str = "simulated", bands: Mapping[str, Banded] | None = None,
+           noise: Mapping[tuple[str, str], FetchNoise] | None = None) -> None:
     """The answer to the paper's question, and its strongest predicted agreement and largest
-    divergence (each with its reason)."""
+    divergence (each with its reason), judged by their bands (``_tls_bands.py``) when given;
+    ``noise`` (by file and client) is this run's own fetch noise, which the reasons quote."""
     small = small_file(files)
     if small:
         row = {tuple(r.key): r for r in rows}
@@ -277,8 +282,13 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
         k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
         if k and n:
             _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
+            b = (bands or {}).get(figure_label(*n.key))
+            if b is not None and b.paper is not None:  # the card's claim: the NIC step's band, its kind unchanged
+                q = result.claims[-1]
+                q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
+                q.band_method = b.band.method
     _agreement_and_divergence(result, [r for r in rows if r.provenance == label and r.error_pct is not None],
-                              model, files, label)
+                              model, files, label, bands or {}, noise or {})
 
 
 def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: PredictionRow, client: str,
@@ -324,19 +334,32 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
 
 
 def _agreement_and_divergence(result: StudyResult, pred: list[PredictionRow], model: nic.TlsCostModel,
-                              files: dict[str, int], label: str) -> None:
-    """The predicted row closest to the paper's and the one furthest from it, each with why."""
+                              files: dict[str, int], label: str, bands: Mapping[str, Banded],
+                              noise: Mapping[tuple[str, str], FetchNoise]) -> None:
+    """The predicted row closest to the paper's and the one furthest from it, each with why;
+    with a band, its kind follows the band (an agreement only with the paper's value inside)."""
     if not pred:
         return
     best = min(pred, key=_abs_error)
     worst = max(pred, key=_abs_error)
     for r, kind in ((best, "agreement"), (worst, "divergence")):
-        why = (_why_agreement(r, model, files) if kind == "agreement" else _why(r, model, files))
+        b = bands.get(figure_label(*r.key))
+        inside = b is not None and r.paper is not None and b.band.contains(r.paper)
+        agrees = inside if b is not None else kind == "agreement"
+        rank = f"the closest of {len(pred)} predicted rows" if r is best else f"the furthest of {len(pred)} predicted rows"
+        why = (_why_agreement(r, model, files, noise.get((r.file, r.client)), rank) if agrees
+               else _why(r, model, files))
         what = f"{RATIO_WORDS.get(r.ratio, r.ratio)}, one {_size_words(files[r.file])} fetch with wget"
-        result.claim(Claim(paper=f"{what}: {r.paper:.3g}x the time", provenance=label, table="single_fetch_prediction",
-                           key=r.key, kind=kind,
-                           ours=(f"predicted {r.ours:.3g}x ({r.error_pct:+.1f} %)" + (", fitted variant" if label == "fitted" else "")),
-                           why=why))
+        text: dict[str, Any] = dict(paper=f"{what}: {r.paper:.3g}x the time", provenance=label,
+                                    table="single_fetch_prediction", key=r.key, why=why,
+                                    ours=(f"predicted {r.ours:.3g}x ({r.error_pct:+.1f} %)"
+                                          + (", fitted variant" if label == "fitted" else "")))
+        if b is None or r.paper is None or r.ours is None:
+            result.claim(Claim(**text, kind=kind))
+            continue
+        result.claim(Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=r.paper,
+                                  most_sensitive=b.band.most_sensitive, closes=closer(b.band, r.paper),
+                                  effect=r.ours - 1, band_method=b.band.method))
 
 
 def _abs_error(row: PredictionRow) -> float:
@@ -344,11 +367,23 @@ def _abs_error(row: PredictionRow) -> float:
     return abs(row.error_pct)
 
 
-def _why_agreement(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int]) -> str:
+def noise_words(n: FetchNoise | None) -> str:
+    """This run's fetch noise in words, from its own numbers."""
+    if n is None:
+        return "this run's fetch noise was not recorded"
+    text = (f"this run's fetch has a standard error of {100 * n.tls_se:.1f} % over {n.count} fetches, a ratio of two "
+            f"such series {100 * n.ratio_se:.1f} %")
+    if n.identical_diff is not None:
+        text += f", and two identical configurations here (ktls ran as user-space TLS) differed by {100 * n.identical_diff:+.1f} %"
+    return text
+
+
+def _why_agreement(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int], noise: FetchNoise | None,
+                   rank: str) -> str:
     size = files[row.file]
     return (f"predicted from the fetch measured here and cited constants (kTLS saves "
             f"{ktls_saving_s(model, size) * 1e3:.2f} ms of server work on this file), nothing calibrated to the paper; "
-            "our fetch's noise is about a percent, so closer agreement than that is luck")
+            f"{rank}; {noise_words(noise)}, so agreement closer than that is luck")
 
 
 def _why(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int]) -> str:
@@ -371,4 +406,4 @@ def _why(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int]) -> 
 
 __all__ = ["SMALL", "LARGE", "PAPER_RATIOS", "MODE_RATIOS", "ModeRatio", "PredictionRow", "MechanismRow",
            "ImpliedRow", "PaperImplied", "measure_aes_gcm_s_per_byte", "fetch_predictions", "server_deltas",
-           "implied_by_paper", "mechanism_rows", "ktls_saving_s", "nic_saving_s", "add_tables", "claims"]
+           "implied_by_paper", "mechanism_rows", "ktls_saving_s", "nic_saving_s", "add_tables", "claims", "noise_words"]

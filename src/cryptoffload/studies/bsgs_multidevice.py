@@ -38,6 +38,9 @@ from cryptoffload.profiles.loader import load_profile
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, write_result
 from cryptoffload.sim.op_dag import DagCosts
+from cryptoffload.studies._bands import band_tables
+from cryptoffload.studies._bsgs_bands import NOTE as BANDS_NOTE
+from cryptoffload.studies._bsgs_bands import table1_bands
 from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_stage_detail_table,
                                                   bootstrap_stage_rows, bootstrap_stages_table, load_openfhe,
                                                   openfhe_table, stage_totals)
@@ -160,7 +163,11 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     result.add(bootstrap_stage_detail_table(stages))
     measured = _measured_part(cfg, out, say, result) if cfg.measure else None
     _openfhe_part(cfg, result)
-    for claim in table1_claims(t1, fitted):
+    bands = table1_bands(setup, t1)
+    if bands:
+        for table in band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE):
+            result.add(table)
+    for claim in table1_claims(t1, fitted, bands):
         result.claim(claim)
     result.headline.append(tuner_headline(tuners))
     measured_rows = measured.rows if measured is not None else []

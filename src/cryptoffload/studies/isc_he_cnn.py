@@ -42,9 +42,11 @@ from cryptoffload.report.result import StudyResult, write_result
 from cryptoffload.sim.fpga_cost import FPGA_PROFILE
 from cryptoffload.sim.isc_platform import PLATFORM_PROFILE, PLATFORMS
 from cryptoffload.sim.isc_world import load_isc_world, profile_path
+from cryptoffload.studies import _isc_bands as isc_bands
 from cryptoffload.studies import _isc_claims as claims
 from cryptoffload.studies import _isc_tables as tables
 from cryptoffload.studies import isc_gap
+from cryptoffload.studies._bands import Banded, band_tables
 from cryptoffload.studies._isc_figures import figures
 from cryptoffload.studies._isc_paper import (CPU_LABEL, FITTED, GB, PAPER_CPU_MS, PAPER_HEADLINE, PAPER_SIZES,
                                              PAPER_TABLE2, PAPER_TABLE3, PREDICTED, TABLE3_COLUMNS, TOLERANCE)
@@ -130,7 +132,7 @@ def _progress(cfg: IscHeCnnConfig, progress: Callable[[int], Callable[[str], Non
     """The progress callback, told how many steps the run will take."""
     ks, bws, n = len(set(cfg.devices)), len(cfg.bandwidths), len(PLATFORMS)
     fit_steps = (bws + 7 + (0 if cfg.quick else ks * n)) if _decomposes(cfg) else 0
-    tick = progress(3 + bws + ks * n + fit_steps) if progress else None
+    tick = progress(3 + (1 if _is_paper(cfg) else 0) + bws + ks * n + fit_steps) if progress else None
     return tick or (lambda label: None)
 
 
@@ -168,6 +170,21 @@ def _gap(setting: IscSetting, result: StudyResult) -> list[isc_gap.GapRow]:
     cols = tables.gap_columns(setting)
     result.extra["gap"] = {r.label: dict(zip(cols, r.latencies_ms)) for r in rows}
     return rows
+
+
+def _bands(setting: IscSetting, t2: Table2, head: Headline, result: StudyResult, fpga_profile: str) -> dict[str, Banded]:
+    """The predicted figures' bands and their tables (the paper's program only: another
+    program's numbers are for scale)."""
+    if not (setting.paper_like and setting.main_is_paper):
+        return {}
+    setting.say("bands: keyswitch_s, hidden, the key-switching rule")
+    ours = {isc_bands.table2_label(b): r.mean_latency_s * 1e3 for b, r in t2.runs.items()}
+    ours |= {r.claim: r.value for r in head.rows
+             if r.claim in (isc_bands.REDUCTION, isc_bands.THROUGHPUT) and r.value is not None}
+    bands = isc_bands.isc_bands(setting, ours, fpga_profile)
+    for table in band_tables(list(bands.values()), setting.inputs, isc_bands.note(setting.quick)):
+        result.add(table)
+    return bands
 
 
 def _notes(setting: IscSetting, t2: Table2, t3: Table3, head: Headline,
@@ -229,7 +246,8 @@ def run(cfg: IscHeCnnConfig, out: str | Path,
     if head.rows:
         result.add(claims.headline_table(setting, head))
     gap = _gap(setting, result)
-    for c in claims.claims(setting, t2, head, gap):
+    bands = _bands(setting, t2, head, result, cfg.fpga_profile)
+    for c in claims.claims(setting, t2, head, gap, bands):
         result.claim(c)
     result.add(tables.workload_table(setting, t2))
     say("capacity plan")

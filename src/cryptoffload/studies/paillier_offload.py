@@ -39,6 +39,7 @@ from cryptoffload.report.result import StudyResult, write_result
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim import qat
 from cryptoffload.studies import _gpu
+from cryptoffload.studies._bands import band_tables
 from cryptoffload.studies import _qat_model as qm
 from cryptoffload.studies._paillier_measured import (
     IPCL_STYLE,
@@ -52,6 +53,8 @@ from cryptoffload.studies._paillier_measured import (
     decryption_cases,
     measure_modes,
 )
+from cryptoffload.studies._qat_bands import note as bands_note
+from cryptoffload.studies._qat_bands import qat_bands
 from cryptoffload.studies._qat_model import Table1Row
 from cryptoffload.studies.registry import Option, register_study
 
@@ -165,7 +168,11 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
     if here.encryption:
         _one_core_tables(result, cfg, here)
         _measured_headlines(result, here)
-    qm.claims(result, model)
+    ours, paper = qm.model_figures(model)
+    bands = qat_bands(cfg.profile, cfg.card_scaling, cfg.seed, ours, paper, quick=cfg.quick)
+    for table in band_tables(bands, [model.profile_key], bands_note(cfg.quick)):
+        result.add(table)
+    qm.claims(result, model, {b.figure: b for b in bands})
     if not cfg.measure:
         result.notes.append("measured half skipped (--no-measure): only simulated rows")
     result.extra["config"] = {"bits": cfg.bits, "sim_encryptions": cfg.n_sim, "measured_encryptions": cfg.n_measure,

@@ -27,13 +27,16 @@ from cryptoffload.checks import check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
+from cryptoffload.profiles.loader import load_profile
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
 from cryptoffload.sim import smartnic as nic
 from cryptoffload.sim import tls_node
+from cryptoffload.studies import _tls_bands as tband
 from cryptoffload.studies import _tls_guest as tg
 from cryptoffload.studies import _tls_model as tm
+from cryptoffload.studies._bands import Banded, band_tables
 from cryptoffload.studies.registry import Option, names, register_study
 
 if TYPE_CHECKING:
@@ -139,7 +142,8 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     plans = _clients_per_core_table(result, cfg, model)
     _record_detection(result, tb)
     _measured_headline(result, fetches)
-    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label)
+    bands, noise = _bands(result, cfg, model, fetches, predictions)
+    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label, bands, noise)
     _planner_headlines(result, model, plans)
     result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
     if guest is not None:
@@ -149,6 +153,26 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     result.elapsed_s = _time.perf_counter() - started
     write_result(result, out, _figures(fetches.files, predictions, cpu_rows, plans.rows))
     return result
+
+
+def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches,
+           predictions: list[tm.PredictionRow]) -> tuple[dict[str, Banded], dict[tuple[str, str], tband.FetchNoise]]:
+    """Bands of the predicted rows beside a paper figure (the nominal variant only: the others
+    are its ends), their tables, and this run's fetch noise per file and client."""
+    ktls_is_tls = "ran user-space TLS" in f.bench.verified.get("ktls", "")
+    noise = {(fname, c): tband.fetch_noise(f.samples, fname, c, ktls_is_tls) for fname in f.files for c in cfg.clients
+             if f.samples("tls", fname, c)}
+    if cfg.variant != "nominal":
+        return {}, noise
+    profile = load_profile(cfg.profile or nic.PROFILE_NAME)
+    bands = {tband.figure_label(*r.key): tband.ratio_band(profile, model.costs, r.key, f.files[r.file],
+                                                    f.samples("tls", r.file, r.client), noise[(r.file, r.client)],
+                                                    r.paper, cfg.quick)
+             for r in predictions if r.provenance == model.label and r.paper is not None and (r.file, r.client) in noise}
+    if bands:
+        for table in band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick)):
+            result.add(table)
+    return bands, noise
 
 
 def _run_nginx(cfg: TlsOffloadConfig) -> TlsBenchResult:
@@ -180,6 +204,13 @@ class Fetches:
             return self.bench.cell(mode, fname, client).stats.mean
         except KeyError:
             return None
+
+    def samples(self, mode: str, fname: str, client: str) -> list[float]:
+        """Every fetch time of a cell (s); empty for a cell that did not run."""
+        try:
+            return list(self.bench.cell(mode, fname, client).stats.samples)
+        except KeyError:
+            return []
 
     def phases(self, mode: str, fname: str) -> dict[str, float]:
         """curl's phase timers, mean per phase (s); empty for a cell that did not run."""

@@ -1,0 +1,113 @@
+"""The tls-offload study's predicted single-fetch ratios with their bands (issue 26).
+
+Why these inputs: a predicted ratio is the user-space TLS fetch measured here plus the modelled
+server-side difference, over that fetch. So it moves with (1) the model's assumed and derived
+fractions over their profile ranges (``tls_offload.toml``: the kTLS fraction, the NIC's, the
+retransmit rate, the hand-off's CPU share, the kTLS break-even, the NIC set-up), (2) the
+measured fetch, over its run-to-run noise (mean +- 2 standard errors of this run's fetches), and
+(3) the noise of any ratio of two single fetches, which is what the paper's figure is: two
+fetch series of one run, +- 2 combined standard errors of this run's TLS series and the series
+it stands beside (``ktls`` here runs as user-space TLS, so that pair is two identical
+configurations). The third is what makes a sub-percent effect "within noise".
+
+Only the nominal variant is banded: the optimistic and pessimistic variants are themselves
+the ends of (1).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from cryptoffload.profiles.loader import Profile
+from cryptoffload.profiles.sensitivity import DEFAULT_SAMPLES, Input, band, measured_input, profile_input, with_values
+from cryptoffload.sim import smartnic as nic
+from cryptoffload.studies._bands import Banded
+
+#: the profile values a predicted fetch ratio reads, each over its range
+MODEL_FIELDS = ("ktls.cpu_fraction", "nic.cpu_fraction_of_ktls", "nic.retransmit_rate", "handoff.cpu_share",
+                "handoff.ktls_breakeven_bytes", "handoff.nic_setup_s")
+FETCH, RATIO_NOISE = "measured tls fetch (s)", "noise of a two-series fetch ratio"
+QUICK_SAMPLES = 32
+
+Samples = Callable[[str, str, str], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class FetchNoise:
+    """This run's own noise for one file and client: the TLS fetch's relative standard error,
+    the combined one of a ratio of two series, and how far two identical configurations
+    (user-space TLS run as ``tls`` and as ``ktls``) differed here (``None``: not both ran)."""
+
+    count: int
+    tls_se: float
+    ratio_se: float
+    identical_diff: float | None
+
+
+def relative_se(samples: Sequence[float]) -> float:
+    """Standard error of the mean over the mean (0 for fewer than two samples)."""
+    if len(samples) < 2:
+        return 0.0
+    return statistics.stdev(samples) / math.sqrt(len(samples)) / statistics.fmean(samples)
+
+
+def fetch_noise(samples: Samples, fname: str, client: str, ktls_is_tls: bool) -> FetchNoise:
+    """The noise of this run's fetches of ``fname`` with ``client`` (see :class:`FetchNoise`)."""
+    tls = list(samples("tls", fname, client))
+    twin = list(samples("ktls", fname, client)) if ktls_is_tls else []
+    se = relative_se(tls)
+    other = relative_se(twin) if twin else se
+    diff = statistics.fmean(twin) / statistics.fmean(tls) - 1 if twin and tls else None
+    return FetchNoise(len(tls), se, math.hypot(se, other), diff)
+
+
+def _model_at(profile: Profile, measured: nic.MeasuredCosts) -> Callable[[Mapping[str, float]], nic.TlsCostModel]:
+    cache: dict[tuple[tuple[str, float], ...], nic.TlsCostModel] = {}
+
+    def model(ov: Mapping[str, float]) -> nic.TlsCostModel:
+        key = tuple(sorted((k, v) for k, v in ov.items() if k in MODEL_FIELDS))
+        if key not in cache:
+            cache[key] = nic.TlsCostModel(measured, nic.TlsOffloadParams.from_profile(with_values(profile, dict(key))))
+        return cache[key]
+    return model
+
+
+def figure_label(ratio: str, fname: str, client: str) -> str:
+    return f"{ratio} {fname} {client}"
+
+
+def ratio_band(profile: Profile, model: nic.TlsCostModel, key: Sequence[str], size: int,
+               tls_samples: Sequence[float], noise: FetchNoise, paper: float | None, quick: bool) -> Banded:
+    """The band of one predicted ratio (``key``: ratio ``ktls/tls`` or ``ktls-nic/ktls``, file,
+    client) on a file of ``size`` bytes."""
+    ratio = key[0]
+    at = _model_at(profile, model.measured)
+    fetch = measured_input(FETCH, tls_samples)
+    inputs = [profile_input(profile, f) for f in MODEL_FIELDS] + [
+        fetch, Input(RATIO_NOISE, 1.0, 1 - 2 * noise.ratio_se, 1 + 2 * noise.ratio_se,
+                     f"measured: +-2 combined standard errors of two series of {noise.count} fetches", "measured")]
+
+    def predict(ov: Mapping[str, float]) -> float:
+        m = model if not any(k in MODEL_FIELDS for k in ov) else at(ov)
+        tls = ov.get(FETCH, fetch.nominal)
+        k = m.predicted_fetch_s("ktls", size, tls)
+        r = k / tls if ratio == "ktls/tls" else m.predicted_fetch_s("ktls-nic", size, tls) / k
+        return r * ov.get(RATIO_NOISE, 1.0)
+
+    b = band(predict, inputs, samples=QUICK_SAMPLES if quick else DEFAULT_SAMPLES)
+    return Banded(figure_label(*key), b, paper, inputs)
+
+
+def note(quick: bool) -> str:
+    return ("Each predicted ratio over the tls_offload.toml ranges of the model's six fractions and costs, the "
+            "measured TLS fetch over +-2 standard errors of this run's fetches, and the noise of a ratio of two "
+            "fetch series (+-2 combined standard errors of this run's series); eight inputs, so a Latin hypercube of "
+            f"{QUICK_SAMPLES if quick else DEFAULT_SAMPLES} points (seed 1) with every tornado end"
+            + (" (a quick run: fewer points than a full run's 64)." if quick else "."))
+
+
+__all__ = ["FETCH", "figure_label", "MODEL_FIELDS", "QUICK_SAMPLES", "RATIO_NOISE", "FetchNoise", "fetch_noise", "note", "ratio_band",
+           "relative_se"]

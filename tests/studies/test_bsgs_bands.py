@@ -1,0 +1,68 @@
+"""bsgs-multidevice's bands: computed from bsgs_u280.toml's ranges (naive_baby, link latency)
+with the op costs refitted at every point, and every agreement's paper value inside its band."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from cryptoffload.policies import bsgs_tuner as tuner
+from cryptoffload.profiles import load_profile
+from cryptoffload.studies import _bsgs_bands as bb
+from cryptoffload.studies import _bsgs_paper as bp
+
+OURS = {2: (7.64865256, 1.0522633230970029), 16: (1.7458480400000003, 1.601042001341652)}  # the study's Table 1
+
+
+@pytest.fixture(scope="module")
+def setup_and_bands():
+    setup = bp.paper_inputs(load_profile("bsgs_u280"), [2, 16])
+    ours = [bp.Table1Point(n, 0.0, t, s, None) for n, (t, s) in OURS.items()]
+    paper = [bp.Table1Point(p.devices, p.naive_s * 1e3, p.tuned_s * 1e3, p.speedup, None)
+             for p in bp.PAPER_TABLE1 if p.devices in OURS]
+    t1 = bp.Table1(ours, paper)
+    return setup, t1, bb.table1_bands(setup, t1)
+
+
+def _refit_tuned16(setup, baby: int) -> float:
+    fit = bp.fit_naive_row(baby, setup.diagonals, 1e-6, setup.costs.bandwidth_Bps)
+    costs = replace(setup.costs, **fit)
+    return tuner.exhaustive(setup.base, 16, costs, strategies=("replicate",), space="pow2")[0].predicted_s * 1e3
+
+
+def test_the_bands_move_the_profiles_ranges_with_the_costs_refitted(setup_and_bands) -> None:
+    setup, _, bands = setup_and_bands
+    assert set(bands) == {"tuned ms at N = 2", "tuned ms at N = 16", "speedup at N = 16"}
+    b = bands["tuned ms at N = 16"]
+    assert b.band.nominal == OURS[16][0] and b.band.method == "4 corners"
+    swing = {s.input: s for s in b.band.tornado}
+    nb = swing[bb.NAIVE_BABY]
+    assert (nb.low_input, nb.high_input) == load_profile("bsgs_u280").range("shape.naive_baby") == (128, 512)
+    assert (swing[bb.LATENCY].low_input, swing[bb.LATENCY].high_input) == (5e-7, 5e-6)
+    base = _refit_tuned16(setup, 256)
+    assert nb.at_low == pytest.approx(OURS[16][0] + _refit_tuned16(setup, 128) - base, rel=1e-12)
+    assert nb.at_high == pytest.approx(OURS[16][0] + _refit_tuned16(setup, 512) - base, rel=1e-12)
+    # the audit's figures: bs = 128 gives +44 %, 512 gives -2.6 % against the paper's 1.522 ms
+    assert (nb.at_low / 1.522 - 1, nb.at_high / 1.522 - 1) == (pytest.approx(0.443, abs=0.002),
+                                                                pytest.approx(-0.026, abs=0.002))
+    assert b.band.most_sensitive == bb.NAIVE_BABY and b.paper == pytest.approx(1.522)
+
+
+def test_every_agreement_has_the_papers_value_inside_its_band(setup_and_bands) -> None:
+    _, t1, bands = setup_and_bands
+    agree, speedup, _fit = bp.table1_claims(t1, fitted=True, bands=bands)
+    assert agree.kind == "agreement" and agree.key == [2] and agree.band[0] <= 7.447 <= agree.band[1]
+    assert agree.most_sensitive == bb.NAIVE_BABY
+    # the speedup at N = 16: the paper's 1.84x lies inside a band the assumed bs alone spans, wider than the effect
+    b = bands["speedup at N = 16"].band
+    assert speedup.band == [b.low, b.high] and speedup.paper_value == 1.84 and b.low < 1.84 < b.high
+    assert speedup.kind == "agreement" and speedup.within_noise and "only because the assumed naive bs" in speedup.why
+    for c in (agree, speedup):
+        assert c.band[0] <= c.paper_value <= c.band[1]
+
+
+def test_without_bands_the_claims_are_as_before(setup_and_bands) -> None:
+    _, t1, _ = setup_and_bands
+    agree, diverge, _fit = bp.table1_claims(t1, fitted=True)
+    assert (agree.kind, diverge.kind, agree.band, diverge.band) == ("agreement", "divergence", None, None)
