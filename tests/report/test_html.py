@@ -290,3 +290,17 @@ def test_a_chinese_venue_is_also_given_in_latin_script(tmp_path: Path) -> None:
     beside = ("Journal of Chinese Computer Systems (Xiaoxing Weixing Jisuanji Xitong, "
               "<span lang='zh-Hans'>小型微型计算机系统</span>), 2021, no. 3")
     assert doc.count(beside) == 2  # on the card and in the section's paper line
+
+
+def test_a_banded_claim_shows_its_band_and_what_would_close_it() -> None:
+    from cryptoffload.report.html import _claim_html
+    from cryptoffload.report.result import Claim
+
+    c = Claim.judged(paper="Table 2 at 16 GB/s: 1.20 s", ours="1.00 s", provenance="simulated",
+                     band=(0.90, 1.10), paper_value=1.20, most_sensitive="keyswitch_s", closes="hidden")
+    html = _claim_html(c)
+    assert c.kind == "divergence"
+    assert "<span class='who'>band</span><span>band 0.9 .. 1.1, most sensitive to keyswitch_s</span>" in html
+    assert "hidden moves ours furthest towards it" in html          # the divergence's reason
+    plain = Claim(paper="p", ours="o", provenance="measured")
+    assert "who'>band<" not in _claim_html(plain)

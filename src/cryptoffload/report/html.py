@@ -164,14 +164,17 @@ def _claim_html(c: Claim, anchor: str = "", tables: Sequence[str] = ()) -> str:
     badges line up, so a reader sees at a glance which results are measured, predicted or
     fitted), and the reason for a divergence (two lines; the whole on hover). A claim that
     quotes one of the study's tables links to it: the card is the summary, the table the
-    evidence."""
+    evidence. A banded claim shows its band and the input that moves it most; a divergence's
+    reason names the input that would close it."""
     why = f"<div class='why' title='{_e(c.why)}'>{_e(c.why)}</div>" if c.why else ""
+    band = (f"<div class='line'><span class='who'>band</span><span>{_e(c.band_text())}</span></div>"
+            if c.band is not None else "")
     src = (f"<a class='src' href='#{_e(table_id(anchor, c.table))}'>table →</a>"
            if anchor and c.table and c.table in tables else "")
     return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}{src}</div>"
             f"<div class='line'><span class='who'>paper</span><span>{_e(c.paper)}</span></div>"
             f"<div class='line'><span class='who'>ours</span><span>{badge(c.provenance)} {_e(c.ours)}</span></div>"
-            f"{why}</div>")
+            f"{band}{why}</div>")
 
 
 def _fallback_html(result: StudyResult) -> str:
