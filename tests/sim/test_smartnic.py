@@ -55,6 +55,8 @@ def _profile_with(tmp_path, dotted: str, value: object = None):
         del data[section][key]
     else:
         data[section][key]["value"] = value
+        data[section][key].pop("range", None)  # a changed value leaves the range it was stated with
+        data[section][key].pop("range_why", None)
     path = tmp_path / "p.toml"
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
     return path
@@ -75,10 +77,12 @@ def test_builtin_profile_has_every_field_with_a_source() -> None:
 
 def test_only_the_pessimistic_ktls_end_is_fitted_and_the_handoffs_are_cited() -> None:
     p = load_profile("tls_offload")
-    fitted = [k for k, v in p.values.items() if v.source.lstrip().lower().startswith("fitted")]
+    fitted = [k for k, v in p.values.items() if v.provenance == "fitted"]
     assert fitted == ["ktls.cpu_fraction_max"]
-    for k in ("handoff.ktls_breakeven_bytes", "handoff.nic_setup_s", "nic.bounce_copy_s_per_byte"):
-        assert p.source(k).startswith("cited"), k
+    for k in ("handoff.ktls_breakeven_bytes", "nic.bounce_copy_s_per_byte"):
+        assert p.values[k].provenance == "cited", k
+    # a third party's throughput read as a per-connection cost is our reading, not a citation
+    assert p.values["handoff.nic_setup_s"].provenance == "assumed"
     # the variants read different fields: a table says which, so a fit of one is not counted in another
     assert "tls_offload:ktls.cpu_fraction_max" not in TlsOffloadParams.from_profile().input_names()
     assert "tls_offload:ktls.cpu_fraction_max" in TlsOffloadParams.from_profile(variant="pessimistic").input_names()
@@ -138,6 +142,8 @@ def test_nothing_reads_the_papers_ratios(tmp_path) -> None:
     path = _profile_with(tmp_path, "paper.small_ktls_over_tls", 2.0)
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     data["paper"]["small_nic_over_ktls"]["value"] = 3.0
+    data["paper"]["small_nic_over_ktls"].pop("range")
+    data["paper"]["small_nic_over_ktls"].pop("range_why")
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
     other = TlsCostModel.from_profile(path, measured())
     for mode in SERVING_MODES:
