@@ -69,7 +69,7 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     assert (large["user_moved_ms"], large["system_added_ms"]) == (1300.0, 980.0)
     assert large["provenance"].startswith("derived")
     assert res.headline == []
-    tg.add_headlines(res, GUEST)
+    tg.add_claims(res, GUEST)
     ours = ("kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
             "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
             "moved into the kernel)")

@@ -157,7 +157,7 @@ def add_tables(result: StudyResult, guest: dict[str, Any], costs: nic.TlsCostMod
                              "encryption leaving user space (OpenSSL) for the kernel (sendfile), in 10 ms ticks."))
 
 
-def add_headlines(result: StudyResult, guest: dict[str, Any]) -> None:
+def add_claims(result: StudyResult, guest: dict[str, Any]) -> None:
     """What kTLS saved on 64 MB in the guest, and where the CPU went, per TLS version: a claim
     each (the card lists it with its provenance -- derived from the stored run, as its row -- and
     links the saving table), beside the paper's second future-work question."""

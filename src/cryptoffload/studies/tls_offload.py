@@ -147,7 +147,7 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     _planner_headlines(result, model, plans)
     result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
     if guest is not None:
-        tg.add_headlines(result, guest)
+        tg.add_claims(result, guest)
     result.extra["elapsed_bench_s"] = tb.elapsed_s
     result.key_figure = "single_fetch_prediction.png"
     result.elapsed_s = _time.perf_counter() - started
