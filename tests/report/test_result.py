@@ -298,6 +298,21 @@ def test_a_claim_is_an_agreement_only_with_the_paper_inside_its_band() -> None:
         Claim("x", "y", "simulated", band=[1.3, 1.1])
 
 
+def test_a_paper_figure_given_in_words_is_inside_when_its_stated_range_meets_the_band() -> None:
+    # "half" at one digit is 0.45 .. 0.55: it meets [0.52, 0.53] though the point 0.5 does not
+    half = _banded(0.5, band=[0.52, 0.53], paper_range=[0.45, 0.55])
+    assert half.kind == "agreement" and half.inside and half.paper_range == [0.45, 0.55]
+    assert half.label() == "predicted agreement, the paper's range meets our band"
+    assert half.band_text().startswith("band 0.52 .. 0.53 against the paper's 0.45 .. 0.55 (its value at its stated precision)")
+    assert _banded(0.5, band=[0.52, 0.53]).kind == "divergence"  # the point alone: outside
+    far = _banded(0.5, band=[0.56, 0.6], paper_range=[0.45, 0.55])
+    assert far.kind == "divergence" and far.why.startswith("the paper's 0.45 .. 0.55 lies outside our band [0.56, 0.6]")
+    with pytest.raises(ValueError, match="paper_range must be"):
+        Claim("x", "y", "simulated", band=[0.52, 0.53], paper_value=0.5, paper_range=[0.51, 0.55])
+    back = Claim.from_contract(half.to_contract())
+    assert back.paper_range == [0.45, 0.55] and back.kind == "agreement"
+
+
 def test_a_band_wider_than_the_effect_says_within_noise() -> None:
     c = _banded(0.992, band=[0.95, 1.01], effect=-0.019, most_sensitive="tls fetch noise")
     assert c.within_noise and c.kind == "agreement"

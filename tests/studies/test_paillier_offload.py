@@ -61,7 +61,9 @@ def test_predictions_hold_and_are_labelled_simulated(measured_run):
     banded = [c for c in res.claims if c.band is not None]
     assert [c.key for c in banded] == [["QHCS2 / QHCS1 mean latency"], [qm.CEILING]]
     for c in banded:  # issue 26: an agreement only with the paper's value inside our band
-        assert c.kind == ("agreement" if c.band[0] <= c.paper_value <= c.band[1] else "divergence"), c
+        assert c.kind == ("agreement" if c.inside else "divergence"), c
+        lo, hi = c.paper_range or (c.paper_value, c.paper_value)
+        assert c.inside == (lo <= c.band[1] and c.band[0] <= hi)
     assert {r[0] for r in res.tables["headline_bands"].rows} == {qb.LATENCY_RATIO, qb.CEILING_OPS, qb.CEILING_OVER_SW}
 
 

@@ -3,6 +3,8 @@ the unverified 8950 rates, the derived SW figure), and the claims judged by them
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cryptoffload.profiles import load_profile
@@ -11,6 +13,7 @@ from cryptoffload.report.result import StudyResult
 from cryptoffload.sim import qat
 from cryptoffload.sim.qat_params import load_qat_params
 from cryptoffload.studies import _qat_bands as qb
+from cryptoffload.studies._bands import band_rows
 from cryptoffload.studies import _qat_model as qm
 
 
@@ -19,7 +22,8 @@ def banded():
     res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
     m = qm.run_model(res, qat.PROFILE_NAME, "qat-measured", 600, 1, [], None)
     ours, paper = qm.model_figures(m)
-    bands = {b.figure: b for b in qb.qat_bands(qat.PROFILE_NAME, "qat-measured", 1, ours, paper)}
+    bands = {b.figure: b for b in qb.qat_bands(qat.PROFILE_NAME, "qat-measured", 1, ours, paper,
+                                               paper_ranges=qm.PAPER_STATED_RANGES)}
     return res, m, ours, bands
 
 
@@ -45,10 +49,26 @@ def test_the_claims_follow_the_band_rule(banded) -> None:
     qm.claims(res, m, bands)
     latency, ceiling = res.claims
     for c in res.claims:
-        assert c.band is not None and c.kind == ("agreement" if c.band[0] <= c.paper_value <= c.band[1] else "divergence")
+        lo, hi = c.paper_range or (c.paper_value, c.paper_value)
+        assert c.band is not None and c.kind == ("agreement" if lo <= c.band[1] and c.band[0] <= hi else "divergence")
     # the card's ceiling is short of 27,400 enc/s over every reading of the 8950 rates
     assert ceiling.kind == "divergence" and ceiling.paper_value == 27_400 and ceiling.band[1] < 27_400
     assert ceiling.closes == "card.reference_rsa1k_private_per_s"
     assert "110 x our ceiling / 27,400, not an independent ratio" in ceiling.why
     assert latency.paper_value == 0.5 and latency.band == [bands[qb.LATENCY_RATIO].band.low,
                                                            bands[qb.LATENCY_RATIO].band.high]
+    # the paper says "half" in words: judged at one digit, 0.45 .. 0.55 (at this test's 600
+    # simulated encryptions the ratio is still ~0.64, a divergence; the study's own count: below)
+    assert latency.paper_range == [0.45, 0.55] and "against the paper's 0.45 .. 0.55" in latency.band_text()
+
+
+def test_a_stated_range_counts_in_the_bands_table(banded) -> None:
+    _, _, _, bands = banded
+    rows = {r.figure: r for r in band_rows(list(bands.values()))}
+    assert rows[qb.CEILING_OPS].paper_inside is False
+    # the table judges by the stated range as the claim does: a band inside 0.45 .. 0.55 but not
+    # around 0.5 counts as inside
+    lat = bands[qb.LATENCY_RATIO]
+    moved = replace(lat, band=replace(lat.band, low=0.52, high=0.53, nominal=0.525))
+    assert band_rows([moved])[0].paper_inside is True
+    assert band_rows([replace(moved, paper_range=None)])[0].paper_inside is False

@@ -77,6 +77,34 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     assert (claim.ours, claim.provenance, claim.table, claim.key, claim.kind) == (
         ours, "derived", "ktls_guest_saving", ["TLSv1.3", "64M.bin"], "claim")
     assert res.headline == [claim.sentence()]
+    # identical fetches: no noise, the band is the point; the input that moves it is named
+    assert claim.band == [pytest.approx(16.15), pytest.approx(16.15)] and claim.most_sensitive == tg.GUEST_NOISE
+
+
+def _varied(mode: str, cpu_ms: list[float]) -> dict:
+    c = cell(mode, "TLSv1.3", LARGE, 1.0, 0.0, 0.0)
+    c["fetches"] = [dict(c["fetches"][0], cpu_ns=int(ms * 1e6)) for ms in cpu_ms]
+    return c
+
+
+def test_a_savings_band_is_the_runs_own_noise() -> None:
+    from cryptoffload.apps.tls.guest import summarize_cell
+    ktls, tls = summarize_cell(_varied("ktls", [9000.0, 11000.0])), summarize_cell(_varied("tls", [19800.0, 20200.0]))
+    assert ktls.cpu_rse == pytest.approx(0.1) and tls.cpu_rse == pytest.approx(0.01)  # sd/sqrt(2)/mean
+    b = tg.saving_band(ktls, tls)                 # saved = 1 - 0.5: +-2 x hypot(0.1, 0.01) on the ratio
+    assert b is not None and b.fetches == 2
+    assert (b.low_pct, b.high_pct) == (pytest.approx(100 * (1 - 0.5 * (1 + 2 * 0.100498756))),
+                                       pytest.approx(100 * (1 - 0.5 * (1 - 2 * 0.100498756))))
+    one = summarize_cell(_varied("ktls", [10000.0]))
+    assert one.cpu_rse is None and tg.saving_band(one, tls) is None   # one fetch: no noise estimate
+
+
+def test_the_stored_runs_claims_carry_bands() -> None:
+    res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
+    tg.add_claims(res, tg.load_guest(None))
+    assert [c.key for c in res.claims] == [["TLSv1.2", "64M.bin"], ["TLSv1.3", "64M.bin"]]
+    for c in res.claims:
+        assert c.band is not None and c.band[0] < c.effect < c.band[1] and "2 fetches each" in c.band_method
 
 
 def test_load_guest(tmp_path: Path) -> None:

@@ -159,6 +159,7 @@ class Claim:
     closes: str = ""
     effect: float | None = None
     band_method: str = ""
+    paper_range: list[float] | None = None
 
     KINDS = ("agreement", "divergence", "claim")
 
@@ -170,6 +171,11 @@ class Claim:
         if self.band is not None:
             if len(self.band) != 2 or not self.band[0] <= self.band[1]:
                 raise ValueError(f"claim band must be [low, high], got {self.band!r}")
+            if self.paper_range is not None and not (
+                    len(self.paper_range) == 2 and self.paper_value is not None
+                    and self.paper_range[0] <= self.paper_value <= self.paper_range[1]):
+                raise ValueError(f"claim paper_range must be [low, high] around the paper's value, got "
+                                 f"{self.paper_range!r} for {self.paper_value!r}")
             if self.kind == "agreement" and self.paper_value is not None and not self.inside:
                 raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} lies outside the band "
                                  f"[{self.band[0]:g}, {self.band[1]:g}]: a divergence, not an agreement")
@@ -177,25 +183,33 @@ class Claim:
     @classmethod
     def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,
                most_sensitive: str, closes: str = "", effect: float | None = None, why: str = "",
-               table: str = "", key: Sequence[Any] = (), band_method: str = "") -> "Claim":
-        """A banded claim whose kind follows the rule: an agreement when the paper's value lies
-        inside the band, otherwise a divergence that names the input that would close it."""
-        inside = band[0] <= paper_value <= band[1]
+               table: str = "", key: Sequence[Any] = (), band_method: str = "",
+               paper_range: Sequence[float] | None = None) -> "Claim":
+        """A banded claim whose kind follows the rule: an agreement when the paper's value (or,
+        with ``paper_range``, its stated precision) lies inside the band, otherwise a divergence
+        that names the input that would close it."""
+        lo, hi = (paper_range[0], paper_range[1]) if paper_range is not None else (paper_value, paper_value)
+        inside = lo <= band[1] and band[0] <= hi
         reason = why
         if not inside:
-            gap = f"the paper's {_num(paper_value)} lies outside our band [{_num(band[0])}, {_num(band[1])}]"
+            paper_text = _num(paper_value) if paper_range is None else f"{_num(lo)} .. {_num(hi)}"
+            gap = f"the paper's {paper_text} lies outside our band [{_num(band[0])}, {_num(band[1])}]"
             moves = f"; {closes} moves ours furthest towards it" if closes else "; no input of ours moves towards it"
             reason = f"{gap}{moves}" + (f"; {why}" if why else "")
         return cls(paper=paper, ours=ours, provenance=provenance, table=table, key=list(key),
                    kind="agreement" if inside else "divergence", why=reason, band=[float(band[0]), float(band[1])],
                    paper_value=float(paper_value), most_sensitive=most_sensitive, closes="" if inside else closes,
-                   effect=effect, band_method=band_method)
+                   effect=effect, band_method=band_method,
+                   paper_range=None if paper_range is None else [float(lo), float(hi)])
 
     @property
     def inside(self) -> bool:
-        """Whether the paper's value lies inside our band (False without either)."""
-        return (self.band is not None and self.paper_value is not None
-                and self.band[0] <= self.paper_value <= self.band[1])
+        """Whether the paper's value (its stated range, when it has one) meets our band (False
+        without either)."""
+        if self.band is None or self.paper_value is None:
+            return False
+        lo, hi = self.paper_range or (self.paper_value, self.paper_value)
+        return lo <= self.band[1] and self.band[0] <= hi
 
     @property
     def within_noise(self) -> bool:
@@ -210,7 +224,9 @@ class Claim:
         not "strongest" or "largest", which the band does not rank."""
         if self.band is not None and self.paper_value is not None and self.kind != "claim":
             what = "predicted agreement" if self.provenance == "simulated" else "agreement"
-            return f"{what}, inside our band" if self.kind == "agreement" else "divergence, outside our band"
+            if self.kind == "agreement":
+                return f"{what}, " + ("the paper's range meets our band" if self.paper_range else "inside our band")
+            return "divergence, outside our band"
         if self.kind == "agreement":
             return "strongest predicted agreement" if self.provenance == "simulated" else "closest agreement"
         return {"divergence": "largest divergence", "claim": "the paper's claim"}[self.kind]
@@ -221,6 +237,9 @@ class Claim:
         if self.band is None:
             return ""
         text = f"band {_num(self.band[0])} .. {_num(self.band[1])}"
+        if self.paper_range is not None:
+            text += (f" against the paper's {_num(self.paper_range[0])} .. {_num(self.paper_range[1])} "
+                     "(its value at its stated precision)")
         if self.most_sensitive:
             text += f", most sensitive to {self.most_sensitive}"
         if self.within_noise:
@@ -245,6 +264,8 @@ class Claim:
             out.update(band=json_safe(self.band), paper_value=json_safe(self.paper_value),
                        most_sensitive=self.most_sensitive, closes=self.closes, effect=json_safe(self.effect),
                        within_noise=self.within_noise, band_method=self.band_method)
+            if self.paper_range is not None:
+                out["paper_range"] = json_safe(self.paper_range)
         return out
 
     @classmethod
@@ -253,7 +274,8 @@ class Claim:
         return cls(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
                    key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""), band=c.get("band"),
                    paper_value=c.get("paper_value"), most_sensitive=c.get("most_sensitive", ""),
-                   closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""))
+                   closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""),
+                   paper_range=c.get("paper_range"))
 
 
 def _num(v: float) -> str:

@@ -44,13 +44,22 @@ class Memo:
 
 @dataclass(frozen=True)
 class Banded:
-    """One headline figure: its label, band, the paper's value (``None``: not in the paper) and
-    the inputs it was moved over."""
+    """One headline figure: its label, band, the paper's value (``None``: not in the paper),
+    the inputs it was moved over, and the paper's value at its stated precision when the paper
+    gives it in words (see :class:`~cryptoffload.report.result.Claim`'s ``paper_range``)."""
 
     figure: str
     band: Band
     paper: float | None
     inputs: Sequence[Input]
+    paper_range: tuple[float, float] | None = None
+
+    def paper_inside(self) -> bool | None:
+        """Whether the paper's value (its stated range, when it has one) meets the band."""
+        if self.paper is None:
+            return None
+        lo, hi = self.paper_range or (self.paper, self.paper)
+        return lo <= self.band.high and self.band.low <= hi
 
 
 @dataclass(frozen=True)
@@ -81,9 +90,8 @@ class TornadoRow:
 
 
 def band_rows(figures: Sequence[Banded]) -> list[BandRow]:
-    return [BandRow(f.figure, f.band.nominal, f.band.low, f.band.high, f.paper,
-                    None if f.paper is None else f.band.contains(f.paper), f.band.most_sensitive, f.band.method)
-            for f in figures]
+    return [BandRow(f.figure, f.band.nominal, f.band.low, f.band.high, f.paper, f.paper_inside(),
+                    f.band.most_sensitive, f.band.method) for f in figures]
 
 
 def tornado_rows(figures: Sequence[Banded]) -> list[TornadoRow]:

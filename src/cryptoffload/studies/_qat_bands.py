@@ -61,16 +61,18 @@ def _inputs(prof: Profile, fields: Sequence[str]) -> list[Input]:
 
 
 def qat_bands(profile: str, scaling: str, seed: int, ours: dict[str, float], paper: dict[str, float],
-              quick: bool = False) -> list[Banded]:
+              quick: bool = False, paper_ranges: Mapping[str, tuple[float, float]] | None = None) -> list[Banded]:
     """Bands of ``ours`` (by the figure names above) over the inputs each rests on; a quick run
-    simulates :data:`QUICK_BAND_ENCRYPTIONS` per point."""
+    simulates :data:`QUICK_BAND_ENCRYPTIONS` per point. ``paper_ranges``: the paper's figures
+    it states in words, at their stated precision (``_qat_model.PAPER_STATED_RANGES``)."""
     n = QUICK_BAND_ENCRYPTIONS if quick else BAND_ENCRYPTIONS
     prof = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
     out = []
     for name, fields in ((LATENCY_RATIO, FITTED), (CEILING_OPS, CARD), (CEILING_OVER_SW, CARD + SW)):
         moving = _inputs(prof, fields)
         memo = _shifted(_model(prof, scaling, seed, name, n), name, ours[name])
-        out.append(Banded(name, band(memo.figure(name), moving), paper.get(name), moving))
+        out.append(Banded(name, band(memo.figure(name), moving), paper.get(name), moving,
+                          (paper_ranges or {}).get(name)))
     return out
 
 

@@ -169,7 +169,8 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
         _one_core_tables(result, cfg, here)
         _measured_headlines(result, here)
     ours, paper = qm.model_figures(model)
-    bands = qat_bands(cfg.profile, cfg.card_scaling, cfg.seed, ours, paper, quick=cfg.quick)
+    bands = qat_bands(cfg.profile, cfg.card_scaling, cfg.seed, ours, paper, quick=cfg.quick,
+                      paper_ranges=qm.PAPER_STATED_RANGES)
     for table in band_tables(bands, [model.profile_key], bands_note(cfg.quick)):
         result.add(table)
     qm.claims(result, model, {b.figure: b for b in bands})

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import re
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -248,7 +250,8 @@ def _read_result(path: Path, console: _Console) -> dict[str, Any]:
 class GuestCellSummary:
     """One (mode, TLS version, file) of a guest bench, averaged per fetch: curl's time, the
     worker's CPU (``cpu_ms`` from schedstat; ``user_ms``/``system_ms`` from clock ticks, so
-    10 ms steps per fetch) and how many kTLS fetches the counters showed in the kernel."""
+    10 ms steps per fetch) and how many kTLS fetches the counters showed in the kernel;
+    ``cpu_rse`` the worker CPU's run-to-run noise (relative standard error of its mean)."""
 
     mode: str
     tls_version: Optional[str]
@@ -261,6 +264,7 @@ class GuestCellSummary:
     user_ms: float
     system_ms: float
     ssl_protocol: str
+    cpu_rse: Optional[float] = None
 
     @property
     def name(self) -> str:
@@ -271,6 +275,14 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def _relative_se(values: Sequence[float]) -> Optional[float]:
+    """The mean's standard error over the mean: the run's own noise of a per-fetch mean
+    (``None`` below two fetches, where one run says nothing about the next)."""
+    if len(values) < 2 or not _mean(values):
+        return None
+    return statistics.stdev(values) / math.sqrt(len(values)) / _mean(values)
+
+
 def summarize_cell(cell: dict[str, Any]) -> GuestCellSummary:
     """A guest cell's fetches (``guest.json``) as per-fetch means."""
     fetches = cell.get("fetches") or []
@@ -279,7 +291,8 @@ def summarize_cell(cell: dict[str, Any]) -> GuestCellSummary:
                             sum(bool(f.get("ktls_engaged")) for f in fetches), 1e3 * _mean([f["seconds"] for f in fetches]),
                             _mean(ns) / 1e6 if ns and len(ns) == len(fetches) else None,
                             _mean([f["user_ms"] for f in fetches]), _mean([f["system_ms"] for f in fetches]),
-                            ",".join(sorted({f.get("ssl_protocol", "?") for f in fetches})))
+                            ",".join(sorted({f.get("ssl_protocol", "?") for f in fetches})),
+                            _relative_se(ns) if len(ns) == len(fetches) else None)
 
 
 def summarize(result: dict[str, Any]) -> list[GuestCellSummary]:
