@@ -91,12 +91,26 @@ def test_a_mixed_table_must_say_which_part_is_which() -> None:
 def test_claims_follow_the_row_they_quote() -> None:
     fits = {"p:f": "Table 2"}
     r = _res(_t2("fitted", reproduces="Table 2"), fits=fits)
-    r.claim(Claim("3,850 ms", "3,842 ms", "simulated", table="t2", key=["1 GB/s"]))
+    r.claim(Claim("3,850 ms", "3,842 ms", "simulated", table="t2", key=["1 GB/s"], band=[3800.0, 3900.0],
+                  most_sensitive="p:f"))
     assert "quotes a fitted row" in check_provenance(r)[0]
     r.claims[0].provenance = "fitted"
     assert check_provenance(r) == []
-    r.claim(Claim("x", "y", "simulated", table="t2", key=["9 GB/s"]))
+    r.claim(Claim("x", "y", "simulated", table="t2", key=["9 GB/s"], band=[1.0, 1.0]))
     assert "has no row" in check_provenance(r)[0]
+
+
+def test_every_claim_carries_its_band_and_names_what_moves_it() -> None:
+    r = _res(_t2(reproduces="Table 2"), fits={})
+    r.claim(Claim("3,850 ms", "3,842 ms", "simulated", table="t2", key=["1 GB/s"]))
+    assert check_provenance(r) == ["claim '3,842 ms': no band (every headline claim carries the band its inputs and "
+                                   "noise allow: studies/_bands.py, profiles/sensitivity.py)"]
+    r.claims[0].band = [3800.0, 3900.0]
+    assert check_provenance(r) == ["claim '3,842 ms': its band does not name its most sensitive input"]
+    r.claims[0].band = [3842.0, 3842.0]          # nothing moves it: nothing to name
+    assert check_provenance(r) == []
+    r.claims[0].band, r.claims[0].most_sensitive = [3800.0, 3900.0], "p:f"
+    assert check_provenance(r) == []
 
 
 def test_a_fit_to_one_row_predicts_the_other_rows_of_its_table() -> None:

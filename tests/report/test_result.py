@@ -227,7 +227,7 @@ def _fitted_result() -> StudyResult:
     res.add(Table("ratios", "Ratios", ["ratio", "model", "here"], [["a/b", 1.1, 1.3]], "mixed",
                   column_provenance={"model": "simulated", "here": "measured"}))
     res.claim(Claim(paper="14.297 ms", ours="14.3 ms", provenance="fitted", table="table1", key=[1],
-                    kind="claim"))
+                    kind="claim", band=[14.3, 14.3]))
     return res
 
 
@@ -241,7 +241,7 @@ def test_fitted_rows_columns_and_claims_round_trip(tmp_path: Path) -> None:
     assert back.tables["ratios"].cell_provenance(0, "here") == "measured"
     assert back.fits == {"u280:ops.rotate_s": "Table 1"}
     assert back.claims[0].provenance == "fitted" and back.claims[0].key == [1]
-    assert back.headline[-1] == "14.3 ms (paper: 14.297 ms) — fitted"
+    assert back.headline[-1] == "14.3 ms (paper: 14.297 ms) — fitted; band 14.3 (no input moves it)"
     # a column-mixed table's CSV says each column's provenance
     assert _read_csv(tmp_path / "ratios.csv")[1] == ["a/b", "1.1", "1.3", "model: simulated; here: measured"]
     # a table with its own provenance column is written as it is

@@ -73,7 +73,7 @@ def declared_and_profile_fits(res: StudyResult, folder: Path) -> dict[str, str]:
 def test_no_fitted_value_is_labelled_a_prediction(name: str, small_runs) -> None:
     if name == "tls-offload" and not HAVE_TLS_TOOLS:
         pytest.skip("nginx, wrk or curl not installed (make installs them)")
-    assert name in small_runs, f"{name}: write_result refused the result (provenance labels do not match its fits)"
+    assert name in small_runs, f"{name}: write_result refused the result (provenance labels or claim bands not honest: run it to see)"
     res, out = small_runs[name]
     res.fits = declared_and_profile_fits(res, out)
     assert check_provenance(res) == []

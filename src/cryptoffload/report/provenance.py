@@ -137,6 +137,20 @@ def _row_index(table: Table, key: list[Any]) -> int | None:
     return None
 
 
+def check_bands(result: StudyResult) -> list[str]:
+    """Issue 26's rule for every headline claim: it carries the band its inputs and noise allow
+    and names the input that moves it most (a band of zero width moves with nothing, so it names
+    none). An agreement without a band could not be checked against the paper's value."""
+    problems = []
+    for c in result.claims:
+        if c.band is None:
+            problems.append(f"claim {c.ours!r}: no band (every headline claim carries the band its inputs and "
+                            "noise allow: studies/_bands.py, profiles/sensitivity.py)")
+        elif c.band[0] < c.band[1] and not c.most_sensitive:
+            problems.append(f"claim {c.ours!r}: its band does not name its most sensitive input")
+    return problems
+
+
 def check_claims(result: StudyResult) -> list[str]:
     problems = []
     for c in result.claims:
@@ -156,8 +170,8 @@ def check_claims(result: StudyResult) -> list[str]:
 
 
 def check_provenance(result: StudyResult) -> list[str]:
-    """Every place where ``result`` labels a fitted value as something else, or leaves a
-    mixed table unexplained; empty when the labels are honest."""
+    """Every place where ``result`` labels a fitted value as something else, leaves a mixed
+    table unexplained, or makes a claim without its band; empty when the labels are honest."""
     problems = []
     for target in result.fits.values():
         if not isinstance(target, str):
@@ -170,8 +184,9 @@ def check_provenance(result: StudyResult) -> list[str]:
         if c.provenance not in VALUE_PROVENANCES:
             problems.append(f"claim {c.ours!r}: unknown provenance {c.provenance!r}")
     problems.extend(check_claims(result))
+    problems.extend(check_bands(result))
     return problems
 
 
-__all__ = ["PROVENANCES", "PROVENANCE_COLUMN", "VALUE_PROVENANCES", "check_claims", "check_provenance",
+__all__ = ["PROVENANCES", "PROVENANCE_COLUMN", "VALUE_PROVENANCES", "check_bands", "check_claims", "check_provenance",
            "check_table", "fits_from_sources", "fitted_inputs", "fitted_target", "provenance_word"]

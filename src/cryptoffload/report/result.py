@@ -236,7 +236,8 @@ class Claim:
         the band is wider than the effect; ``""`` for a claim without a band."""
         if self.band is None:
             return ""
-        text = f"band {_num(self.band[0])} .. {_num(self.band[1])}"
+        text = (f"band {_num(self.band[0])} .. {_num(self.band[1])}" if self.band[0] < self.band[1]
+                else f"band {_num(self.band[0])} (no input moves it)")
         if self.paper_range is not None:
             text += (f" against the paper's {_num(self.paper_range[0])} .. {_num(self.paper_range[1])} "
                      "(its value at its stated precision)")
@@ -355,11 +356,12 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
 
     Nothing is left half-written: on any error the staging folder is removed and ``out`` is
     as it was, apart from the folder itself if it did not exist. A result that labels a fitted
-    value as a prediction (or leaves a mixed table unexplained) is a bug in its study: it is
-    refused before anything is written (``ValueError`` listing every problem)."""
+    value as a prediction, leaves a mixed table unexplained or makes a claim without its band
+    is a bug in its study: it is refused before anything is written (``ValueError`` listing
+    every problem)."""
     problems = check_provenance(result)
     if problems:
-        raise ValueError(f"study {result.study}: provenance labels do not match its fits:\n  " + "\n  ".join(problems))
+        raise ValueError(f"study {result.study}: provenance labels or claim bands are not honest:\n  " + "\n  ".join(problems))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
