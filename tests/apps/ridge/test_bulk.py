@@ -47,6 +47,12 @@ def test_bulk_aggregate_decrypts_to_the_encoded_sums(runner, setup) -> None:
     assert res.records == 500 and run.chunks == 5
     assert sum(res.records_by_worker.values()) == 500 and run.workers == len(res.records_by_worker)
     assert run.workers_available == 2
+    # each chunk's own times survive the fold, in record order, and add up to the folded ones
+    assert [(t.start, t.ciphertexts) for t in res.per_chunk] == [(s, min(120, 500 - s) * res.ciphertexts // 500)
+                                                                 for s in range(0, 500, 120)]
+    for f in ("encode_s", "encrypt_s", "aggregate_s"):
+        assert sum(getattr(t, f) for t in res.per_chunk) == pytest.approx(getattr(res, f), rel=1e-12), f
+    assert [c["start"] for c in run.summary()["per_chunk"]] == [0, 120, 240, 360, 480]
     prov = P.Provider(params, csp.upload_pk)
     assert res.ciphertexts == 500 * prov.plaintexts
     assert res.wire_bytes == res.ciphertexts * csp.upload_pk.ciphertext_bytes

@@ -104,6 +104,18 @@ BULK_ENGINES = ("cpu", "gpu", "gpu-twin")
 _GPU_DEVICE = {"gpu": "cuda", "gpu-twin": "cpu-twin"}
 
 
+@dataclass(frozen=True)
+class ChunkTiming:
+    """One chunk's own times, kept through the fold: the spread of the per-ciphertext rate
+    over a run's chunks is that run's run-to-run noise (the folded sums alone hide it)."""
+
+    start: int
+    ciphertexts: int
+    encode_s: float
+    encrypt_s: float
+    aggregate_s: float
+
+
 @dataclass
 class ChunkResult:
     """A chunk's (or a fold of chunks') aggregate and accounting."""
@@ -120,6 +132,8 @@ class ChunkResult:
     peak_rss_bytes: int
     #: records each worker process (by pid) ran: which workers did the work, and their share
     records_by_worker: dict[int, int] = field(default_factory=dict)
+    #: each chunk's times (a fold concatenates them; empty where no chunk was timed alone)
+    per_chunk: list[ChunkTiming] = field(default_factory=list)
 
 
 _PROVIDERS: dict[tuple, Provider] = {}
@@ -152,9 +166,9 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
     else:
         agg = _cpu_encrypt_aggregate(task, prov, plaintexts, phases)
     count = len(plaintexts)
-    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, phases.get("encode"),
-                       phases.get("encrypt"), phases.get("aggregate"), X.T @ X, X.T @ y, _peak_rss(),
-                       {os.getpid(): task.size})
+    timing = ChunkTiming(task.start, count, phases.get("encode"), phases.get("encrypt"), phases.get("aggregate"))
+    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, timing.encode_s, timing.encrypt_s,
+                       timing.aggregate_s, X.T @ X, X.T @ y, _peak_rss(), {os.getpid(): task.size}, [timing])
 
 
 def _cpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
@@ -192,7 +206,8 @@ def merge(n2: int) -> Callable[[ChunkResult, ChunkResult], ChunkResult]:
                            a.records + b.records, a.ciphertexts + b.ciphertexts, a.wire_bytes + b.wire_bytes,
                            a.encode_s + b.encode_s, a.encrypt_s + b.encrypt_s, a.aggregate_s + b.aggregate_s,
                            a.xtx + b.xtx, a.xty + b.xty, max(a.peak_rss_bytes, b.peak_rss_bytes),
-                           _add_shares(a.records_by_worker, b.records_by_worker))
+                           _add_shares(a.records_by_worker, b.records_by_worker),
+                           sorted(a.per_chunk + b.per_chunk, key=lambda t: t.start))
     return fold
 
 
