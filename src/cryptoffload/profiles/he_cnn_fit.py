@@ -135,5 +135,5 @@ def outward(low: float, high: float, digits: int = RANGE_DIGITS) -> tuple[float,
     return math.floor(low * scale + 1e-9) / scale, math.ceil(high * scale - 1e-9) / scale
 
 
-__all__ = ["Corner", "ProfileFit", "RANGE_DIGITS", "SHARES", "TABLE2_HALF_MS", "VALUE_DIGITS", "corners", "first_phase_ranges", "fit_profile", "fit_shares",
-           "outward", "share_ranges"]
+__all__ = ["Corner", "ProfileFit", "RANGE_DIGITS", "SHARES", "TABLE2_HALF_MS", "VALUE_DIGITS", "corners",
+           "first_phase_ranges", "fit_profile", "fit_shares", "outward", "share_ranges"]
