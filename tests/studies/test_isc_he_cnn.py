@@ -65,6 +65,8 @@ def test_fit_check_the_fitted_program_matches_table2_and_says_fitted(paper_run) 
     assert len(fit) == 5 and {r["provenance"] for r in fit} == {"fitted"}
     for r in fit:
         assert r["latency_ms"] == pytest.approx(_paper(t2, r)["latency_ms"], rel=0.01), r
+    # beside fitted rows, each speedup keeps its row's label (a column-wide "derived" would hide the fit)
+    assert t2.column_provenance is None and t2.cell_provenance(len(t2.rows) - 2, "speedup_vs_cpu") == "fitted"
 
 
 def test_gap_decomposition_adds_up(paper_run) -> None:
@@ -148,12 +150,31 @@ def test_real_trace_with_wall_times_gives_a_measured_cpu_row(tmp_path) -> None:
     assert [r["devices"] for r in _records(res.tables["table3_devices"])] == [1, 16]
     assert any("not the paper's program" in n for n in res.notes)
     assert "table2_gap" not in res.tables and not res.fits
-    # its headline says what it is beside the paper's program, and quotes its own computed ratios
-    (head,) = res.headline
+    # its headline says what it is beside the paper's program, then its own figures as claims
+    head, *sentences = res.headline
     ratios = {r["claim"]: r["value"] for r in _records(res.tables["table3_headline"])}
     assert head.startswith("Not the paper's program") and "not a reproduction" in head
-    assert f"{ratios['CSD at 8 GB/s vs CPU: speedup']:.1f}x faster than the measured CPU time" in head
-    assert f"throughput x{ratios['16 CSDs vs 16 FPGA&SSD: throughput ratio']:.2f}" in head and not res.claims
+    assert sentences == [c.sentence() for c in res.claims]
+    assert [(c.key, c.provenance, c.kind) for c in res.claims] == [
+        (["CSD at 8 GB/s vs CPU: speedup"], "derived", "agreement"),
+        (["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"], "simulated", "divergence"),
+        (["16 CSDs vs 16 FPGA&SSD: throughput ratio"], "simulated", "divergence")]
+    speedup, reduction, ratio = res.claims
+    assert f"{ratios['CSD at 8 GB/s vs CPU: speedup']:.1f}x the measured CPU time" in speedup.ours
+    assert f"throughput x{ratios['16 CSDs vs 16 FPGA&SSD: throughput ratio']:.2f}" in ratio.ours
+    assert [c.paper_value for c in res.claims] == [10.6, 72.2, 3.6]
+    assert all((c.kind == "agreement") == (c.band[0] <= c.paper_value <= c.band[1]) for c in res.claims)
+    # every wall time is 3 ms, so the CPU time shows no scatter: the speedup's band is its latency's
+    bands = {r["figure"]: r for r in _records(res.tables["headline_bands"])}
+    assert bands["CSD at 8 GB/s vs CPU: speedup"]["method"] == "tornado ends only (8 runs; corners skipped)"
+    assert speedup.band == [bands["CSD at 8 GB/s vs CPU: speedup"]["band_low"],
+                            bands["CSD at 8 GB/s vs CPU: speedup"]["band_high"]]
+    # the speedup divides the measured CPU row by simulated latencies: derived, and the note says so
+    t2 = res.tables["table2_latency_vs_bandwidth"]
+    assert t2.column_provenance == {"speedup_vs_cpu": "derived"}
+    assert t2.cell_provenance(0, "speedup_vs_cpu") == "derived" and t2.cell_provenance(0, "latency_ms") == "simulated"
+    assert "speedup_vs_cpu is derived: the CPU row's latency_ms (measured) / the row's latency_ms (simulated)" in t2.note
+    assert check_provenance(load_result(tmp_path / "out" / "result.json")) == []
 
 
 def test_bad_input_refused_and_nothing_written(tmp_path) -> None:

@@ -49,3 +49,13 @@ def test_table2_rows_beside_the_papers(monkeypatch) -> None:
                         Table2Row("3 GB/s", "paper inputs", None, None, None, gbps=3.0),
                         Table2Row(CPU_LABEL, "", None, PAPER_CPU_MS, 1.0)]
     assert t2.row_inputs == [["a"], ["a"], []] and t2.fitted_runs == {}
+
+
+def test_the_speedup_column_is_derived_only_where_no_row_is_fitted() -> None:
+    from cryptoffload.studies._isc_tables import speedup_derived
+
+    simulated, fitted = SimpleNamespace(provenance="simulated"), SimpleNamespace(provenance="fitted")
+    assert speedup_derived(simulated, SimpleNamespace(fitted_runs={}))  # type: ignore[arg-type]
+    # a fitted row's speedup is computed from the fit: it must say fitted, not derived
+    assert not speedup_derived(simulated, SimpleNamespace(fitted_runs={8.0: None}))  # type: ignore[arg-type]
+    assert not speedup_derived(fitted, SimpleNamespace(fitted_runs={}))  # type: ignore[arg-type]

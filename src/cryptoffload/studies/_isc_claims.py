@@ -44,7 +44,7 @@ class Headline:
         return next((r.value for r in self.rows if r.claim == label), None)
 
 
-def _device_ratio_labels(k: int) -> tuple[str, str]:
+def device_ratio_labels(k: int) -> tuple[str, str]:
     return f"{k} CSDs vs {k} FPGA&SSD: latency reduction (%)", f"{k} CSDs vs {k} FPGA&SSD: throughput ratio"
 
 
@@ -57,7 +57,7 @@ def headline(setting: IscSetting, t2: Table2, t3: Table3) -> Headline:
     if csd is not None and ssd is not None:
         red = (1 - csd.mean_latency_s / ssd.mean_latency_s) * 100
         ratio = t3.throughput[("csd", k)] / t3.throughput[("fpga_ssd", k)]
-        lab_r, lab_t = _device_ratio_labels(k)
+        lab_r, lab_t = device_ratio_labels(k)
         head.rows += [HeadlineRow(lab_r, red, PAPER_HEADLINE["latency_reduction_pct"] if k == 16 else None),
                       HeadlineRow(lab_t, ratio, PAPER_HEADLINE["throughput_ratio"] if k == 16 else None)]
         if k == 16 and setting.paper_like:
@@ -244,26 +244,18 @@ def other_program_notes(setting: IscSetting, t2: Table2) -> list[str]:
     return notes
 
 
-def other_program_headline(setting: IscSetting, head: Headline, cpu_prov: str) -> str:
-    """The headline of a run on a program that is not the paper's (a recorded trace): what it
-    is beside the paper's, and what the platform makes of it -- for scale, not a reproduction."""
-    prog, k = setting.program, head.devices
+def other_program_headline(setting: IscSetting) -> str:
+    """The first headline line of a run on a program that is not the paper's (a recorded
+    trace): what it is beside the paper's, so what follows shows scale, not a reproduction. Its
+    figures are claims of their own (``_isc_trace_claims.py``)."""
+    prog = setting.program
     summ = prog.summary(setting.world.cost)
-    line = (f"Not the paper's program: {prog.name} ({prog.source}: weights {summ['weight_bytes'] / GB:.2f} GB, keys "
+    return (f"Not the paper's program: {prog.name} ({prog.source}: weights {summ['weight_bytes'] / GB:.2f} GB, keys "
             f"{summ['key_bytes'] / GB:.2f} GB, FPGA compute {summ['compute_s']:.3f} s per inference; the paper's "
             f"{PAPER_SIZES['weights_gb']:g} GB, {PAPER_SIZES['keys_gb']:g} GB, {PAPER_SIZES['compute_s']:g} s) on the "
             "paper's platforms, so its numbers show scale, not a reproduction")
-    sp = head.value(CPU_SPEEDUP)
-    if sp is not None:
-        line += (f"; one CSD at 8 GB/s: {sp:.1f}x faster than the {cpu_prov} CPU time (the paper, its program: "
-                 "10.6x) — a simulated latency")
-    red, ratio = (head.value(label) for label in _device_ratio_labels(k))
-    if red is not None and ratio is not None:
-        line += (f"; {k} CSDs vs {k} FPGA&SSD: latency -{red:.1f} %, throughput x{ratio:.2f} (paper at 16: -72.2 %, "
-                 f"x3.60) — simulated: its compute hides little of its transfers, so each device's latency follows "
-                 "its bandwidth share")
-    return line
 
 
-__all__ = ["Candidate", "Headline", "HeadlineRow", "band_name", "candidates", "claims", "headline", "headline_table",
-           "keys_note", "other_program_headline", "other_program_notes", "table2_notes", "table3_note"]
+__all__ = ["Candidate", "Headline", "HeadlineRow", "band_name", "candidates", "claims", "device_ratio_labels",
+           "headline", "headline_table", "keys_note", "other_program_headline", "other_program_notes", "table2_notes",
+           "table3_note"]

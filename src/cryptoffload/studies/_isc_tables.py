@@ -148,16 +148,28 @@ def table2(setting: IscSetting) -> Table2:
     return Table2(runs, fitted, cpu, rows, paper, row_inputs)
 
 
+def speedup_derived(setting: IscSetting, t2: Table2) -> bool:
+    """Whether ``speedup_vs_cpu`` is labelled *derived* (the CPU time over a simulated latency)
+    for the whole column: only where no row is fitted, since a value computed from a fit must
+    say fitted (``report/provenance.py``); with fitted rows each speedup keeps its row's label."""
+    return not t2.fitted_runs and setting.provenance != "fitted"
+
+
 def table2_table(setting: IscSetting, t2: Table2) -> Table:
+    derived = speedup_derived(setting, t2)
     return table_of(
         Table2Row, t2.rows, paper=t2.paper, id="table2_latency_vs_bandwidth",
         title=f"Table 2: inference latency vs storage-to-DRAM bandwidth, one device ({setting.program.name})",
         provenance="mixed", key_columns=2, reproduces="Table 2", row_inputs=t2.row_inputs,
+        column_provenance={"speedup_vs_cpu": "derived"} if derived else None,
         note=f"Predicted ({PREDICTED}): the CNN built from the paper's stated network, EVA settings and "
              f"data sizes, FPGA op times from the HEAX model, DRAM {setting.csd.dram_bytes / GB:g} GB, transfers "
              "prefetched in program order; nothing fitted to a latency. Fitted (secondary): the program "
              "whose phase shares were fitted to this very table, so it matches by construction. "
-             f"CPU row: {t2.cpu.what} ({t2.cpu.provenance}).")
+             f"CPU row: {t2.cpu.what} ({t2.cpu.provenance})."
+             + (f" speedup_vs_cpu is derived: the CPU row's latency_ms ({t2.cpu.provenance}) / the row's latency_ms "
+                f"({setting.provenance}); the paper column's: the paper's {PAPER_CPU_MS:,.0f} ms / its latency."
+                if derived else ""))
 
 
 @dataclass(frozen=True)
@@ -340,5 +352,5 @@ def profile_names(fpga: str, platforms: str, inputs: str, fitted: str) -> dict[s
 
 
 __all__ = ["CpuReference", "IscSetting", "Table2", "Table2Row", "Table3", "Table3Row", "WorkloadRow", "cpu_reference",
-           "gap_columns", "gap_rows", "gap_table", "paper_table3_row", "profile_names", "table2", "table2_table",
-           "table3", "table3_fitted_table", "table3_table", "workload_table"]
+           "gap_columns", "gap_rows", "gap_table", "paper_table3_row", "profile_names", "speedup_derived", "table2",
+           "table2_table", "table3", "table3_fitted_table", "table3_table", "workload_table"]

@@ -18,7 +18,8 @@ reasons about in section 4.5.1: how many CSDs and how much NAND for ``M`` client
 model; the study and the planner start from the same world (``sim/isc_world.py``).
 
 :func:`run` is the study's table of contents; the tables live in ``_isc_tables.py``, the claims
-and notes in ``_isc_claims.py``, the figures in ``_isc_figures.py``, the paper's numbers in
+and notes in ``_isc_claims.py`` (a program that is not the paper's, such as the report's recorded
+trace: ``_isc_trace_claims.py``), the figures in ``_isc_figures.py``, the paper's numbers in
 ``_isc_paper.py``.
 """
 
@@ -45,6 +46,7 @@ from cryptoffload.sim.isc_world import load_isc_world, profile_path
 from cryptoffload.studies import _isc_bands as isc_bands
 from cryptoffload.studies import _isc_claims as claims
 from cryptoffload.studies import _isc_tables as tables
+from cryptoffload.studies import _isc_trace_claims as trace_claims
 from cryptoffload.studies import isc_gap
 from cryptoffload.studies._bands import Banded, band_tables
 from cryptoffload.studies._isc_figures import figures
@@ -132,7 +134,8 @@ def _progress(cfg: IscHeCnnConfig, progress: Callable[[int], Callable[[str], Non
     """The progress callback, told how many steps the run will take."""
     ks, bws, n = len(set(cfg.devices)), len(cfg.bandwidths), len(PLATFORMS)
     fit_steps = (bws + 7 + (0 if cfg.quick else ks * n)) if _decomposes(cfg) else 0
-    tick = progress(3 + (1 if _is_paper(cfg) else 0) + bws + ks * n + fit_steps) if progress else None
+    bands = 0 if cfg.model == "fitted" else 1  # the fitted program is a fit: no bands
+    tick = progress(3 + bands + bws + ks * n + fit_steps) if progress else None
     return tick or (lambda label: None)
 
 
@@ -173,18 +176,38 @@ def _gap(setting: IscSetting, result: StudyResult) -> list[isc_gap.GapRow]:
 
 
 def _bands(setting: IscSetting, t2: Table2, head: Headline, result: StudyResult, fpga_profile: str) -> dict[str, Banded]:
-    """The predicted figures' bands and their tables (the paper's program only: another
-    program's numbers are for scale)."""
-    if not (setting.paper_like and setting.main_is_paper):
+    """The headline figures' bands and their tables: the paper's program's predicted figures
+    (``_isc_bands.py``), or another program's own headline (``_isc_trace_claims.py``); none for
+    the fitted program, which is a fit."""
+    if not setting.paper_like:
+        setting.say("bands: the FPGA op times, the key-switching rule, the CPU time")
+        bands = trace_claims.trace_bands(setting, head, t2.cpu, fpga_profile)
+        note = trace_claims.note(trace_claims.model_inputs(setting, fpga_profile), setting.quick)
+    elif setting.main_is_paper:
+        setting.say("bands: keyswitch_s, hidden, the key-switching rule")
+        ours = {isc_bands.table2_label(b): r.mean_latency_s * 1e3 for b, r in t2.runs.items()}
+        ours |= {r.claim: r.value for r in head.rows
+                 if r.claim in (isc_bands.REDUCTION, isc_bands.THROUGHPUT) and r.value is not None}
+        bands = isc_bands.isc_bands(setting, ours, fpga_profile)
+        note = isc_bands.note(setting.quick)
+    else:
         return {}
-    setting.say("bands: keyswitch_s, hidden, the key-switching rule")
-    ours = {isc_bands.table2_label(b): r.mean_latency_s * 1e3 for b, r in t2.runs.items()}
-    ours |= {r.claim: r.value for r in head.rows
-             if r.claim in (isc_bands.REDUCTION, isc_bands.THROUGHPUT) and r.value is not None}
-    bands = isc_bands.isc_bands(setting, ours, fpga_profile)
-    for table in band_tables(list(bands.values()), setting.inputs, isc_bands.note(setting.quick)):
+    for table in band_tables(list(bands.values()), setting.inputs, note):
         result.add(table)
     return bands
+
+
+def _claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.GapRow], bands: dict[str, Banded],
+            result: StudyResult) -> None:
+    """The paper's program: its claims, judged by their bands. Another program: what it is,
+    then its own headline figures as claims."""
+    if setting.paper_like:
+        found = claims.claims(setting, t2, head, gap, bands)
+    else:
+        result.headline.append(claims.other_program_headline(setting))
+        found = trace_claims.trace_claims(setting, head, t2.cpu, bands)
+    for c in found:
+        result.claim(c)
 
 
 def _notes(setting: IscSetting, t2: Table2, t3: Table3, head: Headline,
@@ -194,7 +217,6 @@ def _notes(setting: IscSetting, t2: Table2, t3: Table3, head: Headline,
         result.notes += claims.table2_notes(setting, t2, gap) + claims.table3_note(t3) + claims.keys_note(setting)
     else:
         result.notes += claims.other_program_notes(setting, t2)
-        result.headline.append(claims.other_program_headline(setting, head, t2.cpu.provenance))
     result.notes.extend(setting.program.notes)
 
 
@@ -247,8 +269,7 @@ def run(cfg: IscHeCnnConfig, out: str | Path,
         result.add(claims.headline_table(setting, head))
     gap = _gap(setting, result)
     bands = _bands(setting, t2, head, result, cfg.fpga_profile)
-    for c in claims.claims(setting, t2, head, gap, bands):
-        result.claim(c)
+    _claims(setting, t2, head, gap, bands, result)
     result.add(tables.workload_table(setting, t2))
     say("capacity plan")
     result.add(plan_table(plan_isc(cfg.plan_clients, setting.world), "plan_clients"))
