@@ -1,5 +1,7 @@
 """bsgs-multidevice's bands: computed from bsgs_u280.toml's ranges (naive_baby, link latency)
-with the op costs refitted at every point, and every agreement's paper value inside its band."""
+with the op costs refitted at every point, every agreement's paper value inside its band, the
+naive row's fit banded by the same refit (a claim, not a prediction), and the profile's ranges
+of the fitted op costs equal to the refit's extremes (so they cannot drift)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def _refit_tuned16(setup, baby: int) -> float:
 
 def test_the_bands_move_the_profiles_ranges_with_the_costs_refitted(setup_and_bands) -> None:
     setup, _, bands = setup_and_bands
-    assert set(bands) == {"tuned ms at N = 2", "tuned ms at N = 16", "speedup at N = 16"}
+    assert set(bands) == {"tuned ms at N = 2", "tuned ms at N = 16", "speedup at N = 16", bp.NAIVE_FIT_FIGURE}
     b = bands["tuned ms at N = 16"]
     assert b.band.nominal == OURS[16][0] and b.band.method == "4 corners"
     swing = {s.input: s for s in b.band.tornado}
@@ -66,3 +68,48 @@ def test_without_bands_the_claims_are_as_before(setup_and_bands) -> None:
     _, t1, _ = setup_and_bands
     agree, diverge, _fit = bp.table1_claims(t1, fitted=True)
     assert (agree.kind, diverge.kind, agree.band, diverge.band) == ("agreement", "divergence", None, None)
+
+
+def _naive_ms(setup, costs, baby: int, n: int) -> float:
+    return tuner.naive(setup.base, n, costs, baby=baby).predicted_s * 1e3
+
+
+def _refit_naive_error(setup, baby: int, latency: float) -> float:
+    costs = replace(setup.costs, latency_s=latency, **bp.fit_naive_row(baby, setup.diagonals, latency,
+                                                                         setup.costs.bandwidth_Bps))
+    return max(abs(_naive_ms(setup, costs, baby, p.devices) / (p.naive_s * 1e3) - 1) for p in bp.PAPER_TABLE1) * 100
+
+
+def test_the_naive_rows_fit_is_banded_by_refitting_over_the_ranges() -> None:
+    setup = bp.paper_inputs(load_profile("bsgs_u280"), bp.PAPER_DEVICES)
+    ours = [bp.Table1Point(p.devices, _naive_ms(setup, setup.costs, 256, p.devices), 0.0, 1.0, None)
+            for p in bp.PAPER_TABLE1]
+    paper = [bp.Table1Point(p.devices, p.naive_s * 1e3, p.tuned_s * 1e3, p.speedup, None) for p in bp.PAPER_TABLE1]
+    t1 = bp.Table1(ours, paper)
+    b = bb.naive_fit_band(setup, t1).band
+    table = bp.naive_row_error(t1)          # the profile's rounded costs: 0.027 %
+    base = _refit_naive_error(setup, 256, 1e-6)
+    assert (b.nominal, b.method, b.most_sensitive) == (table, "4 corners", bb.NAIVE_BABY)
+    assert b.high == pytest.approx(table + _refit_naive_error(setup, 128, 1e-6) - base, rel=1e-9)
+    assert b.low == pytest.approx(table + _refit_naive_error(setup, 512, 1e-6) - base, rel=1e-9)
+    assert (table, b.low, b.high) == (pytest.approx(0.02738, abs=1e-5), pytest.approx(0.02121, abs=1e-5),
+                                      pytest.approx(0.04321, abs=1e-5))
+    latency = next(s for s in b.tornado if s.input == bb.LATENCY)
+    assert latency.swing == pytest.approx(0.0, abs=1e-9)   # the fit takes latency out of the wire size
+    fit = bp.naive_fit_claim(t1, fitted=True, fit_band=bb.naive_fit_band(setup, t1))
+    assert fit.kind == "claim" and fit.band == [b.low, b.high] and fit.paper_value is None
+    assert fit.ours == "naive row within 0.03 %, fitted (op costs fitted to this row)"
+    assert fit.band_method.startswith("the fit's own row") and "a fit, not a prediction" in fit.band_method
+
+
+def test_the_fitted_op_costs_ranges_are_the_refits_extremes() -> None:
+    prof = load_profile("bsgs_u280")
+    assert bb.fit_points(prof) == [(b, lat) for b in (128, 256, 512) for lat in (5e-7, 1e-6, 5e-6)]
+    ranges = bb.fit_ranges(prof)
+    assert set(ranges) == set(bb.FITTED_FIELDS.values())
+    for field, (low, high) in ranges.items():
+        assert prof.range(field) == (bb.stored_rounding(field, low), bb.stored_rounding(field, high)), field
+        assert "fit_ranges" in prof.values[field].range_why and "allowance" not in prof.values[field].range_why
+    assert prof.range("ops.rotate_s") == (3.124e-06, 1.248e-05)         # bs = 512 .. 128: rotations ~ 1/bs
+    assert prof.range("ciphertext.bytes") == (1200898, 1291256)          # latency 5 us .. bs = 128 at 0.5 us
+    assert bb.stored_rounding("ops.add_s", 1.0904752e-07) == prof.value("ops.add_s") == 1.090e-07

@@ -1,8 +1,11 @@
-"""The measured half of bsgs-multidevice, without running anything: the claims the comparison
-supports, the two-workers-vs-one rows, the costs over the rounds, the predictions and the
-measured tables (the runs themselves: test_bsgs_multidevice.py)."""
+"""The measured half of bsgs-multidevice, without running anything: the two-workers-vs-one rows,
+the costs over the rounds, the predictions (with the samples their noise is read from) and the
+measured tables (the runs themselves: test_bsgs_multidevice.py; the claims:
+test_bsgs_measured_claims.py)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -13,18 +16,6 @@ from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies import _bsgs_measured as st
 from cryptoffload.studies.bsgs_multidevice import BsgsMultideviceConfig
 from cryptoffload.workloads.bsgs import BsgsShape, split
-
-
-def test_measured_claims_name_the_worst_configuration_and_why() -> None:
-    rows = [st.MeasuredRow(1, "replicate", 4, 0.100, 0.105, 0.1, 0.0, 0.10, 0.11),
-            st.MeasuredRow(2, "replicate", 4, 0.080, 0.090, 0.1, 0.0, 0.08, 0.10),
-            st.MeasuredRow(2, "broadcast", 16, 0.100, 0.150, 0.1, 0.0, 0.14, 0.16)]
-    agree, worst = st.measured_claims(rows, [(1.0, 0.97), (1.0, 0.95)])
-    assert agree.kind == "agreement" and "2 of 3" in agree.ours
-    assert worst.kind == "divergence" and worst.key == [2, "broadcast", 16] and "33.3 %" in worst.ours
-    assert "GIL" in worst.why
-    _, loaded = st.measured_claims(rows, [(1.0, 0.97), (0.6, 0.4)])
-    assert "other processes took the cores" in loaded.why and "0.40" in loaded.why
 
 
 def test_scaling_rows_and_the_parallelism_the_cpu_allowed() -> None:
@@ -72,9 +63,15 @@ def test_predict_summarises_the_runs_of_each_product() -> None:
     shape = BsgsShape(16, 4, level=1)
     product = st.Product(2, "broadcast", 4, shape, np.zeros((16, 4)), split(shape, 2, "broadcast"), np.zeros(4))
     runs = [st.ProductRun(0.30, 0.20, 1e-7), st.ProductRun(0.10, 0.05, 3e-7), st.ProductRun(0.20, 0.10, 2e-7)]
-    (row,) = st.predict([product], [runs], costs, np.median)
+    slow = replace(costs, rotate_s=2 * costs.rotate_s)
+    (row,) = st.predict([product], [runs], costs, np.median, [costs, slow])
     want = tuner.evaluate(shape, 2, "broadcast", 4, costs, batched_sends=True)[0].predicted_s + st.client_tail_s(costs)
-    assert row == st.MeasuredRow(2, "broadcast", 4, want, 0.20, 0.10, 3e-7, 0.10, 0.30)
+    want_slow = (tuner.evaluate(shape, 2, "broadcast", 4, slow, batched_sends=True)[0].predicted_s
+                 + st.client_tail_s(slow))
+    assert want_slow > want  # each round's costs alone price the product again
+    assert row == st.MeasuredRow(2, "broadcast", 4, want, 0.20, 0.10, 3e-7, 0.10, 0.30, (0.30, 0.10, 0.20),
+                                 (want, want_slow))
+    assert st.predict([product], [runs], costs, np.median)[0].round_predicted_s == ()
     assert st.model_vs_measured_row(row) == st.ModelVsMeasuredRow(
         2, "broadcast", 4, want * 1e3, 200.0, (want / 0.20 - 1) * 100, 100.0, 300.0, pytest.approx(100.0), 100.0, 3e-7)
 

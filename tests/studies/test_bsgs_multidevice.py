@@ -47,6 +47,12 @@ def test_fit_check_the_naive_row_is_fitted_and_says_so(paper_run) -> None:
         assert row[t.columns.index("naive_ms")] == pytest.approx(t.paper_row(row[:1])[1], rel=0.005), row
     fitted = [c for c in res.claims if c.table == "table1_naive"]
     assert fitted and all(c.provenance == "fitted" and "fitted" in c.sentence() for c in fitted)
+    # its band is the fit's own row refitted over the assumed inputs (headline_bands), no paper value to judge
+    bands = named(res.tables["headline_bands"].rows, res.tables["headline_bands"].columns)
+    (row,) = [b for b in bands if b["figure"] == "naive row max |error| % (fit)"]
+    assert (fitted[0].kind, fitted[0].band) == ("claim", [row["band_low"], row["band_high"]])
+    assert fitted[0].paper_value is None
+    assert row["paper"] is None and row["paper_inside"] is None and row["most_sensitive"] == "naive_baby"
     assert all(k.startswith("bsgs_u280:") for k in res.fits if not k.startswith("fit:"))
 
 
@@ -182,8 +188,19 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     assert prof.kind == "measured"
     assert res.tables["measured_profile"].provenance == "measured"
     assert (tmp_path / "out" / "model_vs_measured.png").read_bytes()[:8] == PNG_MAGIC
-    kinds = {c.kind: c for c in res.claims if c.table == "model_vs_measured"}
-    assert set(kinds) == {"agreement", "divergence"} and kinds["divergence"].why
+    # one round: no spread known, so every band has zero width and none is claimed
+    bands = named(res.tables["model_vs_measured_bands"].rows, res.tables["model_vs_measured_bands"].columns)
+    assert [(r["workers"], r["strategy"], r["bs"]) for r in bands] == [(r["workers"], r["strategy"], r["bs"])
+                                                                       for r in rows]
+    for r, b in zip(rows, bands):
+        assert b["band_low_ms"] == b["band_high_ms"] == b["predicted_ms"] == r["predicted_ms"]
+        assert (b["measured_se_ms"], b["predicted_se_ms"], b["measured_inside"]) == (0.0, 0.0, False)
+    target, worst = [c for c in res.claims if c.table == "model_vs_measured"]
+    within = sum(abs(r["error_pct"]) <= 20 for r in rows)
+    assert (target.band, target.paper_value) == ([within, within], 8.0)
+    assert target.kind == ("agreement" if within == 8 else "divergence")
+    assert worst.kind == "divergence" and worst.band[0] == worst.band[1] and worst.why
+    assert worst.paper_value == max(rows, key=lambda r: abs(r["error_pct"]))["measured_ms"]
     assert any("measured Dask configurations" in h for h in res.headline)
     t = res.tables["two_workers_vs_one"]
     sc = named(t.rows, t.columns)

@@ -20,7 +20,8 @@ real runs. So this study
 
 :func:`run` lists the tables and claims in report order; each is built in the module of its
 part -- ``_bsgs_paper`` (1), ``_bsgs_bootstrap`` (the stages of 1, and 3), ``_bsgs_measured``
-(2) -- from typed rows (:mod:`cryptoffload.report.rows`).
+(2), ``_bsgs_bands`` (1's bands over the profile's ranges), ``_bsgs_measured_claims`` (2's claims
+and their bands from the run's own noise) -- from typed rows (:mod:`cryptoffload.report.rows`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESUL
                                                   bootstrap_stage_rows, bootstrap_stages_table, load_openfhe,
                                                   openfhe_table, stage_totals)
 from cryptoffload.studies._bsgs_measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
-                                                  measure, measure_run, measured_claims, measured_tables, scaling_rows)
+                                                  measure, measure_run, measured_tables, scaling_rows)
+from cryptoffload.studies._bsgs_measured_claims import measured_bands, measured_bands_table, measured_claims
 from cryptoffload.studies._bsgs_paper import (ADD_PER_PMUL, CLOSED_FORM_FIT, NAIVE_ROW, PAPER_DEVICES, PAPER_NAIVE,
                                                PAPER_SPEEDUP, PAPER_TUNED, TUNED_ROW, PaperRun, StrategiesRow, Table1,
                                                closed_form, closed_form_table, fit_naive_row, paper_inputs,
@@ -172,7 +174,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     result.headline.append(tuner_headline(tuners))
     measured_rows = measured.rows if measured is not None else []
     if measured is not None and measured_rows:
-        for claim in measured_claims(measured_rows, measured.shares):
+        for claim in measured_claims(measured_rows, measured.shares, measured_bands(measured_rows)):
             result.claim(claim)
     result.extra["config"] = _config_record(cfg, setup.devices)
     say("writing results")
@@ -204,11 +206,14 @@ def _declare_fits(result: StudyResult, profile: str) -> bool:
 
 def _measured_part(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None],
                    result: StudyResult) -> MeasuredRun:
-    """Real products on Dask workers beside the model: the measured profile and its tables."""
+    """Real products on Dask workers beside the model: the measured profile and its tables, then
+    each prediction's band from this run's noise (``_bsgs_measured_claims``)."""
     measured = measure_run(cfg, out, say)
     result.profiles.append(measured.profile_path)
     for table in measured_tables(measured, cfg):
         result.add(table)
+    if measured.rows:
+        result.add(measured_bands_table(measured.rows, measured_bands(measured.rows)))
     return measured
 
 
