@@ -199,7 +199,7 @@ def test_this_machine_tables_with_a_measured_software_profile(tmp_path):
 
 def test_the_papers_own_predict_leads_and_the_tuned_interval_stands_beside_it(small_run):
     """Issue 26: the headline compares the paper's 5 MB Predict, judged by its band over the
-    trace seed and the reconfiguration time; our tuned interval is a claim labelled our
+    trace seed, the reconfiguration time and the population's size; our tuned interval is a claim labelled our
     extension, saying where the paper's value falls in its band and why it need not be inside."""
     res, _ = small_run
     agree, ours, div = res.claims
@@ -210,8 +210,8 @@ def test_the_papers_own_predict_leads_and_the_tuned_interval_stands_beside_it(sm
     assert agree.band == [a[2], a[3]] and agree.paper_value == 1.18 and a[1] == xs[1]  # nominal: the seeds' median
     assert a[2] <= xs[2] and a[3] >= xs[3]  # the 55 ms corners are the table's 10-90 % over seeds
     assert agree.kind == ("agreement" if a[2] <= 1.18 <= a[3] else "divergence")
-    assert agree.band_method == ("4 corners: trace seed (client and cipher draw) (10-90 %) x "
-                                 "reconfiguration time (ms) 55.0-60.0")
+    assert agree.band_method == ("tornado ends only (6 runs; corners skipped): trace seed (client and cipher draw) (10-90 %) x "
+                                 "reconfiguration time (ms) 55.0-60.0 x clients in the fitted population 30,000-300,000")
     t = rows["our tuned-interval Predict/Oracle p90 averaged over rates"]
     assert ours.key == ["predict"] and ours.kind == "claim" and ours.band == [t[2], t[3]]
     assert ours.why.startswith("our extension")
@@ -234,10 +234,12 @@ def test_every_agreement_holds_the_papers_value_inside_its_band(small_run):
         assert r[5] == (r[2] <= r[4] <= r[3])  # paper_inside as computed
 
 
-def test_bands_move_the_reconfiguration_time_between_the_papers_figures(small_run):
+def test_bands_move_the_reconfiguration_time_and_the_fitted_clients(small_run):
     res, _ = small_run
     tornado = [r for r in res.tables["headline_tornado"].rows if r[1] == "reconfiguration time (ms)"]
     assert len(tornado) == 3  # every headline figure
     for r in tornado:
         assert (round(r[3], 2), round(r[4], 2), round(r[5], 2)) == (55.04, 55.04, 60.0) and r[2] == "cited"
         assert r[6] != r[7]  # the figure at 55 ms and at 60 ms differ
+    clients = [r for r in res.tables["headline_tornado"].rows if r[1] == "clients in the fitted population"]
+    assert [(r[2], r[3], r[4], r[5]) for r in clients] == [("fitted", 30_000, 30_000, 300_000)] * 3

@@ -1,4 +1,5 @@
-"""The fpga-reconfig bands: the trace seed and the reconfiguration time (the paper's two figures) moved together."""
+"""The fpga-reconfig bands: the trace seed, the reconfiguration time (the paper's two figures) and the fitted
+population's size moved together."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import numpy as np
 
 from cryptoffload.sim.reconfig_platform import load_reconfig_platform
 from cryptoffload.studies._reconfig_bands import (
+    CLIENTS_INPUT,
     RECONFIG_INPUT,
     SEED_INPUT,
     SeedFigure,
+    clients_input,
     reconfig_input,
     seed_bands,
 )
@@ -42,18 +45,49 @@ def test_a_reconfiguration_time_set_by_hand_is_not_moved() -> None:
     assert (i.low, i.nominal, i.high) == (60.0, 60.0, 60.0) and "--reconfig-ms" in i.why
 
 
-def test_band_moves_over_the_reconfiguration_time_as_computed() -> None:
+def test_band_moves_the_reconfiguration_time_and_the_clients_as_computed() -> None:
     nominal = load_reconfig_platform(CFG.profile).reconfig_time
     outs, _ = run_seeds(CFG, SEEDS, POLICIES)
     banded = seed_bands(CFG, SEEDS, outs, [SeedFigure("f", 1.18, POLICIES, predict_5mb)], nominal)["f"]
-    high = reconfig_input(CFG, nominal).high
-    at_high, _ = run_seeds(replace(CFG, reconfig_ms=high), SEEDS, POLICIES)
+    slow = reconfig_input(CFG, nominal).high
+    at = {(ms, n): run_seeds(replace(CFG, reconfig_ms=ms, n_clients=n), SEEDS, POLICIES)[0]
+          for ms in (nominal * 1e3, slow) for n in (30_000, 300_000)}
+    assert predict_5mb(at[(nominal * 1e3, 30_000)]) == predict_5mb(outs)  # a re-run is the study's own run
     swings = {s.input: s for s in banded.band.tornado}
-    assert swings[RECONFIG_INPUT].at_low == np.percentile(predict_5mb(outs), 50)
-    assert swings[RECONFIG_INPUT].at_high == np.percentile(predict_5mb(at_high), 50)
-    assert swings[RECONFIG_INPUT].at_low != swings[RECONFIG_INPUT].at_high  # the paper's 60 ms moves the figure
+    for name, point in ((RECONFIG_INPUT, (slow, 30_000)), (CLIENTS_INPUT, (nominal * 1e3, 300_000))):
+        assert swings[name].at_low == np.percentile(predict_5mb(outs), 50)  # both inputs' nominal is their low end
+        assert swings[name].at_high == np.percentile(predict_5mb(at[point]), 50)
+        assert swings[name].at_low != swings[name].at_high  # the paper's 60 ms, and 300,000 clients, move it
     assert (swings[SEED_INPUT].at_low, swings[SEED_INPUT].at_high) == tuple(np.percentile(predict_5mb(outs), [10, 90]))
-    corners = [np.percentile(predict_5mb(o), q) for o in (outs, at_high) for q in (10, 90)]
+    corners = [np.percentile(predict_5mb(o), q) for o in at.values() for q in (10, 90)]
     assert (banded.band.low, banded.band.high) == (min(corners), max(corners))
-    assert banded.band.method == "4 corners" and banded.band.nominal == np.median(predict_5mb(outs))
-    assert banded.paper == 1.18 and [i.name for i in banded.inputs] == [SEED_INPUT, RECONFIG_INPUT]
+    assert banded.band.method == "8 corners" and banded.band.nominal == np.median(predict_5mb(outs))
+    assert banded.paper == 1.18 and [i.name for i in banded.inputs] == [SEED_INPUT, RECONFIG_INPUT, CLIENTS_INPUT]
+
+
+def test_clients_move_over_the_fits_admitted_range_only_with_a_drawn_population() -> None:
+    i = clients_input(CFG)
+    assert (i.low, i.nominal, i.high, i.provenance, i.integer) == (30_000, 30_000, 300_000, "fitted", True)
+    assert "30,000 and 300,000" in i.why
+    for fixed in (replace(CFG, clients="returns"), replace(CFG, trace="log.csv")):
+        j = clients_input(fixed)
+        assert j.low == j.high == 30_000 and "not moved" in j.why
+
+
+def test_the_derived_slice_shares_cannot_change_fix5s_circuits(tmp_path) -> None:
+    from cryptoffload.profiles import builtin_profile_path
+    from cryptoffload.studies._reconfig_bands import fix5_kept_over_ranges
+
+    assert fix5_kept_over_ranges("virtex2_ciphers")  # AES-CBC's 22.56 .. 23.62 stays below Serpent's 38.49
+    text = builtin_profile_path("virtex2_ciphers").read_text()
+    wide = tmp_path / "wide.toml"
+    wide.write_text(text.replace("range = [22.56, 23.62]", "range = [22.56, 38.6]"))
+    assert not fix5_kept_over_ranges(str(wide))
+
+
+def test_a_quick_band_stops_at_the_tornados_ends() -> None:
+    nominal = load_reconfig_platform(CFG.profile).reconfig_time
+    outs, _ = run_seeds(CFG, SEEDS, POLICIES)
+    b = seed_bands(CFG, SEEDS, outs, [SeedFigure("f", 1.18, POLICIES, predict_5mb)], nominal, joint=False)["f"].band
+    ends = [b.nominal] + [v for s in b.tornado for v in (s.at_low, s.at_high)]
+    assert (b.low, b.high) == (min(ends), max(ends)) and b.method == "tornado ends only (6 runs; corners skipped)"

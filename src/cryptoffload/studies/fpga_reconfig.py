@@ -423,7 +423,7 @@ def _bands(result: StudyResult, cfg: FpgaReconfigConfig, plan: StudyPlan, outcom
     if not figures or not any(i.high > i.low for i in bands.inputs(cfg, len(outcomes), plan.platform.reconfig_time)):
         return {}
     quick = replace(cfg, workers=1) if cfg.quick else cfg  # a quick re-run is faster than spawning workers
-    banded = bands.seed_bands(quick, plan.seeds, outcomes, figures, plan.platform.reconfig_time)
+    banded = bands.seed_bands(quick, plan.seeds, outcomes, figures, plan.platform.reconfig_time, joint=not cfg.quick)
     for table in band_tables(list(banded.values()), list(plan.platform.profiles[:1]), bands.note(cfg, len(outcomes))):
         result.add(table)
     return banded
@@ -438,10 +438,11 @@ def _judged(banded: Banded, text: dict[str, Any]) -> Claim:
 
 
 def _method(banded: Banded) -> str:
+    """How the band was found, with each moving input's ends."""
     ends = {i.name: i for i in banded.inputs}
-    r = ends[bands.RECONFIG_INPUT]
+    r, n = ends[bands.RECONFIG_INPUT], ends[bands.CLIENTS_INPUT]
     return (f"{banded.band.method}: {bands.SEED_INPUT} (10-90 %) x {bands.RECONFIG_INPUT} "
-            f"{r.low:.1f}-{r.high:.1f}")
+            f"{r.low:.1f}-{r.high:.1f} x {bands.CLIENTS_INPUT} {n.low:,.0f}-{n.high:,.0f}")
 
 
 def _agreement_claim(result: StudyResult, c: Candidate | None, outcomes: Sequence[SeedOutcome],
