@@ -91,3 +91,14 @@ def test_a_quick_band_stops_at_the_tornados_ends() -> None:
     b = seed_bands(CFG, SEEDS, outs, [SeedFigure("f", 1.18, POLICIES, predict_5mb)], nominal, joint=False)["f"].band
     ends = [b.nominal] + [v for s in b.tornado for v in (s.at_low, s.at_high)]
     assert (b.low, b.high) == (min(ends), max(ends)) and b.method == "tornado ends only (6 runs; corners skipped)"
+
+
+def test_a_quick_band_shifts_every_seed_by_the_first_seeds_change() -> None:
+    nominal = load_reconfig_platform(CFG.profile).reconfig_time
+    outs, _ = run_seeds(CFG, SEEDS, POLICIES)
+    b = seed_bands(CFG, SEEDS, outs, [SeedFigure("f", 1.18, POLICIES, predict_5mb)], nominal, rerun=1)["f"].band
+    slow = reconfig_input(CFG, nominal).high
+    first_slow = predict_5mb(run_seeds(replace(CFG, reconfig_ms=slow), SEEDS[:1], POLICIES)[0])
+    shift = first_slow[0] - predict_5mb(outs)[0]
+    at_slow = {s.input: s for s in b.tornado}[RECONFIG_INPUT].at_high
+    assert at_slow == np.percentile([v + shift for v in predict_5mb(outs)], 50) and shift != 0
