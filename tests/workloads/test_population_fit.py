@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.workloads.client_population import FITTED_CLIENTS, FITTED_SHAPE, draw_population
+from cryptoffload.workloads.client_population import (
+    FITTED_CLIENTS,
+    FITTED_CLIENTS_RANGE,
+    FITTED_SHAPE,
+    draw_population,
+)
 from cryptoffload.workloads.population_fit import (
+    GridPoint,
+    accepted,
     fc_distance,
     fit_population,
     mix_distance,
@@ -53,6 +60,25 @@ def test_fit_picks_a_grid_point_by_the_stated_rule():
     assert chosen.fc_mean <= best_fc + 0.005 or len(fit.grid) == 1
     with pytest.raises(ConfigError):
         fit_population(TABLE7, seeds=1)
+
+
+def test_accepted_keeps_the_points_within_the_stated_slack_of_both_bests():
+    grid = [GridPoint(1, 1.0, 0.100, 0.0, 0.20, 0.02), GridPoint(2, 1.0, 0.104, 0.0, 0.21, 0.01),
+            GridPoint(3, 1.0, 0.106, 0.0, 0.20, 0.01), GridPoint(4, 1.0, 0.101, 0.0, 0.23, 0.01)]
+    assert [g.n_clients for g in accepted(grid)] == [1, 2]  # 3 misses Fc by 0.006, 4 the mix by 0.03 > 0.02
+    apart = [GridPoint(1, 1.0, 0.2, 0.0, 0.1, 0.0), GridPoint(2, 1.0, 0.1, 0.0, 0.5, 0.0)]
+    assert [g.n_clients for g in accepted(apart, fc_slack=0.01)] == [2]  # none both: the best Fc point
+
+
+def test_the_fitted_clients_range_is_what_the_fit_admits_on_its_results():
+    """The range the fpga-reconfig bands move the population over, computed from the stored fit."""
+    import json
+    from pathlib import Path
+
+    stored = json.loads((Path(__file__).parents[2] / "benchmarks/results/client_population_fit.json").read_text())
+    ok = accepted([GridPoint(**g) for g in stored["grid"]])
+    assert (min(g.n_clients for g in ok), max(g.n_clients for g in ok)) == FITTED_CLIENTS_RANGE
+    assert stored["n_clients"] == FITTED_CLIENTS == FITTED_CLIENTS_RANGE[0]
 
 
 def test_fit_check_fitted_population_matches_fc_better_than_a_small_one():

@@ -24,7 +24,7 @@ from cryptoffload.sim import reconfig_fast as fast
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
 from cryptoffload.studies._reconfig_paper import PAPER_RATES, PAPER_TABLE7
-from cryptoffload.workloads.client_population import draw_population
+from cryptoffload.workloads.client_population import FITTED_CLIENTS, draw_population
 from cryptoffload.workloads.population_fit import fc_distance, mix_distance
 from cryptoffload.workloads.request_trace import Trace
 from cryptoffload.workloads.trace_log import load_trace
@@ -67,6 +67,7 @@ class FpgaReconfigConfig:
     workers: int | None = None
     clients: str = "population"
     readings: bool = True
+    n_clients: int = FITTED_CLIENTS  # the fitted population's size; the bands move it over its range
 
     def validate(self) -> None:
         if self.requests is not None:
@@ -226,7 +227,7 @@ def traces_for_seed(cfg: FpgaReconfigConfig, seed: int) -> tuple[Trace, Trace, l
     n_hist = cfg.history_requests or (len(trace) if trace is not None else cfg.n_requests)
     if cfg.clients == "population":
         # The same clients in both months: the history never contains the evaluated requests.
-        pop = draw_population(np.random.SeedSequence([seed, 2005]))
+        pop = draw_population(np.random.SeedSequence([seed, 2005]), cfg.n_clients)
         trace = trace if trace is not None else generate_trace(cfg.n_requests, seed=seed, population=pop)
         history = history if history is not None else generate_trace(n_hist, seed=seed + 1_000_003, population=pop)
     else:

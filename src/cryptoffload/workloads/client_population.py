@@ -34,6 +34,8 @@ from cryptoffload.errors import ConfigError
 __all__ = [
     "ClientPopulation",
     "FITTED_CLIENTS",
+    "FITTED_CLIENTS_RANGE",
+    "FITTED_CLIENTS_RANGE_WHY",
     "FITTED_SHAPE",
     "FIT_PROVENANCE",
     "draw_population",
@@ -47,6 +49,13 @@ __all__ = [
 #: and whose Table 7 distance is within one standard error of the best (0.230 +- 0.015). Fewer
 #: clients come back in later runs too often for Fc (N = 3,000: KS 0.107).
 FITTED_CLIENTS = 30_000
+#: The range of :data:`FITTED_CLIENTS`: the smallest and largest N among the grid points the fit's
+#: own rule admits (``population_fit.accepted`` on the same results file): 30,000 and 300,000, both
+#: at shape 2.5 (100,000 lies between them).
+FITTED_CLIENTS_RANGE = (30_000, 300_000)
+FITTED_CLIENTS_RANGE_WHY = ("the smallest and largest client counts the fit's own rule admits on its grid (Fc "
+                            "distance within 0.005 of the best, Table 7 distance within one standard error of the "
+                            "best; benchmarks/results/client_population_fit.json): 30,000 and 300,000")
 #: Pareto shape of client activity, fitted with :data:`FITTED_CLIENTS`. alpha <= 1 makes two to
 #: five ciphers stand far above the rest (Table 7 distance 0.25-0.69), which Table 7 (nine
 #: ciphers at 0.070-0.097) rules out; alpha = 1.5 misses Fc at N = 30,000 (KS 0.072). The

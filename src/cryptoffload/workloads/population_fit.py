@@ -36,7 +36,7 @@ from cryptoffload.workloads.client_population import draw_population
 from cryptoffload.workloads.request_trace import Trace
 from cryptoffload.workloads.web_trace import RETURN_TIME, generate_trace
 
-__all__ = ["same_client_returns", "fc_distance", "mix_distance", "GridPoint", "PopulationFit", "fit_population"]
+__all__ = ["same_client_returns", "fc_distance", "mix_distance", "GridPoint", "PopulationFit", "accepted", "fit_population"]
 
 
 def same_client_returns(trace: Trace) -> np.ndarray:
@@ -91,6 +91,16 @@ def _mean_sem(xs: list[float]) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0
 
 
+def accepted(grid: Sequence[GridPoint], fc_slack: float = 0.005) -> list[GridPoint]:
+    """The grid points the fit's rule admits: mean Fc distance within ``fc_slack`` of the best and
+    mean mix distance within one standard error of the best (the best Fc point when none is
+    both). The fit picks one; all of them are what the data allow, so they bound its range."""
+    best_fc = min(g.fc_mean for g in grid)
+    best_mix = min(grid, key=lambda g: g.mix_mean)
+    ok = [g for g in grid if g.fc_mean <= best_fc + fc_slack and g.mix_mean <= best_mix.mix_mean + best_mix.mix_sem]
+    return ok or [min(grid, key=lambda g: g.fc_mean)]  # the two targets pull apart on this grid
+
+
 def fit_population(target_mix: Sequence[float], n_clients: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000),
                    shapes: Sequence[float] = (0.8, 1.0, 1.5, 2.5), seeds: int = 8, n_requests: int = 200_000,
                    fc_slack: float = 0.005, progress: Callable[[str], None] | None = None) -> PopulationFit:
@@ -109,10 +119,5 @@ def fit_population(target_mix: Sequence[float], n_clients: Sequence[int] = (1_00
             grid.append(GridPoint(int(n), float(shape), *_mean_sem(fc), *_mean_sem(mix)))
             if progress:
                 progress(f"N={n}, alpha={shape}")
-    best_fc = min(g.fc_mean for g in grid)
-    best_mix = min(grid, key=lambda g: g.mix_mean)
-    ok = [g for g in grid if g.fc_mean <= best_fc + fc_slack and g.mix_mean <= best_mix.mix_mean + best_mix.mix_sem]
-    if not ok:  # the two targets pull apart on this grid: take the best Fc point
-        ok = [min(grid, key=lambda g: g.fc_mean)]
-    chosen = min(ok, key=lambda g: (g.n_clients, g.activity_shape))
+    chosen = min(accepted(grid, fc_slack), key=lambda g: (g.n_clients, g.activity_shape))
     return PopulationFit(chosen.n_clients, chosen.activity_shape, grid, seeds, n_requests)
