@@ -52,10 +52,15 @@ def small_runs(tmp_path_factory) -> dict[str, tuple[StudyResult, Path]]:
         spec = all_studies()[name]
         try:
             spec.run(spec.config(**kw), out)
-        except ValueError:  # write_result refused mislabelled provenance: the test below reports it
+        except ValueError as exc:  # write_result refused dishonest labels: the test below reports it
+            REFUSED[name] = str(exc)
             continue
         runs[name] = (load_result(out / "result.json"), out)
     return runs
+
+
+#: why write_result refused a study's small run, by study
+REFUSED: dict[str, str] = {}
 
 
 def declared_and_profile_fits(res: StudyResult, folder: Path) -> dict[str, str]:
@@ -73,7 +78,7 @@ def declared_and_profile_fits(res: StudyResult, folder: Path) -> dict[str, str]:
 def test_no_fitted_value_is_labelled_a_prediction(name: str, small_runs) -> None:
     if name == "tls-offload" and not HAVE_TLS_TOOLS:
         pytest.skip("nginx, wrk or curl not installed (make installs them)")
-    assert name in small_runs, f"{name}: write_result refused the result (provenance labels or claim bands not honest: run it to see)"
+    assert name in small_runs, f"{name}: write_result refused the result: {REFUSED.get(name)}"
     res, out = small_runs[name]
     res.fits = declared_and_profile_fits(res, out)
     assert check_provenance(res) == []

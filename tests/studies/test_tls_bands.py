@@ -63,6 +63,18 @@ def test_a_ratio_band_moves_the_profile_ranges_and_the_measured_noise() -> None:
     assert b.band.most_sensitive == tb.RATIO_NOISE  # a sub-percent effect against a few percent of noise
 
 
+def test_a_variant_moves_only_the_measured_noise() -> None:
+    model, prof = _model(), load_profile(nic.PROFILE_NAME)
+    n = tb.fetch_noise(_samples, "64M.bin", "wget", True)
+    b = tb.ratio_band(prof, model, ["ktls/tls", "64M.bin", "wget"], tm.LARGE, SAMPLES[("tls", "64M.bin")], n, 0.992,
+                      quick=True, model_fields=())
+    assert [i.name for i in b.inputs] == [tb.FETCH, tb.RATIO_NOISE] and b.band.method == "4 corners"
+    r = b.band.nominal
+    assert (b.band.low, b.band.high) == (pytest.approx(r * (1 - 2 * n.ratio_se), rel=1e-3),
+                                         pytest.approx(r * (1 + 2 * n.ratio_se), rel=1e-3))
+    assert tb.note(True, "pessimistic").startswith("The pessimistic variant is itself an end of the model's ranges")
+
+
 def test_claims_follow_their_bands_and_quote_the_runs_noise() -> None:
     model, prof = _model(), load_profile(nic.PROFILE_NAME)
     rows = tm.fetch_predictions(model, _mean, FILES, ["wget"])[0]

@@ -9,6 +9,8 @@ import pytest
 from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.result import StudyResult
 from cryptoffload.sim import smartnic as nic
+from cryptoffload.profiles.loader import load_profile
+from cryptoffload.studies import _tls_bands as tband
 from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies import tls_offload as st
 
@@ -25,11 +27,22 @@ def _model(variant: str = "nominal") -> nic.TlsCostModel:
     return nic.TlsCostModel(costs.with_handshake(), nic.TlsOffloadParams.from_profile(variant=variant))
 
 
+def _bands(model: nic.TlsCostModel, rows: list[tm.PredictionRow], label: str) -> dict:
+    """Bands as the study makes them, on two identical fetches per file (no fetch noise): the
+    model's ranges for the nominal variant, nothing for a variant (already an end of them)."""
+    noise = tband.FetchNoise(2, 0.0, 0.0, None)
+    fields = tband.MODEL_FIELDS if model.params.variant == "nominal" else ()
+    return {tband.figure_label(*r.key): tband.ratio_band(load_profile(nic.PROFILE_NAME), model, r.key, FILES[r.file],
+                                                         [FETCH[("tls", r.file)]] * 2, noise, r.paper, True, fields)
+            for r in rows if r.provenance == label and (r.paper is not None or r.file == "2K.bin")}
+
+
 def _result(model: nic.TlsCostModel, label: str) -> StudyResult:
     res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
     tm.add_tables(res, model, _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, model.params.input_names(), label,
                   {"wget": 5e-3})
-    tm.claims(res, tm.fetch_predictions(model, _fetch, FILES, ["wget"], label)[0], model, FILES, _fetch, label)
+    rows = tm.fetch_predictions(model, _fetch, FILES, ["wget"], label)[0]
+    tm.claims(res, rows, model, FILES, _fetch, label, _bands(model, rows, label))
     return res
 
 

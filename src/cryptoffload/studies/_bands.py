@@ -105,13 +105,15 @@ def tornado_rows(figures: Sequence[Banded]) -> list[TornadoRow]:
     return out
 
 
-def band_tables(figures: Sequence[Banded], inputs: list[str], note: str) -> tuple[Table, Table]:
+def band_tables(figures: Sequence[Banded], inputs: list[str], note: str,
+                provenance: str = "simulated") -> tuple[Table, Table]:
     """The two tables; ``inputs`` names the profiles the figures depend on, ``note`` says what
-    was moved, how, and (in quick mode) with how many samples."""
-    bands = table_of(BandRow, band_rows(figures), id=BANDS_ID, provenance="simulated", inputs=inputs,
+    was moved, how, and (in quick mode) with how many samples; ``provenance`` is the figures'
+    (``fitted`` where they rest on a fitted input)."""
+    bands = table_of(BandRow, band_rows(figures), id=BANDS_ID, provenance=provenance, inputs=inputs,
                      title="Headline figures with their bands: every uncertain input over its profile range",
                      note=note)
-    tornado = table_of(TornadoRow, tornado_rows(figures), id=TORNADO_ID, provenance="simulated", inputs=inputs,
+    tornado = table_of(TornadoRow, tornado_rows(figures), id=TORNADO_ID, provenance=provenance, inputs=inputs,
                        title="Tornado: each input alone at its low and high end, the others nominal (largest swing first)",
                        note="input_provenance: the input's kind in its profile (assumed, fitted, cited, measured); "
                             "range_why: the reason for its ends.")

@@ -10,8 +10,8 @@ fetch series of one run, +- 2 combined standard errors of this run's TLS series 
 it stands beside (``ktls`` here runs as user-space TLS, so that pair is two identical
 configurations). The third is what makes a sub-percent effect "within noise".
 
-Only the nominal variant is banded: the optimistic and pessimistic variants are themselves
-the ends of (1).
+The optimistic and pessimistic variants are themselves the ends of (1), so their bands move
+(2) and (3) only (``model_fields=()``): the measured noise around that end.
 """
 
 from __future__ import annotations
@@ -80,13 +80,15 @@ def figure_label(ratio: str, fname: str, client: str) -> str:
 
 
 def ratio_band(profile: Profile, model: nic.TlsCostModel, key: Sequence[str], size: int,
-               tls_samples: Sequence[float], noise: FetchNoise, paper: float | None, quick: bool) -> Banded:
+               tls_samples: Sequence[float], noise: FetchNoise, paper: float | None, quick: bool,
+               model_fields: Sequence[str] = MODEL_FIELDS) -> Banded:
     """The band of one predicted ratio (``key``: ratio ``ktls/tls`` or ``ktls-nic/ktls``, file,
-    client) on a file of ``size`` bytes."""
+    client) on a file of ``size`` bytes; ``model_fields``: the profile values moved (none for a
+    variant, which is already an end of their ranges)."""
     ratio = key[0]
     at = _model_at(profile, model.measured)
     fetch = measured_input(FETCH, tls_samples)
-    inputs = [profile_input(profile, f) for f in MODEL_FIELDS] + [
+    inputs = [profile_input(profile, f) for f in model_fields] + [
         fetch, Input(RATIO_NOISE, 1.0, 1 - 2 * noise.ratio_se, 1 + 2 * noise.ratio_se,
                      f"measured: +-2 combined standard errors of two series of {noise.count} fetches", "measured")]
 
@@ -101,7 +103,12 @@ def ratio_band(profile: Profile, model: nic.TlsCostModel, key: Sequence[str], si
     return Banded(figure_label(*key), b, paper, inputs)
 
 
-def note(quick: bool) -> str:
+def note(quick: bool, variant: str = "nominal") -> str:
+    """The bands table's note: what moved and how (a variant moves the measured noise only)."""
+    if variant != "nominal":
+        return (f"The {variant} variant is itself an end of the model's ranges, so its ratios move over this run's "
+                "noise only: the measured TLS fetch over +-2 standard errors of its fetches and the noise of a ratio "
+                "of two fetch series (+-2 combined standard errors); two inputs, all 4 corners.")
     return ("Each predicted ratio over the tls_offload.toml ranges of the model's six fractions and costs, the "
             "measured TLS fetch over +-2 standard errors of this run's fetches, and the noise of a ratio of two "
             "fetch series (+-2 combined standard errors of this run's series); eight inputs, so a Latin hypercube of "

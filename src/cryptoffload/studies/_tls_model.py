@@ -283,7 +283,7 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
         if k and n:
             _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
             b = (bands or {}).get(figure_label(*n.key))
-            if b is not None and b.paper is not None:  # the card's claim: the NIC step's band, its kind unchanged
+            if b is not None:  # the card's claim: the NIC step's band (beside the paper's only with wget), its kind unchanged
                 q = result.claims[-1]
                 q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
                 q.band_method = b.band.method

@@ -157,20 +157,25 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
 
 def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches,
            predictions: list[tm.PredictionRow]) -> tuple[dict[str, Banded], dict[tuple[str, str], tband.FetchNoise]]:
-    """Bands of the predicted rows beside a paper figure (the nominal variant only: the others
-    are its ends), their tables, and this run's fetch noise per file and client."""
+    """Bands of the predicted rows beside a paper figure, and of the small file's rows whatever
+    the client (the card's open-question claim quotes them, and with curl alone the paper's
+    wget figures have no row to stand beside), over the model's ranges and the run's noise (a
+    variant, itself an end of the ranges, over the noise only); their tables, and this run's
+    fetch noise per file and client."""
     ktls_is_tls = "ran user-space TLS" in f.bench.verified.get("ktls", "")
     noise = {(fname, c): tband.fetch_noise(f.samples, fname, c, ktls_is_tls) for fname in f.files for c in cfg.clients
              if f.samples("tls", fname, c)}
-    if cfg.variant != "nominal":
-        return {}, noise
     profile = load_profile(cfg.profile or nic.PROFILE_NAME)
+    small = tm.small_file(f.files)
+    moved = tband.MODEL_FIELDS if cfg.variant == "nominal" else ()
     bands = {tband.figure_label(*r.key): tband.ratio_band(profile, model.costs, r.key, f.files[r.file],
                                                     f.samples("tls", r.file, r.client), noise[(r.file, r.client)],
-                                                    r.paper, cfg.quick)
-             for r in predictions if r.provenance == model.label and r.paper is not None and (r.file, r.client) in noise}
+                                                    r.paper, cfg.quick, moved)
+             for r in predictions if r.provenance == model.label and (r.paper is not None or r.file == small)
+             and (r.file, r.client) in noise}
     if bands:
-        for table in band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick)):
+        for table in band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick, cfg.variant),
+                                 model.label):
             result.add(table)
     return bands, noise
 
