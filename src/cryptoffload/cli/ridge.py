@@ -344,6 +344,7 @@ def ridge_demo(
         check_output_file(out)
     if workdir is not None:
         check_output_folder(workdir)
+    from cryptoffload.apps.ridge.accuracy import Z_MARGIN
     from cryptoffload.apps.ridge.demo import run_demo
 
     def say(text: str) -> None:
@@ -361,7 +362,7 @@ def ridge_demo(
                        for j, (a, b, c) in enumerate(zip(result.coef, result.sklearn, diff))])
     console.print(f"max |ours - sklearn| = {result.max_abs_diff:.3e}: "
                   f"{'within' if result.within_expected else 'BEYOND'} the fixed-point error expected "
-                  f"({result.expected:.3e}, 4 standard deviations); ||diff||_2 = {result.l2_diff:.3e}, "
+                  f"({result.expected:.3e}, {Z_MARGIN:g} standard deviations); ||diff||_2 = {result.l2_diff:.3e}, "
                   f"guaranteed worst-case bound {result.bound:.3e}")
     t = result.timings
     console.print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
