@@ -95,7 +95,7 @@ def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
     # the findings and where the files are, no tables (--tables prints them)
-    assert lines[-2:] == ["wrote o/result.json (12 tables, 3 figures)", "tables: one CSV each in o/ (--tables prints them here)"]
+    assert lines[-2:] == ["wrote o/result.json (14 tables, 3 figures)", "tables: one CSV each in o/ (--tables prints them here)"]
     assert not any(line.startswith(("┏", "│")) for line in lines) and len(lines) < 25
     assert sum(line.startswith("• ") for line in lines) == 7   # the paper's Predict leads, our tuned interval beside it
     out = tmp_path / "o"

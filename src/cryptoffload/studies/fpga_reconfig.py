@@ -144,7 +144,7 @@ def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Call
     runs = _run_seeds(cfg, plan, progress(plan.steps) if progress else None)
     result = _new_result(cfg, plan, runs)
     summary = tables.table6_tables(result, runs.outcomes, plan.table6_policies) if "oracle" in plan.policies else None
-    t8 = tables.first_seed_tables(result, runs.first.runs, plan.platform, plan.policies, cfg.seed)
+    tables.first_seed_tables(result, runs.first.runs, plan.platform, plan.policies, cfg.seed)
     tops = tables.table7_tables(result, runs.outcomes, plan.platform)
     tables.interval_table(result, runs.outcomes)
     tables.population_table(result, runs.outcomes, cfg.clients)
@@ -155,7 +155,7 @@ def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Call
         result.extra["readings"] = {r.reading: r.values() for r in readings}
     if runs.this_machine is not None and plan.measured is not None:  # runs for this machine exactly when measured
         _this_machine(result, runs.this_machine, plan.platform, plan.measured, plan.this_machine_policies)
-    heads = _headlines(summary, t8, runs.outcomes)
+    heads = _headlines(summary, runs.outcomes)
     banded = _bands(result, cfg, plan, runs.outcomes, heads)
     _agreement_claim(result, heads.agreement, runs.outcomes, banded)
     _extension_claim(result, summary, banded.get(TUNED))
@@ -360,9 +360,10 @@ def _rel_at(rate: float, policy: str) -> Callable[[Sequence[SeedOutcome]], list[
     return lambda outs: tables.rel_oracle(outs, [policy, "oracle"])[(rate, policy)]
 
 
-def _candidates(summary: tables.Table6Summary | None, t8: dict[str, float],
-                outcomes: Sequence[SeedOutcome]) -> list[Candidate]:
-    """Table 7's top share is a fit target, so it is reported but not a candidate."""
+def _candidates(summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome]) -> list[Candidate]:
+    """Table 7's top share is a fit target, so it is reported but not a candidate. Table 8 is
+    computed on the first seed alone, so it has no band over the seeds and cannot head the
+    report (issue 26: every headline claim carries its band); it stays in its table."""
     cands = []
     if summary is not None:
         # the paper's own Predict (its fixed 5 MB interval) is the candidate; our tuned interval stands beside it
@@ -377,10 +378,6 @@ def _candidates(summary: tables.Table6Summary | None, t8: dict[str, float],
             cands.append(Candidate("Software/Oracle p90 at 20,000 req/s", tables.median(rels[(20000.0, "software")]),
                                    PAPER_TABLE6[20000].software, _rel_at(20000.0, "software"), "table6_p90_vs_oracle",
                                    [20000.0], ("software", "oracle")))
-    if "oracle" in t8:
-        cands.append(Candidate("Oracle's encryption-time reduction vs Software (Table 8, mean over ciphers, %)",
-                               t8["oracle"], PAPER_TABLE8_TOTAL.oracle, None, "table8_enc_time_reduction_pct",
-                               ["mean over ciphers"]))
     return cands
 
 
@@ -398,9 +395,8 @@ class Headlines:
         return [f for f in (fig, self.tuned, self.oracle) if f is not None]
 
 
-def _headlines(summary: tables.Table6Summary | None, t8: dict[str, float],
-               outcomes: Sequence[SeedOutcome]) -> Headlines:
-    cands = _candidates(summary, t8, outcomes)
+def _headlines(summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome]) -> Headlines:
+    cands = _candidates(summary, outcomes)
     agreement = min(cands, key=lambda c: c.log_distance) if cands else None
     tuned = (bands.SeedFigure(TUNED, PAPER_MEAN_PREDICT, ("predict", "oracle"), _mean_rel_of("predict"))
              if summary is not None and "predict" in summary.mean_rel and "predict-5mb" in summary.mean_rel else None)
@@ -422,9 +418,9 @@ def _oracle_worst_rate(outcomes: Sequence[SeedOutcome]) -> float | None:
 def _bands(result: StudyResult, cfg: FpgaReconfigConfig, plan: StudyPlan, outcomes: Sequence[SeedOutcome],
            heads: Headlines) -> dict[str, Banded]:
     """Every headline figure over the trace seed and the reconfiguration time (``_reconfig_bands.py``),
-    and the two band tables; nothing when no input moves (one seed, a time set by hand)."""
+    and the two band tables (zero-width bands when no input moves: one seed, a time set by hand)."""
     figures = heads.figures()
-    if not figures or not any(i.high > i.low for i in bands.inputs(cfg, len(outcomes), plan.platform.reconfig_time)):
+    if not figures:
         return {}
     quick = replace(cfg, workers=1) if cfg.quick else cfg  # a quick re-run is faster than spawning workers
     banded = bands.seed_bands(quick, plan.seeds, outcomes, figures, plan.platform.reconfig_time, joint=not cfg.quick,
