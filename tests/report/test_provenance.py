@@ -100,6 +100,19 @@ def test_claims_follow_the_row_they_quote() -> None:
     assert "has no row" in check_provenance(r)[0]
 
 
+def test_a_claim_says_what_its_row_says() -> None:
+    """A row labelled in a provenance column (a cited time over our latency: derived) makes a
+    claim of that label, not the table's usual one."""
+    t = Table("h", "Headline", ["claim", "provenance", "value"],
+              [["ratio", "simulated", 3.5], ["speedup vs CPU", "derived", 10.2]], "mixed")
+    r = _res(t)
+    r.claim(Claim("10.6x", "10.2x", "simulated", table="h", key=["speedup vs CPU"], band=[10.0, 10.4],
+                  most_sensitive="p:f"))
+    assert "labelled derived but says simulated" in check_provenance(r)[0]
+    r.claims[0].provenance = "derived"
+    assert check_provenance(r) == []
+
+
 def test_every_claim_carries_its_band_and_names_what_moves_it() -> None:
     r = _res(_t2(reproduces="Table 2"), fits={})
     r.claim(Claim("3,850 ms", "3,842 ms", "simulated", table="t2", key=["1 GB/s"]))

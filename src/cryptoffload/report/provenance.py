@@ -164,8 +164,11 @@ def check_claims(result: StudyResult) -> list[str]:
         if i is None:
             problems.append(f"claim {c.ours!r}: table {c.table} has no row {c.key!r}")
             continue
-        if t.row_provenance(i) == "fitted" and c.provenance != "fitted":
+        row = t.row_provenance(i)
+        if row == "fitted" and c.provenance != "fitted":
             problems.append(f"claim {c.ours!r} quotes a fitted row of {c.table} but says {c.provenance}")
+        elif t.has_provenance_column and row != c.provenance:
+            problems.append(f"claim {c.ours!r} quotes a row of {c.table} labelled {row} but says {c.provenance}")
     return problems
 
 
