@@ -109,7 +109,7 @@ def test_no_element_of_the_report_is_wider_than_the_window(tmp_path: Path) -> No
     cols = ["k"] + [f"platform_{i}_latency_ms" for i in range(16)]
     res.add(Table("wide", "Wide", cols, [[k] + [123456.789 * k + i for i in range(16)] for k in (1, 2, 4)],
                   "simulated", paper=[[1] + [99999.0 + i for i in range(16)]]))
-    res.claims = [Claim("1", "2", "simulated", table="wide", kind="agreement")]
+    res.claims = [Claim("1", "2", "simulated", table="wide", kind="agreement", band=[0.5, 2.5], paper_value=1.0)]
     index = write_index([(res, "wide"), (res, "wide-trace")], tmp_path, machine={"cpu": "test", "cores": 2})
     viewport, page, wide = browser.wider_than_viewport(index, width=1000)
     assert wide == [] and page <= viewport

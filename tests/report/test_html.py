@@ -149,10 +149,13 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
 
     a = _study("isc-he-cnn", "HE CNN on computational storage", paper=PAPERS["in-storage-he"].cite(),
                key_figure="load_factor.png")
-    a.claims = [Claim("3,850 ms", "3,656 ms (-5 %)", "simulated", kind="agreement"),
-                Claim("1,321 ms", "1,082 ms (-18 %)", "simulated", kind="divergence", why="assumed HEAX op rates"),
+    a.claims = [Claim.judged(paper="3,850 ms", ours="3,656 ms (-5 %)", provenance="simulated", band=[3600, 3900],
+                             paper_value=3850, most_sensitive="keys"),
+                Claim.judged(paper="1,321 ms", ours="1,082 ms (-18 %)", provenance="simulated", band=[1000, 1200],
+                             paper_value=1321, most_sensitive="keys", closes="keys", why="assumed HEAX op rates"),
                 Claim("x3.60", "x3.96", "fitted"),
-                Claim("(not in the paper)", "within 20 % of 12 runs", "simulated", kind="agreement")]
+                Claim.judged(paper="12 runs within 20 %", ours="within 20 % of 12 runs", provenance="simulated",
+                             band=[0.9, 1.1], paper_value=1.0, most_sensitive="seed")]
     trace = _study("isc-he-cnn", "HE CNN, a recorded trace")
     b = _study("ridge", "Ridge regression")  # no claims: headline and table provenances
     doc = write_index([(a, "isc-he-cnn"), (trace, "isc-he-cnn-trace"), (b, "ridge")], tmp_path,
@@ -164,11 +167,12 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
     assert "T. Suzuki et al." in isc and "Japanese workshop paper" in isc
     assert "title='T. Suzuki and H. Yamana" in doc  # the full citation on hover
     # agreement, then divergence; the paper's other claims and the other run fold under "more"
-    assert isc.index("strongest predicted agreement") < isc.index("largest divergence") < isc.index("the paper's claim")
+    assert isc.index("predicted agreement, inside our band") < isc.index("divergence, outside our band") \
+        < isc.index("the paper's claim")
     more = doc[doc.index("id='card-isc-he-cnn'"):doc.index("id='card-ridge'")]
     assert more.index("<details class='more'>") < more.index("x3.96") and "1 other run of this study" in more
     # a second agreement folds too: one agreement and one divergence per card, so every card fits
-    assert isc.count("strongest predicted agreement") == 2 and "2 more claims" in isc
+    assert isc.count("predicted agreement, inside our band") == 2 and "2 more claims" in isc
     assert more.index("<details class='more'>") < more.index("within 20 % of 12 runs")
     assert "assumed HEAX op rates" in isc and "HE CNN, a recorded trace" in isc
     # the badge leads our result, so the badges line up down the card
@@ -240,8 +244,10 @@ def _navigable_report(tmp_path: Path) -> str:
     a.add(wide)
     a.add(Table("quoted_long", "Long and quoted", ["i", "v"], long_rows, "simulated"))
     a.add(Table("long", "Long, not quoted", ["i", "v"], long_rows, "simulated"))
-    a.claims = [Claim("1,000 ms", "1,001 ms", "simulated", table="wide", kind="agreement"),
-                Claim("12", "13", "simulated", table="quoted_long", kind="divergence", why="w"),
+    a.claims = [Claim("1,000 ms", "1,001 ms", "simulated", table="wide", kind="agreement", band=[990.0, 1010.0],
+                      paper_value=1000.0),
+                Claim("12", "13", "simulated", table="quoted_long", kind="divergence", why="w", band=[13.0, 14.0],
+                      paper_value=12.0),
                 Claim("x", "y", "simulated", table="sw")]
     trace = _study("isc-he-cnn", "HE CNN on computational storage")
     b = _study("ridge", "Ridge regression")

@@ -268,11 +268,28 @@ def test_table_rejects_inconsistent_declarations() -> None:
 
 
 def test_a_claims_sentence_says_what_it_is_and_only_a_simulated_one_is_predicted() -> None:
-    assert Claim("1.18", "1.08", "simulated", kind="agreement").sentence() == \
-        "Strongest predicted agreement: 1.08 (paper: 1.18) — simulated"
-    assert Claim("636 s", "662 s", "measured", kind="agreement").sentence().startswith("Closest agreement: 662 s")
-    assert Claim("x", "y", "fitted", kind="divergence", why="w").sentence() == "Largest divergence: y (paper: x) — fitted; w"
+    assert Claim("1.18", "1.08", "simulated", kind="agreement", band=[1.0, 1.2], paper_value=1.18).sentence() == \
+        "Predicted agreement, inside our band: 1.08 (paper: 1.18) — simulated; band 1 .. 1.2"
+    assert Claim("636 s", "662 s", "measured", kind="agreement", band=[630.0, 670.0], paper_value=636.0) \
+        .sentence().startswith("Agreement, inside our band: 662 s")
+    assert Claim("x", "y", "fitted", kind="divergence", why="w", band=[2.0, 3.0], paper_value=1.0).sentence() == \
+        "Divergence, outside our band: y (paper: x) — fitted; band 2 .. 3; w"
     assert Claim("x", "y", "cited").label() == "the paper's claim"
+    assert Claim("x", "y", "cited", why="w").sentence() == "y (paper: x) — cited; w"
+
+
+@pytest.mark.parametrize("kind", ["agreement", "divergence"])
+def test_an_agreement_or_a_divergence_needs_a_band_and_the_papers_value(kind: str) -> None:
+    """Judging against the paper needs our band: without one a claim is stated, not judged; a
+    result.json written before bands reads back that way."""
+    with pytest.raises(ValueError, match=f"an {kind} with the paper is judged against our band"):
+        Claim("1.18", "1.08", "simulated", kind=kind)
+    with pytest.raises(ValueError, match="judged against our band"):
+        Claim("1.18", "1.08", "simulated", kind=kind, band=[1.0, 1.2])
+    old = Claim.from_contract({"paper": "1.18", "ours": "1.08", "provenance": "simulated", "kind": kind})
+    assert old.kind == "claim"
+    with pytest.raises(ValueError, match="inside the band .* an agreement, not a divergence"):
+        Claim("1.18", "1.08", "simulated", kind="divergence", band=[1.0, 1.2], paper_value=1.18)
 
 
 # ---- issue 26: claims carry their band --------------------------------------------------------
@@ -336,10 +353,10 @@ def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path
         [1.1, 1.3], 1.05, "reconfig_s", "slots", "divergence", "4 corners")
     data = json.loads((tmp_path / "result.json").read_text())
     assert data["claims"][0]["within_noise"] is False
-    # a result.json written before bands existed: no band keys, read back without one
+    # a result.json written before bands existed: no band keys, read back without one, unjudged
     for key in ("band", "paper_value", "most_sensitive", "closes", "effect", "within_noise", "band_method"):
         del data["claims"][0][key]
     (tmp_path / "result.json").write_text(json.dumps(data))
     old = load_result(tmp_path / "result.json").claims[0]
-    assert (old.band, old.paper_value, old.most_sensitive, old.kind) == (None, None, "", "divergence")
+    assert (old.band, old.paper_value, old.most_sensitive, old.kind) == (None, None, "", "claim")
     assert old.band_text() == ""

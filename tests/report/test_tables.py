@@ -112,6 +112,10 @@ def test_provenance_label_names_the_fit_and_the_column_mix() -> None:
     mixed = Table("m", "M", ["k", "a", "b"], [["x", 1.0, 2.0]], "mixed",
                   column_provenance={"a": "simulated", "b": "measured"})
     assert provenance_label(mixed) == "mixed: simulated, measured"
+    both = Table("m", "M", ["k", "provenance", "a", "b"], [["x", "measured", 1.0, 2.0]], "mixed",
+                 column_provenance={"b": "derived"})
+    assert provenance_label(both) == "mixed: by row, b derived"
+    assert both.csv_columns_rows()[1] == [["x", "measured; b: derived", 1.0, 2.0]]
     assert provenance_label(_table()) == "simulated"
 
 

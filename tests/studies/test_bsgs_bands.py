@@ -64,10 +64,13 @@ def test_every_agreement_has_the_papers_value_inside_its_band(setup_and_bands) -
         assert c.band[0] <= c.paper_value <= c.band[1]
 
 
-def test_without_bands_the_claims_are_as_before(setup_and_bands) -> None:
+def test_without_bands_the_claims_are_stated_not_judged(setup_and_bands) -> None:
+    """An agreement or a divergence is judged against a band: without bands the same
+    sentences stand as claims, the divergence keeping its reason."""
     _, t1, _ = setup_and_bands
     agree, diverge, _fit = bp.table1_claims(t1, fitted=True)
-    assert (agree.kind, diverge.kind, agree.band, diverge.band) == ("agreement", "divergence", None, None)
+    assert (agree.kind, diverge.kind, agree.band, diverge.band) == ("claim", "claim", None, None)
+    assert "no bs brings a device below" in diverge.why
 
 
 def _naive_ms(setup, costs, baby: int, n: int) -> float:

@@ -47,9 +47,10 @@ def test_candidates_are_table2_points_and_headline_rows() -> None:
 def test_a_headline_claim_takes_the_divergence_and_is_not_repeated() -> None:
     head = _headline(4.5)  # throughput ratio +25 %: the worst; 1 GB/s exact: the best
     out = claims(SETTING, _t2({1.0: 3.85, 16.0: 0.95}), head, [])  # type: ignore[arg-type]
+    # no bands: the closest and the furthest are stated, not judged (an agreement needs a band)
     assert [(c.kind, c.table, c.key) for c in out] == [
-        ("agreement", "table2_latency_vs_bandwidth", ["1 GB/s", PREDICTED]),
-        ("divergence", HEADLINE_ID, ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"]),
+        ("claim", "table2_latency_vs_bandwidth", ["1 GB/s", PREDICTED]),
+        ("claim", HEADLINE_ID, ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"]),
         ("claim", HEADLINE_ID, ["cpu"])]  # the shared claim once, under neither of its two labels again
     assert out[1].paper == "16 vs 16" and out[1].why.startswith("our predicted FPGA compute")
 
@@ -58,7 +59,7 @@ def test_a_table2_point_diverging_most_is_a_claim_of_its_own() -> None:
     # throughput ratio exact: the agreement (the shared claim); 16 GB/s at -53 %: the divergence
     out = claims(SETTING, _t2({1.0: 3.9, 16.0: 0.5}), _headline(3.6), [])  # type: ignore[arg-type]
     assert [(c.kind, c.key) for c in out] == [
-        ("agreement", ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"]), ("divergence", ["16 GB/s", PREDICTED]),
+        ("claim", ["16 CSDs vs 16 FPGA&SSD: latency reduction (%)"]), ("claim", ["16 GB/s", PREDICTED]),
         ("claim", ["cpu"])]
     assert out[1].paper == "Table 2 at 16 GB/s: 1,055 ms" and out[1].why == ""  # no gap decomposed: no why
     # not the paper's own program: no agreement or divergence, the headline claims as they are

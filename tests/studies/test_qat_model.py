@@ -46,8 +46,9 @@ def test_tables_and_claims_pass_the_provenance_check(model) -> None:
     assert ratios["QHCS2 / QHCS1 mean latency"][1] == "simulated" and ratios["S2 / S1 throughput"][1] == "fitted"
     assert all(r[3] is None for r in ratios.values())       # nothing measured here in this test
     assert [r[0] for r in res.tables["qat_card_readings"].rows] == list(CARD_SCALINGS)
-    assert [c.kind for c in res.claims] == ["agreement", "divergence"] and all(c.why for c in res.claims)
-    assert all(c.band is None for c in res.claims)  # without bands (test_qat_bands.py: with them)
+    # without bands (test_qat_bands.py: with them) stated, not judged: an agreement needs a band
+    assert [c.kind for c in res.claims] == ["claim", "claim"] and all(c.why for c in res.claims)
+    assert all(c.band is None for c in res.claims)
     problems = check_provenance(res)               # the labels are honest; only the bands are missing
     assert len(problems) == 2 and all(p.endswith("no band (every headline claim carries the band its inputs and "
                                                  "noise allow: studies/_bands.py, profiles/sensitivity.py)")

@@ -28,6 +28,9 @@ def test_contract_tables_and_figures(small_run):
     kinds = {r[1] for r in phases["rows"]}
     assert kinds <= {"measured", "derived"} and "measured" in kinds
     assert {r[1] for r in phases["paper"]} == {"cited"}
+    # 400 records scaled to 1,000,000: that column is an extrapolation, derived whatever the row measured
+    assert phases["column_provenance"] == {"time_s_at_1m_records": "derived"}
+    assert {c["provenance"] for c in data["claims"] if c["table"] == "table2_phases"} <= {"derived"}
     for fig in data["figures"]:
         assert (out / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

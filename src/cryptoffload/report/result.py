@@ -120,9 +120,14 @@ class Table:
     def csv_columns_rows(self) -> tuple[list[str], list[list[Any]]]:
         """Columns and rows as written to the CSV: a table without a ``provenance`` column gets
         one (each value column's provenance where they differ), so every CSV row says where
-        its numbers come from."""
+        its numbers come from; a table with both says each row's word, then the columns that
+        differ from it (``measured; time_s_at_1m_records: derived``)."""
         if self.has_provenance_column:
-            return list(self.columns), [list(r) for r in self.rows]
+            at = self.columns.index(PROVENANCE_COLUMN)
+            rows, differ = [list(r) for r in self.rows], [f"{c}: {p}" for c, p in (self.column_provenance or {}).items()]
+            for r in rows if differ else []:
+                r[at] = "; ".join([str(r[at])] + differ)
+            return list(self.columns), rows
         if self.column_provenance:
             desc = "; ".join(f"{c}: {self.column_provenance.get(c, self.provenance)}"
                              for c in self.columns[self.key_columns:])
@@ -135,8 +140,9 @@ class Claim:
     """One of the paper's claims beside our result, for the report's first screen and the
     headline. ``provenance`` is our result's (one of :data:`VALUE_PROVENANCES`); ``table`` and
     ``key`` point at the row it quotes, so the check can hold the claim to that row's
-    provenance; ``kind`` is ``agreement`` (our strongest predicted agreement), ``divergence``
-    (our largest divergence, with ``why``) or ``claim``.
+    provenance; ``kind`` is ``agreement`` (the paper's value inside our band), ``divergence``
+    (outside it, with ``why``) or ``claim`` (stated, not judged: an agreement or a divergence
+    needs a band and the paper's value, so a claim without them is refused either kind).
 
     A predicted claim carries its band (issue 26): ``band`` is ``[low, high]`` of our figure
     when its uncertain inputs move over their ranges (``profiles/sensitivity.py``),
@@ -168,6 +174,9 @@ class Claim:
             raise ValueError(f"claim provenance must be one of {VALUE_PROVENANCES}, got {self.provenance!r}")
         if self.kind not in self.KINDS:
             raise ValueError(f"claim kind must be one of {self.KINDS}, got {self.kind!r}")
+        if self.kind != "claim" and (self.band is None or self.paper_value is None):
+            raise ValueError(f"claim {self.ours!r}: an {self.kind} with the paper is judged against our band: give "
+                             "band and paper_value (Claim.judged), or state it unjudged (kind 'claim')")
         if self.band is not None:
             if len(self.band) != 2 or not self.band[0] <= self.band[1]:
                 raise ValueError(f"claim band must be [low, high], got {self.band!r}")
@@ -179,6 +188,9 @@ class Claim:
             if self.kind == "agreement" and self.paper_value is not None and not self.inside:
                 raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} lies outside the band "
                                  f"[{self.band[0]:g}, {self.band[1]:g}]: a divergence, not an agreement")
+            if self.kind == "divergence" and self.inside:
+                raise ValueError(f"claim {self.ours!r}: the paper's value lies inside the band "
+                                 f"[{self.band[0]:g}, {self.band[1]:g}]: an agreement, not a divergence")
 
     @classmethod
     def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,
@@ -219,17 +231,12 @@ class Claim:
 
     def label(self) -> str:
         """What the claim is, as the card and the headline name it: only a simulated result is
-        a *predicted* agreement; a measured or fitted one is the closest agreement. A banded
-        claim says what made it one (issue 26: the paper's value inside or outside our band),
-        not "strongest" or "largest", which the band does not rank."""
-        if self.band is not None and self.paper_value is not None and self.kind != "claim":
-            what = "predicted agreement" if self.provenance == "simulated" else "agreement"
-            if self.kind == "agreement":
-                return f"{what}, " + ("the paper's range meets our band" if self.paper_range else "inside our band")
-            return "divergence, outside our band"
+        a *predicted* agreement. It says what made it one (issue 26: the paper's value inside
+        or outside our band), not "strongest" or "largest", which the band does not rank."""
         if self.kind == "agreement":
-            return "strongest predicted agreement" if self.provenance == "simulated" else "closest agreement"
-        return {"divergence": "largest divergence", "claim": "the paper's claim"}[self.kind]
+            what = "predicted agreement" if self.provenance == "simulated" else "agreement"
+            return f"{what}, " + ("the paper's range meets our band" if self.paper_range else "inside our band")
+        return "divergence, outside our band" if self.kind == "divergence" else "the paper's claim"
 
     def band_text(self) -> str:
         """The band in words: its ends, the input that moves it most, and "within noise" when
@@ -271,9 +278,11 @@ class Claim:
 
     @classmethod
     def from_contract(cls, c: dict[str, Any]) -> "Claim":
-        """A claim read back from ``result.json``; one written before bands existed has none."""
+        """A claim read back from ``result.json``; one written before bands existed has none, and
+        was never judged against one, so it reads back as a stated claim."""
+        judged = c.get("band") is not None and c.get("paper_value") is not None
         return cls(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
-                   key=c.get("key", []), kind=c.get("kind", "claim"), why=c.get("why", ""), band=c.get("band"),
+                   key=c.get("key", []), kind=c.get("kind", "claim") if judged else "claim", why=c.get("why", ""), band=c.get("band"),
                    paper_value=c.get("paper_value"), most_sensitive=c.get("most_sensitive", ""),
                    closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""),
                    paper_range=c.get("paper_range"))

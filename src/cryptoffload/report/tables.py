@@ -58,6 +58,8 @@ def provenance_label(table: Table) -> str:
     a column-mixed table lists its columns' provenances."""
     if table.provenance == "fitted" and (table.fitted_to or table.reproduces):
         return f"fitted to {table.fitted_to or table.reproduces}"
+    if table.column_provenance and table.has_provenance_column:
+        return "mixed: by row, " + ", ".join(f"{c} {p}" for c, p in table.column_provenance.items())
     if table.column_provenance:
         kinds = dict.fromkeys(table.column_provenance.values())
         return "mixed: " + ", ".join(kinds)

@@ -369,7 +369,7 @@ def tuned_agreement_claim(t1: Table1, bands: Mapping[str, Banded]) -> Claim | No
                      "fitted to the naive row)", provenance="simulated", table="table1_tuned", key=[ours.devices])
     b = bands.get(f"tuned ms at N = {ours.devices}")
     if b is None:
-        return Claim(**text, kind="agreement")
+        return Claim(**text)  # no band: stated, not judged
     return Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=paper.tuned_ms,
                         most_sensitive=b.band.most_sensitive, closes=closer(b.band, paper.tuned_ms),
                         band_method=b.band.method)
@@ -390,7 +390,7 @@ def speedup_divergence_claim(t1: Table1, bands: Mapping[str, Banded]) -> Claim |
                 provenance="simulated", table="table1_tuned", key=[n])
     b = bands.get(f"speedup at N = {n}")
     if b is None:
-        return Claim(**text, kind="divergence", why=why)
+        return Claim(**text, why=why)  # no band: stated, not judged
     tuned = bands.get(f"tuned ms at N = {n}")
     if tuned is not None and tuned.band.contains(paper.tuned_ms):
         why = (f"the paper's figures lie inside our band only because the assumed naive bs moves ours from "

@@ -144,10 +144,11 @@ def band_name(cand: Candidate) -> str:
 
 
 def _judged(text: Claim, kind: str, reason: str, b: Banded | None) -> Claim:
-    """The claim as ``text`` words it, of ``kind`` -- or, with a band, of the kind its band gives."""
+    """The claim as ``text`` words it, of the kind its band gives; without a band, stated and
+    not judged (an agreement or a divergence needs a band), with the reason ``kind`` would have."""
     if b is None or b.paper is None:
         return Claim(paper=text.paper, ours=text.ours, provenance=text.provenance, table=text.table, key=text.key,
-                     kind=kind, why=reason)
+                     why=reason if kind == "divergence" else "")
     return Claim.judged(paper=text.paper, ours=text.ours, provenance=text.provenance, table=text.table, key=text.key,
                         why=reason, band=[b.band.low, b.band.high], paper_value=b.paper,
                         most_sensitive=b.band.most_sensitive, closes=closer(b.band, b.paper), band_method=b.band.method)

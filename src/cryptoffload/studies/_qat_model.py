@@ -240,11 +240,11 @@ def model_figures(m: QatModel) -> tuple[dict[str, float], dict[str, float]]:
 
 
 def _judged(b: Banded | None, **text: Any) -> Claim:
-    """The claim judged by its band (the paper's value inside: an agreement), or as ``text`` says without one."""
+    """The claim judged by its band (the paper's value inside: an agreement); without one, stated
+    and not judged (an agreement or a divergence needs a band)."""
     if b is None or b.paper is None:
         return Claim(**text)
-    kind_free = {k: v for k, v in text.items() if k != "kind"}
-    return Claim.judged(**kind_free, band=[b.band.low, b.band.high], paper_value=b.paper, paper_range=b.paper_range,
+    return Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=b.paper, paper_range=b.paper_range,
                         most_sensitive=b.band.most_sensitive, closes=closer(b.band, b.paper), band_method=b.band.method)
 
 
@@ -256,7 +256,7 @@ def claims(result: StudyResult, m: QatModel, bands: Mapping[str, Banded] | None 
     half = q2.mean_latency_s / q1.mean_latency_s
     result.claim(_judged(bands.get("QHCS2 / QHCS1 mean latency"),
                          paper="QHCS2's latency is half of QHCS1's", provenance="simulated", table="table1_ratios",
-                         key=["QHCS2 / QHCS1 mean latency"], kind="agreement",
+                         key=["QHCS2 / QHCS1 mean latency"],
                          ours=f"QHCS2's mean latency is {half:.2f}x QHCS1's, at "
                               f"{q2.throughput_ops / q1.throughput_ops:.2f}x its throughput",
                          why="two coroutines per encryption submit both modexps at once on a card that is already full"))
@@ -268,7 +268,7 @@ def claims(result: StudyResult, m: QatModel, bands: Mapping[str, Banded] | None 
                   f"(cpu.paper_sw_encryption_s = 110 x 0.042 / 1151)" if ratio is not None else "")
     result.claim(_judged(bands.get("QHCS1 ceiling enc/s"),
                          paper="QHCS1 about 27,400 enc/s = 110x SW", provenance="simulated", table="table1_implementations",
-                         key=[CEILING], kind="divergence",
+                         key=[CEILING],
                          ours=f"the cited card rate caps QHCS1 at {m.ceiling_ops:,.0f} enc/s = "
                               f"{m.ceiling_ops / sw:.0f}x SW ({short:+.0f} %)",
                          why=("the only measured 8970 RSA-2048 rate we can cite (wolfSSL, 44,259 ops/s with 8 client "

@@ -355,7 +355,7 @@ def _agreement_and_divergence(result: StudyResult, pred: list[PredictionRow], mo
                                     ours=(f"predicted {r.ours:.3g}x ({r.error_pct:+.1f} %)"
                                           + (", fitted variant" if label == "fitted" else "")))
         if b is None or r.paper is None or r.ours is None:
-            result.claim(Claim(**text, kind=kind))
+            result.claim(Claim(**text))  # no band: stated, not judged
             continue
         result.claim(Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=r.paper,
                                   most_sensitive=b.band.most_sensitive, closes=closer(b.band, r.paper),

@@ -458,7 +458,7 @@ def _agreement_claim(result: StudyResult, c: Candidate | None, outcomes: Sequenc
     text: dict[str, Any] = dict(paper=f"{c.label} {c.paper:.3g}", provenance="simulated", table=c.table, key=c.key,
                                 ours=f"{c.label} {c.ours:.3g} ({100 * (c.ours / c.paper - 1):+.0f} %)",
                                 why=f"predicted from the paper's inputs, nothing fitted to its Table 6{where}")
-    result.claim(_judged(banded[c.label], text) if c.label in banded else Claim(**text, kind="agreement"))
+    result.claim(_judged(banded[c.label], text) if c.label in banded else Claim(**text))  # unbanded: stated, not judged
 
 
 def _extension_claim(result: StudyResult, summary: tables.Table6Summary | None, banded: Banded | None) -> None:
@@ -543,7 +543,7 @@ def _oracle_divergence_claim(result: StudyResult, outcomes: Sequence[SeedOutcome
     text: dict[str, Any] = dict(paper=f"Oracle p90 {paper:.3g} s at {worst:g} req/s", provenance="simulated",
                                 table="table6_p90_vs_oracle", key=[worst], why=why,
                                 ours=f"Oracle p90 at {worst:g} req/s is {ours:.3g} s")
-    result.claim(_judged(banded, text) if banded is not None else Claim(**text, kind="divergence"))
+    result.claim(_judged(banded, text) if banded is not None else Claim(**text))  # unbanded: stated, not judged
 
 
 def _table7_headline(result: StudyResult, tops: list[float], n: int) -> None:
