@@ -170,12 +170,7 @@ class Provider:
         """The ciphertexts as the native core's word buffer (what
         :func:`~cryptoffload.crypto._native.core.column_products` reads), never as Python
         integers: the fixed-base table writes them there directly when there is one."""
-        pk = self.public_key
-        enc = pk.encryptor(self._backend, self._constant_time)
-        exps = [secrets.randbits(pk.exp_bits) for _ in range(len(plaintexts))]
-        if enc._table is not None:
-            return enc._table.encrypt_to_words(plaintexts, exps)
-        return native.ints_to_words(enc.encrypt_raw(plaintexts, exps), pk.nsquare)
+        return self.public_key.encryptor(self._backend, self._constant_time).encrypt_to_words(plaintexts)
 
     def _upload(self, cts: list[int], vectors: int, records: int) -> Upload:
         return Upload(self.public_key.fingerprint, cts, vectors, records)

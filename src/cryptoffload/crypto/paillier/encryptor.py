@@ -135,6 +135,20 @@ class Encryptor:
                 bar.advance(task, min(chunk, len(messages) - i))
         return out
 
+    def encrypt_to_words(self, messages: Sequence[int], exponents: Sequence[int] | None = None) -> bytes:
+        """The ciphertexts of plaintexts already checked to lie in [0, n) as the native core's
+        word buffer (what :func:`~cryptoffload.crypto._native.core.column_products` reads), never
+        as Python integers: the fixed-base table writes them there directly when there is one.
+        ``exponents`` as in :meth:`encrypt_raw`."""
+        pk = self.public_key
+        if exponents is None:
+            exponents = [pk.random_exponent() for _ in range(len(messages))]
+        elif len(exponents) != len(messages):
+            raise ConfigError("need one exponent per message")
+        if self._table is not None:
+            return self._table.encrypt_to_words(messages, exponents)
+        return native.ints_to_words(self.encrypt_raw(messages, exponents), pk.nsquare)
+
     def randomness(self, count: int) -> list[int]:
         """``count`` values h_s^a mod n^2 (the encryption of 0), for the offline pool."""
         return self.encrypt_raw([0] * count)
