@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cryptoffload.checks import check_int, check_non_negative, check_positive
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -128,8 +130,52 @@ def test_parse_floats_wants_at_least_one_number() -> None:
 def test_is_number_tells_a_header_cell_from_data() -> None:
     from cryptoffload.checks import is_number
 
-    assert is_number("3") and is_number("-1.5e3") and is_number(" 2 ") and is_number("nan")
+    assert is_number("3") and is_number("-1.5e3") and is_number(" 2 ") and is_number(".5")
     assert not is_number("age") and not is_number("") and not is_number("1,5")
+    # one grammar: what Python's float() alone would also take is not a number here
+    for text in ("nan", "inf", "-Infinity", "1_000", "\u0661\u0662", "0x10", "1e", "+"):
+        assert not is_number(text), text
+
+
+@pytest.mark.parametrize("text, value", [("0", 0), (" -12 ", -12), ("+7", 7), ("\t42\t", 42),
+                                          ("9" * 1000, int("9" * 1000))])
+def test_parse_int_takes_ascii_digits_with_an_optional_sign(text: str, value: int) -> None:
+    from cryptoffload.checks import parse_int
+
+    assert parse_int("--n", text) == value
+
+
+@pytest.mark.parametrize("text", ["", " ", "1_000", "\u0661\u0662", "\uff11", "0x10", "1.0", "1e3", "--1",
+                                  "1 2", "\n1", None, 12, "9" * 5000])
+def test_parse_int_refuses_every_other_form_naming_the_value(text: object) -> None:
+    from cryptoffload.checks import parse_int
+
+    with pytest.raises(ConfigError, match=r"^--n must be an integer \(ASCII digits, optional sign\), got "):
+        parse_int("--n", text)
+
+
+def test_parse_int_bounds_name_the_limit() -> None:
+    from cryptoffload.checks import parse_int
+
+    with pytest.raises(ConfigError, match=r"^--n must be at most 10, got 11$"):
+        parse_int("--n", "11", maximum=10)
+    with pytest.raises(ConfigError, match=r"^--n must be at least 0, got -1$"):
+        parse_int("--n", "-1", minimum=0)
+
+
+@given(st.integers(min_value=-10**60, max_value=10**60))
+def test_parse_int_round_trips_every_integer(value: int) -> None:
+    from cryptoffload.checks import parse_int
+
+    assert parse_int("--n", str(value)) == value
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "1e400", "1_0.5", "\u0661.5", "0x1p3", ".", "e5"])
+def test_parse_float_refuses_non_decimal_and_non_finite(text: str) -> None:
+    from cryptoffload.checks import parse_float
+
+    with pytest.raises(ConfigError, match=r"^--rate must be a finite decimal number, got "):
+        parse_float("--rate", text)
 
 
 @pytest.mark.parametrize("value", [1e308, 1e-300, 5e-324, 86_400.1, 9.9e-4])

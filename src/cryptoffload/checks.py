@@ -161,33 +161,74 @@ def check_url(what: str, url: object, *, schemes: tuple[str, ...] = ("http", "ht
     return url.strip()
 
 
+#: The one grammar of an integer a user types or a file holds: ASCII digits with an optional sign,
+#: surrounding blanks allowed. Python's ``int()`` also takes ``1_000``, Arabic-Indic or full-width
+#: digits and other Unicode forms -- a value two readers would parse differently is refused.
+INT_RE = re.compile(r"[ \t]*[+-]?[0-9]+[ \t]*")
+#: The one grammar of a decimal number: an integer part and/or a fraction, an optional exponent;
+#: no ``nan``, ``inf``, underscores, hex or Unicode digits.
+FLOAT_RE = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*")
+#: Longest numeral looked at: a 4096-bit integer is 1,234 digits; anything longer is refused
+#: before Python's (quadratic) conversion runs.
+MAX_NUMERAL_CHARS = 4096
+
+
+def _numeral(text: object, pattern: re.Pattern[str]) -> str | None:
+    if not isinstance(text, str) or len(text) > MAX_NUMERAL_CHARS or not pattern.fullmatch(text):
+        return None
+    return text.strip()
+
+
+def parse_int(what: str, text: object, *, minimum: int | None = None, maximum: int | None = None,
+              error: type[CryptoffloadError] = ConfigError) -> int:
+    """``text`` as an integer under :data:`INT_RE` (and within ``minimum``..``maximum`` when
+    given); anything else raises ``error`` naming ``what`` and showing what was given."""
+    numeral = _numeral(text, INT_RE)
+    if numeral is None:
+        raise error(f"{what} must be an integer (ASCII digits, optional sign), got {_shown(text)}")
+    value = int(numeral)
+    if minimum is not None and value < minimum:
+        raise error(f"{what} must be at least {minimum:,}, got {_short(value)}")
+    if maximum is not None and value > maximum:
+        raise error(f"{what} must be at most {maximum:,}, got {_short(value)}")
+    return value
+
+
+def parse_float(what: str, text: object, *, error: type[CryptoffloadError] = ConfigError) -> float:
+    """``text`` as a finite float under :data:`FLOAT_RE` (a value too large for a float is refused)."""
+    numeral = _numeral(text, FLOAT_RE)
+    value = float(numeral) if numeral is not None else math.nan
+    if not math.isfinite(value):
+        raise error(f"{what} must be a finite decimal number, got {_shown(text)}")
+    return value
+
+
+def _shown(text: object) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 42 else f"{shown[:40]}...({len(str(text))} characters)"
+
+
 def is_number(text: str) -> bool:
-    """Whether ``text`` reads as a float (how the CSV readers tell a header row from data)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    """Whether ``text`` reads as a number under :data:`FLOAT_RE` (how the CSV readers tell a
+    header row from data)."""
+    return _numeral(text, FLOAT_RE) is not None
 
 
 def parse_floats(what: str, text: str) -> list[float]:
     """Comma-separated numbers (``"100,1e3"``), at least one; empty items are skipped."""
-    try:
-        vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'") from None
-    if not vals:
+    items = [x for x in text.split(",") if x.strip()]
+    if not items:
         raise ConfigError(f"{what} must be comma-separated numbers, got '{text}' (none)")
-    return vals
+    if any(_numeral(x, FLOAT_RE) is None for x in items):
+        raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'")
+    return [parse_float(what, x) for x in items]
 
 
 def parse_ints(what: str, text: str) -> list[int]:
     """Comma-separated positive integers (``"1,2,4"``), at least one."""
-    try:
-        vals = [int(v) for v in text.replace(" ", "").split(",") if v]
-    except ValueError:
-        raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}") from None
-    if not vals or any(v < 1 for v in vals):
+    items = [v for v in text.replace(" ", "").split(",") if v]
+    vals = [int(v) for v in items if _numeral(v, INT_RE) is not None]
+    if not items or len(vals) != len(items) or any(v < 1 for v in vals):
         raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}")
     return vals
 
