@@ -7,6 +7,7 @@ step, and every check, is the production code."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 
 import numpy as np
@@ -205,3 +206,6 @@ def test_an_honest_exclusion_is_proved_over_http(parties: Parties) -> None:
     result = asyncio.run(run_buyer(p.platform, p.csp, BUYER_TOKEN, insecure_http=True))
     assert result.excluded_providers == ["carol"] and result.records == 30
     assert np.isfinite(result.model.coef).all()
+    stored = json.loads(p.csp_service.store.step("unpack").result)
+    carol = sorted(["alice", "bob", "carol"]).index("carol")
+    assert stored["excluded"] == [carol] and [e["contribution"] for e in stored["exclusion_proofs"]] == [carol]

@@ -30,7 +30,9 @@ layer or a study can put a network between any two of them:
    Signed sums are handled by that bias: T_j + B is in [0, 2^w) for every admissible sum, and
    the platform removes B with the mask. The CSP decrypts (upload key), splits the bit fields,
    encrypts each field alone under the *solve* key and returns them; the platform subtracts
-   ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j).
+   ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j). A contribution the
+   CSP leaves out (it does not split) comes with a proof the platform checks
+   (:mod:`.proofs`).
 5. **Masked solve over Z_n** (n the solve key's modulus). The platform (:class:`TradingPlatform`:
    the platform's computations; "platform" stays the role's name on the command line) adds ``lambda I`` (at
    scale 2^f, so the solution is that of scikit-learn's ``Ridge(alpha=lambda,
@@ -40,8 +42,10 @@ layer or a study can put a network between any two of them:
    ``mbx_powm_batch`` on AVX512-IFMA, else GMP's ``powm_batch``). The CSP decrypts and returns
    ``w' = (A R)^-1 (b + A r) mod n`` (Gaussian elimination mod n; a singular matrix is refused
    with :class:`SingularMatrixError`). Whoever holds R and r (the buyer: the platform sends it
-   R, r; the CSP sends it w') computes ``w = R w' - r = A^-1 b mod n`` and recovers each
-   coefficient as a fraction p/q by rational reconstruction; the 2^f scales of A and b cancel.
+   R, r and the masked system; the CSP sends it w' with the proof that it solves that system,
+   :mod:`.proofs`) checks the proof, computes ``w = R w' - r = A^-1 b mod n`` and recovers each
+   coefficient as a fraction p/q by rational reconstruction within the bounds of the records
+   it was sold; the 2^f scales of A and b cancel.
    The CSP sees only A R (uniform among invertible matrices, whatever A is) and w' (masked by
    R and r); the platform sees only ciphertexts.
 
@@ -49,7 +53,10 @@ Why rational reconstruction works: by Cramer's rule ``w_i = det(A_i) / det(A)`` 
 integer matrix A with column i replaced by b, so each coefficient is a fraction whose
 numerator and denominator are bounded by Hadamard's inequality (:func:`solve_bounds`); a
 fraction with |p| <= N, 0 < q <= D is the unique one congruent to w_i modulo n when
-``n > 2 N D`` (Wang's theorem), and the extended Euclidean algorithm finds it.
+``n > 2 N D`` (Wang's theorem), and the extended Euclidean algorithm finds it. The buyer uses
+N and D themselves (for the records it was sold), not the largest D that n would allow: a
+residue that is not such a fraction (a corrupted w') then fails with probability about
+1 - 2 N D / n instead of about 1/2.
 
 Ciphertexts travel between roles as plain Python ints (what a serialiser or a native batch
 wants); each message names its key by fingerprint and the receiving role checks it.
