@@ -101,6 +101,10 @@ def test_out_of_range_and_non_integers_fail_without_raising(keys) -> None:
     for bad in ((c, 5, 0), (c, 5, r + pk.n), (c, 5, -r), (c, 5 + pk.n, r), (c + pk.nsquare, 5, r), (0, 5, r),
                 (c, 5.0, r), (c, True, r), (str(c), 5, r)):
         assert not pl.verify_decryption(pk, *bad), bad  # type: ignore[arg-type]
+    # a root that is no unit: r^n (1 + m n) is then no unit either, so a non-unit "ciphertext" made from it
+    # would pass the identity; it is refused
+    fake = pow(sk.p, pk.n, pk.nsquare) * (1 + 5 * pk.n) % pk.nsquare
+    assert reference_holds(pk.n, fake, 5, sk.p) and not pl.verify_decryption(pk, fake, 5, sk.p)
     assert pl.verify_decryptions(pk, [c, c], [5, 6], [r, r]) == [1]
     assert pl.verify_decryptions(pk, [c, c], [5], [r, r]) == [1]
     with pytest.raises(ValueError, match="unit"):

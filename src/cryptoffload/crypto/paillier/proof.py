@@ -77,14 +77,14 @@ def decryption_root(sk: PrivateKey, ciphertext: int) -> int:
 
 def verify_decryption(pk: PublicKey, ciphertext: int, plaintext: int, root: int) -> bool:
     """True exactly when ``plaintext`` is the decryption of ``ciphertext`` under ``pk`` and
-    ``root`` proves it: ``0 < c < n^2``, ``0 <= m < n``, ``0 < r < n`` and
+    ``root`` proves it: ``0 < c < n^2``, ``0 <= m < n``, ``0 < r < n`` a unit and
     ``r^n (1 + m n) = c (mod n^2)``. Never raises for integers; anything else is False."""
     n, n2 = pk.n, pk.nsquare
     for v in (ciphertext, plaintext, root):
         if isinstance(v, bool) or not isinstance(v, int):
             return False
-    if not (0 < ciphertext < n2 and 0 <= plaintext < n and 0 < root < n):
-        return False
+    if not (0 < ciphertext < n2 and 0 <= plaintext < n and 0 < root < n) or math.gcd(root, n) != 1:
+        return False  # a root that is no unit would make a non-unit c, which is no ciphertext, pass
     return int(gmpy2.powmod(root, n, n2)) * (1 + plaintext * n) % n2 == ciphertext
 
 
