@@ -134,3 +134,152 @@ def test_a_small_run_reports_the_workers_that_ran_it(runner, setup) -> None:
     run = run_bulk(runner, csp.upload_pk, params, 40, seed=5, chunk=1_000, progress=False)
     assert run.chunks == 2 and sum(run.shares) == 40 and run.workers_available == 2
     assert run.workers == len(run.shares) and run.shares in ([20, 20], [40])
+
+
+# --------------------------------------------------------------------------------------------
+# exactly-once chunks (issue 32, item 6) and what reaches the workers
+
+
+class LocalRunner:
+    """A stand-in for DaskRunner that runs the chunks here and delivers their results to the
+    fold as a faulty cluster might: ``deliver(results)`` returns what reaches the collector."""
+
+    cores = workers = 2
+
+    def __init__(self, deliver):
+        self.deliver = deliver
+
+    def map_chunks(self, fn, chunks, *, reduce, initial, **_):
+        acc = initial
+        for result in self.deliver([fn(c) for c in chunks]):
+            acc = reduce(acc, result)
+        return acc
+
+
+def test_a_chunk_delivered_twice_is_refused_not_counted(setup) -> None:
+    """Once 250 of 200 records, a different model, no error: now the collector refuses."""
+    from cryptoffload.apps.ridge.chunks import ChunkAccountingError, ChunkLedger, plan_chunks
+    from cryptoffload.apps.ridge.bulk import chunk_tasks, empty_result, encrypt_aggregate_chunk, merge
+
+    params, csp = setup
+    pk = csp.upload_pk
+    spans = plan_chunks(200, 50)
+    results = [encrypt_aggregate_chunk(t) for t in chunk_tasks(pk, params, spans, seed=9)]
+    P = len(results[0].aggregate)
+    fold = ChunkLedger(spans, 200).reducer(merge(pk.nsquare, P))
+    acc = fold(empty_result(P, D), results[0])
+    with pytest.raises(ChunkAccountingError, match="chunk 0 .*delivered twice"):
+        fold(acc, results[0])                                     # the reducer, called with it again
+    with pytest.raises(ChunkAccountingError, match="delivered twice"):
+        run_bulk(LocalRunner(lambda rs: rs + [rs[1]]), pk, params, 200, seed=9, chunk=50, progress=False)
+    with pytest.raises(ChunkAccountingError, match="1 of 4 chunks never arrived"):
+        run_bulk(LocalRunner(lambda rs: rs[:2] + rs[3:]), pk, params, 200, seed=9, chunk=50, progress=False)
+    # a result from another run (same chunk id and range) is not this run's
+    other = encrypt_aggregate_chunk(chunk_tasks(pk, params, plan_chunks(200, 50), seed=9)[1])
+    with pytest.raises(ChunkAccountingError, match="not planned in this run"):
+        run_bulk(LocalRunner(lambda rs: [rs[0], other] + rs[2:]), pk, params, 200, seed=9, chunk=50,
+                 progress=False)
+    # and the per-provider sums are held to the same accounts
+    with pytest.raises(ChunkAccountingError, match="delivered twice"):
+        run_per_provider(LocalRunner(lambda rs: rs + rs[:1]), pk, params, 200, seed=9, chunk=50, progress=False)
+    ok = run_bulk(LocalRunner(lambda rs: list(reversed(rs))), pk, params, 200, seed=9, chunk=50, progress=False)
+    assert ok.result.records == 200 and ok.summary()["records"] == 200 and len(ok.result.chunks) == 4
+
+
+def test_a_short_count_is_refused(setup) -> None:
+    """A chunk that processed fewer records than its range, or a total short of the request."""
+    import dataclasses
+
+    from cryptoffload.apps.ridge.chunks import ChunkAccountingError, ChunkLedger, plan_chunks
+
+    params, csp = setup
+    short = LocalRunner(lambda rs: [dataclasses.replace(rs[0], records=rs[0].records - 1)] + rs[1:])
+    with pytest.raises(ChunkAccountingError, match="holds 49 records, not the 50 planned"):
+        run_bulk(short, csp.upload_pk, params, 200, seed=9, chunk=50, progress=False)
+    spans = plan_chunks(200, 50)
+    ledger = ChunkLedger(spans, 200)
+    total = dataclasses.make_dataclass("Total", [("chunks", tuple), ("records", int)])
+    for s in spans:
+        ledger.admit(total((s,), s.size))
+    with pytest.raises(ChunkAccountingError, match="folded 150 records in 4 chunks; 200 were requested"):
+        ledger.finish(total(tuple(spans), 150))
+    with pytest.raises(ChunkAccountingError, match="names no chunk"):
+        ledger.admit(total((), 0))
+
+
+def test_a_worker_killed_mid_run_changes_nothing(setup) -> None:
+    """A real worker process of a local cluster is SIGKILLed while chunks are in flight; Dask
+    re-runs its chunks elsewhere, each is folded once, and the aggregate decrypts to the same
+    sums and gives the same model (exact fractions) as an undisturbed run with the same seed."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from cryptoffload.engines.dask import DaskRunner
+
+    params, csp = setup
+    pk, sk = csp.upload_pk, csp._upload_sk
+    records, chunk = 6000, 60
+    with DaskRunner(workers=2) as runner:
+        calm = run_bulk(runner, pk, params, records, seed=7, chunk=chunk, progress=False)
+        pids = runner.client.run(os.getpid)
+        out: dict = {}
+        thread = threading.Thread(target=lambda: out.update(run=run_bulk(runner, pk, params, records, seed=7,
+                                                                         chunk=chunk, progress=False)))
+        thread.start()
+        victim, deadline = None, time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline and thread.is_alive():
+            busy = sorted(addr for addr, keys in runner.client.processing().items() if keys and addr in pids)
+            victim = busy[0] if busy else None
+            if victim is None:
+                time.sleep(0.005)
+        assert victim is not None, "no chunk was ever seen in flight"
+        os.kill(pids[victim], signal.SIGKILL)
+        killed_mid_run = thread.is_alive()
+        thread.join(timeout=300)
+        assert not thread.is_alive() and "run" in out
+    assert killed_mid_run
+    hurt = out["run"]
+    assert hurt.result.records == calm.result.records == records
+    assert [(s.chunk_id, s.start, s.size) for s in sorted(hurt.result.chunks, key=lambda s: s.start)] == \
+        [(s.chunk_id, s.start, s.size) for s in sorted(calm.result.chunks, key=lambda s: s.start)]
+    assert sk.raw_decrypt_many(hurt.result.aggregate) == sk.raw_decrypt_many(calm.result.aggregate)
+    assert np.allclose(hurt.result.xtx, calm.result.xtx, rtol=1e-12) and np.allclose(hurt.result.xty, calm.result.xty)
+    models = []
+    for run in (calm, hurt):
+        platform = P.TradingPlatform(params, pk, csp.solve_pk)
+        agg = platform.aggregator()
+        agg.add_products(run.result.aggregate, run.result.records)
+        models.append(P.finalize(params, csp, platform, agg.result()).fractions)
+    assert models[0] == models[1]
+
+
+def test_no_private_key_or_factor_is_shipped_to_the_workers(runner, setup, monkeypatch) -> None:
+    """Everything a real run hands to Dask (the function and every chunk, pickled as Dask
+    pickles them) holds the upload public key and nothing of the CSP's private keys."""
+    from distributed.protocol import pickle as dask_pickle
+
+    params, csp = setup
+    shipped: list[bytes] = []
+    real = runner.map_chunks
+
+    def spy(fn, chunks, **kw):
+        chunks = list(chunks)
+        shipped.append(dask_pickle.dumps(fn) + b"".join(dask_pickle.dumps(c) for c in chunks))
+        return real(fn, chunks, **kw)
+
+    monkeypatch.setattr(runner, "map_chunks", spy)
+    run_bulk(runner, csp.upload_pk, params, 100, seed=2, chunk=50, progress=False)
+    run_per_provider(runner, csp.upload_pk, params, 100, seed=2, chunk=50, progress=False)
+    assert len(shipped) == 2
+    forbidden = [b"PrivateKey", b"_upload_sk", b"_solve_sk"]
+    for sk in (csp._upload_sk, csp._solve_sk):
+        for factor in (sk.p, sk.q):
+            size = (factor.bit_length() + 7) // 8
+            forbidden += [str(factor).encode(), format(factor, "x").encode(), format(factor, "X").encode(),
+                          factor.to_bytes(size, "big"), factor.to_bytes(size, "little")]
+    for blob in shipped:
+        assert format(csp.upload_pk.n, "x").encode() in blob        # the check looks at the right bytes
+        for secret in forbidden:
+            assert secret not in blob

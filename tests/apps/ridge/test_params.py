@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cryptoffload.apps.ridge import (
     Csp,
@@ -83,3 +85,80 @@ def test_session_params_default_y_bound_is_the_generators():
     p = session_params(d=3, max_records=7, x_bound=2.0, lam=0.5, frac_bits=12, stat_bits=80, min_providers=1)
     assert p == RidgeParams(d=3, max_records=7, x_bound=2.0, y_bound=9.0, lam=0.5, frac_bits=12, stat_bits=80,
                             min_providers=1)
+
+
+def _det(rows: list[list[int]]) -> int:
+    """Exact determinant (Fraction elimination): the independent reference for the bounds."""
+    from fractions import Fraction
+
+    a = [[Fraction(v) for v in row] for row in rows]
+    size, det = len(a), Fraction(1)
+    for c in range(size):
+        pivot = next((r for r in range(c, size) if a[r][c] != 0), None)
+        if pivot is None:
+            return 0
+        if pivot != c:
+            a[c], a[pivot] = a[pivot], a[c]
+            det = -det
+        det *= a[c][c]
+        for r in range(c + 1, size):
+            f = a[r][c] / a[c][c]
+            a[r] = [x - f * y for x, y in zip(a[r], a[c])]
+    assert det.denominator == 1
+    return int(det)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(d=st.integers(1, 4), records=st.integers(1, 40), max_extra=st.integers(0, 200),
+       x_bound=st.sampled_from([0.5, 1.0, 3.0]), y_bound=st.sampled_from([1.0, 10.0, 50.0]),
+       lam=st.sampled_from([0.0, 0.25, 1.0, 7.5]), frac_bits=st.integers(0, 20), extreme=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_bounds_hold_for_every_legitimate_run(upload_keys, solve_keys, d, records, max_extra, x_bound, y_bound, lam,
+                                              frac_bits, extreme, seed):
+    """For data within the declared bounds (uniform, or at the bounds' corners), the protocol's
+    integer system A (encoded as a provider encodes it, plus lambda at scale) and b obey the
+    bounds for the records sold: |det A_i| <= N, |det A| <= D; and the residue w_i mod n
+    reconstructs to det(A_i) / det(A) with exactly those bounds."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    from cryptoffload.apps.ridge import Provider, rational_reconstruct
+
+    params = RidgeParams(d=d, max_records=records + max_extra, x_bound=x_bound, y_bound=y_bound, lam=lam,
+                         frac_bits=frac_bits)
+    rng = np.random.default_rng(seed)
+    if extreme:
+        X = rng.choice([-x_bound, x_bound], size=(records, d))
+        y = rng.choice([-y_bound, y_bound], size=records)
+    else:
+        X = rng.uniform(-x_bound, x_bound, (records, d))
+        y = rng.uniform(-y_bound, y_bound, records)
+    sums = Provider(params, upload_keys[0]).encode(X, y).sum(axis=0).tolist()
+    rows, cols = params.a_index()
+    A = [[0] * d for _ in range(d)]
+    for v, i, j in zip(sums[:params.a_values], rows.tolist(), cols.tolist()):
+        A[i][j] = A[j][i] = int(v)
+    for i in range(d):
+        A[i][i] += params.lam_int
+    b = [int(v) for v in sums[params.a_values:]]
+    num, den = solve_bounds(params, records)
+    det = _det(A)
+    assert abs(det) <= den
+    n = solve_keys[0].n
+    for i in range(d):
+        Ai = [row[:i] + [b[k]] + row[i + 1:] for k, row in enumerate(A)]
+        det_i = _det(Ai)
+        assert abs(det_i) <= num
+        if det:
+            w = det_i * pow(det, -1, n) % n
+            assert rational_reconstruct(w, n, num, den) == Fraction(det_i, det)
+    assert all(a <= b for a, b in zip(solve_bounds(params, records), solve_bounds(params)))  # never looser
+
+
+def test_solve_bounds_refuse_a_count_beyond_max_records():
+    params = RidgeParams(d=2, max_records=10)
+    with pytest.raises(ConfigError, match="record count must be an integer in 0..10"):
+        solve_bounds(params, 11)
+    with pytest.raises(ConfigError, match="record count"):
+        solve_bounds(params, True)

@@ -213,8 +213,8 @@ def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     masked, secret = platform.mask_system(system)
     AR = [solve_keys[1].raw_decrypt_many(row) for row in masked.AR]
     assert AR != [[v % pk.n for v in row] for row in A]
-    w_prime = csp.solve(masked)
-    model = recover_model(w_prime, secret, params, pk)
+    solution = csp.solve(masked)
+    model = recover_model(solution.w_prime, secret, params, pk)
     exact = np.linalg.solve(np.array(A, float), np.array(b, float))
     assert np.allclose(model.coef, exact, rtol=0, atol=1e-12)
     det = round(np.linalg.det(np.array(A, float)))
@@ -245,7 +245,8 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
            "garbage": [0, 0, 0, 0, n // 3]}
     for name, values in bad.items():
         masked = ev.mask_contributions([contribution(v) for v in (honest[0], values, honest[1])])
-        fields, excluded = csp.unpack_contributions(masked, minimum=2)
+        unpacked = csp.unpack_contributions(masked, minimum=2)
+        fields, excluded = unpacked.fields, unpacked.excluded
         assert excluded == [1], name
         system = ev.unmask(fields, excluded)
         sk = solve_keys[1]
@@ -253,8 +254,7 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
         assert b == [honest[0][k] + honest[1][k] for k in range(params.a_values, count)], name
     carry = [1 << layout.slot_bits, 0, 0, 0, 0]      # +1 into slot 1, no error: a different value there
     masked = ev.mask_contributions([contribution(v) for v in (honest[0], carry)])
-    fields, excluded = csp.unpack_contributions(masked, minimum=2)
-    assert excluded == []
+    assert csp.unpack_contributions(masked, minimum=2).excluded == []
     masked = ev.mask_contributions([contribution(v) for v in (honest[0], bad["above"])])
     with pytest.raises(TooFewContributions, match="1 of 2"):
         csp.unpack_contributions(masked, minimum=2)

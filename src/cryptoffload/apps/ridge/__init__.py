@@ -8,10 +8,12 @@ Jha, Joye, Page and Yoon (ACNS 2018) instead of garbled circuits. Threat model a
 * The mathematics, no I/O: :mod:`.params` (slot sizes, guard bits, the record bound),
   :mod:`.modular` (solving and rational reconstruction mod n), :mod:`.protocol` (the parties'
   computations: ``Provider``, ``Aggregator``, ``TradingPlatform``, ``Csp``; ``run_in_process``
-  runs them in one process), :mod:`.accuracy` (the expected fixed-point error),
-  :mod:`.phases` (the optional timer the steps report to).
+  runs them in one process), :mod:`.proofs` (the CSP's answers with their proofs of correct
+  decryption, and the platform's and the buyer's checks), :mod:`.powm` (batched modular
+  exponentiation), :mod:`.accuracy` (the expected fixed-point error), :mod:`.phases` (the
+  optional timer the steps report to).
 * At scale on Dask: :mod:`.bulk` (per-record and per-provider uploads of generated records,
-  chunk by chunk over the workers).
+  chunk by chunk over the workers), :mod:`.chunks` (each chunk folded exactly once).
 * The parties as processes over HTTP: :mod:`.messages` (the wire format), :mod:`.server`
   (what the two servers share: replay guard, parsing, serving), :mod:`.peer` (a party as a
   client of another), :mod:`.tokens` (bearer tokens), :mod:`.db` (SQLite files, the processed
@@ -33,6 +35,7 @@ from cryptoffload.apps.ridge.params import (
     solve_bounds,
     upload_layout,
 )
+from cryptoffload.apps.ridge.proofs import CspProofError, Solution, Unpacked, check_exclusions, verify_solution
 from cryptoffload.apps.ridge.protocol import (
     UPLOAD_MODES,
     Aggregate,
@@ -52,7 +55,8 @@ from cryptoffload.apps.ridge.protocol import (
 )
 
 __all__ = [
-    "UPLOAD_MODES", "Aggregate", "Aggregator", "Csp", "EncryptedSystem", "TradingPlatform", "MaskSecret", "MaskedSystem",
+    "UPLOAD_MODES", "Aggregate", "Aggregator", "Csp", "CspProofError", "EncryptedSystem", "Solution", "Unpacked",
+    "check_exclusions", "verify_solution", "TradingPlatform", "MaskSecret", "MaskedSystem",
     "Provider", "ReconstructionError", "RidgeModel", "RidgeParams", "RidgeResult", "SingularMatrixError", "Upload",
     "aggregate", "check_solve_key", "check_upload_key", "error_bound", "rational_reconstruct", "recover_model",
     "required_solve_key_bits", "run_in_process", "solve_bounds", "solve_mod", "upload_layout",

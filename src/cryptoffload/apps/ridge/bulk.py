@@ -22,6 +22,16 @@ Data: synthetic records are generated *on the worker* from ``(seed, record range
 blocks, so the records do not depend on the chunking), so no data crosses the cluster; the same function regenerates any chunk for an accuracy check.
 Each worker also returns the float normal equations (X^T X, X^T y) of its chunk, so the
 plaintext reference solution needs no second pass over the data.
+
+Exactly once (:mod:`.chunks`): every task carries its run id, chunk id and record range, every
+result names them back with the records it processed, and the fold admits a result only once
+and only in full; a run missing a chunk, or whose total is not the records requested, is
+refused. Dask re-runs the chunks of a worker that dies (and, with ``retries``, of one that
+raised), so a lost worker changes nothing but the time.
+
+What workers get: the upload *public* key (n and h_s as hex), the parameters, the seed and the
+range -- never a private key or a mask (``tests/apps/ridge/test_bulk.py`` pickles the tasks of a
+real run and looks for the factors).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import gmpy2
 import numpy as np
 
+from cryptoffload.apps.ridge.chunks import ChunkAccountingError, ChunkLedger, ChunkSpan, plan_chunks
 from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
 from cryptoffload.crypto.paillier import PublicKey
@@ -84,7 +95,8 @@ def chunk_records(seed: int, start: int, size: int, d: int, noise_clip: float = 
 
 @dataclass(frozen=True)
 class ChunkTask:
-    """What a worker needs: the upload public key (as hex), the parameters, which chunk."""
+    """What a worker needs: the upload public key (as hex), the parameters, which chunk (its
+    records ``start .. start + size``, and its ids in the run, :mod:`.chunks`)."""
 
     n_hex: str
     hs_hex: str
@@ -95,6 +107,12 @@ class ChunkTask:
     backend: str = "auto"
     constant_time: bool = True
     engine: str = "cpu"
+    chunk_id: int = 0
+    run_id: str = ""
+
+    @property
+    def span(self) -> ChunkSpan:
+        return ChunkSpan(self.run_id, self.chunk_id, self.start, self.size)
 
 
 #: Engines a chunk can run on: the CPU (the ``backend`` option picks GMP/IFMA), or the GPU
@@ -134,6 +152,8 @@ class ChunkResult:
     records_by_worker: dict[int, int] = field(default_factory=dict)
     #: each chunk's times (a fold concatenates them; empty where no chunk was timed alone)
     per_chunk: list[ChunkTiming] = field(default_factory=list)
+    #: the chunks folded into it (:mod:`.chunks`: each admitted once)
+    chunks: tuple[ChunkSpan, ...] = ()
 
 
 _PROVIDERS: dict[tuple, Provider] = {}
@@ -167,8 +187,9 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
         agg = _cpu_encrypt_aggregate(task, prov, plaintexts, phases)
     count = len(plaintexts)
     timing = ChunkTiming(task.start, count, phases.get("encode"), phases.get("encrypt"), phases.get("aggregate"))
-    return ChunkResult(agg, task.size, count, count * pk.ciphertext_bytes, timing.encode_s, timing.encrypt_s,
-                       timing.aggregate_s, X.T @ X, X.T @ y, _peak_rss(), {os.getpid(): task.size}, [timing])
+    return ChunkResult(agg, len(X), count, count * pk.ciphertext_bytes, timing.encode_s, timing.encrypt_s,
+                       timing.aggregate_s, X.T @ X, X.T @ y, _peak_rss(), {os.getpid(): len(X)}, [timing],
+                       (task.span,))
 
 
 def _cpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
@@ -199,16 +220,42 @@ def _add_shares(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
     return {pid: a.get(pid, 0) + b.get(pid, 0) for pid in a.keys() | b.keys()}
 
 
-def merge(n2: int) -> Callable[[ChunkResult, ChunkResult], ChunkResult]:
-    """A reducer for :meth:`DaskRunner.map_chunks` folding chunk results mod ``n2``."""
+def merge(n2: int, plaintexts: int | None = None) -> Callable[[ChunkResult, ChunkResult], ChunkResult]:
+    """A reducer for :meth:`DaskRunner.map_chunks` folding chunk results mod ``n2``; with
+    ``plaintexts``, a result from a worker must hold that many ciphertexts below n^2 (a Dask
+    result is outside input to the driver)."""
     def fold(a: ChunkResult, b: ChunkResult) -> ChunkResult:
+        if plaintexts is not None:
+            _check_chunk(b, plaintexts, n2, a.xtx.shape)
         return ChunkResult([int(gmpy2.mpz(x) * y % n2) for x, y in zip(a.aggregate, b.aggregate)],
                            a.records + b.records, a.ciphertexts + b.ciphertexts, a.wire_bytes + b.wire_bytes,
                            a.encode_s + b.encode_s, a.encrypt_s + b.encrypt_s, a.aggregate_s + b.aggregate_s,
                            a.xtx + b.xtx, a.xty + b.xty, max(a.peak_rss_bytes, b.peak_rss_bytes),
                            _add_shares(a.records_by_worker, b.records_by_worker),
-                           sorted(a.per_chunk + b.per_chunk, key=lambda t: t.start))
+                           sorted(a.per_chunk + b.per_chunk, key=lambda t: t.start), a.chunks + b.chunks)
     return fold
+
+
+def _check_chunk(result: ChunkResult, plaintexts: int, n2: int, shape: tuple[int, ...]) -> None:
+    if not isinstance(result, ChunkResult) or len(result.aggregate) != plaintexts or any(
+            isinstance(c, bool) or not isinstance(c, int) or not 0 < c < n2 for c in result.aggregate) \
+            or np.shape(result.xtx) != shape or np.shape(result.xty) != shape[:1]:
+        raise ChunkAccountingError("a chunk result is malformed (not the aggregate of this run's key and "
+                                   "dimension): refusing the run")
+
+
+def empty_result(plaintexts: int, d: int) -> ChunkResult:
+    """The fold's starting point: no chunk, no record, the aggregate of nothing (ones)."""
+    return ChunkResult([1] * plaintexts, 0, 0, 0, 0.0, 0.0, 0.0, np.zeros((d, d)), np.zeros(d), 0)
+
+
+def chunk_tasks(upload_pk: PublicKey, params: RidgeParams, spans: list[ChunkSpan], seed: int, *,
+                backend: str = "auto", constant_time: bool = True, engine: str = "cpu") -> list[ChunkTask]:
+    """What is shipped to the workers for ``spans``: the public key as hex, never a key object
+    (a private key must never reach a worker)."""
+    n_hex, hs_hex, p = format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params)
+    return [ChunkTask(n_hex, hs_hex, p, seed, s.start, s.size, backend, constant_time, engine, s.chunk_id, s.run_id)
+            for s in spans]
 
 
 @dataclass
@@ -231,7 +278,7 @@ class BulkRun:
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self.result)
-        for k in ("aggregate", "xtx", "xty", "records_by_worker"):
+        for k in ("aggregate", "xtx", "xty", "records_by_worker", "chunks"):
             d.pop(k)
         d.update(wall_s=self.wall_s, chunks=self.chunks, workers=self.workers,
                  workers_available=self.workers_available, records_per_worker=self.shares)
@@ -240,9 +287,12 @@ class BulkRun:
 
 def run_bulk(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
              chunk: int = 20_000, backend: str = "auto", constant_time: bool = True,
-             progress: bool | str = "encrypt + aggregate", engine: str = "cpu") -> BulkRun:
+             progress: bool | str = "encrypt + aggregate", engine: str = "cpu", retries: int = 2) -> BulkRun:
     """Per-record upload of ``records`` generated records over ``runner``'s Dask workers, on
-    their CPUs or (``engine="gpu"``) on the GPUs of the workers that declare a GPU resource."""
+    their CPUs or (``engine="gpu"``) on the GPUs of the workers that declare a GPU resource.
+    Each chunk is folded exactly once (:mod:`.chunks`; a chunk that raised is re-run up to
+    ``retries`` times, one whose worker died is re-run by Dask), and the folded records must
+    be ``records``, else :class:`~.chunks.ChunkAccountingError`."""
     if records < 1 or chunk < 1:
         raise ConfigError("records and chunk must be positive")
     if engine not in BULK_ENGINES:
@@ -251,14 +301,16 @@ def run_bulk(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, reco
         raise ConfigError(f"backend {backend!r} picks the CPU's modular arithmetic; the {engine} engine runs its own "
                           "kernels (leave the backend at auto)")
     params.check_records(records)
-    chunk = split_chunk(records, chunk, runner.cores)
-    tasks = []
-    for start in range(0, records, chunk):
-        tasks.append(ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
-                               min(chunk, records - start), backend, constant_time, engine))
+    spans = plan_chunks(records, split_chunk(records, chunk, runner.cores))
+    tasks = chunk_tasks(upload_pk, params, spans, seed, backend=backend, constant_time=constant_time, engine=engine)
+    ledger = ChunkLedger(spans, records)
+    plaintexts = Provider(params, upload_pk).plaintexts
     t0 = time.perf_counter()
-    folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, reduce=merge(upload_pk.nsquare),
+    folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, retries=retries,
+                               reduce=ledger.reducer(merge(upload_pk.nsquare, plaintexts)),
+                               initial=empty_result(plaintexts, params.d),
                                resources={"GPU": 1} if engine in _GPU_DEVICE else None)
+    ledger.finish(folded)
     return BulkRun(folded, time.perf_counter() - t0, len(tasks), len(folded.records_by_worker), runner.workers)
 
 
@@ -278,6 +330,7 @@ class SumResult:
     xtx: np.ndarray
     xty: np.ndarray
     records_by_worker: dict[int, int] = field(default_factory=dict)
+    chunks: tuple[ChunkSpan, ...] = ()
 
 
 def sum_chunk(task: ChunkTask) -> SumResult:
@@ -287,30 +340,38 @@ def sum_chunk(task: ChunkTask) -> SumResult:
     phases = Phases()
     with phases("encode"):
         values = prov.encoded_sum(X, y)
-    return SumResult(values, task.size, phases.get("encode"), X.T @ X, X.T @ y, {os.getpid(): task.size})
+    return SumResult(values, len(X), phases.get("encode"), X.T @ X, X.T @ y, {os.getpid(): len(X)}, (task.span,))
 
 
 def _fold_sums(a: SumResult, b: SumResult) -> SumResult:
+    if not isinstance(b, SumResult) or np.shape(b.values) != np.shape(a.values) or np.shape(b.xtx) != np.shape(a.xtx):
+        raise ChunkAccountingError("a chunk result is malformed (not the sums of this run's dimension): refusing the run")
     return SumResult(a.values + b.values, a.records + b.records, a.encode_s + b.encode_s, a.xtx + b.xtx, a.xty + b.xty,
-                     _add_shares(a.records_by_worker, b.records_by_worker))
+                     _add_shares(a.records_by_worker, b.records_by_worker), a.chunks + b.chunks)
 
 
 def run_per_provider(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, records: int, *, seed: int = 1,
                      chunk: int = 50_000, backend: str = "auto", constant_time: bool = True,
-                     progress: bool | str = "encode + sum") -> tuple[BulkRun, list[int]]:
+                     progress: bool | str = "encode + sum", retries: int = 2) -> tuple[BulkRun, list[int]]:
     """The same records as :func:`run_bulk`, but one provider sums them in the clear and
-    encrypts one packed (A; b). Returns the accounting and that upload's ciphertexts."""
+    encrypts one packed (A; b). Returns the accounting and that upload's ciphertexts. Chunks
+    are folded exactly once, as in :func:`run_bulk`."""
     if records < 1 or chunk < 1:
         raise ConfigError("records and chunk must be positive")
-    chunk = split_chunk(records, chunk, runner.cores)
-    tasks = [ChunkTask(format(upload_pk.n, "x"), format(upload_pk.hs, "x"), asdict(params), seed, start,
-                       min(chunk, records - start), backend, constant_time)
-             for start in range(0, records, chunk)]
+    params.check_records(records)
+    spans = plan_chunks(records, split_chunk(records, chunk, runner.cores))
+    tasks = chunk_tasks(upload_pk, params, spans, seed, backend=backend, constant_time=constant_time)
+    ledger = ChunkLedger(spans, records)
+    d = params.d
+    empty = SumResult(np.zeros(params.value_count, dtype=np.int64), 0, 0.0, np.zeros((d, d)), np.zeros(d))
     t0 = time.perf_counter()
-    sums = runner.map_chunks(sum_chunk, tasks, progress=progress, reduce=_fold_sums)
+    sums = runner.map_chunks(sum_chunk, tasks, progress=progress, retries=retries, reduce=ledger.reducer(_fold_sums),
+                             initial=empty)
+    ledger.finish(sums)
     prov = Provider(params, upload_pk, backend=backend, constant_time=constant_time)
     phases = Phases()
     cts = prov.summed_upload(sums.values, records, phases).ciphertexts
     res = ChunkResult(list(cts), sums.records, len(cts), len(cts) * upload_pk.ciphertext_bytes, sums.encode_s,
-                      phases.get("encrypt"), 0.0, sums.xtx, sums.xty, _peak_rss(), sums.records_by_worker)
+                      phases.get("encrypt"), 0.0, sums.xtx, sums.xty, _peak_rss(), sums.records_by_worker,
+                      chunks=sums.chunks)
     return BulkRun(res, time.perf_counter() - t0, len(tasks), len(sums.records_by_worker), runner.workers), list(cts)

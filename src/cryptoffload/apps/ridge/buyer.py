@@ -1,7 +1,10 @@
 """The buyer as an HTTP client of the platform and the CSP.
 
-It asks the platform to finalize, gets R, r from it and w' from the CSP (both only against
-the buyer token), and recovers the model as exact fractions (:func:`~.protocol.recover_model`).
+It asks the platform to finalize, gets R, r and the masked system from it and w' with its
+proof from the CSP (both only against the buyer token), checks the proof against that system
+(:func:`~.proofs.verify_solution`: a wrong w' is :class:`~.proofs.CspProofError`, and no
+model), and recovers the model as exact fractions within the bounds of the records it was
+sold (:func:`~.protocol.recover_model`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError
 from cryptoffload.apps.ridge.params import RidgeParams
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
+from cryptoffload.apps.ridge.proofs import Solution, verify_solution
 from cryptoffload.apps.ridge.protocol import MaskSecret, RidgeModel, recover_model
 from cryptoffload.errors import ConfigError
 
@@ -40,10 +44,11 @@ class BuyerResult:
 
 async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path | Sequence[Path] | None = None,
                     timeout: float = 600.0, insecure_http: bool = False) -> BuyerResult:
-    """Finalize (if needed), then R, r from the platform, w' from the CSP, and the model. The
-    counts the platform reports (records, uploads, providers, the uploads' digest, the
-    contributions the CSP left out) must be the ones it committed to at the CSP. Providers left
-    out (their sums overflowed) are in ``excluded_providers``; the model is of the others."""
+    """Finalize (if needed), then R, r and the masked system from the platform, w' and its
+    proof from the CSP, the proof checked, and the model. The counts the platform reports
+    (records, uploads, providers, the uploads' digest, the contributions the CSP left out)
+    must be the ones it committed to at the CSP. Providers left out (their sums overflowed)
+    are in ``excluded_providers``; the model is of the others."""
     t: dict[str, float] = {}
     async with client_session(cafile, timeout) as session:
         csp = Peer(session, csp_url, "CSP", insecure_http=insecure_http)
@@ -72,13 +77,29 @@ async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path
         coef = await csp.post(m.new_message(m.COEFFICIENTS_REQUEST, sfp, system_digest=digest), m.COEFFICIENTS,
                               sfp, token)
         w_prime = m.hex_to_ints(coef.get("w_prime"), d, n, "w_prime")
+        proof = m.hex_to_ints(coef.get("proof"), d, n, "proof")
+        if coef.get("system_digest") != digest:
+            raise ProtocolError("the CSP's w' belongs to another system than the platform's R, r", 502,
+                                code="digest_mismatch")
+        try:
+            system = m.decode_ciphertexts(mask.get("system"), info.solve_pk, count=d * d + d, name="system")
+            sold = m.int_field(coef, "records", 1, info.params.max_records)
+        except ProtocolError as exc:
+            raise ProtocolError(f"invalid answer: {exc}", 502, code="bad_answer") from None
+        if system.digest != digest:
+            raise ProtocolError("the platform's masked system is not the one the CSP solved (digests differ)", 502,
+                                code="digest_mismatch")
         for name in ("records", "uploads", "providers", "uploads_sha256", "excluded"):
             if coef.get(name) != fin.get(name):
                 raise ProtocolError(f"the platform reports {name} = {fin.get(name)!r}, but committed "
                                     f"{coef.get(name)!r} at the CSP", 502, code="commitment_mismatch")
         t["fetch"] = time.perf_counter() - s
     s = time.perf_counter()
-    model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk)
+    v = system.values
+    verify_solution(info.solve_pk, [v[i * d:(i + 1) * d] for i in range(d)], v[d * d:], Solution(w_prime, proof))
+    t["verify"] = time.perf_counter() - s
+    s = time.perf_counter()
+    model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk, sold)
     t["recover"] = time.perf_counter() - s
     records = mask.get("records")
     left_out = fin.get("excluded_providers")

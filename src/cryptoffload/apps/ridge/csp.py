@@ -16,10 +16,13 @@ sent would be a decryption oracle for anyone who can reach it. Hence, for each k
    from the stored answer. Each contribution is split on its own; one whose fields reach
    their check bits (its provider's sums overflowed) is left out and named by position, the
    others are summed and encrypted under the solve key; fewer than ``min_providers`` left
-   fails the unpack (422, spent).
+   fails the unpack (422, spent). Each contribution left out comes with the proof of it
+   (:mod:`.proofs`: the plaintext that does not split and its decryption proof), which the
+   platform checks.
 3. ``solve_request`` (platform only, after the unpack): one masked system, same rules.
-4. ``coefficients_request`` (buyer only): w' and the commitment's counts, for the buyer to
-   compare with what the platform reported.
+4. ``coefficients_request`` (buyer only): w', the proof that it solves the system (which the
+   buyer checks against the masked system the platform gives it), and the commitment's
+   counts, for the buyer to compare with what the platform reported.
 
 Every step is in the CSP's SQLite file (:mod:`.csp_store`, in ``--key-dir``) before the CSP
 answers, so a restart with the same keys keeps the session spent. Callers are identified by
@@ -253,14 +256,15 @@ class CspService:
                     await run(self.store.spend, "unpack", batch.digest)
                 answer = await self._split(batch.values, P, k)
         return m.new_message(m.UNPACK_RESPONSE, self.csp.solve_pk.fingerprint, ciphertexts=answer["ciphertexts"],
-                             excluded=answer["excluded"], request_digest=batch.digest)
+                             excluded=answer["excluded"], exclusion_proofs=answer["exclusion_proofs"],
+                             request_digest=batch.digest)
 
     async def _split(self, values: list[int], P: int, k: int) -> dict[str, Any]:
         """The spent unpack itself: each contribution checked and the kept ones summed
         (:meth:`~.protocol.Csp.unpack_contributions`); the answer, or the failure, stored."""
         parts = [values[i * P:(i + 1) * P] for i in range(k)]
         try:
-            fields, excluded = await run(self.csp.unpack_contributions, parts, self.params.min_providers)
+            unpacked = await run(self.csp.unpack_contributions, parts, self.params.min_providers)
         except (TooFewContributions, CryptoffloadError) as exc:
             await run(self.store.finish, "unpack", None, True)
             out = exc.excluded if isinstance(exc, TooFewContributions) else list(range(k))
@@ -269,7 +273,9 @@ class CspService:
                                 "masked by the platform, or overflowed): fewer than min_providers = "
                                 f"{self.params.min_providers} left; this CSP session is spent", status=422,
                                 code="unprocessable") from None
-        answer = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded}
+        fields, excluded = unpacked.fields, unpacked.excluded
+        answer = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded,
+                  "exclusion_proofs": m.exclusion_proofs_to_json(unpacked.proofs)}
         await run(self.store.finish, "unpack", json.dumps(answer))
         for i in excluded:
             log.warning("left out contribution %d of %d: its sums overflowed their slots", i, k)
@@ -301,12 +307,13 @@ class CspService:
                 system = MaskedSystem(self.csp.solve_pk.fingerprint, [v[i * d:(i + 1) * d] for i in range(d)],
                                       v[d * d:])
                 try:
-                    w_prime = await run(self.csp.solve, system)
+                    solution = await run(self.csp.solve, system)
                 except SingularMatrixError:
                     await run(self.store.finish, "solve", None, True)
                     raise
-                await run(self.store.finish, "solve", json.dumps(m.ints_to_hex(w_prime)))
-                log.info("solved a masked %dx%d system; w' kept for the buyer", d, d)
+                await run(self.store.finish, "solve", json.dumps({"w_prime": m.ints_to_hex(solution.w_prime),
+                                                                  "proof": m.ints_to_hex(solution.proof)}))
+                log.info("solved a masked %dx%d system; w' and its proof kept for the buyer", d, d)
         return m.new_message(m.SOLVE_ACK, self.csp.solve_pk.fingerprint, system_digest=batch.digest)
 
     # -- 4. w' for the buyer ----------------------------------------------------------------------
@@ -323,8 +330,9 @@ class CspService:
         excluded = json.loads(unpacked.result)["excluded"] if unpacked is not None and unpacked.result else []
         kept = [r for i, r in enumerate(c.get("contributions", [])) if i not in excluded]
         log.info("w' handed to the buyer")
-        return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=json.loads(solved.result),
-                             system_digest=solved.digest, records=sum(kept), uploads=c.get("uploads"),
+        answer = json.loads(solved.result)
+        return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=answer["w_prime"],
+                             proof=answer["proof"], system_digest=solved.digest, records=sum(kept), uploads=c.get("uploads"),
                              providers=len(kept), uploads_sha256=c.get("uploads_sha256"), excluded=excluded)
 
 

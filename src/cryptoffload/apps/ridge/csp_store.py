@@ -24,7 +24,8 @@ from typing import Any
 from cryptoffload.apps.ridge.db import Database
 from cryptoffload.errors import ConfigError
 
-SCHEMA_VERSION = 2  # 2: the unpack answer is JSON (fields and the excluded contributions)
+SCHEMA_VERSION = 3  # 2: the unpack answer is JSON (fields and the excluded contributions); 3: with the
+#                      exclusions' proofs, and the solve's answer is w' with its proof
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS steps (

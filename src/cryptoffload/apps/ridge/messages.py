@@ -28,8 +28,9 @@ word buffer that :func:`cryptoffload.crypto._native.core.column_products` reads,
 platform folds a whole upload into its aggregate in one C call without building a Python
 integer per ciphertext (it still reads each value once, to check it lies below n^2).
 
-Small integer vectors modulo the solve key's n (the masks R, r and the masked solution w')
-are lists of lowercase hex strings.
+Small integer vectors modulo the solve key's n (the masks R, r, the masked solution w' and
+its proof) are lists of lowercase hex strings; an exclusion's proof (:mod:`.proofs`) is an
+object ``{"contribution", "plaintext", "value", "root"}`` (two integers, two hex strings).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ from typing import Any, Mapping, Sequence
 import gmpy2
 
 from cryptoffload.apps import _http
-from cryptoffload.apps.ridge.params import RidgeParams, upload_layout
+from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_layout
+from cryptoffload.apps.ridge.proofs import ExclusionProof
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -62,15 +64,15 @@ UPLOAD_ACK = "upload_ack"                    # platform -> provider
 FINALIZE = "finalize"                        # buyer -> platform
 FINALIZED = "finalized"                      # platform -> buyer
 MASK_REQUEST = "mask_request"                # buyer -> platform
-MASK = "mask"                                # platform -> buyer: R, r
+MASK = "mask"                                # platform -> buyer: R, r and the masked system
 COMMIT = "commit"                            # platform -> CSP: the aggregate it will unpack
 COMMITTED = "committed"                      # CSP -> platform
 UNPACK_REQUEST = "unpack_request"            # platform -> CSP: masked aggregate
-UNPACK_RESPONSE = "unpack_response"          # CSP -> platform: fields under the solve key
+UNPACK_RESPONSE = "unpack_response"          # CSP -> platform: fields under the solve key, exclusions' proofs
 SOLVE_REQUEST = "solve_request"              # platform -> CSP: Enc(A R), Enc(b + A r)
 SOLVE_ACK = "solve_ack"                      # CSP -> platform (w' is *not* in it)
 COEFFICIENTS_REQUEST = "coefficients_request"  # buyer -> CSP
-COEFFICIENTS = "coefficients"                # CSP -> buyer: w'
+COEFFICIENTS = "coefficients"                # CSP -> buyer: w' and its proof
 ERROR = "error"
 
 BATCH_MAGIC = b"CORW"
@@ -280,6 +282,34 @@ def hex_to_ints(value: object, count: int, bound: int, name: str) -> list[int]:
         if not 0 <= x < bound:
             raise ProtocolError(f"{name}[{i}] is out of range", code="malformed")
         out.append(x)
+    return out
+
+
+def exclusion_proofs_to_json(proofs: Sequence[ExclusionProof]) -> list[dict[str, Any]]:
+    return [{"contribution": p.contribution, "plaintext": p.plaintext, "value": format(p.value, "x"),
+             "root": format(p.root, "x")} for p in proofs]
+
+
+def exclusion_proofs_from(value: object, plaintexts: int, n: int) -> list[ExclusionProof]:
+    """The exclusions' proofs of an unpack answer (a CSP's answer: a malformed one is a 502),
+    each naming a contribution (0..MAX_PROVIDERS-1), one of its ``plaintexts`` plaintexts, and
+    two integers below the upload key's ``n``. Whether they prove anything is
+    :func:`~.proofs.check_exclusions`'s business."""
+    what = "the CSP's unpack answer"
+    if not isinstance(value, list) or len(value) > MAX_PROVIDERS:
+        raise ProtocolError(f"{what} has no valid 'exclusion_proofs' list", 502, code="bad_answer")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) != {"contribution", "plaintext", "value", "root"}:
+            raise ProtocolError(f"{what}: exclusion proof {i} is not an object of contribution, plaintext, value, "
+                                "root", 502, code="bad_answer")
+        try:
+            contribution = int_field(item, "contribution", 0, MAX_PROVIDERS - 1)
+            plaintext = int_field(item, "plaintext", 0, plaintexts - 1)
+            [v, root] = [hex_to_ints([item[k]], 1, n, f"exclusion_proofs[{i}].{k}")[0] for k in ("value", "root")]
+        except ProtocolError as exc:
+            raise ProtocolError(f"{what}: {exc}", 502, code="bad_answer") from None
+        out.append(ExclusionProof(contribution, plaintext, v, root))
     return out
 
 

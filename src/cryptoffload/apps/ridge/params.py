@@ -153,22 +153,28 @@ def _ceil_isqrt(v: int) -> int:
     return r if r * r == v else r + 1
 
 
-def solve_bounds(params: RidgeParams) -> tuple[int, int]:
-    """``(num_bound, den_bound)`` on Cramer's fractions ``w_i = det(A_i) / det(A)``.
+def solve_bounds(params: RidgeParams, records: int | None = None) -> tuple[int, int]:
+    """``(num_bound, den_bound)`` on Cramer's fractions ``w_i = det(A_i) / det(A)`` for a
+    system summed over ``records`` records (default ``max_records``, the bound a key is sized
+    for; the buyer passes the count it was sold, for the tightest check).
 
-    A is the integer matrix sum_i round(x x^T 2^f) + round(lambda 2^f) I over at most
-    ``max_records`` records: off-diagonal |A_jk| <= M a, diagonal |A_jj| <= M a + L
-    (a = :attr:`RidgeParams.a_entry_bound`, L = lambda at scale), so every row (and column,
-    A is symmetric) has norm <= rho with rho^2 = (d-1)(M a)^2 + (M a + L)^2; |b_j| <= M c
+    A is the integer matrix sum_i round(x x^T 2^f) + round(lambda 2^f) I over M records:
+    off-diagonal |A_jk| <= M a, diagonal |A_jj| <= M a + L (a =
+    :attr:`RidgeParams.a_entry_bound`, L = lambda at scale), so every row (and column, A is
+    symmetric) has norm <= rho with rho^2 = (d-1)(M a)^2 + (M a + L)^2; |b_j| <= M c
     (c = :attr:`RidgeParams.b_entry_bound`), ||b|| <= beta with beta^2 = d (M c)^2.
     Hadamard's inequality: |det A| <= rho^d = den_bound and |det A_i| <= beta rho^(d-1) =
-    num_bound (both rounded up to integers). Valid for any matrix within the entry bounds,
-    not only positive definite ones (A as rounded need not be exactly PSD)."""
-    d, m = params.d, params.max_records
+    num_bound (both rounded up to integers). A reduced fraction's numerator and denominator
+    divide these determinants, so they obey the same bounds. Valid for any matrix within the
+    entry bounds, not only positive definite ones (A as rounded need not be exactly PSD)."""
+    m = params.max_records if records is None else records
+    if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= params.max_records:
+        raise ConfigError(f"record count must be an integer in 0..{params.max_records}, got {m!r}")
+    d = params.d
     a, c, lam = params.a_entry_bound, params.b_entry_bound, params.lam_int
     rho2 = (d - 1) * (m * a) ** 2 + (m * a + lam) ** 2
     beta2 = d * (m * c) ** 2
-    return _ceil_isqrt(beta2 * rho2 ** (d - 1)), _ceil_isqrt(rho2 ** d)
+    return max(_ceil_isqrt(beta2 * rho2 ** (d - 1)), 0), max(_ceil_isqrt(rho2 ** d), 1)
 
 
 def required_solve_key_bits(params: RidgeParams) -> int:

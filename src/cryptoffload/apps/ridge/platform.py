@@ -5,7 +5,10 @@ It fetches parameters and keys from the CSP, accepts uploads from registered pro
 :mod:`.store`), folds each upload into the aggregate with one native call
 (:func:`~cryptoffload.crypto._native.core.column_products`), and on ``finalize`` (buyer
 only) commits to the aggregate at the CSP, runs the masked unpacking with the CSP and the
-masked solve (:class:`~.protocol.TradingPlatform`), keeping R, r for the buyer.
+masked solve (:class:`~.protocol.TradingPlatform`), keeping R, r and the masked system for
+the buyer. It checks the proof of every contribution the CSP leaves out
+(:func:`~.proofs.check_exclusions`: a CSP cannot drop an honest provider); a failed proof
+stops the finalisation (502 ``csp_proof_failed``) before anything is saved.
 
 What an upload must be (issue 12's attacks on uploads): sent with a provider's token
 (:mod:`.tokens`), naming that provider and an ``upload_id`` that starts with its id;
@@ -48,6 +51,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
+from cryptoffload.apps.ridge.proofs import check_exclusions
 from cryptoffload.apps.ridge.protocol import Aggregate, TradingPlatform
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
@@ -361,6 +365,16 @@ class PlatformService:
                                 code="csp_refused")
         return value
 
+    def _check_exclusions(self, resp: Mapping[str, Any], excluded: list[int]) -> None:
+        """The CSP's proof for each contribution it left out, against the masked ciphertexts
+        this platform sent (:func:`~.proofs.check_exclusions`; CspProofError -> 502)."""
+        P, size = self.plaintexts, m.value_bytes(self.upload_pk)
+        proofs = m.exclusion_proofs_from(resp.get("exclusion_proofs"), P, self.upload_pk.n)
+        words = self.fin.masked
+        values = [int.from_bytes(words[i:i + size], "little") for i in range(0, len(words), size)]
+        masked = [values[i:i + P] for i in range(0, len(values), P)]
+        check_exclusions(self.upload_pk, self.protocol.layout, masked, excluded, proofs)
+
     async def _unpack(self) -> None:
         """Commit, unpack (the CSP leaves out contributions that overflowed), unmask the kept
         ones and mask the system for the solve."""
@@ -376,6 +390,7 @@ class PlatformService:
         fields = await run(m.decode_ciphertexts, resp.get("ciphertexts"), self.solve_pk, count=p.value_count,
                            name="unpack_response")
         excluded = self._excluded(resp)
+        await run(self._check_exclusions, resp, excluded)
         self.protocol._masks = [list(part) for part in fin.masks]
         system = await run(self.protocol.unmask, fields.values, excluded)
         t1 = time.perf_counter()
@@ -413,7 +428,6 @@ class PlatformService:
                                     code="csp_refused")
             await run(self.store.mark_finalized)
             fin.state = "finalized"
-            fin.system = b""
             log.info("the CSP solved the masked system (%.2f s): finalized", time.perf_counter() - t0)
 
     async def _mask(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -421,10 +435,12 @@ class PlatformService:
             raise ProtocolError(f"not finalized yet (state {self.fin.state}): send 'finalize' first", status=409,
                                 code="not_finalized")
         await self._remember(msg)
-        log.info("R, r handed to the buyer")
+        d = self.params.d
+        log.info("R, r and the masked system handed to the buyer")
         return m.new_message(m.MASK, self.solve_pk.fingerprint, R=[m.ints_to_hex(row) for row in self.fin.R],
                              r=m.ints_to_hex(self.fin.r), records=self.fin.records,
-                             system_digest=self.fin.system_digest)
+                             system_digest=self.fin.system_digest,
+                             system=m.encode_words(self.fin.system, d * d + d, self.solve_pk))
 
 
 def provider_credentials(token_dir: Path, providers: Sequence[str]) -> Credentials:

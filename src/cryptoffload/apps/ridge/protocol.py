@@ -30,7 +30,9 @@ layer or a study can put a network between any two of them:
    Signed sums are handled by that bias: T_j + B is in [0, 2^w) for every admissible sum, and
    the platform removes B with the mask. The CSP decrypts (upload key), splits the bit fields,
    encrypts each field alone under the *solve* key and returns them; the platform subtracts
-   ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j).
+   ``B + rho_j`` homomorphically: Enc_solve(sum A_jk), Enc_solve(sum b_j). A contribution the
+   CSP leaves out (it does not split) comes with a proof the platform checks
+   (:mod:`.proofs`).
 5. **Masked solve over Z_n** (n the solve key's modulus). The platform (:class:`TradingPlatform`:
    the platform's computations; "platform" stays the role's name on the command line) adds ``lambda I`` (at
    scale 2^f, so the solution is that of scikit-learn's ``Ridge(alpha=lambda,
@@ -40,8 +42,10 @@ layer or a study can put a network between any two of them:
    ``mbx_powm_batch`` on AVX512-IFMA, else GMP's ``powm_batch``). The CSP decrypts and returns
    ``w' = (A R)^-1 (b + A r) mod n`` (Gaussian elimination mod n; a singular matrix is refused
    with :class:`SingularMatrixError`). Whoever holds R and r (the buyer: the platform sends it
-   R, r; the CSP sends it w') computes ``w = R w' - r = A^-1 b mod n`` and recovers each
-   coefficient as a fraction p/q by rational reconstruction; the 2^f scales of A and b cancel.
+   R, r and the masked system; the CSP sends it w' with the proof that it solves that system,
+   :mod:`.proofs`) checks the proof, computes ``w = R w' - r = A^-1 b mod n`` and recovers each
+   coefficient as a fraction p/q by rational reconstruction within the bounds of the records
+   it was sold; the 2^f scales of A and b cancel.
    The CSP sees only A R (uniform among invertible matrices, whatever A is) and w' (masked by
    R and r); the platform sees only ciphertexts.
 
@@ -49,7 +53,10 @@ Why rational reconstruction works: by Cramer's rule ``w_i = det(A_i) / det(A)`` 
 integer matrix A with column i replaced by b, so each coefficient is a fraction whose
 numerator and denominator are bounded by Hadamard's inequality (:func:`solve_bounds`); a
 fraction with |p| <= N, 0 < q <= D is the unique one congruent to w_i modulo n when
-``n > 2 N D`` (Wang's theorem), and the extended Euclidean algorithm finds it.
+``n > 2 N D`` (Wang's theorem), and the extended Euclidean algorithm finds it. The buyer uses
+N and D themselves (for the records it was sold), not the largest D that n would allow: a
+residue that is not such a fraction (a corrupted w') then fails with probability about
+1 - 2 N D / n instead of about 1/2.
 
 Ciphertexts travel between roles as plain Python ints (what a serialiser or a native batch
 wants); each message names its key by fingerprint and the receiving role checks it.
@@ -58,7 +65,6 @@ wants); each message names its key by fingerprint and the receiving role checks 
 from __future__ import annotations
 
 import secrets
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
@@ -68,6 +74,15 @@ import numpy as np
 
 from cryptoffload.apps.ridge.modular import invertible_mod, rational_reconstruct, solve_mod
 from cryptoffload.apps.ridge.phases import Phases, phases_or_new
+from cryptoffload.apps.ridge.powm import powm_batch
+from cryptoffload.apps.ridge.proofs import (
+    Solution,
+    Unpacked,
+    check_exclusions,
+    exclusion_proof,
+    solution_proof,
+    verify_solution,
+)
 from cryptoffload.apps.ridge.params import (
     RidgeParams,
     check_solve_key,
@@ -293,41 +308,6 @@ def aggregate(uploads: Iterable[Upload], params: RidgeParams, upload_pk: PublicK
     return agg.result()
 
 
-def _powm_batch(bases: list[int], exps: list[int], modulus: int, exp_bits: int, workers: int) -> tuple[list[int], str]:
-    """``b_i^e_i mod modulus`` in as few native calls as possible (one per worker thread; the
-    calls release the GIL). crypto_mb where it computes correctly for this modulus, else GMP.
-
-    The exponents are R and r, the only thing hiding A from the CSP, so both paths are
-    constant time in the exponent (crypto_mb is; GMP runs ``mpz_powm_sec``, about 20 % slower
-    than ``mpz_powm`` at 4096 bits here)."""
-    use_mbx = native.ifma_available() and native.mbx_kernel_bits(modulus) is not None
-    if use_mbx:
-        def run(b: list[int], e: list[int]) -> list[int]:
-            return native.mbx_powm_batch(b, e, exp_bits, modulus)
-        name = f"crypto_mb ({native.mbx_kernel_bits(modulus)}-bit kernel)"
-        lane = 8
-    elif native.native_available():
-        def run(b: list[int], e: list[int]) -> list[int]:
-            return native.powm_batch(b, e, modulus, secret=True)
-        name = "GMP powm_batch"
-        lane = 1
-    else:  # pragma: no cover - only on a broken install
-        def run(b: list[int], e: list[int]) -> list[int]:
-            return [int(gmpy2.powmod(x, k, modulus)) for x, k in zip(b, e)]
-        name = "gmpy2 powmod"
-        lane = 1
-    count = len(bases)
-    workers = max(1, min(workers, -(-count // lane))) if count else 1
-    if workers == 1:
-        return run(bases, exps), name
-    per = -(-count // workers)
-    per = -(-per // lane) * lane
-    parts = [(bases[i:i + per], exps[i:i + per]) for i in range(0, count, per)]
-    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        results = list(pool.map(lambda be: run(*be), parts))
-    return [v for part in results for v in part], name
-
-
 @dataclass(frozen=True)
 class EncryptedSystem:
     """Enc_solve(A + lambda I) (d x d) and Enc_solve(b), the normal equations over all records."""
@@ -445,7 +425,7 @@ class TradingPlatform:
                 bases.extend([system.A[i][j]] * (d + 1))
                 exps.extend(R[j])
                 exps.append(r[j])
-        powers, self.powm_backend = _powm_batch(bases, exps, n2, n.bit_length(), self.workers)
+        powers, self.powm_backend = powm_batch(bases, exps, n2, n.bit_length(), self.workers)
         self.exponentiations = len(bases)
         AR: list[list[int]] = []
         c: list[int] = []
@@ -501,31 +481,36 @@ class Csp:
 
     def split_and_reencrypt(self, masked: Sequence[int]) -> list[int]:
         """Each masked field encrypted alone under the solve key."""
-        return self.unpack_contributions([masked])[0]
+        return self.unpack_contributions([masked]).fields
 
-    def unpack_contributions(self, masked: Sequence[Sequence[int]], minimum: int = 1) -> tuple[list[int], list[int]]:
+    def unpack_contributions(self, masked: Sequence[Sequence[int]], minimum: int = 1) -> Unpacked:
         """Each provider's masked aggregate decrypted and split; one that does not split (a
         plaintext beyond the slots, a field reaching its check bits: that provider's sums left
-        their range) is *excluded*, and the fields of the others are summed in the clear (a
-        sum of masked sums, hidden as each one is) and encrypted under the solve key. Returns
-        (the summed fields' ciphertexts, the excluded indices); raises
-        :class:`TooFewContributions` when fewer than ``minimum`` are kept. The CSP learns which
-        contributions overflowed, nothing about the values of any."""
+        their range) is *excluded*, with the proof of it (:func:`~.proofs.exclusion_proof`:
+        the plaintext that does not split, and its decryption proof), and the fields of the
+        others are summed in the clear (a sum of masked sums, hidden as each one is) and
+        encrypted under the solve key. Raises :class:`TooFewContributions` when fewer than
+        ``minimum`` are kept. The CSP learns which contributions overflowed, nothing about the
+        values of any."""
         total = [0] * self.params.value_count
-        excluded = []
+        excluded, proofs = [], []
         for i, cts in enumerate(masked):
+            checked = [self.upload_pk.check_ciphertext(c) for c in cts]
+            plain = self._upload_sk.raw_decrypt_many(checked)
             try:
-                fields = self.decrypt_split(cts)
+                fields = self.layout.unpack_masked(plain, self.params.value_count)
             except PackingError:
                 excluded.append(i)
+                proofs.append(exclusion_proof(self._upload_sk, self.layout, i, checked, plain))
                 continue
             total = [a + b for a, b in zip(total, fields)]
         if len(masked) - len(excluded) < minimum:
             raise TooFewContributions(excluded, len(masked), minimum)
-        return self.solve_pk.encryptor(self._backend).encrypt_raw(total), excluded
+        return Unpacked(self.solve_pk.encryptor(self._backend).encrypt_raw(total), excluded, proofs)
 
-    def solve(self, masked: MaskedSystem) -> list[int]:
-        """w' = (A R)^-1 (b + A r) mod n. Refuses a singular matrix (SingularMatrixError)."""
+    def solve(self, masked: MaskedSystem) -> Solution:
+        """w' = (A R)^-1 (b + A r) mod n, with the proof that it solves the system
+        (:func:`~.proofs.solution_proof`). Refuses a singular matrix (SingularMatrixError)."""
         pk = self.solve_pk
         if masked.key_fingerprint != pk.fingerprint:
             raise KeyMismatchError("masked system is under another key than the solve key")
@@ -533,7 +518,8 @@ class Csp:
         flat = [pk.check_ciphertext(v) for row in masked.AR for v in row] + [pk.check_ciphertext(v) for v in masked.c]
         plain = self._solve_sk.raw_decrypt_many(flat)
         M = [plain[i * d:(i + 1) * d] for i in range(d)]
-        return solve_mod(M, plain[d * d:], pk.n)
+        w_prime = solve_mod(M, plain[d * d:], pk.n)
+        return Solution(w_prime, solution_proof(self._solve_sk, masked.AR, masked.c, w_prime))
 
 
 @dataclass(frozen=True)
@@ -542,19 +528,22 @@ class RidgeModel:
     fractions: list[Fraction]
 
 
-def recover_model(w_prime: Sequence[int], secret: MaskSecret, params: RidgeParams, solve_pk: PublicKey) -> RidgeModel:
-    """w = R w' - r = A^-1 b mod n, each entry reconstructed as the exact fraction p/q with the
-    bounds of :func:`solve_bounds` (numerator bound as given, denominator as large as
-    n > 2 N D allows, which covers den_bound when the key passed :func:`check_solve_key`)."""
+def recover_model(w_prime: Sequence[int], secret: MaskSecret, params: RidgeParams, solve_pk: PublicKey,
+                  records: int | None = None) -> RidgeModel:
+    """w = R w' - r = A^-1 b mod n, each entry reconstructed as the exact fraction p/q within
+    the bounds of :func:`solve_bounds` for ``records`` records (default ``max_records``):
+    |p| <= N (Hadamard's bound on Cramer's numerators), 0 < q <= D (on det A). A residue
+    with no such fraction -- a corrupted w', or data beyond the declared bounds -- raises
+    :class:`ReconstructionError`; with the parameters' own D instead of the largest one n
+    allows, a random residue passes with probability about 2 N D / n, not about 1/2."""
     n, d = solve_pk.n, params.d
     if len(w_prime) != d:
         raise ConfigError(f"expected {d} masked coefficients, got {len(w_prime)}")
-    num, _ = solve_bounds(params)
-    den_limit = (n - 1) // (2 * num)
+    num, den = solve_bounds(params, records)
     fracs = []
     for i in range(d):
         wi = (sum(secret.R[i][k] * w_prime[k] for k in range(d)) - secret.r[i]) % n
-        fracs.append(rational_reconstruct(wi, n, num, den_limit))
+        fracs.append(rational_reconstruct(wi, n, num, den))
     return RidgeModel(np.array([float(f) for f in fracs]), fracs)
 
 
@@ -576,18 +565,24 @@ class RidgeResult:
 
 def finalize(params: RidgeParams, csp: Csp, evaluator: TradingPlatform, agg: Aggregate,
              timings: dict[str, float] | None = None) -> RidgeModel:
-    """Steps 4 and 5 in one process: masked unpacking, masked solve, recovery. Adds
-    ``unpack``, ``mask_solve``, ``csp_solve`` and ``recover`` seconds to ``timings``."""
+    """Steps 4 and 5 in one process: masked unpacking (the platform checks the CSP's
+    exclusions), masked solve, the buyer's check of the CSP's solution
+    (:class:`~.proofs.CspProofError` when it fails) and recovery. Adds ``unpack``,
+    ``mask_solve``, ``csp_solve`` and ``recover`` (check + reconstruction) seconds to
+    ``timings``."""
     phase = Phases(timings)
     with phase("unpack"):
-        masked = evaluator.mask_for_unpack(agg)
-        system = evaluator.unmask(csp.split_and_reencrypt(masked))
+        masked = evaluator.mask_contributions([agg])
+        unpacked = csp.unpack_contributions(masked)
+        check_exclusions(csp.upload_pk, evaluator.layout, masked, unpacked.excluded, unpacked.proofs)
+        system = evaluator.unmask(unpacked.fields, unpacked.excluded)
     with phase("mask_solve"):
         masked_system, secret = evaluator.mask_system(system)
     with phase("csp_solve"):
-        w_prime = csp.solve(masked_system)
+        solution = csp.solve(masked_system)
     with phase("recover"):
-        return recover_model(w_prime, secret, params, csp.solve_pk)
+        verify_solution(csp.solve_pk, masked_system.AR, masked_system.c, solution, evaluator.workers)
+        return recover_model(solution.w_prime, secret, params, csp.solve_pk, agg.records)
 
 
 def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: str = "per-record",

@@ -25,6 +25,7 @@ from cryptoffload.apps._credentials import Unauthorized
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError
 from cryptoffload.apps.ridge.modular import ReconstructionError, SingularMatrixError
+from cryptoffload.apps.ridge.proofs import CspProofError
 from cryptoffload.crypto.paillier import KeyMismatchError
 from cryptoffload.errors import CryptoffloadError
 
@@ -60,6 +61,8 @@ def _classify(exc: Exception) -> tuple[int, str, str] | None:
     """The parties' refusals (see :func:`cryptoffload.apps._http.error_middleware`)."""
     if isinstance(exc, (ProtocolError, Unauthorized)):
         return exc.status, exc.code, str(exc)
+    if isinstance(exc, CspProofError):
+        return 502, "csp_proof_failed", str(exc)
     if isinstance(exc, KeyMismatchError):
         return 400, "foreign_key", str(exc)
     if isinstance(exc, (SingularMatrixError, ReconstructionError)):

@@ -236,6 +236,8 @@ class PlatformStore(Database):
                  records, json.dumps(excluded)))
 
     def mark_finalized(self) -> None:
+        """The CSP has solved the system. The masked system stays: the buyer gets it with R, r
+        to check the CSP's proof for w' (:func:`~.proofs.verify_solution`)."""
         with self.transaction():
-            self._conn.execute("UPDATE finalize SET state = 'finalized', system = NULL WHERE id = 1")
+            self._conn.execute("UPDATE finalize SET state = 'finalized' WHERE id = 1")
 

@@ -16,7 +16,9 @@ One module per concept, from the bottom up:
 * :mod:`.encoding` -- signed and fixed-point plaintexts;
 * :mod:`.keys` -- :class:`PublicKey`, :class:`PrivateKey`, :func:`generate_keypair`:
   **start here**, the entry points of encryption and decryption;
-* :mod:`.keyfile` -- key files (0600, per-field checksums); :mod:`.pool` -- offline randomness.
+* :mod:`.keyfile` -- key files (0600, per-field checksums); :mod:`.pool` -- offline randomness;
+* :mod:`.proof` -- proofs of correct decryption (the n-th root of c (1 + n)^-m), checked
+  with the public key alone.
 
 Everything public is re-exported here, so callers write
 ``from cryptoffload.crypto import paillier as pl``.
@@ -39,6 +41,8 @@ from cryptoffload.crypto.paillier.keyfile import (check_new_key_paths, key_from_
 from cryptoffload.crypto.paillier.keys import (DEFAULT_KEY_BITS, FORMAT, FORMAT_VERSION, PrivateKey, PublicKey,
                                                field_checksum, generate_keypair, key_fingerprint)
 from cryptoffload.crypto.paillier.pool import RandomnessPool
+from cryptoffload.crypto.paillier.proof import (decryption_root, decryption_roots, verify_decryption,
+                                                verify_decryptions)
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, MIN_SECURE_KEY_BITS, MIN_STUDY_KEY_BITS,
                                                      check_key_bits)
 
@@ -48,6 +52,8 @@ __all__ = [
     "MIN_STUDY_KEY_BITS", "Ciphertext", "CiphertextFormatError", "Encryptor", "FixedPoint", "InvalidKeyError",
     "KeyMismatchError", "PaillierError", "PlaintextRangeError", "PrivateKey", "PublicKey", "RandomnessPool",
     "check_key_bits", "check_new_key_paths", "ciphertexts_from_bytes", "ciphertexts_to_bytes", "decode_signed",
+    "decryption_root", "decryption_roots",
     "default_window", "encode_signed", "field_checksum", "generate_keypair", "key_fingerprint", "key_from_dict", "key_from_json",
-    "load_key", "resolve_backend", "save_key", "save_keypair", "table_bytes_estimate",
+    "load_key", "resolve_backend", "save_key", "save_keypair", "table_bytes_estimate", "verify_decryption",
+    "verify_decryptions",
 ]
