@@ -41,11 +41,20 @@ def _open_regular(path: Path, what: str, error: type[CryptoffloadError]) -> tupl
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
+    try:
+        check_regular(st, path, what, error)
+    except CryptoffloadError:
         os.close(fd)
+        raise
+    return fd, st
+
+
+def check_regular(st: os.stat_result, path: Path, what: str, error: type[CryptoffloadError]) -> None:
+    """Refuse anything but a regular file (a FIFO would block a reader for ever, /dev/zero fill
+    the memory), naming what it is."""
+    if not stat.S_ISREG(st.st_mode):
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO, a device or a socket"
         raise error(f"{what} {path} is not a regular file (it is {kind}); give a file")
-    return fd, st
 
 
 def read_input(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,
@@ -64,9 +73,21 @@ def read_input_stat(path: str | os.PathLike[str], what: str, *, max_bytes: int =
     path = Path(path)
     fd, st = _open_regular(path, what, error)
     try:
-        if st.st_size > max_bytes:
-            raise error(f"{what} {path} is {st.st_size:,} bytes; a {what} is at most {max_bytes:,}")
-        chunks, total = [], 0
+        return read_descriptor(fd, st, path, what, max_bytes=max_bytes, error=error), st
+    finally:
+        os.close(fd)
+
+
+def read_descriptor(fd: int, st: os.stat_result, path: Path, what: str, *, max_bytes: int,
+                    error: type[CryptoffloadError]) -> bytes:
+    """The bytes of the regular file open on ``fd`` (``st``: its ``fstat``), at most
+    ``max_bytes``: a file larger than that, or one that grows past it while read, is refused
+    with ``error`` naming ``path``. The caller opened the file (and closes it): the readers of
+    secrets (:mod:`cryptoffload.private_files`) open theirs their own way."""
+    if st.st_size > max_bytes:
+        raise error(f"{what} {path} is {st.st_size:,} bytes; a {what} is at most {max_bytes:,}")
+    chunks, total = [], 0
+    try:
         while total <= max_bytes:
             chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
             if not chunk:
@@ -75,11 +96,9 @@ def read_input_stat(path: str | os.PathLike[str], what: str, *, max_bytes: int =
             total += len(chunk)
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
     if total > max_bytes:
         raise error(f"{what} {path} grew past {max_bytes:,} bytes while read; a {what} is at most {max_bytes:,}")
-    return b"".join(chunks), st
+    return b"".join(chunks)
 
 
 def read_input_text(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_INPUT_BYTES,

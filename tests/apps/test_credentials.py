@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from attacker_helpers import ATTACKER, planted_dir, planted_file, root_only
 from cryptoffload.apps._credentials import (
     Credentials,
     Unauthorized,
@@ -67,3 +68,35 @@ def test_identify() -> None:
             creds.identify(header)
         assert exc.value.status == status, header
     assert bearer(f"Bearer  {alice} ") == alice
+
+
+def test_a_linked_token_is_refused_and_a_planted_link_never_written_through(tmp_path: Path) -> None:
+    folder = tmp_path / "tokens"
+    issue_tokens(folder, ["alice"], "test token")
+    theirs = tmp_path / "attacker.token"
+    theirs.write_text(new_token("bob"))
+    theirs.chmod(0o600)
+    (folder / "alice.token").unlink()
+    (folder / "alice.token").symlink_to(theirs)
+    with pytest.raises(ConfigError, match="alice token file .* is a symbolic link .to .*attacker.token.; refusing"):
+        issue_tokens(folder, ["alice"], "test token")
+    with pytest.raises(ConfigError, match="is a symbolic link"):
+        read_secret(folder / "alice.token", "client token (--token-file)")
+    (folder / "carol.token").symlink_to(tmp_path / "nowhere")  # dangling: a token would be written through it
+    with pytest.raises(ConfigError, match="carol token file .* is a symbolic link"):
+        issue_tokens(folder, ["carol"], "test token")
+    assert not (tmp_path / "nowhere").exists()
+
+
+@root_only
+def test_a_planted_token_folder_or_token_is_refused(tmp_path: Path) -> None:
+    """Whoever planted the folder or a token in it would hold a party's credential."""
+    planted = planted_dir(tmp_path / "planted")
+    with pytest.raises(ConfigError, match=f"test token folder {planted} belongs to uid {ATTACKER}"):
+        issue_tokens(planted, ["alice"], "test token")
+    assert list(planted.iterdir()) == []
+    folder = tmp_path / "tokens"
+    issue_tokens(folder, ["alice"], "test token")
+    planted_file(folder / "bob.token", new_token("bob"))  # 0600, as issue_tokens would make it
+    with pytest.raises(ConfigError, match=f"bob token file {folder / 'bob.token'} belongs to uid {ATTACKER}"):
+        issue_tokens(folder, ["alice", "bob"], "test token")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import socket
 import time
 import urllib.error
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from attacker_helpers import ATTACKER, root_only
 from cryptoffload.apps import _http
 from cryptoffload.errors import ConfigError
 
@@ -37,6 +39,9 @@ def test_tls_contexts_are_one_line_errors(tmp_path: Path) -> None:
         _http.server_ssl(tmp_path / "c.pem", None)
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate")
+    with pytest.raises(ConfigError, match="open to others .mode 0644.; run: chmod 600"):
+        _http.server_ssl(junk, junk)  # a TLS key is a private file (tests/test_private_files.py)
+    junk.chmod(0o600)
     with pytest.raises(ConfigError, match="cannot load the TLS certificate"):
         _http.server_ssl(junk, junk)
     with pytest.raises(ConfigError, match="cannot load --cafile"):
@@ -153,6 +158,34 @@ def test_a_server_makes_its_own_certificate_unless_given_one_or_told_plain(tmp_p
     before = cert.read_bytes()
     _http.tls_context(None, tmp_path, "127.0.0.1", False, "test server")
     assert cert.read_bytes() == before                                  # reused across restarts
+
+
+def test_a_tls_key_is_a_private_file(tmp_path: Path) -> None:
+    """Whoever chose the server's TLS key reads its traffic, tokens included: a linked key (to
+    a file the attacker controls) is refused, given or kept in the server's folder, and OpenSSL
+    reads the very file that was checked."""
+    cert, key = _http.self_signed_certificate(tmp_path)
+    assert (key.stat().st_mode & 0o777) == 0o600 and _http.server_ssl(cert, key) is not None
+    link = tmp_path / "link.pem"
+    link.symlink_to(key)
+    with pytest.raises(ConfigError, match=f"the TLS key .--tls-key. file {link} is a symbolic link"):
+        _http.server_ssl(cert, link)
+    served = tmp_path / "served"
+    served.mkdir(mode=0o700)
+    (served / "cert.pem").write_bytes(cert.read_bytes())
+    (served / "key.pem").symlink_to(key)  # a kept key swapped for a link: refused, not replaced
+    with pytest.raises(ConfigError, match="the TLS key file .*key.pem is a symbolic link"):
+        _http.own_certificate(served, "127.0.0.1")
+
+
+@root_only
+def test_a_tls_key_another_user_wrote_is_refused(tmp_path: Path) -> None:
+    cert, key = _http.self_signed_certificate(tmp_path)
+    os.chown(key, ATTACKER, ATTACKER)
+    with pytest.raises(ConfigError, match=f"TLS key file {key} belongs to uid {ATTACKER}"):
+        _http.own_certificate(tmp_path, "127.0.0.1")  # what a restarted server reuses
+    with pytest.raises(ConfigError, match=f"TLS key .--tls-key. file {key} belongs to uid {ATTACKER}"):
+        _http.server_ssl(cert, key)
 
 
 # -- JSON bodies and slow senders (issue 22, items 4 and 5) -------------------------------------

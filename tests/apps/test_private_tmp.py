@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cryptoffload.apps._private_tmp import OWNER_FILE, owned_temp_dir, remove_stale, secrets_folder
+from cryptoffload.errors import ConfigError
 
 
 def test_a_dead_owners_folder_is_removed_by_the_next_start(tmp_path: Path) -> None:
@@ -46,3 +47,24 @@ def test_a_named_secrets_folder_is_kept_a_temporary_one_removed(tmp_path: Path) 
         assert (folder / OWNER_FILE).exists()
         raise RuntimeError("the server failed")
     assert not folder.exists()
+
+
+def test_a_temporary_folder_under_a_folder_others_can_swap_it_in_is_refused(tmp_path: Path) -> None:
+    """A $TMPDIR writable by all without the sticky bit lets anyone rename our folder away and
+    put their own (with their tokens) in its place: no server starts there."""
+    open_tmp = tmp_path / "tmp"
+    open_tmp.mkdir()
+    open_tmp.chmod(0o777)
+    with pytest.raises(ConfigError, match=f"lies in {open_tmp}, which is writable by others .mode 0777. without "
+                                          "the sticky bit"):
+        owned_temp_dir("srv-", open_tmp)
+    assert list(open_tmp.iterdir()) == []  # nothing left behind
+    open_tmp.chmod(0o1777)  # /tmp's case
+    assert owned_temp_dir("srv-", open_tmp).parent == open_tmp
+
+
+def test_a_named_secrets_folder_must_pass_the_rule(tmp_path: Path) -> None:
+    link = tmp_path / "keys"
+    link.symlink_to(tmp_path)
+    with pytest.raises(ConfigError, match="is a symbolic link"), secrets_folder(link, "test key", "srv-"):
+        pass

@@ -9,21 +9,24 @@ caller by the token's hash alone). A server keeps only SHA-256 hashes, so a copi
 a log or a published parameter set reveals no token.
 
 Secrets never go to stdout: a token is written to a file (mode 0600, in a folder made 0700)
-whose *path* is printed.
+whose *path* is printed. Token files and their folders are read and made under the one rule of
+:mod:`cryptoffload.private_files`: ours (also as root), open to nobody else, never through a
+link, under folders only we or root can write -- a planted folder or token is refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
-import stat
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write, read_input_stat
+from cryptoffload.private_files import private_dir as private_dir  # the servers' key and token folders
+from cryptoffload.private_files import read_private, write_private
 
 #: names of token holders (provider ids, client names): also file names, so no dots or slashes
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -57,19 +60,18 @@ def new_token(name: str) -> str:
     return f"{check_name(name)}.{secrets.token_urlsafe(32)}"
 
 
-def write_secret(path: Path, text: str) -> Path:
-    """``text`` into a new file readable by its owner only (0600 from creation); refuses to
+def write_secret(path: Path, text: str, what: str = "token") -> Path:
+    """``text`` as a new private file (0600 from creation, never through a link, in a folder
+    only we or root can write: :func:`cryptoffload.private_files.write_private`); refuses to
     overwrite."""
-    return atomic_write(path, text.rstrip("\n") + "\n", mode=PRIVATE, overwrite=False)
+    return write_private(path, text.rstrip("\n") + "\n", what, overwrite=False, error=ConfigError)
 
 
 def read_secret(path: Path, what: str) -> str:
-    """A token from ``path``: refused if others may read it (as ssh refuses a private key),
-    if it is empty or if it is not one printable line."""
-    raw, st = read_input_stat(path, f"{what} file", max_bytes=MAX_TOKEN_FILE_BYTES, error=ConfigError)
-    if st.st_mode & 0o077:
-        raise ConfigError(f"the {what} file {path} is readable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
-                          f"run: chmod 600 {path}")
+    """A token from ``path``, under the rule of :mod:`cryptoffload.private_files` (ours, open to
+    nobody else -- as ssh refuses a private key --, not a link, in folders others cannot write);
+    refused if empty or not one printable line."""
+    raw = read_private(path, what, max_bytes=MAX_TOKEN_FILE_BYTES, error=ConfigError)
     try:
         text = raw.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -79,31 +81,19 @@ def read_secret(path: Path, what: str) -> str:
     return text
 
 
-def private_dir(path: Path, what: str) -> Path:
-    """``path`` as a folder only its owner can enter (made 0700 if missing)."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the {what} folder {path}: {exc.strerror}") from None
-    if not path.is_dir():
-        raise ConfigError(f"the {what} folder {path} is not a folder")
-    if path.stat().st_mode & 0o077:
-        raise ConfigError(f"the {what} folder {path} is open to others; run: chmod 700 {path}")
-    return path
-
-
 def issue_tokens(folder: Path, names: Iterable[str], what: str) -> dict[str, str]:
-    """One token per name in ``folder/<name>.token`` (0600): an existing file is reused, a
-    missing one created. Returns name -> token hash."""
+    """One token per name in ``folder/<name>.token`` (0600) of the private folder ``folder``
+    (made if missing): an existing file is reused once it passes the rule (ours, 0600, not a
+    link), a missing one created. Returns name -> token hash."""
     private_dir(folder, what)
     hashes: dict[str, str] = {}
     for name in names:
         path = folder / f"{check_name(name, what)}.token"
-        if path.exists():
+        if os.path.lexists(path):  # a link too: read_secret refuses it, naming it
             token = read_secret(path, f"{name} token")
         else:
             token = new_token(name)
-            write_secret(path, token)
+            write_secret(path, token, f"{name} token")
         hashes[name] = token_hash(token)
     return hashes
 

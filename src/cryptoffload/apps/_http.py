@@ -28,6 +28,7 @@ import errno
 import json
 import logging
 import math
+import os
 import signal
 import socket
 import ssl
@@ -42,7 +43,8 @@ from aiohttp.typedefs import Middleware
 
 from cryptoffload.apps._listen import Acceptor, ServerLimits
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import read_input, read_input_text
+from cryptoffload.io import read_descriptor, read_input, read_input_text
+from cryptoffload.private_files import open_private, write_private
 
 T = TypeVar("T")
 MAX_BODY = web.AppKey("max_body", dict)
@@ -316,19 +318,26 @@ def url_of(sock: socket.socket, scheme: str = "http") -> str:
 # -- TLS ---------------------------------------------------------------------------------------
 
 
-def server_ssl(cert: Path | None, key: Path | None) -> ssl.SSLContext | None:
-    """The server's TLS context from a certificate and its key (PEM); None for plain HTTP."""
+def server_ssl(cert: Path | None, key: Path | None, key_what: str = "TLS key (--tls-key)") -> ssl.SSLContext | None:
+    """The server's TLS context from a certificate and its key (PEM); None for plain HTTP.
+
+    The key is a secret under the rule of :mod:`cryptoffload.private_files` (ours, 0600, not a
+    link, in folders only we or root can write): whoever planted it could read the traffic and
+    the tokens in it. OpenSSL then reads the very file that was checked, through its
+    descriptor (``/proc/self/fd``), not the path again."""
     if cert is None and key is None:
         return None
     if cert is None or key is None:
         raise ConfigError("TLS needs both --tls-cert and --tls-key")
-    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):  # a FIFO would block OpenSSL's read
-        read_input(path, f"TLS file ({flag})", max_bytes=MAX_PEM_BYTES, error=ConfigError)
+    read_input(cert, "TLS file (--tls-cert)", max_bytes=MAX_PEM_BYTES, error=ConfigError)  # a FIFO would block OpenSSL
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    try:
-        ctx.load_cert_chain(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        raise ConfigError(f"cannot load the TLS certificate {cert} / key {key}: {one_line(exc)}") from None
+    with open_private(key, key_what, error=ConfigError) as (fd, st):
+        read_descriptor(fd, st, key, f"the {key_what} file", max_bytes=MAX_PEM_BYTES, error=ConfigError)
+        checked = f"/proc/self/fd/{fd}" if os.path.isdir("/proc/self/fd") else key
+        try:
+            ctx.load_cert_chain(cert, checked)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(f"cannot load the TLS certificate {cert} / key {key}: {one_line(exc)}") from None
     return ctx
 
 
@@ -345,9 +354,9 @@ def own_certificate(folder: Path, host: str) -> tuple[ssl.SSLContext, Path]:
     so clients keep trusting it across restarts). Returns the context and the certificate
     clients must trust."""
     cert, key = folder / "cert.pem", folder / "key.pem"
-    if not (cert.exists() and key.exists()):
+    if not (cert.exists() and os.path.lexists(key)):  # a link stays, to be refused by server_ssl
         cert, key = self_signed_certificate(folder, cert_hosts(host))
-    ctx = server_ssl(cert, key)
+    ctx = server_ssl(cert, key, "TLS key")
     assert ctx is not None
     return ctx, cert
 
@@ -401,7 +410,8 @@ def cert_hosts(host: str) -> tuple[str, ...]:
 def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost"),
                             hours: float = 24.0) -> tuple[Path, Path]:
     """A short-lived self-signed certificate for ``hosts`` and its private key (P-256, PEM) in
-    ``folder``: ``cert.pem`` (0644: it is what clients trust) and ``key.pem`` (0600). For
+    ``folder``: ``cert.pem`` (0644: it is what clients trust) and ``key.pem`` (a private file:
+    0600 from creation, never through a link, :mod:`cryptoffload.private_files`). For
     parties started together (the ridge demo), each client given ``cert.pem`` as its CA file."""
     import datetime
     import ipaddress
@@ -412,7 +422,7 @@ def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1",
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    from cryptoffload.io import PRIVATE, atomic_write
+    from cryptoffload.io import atomic_write
 
     key = ec.generate_private_key(ec.SECP256R1())
     names: list[x509.GeneralName] = []
@@ -433,8 +443,9 @@ def self_signed_certificate(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1",
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256()))
-    key_path = atomic_write(folder / "key.pem", key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()), mode=PRIVATE)
+    key_path = write_private(folder / "key.pem", key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()), "TLS key",
+        overwrite=True)
     cert_path = atomic_write(folder / "cert.pem", cert.public_bytes(serialization.Encoding.PEM))
     return cert_path, key_path
 

@@ -21,8 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from cryptoffload.apps._credentials import private_dir
 from cryptoffload.apps._procfs import is_running, read_proc_stat
+from cryptoffload.errors import ConfigError
+from cryptoffload.private_files import private_dir
 
 OWNER_FILE = ".owner"
 #: a folder without an owner file (made by an older version, or being made this instant) is
@@ -35,6 +36,12 @@ def owned_temp_dir(prefix: str, root: Path | None = None) -> Path:
     removing the folders of the same prefix whose owners are gone."""
     remove_stale(prefix, root)
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+    try:
+        # mkdtemp made it ours and 0700; the folders above ($TMPDIR) must not let others replace it
+        private_dir(folder, "temporary secrets", create=False)
+    except ConfigError:
+        os.rmdir(folder)
+        raise
     me = read_proc_stat(os.getpid())
     (folder / OWNER_FILE).write_text(f"{os.getpid()} {me.starttime if me else -1}\n", encoding="ascii")
     return folder
@@ -43,7 +50,9 @@ def owned_temp_dir(prefix: str, root: Path | None = None) -> Path:
 @contextmanager
 def secrets_folder(folder: Path | None, what: str, prefix: str) -> Iterator[Path]:
     """The folder a server keeps its secrets in: ``folder`` (made private, kept) when the user
-    named one, else a new :func:`owned_temp_dir` removed when the server stops."""
+    named one, else a new :func:`owned_temp_dir` removed when the server stops. Either passes
+    the rule of :mod:`cryptoffload.private_files` (ours, 0700, not a link, under folders only we
+    or root can write), or the server does not start."""
     path = private_dir(folder, what) if folder is not None else owned_temp_dir(prefix)
     try:
         yield path

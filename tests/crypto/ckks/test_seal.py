@@ -59,6 +59,14 @@ def test_secret_context_saved_owner_only(seal, tmp_path):
     close(client.decrypt(seal.encrypt(x)), padded(x))
     with pytest.raises(CkksError, match="expected a serialised secret context"):
         SealBackend.from_secret_context(seal.public_context())
+    # a private file (cryptoffload.private_files): a planted context would encrypt under its planter's key
+    link = tmp_path / "link.keys"
+    link.symlink_to(path)
+    with pytest.raises(CkksError, match=f"the CKKS secret context file {link} is a symbolic link"):
+        SealBackend.load_secret_context(link)
+    os.chmod(path, 0o644)
+    with pytest.raises(CkksError, match=f"open to others .mode 0644.; run: chmod 600 {path}"):
+        SealBackend.load_secret_context(path)
 
 
 def test_inflation_bounded_before_seal_loads(seal):

@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from attacker_helpers import ATTACKER, planted_file, root_only
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto.paillier import keyfile
 from cryptoffload.errors import OutputError
@@ -60,6 +61,43 @@ def test_private_key_readable_by_others_refused_with_the_chmod(keys, tmp_path) -
     public = pl.save_key(pk, tmp_path / "k.pub")
     os.chmod(public, 0o644)  # public keys are public
     assert pl.load_key(public, insecure_study_size=True) == pk
+
+
+def test_a_linked_private_key_is_refused_a_linked_public_key_read(keys, tmp_path) -> None:
+    """A private key reached through a link is whatever the link's maker points it at (their key
+    decrypts for them); a public key may be anyone's, so a link to one is read."""
+    pk, sk = keys
+    theirs = pl.save_key(sk, tmp_path / "attacker.json")  # a key the attacker controls, 0600
+    link = tmp_path / "k.json"
+    link.symlink_to(theirs)
+    with pytest.raises(pl.InvalidKeyError) as exc:
+        pl.load_key(link, insecure_study_size=True)
+    assert str(exc.value) == (f"the private key file {link} is a symbolic link (to {theirs}); refusing to follow "
+                              "it: give the file itself, or replace the link by the file (mode 0600)")
+    public = tmp_path / "k.pub"
+    public.symlink_to(pl.save_key(pk, tmp_path / "real.pub"))
+    assert pl.load_key(public, insecure_study_size=True) == pk
+
+
+@root_only
+def test_a_private_key_another_user_wrote_is_refused_though_0600(keys, tmp_path) -> None:
+    _, sk = keys
+    path = planted_file(tmp_path / "k.json", json.dumps(sk.to_dict()))
+    with pytest.raises(pl.InvalidKeyError, match=f"private key file {path} belongs to uid {ATTACKER}, not to you"):
+        pl.load_key(path, insecure_study_size=True)
+
+
+def test_a_private_key_is_never_written_into_a_folder_others_can_write(keys, tmp_path) -> None:
+    pk, sk = keys
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(pl.PaillierError, match=f"lies in {shared}, which is writable by others"):
+        pl.check_new_key_paths(shared / "k.json", tmp_path / "k.pub")  # before the prime search
+    with pytest.raises(OutputError, match=f"lies in {shared}, which is writable by others"):
+        pl.save_key(sk, shared / "k.json")
+    assert pl.save_key(pk, shared / "k.pub").exists()  # a public key may go anywhere
+    assert sorted(p.name for p in shared.iterdir()) == ["k.pub"]
 
 
 def test_unreadable_and_odd_files_refused(tmp_path) -> None:

@@ -44,6 +44,7 @@ from typing import Any, Callable, Literal, Optional, Union
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
 from cryptoffload.apps._procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.private_files import write_private
 from cryptoffload.sim.smartnic import TLS_MODES, check_mode  # one definition, shared with the model
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
@@ -177,7 +178,8 @@ def write_self_signed(cert_path: Path, key_path: Path, host: str) -> None:
 
     It is its own CA (basicConstraints CA:TRUE, keyCertSign) so every client -- curl and
     Python (OpenSSL) as well as wget (GnuTLS) -- accepts it as the trust anchor given to it.
-    The key file is created 0600 before anything is written to it.
+    The key file is a private file (:mod:`cryptoffload.private_files`): created 0600 before
+    anything is written to it, never through a link, in a folder no other user can write.
     """
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -210,10 +212,8 @@ def write_self_signed(cert_path: Path, key_path: Path, host: str) -> None:
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(pub), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(pub), critical=False)
             .sign(key, hashes.SHA256()))
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                   serialization.NoEncryption()))
+    write_private(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()), "nginx TLS key", overwrite=False)
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
 
 

@@ -20,6 +20,7 @@ from typing import Optional
 
 from cryptoffload.apps._private_tmp import remove_stale
 from cryptoffload.apps._procfs import is_running, read_proc_stat
+from cryptoffload.private_files import private_dir
 
 PREFIX_NAME = "cryptoffload-nginx-"
 OWNER_FILE = "owner"
@@ -41,6 +42,7 @@ def create_prefix(root: Optional[Path] = None) -> Path:
         (prefix / sub).mkdir()
     (prefix / TLS_DIR).mkdir(mode=0o700)
     os.chmod(prefix / TLS_DIR, 0o700)  # exact, whatever the umask
+    private_dir(prefix / TLS_DIR, "nginx TLS key", create=False)  # and no other user can replace it
     return prefix
 
 

@@ -33,7 +33,7 @@ from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.crypto.ckks.primes import coeff_modulus_primes
 from cryptoffload.crypto.ckks.rotations import power_of_two_steps, rotation_plan
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write, read_input
+from cryptoffload.private_files import read_private, write_private
 
 MAX_CONTEXT_BYTES = 4 * 1024**3  # a secret context with every rotation key at N = 2^16
 
@@ -240,13 +240,17 @@ class CkksBackend(BatchedOps, ABC):
         raise CkksError(f"the {cls.name} backend cannot import a secret context")
 
     def save_secret_context(self, path: str | os.PathLike[str]) -> Path:
-        """Persist the client's keys, readable by the owner only (mode 0600 from creation, so the
-        secret key is never briefly world-readable) and atomically (never half a key file)."""
-        return atomic_write(path, self.secret_context(), mode=PRIVATE)
+        """Persist the client's keys as a private file (:mod:`cryptoffload.private_files`):
+        readable by the owner only (0600 from creation, so the secret key is never briefly
+        world-readable), atomically (never half a key file), never through a link, only into a
+        folder no other user can write."""
+        return write_private(path, self.secret_context(), "CKKS secret context", overwrite=True)
 
     @classmethod
     def load_secret_context(cls, path: str | os.PathLike[str]) -> "CkksBackend":
-        data = read_input(path, "secret context", max_bytes=MAX_CONTEXT_BYTES, error=CkksError)
+        """The client's keys back, from a private file only (ours, 0600, not a link, in folders
+        only we or root can write): a planted context would encrypt under its planter's key."""
+        data = read_private(path, "CKKS secret context", max_bytes=MAX_CONTEXT_BYTES, error=CkksError)
         return cls.from_secret_context(data)
 
 

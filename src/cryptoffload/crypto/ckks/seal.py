@@ -30,6 +30,7 @@ from cryptoffload.crypto.ckks.framing import (
 from cryptoffload.crypto.ckks.inflate import inflated_size
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.private_files import private_dir
 
 __all__ = ["SEAL_SLACK", "SealBackend", "inflate_limits"]
 
@@ -93,6 +94,7 @@ class _SealIO:
                 base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
                 cls._dir = tempfile.mkdtemp(prefix="cryptoffload-ckks-", dir=base)
                 atexit.register(shutil.rmtree, cls._dir, True)
+                private_dir(cls._dir, "CKKS key staging", create=False, error=CkksError)  # nobody else can swap it
             cls._n += 1
             return os.path.join(cls._dir, f"{os.getpid()}-{threading.get_ident()}-{cls._n}")
 
@@ -111,7 +113,7 @@ class _SealIO:
     def load(cls, obj: Any, context: Any, data: bytes) -> Any:
         path = cls._path()
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             obj.load(context, path)

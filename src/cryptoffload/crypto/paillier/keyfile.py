@@ -2,17 +2,16 @@
 
 Why so strict: a key file is outside input. Loading refuses what would silently break secrecy
 or correctness (:mod:`.validation`), keys below 2048 bits unless the caller asks for a study
-size, and -- as ssh does -- a private key file that group or others can read, saying which
-``chmod`` fixes it. Writing goes through a temporary file (a crash leaves no half key),
-private keys are created 0600 and never overwrite an existing file unless asked.
+size, and a private key file that is not ours alone (:mod:`cryptoffload.private_files`: another
+user's, open to others -- as ssh refuses it --, a link, or in a folder others can write), saying
+what fixes it. Writing goes through a temporary file (a crash leaves no half key), private keys
+are created 0600 and never overwrite an existing file unless asked.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import stat
 from pathlib import Path
 
 from cryptoffload.crypto.paillier.errors import CiphertextFormatError, InvalidKeyError, PaillierError
@@ -21,7 +20,8 @@ from cryptoffload.crypto.paillier.keys import (FORMAT, FORMAT_VERSION, PrivateKe
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, check_djn_base_public, check_modulus,
                                                      check_modulus_bits)
 from cryptoffload.errors import ConfigError, CryptoffloadError
-from cryptoffload.io import PRIVATE, atomic_write, read_input_stat, same_file
+from cryptoffload.io import atomic_write, read_input_stat, same_file
+from cryptoffload.private_files import check_folders_above, check_private, write_private
 
 MAX_KEY_FILE_BYTES = 64 * 1024  # an 8192-bit private key is about 6 KB of JSON
 _MAX_HEX_DIGITS = 2 * MAX_KEY_BITS // 4  # h_s is below n^2
@@ -125,8 +125,10 @@ def _json_dict(text: str) -> dict[str, object]:
 
 
 def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False) -> PublicKey | PrivateKey:
-    """A key from a file. A private key file that group or others can access is refused with
-    the ``chmod`` that fixes it (as ssh does); every refusal names the file."""
+    """A key from a file; every refusal names the file. A private key file must pass the rule
+    of :mod:`cryptoffload.private_files` -- ours, open to nobody else (as ssh asks), not a
+    link, in folders only we or root can write: a planted key would decrypt for its planter --
+    refused with the fix. A public key may be anyone's, and reached through a link."""
     path = Path(path)
     raw, st = read_input_stat(path, "key file", max_bytes=MAX_KEY_FILE_BYTES, error=PaillierError)
     try:
@@ -135,10 +137,8 @@ def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False)
         raise CiphertextFormatError(f"{path}: not a key file (not UTF-8 text)") from None
     except CiphertextFormatError as exc:
         raise CiphertextFormatError(f"{path}: {exc}") from None
-    if d.get("kind") == "private" and st.st_mode & 0o077:
-        raise InvalidKeyError(
-            f"private key file {path} is accessible by others (mode {stat.S_IMODE(st.st_mode):04o}); "
-            f"restrict it with: chmod 600 {shlex.quote(str(path))}")
+    if d.get("kind") == "private":
+        check_private(path, st, "private key", error=InvalidKeyError)
     try:
         return key_from_dict(d, insecure_study_size=insecure_study_size)
     except CryptoffloadError as exc:
@@ -146,16 +146,20 @@ def load_key(path: str | os.PathLike[str], *, insecure_study_size: bool = False)
 
 
 def save_key(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
-    """Write a key as JSON; private keys get mode 0600 from creation (never world-readable),
-    through a temporary file so a crash leaves no half-written key. With ``overwrite=False``
-    an existing file is never replaced."""
-    mode = PRIVATE if isinstance(key, PrivateKey) else None
-    return atomic_write(path, json.dumps(key.to_dict()), mode=mode, overwrite=overwrite)
+    """Write a key as JSON through a temporary file, so a crash leaves no half-written key.
+    A private key is written under the rule of :mod:`cryptoffload.private_files`: 0600 from
+    creation, never through a link, only into a folder no other user can write. With
+    ``overwrite=False`` an existing file is never replaced."""
+    text = json.dumps(key.to_dict())
+    if isinstance(key, PrivateKey):
+        return write_private(path, text, "private key", overwrite=overwrite)
+    return atomic_write(path, text, overwrite=overwrite)
 
 
 def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str | os.PathLike[str]) -> None:
     """Refuse, before any key is generated, two names for one file (also through symlinks or
-    ``..``), a name that exists, or a folder that does not."""
+    ``..``), a name that exists, a folder that does not, or a private key's folder that another
+    user could replace it in (:func:`cryptoffload.private_files.check_folders_above`)."""
     a, b = Path(private_path), Path(public_path)
     if same_file(a, b):
         raise PaillierError(f"the private key ({a}) and the public key ({b}) would be the same file; "
@@ -166,6 +170,7 @@ def check_new_key_paths(private_path: str | os.PathLike[str], public_path: str |
         parent = p.parent if str(p.parent) else Path(".")
         if not parent.is_dir():
             raise PaillierError(f"cannot write key file {p}: folder {parent} does not exist")
+    check_folders_above(a.parent, f"the private key file {a}", PaillierError)
 
 
 def save_keypair(public_key: PublicKey, private_key: PrivateKey, private_path: str | os.PathLike[str],
