@@ -43,5 +43,6 @@ def test_in_memory_and_bad_files(tmp_path: Path) -> None:
         CspStore(tmp_path)
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not sqlite" * 100)
+    junk.chmod(0o600)
     with pytest.raises(ConfigError, match="not a usable"):
         CspStore(junk)

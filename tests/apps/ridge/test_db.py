@@ -51,6 +51,7 @@ def test_unusable_paths_are_one_line_user_errors(tmp_path: Path) -> None:
         Database(tmp_path / "missing" / "t.db", SCHEMA, 1, "test database")
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"not sqlite" * 100)
+    junk.chmod(0o600)  # else refused before it is read: a database holds secrets (next test)
     with pytest.raises(ConfigError, match="not a usable test database"):
         Database(junk, SCHEMA, 1, "test database")
 
@@ -67,3 +68,28 @@ def test_check_database_file_refuses_a_file_that_is_not_sqlite(tmp_path: Path) -
     with pytest.raises(ConfigError, match=r"^--db .*bad\.db: not a SQLite database \(file is not a database\); "
                                           r"give a new path or the platform's database$"):
         check_database_file(bad)
+
+
+def test_a_database_planted_by_another_user_or_linked_is_refused(tmp_path: Path) -> None:
+    """The platform's and the CSP's databases hold masks and answers: the secret-file rule."""
+    import os
+
+    from cryptoffload.apps.ridge.db import Database
+    from cryptoffload.errors import ConfigError
+
+    folder = tmp_path / "state"
+    folder.mkdir(mode=0o700)
+    planted = folder / "planted.db"
+    planted.write_bytes(b"")
+    os.chmod(planted, 0o600)
+    os.chown(planted, 12345, 12345)
+    with pytest.raises(ConfigError, match="belongs to uid 12345"):
+        Database(planted, "", 1, "platform database")
+    target = tmp_path / "elsewhere.db"
+    (folder / "link.db").symlink_to(target)
+    with pytest.raises(ConfigError, match="is a symbolic link; give the file itself"):
+        Database(folder / "link.db", "", 1, "platform database")
+    assert not target.exists()
+    open_db = Database(folder / "ok.db", "", 1, "platform database")
+    open_db.close()
+    assert os.stat(folder / "ok.db").st_mode & 0o777 == 0o600

@@ -10,6 +10,7 @@ runs in autocommit mode, so nothing is ever committed implicitly), one at a time
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -20,6 +21,7 @@ from typing import Any, Iterator
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import check_output_file
+from cryptoffload.private_files import check_private
 
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 #: every party's processed message ids (a replay stays refused across restarts, and the party's
@@ -30,6 +32,25 @@ _MESSAGES = """CREATE TABLE IF NOT EXISTS messages (
     received_at REAL NOT NULL
 );
 """
+
+
+def _check_private_file(path: Path, what: str) -> None:
+    """The database holds secrets (the platform's masks, the CSP's answers and state), so it
+    follows the rule of every secret (:mod:`cryptoffload.private_files`): created 0600 without
+    following a link, ours, in folders only we or root can write -- a file or link another
+    user planted under ``--db`` is refused, not opened."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"the {what} {path} is a symbolic link; give the file itself "
+                              f"(a link could point at a file another user controls)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    check_private(path, st, what)
 
 
 class Database:
@@ -44,7 +65,7 @@ class Database:
                     raise ConfigError(f"{self.path} is a directory, expected {what} (a database file)")
                 if not self.path.parent.is_dir():
                     raise ConfigError(f"{self.path}: folder {self.path.parent} does not exist")
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+                _check_private_file(self.path, what)
             # check_same_thread=False: writes come from executor threads, one at a time under
             # the lock; isolation_level=None: transactions are explicit
             self._conn = sqlite3.connect(self.path if self.path is not None else ":memory:", isolation_level=None,
