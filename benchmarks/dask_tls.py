@@ -11,10 +11,9 @@ the private folder. *Unsecured* is the same ``LocalCluster`` as the runner start
   have joined (``LocalCluster`` returns once its workers run), credentials included;
 * ``first_task_s`` -- the first task's round trip after that (connections opened lazily);
 * ``task_s`` -- the median round trip of ``TASKS`` tiny tasks submitted one after another;
-* ``transfer_s`` -- the median time of a task on worker B that takes ``TRANSFER_BYTES`` made
-  by a task on worker A (the bytes cross between the worker processes over the cluster's
-  comm: TLS-encrypted when secured), submitted together, less nothing: the whole client-side
-  round trip of the pair after the producer's result already exists on A;
+* ``transfer_s`` -- the median client-side round trip of a task on worker B that takes
+  ``TRANSFER_BYTES`` a task on worker A has already made: the bytes cross between the worker
+  processes over the cluster's comm (TLS-encrypted when secured), plus a task's round trip;
 * ``close_s`` -- closing the client and the cluster (and removing the folder).
 
     PYTHONPATH=src .venv/bin/python benchmarks/dask_tls.py [--rounds 5]
@@ -137,8 +136,8 @@ def main() -> None:
     Console().print(table)
     load = {"before": load_before, "after": os.getloadavg()}   # 1, 5, 15 min: the machine is shared
     print(f"load average (1, 5, 15 min) before {load_before}, after {load['after']}")
-    save_results({"machine": machine_info(), "load_average": load, "rounds": args.rounds, "tasks": TASKS, "transfers": TRANSFERS,
-                  "transfer_bytes": TRANSFER_BYTES, "median": med, "all": rounds,
+    save_results({"machine": machine_info(), "load_average": load, "rounds": args.rounds, "tasks": TASKS,
+                  "transfers": TRANSFERS, "transfer_bytes": TRANSFER_BYTES, "median": med, "all": rounds,
                   "command": "PYTHONPATH=src .venv/bin/python benchmarks/dask_tls.py"
                              + (f" --rounds {args.rounds}" if args.rounds != 5 else "")},
                  args.out, say=print)

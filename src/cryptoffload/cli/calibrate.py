@@ -91,7 +91,8 @@ def calibrate_ckks_cmd(
     out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
     repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tls://HOST:PORT for the link "
-                                            "costs (default: a local 2-worker cluster, TLS with per-run certificates)."),
+                                            "costs (default: a local 2-worker cluster, TLS with per-run "
+                                            "certificates)."),
     dask_credentials: Optional[Path] = typer.Option(None, "--dask-credentials", help="Folder holding the tls:// "
                                                     "scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
                                                     "credentials`)."),

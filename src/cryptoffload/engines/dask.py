@@ -238,9 +238,9 @@ class DaskRunner:
             self.client = _make_client_class()(address, set_as_default=False, timeout=self.timeout,
                                                security=self._security())
         except TimeoutError:
+            tls = _TLS_HINT if self._tls else ""
             raise ConfigError(f"cannot connect to the Dask scheduler at {address}: no answer within "
-                              f"{self.timeout:g} s (is a Dask scheduler listening there{_TLS_HINT if self._tls else ''}?)"
-                              ) from None
+                              f"{self.timeout:g} s (is a Dask scheduler listening there{tls}?)") from None
         except (OSError, TypeError, ValueError) as e:
             msg = " ".join(str(e).split()) or type(e).__name__
             hint = f" (are these the cluster's {CREDENTIALS_FLAG}?)" if self._tls and "TLS" in msg else ""

@@ -140,7 +140,8 @@ def _check_folder(folder: Path) -> None:
     try:
         st = folder.stat()
     except OSError as exc:
-        raise ConfigError(f"cannot use the {CREDENTIALS_FLAG} folder {folder}: {exc.strerror or exc}; {_MAKE}") from None
+        raise ConfigError(f"cannot use the {CREDENTIALS_FLAG} folder {folder}: {exc.strerror or exc}; "
+                          f"{_MAKE}") from None
     if not stat.S_ISDIR(st.st_mode):
         raise ConfigError(f"{CREDENTIALS_FLAG} {folder} is not a folder (it holds {CA_FILE}, {CERT_FILE} and "
                           f"{KEY_FILE}); {_MAKE}")
@@ -264,7 +265,8 @@ def scheduler_credentials(address: str | None, credentials: str | os.PathLike[st
     if scheme == "tcp" and not insecure_plain_tcp:
         raise ConfigError(f"refusing the plain tcp:// Dask scheduler {address}: anyone who can reach its port runs "
                           f"code as you and reads your keys; start the cluster with TLS and pass --scheduler "
-                          f"tls://{rest} {CREDENTIALS_FLAG} DIR (docs/engines.md), or accept the risk with {INSECURE_FLAG}")
+                          f"tls://{rest} {CREDENTIALS_FLAG} DIR (docs/engines.md), or accept the risk with "
+                          f"{INSECURE_FLAG}")
     return None
 
 

@@ -142,8 +142,9 @@ def _scheduler(flag: str, text: str) -> str:
                convert=int_tuple),
         Option("--scheduler", "scheduler", help="Dask scheduler tls://HOST:PORT (default: a local cluster, TLS with "
                "per-run certificates).", convert=_scheduler),
-        Option(CREDENTIALS_FLAG, "dask_credentials", Path, help="Folder holding the tls:// scheduler's ca.pem, cert.pem "
-               "and key.pem (`cryptoffload dask credentials`).", convert=as_str),
+        Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,
+               help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
+                    "credentials`)."),
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
     ],
 )

@@ -226,8 +226,9 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
         Option("--workers", "workers", int, help="Local Dask workers (default: one per core)."),
         Option("--scheduler", "scheduler", help="Use a running Dask cluster (tls://host:8786; default: a local "
                "cluster, TLS with per-run certificates)."),
-        Option(CREDENTIALS_FLAG, "dask_credentials", Path, help="Folder holding the tls:// scheduler's ca.pem, cert.pem "
-               "and key.pem (`cryptoffload dask credentials`).", convert=as_str),
+        Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,
+               help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
+                    "credentials`)."),
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
         Option("--stat-bits", "stat_bits", int, 40, "Statistical hiding of the unpack masks: 40 or 80."),
         Option("--variable-time", "constant_time", bool, False,
