@@ -47,7 +47,7 @@ NOT_FLOAT = ["nan", "inf", "-inf", "abc"]
 ABSURD_FLOAT = ["1e308", "1e-300"]  # issue 22 item 7: finite, positive, and nonsense (every float has a floor and a ceiling)
 BAD_URLS = ["not a url", "ftp://127.0.0.1/", "http://", "http://256.256.256.256:80", "http://127.0.0.1:99999"]
 BAD_HOSTS = ["no such host!", "999.1.1.1"]
-BAD_SCHEDULERS = ["nonsense", "tcp://", "tcp://127.0.0.1:99999"]
+BAD_SCHEDULERS = ["nonsense", "tcp://", "tcp://127.0.0.1:99999", "tcp://127.0.0.1:8786"]   # plain tcp: refused
 
 
 @dataclass(frozen=True)
@@ -227,6 +227,7 @@ def cases(fx: Fixtures) -> list[Case]:
     folder_outs = [fx["afile"], fx["afile"] + "/sub"]
     file_outs = [fx["adir"], fx["afile"] + "/x", fx["emptydir"] + "/missing/x"]
     created_outs = file_outs[:2]  # commands whose output folder is created (a default lives in one)
+    bad_credentials = [fx["adir"], fx["afile"], "/nonexistent/creds"]   # --dask-credentials: no ca.pem, a file, none
 
     # -- report and studies ---------------------------------------------------------------------
     add("report", [], "--seed", BAD_SEEDS)
@@ -244,6 +245,7 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, q, "--workers", ["0", "x", "", "1,-2", "100000000", "1.5"])
     add(s, q, "--babies", ["0", "x", "-4", "100000000"])
     add(s, q, "--scheduler", BAD_SCHEDULERS)
+    add(s, [*q, "--scheduler", "tls://127.0.0.1:8786"], "--dask-credentials", bad_credentials)
     s = "study fpga-reconfig"
     add(s, q, "--rates", ["x", "-5", "0", "nan", "inf", "1e308", ",,", "1e12", "1e-300", "-0.0", "10,1e-300"])
     add(s, q, "--policies", ["nosuch", ",", "oracle,nosuch"])
@@ -280,6 +282,7 @@ def cases(fx: Fixtures) -> list[Case]:
     ints(s, q, "--chunk", zero=True)
     ints(s, q, "--workers", zero=True)
     add(s, q, "--scheduler", BAD_SCHEDULERS)
+    add(s, [*q, "--scheduler", "tls://127.0.0.1:8786"], "--dask-credentials", bad_credentials)
     add(s, q, "--stat-bits", ["0", "39", "300", "-1"])
     add(s, q, "--engine", ["nosuch"])
     s = "study tls-offload"
@@ -347,7 +350,11 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, [], "--out", [fx["adir"], fx["afile"] + "/x"])
     ints(s, [], "--repeats", zero=True)
     add(s, [], "--scheduler", BAD_SCHEDULERS)
+    add(s, ["--scheduler", "tls://127.0.0.1:8786"], "--dask-credentials", bad_credentials)
     add(s, [], "--backend", ["nosuch", ""])
+    s = "dask credentials"
+    add(s, [], "--out", folder_outs)
+    ints(s, ["--out", "creds"], "--days", zero=True)
     s = "calibrate ciphers"
     add(s, [], "--out", [fx["adir"], fx["afile"] + "/x"])
     floats(s, [], "--seconds", zero=True)

@@ -72,7 +72,7 @@ def test_calibrate_ckks_prints_what_it_measured_with_units(tmp_path: Path, monke
     from cryptoffload import cli
 
     monkeypatch.setattr("cryptoffload.crypto.ckks.make_backend", lambda name, params: None)
-    monkeypatch.setattr("cryptoffload.engines.dask.DaskRunner", lambda address, workers: nullcontext())
+    monkeypatch.setattr("cryptoffload.engines.dask.DaskRunner", lambda address, workers, **kw: nullcontext())
     monkeypatch.setattr("cryptoffload.calibrate.ckks.calibrate_ckks",
                         lambda out, **kw: _write_measured(out, CKKS_VALUES))
     monkeypatch.chdir(tmp_path)

@@ -118,6 +118,46 @@ def test_workers_keep_backend_and_drop_run_state(runner: DaskRunner, he) -> None
         assert runner.gather(runner.submit(backends_cached, worker=addr)) >= 1
 
 
+def backends_can_decrypt() -> list[bool]:
+    from cryptoffload.engines import bsgs_run
+
+    return [be.can_decrypt for be in bsgs_run._BACKENDS.values()]
+
+
+def test_workers_never_hold_the_secret_key(runner: DaskRunner, he) -> None:
+    """What a run ships to the workers rebuilds backends that evaluate but cannot decrypt."""
+    be, _, diag, ct = he
+    assert be.can_decrypt
+    run_bsgs(runner, be, diag, SHAPES[4], split(SHAPES[4], 2), ct, warmup=0)
+    for addr in runner.worker_addresses():
+        held = runner.gather(runner.submit(backends_can_decrypt, worker=addr))
+        assert held and not any(held)
+
+
+def test_a_worker_refuses_a_secret_context(runner: DaskRunner, he) -> None:
+    from cryptoffload.crypto.ckks import CkksError
+    from cryptoffload.engines.bsgs_run import _worker_load_backend
+
+    be = he[0]
+    addr = runner.worker_addresses()[0]
+    with pytest.raises(CkksError, match="public CKKS context only, got a secret context"):
+        runner.gather(runner.submit(_worker_load_backend, be.secret_context(), "secret-digest", False, worker=addr))
+    assert not any(runner.gather(runner.submit(backends_can_decrypt, worker=addr)))
+
+
+def test_the_client_sends_nothing_but_a_public_context(runner: DaskRunner, he,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend whose public export carried the secret key is stopped before anything is
+    scattered: no worker gets a context at all."""
+    be, _, diag, ct = he
+    monkeypatch.setattr(be, "public_context", be.secret_context)
+    sent: list[object] = []
+    monkeypatch.setattr(runner, "scatter", lambda *a, **k: sent.append(a) or pytest.fail("scattered"))
+    with pytest.raises(RuntimeError, match="returned a secret context; refusing to send it"):
+        run_bsgs(runner, be, diag, SHAPES[4], split(SHAPES[4], 2), ct, warmup=0)
+    assert not sent
+
+
 def test_bad_inputs(runner: DaskRunner, he) -> None:
     be, x, diag, ct = he
     shape = SHAPES[4]

@@ -49,6 +49,12 @@ What is timed (each value's ``source`` says it again):
   done and starting the next: what each dependent step of a Dask task chain adds to the
   compute). Not the client's round trip.
 
+What travels to the workers: no one's keys. Each worker makes its own throwaway keys for the
+op timings (:func:`measure_ops`; they die with the task, and only the timings and the
+backend's name come back), and the link tasks move random bytes. The link is timed over the
+cluster's TLS (a local cluster's always is, :mod:`cryptoffload.engines.dask_tls`), as the BSGS
+runs move their ciphertexts.
+
 Default parameters (:data:`DEFAULT_CALIBRATION_PARAMS`): SEAL N = 8192, coeff_mod_bits
 (60, 40, 40, 60), scale 2^40 -- 200 bits, within the 128-bit bound (218); two levels, so the
 BSGS input is at level 2 (3 limbs) and the product ends at level 1. A rotation costs 2-4 ms

@@ -6,18 +6,19 @@ is the root typer app, with every group attached here in the order ``--help`` li
 Modules: :mod:`.root` (the root command, ``--version``, consoles, the progress bar, the
 servers' connection options), :mod:`.study` (one command per registered study, generated
 from the registry), :mod:`.report`, :mod:`.plan`, :mod:`.calibrate`, :mod:`.trace`,
-:mod:`.paillier`, :mod:`.he_cnn`, :mod:`.ridge`, :mod:`.tls`. Errors: a
+:mod:`.paillier`, :mod:`.he_cnn`, :mod:`.ridge`, :mod:`.tls`, :mod:`.dask`. Errors: a
 ``CryptoffloadError`` is one ``error:`` line and exit 2 (``root.main``); anything else keeps
 its traceback.
 """
 
 from __future__ import annotations
 
-from cryptoffload.cli import calibrate, he_cnn, paillier, plan, report, ridge, study, tls, trace
+from cryptoffload.cli import calibrate, dask, he_cnn, paillier, plan, report, ridge, study, tls, trace
 from cryptoffload.cli.root import app, console, err_console, main, progress_bar
 
 for _name, _group in (("study", study), ("paillier", paillier), ("calibrate", calibrate), ("trace", trace),
-                      ("plan", plan), ("he-cnn", he_cnn), ("ridge", ridge), ("tls", tls)):
+                      ("plan", plan), ("he-cnn", he_cnn), ("ridge", ridge), ("tls", tls),
+                      ("dask", dask)):
     app.add_typer(_group.app, name=_name)
 app.command("report")(report.report)
 

@@ -90,12 +90,21 @@ def _calibrate_ciphers(out: Path, seconds: float) -> None:
 def calibrate_ckks_cmd(
     out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
     repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tcp://HOST:PORT for the link costs."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tls://HOST:PORT for the link "
+                                            "costs (default: a local 2-worker cluster, TLS with per-run "
+                                            "certificates)."),
+    dask_credentials: Optional[Path] = typer.Option(None, "--dask-credentials", help="Folder holding the tls:// "
+                                                    "scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
+                                                    "credentials`)."),
+    insecure_plain_tcp: bool = typer.Option(False, "--insecure-plain-tcp-scheduler", help="Accept a plain tcp:// "
+                                            "--scheduler (no TLS, no authentication): anyone who can reach its port "
+                                            "runs code as you and reads your keys."),
     backend: str = typer.Option("seal", "--backend", help=f"CKKS backend to time: {backend_help()}."),
 ) -> None:
     """Measure CKKS op costs (SEAL by default) and the cost of moving a ciphertext between Dask workers."""
     from cryptoffload.crypto.ckks import make_backend
     from cryptoffload.engines.dask import DaskRunner, parse_scheduler
+    from cryptoffload.engines.dask_tls import scheduler_credentials
     from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
     from cryptoffload.workloads.bsgs import check_positive_int
 
@@ -103,8 +112,9 @@ def calibrate_ckks_cmd(
     check_int("--repeats", repeats, maximum=MAX_REPEATS)
     check_output_file(out, create_parents=True)
     address = parse_scheduler(scheduler) if scheduler is not None else None
+    pems = scheduler_credentials(address, dask_credentials, insecure_plain_tcp)   # checked before any work starts
     make_backend(backend, DEFAULT_CALIBRATION_PARAMS)  # refuse an unavailable backend (no GPU) before any worker starts
-    with DaskRunner(address, workers=2) as runner:
+    with DaskRunner(address, workers=2, credentials=pems, insecure_plain_tcp=insecure_plain_tcp) as runner:
         path = calibrate_ckks(out, backend=backend, repeats=repeats, progress=True, runner=runner)
     console.print(measured_table(path))
     console.print(f"wrote {path}")

@@ -6,7 +6,8 @@ Why: :mod:`cryptoffload.workloads.bsgs` splits the product over ``N`` devices an
 when there are more devices than workers) -- so the model can be checked against a run.
 
 Setup (not timed; :attr:`BsgsRunResult.setup_s`): the client's public context (evaluation
-keys, never the secret key) is scattered once to every worker that does not already hold it,
+keys, never the secret key: its frame is checked before it leaves the client, and a worker
+refuses any other) is scattered once to every worker that does not already hold it,
 and each worker keeps the rebuilt backend in a module-level cache keyed by a digest of the
 context, so later runs with the same keys skip it. Each device receives only the diagonals of
 its own giant steps and encodes its plaintexts (:func:`~cryptoffload.workloads.bsgs.giant_plaintext`)
@@ -67,7 +68,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context
+from cryptoffload.crypto.ckks import (KIND_PUBLIC, Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context,
+                                     peek_context)
+from cryptoffload.crypto.ckks.framing import KIND_NAMES
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.crypto.ckks.timing import timed
@@ -102,6 +105,12 @@ def _worker_has_backend(digest: str) -> bool:
 
 
 def _worker_load_backend(context: bytes, digest: str, insecure_study: bool) -> str:
+    """Rebuild the client's backend here from its *public* context: a worker evaluates and
+    never decrypts, so a context holding a secret key is refused (the second wall behind the
+    client's own check, :func:`_public_context`)."""
+    kind = peek_context(context)[1]
+    if kind != KIND_PUBLIC:
+        raise CkksError(f"a Dask worker takes a public CKKS context only, got a {KIND_NAMES.get(kind, kind)}")
     if digest not in _BACKENDS:
         _BACKENDS[digest] = backend_from_context(context, insecure_study=insecure_study)
         while len(_BACKENDS) > _MAX_BACKENDS:
@@ -376,11 +385,22 @@ def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: A
     if missing:
         raise ConfigError(f"the backend has no Galois keys for rotation steps {missing}; "
                           f"keygen(rotations={shape.rotation_steps()}) makes every key the product uses")
+    return diag, ct_bytes, _public_context(backend)
+
+
+def _public_context(backend: CkksBackend) -> bytes:
+    """What the workers get of the client's keys: the public context (public, relinearisation
+    and Galois keys), checked to be one by its frame before it leaves this process -- the
+    secret key never travels to a worker, whatever the backend's export returns."""
     try:
         context = backend.public_context()
+        kind = peek_context(context)[1]
     except CkksError as exc:
         raise ConfigError(f"cannot export the backend's public context: {exc}") from None
-    return diag, ct_bytes, context
+    if kind != KIND_PUBLIC:
+        raise RuntimeError(f"the {backend.name} backend's public_context() returned a "
+                           f"{KIND_NAMES.get(kind, kind)}; refusing to send it to the workers")
+    return context
 
 
 def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,

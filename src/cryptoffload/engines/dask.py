@@ -8,13 +8,25 @@ context manager around a ``distributed.Client``:
 
 * ``DaskRunner()`` starts a ``LocalCluster`` in-process: worker *processes* (one per core,
   one thread each, so Python-side work never contends for one GIL), no dashboard (no port to
-  claim), logging silenced to warnings. It is closed with the runner.
-* ``DaskRunner("tcp://host:8786")`` (the CLI's ``--scheduler``) connects to a running
-  cluster and leaves it running on exit. Start one with::
+  claim), logging silenced to warnings. It is closed with the runner. It is secured by
+  default (:mod:`.dask_tls`): the scheduler, the workers and their nannies listen on
+  ``tls://127.0.0.1`` and require a client certificate from a CA made for this run alone
+  (mutual TLS 1.3, encryption required), so another process on the machine cannot connect,
+  let alone run code. The credentials and the workers' scratch space (spilled task data) live
+  in a 0700 folder removed on close (swept by the next run after a SIGKILL), and the
+  scheduler's and workers' HTTP servers, which Dask always starts, serve no routes.
+* ``DaskRunner("tls://host:8786", credentials=DIR)`` (the CLI's ``--scheduler`` with
+  ``--dask-credentials``) connects to a running cluster with the credentials in ``DIR``
+  (``ca.pem``, ``cert.pem``, ``key.pem``: owned by you, the key 0600, never read through a
+  link) and leaves the cluster running on exit. ``cryptoffload dask credentials --out DIR``
+  makes a set; then, with ``T="--tls-ca-file DIR/ca.pem --tls-cert DIR/cert.pem --tls-key
+  DIR/key.pem"``::
 
-      dask scheduler                          # on one machine; prints tcp://HOST:8786
-      dask worker tcp://HOST:8786 --nworkers 8 --nthreads 1    # on each machine
+      dask scheduler --protocol tls $T                             # prints tls://HOST:8786
+      dask worker tls://HOST:8786 --nworkers 8 --nthreads 1 $T     # on each machine
 
+  A plain ``tcp://`` address is refused unless ``insecure_plain_tcp=True``
+  (``--insecure-plain-tcp-scheduler``): anyone who reaches such a port runs code as you.
   A malformed address is refused before connecting (:func:`parse_scheduler`); an
   unreachable one fails within ``timeout`` seconds with a one-line
   :class:`~cryptoffload.errors.ConfigError` naming it.
@@ -23,8 +35,8 @@ GPUs: a worker that owns a GPU declares it as a Dask *resource*, and tasks that 
 for it (``map_chunks(..., resources={"GPU": 1})``), so the scheduler sends GPU work only to
 such workers, one task per GPU slot at a time, and several GPUs or machines share one run::
 
-      CUDA_VISIBLE_DEVICES=0 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
-      CUDA_VISIBLE_DEVICES=1 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
+      CUDA_VISIBLE_DEVICES=0 dask worker tls://HOST:8786 --nthreads 1 --resources GPU=1 $T
+      CUDA_VISIBLE_DEVICES=1 dask worker tls://HOST:8786 --nthreads 1 --resources GPU=1 $T
 
   A local cluster gets the same with ``DaskRunner(resources={"GPU": 1})`` (every local worker
   declares it; :func:`cryptoffload.engines.gpu.worker_device_index` maps worker i to GPU i).
@@ -48,8 +60,10 @@ import re
 import socket
 from contextlib import suppress
 from functools import cache
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
+from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, Pems, RunCredentials, new_pems, scheduler_credentials
 from cryptoffload.errors import ConfigError
 
 log = logging.getLogger("cryptoffload.dask")
@@ -57,12 +71,16 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_PORT = 8786
+_TLS_HINT = " with TLS, and are these its credentials"
+_TLS_WORKER = " --tls-ca-file DIR/ca.pem --tls-cert DIR/cert.pem --tls-key DIR/key.pem"
 _MISSING: Any = object()
 
 _TCP_RE = re.compile(
     r"^(?P<scheme>tcp|tls)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
     r":(?P<port>[0-9]{1,5})$")
-_ADDRESS_HELP = "expected tcp://HOST:PORT, tls://HOST:PORT or inproc://..."
+_ADDRESS_HELP = "expected tls://HOST:PORT, tcp://HOST:PORT or inproc://..."
+#: what the scheduler and workers serve over HTTP (no TLS, no authentication there): nothing
+_NO_HTTP_ROUTES: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
 
 def parse_scheduler(text: str) -> str:
@@ -82,7 +100,7 @@ def parse_scheduler(text: str) -> str:
         return raw
     hint = ""
     if not sep and re.fullmatch(r"[A-Za-z0-9.\-\[\]:]+", raw):
-        hint = f" (did you mean tcp://{raw if ':' in raw else f'{raw}:{DEFAULT_PORT}'}?)"
+        hint = f" (did you mean tls://{raw if ':' in raw else f'{raw}:{DEFAULT_PORT}'}?)"
     elif m:
         hint = " (port out of range)"
     raise ConfigError(f"malformed Dask scheduler address {text!r}: {_ADDRESS_HELP}{hint}")
@@ -130,15 +148,19 @@ class DaskRunner:
 
     ``workers``: local worker processes (default: one per usable core); with a remote
     ``scheduler``, wait (up to ``timeout``) until that many workers have joined.
-    ``threads_per_worker`` and ``memory_limit`` (per worker; ``"auto"`` splits this machine's
-    memory, ``None`` for no limit) and ``resources`` (what every local worker declares, e.g.
-    ``{"GPU": 1}``) apply to a local cluster only. ``timeout``: seconds to
-    reach the scheduler. Connects on construction; use as a context manager, or call
-    :meth:`close`. ``client`` is the underlying ``distributed.Client`` (not set as the
-    global default, so other Dask code in the process is unaffected).
+    ``credentials``: the folder of a ``tls://`` scheduler's credentials (see the module
+    docstring), or what :func:`~.dask_tls.scheduler_credentials` read from it;
+    ``insecure_plain_tcp``: accept a ``tcp://`` scheduler (no TLS: anyone who reaches it runs
+    code as you). ``threads_per_worker`` and ``memory_limit`` (per worker;
+    ``"auto"`` splits this machine's memory, ``None`` for no limit) and ``resources`` (what
+    every local worker declares, e.g. ``{"GPU": 1}``) apply to a local cluster only.
+    ``timeout``: seconds to reach the scheduler. Connects on construction; use as a context
+    manager, or call :meth:`close`. ``client`` is the underlying ``distributed.Client`` (not
+    set as the global default, so other Dask code in the process is unaffected).
     """
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None, *,
+                 credentials: str | os.PathLike[str] | Pems | None = None, insecure_plain_tcp: bool = False,
                  threads_per_worker: int = 1, memory_limit: str | int | None = "auto",
                  timeout: float = 5.0, resources: Mapping[str, float] | None = None) -> None:
         self.address = parse_scheduler(scheduler) if scheduler is not None else None
@@ -149,15 +171,22 @@ class DaskRunner:
         if not timeout > 0:
             raise ConfigError(f"timeout must be positive, got {timeout!r}")
         self.resources = _check_resources(resources)
+        pems = scheduler_credentials(self.address, credentials, insecure_plain_tcp is True)
         self.timeout = float(timeout)
         self.cluster: Any = None
         self.client: Any = None
+        self._tls: RunCredentials | None = None
         self._known_workers: frozenset[str] = frozenset()   # for submit(worker=) without a round trip
         self.peak_in_flight = 0   # chunks submitted and not yet collected, at most, in the last map_chunks
         try:
             if self.address is None:
+                self._tls = RunCredentials(new_pems())
                 self._start_local(workers or _default_workers(), threads_per_worker, memory_limit, self.resources)
             else:
+                self._tls = RunCredentials(pems) if pems is not None else None
+                if self.address.startswith("tcp://"):
+                    log.warning("Dask scheduler %s: plain tcp, no TLS and no authentication (--insecure-plain-tcp-"
+                                "scheduler): anyone who can reach it runs code as you", self.address)
                 self._connect(self.address, workers)
         except BaseException:
             self.close()
@@ -165,19 +194,35 @@ class DaskRunner:
 
     # -- start and stop -------------------------------------------------------------------
 
+    @property
+    def credentials(self) -> Path | None:
+        """The folder holding this run's copy of the cluster's TLS credentials (``ca.pem``,
+        ``cert.pem``, ``key.pem``; 0700, removed on close): what another client or worker of
+        this user needs to join a local cluster. ``None`` without TLS or once closed."""
+        return self._tls.folder if self._tls is not None else None
+
+    def _security(self) -> Any:
+        return self._tls.security() if self._tls is not None else None
+
     def _start_local(self, workers: int, threads_per_worker: int, memory_limit: Any,
                      resources: dict[str, float] | None) -> None:
+        import dask
         from distributed import LocalCluster
 
+        assert self._tls is not None
         extra = {"resources": resources} if resources else {}
-        self.cluster = LocalCluster(**extra,
-            n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
-            memory_limit=memory_limit, host="127.0.0.1", dashboard_address=None,
-            # no dashboard; the scheduler's small HTTP server (health, metrics) still starts,
-            # so give it any free local port instead of 8787 (taken when two clusters run)
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-            silence_logs=logging.WARNING)
-        self.client = _make_client_class()(self.cluster, set_as_default=False, timeout=self.timeout)
+        security = self._tls.security()
+        with dask.config.set(_NO_HTTP_ROUTES):   # read by the scheduler and the nannies as they start
+            self.cluster = LocalCluster(**extra,
+                n_workers=workers, threads_per_worker=threads_per_worker, processes=True,
+                memory_limit=memory_limit, host="127.0.0.1", dashboard_address=None,
+                security=security, protocol="tls://", local_directory=str(self._tls.scratch),
+                # no dashboard; the scheduler's small HTTP server still starts (with no routes),
+                # so give it any free local port instead of 8787 (taken when two clusters run)
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                silence_logs=logging.WARNING)
+        self.client = _make_client_class()(self.cluster, set_as_default=False, timeout=self.timeout,
+                                           security=security)
 
     def _connect(self, address: str, workers: int | None) -> None:
         hp = _host_port(address)
@@ -190,13 +235,16 @@ class DaskRunner:
                 raise ConfigError(f"cannot reach the Dask scheduler at {address}: {reason} "
                                   f"(is `dask scheduler` running there?)") from None
         try:
-            self.client = _make_client_class()(address, set_as_default=False, timeout=self.timeout)
+            self.client = _make_client_class()(address, set_as_default=False, timeout=self.timeout,
+                                               security=self._security())
         except TimeoutError:
+            tls = _TLS_HINT if self._tls else ""
             raise ConfigError(f"cannot connect to the Dask scheduler at {address}: no answer within "
-                              f"{self.timeout:g} s (is a Dask scheduler listening there?)") from None
+                              f"{self.timeout:g} s (is a Dask scheduler listening there{tls}?)") from None
         except (OSError, TypeError, ValueError) as e:
             msg = " ".join(str(e).split()) or type(e).__name__
-            raise ConfigError(f"cannot connect to the Dask scheduler at {address}: {msg}") from None
+            hint = f" (are these the cluster's {CREDENTIALS_FLAG}?)" if self._tls and "TLS" in msg else ""
+            raise ConfigError(f"cannot connect to the Dask scheduler at {address}: {msg}{hint}") from None
         self._wait_for_workers(address, workers)
 
     def _wait_for_workers(self, address: str, workers: int | None) -> None:
@@ -209,20 +257,25 @@ class DaskRunner:
         except (TimeoutError, OSError):
             raise ConfigError(
                 f"only {self.workers} of {need} Dask worker(s) joined {address} within {self.timeout:g} s "
-                f"(start one there: `dask worker {address}`)") from None
+                f"(start one there: `dask worker {address}{_TLS_WORKER if self._tls else ''}`)") from None
 
     def close(self) -> None:
-        """Close the client, then the local cluster if this runner started one (idempotent)."""
-        client, cluster = self.client, self.cluster
-        self.client = self.cluster = None
+        """Close the client, then the local cluster if this runner started one, then remove this
+        run's credentials folder (idempotent)."""
+        client, cluster, tls = self.client, self.cluster, self._tls
+        self.client = self.cluster = self._tls = None
         try:
             if client is not None:
                 with suppress(Exception):
                     client.close(timeout=self.timeout)
         finally:
-            if cluster is not None:
-                with suppress(Exception):
-                    cluster.close(timeout=self.timeout)
+            try:
+                if cluster is not None:
+                    with suppress(Exception):
+                        cluster.close(timeout=self.timeout)
+            finally:
+                if tls is not None:
+                    tls.close()
 
     def __enter__(self) -> DaskRunner:
         return self

@@ -142,7 +142,8 @@ def measure_run(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None
     sizes)."""
     from cryptoffload.engines.dask import DaskRunner
 
-    with DaskRunner(cfg.scheduler, workers=max(cfg.measured_devices)) as runner:
+    with DaskRunner(cfg.scheduler, workers=max(cfg.measured_devices), credentials=cfg.dask_credentials,
+                    insecure_plain_tcp=cfg.insecure_plain_tcp_scheduler) as runner:
         prof_path = measured_profile_path(cfg, out, runner, say)
         profile = load_profile(prof_path)
         work = workload(cfg)

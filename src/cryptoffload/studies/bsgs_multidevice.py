@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cryptoffload import __version__
+from cryptoffload.engines.dask import parse_scheduler
+from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -81,6 +83,8 @@ class BsgsMultideviceConfig:
     repeats: int = 3
     calibration: str | None = None          # a measured profile to use instead of calibrating
     scheduler: str | None = None
+    dask_credentials: str | None = None          # the tls:// scheduler's ca.pem, cert.pem, key.pem
+    insecure_plain_tcp_scheduler: bool = False   # accept a tcp:// scheduler (no TLS, no authentication)
     level_budget: tuple[int, int] = (3, 3)
     openfhe_result: str | None = None
     statistic: str = "median"   # over the rounds, for the op costs, slowdowns, hops and the runs alike
@@ -113,11 +117,13 @@ class BsgsMultideviceConfig:
         DagCosts.from_profile(load_profile(self.profile))
         if self.calibration:
             DagCosts.from_profile(load_profile(self.calibration))
+        # a tcp:// scheduler without the opt-in, or a tls:// one without good credentials, is
+        # refused before any worker starts
+        scheduler_credentials(parse_scheduler(self.scheduler) if self.scheduler is not None else None,
+                              self.dask_credentials, self.insecure_plain_tcp_scheduler)
 
 
 def _scheduler(flag: str, text: str) -> str:
-    from cryptoffload.engines.dask import parse_scheduler
-
     return parse_scheduler(text)
 
 
@@ -134,7 +140,12 @@ def _scheduler(flag: str, text: str) -> str:
         Option("--workers", "measured_devices", str, "1,2", "Worker counts for the measured runs.", convert=int_tuple),
         Option("--babies", "measured_babies", help="Baby-step sizes for the measured runs (e.g. 2,4,8).",
                convert=int_tuple),
-        Option("--scheduler", "scheduler", help="Dask scheduler tcp://HOST:PORT (default: local).", convert=_scheduler),
+        Option("--scheduler", "scheduler", help="Dask scheduler tls://HOST:PORT (default: a local cluster, TLS with "
+               "per-run certificates).", convert=_scheduler),
+        Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,
+               help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
+                    "credentials`)."),
+        Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
     ],
 )
 def run(cfg: BsgsMultideviceConfig, out: str | Path,

@@ -32,6 +32,8 @@ from cryptoffload.apps.ridge.bulk import BULK_ENGINES, BulkRun, chunk_records, r
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
 from cryptoffload.checks import LAMBDA, check_bounded, check_int
 from cryptoffload.crypto.paillier import PrivateKey, generate_keypair
+from cryptoffload.engines.dask import parse_scheduler
+from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
 from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
@@ -42,7 +44,7 @@ from cryptoffload.report.rows import by_key, column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
 from cryptoffload.studies._bands import Banded
-from cryptoffload.studies.registry import Option, negated, register_study
+from cryptoffload.studies.registry import Option, as_str, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
 
@@ -69,6 +71,8 @@ class RidgeConfig:
     chunk: int = 20_000
     workers: int | None = None
     scheduler: str | None = None
+    dask_credentials: str | None = None          # the tls:// scheduler's ca.pem, cert.pem, key.pem
+    insecure_plain_tcp_scheduler: bool = False   # accept a tcp:// scheduler (no TLS, no authentication)
     stat_bits: int = 40
     constant_time: bool = True
     upload_bits: int = 1024
@@ -88,6 +92,10 @@ class RidgeConfig:
         check_bounded("--lam", self.lam, LAMBDA, allow_zero=True)
         if self.stat_bits not in (40, 80):
             raise ConfigError(f"stat-bits must be 40 or 80, got {self.stat_bits!r}")
+        # a tcp:// scheduler without the opt-in, or a tls:// one without good credentials, is
+        # refused here, before any key is made or worker started
+        scheduler_credentials(parse_scheduler(self.scheduler) if self.scheduler is not None else None,
+                              self.dask_credentials, self.insecure_plain_tcp_scheduler)
 
     @property
     def n(self) -> int:
@@ -216,7 +224,12 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
                f"Records per Dask task, at most: a run is cut into at least {rb.NOISE_CHUNKS} tasks where it has the "
                "records, so its chunk times give its run-to-run noise."),
         Option("--workers", "workers", int, help="Local Dask workers (default: one per core)."),
-        Option("--scheduler", "scheduler", help="Use a running Dask cluster (tcp://host:8786)."),
+        Option("--scheduler", "scheduler", help="Use a running Dask cluster (tls://host:8786; default: a local "
+               "cluster, TLS with per-run certificates)."),
+        Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,
+               help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
+                    "credentials`)."),
+        Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
         Option("--stat-bits", "stat_bits", int, 40, "Statistical hiding of the unpack masks: 40 or 80."),
         Option("--variable-time", "constant_time", bool, False,
                "Faster encryption table lookup (leaks cache access patterns).", convert=negated),
@@ -319,8 +332,8 @@ def _upload_runs(cfg: RidgeConfig, parties: Parties, progress: Any, tick: Callab
 
     n, params, upload_pk = cfg.n, parties.params, parties.csp.upload_pk
     gpu_bulk = cfg.engine != "cpu"
-    with DaskRunner(cfg.scheduler, cfg.workers, resources={"GPU": 1} if gpu_bulk and cfg.scheduler is None else None
-                    ) as runner:
+    with DaskRunner(cfg.scheduler, cfg.workers, resources={"GPU": 1} if gpu_bulk and cfg.scheduler is None else None,
+                    credentials=cfg.dask_credentials, insecure_plain_tcp=cfg.insecure_plain_tcp_scheduler) as runner:
         if tick:
             tick(f"per-record upload: {n:,} records on {runner.describe()}" + (f" ({cfg.engine})" if gpu_bulk else ""))
         bulk = run_bulk(runner, upload_pk, params, n, seed=cfg.seed, chunk=rb.noise_chunk(n, cfg.chunk),
