@@ -228,22 +228,27 @@ def _refuse_link(path: Path, link: str, what: str, error: Error) -> Cryptoffload
                  "itself, or replace the link by the file (mode 0600)")
 
 
-def _check_private_stat(st: os.stat_result, path: Path, what: str, error: Error) -> None:
+def _check_private_stat(st: os.stat_result, path: Path, what: str, error: Error, readable: bool = False) -> None:
     check_regular(st, path, f"the {what} file", error)
     me = _euid()
     if st.st_uid != me:
         raise error(f"the {what} file {path} belongs to {who(st.st_uid)}, not to you ({who(me)}): whoever wrote it "
                     f"chose the secret; remove it (cryptoffload makes a new one where it issues them), or, if it is "
                     f"yours, run as root: chown {me} {_q(path)}")
-    if st.st_mode & _OTHERS:
+    if readable and st.st_mode & _OTHERS_WRITE:
+        raise error(f"the {what} file {path} is writable by others ({_mode(st)}); run: chmod 644 {_q(path)}")
+    if not readable and st.st_mode & _OTHERS:
         raise error(f"the {what} file {path} is open to others ({_mode(st)}); run: chmod 600 {_q(path)}")
 
 
 @contextmanager
-def open_private(path: PathLike, what: str, *, error: Error = ConfigError) -> Iterator[tuple[int, os.stat_result]]:
+def open_private(path: PathLike, what: str, *, error: Error = ConfigError,
+                 readable: bool = False) -> Iterator[tuple[int, os.stat_result]]:
     """The private file ``path`` open for reading (``what``: "platform token" names it in
     messages), with its status: opened relative to its checked folder with ``O_NOFOLLOW``, and
-    checked on the descriptor (a regular file, ours, 0600)."""
+    checked on the descriptor (a regular file, ours, 0600). ``readable``: a file that is no
+    secret but decides whom we trust (a CA certificate) -- the same rule, except that others
+    may read it (0644); nobody else may write it."""
     path = Path(path)
     with _open_holder(path, what, error) as dir_fd:
         try:
@@ -252,19 +257,21 @@ def open_private(path: PathLike, what: str, *, error: Error = ConfigError) -> It
             if exc.errno == errno.ELOOP:
                 raise _refuse_link(path, os.readlink(path.name, dir_fd=dir_fd), what, error) from None
             if exc.errno == errno.EACCES:  # not ours to read: say whose it is
-                _check_private_stat(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False), path, what, error)
+                _check_private_stat(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False), path, what, error,
+                                    readable)
             raise error(f"cannot read the {what} file {path}: {exc.strerror}") from None
         try:
             st = os.fstat(fd)
-            _check_private_stat(st, path, what, error)
+            _check_private_stat(st, path, what, error, readable)
             yield fd, st
         finally:
             os.close(fd)
 
 
-def read_private(path: PathLike, what: str, *, max_bytes: int, error: Error = ConfigError) -> bytes:
+def read_private(path: PathLike, what: str, *, max_bytes: int, error: Error = ConfigError,
+                 readable: bool = False) -> bytes:
     """The bytes of the private file ``path`` (see :func:`open_private`), at most ``max_bytes``."""
-    with open_private(path, what, error=error) as (fd, st):
+    with open_private(path, what, error=error, readable=readable) as (fd, st):
         return read_descriptor(fd, st, Path(path), f"the {what} file", max_bytes=max_bytes, error=error)
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cryptoffload.apps._private_tmp import OWNER_FILE, owned_temp_dir, remove_stale, secrets_folder
+from cryptoffload.apps._private_tmp import secrets_folder
+from cryptoffload.owned_tmp import OWNER_FILE, owned_temp_dir, remove_stale
 from cryptoffload.errors import ConfigError
 
 

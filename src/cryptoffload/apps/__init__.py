@@ -14,7 +14,7 @@ Packages and modules:
 * :mod:`.tls` -- a real nginx in the SmartNIC TLS paper's four modes, and what kTLS really ran;
 * shared by the servers: :mod:`._http` (aiohttp servers: bind, TLS, JSON refusals, limits),
   :mod:`._listen` (accepting connections), :mod:`._credentials` (bearer tokens),
-  :mod:`._private_tmp` (private folders for secrets), :mod:`._procfs` (reading ``/proc``).
+  :mod:`._private_tmp` (the folder a server keeps its secrets in).
 
 Where to start reading: :mod:`._http`, then the party you care about.
 """

@@ -21,7 +21,7 @@ clients of one cluster (Dask has no per-role authorisation: a worker may submit 
 
 A local cluster (:class:`RunCredentials` with :func:`new_pems`) gets a fresh set per run, in a
 0700 folder (files 0600) that also holds the workers' scratch space (spilled task data) and is
-removed when the runner closes -- or, after a SIGKILL, by the next run (:mod:`._owned_tmp`).
+removed when the runner closes -- or, after a SIGKILL, by the next run (:mod:`cryptoffload.owned_tmp`).
 A remote cluster's set comes from ``--dask-credentials DIR`` (:func:`read_credentials`: owned
 by you, the key readable by you alone, never read through a link), is checked now (a wrong
 or expired file is one line, not a 5 s TLS timeout later) and copied into such a folder for
@@ -44,12 +44,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptoffload.engines._owned_tmp import owned_temp_dir
+from cryptoffload.owned_tmp import owned_temp_dir
+from cryptoffload.private_files import private_dir, read_private
 from cryptoffload.errors import ConfigError, OutputError
-from cryptoffload.io import PRIVATE, atomic_write, read_input_stat
+from cryptoffload.io import PRIVATE, atomic_write
 
 __all__ = ["CA_FILE", "CERT_FILE", "CREDENTIALS_FLAG", "INSECURE_FLAG", "INSECURE_HELP", "KEY_FILE", "LOCAL_DAYS",
-           "MAX_DAYS", "Pems", "RunCredentials", "check_owned_file", "new_pems", "read_credentials",
+           "MAX_DAYS", "Pems", "RunCredentials", "new_pems", "read_credentials",
            "scheduler_credentials", "write_credentials"]
 
 CA_FILE, CERT_FILE, KEY_FILE = "ca.pem", "cert.pem", "key.pem"
@@ -107,62 +108,18 @@ def new_pems(days: int = LOCAL_DAYS) -> Pems:
 
 # -- the user's files ---------------------------------------------------------------------------
 
-def check_owned_file(path: Path, what: str, *, secret: bool, max_bytes: int = MAX_PEM_BYTES) -> bytes:
-    """The bytes of ``path``, a regular file owned by the running user and never read through a
-    symbolic link; a ``secret`` one must not be readable or writable by others, any other one
-    not writable by others. Each refusal is one :class:`ConfigError` line with the fix.
-
-    The one owner/mode check of engines/ (to merge with the secret-folder checks of
-    ``apps/_credentials.py`` and ``io.py`` once those are hardened): the link is refused with
-    ``lstat`` and the file read is the one ``lstat`` saw (same device and inode after the open)."""
-    try:
-        seen = path.lstat()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(seen.st_mode):
-        raise ConfigError(f"the {what} {path} is a symbolic link; give the file itself (credentials are never "
-                          "read through links)")
-    data, st = read_input_stat(path, what, max_bytes=max_bytes, error=ConfigError)
-    if (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
-        raise ConfigError(f"the {what} {path} was replaced while it was read; check who else writes there")
-    mode = stat.S_IMODE(st.st_mode)
-    if st.st_uid != os.geteuid():
-        raise ConfigError(f"the {what} {path} belongs to uid {st.st_uid}, not to you (uid {os.geteuid()}); "
-                          f"use credentials you made: {_MAKE}")
-    if secret and mode & 0o077:
-        raise ConfigError(f"the {what} {path} is open to others (mode {mode:04o}); run: chmod 600 {path}")
-    if mode & 0o022:
-        raise ConfigError(f"the {what} {path} is writable by others (mode {mode:04o}); run: chmod 644 {path}")
-    return data
-
-
-def _check_folder(folder: Path) -> None:
-    try:
-        st = folder.stat()
-    except OSError as exc:
-        raise ConfigError(f"cannot use the {CREDENTIALS_FLAG} folder {folder}: {exc.strerror or exc}; "
-                          f"{_MAKE}") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise ConfigError(f"{CREDENTIALS_FLAG} {folder} is not a folder (it holds {CA_FILE}, {CERT_FILE} and "
-                          f"{KEY_FILE}); {_MAKE}")
-    if st.st_uid != os.geteuid():
-        raise ConfigError(f"the {CREDENTIALS_FLAG} folder {folder} belongs to uid {st.st_uid}, not to you "
-                          f"(uid {os.geteuid()}); use credentials you made: {_MAKE}")
-    if st.st_mode & 0o022:
-        raise ConfigError(f"the {CREDENTIALS_FLAG} folder {folder} is writable by others "
-                          f"(mode {stat.S_IMODE(st.st_mode):04o}); run: chmod 700 {folder}")
-
-
 def read_credentials(folder: str | os.PathLike[str]) -> Pems:
     """The credentials in ``folder`` (``ca.pem``, ``cert.pem``, ``key.pem``), their owner and
-    modes checked (:func:`check_owned_file`), then their content: PEM that parses, a key
+    modes checked by the rule of every secret (:mod:`cryptoffload.private_files`: ours, not
+    through a link, the key 0600, the certificates not writable by others, in a 0700 folder of
+    ours under folders only we or root can write), then their content: PEM that parses, a key
     without a passphrase that matches the certificate, a certificate in its validity period
     and issued by a certificate of ``ca.pem`` (or one beside it in ``cert.pem``)."""
     path = Path(folder)
-    _check_folder(path)
-    pems = Pems(check_owned_file(path / CA_FILE, "Dask TLS CA certificate", secret=False),
-                check_owned_file(path / CERT_FILE, "Dask TLS certificate", secret=False),
-                check_owned_file(path / KEY_FILE, "Dask TLS key file", secret=True))
+    private_dir(path, f"{CREDENTIALS_FLAG} (Dask TLS credentials)", create=False)
+    pems = Pems(read_private(path / CA_FILE, "Dask TLS CA certificate", max_bytes=MAX_PEM_BYTES, readable=True),
+                read_private(path / CERT_FILE, "Dask TLS certificate", max_bytes=MAX_PEM_BYTES, readable=True),
+                read_private(path / KEY_FILE, "Dask TLS key", max_bytes=MAX_PEM_BYTES))
     _check_content(pems, path)
     return pems
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cryptoffload.apps._procfs import read_proc_stat
+from cryptoffload.procfs import read_proc_stat
 from cryptoffload.apps.tls import guest
 from cryptoffload.apps.tls.guest import (GuestTools, GuestUnavailable, find_guest_tools, guest_program, kernel_with_ktls,
                                          run_in_guest, summarize_cell, unverified_ktls, vng_command)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from cryptoffload.apps.tls import prefix as px
-from cryptoffload.apps._procfs import read_proc_stat
+from cryptoffload.procfs import read_proc_stat
 
 
 def _fake(root: Path, name: str, owner: str | None = None, master: int | None = None, age_s: float = 0.0) -> Path:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from cryptoffload.apps import _http
-from cryptoffload.apps._private_tmp import owned_temp_dir
+from cryptoffload.owned_tmp import owned_temp_dir
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
 from cryptoffload.apps.ridge.csp import check_key_sizes

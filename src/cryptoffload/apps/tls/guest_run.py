@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from cryptoffload.apps._procfs import CLK_TCK, read_proc_stat
+from cryptoffload.procfs import CLK_TCK, read_proc_stat
 from cryptoffload.apps.tls.detect import KtlsSupport, detect_ktls, read_tls_stat, tls_stat_delta, verify_mode
 from cryptoffload.apps.tls.measure import fetch_series, file_sha256, make_files, size_label, verify_download
 from cryptoffload.apps.tls.nginx import AccessEntry, NginxServer

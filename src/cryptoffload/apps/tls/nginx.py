@@ -42,7 +42,7 @@ from types import FrameType, TracebackType
 from typing import Any, Callable, Literal, Optional, Union
 
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
-from cryptoffload.apps._procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
+from cryptoffload.procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.private_files import write_private
 from cryptoffload.sim.smartnic import TLS_MODES, check_mode  # one definition, shared with the model

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from cryptoffload.apps._private_tmp import remove_stale
-from cryptoffload.apps._procfs import is_running, read_proc_stat
+from cryptoffload.owned_tmp import remove_stale
+from cryptoffload.procfs import is_running, read_proc_stat
 from cryptoffload.private_files import private_dir
 
 PREFIX_NAME = "cryptoffload-nginx-"

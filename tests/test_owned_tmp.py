@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from cryptoffload.engines._owned_tmp import OWNER_FILE, UNOWNED_GRACE_S, owned_temp_dir, remove_stale, start_time
+from cryptoffload.owned_tmp import OWNER_FILE, UNOWNED_GRACE_S, owned_temp_dir, remove_stale
+from cryptoffload.procfs import read_proc_stat
+
+
+def start_time(pid: int) -> int | None:
+    st = read_proc_stat(pid)
+    return None if st is None or st.state == "Z" else st.starttime
 
 PREFIX = "cryptoffload-test-owned-"
 

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from cryptoffload.apps._procfs import all_pids, is_running, live_group_members, read_proc_stat
+from cryptoffload.procfs import all_pids, is_running, live_group_members, read_proc_stat
 
 
 def test_own_stat_line() -> None:
