@@ -88,12 +88,14 @@ def _ridge_progress(enabled: bool) -> Iterator[Callable[[str], Callable[[int, in
 def _ridge_coef_table(title: str, columns: List[str], rows: List[List[str]]) -> None:
     from rich.table import Table
 
+    from cryptoffload.report.tables import print_whole
+
     table = Table(title=title)
     for c in columns:
         table.add_column(c, justify="right")
     for r in rows:
         table.add_row(*r)
-    console.print(table)
+    print_whole(console, table)  # a pipe gets every coefficient whole, however many digits
 
 
 @app.command("csp")
