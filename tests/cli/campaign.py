@@ -116,10 +116,16 @@ class Fixtures:
         w("m.txt", "1\n-2\n3\n")
         w("m_notint.txt", "1\nfour\n")
         w("m_huge.txt", str(1 << 2000) + "\n")
-        blob = pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2, 3]))
+        blob = pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2, 3]), bound=3)
         w("c.bin", blob)
-        w("c2.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2])))  # another length
-        w("c_other.bin", pl.ciphertexts_to_bytes(opk.encrypt_many([1, 2, 3])))  # another key
+        w("c2.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2]), bound=2))  # another length
+        w("c_other.bin", pl.ciphertexts_to_bytes(opk.encrypt_many([1, 2, 3]), bound=3))  # another key
+        big = pk.max_int - 1  # issue 32: two of these sum past n/3
+        w("c_big.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([big, big]), bound=big))
+        from cryptoffload.crypto.paillier import framing  # issue 32: the bound edited to 1, checksum redone
+        start, size = framing._HEADER.size, framing.bound_bytes(pk)
+        body = blob[:start] + (1).to_bytes(size, "big") + blob[start + size:-16]
+        w("c_lowbound.bin", body + framing._checksum(body))
         w("d.csv", "id,amount\n1,10\n2,-3\n")
         w("d_bad.csv", "id,amount\n1,10\n2,ten\n3\n")
         flipped = bytearray(blob)
@@ -314,6 +320,8 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, ["--key", fx["k.pub"], "--in", fx["d.csv"], "--out", "c.bin", *study], "--column", ["nosuch", "", "id,amount"])
     add(s, ["--key", fx["k.pub"], "--in", fx["d_bad.csv"], "--out", "c.bin", *study], "--column", ["amount"],
         mentions=("d_bad.csv:3", "ten"))
+    add(s, ["--key", fx["k.pub"], "--in", fx["m.txt"], "--out", "c.bin", *study], "--bound",
+        ["-1", "1_000", "abc", "", "1.5", "1", str(1 << 2000)])
     add(s, ["--key", fx["k.pub"], "--in", fx["d.csv"], "--out", "c.bin", "--column", "amount", *study], "--in",
         [fx["m.txt"], fx["latin1.txt"], fx["empty"]], mentions=("m.txt", "latin1", "UTF-8", "empty", "header"))
     operand_ins = [fx["c_other.bin"], fx["c_flip.bin"], fx["c_trunc.bin"], fx["c_v1.bin"], fx["garbage.bin"], fx["adir"],
@@ -331,7 +339,9 @@ def cases(fx: Fixtures) -> list[Case]:
     add("paillier add", ["--key", fx["k.pub"], "--in", fx["c.bin"], "--out", "o.bin", *study], "--in", [fx["c2.bin"]],
         mentions=("holds 3 ciphertexts", "c2.bin"))
     add("paillier mul", ["--key", fx["k.pub"], "--in", fx["c.bin"], "--out", "o.bin", *study], "--scalar",
-        ["abc", "1.5", "", str(1 << 2000)])
+        ["abc", "1.5", "", str(1 << 2000), "1_000", "\uff12", str(1 << 1021)])  # the last: 3 x 2^1021 passes n/3
+    add("paillier sum", ["--key", fx["k.pub"], "--in", fx["c_big.bin"], "--out", "o.bin", *study], "--in",
+        [fx["c_big.bin"]], mentions=("signed limit n/3",))
     s = "paillier decrypt"
     add(s, ["--in", fx["c.bin"], *study], "--key", [fx["k.pub"], fx["k_open.json"], fx["other.json"], fx["p1.json"]],
         mentions=("private", "public", "chmod", "not this key", "factor", "primes", "k.pub", "k_open", "p1"))
@@ -341,6 +351,7 @@ def cases(fx: Fixtures) -> list[Case]:
         mentions=("checksum", "truncated", "version 1", "header", "adir", "c.bin", "directory", "ciphertext",
                   "/dev/zero"))
     add(s, ["--key", fx["k.json"], "--in", fx["c.bin"], *study], "--out", file_outs)
+    add(s, ["--key", fx["k.json"], *study], "--in", [fx["c_lowbound.bin"]], mentions=("outside the file's bound",))
 
     # -- calibrate --------------------------------------------------------------------------------
     add("calibrate", [], "--out-dir", folder_outs)

@@ -19,7 +19,13 @@ def test_paillier_keygen_encrypt_decrypt_round_trip(tmp_path: Path) -> None:
     (tmp_path / "m.txt").write_text("5\n-17\n\n123456789012345678901234567890\n")
     proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "sk.json.pub", "--in", "m.txt", "--out", "c.bin",
                    "--insecure-study-size")
+    assert_user_error(proc, "m.txt: value 3 is a 97-bit integer, above the default bound 18,446,744,073,709,551,616; "
+                      "give --bound")
+    assert not (tmp_path / "c.bin").exists()
+    proc = run_cli(tmp_path, "paillier", "encrypt", "--key", "sk.json.pub", "--in", "m.txt", "--out", "c.bin",
+                   "--bound", "123456789012345678901234567890", "--insecure-study-size")
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and proc.stderr.startswith("wrote c.bin: 3 ciphertexts, bound about 2^96.640 (")
     proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "sk.json", "--in", "c.bin", "--insecure-study-size")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["5", "-17", "123456789012345678901234567890"]
@@ -172,12 +178,15 @@ def test_paillier_add_sum_mul_on_files(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "paillier", "add", "--key", "a.json.pub", "--in", "x.bin", "--in", "y.bin", "--out", "s.bin",
                    STUDY)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"wrote s.bin: 3 ciphertexts (from 2 files, key {_fingerprint(tmp_path, 'a')[:16]})"
+    assert proc.stdout == ""  # status on stderr: stdout carries data only
+    assert proc.stderr.strip() == (f"wrote s.bin: 3 ciphertexts (from 2 files, key {_fingerprint(tmp_path, 'a')[:16]}, "
+                                   f"bound 36,893,488,147,419,103,232)")  # 2^64 + 2^64: the default bound, twice
     assert _decrypted(tmp_path, "a", "s.bin") == ["6", "-15", "-200"]
     proc = run_cli(tmp_path, "paillier", "sum", "--key", "a.json", "--in", "x.bin", "--in", "y.bin", "--out", "t.bin",
                    STUDY)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("wrote t.bin: 1 ciphertext (from 2 files")
+    assert proc.stderr.startswith("wrote t.bin: 1 ciphertext (from 2 files")
+    assert proc.stderr.strip().endswith("bound 110,680,464,442,257,309,696)")  # 6 values x 2^64
     assert _decrypted(tmp_path, "a", "t.bin") == ["-209"]
     proc = run_cli(tmp_path, "paillier", "mul", "--key", "a.json.pub", "--in", "x.bin", "--scalar", "-3", "--out", "m.bin",
                    STUDY)
@@ -234,7 +243,7 @@ def test_paillier_encrypt_a_csv_column(tmp_path: Path) -> None:
                               "--out", "o.bin", STUDY),
                       "d.csv: no column 'amt' in the header line (columns: 'id', 'amount', 'name')")
     assert_user_error(run_cli(tmp_path, "paillier", "encrypt", "--key", "a.json.pub", "--in", "d.csv", "--column", "name",
-                              "--out", "o.bin", STUDY), "d.csv:2: column 'name': not an integer: 'a'")
+                              "--out", "o.bin", STUDY), "d.csv:2: column 'name': must be an integer (ASCII digits, optional sign), got 'a'")
     assert not (tmp_path / "o.bin").exists()
 
 

@@ -174,3 +174,40 @@ def test_server_limits_options_are_checked_then_apply_to_every_server(monkeypatc
         assert len(err) == 1 and err[0].startswith(f"error: {option} must be"), err
     root.set_server_limits(100, 5)
     assert _http.limits() == _http.ServerLimits(max_connections=100, max_per_client=5)
+
+
+def test_print_data_and_print_json_write_whole_lines(capsys) -> None:
+    """issue 32: what a script reads goes to stdout as is -- no wrapping at any width, no
+    markup, no colour codes -- and a line break inside an item is refused (it would read as
+    two values)."""
+    import json
+
+    import pytest
+
+    from cryptoffload.cli.root import print_data, print_json, say
+
+    big = str(-(1 << 2040))
+    print_data([big, "[bold]x[/bold]", ""])
+    print_json({"values": [big], "count": 1})
+    say("wrote x")
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[:3] == [big, "[bold]x[/bold]", ""]
+    assert json.loads("\n".join(lines[3:])) == {"values": [big], "count": 1} and "\x1b" not in out
+    assert err == "wrote x\n"
+    with pytest.raises(ValueError, match="line break"):
+        print_data(["1\n2"])
+
+
+def test_the_consoles_never_wrap_a_line_on_a_pipe(tmp_path: Path) -> None:
+    """Text the shared console prints (a long value, a long line of words) stays on one line
+    whatever COLUMNS says: the consoles soft-wrap."""
+    import subprocess
+    import sys
+
+    code = ("from cryptoffload.cli.root import console; console.print('9' * 700, markup=False); "
+            "console.print('a ' * 300 + 'end', markup=False)")
+    proc = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "COLUMNS": "20"},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["9" * 700, ("a " * 300 + "end")]

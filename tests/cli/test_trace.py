@@ -55,3 +55,17 @@ def test_trace_inspect_refuses_a_fifo_and_a_device_at_once(tmp_path: Path) -> No
     os.mkfifo(tmp_path / "fifo.csv")
     assert_user_error(run_cli(tmp_path, "trace", "inspect", "fifo.csv", timeout=60), "fifo.csv is not a regular file")
     assert_user_error(run_cli(tmp_path, "trace", "inspect", "/dev/zero", timeout=60), "/dev/zero is not a regular file")
+
+
+def test_text_from_files_and_paths_is_printed_as_it_is(tmp_path: Path) -> None:
+    """issue 32 (output read back wrong): a bad line holding "[/bad]" ended `trace inspect` in
+    rich's MarkupError traceback, and a path with "[bold]" in it was printed without it. The
+    file's text and the paths are shown verbatim."""
+    (tmp_path / "t.csv").write_text("time,client,bytes\n0.1,1.1.1.1,100\n[/bad],x,1\n")
+    proc = run_cli(tmp_path, "trace", "inspect", "t.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert "line 3: time '[/bad]' is neither seconds" in proc.stdout
+    (tmp_path / "d[bold]").mkdir()
+    proc = run_cli(tmp_path, "trace", "generate", "--requests", "10", "--out", "d[bold]/t[red].csv")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("wrote d[bold]/t[red].csv: 10 requests")

@@ -140,3 +140,15 @@ def test_table_heading_is_a_line_of_its_own() -> None:
     assert console.export_text().splitlines() == [
         "A title much wider than the table  [cited]",
         "┏━━━┳━━━┓", "┃ a ┃ b ┃", "┡━━━╇━━━┩", "│ 1 │ 2 │", "└───┴───┘"]
+
+
+def test_a_table_on_a_pipe_keeps_every_value_whole() -> None:
+    """issue 32: squeezed to a narrow console, rich cut cells to "-…" (or folded them over two
+    lines); on a pipe or in a log a table is printed at its natural width instead."""
+    t = Table("t", "Coefficients", ["j", "w_j", "sklearn"], [[0, -1.234567891e-05, 3.14159265358979]], "measured")
+    console = Console(record=True, width=20, force_terminal=False)
+    render_table(t, console)
+    text = console.export_text()
+    assert "-1.23e-05" in text and "3.14" in text and "…" not in text
+    row = next(line for line in text.splitlines() if "-1.23e-05" in line)
+    assert "3.14" in row  # one row, one line

@@ -9,6 +9,14 @@ checked to be a unit below n^2 by :mod:`cryptoffload.crypto.paillier.framing`), 
 names the file it came from, because with several ``--in`` files "not this key" alone would not
 say which one is wrong.
 
+Why every operation knows its result's bound before it computes: each ciphertext file records
+the bound B its plaintexts satisfy (|m| <= B, :mod:`cryptoffload.crypto.paillier.bounds`), so
+``add`` gives B_1 + B_2 + ..., ``sum`` the sum of count x B over its files and ``mul --scalar
+k`` |k| B. A result whose bound could pass the signed limit n/3 would decrypt to a small wrong
+number; it is refused with the bound, the limit and the fix before any file is read past its
+header (:func:`operand` reads headers only), and ``decrypt`` refuses a value outside its
+file's bound instead of printing it.
+
 Why results are rerandomized by default: ``c1 * c2`` and ``c^k`` are deterministic, so whoever
 saw the operands could recognise the result (and ``c^0 = 1`` would tell everyone the plaintext
 is 0). Multiplying by a fresh encryption of 0 (h_s^a, one fixed-base encryption per value)
@@ -19,16 +27,19 @@ result never leaves the key holder.
 from __future__ import annotations
 
 import csv
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from cryptoffload.checks import parse_int
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.io import read_input, read_input_text
+from cryptoffload.crypto.paillier import bounds, framing
+from cryptoffload.io import open_input, read_input, read_input_text
 
 MAX_INTEGERS_FILE_BYTES = 64 * 1024 * 1024  # `encrypt --in`: millions of integers
 MAX_CIPHERTEXT_FILE_BYTES = 1024 * 1024 * 1024  # an operand: two million 2048-bit ciphertexts
 MAX_OPERAND_FILES = 1000  # `sum --in` repeated: each file is read in turn, one at a time
-_FRAME_OVERHEAD = 64  # header and checksum of a ciphertext frame, rounded up
 
 
 def public_key_of(path: Path, insecure_study_size: bool = False) -> pl.PublicKey:
@@ -48,10 +59,9 @@ def read_integers(path: Path, column: str | None = None) -> list[int]:
 
 
 def _integer(path: Path, line: int, cell: str, where: str = "") -> int:
-    try:
-        return int(cell.strip())
-    except ValueError:
-        raise pl.PaillierError(f"{path}:{line}:{where} not an integer: {cell.strip()[:40]!r}") from None
+    """One integer under the project's one grammar (ASCII digits, an optional sign): ``int()``
+    would also take ``1_000`` or Arabic-Indic digits, which another reader of the file would not."""
+    return parse_int(f"{path}:{line}:{where}", cell.strip(), error=pl.PaillierError)
 
 
 def _integers_per_line(path: Path, text: str) -> list[int]:
@@ -92,10 +102,26 @@ def _integers_in_column(path: Path, text: str, column: str) -> list[int]:
     return values
 
 
+# -- the bound of what is encrypted ------------------------------------------------------------
+def parse_bound(text: str | None) -> int | None:
+    """``--bound`` as typed (the one integer grammar, not negative), before any key is loaded."""
+    return None if text is None else parse_int("--bound", text, minimum=0, error=pl.PaillierError)
+
+
+def encryption_bound(pk: pl.PublicKey, values: Sequence[int], bound: int | None, source: Path) -> int:
+    """The bound ``encrypt`` records: ``bound`` (``--bound``) or :data:`~.bounds.DEFAULT_BOUND`,
+    which every value must satisfy -- never one taken from the data, which the header would
+    show to everyone."""
+    origin = "--bound" if bound is not None else "the default bound"
+    chosen = bounds.check_bound(pk, pl.DEFAULT_BOUND if bound is None else bound, "--bound")
+    bounds.check_values(pk, values, chosen, str(source), origin)
+    return chosen
+
+
 # -- ciphertext files --------------------------------------------------------------------------
 def check_fits_one_file(pk: pl.PublicKey, count: int, source: Path) -> None:
     """A result of ``count`` ciphertexts must be readable back as one operand or by decrypt."""
-    most = (MAX_CIPHERTEXT_FILE_BYTES - _FRAME_OVERHEAD) // pk.ciphertext_bytes
+    most = (MAX_CIPHERTEXT_FILE_BYTES - framing.frame_size(pk, 0)) // pk.ciphertext_bytes
     if count > most:
         raise pl.PaillierError(f"{source} holds {count:,} integers; one ciphertext file holds at most {most:,} "
                                f"for this key (what decrypt reads); split the input")
@@ -108,16 +134,67 @@ def encrypt_values(enc: pl.Encryptor, values: Sequence[int]) -> list[pl.Cipherte
     return [pl.Ciphertext(pk, c) for c in enc.encrypt_raw(list(values), progress=True)]
 
 
-def read_ciphertexts(pk: pl.PublicKey, path: Path, flag: str = "--in") -> list[pl.Ciphertext]:
-    """The ciphertexts of one file, made under ``pk``; an error names the file and its option."""
+@dataclass(frozen=True)
+class Operand:
+    """A ciphertext file as its header describes it, read before any arithmetic so the result's
+    bound is checked first; :func:`read_operand` reads the rest."""
+
+    path: Path
+    flag: str
+    header: framing.FrameHeader
+
+    @property
+    def count(self) -> int:
+        return self.header.count
+
+    @property
+    def bound(self) -> int:
+        return self.header.bound
+
+
+def read_frame(pk: pl.PublicKey, path: Path, flag: str = "--in") -> pl.CiphertextFrame:
+    """The ciphertexts of one file made under ``pk``, with their bound; an error names the file
+    and its option."""
     data = read_input(path, f"ciphertext file ({flag})", max_bytes=MAX_CIPHERTEXT_FILE_BYTES, error=pl.PaillierError)
     try:
-        return pl.ciphertexts_from_bytes(pk, data)
+        return pl.frame_from_bytes(pk, data)
     except pl.KeyMismatchError as exc:
         raise pl.KeyMismatchError(f"{flag} {path}: {exc} (the --key given); every operand must be encrypted under "
                                   f"that one key") from None
     except pl.PaillierError as exc:
         raise type(exc)(f"{flag} {path}: {exc}") from None
+
+
+def read_ciphertexts(pk: pl.PublicKey, path: Path, flag: str = "--in") -> list[pl.Ciphertext]:
+    """:func:`read_frame` without the bound."""
+    return read_frame(pk, path, flag).ciphertexts
+
+
+def operand(pk: pl.PublicKey, path: Path, flag: str = "--in") -> Operand:
+    """The header of one operand, read without the ciphertexts (a sum of 1,000 files of 1 GiB
+    checks its bound before reading any of them). Anything wrong with it is reported as the
+    whole file's read reports it (corruption and another key are told apart only with the
+    checksum, which needs every byte)."""
+    try:
+        with open_input(path, f"ciphertext file ({flag})", error=pl.PaillierError) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_CIPHERTEXT_FILE_BYTES:
+                raise pl.PaillierError(f"ciphertext file ({flag}) {path} is {size:,} bytes")
+            head = f.read(framing.header_size(pk))
+        return Operand(path, flag, framing.read_header(pk, head, size))
+    except pl.PaillierError as exc:
+        read_frame(pk, path, flag)  # raises the precise error; it passing means the file just changed
+        raise type(exc)(f"{flag} {path}: {exc}") from None
+
+
+def read_operand(pk: pl.PublicKey, op: Operand) -> list[pl.Ciphertext]:
+    """The ciphertexts of an operand whose header was checked; a file whose header changed
+    since (rewritten during the command) is refused rather than computed with the old bound."""
+    frame = read_frame(pk, op.path, op.flag)
+    if (frame.version, len(frame.ciphertexts), frame.bound) != (op.header.version, op.count, op.bound):
+        raise pl.PaillierError(f"{op.flag} {op.path} changed while the command ran (its header no longer says what it "
+                               f"said when its bound was checked); run the command again")
+    return frame.ciphertexts
 
 
 def check_operand_count(paths: Sequence[Path], least: int, what: str) -> None:
@@ -127,6 +204,17 @@ def check_operand_count(paths: Sequence[Path], least: int, what: str) -> None:
         raise pl.PaillierError(f"{what} takes at most {MAX_OPERAND_FILES:,} --in files, got {len(paths):,}")
 
 
+def _unrecorded(ops: Sequence[Operand]) -> str:
+    """For a refusal: the operands that record no bound, whose bound is therefore n/3."""
+    old = [str(op.path) for op in ops if not op.header.bound_recorded]
+    if not old:
+        return ""
+    one = len(old) == 1
+    return (f"; {', '.join(old[:3])}{', ...' if len(old) > 3 else ''} record{'s' if one else ''} no bound (format "
+            f"version {framing.UNBOUNDED_VERSION}), so {'its' if one else 'their'} values count as n/3: encrypt "
+            f"{'it' if one else 'them'} again to record one")
+
+
 def _rerandomized(pk: pl.PublicKey, cts: list[pl.Ciphertext], rerandomize: bool) -> list[pl.Ciphertext]:
     if not rerandomize or not cts:
         return cts
@@ -134,29 +222,47 @@ def _rerandomized(pk: pl.PublicKey, cts: list[pl.Ciphertext], rerandomize: bool)
     return [pl.Ciphertext(pk, c.value * r % pk.nsquare) for c, r in zip(cts, zeros)]
 
 
-def add_elementwise(pk: pl.PublicKey, paths: Sequence[Path], *, rerandomize: bool = True) -> list[pl.Ciphertext]:
+def add_elementwise(pk: pl.PublicKey, paths: Sequence[Path], *, rerandomize: bool = True) -> pl.CiphertextFrame:
     """Ciphertext i of the result encrypts the sum of plaintext i of every file; the files
-    must hold the same number of ciphertexts (element-wise has no meaning otherwise)."""
+    must hold the same number of ciphertexts (element-wise has no meaning otherwise). The
+    result's bound is the sum of the files' bounds, checked before anything is added."""
     check_operand_count(paths, 2, "add")
-    total = read_ciphertexts(pk, paths[0])
-    for path in paths[1:]:
-        cts = read_ciphertexts(pk, path)
-        if len(cts) != len(total):
-            raise pl.PaillierError(f"--in {paths[0]} holds {len(total):,} ciphertexts and --in {path} "
-                                   f"{len(cts):,}; add works element-wise, on files of one length")
-        total = [a + b for a, b in zip(total, cts)]
-    return _rerandomized(pk, total, rerandomize)
+    ops = [operand(pk, p) for p in paths]
+    for op in ops[1:]:
+        if op.count != ops[0].count:
+            raise pl.PaillierError(f"--in {ops[0].path} holds {ops[0].count:,} ciphertexts and --in {op.path} "
+                                   f"{op.count:,}; add works element-wise, on files of one length")
+    bound = bounds.check_result(pk, sum(op.bound for op in ops),
+                                f"add of {len(ops)} files (the sum of their bounds)",
+                                "add fewer files, encrypt the operands with a smaller --bound, or use a larger key"
+                                + _unrecorded(ops))
+    total = read_operand(pk, ops[0])
+    for op in ops[1:]:
+        total = [a + b for a, b in zip(total, read_operand(pk, op))]
+    return pl.CiphertextFrame(_rerandomized(pk, total, rerandomize), bound)
 
 
-def sum_all(pk: pl.PublicKey, paths: Sequence[Path], *, rerandomize: bool = True) -> pl.Ciphertext:
+def sum_all(pk: pl.PublicKey, paths: Sequence[Path], *, rerandomize: bool = True) -> pl.CiphertextFrame:
     """One ciphertext encrypting the sum of every plaintext of every file (files read one at a
-    time, so memory holds one operand). An empty file adds nothing; the sum of nothing is 0."""
+    time, so memory holds one operand). An empty file adds nothing; the sum of nothing is 0.
+    The result's bound is the sum over the files of count x bound, checked first."""
     check_operand_count(paths, 1, "sum")
+    ops = [operand(pk, p) for p in paths]
+    count = sum(op.count for op in ops)
+    bound = bounds.check_result(pk, sum(op.count * op.bound for op in ops),
+                                f"sum of {count:,} values (count x bound of each file)",
+                                "sum fewer values (split the files and add the partial sums after decrypting), "
+                                "encrypt with a smaller --bound, or use a larger key" + _unrecorded(ops))
     total = pl.Ciphertext(pk, 1)  # 1 = (1 + 0 n) h_s^0: an encryption of 0, rerandomized below
-    for path in paths:
-        for c in read_ciphertexts(pk, path):
+    for op in ops:
+        for c in read_operand(pk, op):
             total = total + c
-    return _rerandomized(pk, [total], rerandomize)[0]
+    return pl.CiphertextFrame(_rerandomized(pk, [total], rerandomize), bound)
+
+
+def parse_scalar(text: str) -> int:
+    """``--scalar`` as typed, under the one integer grammar (a signed integer)."""
+    return parse_int("--scalar", text, error=pl.PaillierError)
 
 
 def check_scalar(pk: pl.PublicKey, scalar: int) -> int:
@@ -167,7 +273,35 @@ def check_scalar(pk: pl.PublicKey, scalar: int) -> int:
     return scalar
 
 
-def multiply(pk: pl.PublicKey, path: Path, scalar: int, *, rerandomize: bool = True) -> list[pl.Ciphertext]:
-    """Every ciphertext of ``path`` times the signed plaintext ``scalar``."""
+def multiply(pk: pl.PublicKey, path: Path, scalar: int, *, rerandomize: bool = True) -> pl.CiphertextFrame:
+    """Every ciphertext of ``path`` times the signed plaintext ``scalar``; the result's bound,
+    |scalar| x the file's, is checked first."""
     check_scalar(pk, scalar)
-    return _rerandomized(pk, [c * scalar for c in read_ciphertexts(pk, path)], rerandomize)
+    op = operand(pk, path)
+    bound = bounds.check_result(pk, abs(scalar) * op.bound,
+                                f"mul --scalar of {scalar.bit_length():,} bits (|k| x the file's bound "
+                                f"{bounds.describe(op.bound)})",
+                                "multiply by a smaller scalar, encrypt with a smaller --bound, or use a larger key"
+                                + _unrecorded([op]))
+    cts = [c * scalar for c in read_operand(pk, op)]
+    return pl.CiphertextFrame(_rerandomized(pk, cts, rerandomize), bound)
+
+
+# -- decryption --------------------------------------------------------------------------------
+def decrypt_file(sk: pl.PrivateKey, path: Path, flag: str = "--in") -> tuple[pl.CiphertextFrame, list[int]]:
+    """The signed plaintexts of a ciphertext file, each checked against the file's bound: a
+    value outside it (the file does not hold what its header says -- forged, edited, or an
+    overflow that escaped the checks) is an error naming the file, the value's position and the
+    bound, never a number."""
+    pk = sk.public_key
+    frame = read_frame(pk, path, flag)
+    values = []
+    for i, m in enumerate(sk.decrypt_many(frame.ciphertexts), 1):
+        value = bounds.decode_within(pk, m, frame.bound)
+        if value is None:
+            raise pl.PlaintextRangeError(
+                f"{flag} {path}: value {i} of {len(frame.ciphertexts):,} decrypts outside the file's bound "
+                f"|m| <= {bounds.describe(frame.bound)}: the file does not hold what its header says (forged, edited, or "
+                f"an overflow past n/3); nothing was output")
+        values.append(value)
+    return frame, values

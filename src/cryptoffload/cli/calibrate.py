@@ -83,7 +83,7 @@ def _calibrate_ciphers(out: Path, seconds: float) -> None:
 
     # calibrate_ciphers(progress=True) prints its comparison table (a rich Table) itself.
     path = calibrate_ciphers(out, seconds=seconds, progress=True, console=console)
-    console.print(f"wrote {path}")
+    console.print(f"wrote {path}", markup=False)
 
 
 @app.command("ckks")
@@ -117,7 +117,7 @@ def calibrate_ckks_cmd(
     with DaskRunner(address, workers=2, credentials=pems, insecure_plain_tcp=insecure_plain_tcp) as runner:
         path = calibrate_ckks(out, backend=backend, repeats=repeats, progress=True, runner=runner)
     console.print(measured_table(path))
-    console.print(f"wrote {path}")
+    console.print(f"wrote {path}", markup=False)
 
 
 @app.command("ciphers")
@@ -159,4 +159,4 @@ def calibrate_gpu_cmd(
         tick = prog(3 * len(sizes) + 1)
         path = calibrate_gpu(out, device_index=gpu, bits=bits, fit_batches=tuple(sizes), repeats=repeats, tick=tick)
     console.print(measured_table(path, skip=("samples.",)))
-    console.print(f"wrote {path} (with the raw per-batch timings, samples.*)")
+    console.print(f"wrote {path} (with the raw per-batch timings, samples.*)", markup=False)

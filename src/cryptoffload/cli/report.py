@@ -56,7 +56,7 @@ def report(
     results, failures = run_report(ctx, progress_bar, lambda res: render_result(
         res, console, tables=tables, one_line=not tables), fail)
     index = write_index(results, out, machine_info(), failures)
-    console.print(f"wrote {index}")
+    console.print(f"wrote {index}", markup=False)
     if results:
         console.print(f"one folder per study in {out}/ (result.json, a CSV per table, figures): "
                       + ", ".join(name for _, name in results), markup=False, highlight=False)
@@ -64,4 +64,4 @@ def report(
         from cryptoffload.report.browser import screenshot as take_screenshot
 
         screenshot.parent.mkdir(parents=True, exist_ok=True)
-        console.print(f"wrote {take_screenshot(index, screenshot)}")
+        console.print(f"wrote {take_screenshot(index, screenshot)}", markup=False)

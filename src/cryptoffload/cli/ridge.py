@@ -88,12 +88,14 @@ def _ridge_progress(enabled: bool) -> Iterator[Callable[[str], Callable[[int, in
 def _ridge_coef_table(title: str, columns: List[str], rows: List[List[str]]) -> None:
     from rich.table import Table
 
+    from cryptoffload.report.tables import print_whole
+
     table = Table(title=title)
     for c in columns:
         table.add_column(c, justify="right")
     for r in rows:
         table.add_row(*r)
-    console.print(table)
+    print_whole(console, table)  # a pipe gets every coefficient whole, however many digits
 
 
 @app.command("csp")
@@ -263,7 +265,7 @@ def ridge_provider(
                                           on_retry=retrying))
     console.print(f"provider {report.provider_id}: {report.records:,} records in {report.uploads} upload(s), "
                   f"{report.bytes / 1e6:,.1f} MB, {report.seconds:.2f} s ({report.already_accepted} already accepted, "
-                  f"{report.retries} retries)")
+                  f"{report.retries} retries)", markup=False)
 
 
 @app.command("buyer")
@@ -296,10 +298,11 @@ def ridge_buyer(
     _ridge_coef_table(f"ridge model ({result.records:,} records, lambda = {result.params.lam:g})", ["j", "w_j"],
                       [[str(j), f"{c:.10g}"] for j, c in enumerate(result.model.coef)])
     if result.excluded_providers:
-        console.print(f"left out (their sums overflowed their slots): {', '.join(result.excluded_providers)}")
+        console.print(f"left out (their sums overflowed their slots): {', '.join(result.excluded_providers)}",
+                      markup=False)
     if out is not None:
         write_json(out, result.to_dict())
-        console.print(f"wrote {out}")
+        console.print(f"wrote {out}", markup=False)
 
 
 @app.command("demo")
@@ -368,4 +371,4 @@ def ridge_demo(
     console.print("timings (s): " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
     if out is not None:
         write_json(out, result.to_dict())
-        console.print(f"wrote {out}")
+        console.print(f"wrote {out}", markup=False)

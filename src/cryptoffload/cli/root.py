@@ -1,16 +1,25 @@
-"""The root ``cryptoffload`` command, the consoles and the progress bar every command group
-shares, and ``main()``, which turns user errors into one line.
+"""The root ``cryptoffload`` command, the consoles, the output helpers and the progress bar
+every command group shares, and ``main()``, which turns user errors into one line.
 
 User mistakes (bad options, profiles, traces) end with a one-line ``error: ...`` on stderr and
 exit code 2, never a traceback; anything else is a bug and keeps its traceback.
+
+Output another program reads (values, JSON) goes through :func:`print_data` /
+:func:`print_json`: straight to stdout, one item per line, never through rich, whose console
+wraps a line at its width -- on a pipe a 617-digit integer came out as four lines, and the next
+command read four numbers. Status lines ("wrote ...") of commands that print data go to stderr
+(:func:`say`), so stdout holds the data alone. The consoles soft-wrap: text they print is never
+broken into lines by rich either (a terminal may still fold a long line on screen).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import traceback
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -22,9 +31,9 @@ from cryptoffload.errors import CryptoffloadError
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
 
-console = Console()
+console = Console(soft_wrap=True)
 if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
-    console = Console(width=200)
+    console = Console(width=200, soft_wrap=True)
 err_console = Console(stderr=True)
 
 
@@ -87,10 +96,41 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str
             prog.stop()
 
 
-def print_json(obj: object) -> None:
-    import json
+def _reader_gone() -> NoReturn:
+    """The reader closed the pipe (``... | head -1``): stop quietly with the status of a program
+    ended by SIGPIPE, not a traceback; stdout points at /dev/null so the interpreter's last
+    flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(141)
 
-    console.print_json(json.dumps(obj, default=str))
+
+def print_data(lines: Iterable[str]) -> None:
+    """Data for another program: each item one line on stdout, written exactly as given (no
+    wrapping at any width or ``COLUMNS``, no markup, no colour). An item must not hold a newline:
+    that would make one value read as two."""
+    try:
+        out = sys.stdout
+        for line in lines:
+            if "\n" in line or "\r" in line:
+                raise ValueError("print_data: an item holds a line break")  # a bug in the caller
+            out.write(line + "\n")
+        out.flush()
+    except BrokenPipeError:
+        _reader_gone()
+
+
+def print_json(obj: object) -> None:
+    """One JSON document on stdout (indented, plain: no colour codes, no wrapping), for
+    ``json.loads`` or ``jq``. Integers that can pass 2^53 are best given as decimal strings by
+    the caller: many JSON readers (JavaScript, jq before 1.7) round larger numbers."""
+    print_data(json.dumps(obj, indent=2, default=str).split("\n"))
+
+
+def say(message: str) -> None:
+    """A status line ("wrote ...") of a command that prints data: on stderr, so stdout holds
+    the data alone."""
+    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -46,9 +46,10 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     with progress_bar(not no_progress) as prog:
         result = spec.run(cfg, out, prog)
     render_result(result, console, tables=tables)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)",
+                  markup=False)
     if not tables and result.tables:
-        console.print(f"tables: one CSV each in {out}/ (--tables prints them here)")
+        console.print(f"tables: one CSV each in {out}/ (--tables prints them here)", markup=False)
 
 
 def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str) -> inspect.Parameter:

@@ -46,7 +46,7 @@ def tls_detect(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         write_json(json_out, support.to_dict())
-        console.print(f"wrote {json_out}")
+        console.print(f"wrote {json_out}", markup=False)
 
 
 @app.command("serve")
@@ -159,7 +159,7 @@ def tls_bench(
         console.print(table)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "bench.json", result.to_dict())
-    console.print(f"wrote {out / 'bench.json'} ({result.elapsed_s:.1f} s)")
+    console.print(f"wrote {out / 'bench.json'} ({result.elapsed_s:.1f} s)", markup=False)
 
 
 def _guest_bench(count: Optional[int], sizes: str, seed: int, out: Path) -> None:

@@ -37,7 +37,8 @@ def trace_generate(
     if rate is not None:
         tr = tr.rescaled(rate)
     save_trace_csv(tr, out, cipher_names=CIPHERS)
-    console.print(f"wrote {out}: {len(tr):,} requests over {tr.span:,.1f} s ({tr.offered_rate:,.2f} req/s)")
+    console.print(f"wrote {out}: {len(tr):,} requests over {tr.span:,.1f} s ({tr.offered_rate:,.2f} req/s)",
+                  markup=False)
 
 
 @app.command("inspect")
@@ -45,13 +46,16 @@ def trace_inspect(path: Path) -> None:
     """Read a log (CSV or Common Log Format) and report what it holds, bad lines included."""
     import numpy as np
 
+    from rich.markup import escape
+
     from cryptoffload.crypto.ciphers import DISPLAY_NAMES, CIPHERS
     from cryptoffload.workloads.trace_log import load_trace
 
     tr = load_trace(path, cipher_names=CIPHERS)
     console.print(f"{path}: {len(tr):,} requests, {tr.span:,.1f} s, {tr.offered_rate:,.2f} req/s, "
-                  f"{len(np.unique(tr.client)):,} clients, mean size {tr.size.mean():,.0f} B")
+                  f"{len(np.unique(tr.client)):,} clients, mean size {tr.size.mean():,.0f} B", markup=False)
     mix = tr.cipher_mix("count")
     console.print("cipher mix: " + ", ".join(f"{DISPLAY_NAMES[c]} {m:.3f}" for c, m in zip(CIPHERS, mix)))
     if tr.bad_lines:
-        console.print(f"[yellow]{tr.bad_lines} bad line(s)[/yellow], e.g.: " + "; ".join(tr.bad_examples))
+        # the examples are the file's own text: escaped, so a "[/x]" in it is shown, not read as markup
+        console.print(f"[yellow]{tr.bad_lines} bad line(s)[/yellow], e.g.: " + escape("; ".join(tr.bad_examples)))

@@ -73,6 +73,18 @@ def table_heading(table: Table) -> str:
     return title + "  ours (paper)" if table.paper else title
 
 
+def print_whole(console: Console, rt: RichTable) -> None:
+    """A rich table, on a pipe or in a log at its natural width: squeezed to the console's
+    width, rich folds or cuts the cells ("-1.2345" -> "-…"), and whoever reads the output reads
+    another number. A terminal keeps rich's fitting (a person reads it, and a line wider than the
+    screen is folded by the terminal anyway)."""
+    if not console.is_terminal:
+        natural = console.measure(rt, options=console.options.update_width(1 << 16)).maximum
+        if natural > console.width:
+            rt.width = natural
+    console.print(rt, crop=False)
+
+
 def render_table(table: Table, console: Console) -> None:
     # The heading is a line of its own, not the rich table's title: a title longer than the
     # table would wrap into the table's width (a thin column of words). Text is not markup:
@@ -84,14 +96,14 @@ def render_table(table: Table, console: Console) -> None:
         rt.add_column(escape(h), justify="left" if i < table.key_columns else "right")
     for r in rows:
         rt.add_row(*(escape(c) for c in r))
-    console.print(rt)
+    print_whole(console, rt)
     if table.note:
         console.print(f"[dim]{escape(table.note)}[/dim]")
 
 
 def _say(console: Console, text: Text, one_line: bool) -> None:
-    if one_line:
-        console.print(text, no_wrap=True, overflow="ellipsis", crop=True)
+    if one_line:  # cropped on purpose (the full text is in result.json), also on a soft-wrapping console
+        console.print(text, no_wrap=True, overflow="ellipsis", crop=True, soft_wrap=False)
     else:
         console.print(text)
 

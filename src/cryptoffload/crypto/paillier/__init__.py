@@ -13,7 +13,8 @@ One module per concept, from the bottom up:
 * :mod:`.encryptor` -- fixed-base DJN encryption (a table of h_s) and the arithmetic backend
   (gmpy2, the C core, AVX512-IFMA);
 * :mod:`.ciphertext` -- homomorphic arithmetic; :mod:`.framing` -- ciphertexts as bytes;
-* :mod:`.encoding` -- signed and fixed-point plaintexts;
+* :mod:`.encoding` -- signed and fixed-point plaintexts; :mod:`.bounds` -- the bound |m| <= B
+  that travels with ciphertext files, carried through arithmetic and checked on decryption;
 * :mod:`.keys` -- :class:`PublicKey`, :class:`PrivateKey`, :func:`generate_keypair`:
   **start here**, the entry points of encryption and decryption;
 * :mod:`.keyfile` -- key files (0600, per-field checksums); :mod:`.pool` -- offline randomness;
@@ -28,14 +29,16 @@ asks for a study size explicitly (``insecure_study_size=True``), e.g. the paper'
 See docs/crypto/paillier.md for measured costs and the file formats.
 """
 
-from cryptoffload.crypto.paillier.ciphertext import Ciphertext, ciphertexts_from_bytes, ciphertexts_to_bytes
+from cryptoffload.crypto.paillier.bounds import DEFAULT_BOUND
+from cryptoffload.crypto.paillier.ciphertext import (Ciphertext, CiphertextFrame, ciphertexts_from_bytes,
+                                                     ciphertexts_to_bytes, frame_from_bytes)
 from cryptoffload.crypto.paillier.encoding import FixedPoint, decode_signed, encode_signed
 from cryptoffload.crypto.paillier.encryptor import (BACKENDS, DEFAULT_MAX_TABLE_BYTES, DEFAULT_WINDOWS_BY_BITS,
                                                     Encryptor, default_window, resolve_backend,
                                                     table_bytes_estimate)
 from cryptoffload.crypto.paillier.errors import (CiphertextFormatError, InvalidKeyError, KeyMismatchError,
                                                  PaillierError, PlaintextRangeError)
-from cryptoffload.crypto.paillier.framing import CIPHERTEXT_MAGIC, CIPHERTEXT_VERSION
+from cryptoffload.crypto.paillier.framing import CIPHERTEXT_MAGIC, CIPHERTEXT_VERSION, FrameHeader
 from cryptoffload.crypto.paillier.keyfile import (check_new_key_paths, key_from_dict, key_from_json, load_key,
                                                   save_key, save_keypair)
 from cryptoffload.crypto.paillier.keys import (DEFAULT_KEY_BITS, FORMAT, FORMAT_VERSION, PrivateKey, PublicKey,
@@ -47,13 +50,15 @@ from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, MIN_SECURE_KE
                                                      check_key_bits)
 
 __all__ = [
-    "BACKENDS", "CIPHERTEXT_MAGIC", "CIPHERTEXT_VERSION", "DEFAULT_KEY_BITS", "DEFAULT_MAX_TABLE_BYTES",
+    "BACKENDS", "CIPHERTEXT_MAGIC", "CIPHERTEXT_VERSION", "DEFAULT_BOUND", "DEFAULT_KEY_BITS", "DEFAULT_MAX_TABLE_BYTES",
     "DEFAULT_WINDOWS_BY_BITS", "FORMAT", "FORMAT_VERSION", "MAX_KEY_BITS", "MIN_SECURE_KEY_BITS",
-    "MIN_STUDY_KEY_BITS", "Ciphertext", "CiphertextFormatError", "Encryptor", "FixedPoint", "InvalidKeyError",
+    "MIN_STUDY_KEY_BITS", "Ciphertext", "CiphertextFormatError", "CiphertextFrame", "Encryptor", "FixedPoint",
+    "FrameHeader", "InvalidKeyError",
     "KeyMismatchError", "PaillierError", "PlaintextRangeError", "PrivateKey", "PublicKey", "RandomnessPool",
     "check_key_bits", "check_new_key_paths", "ciphertexts_from_bytes", "ciphertexts_to_bytes", "decode_signed",
     "decryption_root", "decryption_roots",
-    "default_window", "encode_signed", "field_checksum", "generate_keypair", "key_fingerprint", "key_from_dict", "key_from_json",
+    "default_window", "encode_signed", "field_checksum", "frame_from_bytes", "generate_keypair", "key_fingerprint",
+    "key_from_dict", "key_from_json",
     "load_key", "resolve_backend", "save_key", "save_keypair", "table_bytes_estimate", "verify_decryption",
     "verify_decryptions",
 ]

@@ -1,7 +1,9 @@
-"""A Paillier ciphertext and its homomorphic arithmetic."""
+"""A Paillier ciphertext and its homomorphic arithmetic, and ciphertexts as framed bytes (with
+the bound on their plaintexts that the frame records: :mod:`.framing`, :mod:`.bounds`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from cryptoffload.crypto.paillier.gmp import gmpy2
@@ -81,9 +83,26 @@ class Ciphertext:
         return framing.pack(self.public_key, [self.value])
 
 
-def ciphertexts_to_bytes(cts: Iterable[Ciphertext], public_key: "PublicKey | None" = None) -> bytes:
+@dataclass(frozen=True)
+class CiphertextFrame:
+    """The ciphertexts of one frame with what its header says of them: |m| <= ``bound`` for
+    every plaintext (for a version 2 frame, which records no bound, the key's limit n/3, and
+    ``bound_recorded`` is false)."""
+
+    ciphertexts: list[Ciphertext]
+    bound: int
+    version: int = framing.CIPHERTEXT_VERSION
+
+    @property
+    def bound_recorded(self) -> bool:
+        return self.version >= framing.CIPHERTEXT_VERSION
+
+
+def ciphertexts_to_bytes(cts: Iterable[Ciphertext], public_key: "PublicKey | None" = None, *,
+                         bound: int | None = None) -> bytes:
     """One frame holding the ciphertexts, all under one key (``public_key``, needed only to
-    frame an empty list)."""
+    frame an empty list), recording ``bound`` (|m| <= bound for each plaintext; None: nothing
+    is known, the key's limit n/3)."""
     cts = list(cts)
     pk = public_key if public_key is not None else (cts[0].public_key if cts else None)
     if pk is None:
@@ -91,9 +110,15 @@ def ciphertexts_to_bytes(cts: Iterable[Ciphertext], public_key: "PublicKey | Non
     for c in cts:
         if c.public_key != pk:
             raise KeyMismatchError("cannot frame ciphertexts under different keys together")
-    return framing.pack(pk, [c.value for c in cts])
+    return framing.pack(pk, [c.value for c in cts], bound)
 
 
 def ciphertexts_from_bytes(pk: "PublicKey", data: bytes) -> list[Ciphertext]:
     """Parse :func:`ciphertexts_to_bytes` output; anything wrong refuses the whole frame."""
-    return [Ciphertext(pk, v) for v in framing.unpack(pk, data)]
+    return frame_from_bytes(pk, data).ciphertexts
+
+
+def frame_from_bytes(pk: "PublicKey", data: bytes) -> CiphertextFrame:
+    """:func:`ciphertexts_from_bytes` with the bound and version the frame's header records."""
+    header, values = framing.unpack_frame(pk, data)
+    return CiphertextFrame([Ciphertext(pk, v) for v in values], header.bound, header.version)
