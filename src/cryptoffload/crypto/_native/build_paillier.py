@@ -23,6 +23,8 @@ typedef struct copl_dec copl_dec;
 int copl_have_ifma(void);
 int copl_have_adx(void);
 int copl_adx_fits(int words);
+unsigned copl_cpu_signature(void);
+int copl_kernel_version(void);
 int copl_built_with_ifma(void);
 int copl_ifma_fb_digits(int mod_bits);
 copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,

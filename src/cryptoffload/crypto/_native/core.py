@@ -71,6 +71,18 @@ def adx_fits(modulus_bits: int) -> bool:
     return adx_available() and bool(_lib.copl_adx_fits(words_for_bits(modulus_bits)))
 
 
+def cpu_signature() -> str:
+    """``family-model-stepping`` from cpuid plus the kernels' version, e.g. ``25-17-1-k2``:
+    what tells two CPUs' costs apart beyond their model name (an "AMD EPYC" may be any
+    generation); the window cache is keyed by it."""
+    if not NATIVE_AVAILABLE or getattr(_lib, "copl_cpu_signature", None) is None:
+        return "unknown"
+    eax = int(_lib.copl_cpu_signature())
+    family = ((eax >> 8) & 0xF) + (((eax >> 20) & 0xFF) if ((eax >> 8) & 0xF) == 0xF else 0)
+    model = ((eax >> 4) & 0xF) | ((((eax >> 16) & 0xF) << 4) if ((eax >> 8) & 0xF) in (6, 0xF) else 0)
+    return f"{family}-{model}-{eax & 0xF}-k{int(_lib.copl_kernel_version())}"
+
+
 def cpu_path() -> str:
     """The arithmetic path this CPU runs by default: ``ifma``, ``adx``, ``gmp`` (portable C
     on GMP) or ``none`` (no native core) -- what benchmarks record beside their figures."""

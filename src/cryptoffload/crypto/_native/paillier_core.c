@@ -142,6 +142,19 @@ static int have_avx2(void)
     return cpu_avx2;
 }
 
+/* cpuid leaf 1's EAX (stepping, model, family with their extensions): with the model name it
+ * tells CPU generations apart that report the same name (an "AMD EPYC" is Zen 2, 3 or 4),
+ * which is what the window cache is keyed by. */
+unsigned copl_cpu_signature(void)
+{
+    unsigned a = 0, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) ? a : 0;
+}
+
+/* Version of the kernels' cost shape: a core whose kernels change bumps it, so windows
+ * measured on the old kernels are measured again. */
+int copl_kernel_version(void) { return 2; }
+
 /* The ADX kernels need a modulus of a multiple of 8 words (the row loop's unrolling). */
 int copl_adx_fits(int words) { return words >= 8 && words % 8 == 0; }
 
