@@ -91,14 +91,32 @@ static inline unsigned exp_digit(const uint64_t *e, int nwords, int i, int w)
 }
 
 /* Montgomery product r = a*b/R mod m (r < R, not fully reduced), R = 2^(64N).
- * t needs 2N words. Constant time: mpn_mul_n and mpn_addmul_1 depend on sizes only, and the
- * final correction is a masked subtraction. */
+ * t needs 2N words. Constant time: mpn_sec_mul (schoolbook) and redc_1 depend on sizes only,
+ * and the final correction is a masked subtraction. Not mpn_mul_n: above ~20 words it runs
+ * Karatsuba, whose sign handling branches on the operands (valgrind's memcheck showed it,
+ * tests/crypto/_native/test_constant_time.py). */
 static void mont_mul(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *m,
                      int N, mp_limb_t minv, mp_limb_t *t)
 {
-    mpn_mul_n(t, a, b, N);
+    mpn_sec_mul(t, a, N, b, N, t + 2 * N); /* needs no scratch (mpn_sec_mul_itch = 0) */
     mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
     mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
+/* gm = 1 + msg * n, N words (msg, n: nn words, 2 nn <= N + 1), in time independent of the
+ * (secret) message: schoolbook product and a carry chain through every word, where
+ * mpn_mul_n would branch inside Karatsuba and mpn_add_1 stops where the carry does. */
+static void one_plus_mn(mp_limb_t *gm, const mp_limb_t *msg, const mp_limb_t *n, int nn, int N, mp_limb_t *t)
+{
+    memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
+    mpn_sec_mul(t, msg, nn, n, nn, t + 2 * nn);
+    memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
+    unsigned char cy = 1;
+    for (int j = 0; j < N; j++) {
+        unsigned long long v;
+        cy = _addcarry_u64(cy, gm[j], 0, &v);
+        gm[j] = v;
+    }
 }
 
 /* reduce r < R to r < m, with m >= R/4 (top word of m non-zero and >= 2^62 not required:
@@ -564,10 +582,7 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
                 mp_limb_t *a = acc + (size_t)l * N;
                 /* gm = 1 + m*n (< n^2 since m < n), plain form; Montgomery product with the
                  * Montgomery-form acc gives h^a * gm in plain form directly */
-                memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
-                mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
-                memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
-                mpn_add_1(gm, gm, N, 1);
+                one_plus_mn(gm, msgs + (size_t)s * nn, c->n, nn, N, t);
                 K.mul(a, a, gm, c->m, N, c->minv, t);
                 final_reduce(a, c->m, N, tmp);
                 memcpy(out + (size_t)s * N, a, (size_t)N * sizeof(mp_limb_t));
@@ -619,10 +634,7 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
             /* multiply by 1 + m*n (plain form) leaves plain h^a (1 + m n) */
             for (int l = 0; l < 8; l++) {
                 int s = s0 + (l < lanes ? l : 0);
-                memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
-                mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
-                memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
-                mpn_add_1(gm, gm, N, 1);
+                one_plus_mn(gm, msgs + (size_t)s * nn, c->n, nn, N, t);
                 words_to_mb8_lane(b, D, l, gm, N);
             }
             c->amm((int64u *)r, (const int64u *)a, (const int64u *)b, (const int64u *)c->m_mb8, (const int64u *)c->k0_mb8);
