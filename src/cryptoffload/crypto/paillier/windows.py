@@ -41,7 +41,7 @@ WINDOW_LIMITS = {True: (2, 10), False: (2, 16)}
 #: candidates timed at first use; the table of each must also fit the size limits below
 CANDIDATES = {True: tuple(range(4, 10)), False: tuple(range(8, 14))}
 QUICK_MAX_TABLE_BYTES = 64 * 1024 * 1024
-QUICK_SECONDS, QUICK_ROUNDS = 0.02, 3
+QUICK_SECONDS, QUICK_ROUNDS = 0.01, 5   # medians of 5 short interleaved rounds: a shared machine
 
 _memo: dict[str, int] = {}
 _lock = threading.Lock()
