@@ -150,11 +150,14 @@ def time_windows(n: int, exp_bits: int, backend: str, constant_time: bool, windo
     lanes = 16
     msgs = [secrets.randbelow(n) for _ in range(lanes)]
     exps = [secrets.randbits(exp_bits) for _ in range(lanes)]
-    cases = []
+    cases: list[tuple[int, bench.Case]] = []
     for w in windows:
         table = native.FixedBaseTable(2, nsquare, n, exp_bits, w, constant_time, native.BACKEND_CODES[backend],
                                       synthetic=True)
-        cases.append((w, bench.Case(f"w={w}", lambda t=table: t.encrypt(msgs, exps), lanes)))
+
+        def run(t: native.FixedBaseTable = table) -> list[int]:
+            return t.encrypt(msgs, exps)
+        cases.append((w, bench.Case(f"w={w}", run, lanes)))
     bench.interleaved([c for _, c in cases], seconds, rounds)
     return {w: c.median_rate for w, c in cases}
 
