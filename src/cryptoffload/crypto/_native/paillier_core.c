@@ -103,6 +103,17 @@ static void mont_mul(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const
     mpn_cnd_sub_n(cy, r, r, m, N);
 }
 
+/* The same product with mpn_mul_n (Karatsuba from ~20 words: 15-20 % faster at 32-64 words
+ * but branching on the operands): only for variable-time tables, whose lookup leaks the
+ * exponent's digits through the cache anyway. */
+static void mont_mul_vt(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *m,
+                        int N, mp_limb_t minv, mp_limb_t *t)
+{
+    mpn_mul_n(t, a, b, N);
+    mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
+    mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
 /* gm = 1 + msg * n, N words (msg, n: nn words, 2 nn <= N + 1), in time independent of the
  * (secret) message: schoolbook product and a carry chain through every word, where
  * mpn_mul_n would branch inside Karatsuba and mpn_add_1 stops where the carry does. */
@@ -573,7 +584,9 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
     mp_limb_t *sel = acc + (size_t)N * FB_LANES, *t = sel + N, *gm = t + 2 * N + 4, *tmp = gm + N;
     int rc = 0;
     if (c->backend != COPL_BACKEND_IFMA) {
-        const copl_kernels K = kernels_for(c->backend);
+        copl_kernels K = kernels_for(c->backend);
+        if (c->backend == COPL_BACKEND_GMP && !c->ct)
+            K.mul = mont_mul_vt;
         for (int s0 = 0; s0 < count; s0 += FB_LANES) {
             int lanes = count - s0 < FB_LANES ? count - s0 : FB_LANES;
             fb_pow_mont(c, &K, exps + (size_t)s0 * ew, ew, lanes, acc, sel, t);
