@@ -1,16 +1,20 @@
-"""Benchmark: Paillier encryption and decryption, ours against phe and IPCL-style, side by side.
+"""Benchmark: Paillier encryption and decryption on every arithmetic path, beside phe, a gmpy2
+fixed-base comb and OpenSSL's constant-time exponentiation, in one process on one core.
 
-Targets (issue 3), at n = 1024 and n = 2048, one core, equal exponent length (n/2 bits):
-  * encryption, fastest option      >= 2x IPCL-style and >= 20x phe
-  * encryption, constant-time default >= 1x IPCL-style
-  * CRT decryption                  >= 15,000 / s / core at n = 1024
-  * all cores, n = 1024 encryption  > 27,400 / s (QHCS1, one QAT DH8970, Zhou and Hua 2021)
+Targets (issue 34, on the AVX2 + ADX path, i.e. a CPU without AVX512-IFMA; on an IFMA machine
+the path is forced by backend name, which is what `COPL_DISABLE_IFMA=1` does to `auto`):
+  * n = 1024 constant-time encryption >= 9,000/s on one core and >= 1.3x the gmpy2
+    (variable-time) comb; n = 2048 >= 1,100/s
+  * CRT decryption >= 1.5x phe at n = 1024 and n = 2048
+  * the IFMA path not slower than before (``--compare-core`` an earlier build of the core)
 
-All cases run in one process, interleaved round by round (see cryptoffload.bench), pinned to
-one core; the all-cores row runs one pinned process per core at the same time.
+Every case runs in one process, pinned to one core, interleaved round by round (see
+cryptoffload.bench); ratios are of medians measured side by side. The JSON records the CPU
+(model, cpuid signature, flags), the path each case ran and the windows chosen on this CPU.
 
-    .venv/bin/python benchmarks/paillier.py [--seconds 0.5] [--rounds 3] [--bits 1024 2048]
-    .venv/bin/python benchmarks/paillier.py --choose-window     # window sweep per backend
+    .venv/bin/python benchmarks/paillier.py [--seconds 0.3] [--rounds 5] [--bits 1024 2048]
+        [--compare-core PATH/_paillier.abi3.so]   # an earlier build, for before/after
+    .venv/bin/python benchmarks/paillier.py --choose-window   # = cryptoffload calibrate paillier-window
 
 Writes benchmarks/results/paillier.json (or paillier_windows.json).
 """
@@ -24,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+import gmpy2
 from rich.console import Console
 from rich.table import Table
 
@@ -31,171 +36,190 @@ from cryptoffload import bench
 from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
 from cryptoffload.crypto import baselines, paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import windows
 from cryptoffload.machine import machine_info
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paillier_baselines import EarlierCore, GmpyComb, OpensslConstTime, crt_decrypt  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 QHCS1_OPS = 27_400.0
+PATHS = ("ifma", "adx", "gmp")
 
 
-def encryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey, bits: int) -> list[bench.Case]:
-    small = 8 if bits >= 2048 else 24
-    big = 256 if bits >= 2048 else 1024
-    msgs_small = [secrets.randbelow(pk.n) for _ in range(small)]
-    msgs_big = [secrets.randbelow(pk.n) for _ in range(big)]
-    ppk, _ = baselines.phe_keys(pk, sk)
-    cases = [
-        bench.Case("phe", lambda: baselines.phe_encrypt_many(ppk, msgs_small), small),
-        bench.Case("gmpy2 (ours, reference)", lambda: pk.encryptor("gmpy2").encrypt_raw(msgs_small), small),
-    ]
-    if native.ifma_available():
-        cases.append(bench.Case("IPCL-style (8-lane IFMA modexp)",
-                                lambda: baselines.ipcl_style_encrypt_many(pk, msgs_big[:128]), 128))
-    if native.native_available():
-        for ct in (True, False):
-            e = pk.encryptor("gmp", ct)
-            cases.append(bench.Case(f"gmp table {'CT' if ct else 'VT'} w={e.window}",
-                                    lambda e=e: e.encrypt_raw(msgs_big), big))
-    if native.ifma_available():
-        for ct in (True, False):
-            e = pk.encryptor("ifma", ct)
-            cases.append(bench.Case(f"ifma table {'CT' if ct else 'VT'} w={e.window}",
-                                    lambda e=e: e.encrypt_raw(msgs_big), big))
-    # online half of offline/online: randomness precomputed, one product per ciphertext
-    rs = pk.encryptor().randomness(big)
+def our_paths(pk: pl.PublicKey) -> list[str]:
+    """The table backends that run here for this key (forced by name, whatever auto picks)."""
+    out = []
+    for path in PATHS:
+        try:
+            if pl.resolve_backend(path, pk.nsquare.bit_length()) == path:
+                out.append(path)
+        except Exception:   # noqa: BLE001 - a path this CPU or key size lacks is simply not measured
+            pass
+    return out
+
+
+def encryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey, bits: int, ossl: OpensslConstTime,
+                     earlier: EarlierCore | None) -> tuple[list[bench.Case], dict[str, str]]:
+    """The cases and, per case, the path it ran."""
+    small, big = (8, 128) if bits >= 2048 else (24, 512)
+    msgs = [secrets.randbelow(pk.n) for _ in range(big)]
+    exps = [pk.random_exponent() for _ in range(big)]
     n, n2 = pk.n, pk.nsquare
-    cases.append(bench.Case("online (pool prefilled)",
-                            lambda: [(1 + m * n) * r % n2 for m, r in zip(msgs_big, rs)], big))
-    return cases
+    ppk, _ = baselines.phe_keys(pk, sk)
+    comb = GmpyComb(pk.hs, n2, pk.exp_bits)
+    cases = [
+        (bench.Case("phe", lambda: baselines.phe_encrypt_many(ppk, msgs[:small]), small), "python"),
+        (bench.Case("gmpy2 comb w=8 (variable time)",
+                    lambda: [(1 + m * n) * gmpy2.mpz(comb.pow(a)) % n2 for m, a in zip(msgs[:small * 4], exps)],
+                    small * 4), "gmpy2"),
+        (bench.Case("OpenSSL BN_mod_exp_mont_consttime",
+                    lambda: [(1 + m * n) * ossl.powm(pk.hs, a, n2) % n2 for m, a in zip(msgs[:small], exps)],
+                    small), "openssl"),
+    ]
+    if native.ifma_available() and native.mbx_kernel_bits(n2):
+        cases.append((bench.Case("IPCL-style (8-lane IFMA modexp)",
+                                 lambda: baselines.ipcl_style_encrypt_many(pk, msgs[:128]), 128), "ifma"))
+    for path in our_paths(pk):
+        for ct in (True, False):
+            e = pl.Encryptor(pk, path, constant_time=ct)
+            cases.append((bench.Case(f"ours {path} {'CT' if ct else 'VT'} w={e.window}",
+                                     lambda e=e: e.encrypt_raw(msgs, exps), big), path))
+            if earlier is not None and path in ("ifma", "gmp"):
+                enc = earlier.table(pk.hs, n2, n, pk.exp_bits, e.window, ct, native.BACKEND_CODES[path])
+                cases.append((bench.Case(f"earlier core {path} {'CT' if ct else 'VT'} w={e.window}",
+                                         lambda enc=enc: enc(msgs, exps), big), path))
+    return [c for c, _ in cases], {c.name: p for c, p in cases}
 
 
-def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey, bits: int) -> list[bench.Case]:
+def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey, bits: int, ossl: OpensslConstTime,
+                     earlier: EarlierCore | None) -> tuple[list[bench.Case], dict[str, str]]:
     count = 64 if bits >= 2048 else 256
     cts = [c.value for c in pk.encrypt_many([secrets.randbelow(pk.n) for _ in range(count)])]
     _, psk = baselines.phe_keys(pk, sk)
-    cases = [bench.Case("phe decrypt", lambda: baselines.phe_decrypt_many(psk, cts[:16]), 16)]
-    if native.native_available():
-        cases.append(bench.Case("CRT decrypt gmp (powm_sec)", lambda: sk.raw_decrypt_many(cts, use_ifma=False), count))
-    if native.ifma_available():
-        cases.append(bench.Case("CRT decrypt ifma (8-lane)", lambda: sk.raw_decrypt_many(cts, use_ifma=True), count))
-    return cases
+    gpow = lambda b, e, m: int(gmpy2.powmod(b, e, m))   # noqa: E731
+    cases = [
+        (bench.Case("phe", lambda: baselines.phe_decrypt_many(psk, cts[:16]), 16), "python"),
+        (bench.Case("gmpy2 CRT (powmod, variable time)", lambda: crt_decrypt(cts[:16], sk.p, sk.q, gpow), 16), "gmpy2"),
+        (bench.Case("OpenSSL CRT (consttime)", lambda: crt_decrypt(cts[:16], sk.p, sk.q, ossl.powm), 16), "openssl"),
+    ]
+    dec = native.CrtDecryptor(sk.p, sk.q)
+    for path in ("ifma", "adx", "gmp"):
+        if (path == "ifma" and not (dec.ifma_ok and native.ifma_available())) or \
+                (path == "adx" and not (dec.adx_ok and native.adx_available())):
+            continue
+        label = {"ifma": "crypto_mb 8 lanes", "adx": "MULX/ADX", "gmp": "mpz_powm_sec"}[path]
+        cases.append((bench.Case(f"ours {path} ({label})", lambda path=path: dec.decrypt(cts, path=path), count), path))
+        if earlier is not None and path in ("ifma", "gmp"):
+            d = earlier.decryptor(sk.p, sk.q, path == "ifma")
+            cases.append((bench.Case(f"earlier core {path}", lambda d=d: d(cts), count), path))
+    return [c for c, _ in cases], {c.name: p for c, p in cases}
 
 
-def print_cases(console: Console, title: str, cases: list[bench.Case], baseline: str | None) -> None:
+def print_cases(console: Console, title: str, cases: list[bench.Case], paths: dict[str, str], baseline: str) -> None:
     t = Table(title=title)
-    t.add_column("case")
-    t.add_column("ops/s", justify="right")
-    t.add_column("± (half-range)", justify="right")
-    t.add_column(f"x {baseline}" if baseline else "", justify="right")
-    base = next((c.median_rate for c in cases if c.name.startswith(baseline or "\0")), None)
+    for col in ("case", "path", "ops/s", "± (half-range)", f"x {baseline}"):
+        t.add_column(col, justify="left" if col in ("case", "path") else "right")
+    base = next(c.median_rate for c in cases if c.name.startswith(baseline))
     for c in cases:
-        t.add_row(c.name, f"{c.median_rate:,.0f}", f"{100 * c.spread:.0f} %",
-                  f"{c.median_rate / base:.2f}" if base else "")
+        t.add_row(c.name, paths[c.name], f"{c.median_rate:,.0f}", f"{100 * c.spread:.0f} %", f"{c.median_rate / base:.2f}")
     console.print(t)
 
 
+def _rate(rates: dict[str, float], prefix: str) -> float | None:
+    return next((v for k, v in rates.items() if k.startswith(prefix)), None)
+
+
+def targets(bits: int, enc: dict[str, float], dec: dict[str, float]) -> list[dict[str, object]]:
+    """Issue 34's targets for this key size: (name, measured, goal, met)."""
+    out: list[dict[str, object]] = []
+
+    def add(name: str, value: float | None, goal: float) -> None:
+        if value is not None:
+            out.append({"target": name, "measured": value, "goal": goal, "met": value >= goal})
+    adx_ct, comb, phe_dec = _rate(enc, "ours adx CT"), _rate(enc, "gmpy2 comb"), _rate(dec, "phe")
+    if bits == 1024:
+        add("adx CT encryptions/s (>= 9,000)", adx_ct, 9000.0)
+        add("adx CT / gmpy2 comb (>= 1.3)", adx_ct / comb if adx_ct and comb else None, 1.3)
+    if bits == 2048:
+        add("adx CT encryptions/s (>= 1,100)", adx_ct, 1100.0)
+    adx_dec = _rate(dec, "ours adx")
+    add("adx CRT decryption / phe (>= 1.5)", adx_dec / phe_dec if adx_dec and phe_dec else None, 1.5)
+    for kind, rates in (("encryption CT", enc), ("encryption VT", enc), ("decryption", dec)):
+        mode = {"encryption CT": " CT ", "encryption VT": " VT ", "decryption": ""}[kind]
+        now = next((v for k, v in rates.items() if k.startswith("ours ifma") and mode in k + " "), None)
+        before = next((v for k, v in rates.items() if k.startswith("earlier core ifma") and mode in k + " "), None)
+        add(f"ifma {kind}: this core / earlier core (>= 0.95, noise)", now / before if now and before else None, 0.95)
+    return out
+
+
+def run_size(bits: int, args: argparse.Namespace, console: Console, ossl: OpensslConstTime,
+             earlier: EarlierCore | None) -> dict:
+    pk, sk = pl.generate_keypair(bits, insecure_study_size=True)
+    pinned = bench.pin_to_one_core()
+    enc, enc_paths = encryption_cases(pk, sk, bits, ossl, earlier)
+    dec, dec_paths = decryption_cases(pk, sk, bits, ossl, earlier)
+    bench.interleaved(enc, args.seconds, args.rounds)
+    bench.interleaved(dec, args.seconds, args.rounds)
+    bench.unpin()
+    print_cases(console, f"encryption, n = {bits} bits, one core", enc, enc_paths, "gmpy2 comb")
+    print_cases(console, f"CRT decryption, n = {bits} bits, one core", dec, dec_paths, "phe")
+    er, dr = {c.name: c.median_rate for c in enc}, {c.name: c.median_rate for c in dec}
+    block = {
+        "pinned_cpu": pinned, "encryption_ops": er, "encryption_spread": {c.name: c.spread for c in enc},
+        "encryption_path": enc_paths, "decryption_ops": dr, "decryption_spread": {c.name: c.spread for c in dec},
+        "decryption_path": dec_paths,
+        "windows": {f"{p}-{'ct' if ct else 'vt'}": pl.default_window(bits, p, ct) for p in our_paths(pk) for ct in (True, False)},
+        "targets": targets(bits, er, dr),
+    }
+    if bits == 1024 and args.all_cores:
+        total, cores = all_cores_encryption_rate(pk, max(args.seconds * args.rounds, 1.0), constant_time=False, batch=1024)
+        block.update(all_cores_encryption_ops=total, all_cores=cores, all_cores_vs_qhcs1=total / QHCS1_OPS)
+    t = Table(title=f"targets, n = {bits}")
+    for col in ("target", "measured", "met"):
+        t.add_column(col)
+    for row in block["targets"]:
+        t.add_row(str(row["target"]), f"{row['measured']:,.2f}", "yes" if row["met"] else "NO")
+    console.print(t)
+    return block
+
+
 def run_main(args: argparse.Namespace, console: Console) -> dict:
-    info = machine_info()
-    out: dict = {"machine": info, "seconds_per_round": args.seconds, "rounds": args.rounds,
-                 "pinned_cpu": None, "sizes": {}}
+    ossl = OpensslConstTime()
+    earlier = EarlierCore(str(args.compare_core)) if args.compare_core else None
+    out: dict = {"machine": dict(machine_info(), cpu_signature=native.cpu_signature(), default_path=native.cpu_path()),
+                 "openssl": ossl.version, "earlier_core": str(args.compare_core) if args.compare_core else None,
+                 "date": time.strftime("%Y-%m-%d"), "seconds_per_round": args.seconds, "rounds": args.rounds,
+                 "sizes": {}}
     for bits in args.bits:
-        pk, sk = pl.generate_keypair(bits, insecure_study_size=True)
-        out["pinned_cpu"] = bench.pin_to_one_core()
-        enc = bench.interleaved(encryption_cases(pk, sk, bits), args.seconds, args.rounds)
-        dec = bench.interleaved(decryption_cases(pk, sk, bits), args.seconds, args.rounds)
-        bench.unpin()
-        print_cases(console, f"encryption, n = {bits} bits, one core", enc, "IPCL-style" if native.ifma_available() else "phe")
-        print_cases(console, f"decryption, n = {bits} bits, one core", dec, "phe")
-        rates = {c.name: c.median_rate for c in enc}
-        table_rates = {k: v for k, v in rates.items() if " table " in k}
-        fastest = max(table_rates.values()) if table_rates else rates["gmpy2 (ours, reference)"]
-        ct_default = pk.encryptor("auto", True)
-        ct_name = next((k for k in table_rates if k.startswith(ct_default.backend) and " CT " in k), None)
-        ipcl = next((v for k, v in rates.items() if k.startswith("IPCL-style")), None)
-        dec_rates = {c.name: c.median_rate for c in dec}
-        block = {
-            "encryption_ops": rates, "encryption_spread": {c.name: c.spread for c in enc},
-            "decryption_ops": dec_rates, "decryption_spread": {c.name: c.spread for c in dec},
-            "windows": {f"{b}-{'ct' if ct else 'vt'}": pl.default_window(bits, b, ct)
-                        for b in ("gmp", "ifma") for ct in (True, False)},
-            "table_bytes": {e.describe(): e.table_bytes for e in
-                            [pk.encryptor(b, ct) for b in ("gmp", "ifma") for ct in (True, False)
-                             if (b != "ifma" or native.ifma_available()) and native.native_available()]},
-            "fastest_vs_phe": fastest / rates["phe"],
-            "fastest_vs_ipcl_style": fastest / ipcl if ipcl else None,
-            "constant_time_default_vs_ipcl_style": (rates[ct_name] / ipcl) if (ipcl and ct_name) else None,
-            "best_crt_decrypt_ops": max(v for k, v in dec_rates.items() if k.startswith("CRT")) if len(dec_rates) > 1 else None,
-        }
-        if bits == 1024 and not args.no_all_cores:
-            total, cores = all_cores_encryption_rate(pk, max(args.seconds * args.rounds, 1.0), constant_time=False,
-                                                        batch=1024)
-            block["all_cores_encryption_ops"] = total
-            block["all_cores"] = cores
-            block["all_cores_vs_qhcs1"] = total / QHCS1_OPS
-        out["sizes"][str(bits)] = block
-        t = Table(title=f"targets, n = {bits}")
-        t.add_column("target")
-        t.add_column("measured", justify="right")
-        t.add_row("fastest / phe (>= 20)", f"{block['fastest_vs_phe']:.1f}")
-        if ipcl:
-            t.add_row("fastest / IPCL-style (>= 2)", f"{block['fastest_vs_ipcl_style']:.2f}")
-            if block["constant_time_default_vs_ipcl_style"] is not None:
-                t.add_row("constant-time default / IPCL-style (>= 1)", f"{block['constant_time_default_vs_ipcl_style']:.2f}")
-        if block["best_crt_decrypt_ops"]:
-            t.add_row("CRT decryption /s/core (>= 15,000 at 1024)", f"{block['best_crt_decrypt_ops']:,.0f}")
-        if "all_cores_encryption_ops" in block:
-            t.add_row(f"all {block['all_cores']} cores enc/s (> 27,400)", f"{block['all_cores_encryption_ops']:,.0f}")
-        console.print(t)
+        out["sizes"][str(bits)] = run_size(bits, args, console, ossl, earlier)
     return out
 
 
 def run_windows(args: argparse.Namespace, console: Console) -> dict:
-    """Sweep window sizes per backend and lookup mode; the best fitting 256 MiB is the default."""
-    out: dict = {"machine": machine_info(), "sizes": {}}
-    bench.pin_to_one_core()
-    for bits in args.bits:
-        pk, _ = pl.generate_keypair(bits, insecure_study_size=True)
-        msgs = [secrets.randbelow(pk.n) for _ in range(512)]
-        cases: list[bench.Case] = []
-        mem: dict[str, int] = {}
-        backends = ["gmp"] + (["ifma"] if native.ifma_available() else [])
-        for backend in backends:
-            for ct in (True, False):
-                for w in range(3, 13 if not ct else 10):
-                    if pl.table_bytes_estimate(pk, backend, w) > pl.DEFAULT_MAX_TABLE_BYTES:
-                        continue
-                    e = pl.Encryptor(pk, backend, constant_time=ct, window=w)
-                    name = f"{backend} {'CT' if ct else 'VT'} w={w}"
-                    mem[name] = e.table_bytes
-                    cases.append(bench.Case(name, lambda e=e: e.encrypt_raw(msgs), len(msgs)))
-        bench.interleaved(cases, args.seconds, args.rounds)
-        t = Table(title=f"window sweep, n = {bits}")
-        for col in ("case", "enc/s", "table MiB"):
-            t.add_column(col, justify="right")
-        for c in cases:
-            t.add_row(c.name, f"{c.median_rate:,.0f}", f"{mem[c.name] / 2**20:.1f}")
-        console.print(t)
-        best = {}
-        for backend in backends:
-            for ct in ("CT", "VT"):
-                group = [c for c in cases if c.name.startswith(f"{backend} {ct} ")]
-                top = max(group, key=lambda c: c.median_rate)
-                best[f"{backend}-{ct.lower()}"] = {"window": int(top.name.split("w=")[1]), "ops": top.median_rate}
-        out["sizes"][str(bits)] = {"rates": {c.name: c.median_rate for c in cases}, "table_bytes": mem, "best": best}
-        console.print(f"best windows at n = {bits}: {best}")
-    return out
+    """Measure the windows again for every backend that runs here (what `cryptoffload
+    calibrate paillier-window` does) and cache the choices per CPU."""
+    rows = windows.calibrate(args.bits, windows.available_backends(), seconds=args.seconds, rounds=args.rounds,
+                             max_bytes=pl.DEFAULT_MAX_TABLE_BYTES)
+    for row in rows:
+        console.print(f"{row['bits']} {row['backend']} {'CT' if row['constant_time'] else 'VT'}: w = {row['window']}")
+    return {"machine": dict(machine_info(), cpu_signature=native.cpu_signature()), "cpu_key": windows.cpu_key(),
+            "choices": rows}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=0.5, help="seconds per case per round")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=0.3, help="seconds per case per round")
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--bits", type=int, nargs="+", default=[1024, 2048])
     ap.add_argument("--choose-window", action="store_true")
-    ap.add_argument("--no-all-cores", action="store_true")
+    ap.add_argument("--all-cores", action="store_true", help="also time n = 1024 encryption on every core")
+    ap.add_argument("--compare-core", type=Path, default=None, help="an earlier build of _paillier (.so) to time beside")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     console = Console()
-    console.print(f"[dim]{machine_info()['cpu']} , {os.cpu_count()} cores; IFMA: {native.ifma_available()}[/]")
+    console.print(f"[dim]{machine_info()['cpu']} ({native.cpu_signature()}), {os.cpu_count()} cores; "
+                  f"default path {native.cpu_path()}; ADX kernels: {native.adx_available()}[/]")
     t0 = time.perf_counter()
     data = run_windows(args, console) if args.choose_window else run_main(args, console)
     data["wall_seconds"] = time.perf_counter() - t0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,24 @@ def test_measured_table_leaves_out_the_raw_samples(tmp_path: Path) -> None:
     console.print(measured_table(path, skip=("samples.",)))
     rows = [line for line in console.export_text().splitlines() if line.startswith("│")]
     assert rows == ["│ ops.enc.per_item_s   │     25 │ ns   │", "│ link.h2d_bytes_per_s │ 24,000 │ MB/s │"]
+
+
+def test_calibrate_paillier_window_caches_this_cpus_choice(tmp_path: Path) -> None:
+    """--choose-window's home: every backend that runs here measured again, the fastest window
+    cached per CPU (0600) where encryption reads it."""
+    env = dict(os.environ, CRYPTOFFLOAD_CACHE=str(tmp_path / "cache"), PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+    proc = run_cli(tmp_path, "calibrate", "paillier-window", "--bits", "512", "--seconds", "0.005", "--rounds", "1",
+                   "--max-table-mib", "4", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "constant time" in proc.stdout and "cached in" in proc.stdout
+    cache = tmp_path / "cache" / "paillier-windows.json"
+    assert cache.stat().st_mode & 0o777 == 0o600
+    assert json.loads(cache.read_text())["cpus"]
+
+
+@pytest.mark.parametrize("args, needle", [(["--bits", "100"], "512-bit floor"), (["--backend", "qat"], "--backend"),
+                                          (["--seconds", "0"], "seconds"), (["--rounds", "0"], "--rounds")])
+def test_calibrate_paillier_window_bad_input_is_one_line(tmp_path: Path, args, needle) -> None:
+    env = dict(os.environ, CRYPTOFFLOAD_CACHE=str(tmp_path / "cache"))
+    assert_user_error(run_cli(tmp_path, "calibrate", "paillier-window", *args, env=env), needle)
+    assert not (tmp_path / "cache").exists()

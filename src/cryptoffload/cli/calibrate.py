@@ -160,3 +160,44 @@ def calibrate_gpu_cmd(
         path = calibrate_gpu(out, device_index=gpu, bits=bits, fit_batches=tuple(sizes), repeats=repeats, tick=tick)
     console.print(measured_table(path, skip=("samples.",)))
     console.print(f"wrote {path} (with the raw per-batch timings, samples.*)", markup=False)
+
+
+@app.command("paillier-window")
+def calibrate_paillier_window_cmd(
+    bits: str = typer.Option("1024,2048", "--bits", help="Key sizes (bits, comma-separated)."),
+    backend: str = typer.Option("all", "--backend", help="Table backend to measure: all (those that run here), gmp, adx or ifma."),
+    seconds: float = typer.Option(0.1, "--seconds", help="Measuring time per window per round."),
+    rounds: int = typer.Option(5, "--rounds", help="Interleaved rounds (the median counts)."),
+    max_table_mib: int = typer.Option(256, "--max-table-mib", help="Largest table timed (MiB)."),
+) -> None:
+    """Choose the Paillier fixed-base windows for this CPU again (--choose-window): time every window per key size, backend and lookup mode, and cache the fastest per CPU model (what encryption uses from then on)."""
+    from cryptoffload.checks import parse_ints
+    from cryptoffload.crypto.paillier import check_key_bits, windows
+    from cryptoffload.errors import BackendUnavailable, ConfigError
+
+    sizes = parse_ints("--bits", bits)
+    for size in sizes:
+        check_key_bits(size, insecure_study_size=True)
+    check_positive("--seconds", seconds, minimum=MIN_SECONDS, maximum=10.0, unit="s")
+    check_int("--rounds", rounds, maximum=100)
+    check_int("--max-table-mib", max_table_mib, maximum=4096)
+    here = windows.available_backends()
+    if backend != "all" and backend not in ("gmp", "adx", "ifma"):
+        raise ConfigError(f"--backend must be all, gmp, adx or ifma, not {backend!r}")
+    if backend != "all" and backend not in here:
+        raise BackendUnavailable(f"backend {backend!r} does not run on this CPU or build; here: {', '.join(here) or 'none'}")
+    if not here:
+        raise BackendUnavailable("the native Paillier core is not built; reinstall the package (pip install -e .)")
+    rows = windows.calibrate(sizes, here if backend == "all" else [backend], seconds=seconds, rounds=rounds,
+                             max_bytes=max_table_mib * 2**20)
+    table = RichTable(title=f"Paillier windows for {windows.cpu_key()}", title_justify="left")
+    for col in ("bits", "backend", "lookup", "chosen", "encryptions/s per window"):
+        table.add_column(col)
+    for row in rows:
+        rates = row["rates"]
+        assert isinstance(rates, dict)
+        table.add_row(str(row["bits"]), str(row["backend"]), "constant time" if row["constant_time"] else "variable time",
+                      str(row["window"]), ", ".join(f"{w}: {r:,.0f}" for w, r in rates.items()))
+    console.print(table)
+    cache = rows[0]["cache"] if rows else None
+    console.print(f"cached in {cache}" if cache else "not cached (the cache folder is not this user's to write)")

@@ -71,3 +71,60 @@ def test_ifma_fixed_base_limit(monkeypatch) -> None:
         assert not native.ifma_fixed_base_fits(79 * 52 - 1) and not native.ifma_fixed_base_fits(6144)
     monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
     assert not native.ifma_fixed_base_fits(2048)
+
+
+def _multi_pow_reference(bases: list[int], row: list[int], m: int) -> int:
+    return reduce(lambda a, b: a * b % m, (pow(b, e, m) for b, e in zip(bases, row)), 1) % m
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(1, 5), rows=st.integers(1, 4), exp_bits=st.integers(1, 600),
+       bits=st.sampled_from([512, 1000, 1024, 2048, 4096]), data=st.data())
+def test_multi_powm_matches_pow(k: int, rows: int, exp_bits: int, bits: int, data) -> None:
+    """The constant-time multi-exponentiation (shared tables and squarings) against Python's
+    pow, on both kernel sets where they run, with edge exponents (0, all ones) and bases
+    (0, 1, m - 1)."""
+    m = secrets.randbits(bits) | (1 << (bits - 1)) | 1
+    edge_bases = [0, 1, m - 1]
+    bases = [data.draw(st.sampled_from(edge_bases)) if data.draw(st.booleans()) else secrets.randbelow(m)
+             for _ in range(k)]
+    top = (1 << exp_bits) - 1
+    exps = [[data.draw(st.sampled_from([0, top, secrets.randbits(exp_bits)])) for _ in range(k)] for _ in range(rows)]
+    want = [_multi_pow_reference(bases, row, m) for row in exps]
+    backends = ["gmp"] + (["adx"] if native.adx_fits(m.bit_length()) else [])
+    for backend in backends:
+        assert native.multi_powm(bases, exps, m, exp_bits, backend) == want, backend
+    assert native.multi_powm(bases, exps, m, exp_bits) == want
+
+
+def test_multi_powm_refuses_bad_input() -> None:
+    m = (1 << 1024) - 105   # odd
+    with pytest.raises(ConfigError, match="one exponent per base"):
+        native.multi_powm([2, 3], [[1]], m, 8)
+    with pytest.raises(ConfigError, match="odd modulus"):
+        native.multi_powm([2], [[1]], m + 1, 8)
+    with pytest.raises(ConfigError, match=r"\[0, 2\^8\)"):
+        native.multi_powm([2], [[256]], m, 8)
+    assert native.multi_powm([2], [], m, 8) == []
+
+
+@pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
+def test_adx_fixed_base_matches_gmp_for_every_window() -> None:
+    """The ADX tables (MULX/ADX products, AVX2 scan, window-major lanes) give GMP's ciphertexts
+    for windows 1..9 and batches that do and do not fill the 8 lanes."""
+    n = secrets.randbits(512) | (1 << 511) | 1
+    m = n * n
+    base = secrets.randbelow(m)
+    msgs = [secrets.randbelow(n) for _ in range(11)]
+    exps = [secrets.randbits(256) for _ in msgs]
+    want = [(1 + x * n) * pow(base, a, m) % m for x, a in zip(msgs, exps)]
+    for w in range(1, 10):
+        for ct in (True, False):
+            table = native.FixedBaseTable(base, m, n, 256, w, ct, native.BACKEND_ADX)
+            assert table.encrypt(msgs, exps) == want, (w, ct)
+            assert table.encrypt(msgs[:3], exps[:3]) == want[:3]
+
+
+def test_cpu_path_and_signature_are_reported() -> None:
+    assert native.cpu_path() in ("ifma", "adx", "gmp")
+    assert native.cpu_signature().count("-") == 3

@@ -23,6 +23,8 @@ def available_backends() -> list[str]:
     out = ["gmpy2"]
     if native.native_available():
         out.append("gmp")
+    if native.adx_available():
+        out.append("adx")
     if native.ifma_available():
         out.append("ifma")
     return out

@@ -65,9 +65,25 @@ def test_ifma_backend_refused_cleanly_when_hidden(monkeypatch) -> None:
     monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
     with pytest.raises(BackendUnavailable, match="IFMA"):
         pl.resolve_backend("ifma")
-    assert pl.resolve_backend("auto") in ("gmp", "gmpy2")
+    assert pl.resolve_backend("auto") in ("adx", "gmp", "gmpy2")
     with pytest.raises(ConfigError, match="unknown Paillier backend"):
         pl.resolve_backend("qat")
+
+
+def test_adx_backend_chosen_forced_and_hidden(monkeypatch) -> None:
+    """With IFMA hidden, auto runs the MULX/ADX kernels where the CPU has them (how the
+    benchmarks force the AVX2 + ADX path on an IFMA machine); hidden too, the portable GMP path;
+    an explicit 'adx' that cannot run is refused, naming what to use."""
+    monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
+    if native.adx_available():
+        assert pl.resolve_backend("auto", 2048) == "adx" and pl.resolve_backend("adx", 4096) == "adx"
+        with pytest.raises(ConfigError, match="multiple of 512 bits.*'auto' or 'gmp'"):
+            pl.resolve_backend("adx", 1280)   # a 640-bit key: n^2 of 20 words
+        assert pl.resolve_backend("auto", 1280) == "gmp"
+    monkeypatch.setenv("COPL_DISABLE_ADX", "1")
+    assert pl.resolve_backend("auto", 2048) in ("gmp", "gmpy2")
+    with pytest.raises(BackendUnavailable, match="BMI2, ADX and AVX2.*'gmp' or 'auto'"):
+        pl.resolve_backend("adx")
 
 
 def test_classic_two_modexp_encryption_decrypts(keys) -> None:
@@ -103,7 +119,7 @@ def test_large_keys_work_with_default_options(big_keys, ifma: bool, monkeypatch)
         pytest.skip("no AVX512-IFMA on this CPU (or crypto_mb missing)")
     values = [0, 1, -1, pk.max_int, -pk.max_int, secrets.randbits(pk.bits - 3)]
     cts = pk.encrypt_many([pl.encode_signed(pk, v) for v in values])
-    assert pk.encryptor().backend in ("gmp", "gmpy2")  # n^2 is wider than every IFMA kernel
+    assert pk.encryptor().backend in ("adx", "gmp", "gmpy2")  # n^2 is wider than every IFMA kernel
     for use_ifma in (True, False):
         assert [pl.decode_signed(pk, m) for m in sk.decrypt_many(cts, use_ifma=use_ifma)] == values
     assert sk.raw_decrypt_reference(cts[5].value) == values[5]

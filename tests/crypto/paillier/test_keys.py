@@ -8,12 +8,14 @@ from pathlib import Path
 
 import gmpy2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import keys as keys_module
 from cryptoffload.crypto.paillier import validation
-from cryptoffload.errors import ConfigError
+from cryptoffload.errors import BackendUnavailable, ConfigError
 
 
 def test_default_key_size_is_2048_bits() -> None:
@@ -51,6 +53,48 @@ def test_native_decryption_matches_reference_with_and_without_ifma(keys) -> None
     assert ref == list(range(19))
     assert sk.raw_decrypt_many(vals, use_ifma=False) == ref
     assert sk.raw_decrypt_many(vals, use_ifma=True) == ref
+
+
+def _decryption_paths(sk: pl.PrivateKey) -> list[str]:
+    dec = native.CrtDecryptor(sk.p, sk.q)
+    return ["gmp"] + (["adx"] if dec.adx_ok and native.adx_available() else []) + \
+        (["ifma"] if dec.ifma_ok and native.ifma_available() else [])
+
+
+@pytest.fixture(scope="module")
+def phe_pair(keys):
+    phe = pytest.importorskip("phe")
+    pk, sk = keys
+    ppk = phe.PaillierPublicKey(pk.n)
+    return ppk, phe.PaillierPrivateKey(ppk, sk.p, sk.q)
+
+
+@pytest.mark.skipif(not native.native_available(), reason="native core not built")
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plain=st.lists(st.integers(min_value=0), min_size=1, max_size=11), edge=st.sampled_from([0, 1, -1]))
+def test_every_decryption_path_agrees_with_phe(keys, phe_pair, plain: list[int], edge: int) -> None:
+    """Batch CRT decryption on each kernel set (the ADX exponentiation, crypto_mb, GMP) against
+    an independent implementation: phe decrypting the same ciphertexts; batches of any length
+    (the IFMA path works in groups of 8, the ADX one in any count)."""
+    pk, sk = keys
+    _, psk = phe_pair
+    ms = [m % pk.n for m in plain] + [edge % pk.n]
+    vals = [c.value for c in pk.encrypt_many(ms)]
+    assert [psk.raw_decrypt(v) for v in vals] == ms
+    for path in _decryption_paths(sk):
+        assert sk.raw_decrypt_many(vals, path=path) == ms, path
+
+
+@pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
+def test_decryption_path_follows_the_cpu(keys, monkeypatch) -> None:
+    pk, sk = keys
+    fresh = pl.PrivateKey(pk, sk.p, sk.q)
+    monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
+    assert fresh.decrypt_path() == "adx"
+    monkeypatch.setenv("COPL_DISABLE_ADX", "1")
+    assert fresh.decrypt_path() == "gmp"
+    with pytest.raises(BackendUnavailable, match="'adx' is not available"):
+        fresh.raw_decrypt_many([pk.encrypt(1).value], path="adx")
 
 
 def test_python_key_setup_uses_no_variable_time_operation_on_secrets(keys, monkeypatch) -> None:

@@ -21,10 +21,16 @@ CDEF = """
 typedef struct copl_fb copl_fb;
 typedef struct copl_dec copl_dec;
 int copl_have_ifma(void);
+int copl_have_adx(void);
+int copl_adx_fits(int words);
+unsigned copl_cpu_signature(void);
+int copl_kernel_version(void);
 int copl_built_with_ifma(void);
 int copl_ifma_fb_digits(int mod_bits);
 copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
                      int exp_bits, int w, int ct, int backend);
+copl_fb *copl_fb_new_synthetic(const uint64_t *mod, int N, const uint64_t *n, int nn, int exp_bits, int w, int ct,
+                               int backend);
 void copl_fb_free(copl_fb *c);
 size_t copl_fb_table_bytes(const copl_fb *c);
 int copl_fb_backend(const copl_fb *c);
@@ -36,7 +42,9 @@ int copl_mbx_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, 
                         const uint64_t *mod, int mod_bits, uint64_t *out);
 copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw);
 void copl_dec_free(copl_dec *d);
-int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int use_ifma);
+int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int backend);
+int copl_multiexp(int count, int k, const uint64_t *bases, const uint64_t *exps, int ew, int exp_bits,
+                  const uint64_t *mod, int N, int backend, uint64_t *out);
 int copl_column_products(int rows, int cols, const uint64_t *vals, const uint64_t *mod, int N, uint64_t *out);
 """
 
@@ -85,9 +93,10 @@ def make_builder() -> FFI:
         "cryptoffload.crypto._native._paillier",
         source,
         libraries=libraries,
-        include_dirs=include_dirs,
         extra_objects=extra_objects,
         define_macros=macros,
+        # paillier_core.c includes its kernels (paillier_mont.h, paillier_exp.h) from here
+        include_dirs=include_dirs + [str(HERE)],
         extra_compile_args=["-O3", "-std=gnu11"],
     )
     return ffibuilder

@@ -31,6 +31,10 @@ except ImportError:  # pragma: no cover - exercised only on a broken install
 
 BACKEND_GMP = 0
 BACKEND_IFMA = 1
+BACKEND_ADX = 2
+
+#: The C back end numbers by name (the kernel sets of ``paillier_core.c``).
+BACKEND_CODES = {"gmp": BACKEND_GMP, "ifma": BACKEND_IFMA, "adx": BACKEND_ADX}
 
 
 def native_available() -> bool:
@@ -47,6 +51,46 @@ def ifma_available() -> bool:
     if not NATIVE_AVAILABLE or os.environ.get("COPL_DISABLE_IFMA") == "1":
         return False
     return bool(_lib.copl_built_with_ifma()) and bool(_lib.copl_have_ifma())
+
+
+def adx_available() -> bool:
+    """True when the core has its MULX/ADX kernels and this CPU has BMI2, ADX and AVX2.
+
+    ``COPL_DISABLE_ADX=1`` hides them (as ``COPL_DISABLE_IFMA`` hides IFMA), which is how the
+    tests and benchmarks run the portable GMP path on a machine that has them."""
+    if not NATIVE_AVAILABLE or os.environ.get("COPL_DISABLE_ADX") == "1":
+        return False
+    have = getattr(_lib, "copl_have_adx", None)
+    return bool(have()) if have is not None else False
+
+
+def adx_fits(modulus_bits: int) -> bool:
+    """True when the ADX kernels work modulo a number of ``modulus_bits`` bits: their rows are
+    unrolled by 8 words, so the modulus must fill a multiple of 8 words (n^2 of 1024-, 2048-,
+    3072-bit keys: 32, 64, 96 words; p^2 of their primes: 16, 32, 48)."""
+    return adx_available() and bool(_lib.copl_adx_fits(words_for_bits(modulus_bits)))
+
+
+def cpu_signature() -> str:
+    """``family-model-stepping`` from cpuid plus the kernels' version, e.g. ``25-17-1-k2``:
+    what tells two CPUs' costs apart beyond their model name (an "AMD EPYC" may be any
+    generation); the window cache is keyed by it."""
+    if not NATIVE_AVAILABLE or getattr(_lib, "copl_cpu_signature", None) is None:
+        return "unknown"
+    eax = int(_lib.copl_cpu_signature())
+    family = ((eax >> 8) & 0xF) + (((eax >> 20) & 0xFF) if ((eax >> 8) & 0xF) == 0xF else 0)
+    model = ((eax >> 4) & 0xF) | ((((eax >> 16) & 0xF) << 4) if ((eax >> 8) & 0xF) in (6, 0xF) else 0)
+    return f"{family}-{model}-{eax & 0xF}-k{int(_lib.copl_kernel_version())}"
+
+
+def cpu_path() -> str:
+    """The arithmetic path this CPU runs by default: ``ifma``, ``adx``, ``gmp`` (portable C
+    on GMP) or ``none`` (no native core) -- what benchmarks record beside their figures."""
+    if ifma_available():
+        return "ifma"
+    if adx_available():
+        return "adx"
+    return "gmp" if NATIVE_AVAILABLE else "none"
 
 
 def ifma_fixed_base_fits(modulus_bits: int) -> bool:
@@ -96,10 +140,12 @@ class FixedBaseTable:
     """
 
     def __init__(self, base: int, modulus: int, n: int, exp_bits: int, window: int,
-                 constant_time: bool, backend: int) -> None:
+                 constant_time: bool, backend: int, *, synthetic: bool = False) -> None:
         require_native()
         if backend == BACKEND_IFMA and not ifma_available():
             raise BackendUnavailable("AVX512-IFMA is not available (CPU or build)")
+        if backend == BACKEND_ADX and not adx_fits(modulus.bit_length()):
+            raise BackendUnavailable("the ADX kernels need BMI2 + ADX + AVX2 and a modulus of a multiple of 512 bits")
         if not 1 <= window <= 16:
             raise ConfigError(f"window must be 1..16 bits, got {window}")
         self.modulus = modulus
@@ -114,8 +160,12 @@ class FixedBaseTable:
         base_w = _ffi.from_buffer("uint64_t[]", _pack([base % modulus], self.N))
         mod_w = _ffi.from_buffer("uint64_t[]", _pack([modulus], self.N))
         n_w = _ffi.from_buffer("uint64_t[]", _pack([n], self.nn))
-        ptr = _lib.copl_fb_new(base_w, mod_w, self.N, n_w, self.nn, exp_bits, window,
-                               1 if constant_time else 0, backend)
+        if synthetic:   # same size and layout, arbitrary entries: for timing window sizes only
+            ptr = _lib.copl_fb_new_synthetic(mod_w, self.N, n_w, self.nn, exp_bits, window,
+                                             1 if constant_time else 0, backend)
+        else:
+            ptr = _lib.copl_fb_new(base_w, mod_w, self.N, n_w, self.nn, exp_bits, window,
+                                   1 if constant_time else 0, backend)
         if ptr == _ffi.NULL:
             raise ConfigError(
                 f"could not build a fixed-base table (window {window}, {exp_bits}-bit exponents, "
@@ -231,18 +281,69 @@ class CrtDecryptor:
         # fill that kernel (see mbx_kernel_bits)
         size = 64 * 2 * self.pw
         self.ifma_ok = mbx_kernel_bits(p * p) == size and mbx_kernel_bits(q * q) == size
+        self.adx_ok = adx_fits(size)
 
-    def decrypt(self, ciphertexts: Sequence[int], use_ifma: bool) -> list[int]:
+    def path(self, use_ifma: bool = True) -> str:
+        """The kernel set :meth:`decrypt` runs: ``ifma`` (crypto_mb's 8-lane modexp) where
+        allowed and possible, else ``adx`` (our MULX/ADX exponentiation), else ``gmp``
+        (``mpz_powm_sec``). All three are constant time."""
+        if use_ifma and self.ifma_ok and ifma_available():
+            return "ifma"
+        return "adx" if self.adx_ok and adx_available() else "gmp"
+
+    def decrypt(self, ciphertexts: Sequence[int], use_ifma: bool = True, *, path: str | None = None) -> list[int]:
+        """Plaintexts of ``ciphertexts`` (each < n^2); ``path`` forces a kernel set (``ifma``,
+        ``adx``, ``gmp``), by default :meth:`path`."""
         count = len(ciphertexts)
         if count == 0:
             return []
+        chosen = path or self.path(use_ifma)
+        if (chosen == "ifma" and not (self.ifma_ok and ifma_available())) or \
+                (chosen == "adx" and not (self.adx_ok and adx_available())) or chosen not in BACKEND_CODES:
+            raise BackendUnavailable(f"decryption path {chosen!r} is not available for this key on this CPU")
         cts = _ffi.from_buffer("uint64_t[]", _pack(ciphertexts, self.N))
         out = _ffi.new("uint64_t[]", count * self.nn)
-        rc = _lib.copl_dec_batch(self._ptr, count, cts, out,
-                                 1 if (use_ifma and self.ifma_ok and ifma_available()) else 0)
+        rc = _lib.copl_dec_batch(self._ptr, count, cts, out, BACKEND_CODES[chosen])
         if rc != 0:
             raise RuntimeError(f"native decryption failed (code {rc})")
         return _unpack(bytes(_ffi.buffer(out)), count, self.nn)
+
+
+def multi_powm(bases: Sequence[int], exponents: Sequence[Sequence[int]], modulus: int, exp_bits: int,
+               backend: str = "auto") -> list[int]:
+    """``prod_j bases[j] ** exponents[s][j] mod modulus`` for every row s, in constant time
+    (the exponents may be secret): a multi-exponentiation (Straus, fixed windows) whose tables
+    of the k bases are built once for all rows, and whose squarings are shared by the k powers
+    of a row. One C call, GIL released.
+
+    ``modulus`` odd; every exponent in [0, 2^exp_bits); ``backend`` ``adx`` (MULX/ADX kernel),
+    ``gmp`` (GMP's products) or ``auto`` (``adx`` where it runs, else ``gmp``). Built for the
+    ridge solve's masking, where each output is a product of d powers of bases shared along
+    a row (see docs/crypto/paillier.md)."""
+    require_native()
+    rows, k = len(exponents), len(bases)
+    if rows == 0:
+        return []
+    if k == 0 or any(len(r) != k for r in exponents):
+        raise ConfigError("multi_powm needs one exponent per base in every row")
+    if modulus < 3 or modulus % 2 == 0:
+        raise ConfigError("multi_powm needs an odd modulus > 2")
+    if not 1 <= exp_bits <= 1 << 16 or any(not 0 <= e < 1 << exp_bits for r in exponents for e in r):
+        raise ConfigError(f"multi_powm exponents must lie in [0, 2^{exp_bits})")
+    if backend == "auto":
+        backend = "adx" if adx_fits(modulus.bit_length()) else "gmp"
+    if backend not in ("adx", "gmp") or (backend == "adx" and not adx_fits(modulus.bit_length())):
+        raise BackendUnavailable(f"multi_powm backend {backend!r} is not available for this modulus on this CPU")
+    N = words_for_bits(modulus.bit_length())
+    ew = words_for_bits(exp_bits)
+    b = _ffi.from_buffer("uint64_t[]", _pack([x % modulus for x in bases], N))
+    e = _ffi.from_buffer("uint64_t[]", _pack([x for r in exponents for x in r], ew))
+    m = _ffi.from_buffer("uint64_t[]", _pack([modulus], N))
+    out = _ffi.new("uint64_t[]", rows * N)
+    rc = _lib.copl_multiexp(rows, k, b, e, ew, exp_bits, m, N, BACKEND_CODES[backend], out)
+    if rc != 0:
+        raise RuntimeError(f"native multi-exponentiation failed (code {rc})")
+    return _unpack(bytes(_ffi.buffer(out)), rows, N)
 
 
 def column_products(words: bytes, rows: int, cols: int, modulus: int) -> list[int]:

@@ -8,9 +8,11 @@
  * Montgomery reduction: mpz_powm cannot reuse a table across calls, and the mpn functions run
  * in time that depends only on operand sizes, which the constant-time mode relies on.
  *
- * Two arithmetic back ends share one table layout idea (k windows of w bits, entry e of window
+ * Three arithmetic back ends share one table layout idea (k windows of w bits, entry e of window
  * i holds base^(e * 2^(i*w)) in Montgomery form):
  *   - GMP: one encryption at a time, 64-bit limbs, Montgomery radix 2^(64*N).
+ *   - ADX (paillier_mont.h): the same table and radix, multiplied by our MULX/ADX Montgomery
+ *     kernel and scanned with AVX2; for CPUs with BMI2 + ADX + AVX2 and moduli of 8k words.
  *   - IFMA (optional, COPL_HAVE_MBX): eight encryptions at a time, 52-bit digits in Intel's
  *     multi-buffer layout (digit j of lane l at [j*8 + l]), multiplied with crypto_mb's
  *     ifma_amm52xD_mb8 (almost-Montgomery multiplication, radix 2^(52*D)).
@@ -44,6 +46,8 @@ typedef void (*amm_fn)(int64u *, const int64u *, const int64u *, const int64u *,
  * in gmp-impl.h; same contract as the loop it replaces (invm = -1/m mod 2^64, returns carry). */
 mp_limb_t __gmpn_redc_1(mp_ptr rp, mp_ptr up, mp_srcptr mp, mp_size_t n, mp_limb_t invm);
 
+#include "paillier_mont.h"
+
 #define LIMB_BITS 64
 #define DIGIT_BITS 52
 #define DIGIT_MASK ((uint64_t)0xFFFFFFFFFFFFFull)
@@ -57,13 +61,6 @@ static uint64_t neg_inverse_mod_2_64(uint64_t m0)
     for (int i = 0; i < 6; i++)
         inv *= 2 - m0 * inv;
     return (uint64_t)0 - inv;
-}
-
-/* mask of all ones when a == b, computed without a branch */
-static inline uint64_t eq_mask(uint64_t a, uint64_t b)
-{
-    uint64_t x = a ^ b;
-    return ((x | ((uint64_t)0 - x)) >> 63) - 1;
 }
 
 static void mpz_from_words(mpz_t z, const uint64_t *w, int n)
@@ -94,14 +91,43 @@ static inline unsigned exp_digit(const uint64_t *e, int nwords, int i, int w)
 }
 
 /* Montgomery product r = a*b/R mod m (r < R, not fully reduced), R = 2^(64N).
- * t needs 2N words. Constant time: mpn_mul_n and mpn_addmul_1 depend on sizes only, and the
- * final correction is a masked subtraction. */
+ * t needs 2N words. Constant time: mpn_sec_mul (schoolbook) and redc_1 depend on sizes only,
+ * and the final correction is a masked subtraction. Not mpn_mul_n: above ~20 words it runs
+ * Karatsuba, whose sign handling branches on the operands (valgrind's memcheck showed it,
+ * tests/crypto/_native/test_constant_time.py). */
 static void mont_mul(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *m,
                      int N, mp_limb_t minv, mp_limb_t *t)
+{
+    mpn_sec_mul(t, a, N, b, N, t + 2 * N); /* needs no scratch (mpn_sec_mul_itch = 0) */
+    mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
+    mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
+/* The same product with mpn_mul_n (Karatsuba from ~20 words: 15-20 % faster at 32-64 words
+ * but branching on the operands): only for variable-time tables, whose lookup leaks the
+ * exponent's digits through the cache anyway. */
+static void mont_mul_vt(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *m,
+                        int N, mp_limb_t minv, mp_limb_t *t)
 {
     mpn_mul_n(t, a, b, N);
     mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
     mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
+/* gm = 1 + msg * n, N words (msg, n: nn words, 2 nn <= N + 1), in time independent of the
+ * (secret) message: schoolbook product and a carry chain through every word, where
+ * mpn_mul_n would branch inside Karatsuba and mpn_add_1 stops where the carry does. */
+static void one_plus_mn(mp_limb_t *gm, const mp_limb_t *msg, const mp_limb_t *n, int nn, int N, mp_limb_t *t)
+{
+    memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
+    mpn_sec_mul(t, msg, nn, n, nn, t + 2 * nn);
+    memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
+    unsigned char cy = 1;
+    for (int j = 0; j < N; j++) {
+        unsigned long long v;
+        cy = _addcarry_u64(cy, gm[j], 0, &v);
+        gm[j] = v;
+    }
 }
 
 /* reduce r < R to r < m, with m >= R/4 (top word of m non-zero and >= 2^62 not required:
@@ -114,6 +140,66 @@ static void final_reduce(mp_limb_t *r, const mp_limb_t *m, int N, mp_limb_t *tmp
     }
 }
 
+/* A kernel set: the Montgomery product and the constant-time scan that one back end runs.
+ * Both Montgomery products take scratch t of 2N+4 words and radix R = 2^(64N). */
+typedef void (*copl_mul_fn)(uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *, int, uint64_t,
+                            uint64_t *);
+typedef void (*copl_sel_fn)(uint64_t *, const uint64_t *, int, int, uint64_t);
+typedef struct {
+    copl_mul_fn mul;
+    copl_sel_fn sel;
+} copl_kernels;
+
+#define COPL_BACKEND_GMP 0
+#define COPL_BACKEND_IFMA 1
+#define COPL_BACKEND_ADX 2
+
+/* cpuid once (the race between threads writes the same value) */
+static int cpu_adx = -1, cpu_avx2 = -1;
+
+int copl_have_adx(void)
+{
+    if (cpu_adx < 0)
+        cpu_adx = copl_cpu_adx_avx2();
+    return cpu_adx;
+}
+
+static int have_avx2(void)
+{
+    if (cpu_avx2 < 0)
+        cpu_avx2 = copl_cpu_avx2();
+    return cpu_avx2;
+}
+
+/* cpuid leaf 1's EAX (stepping, model, family with their extensions): with the model name it
+ * tells CPU generations apart that report the same name (an "AMD EPYC" is Zen 2, 3 or 4),
+ * which is what the window cache is keyed by. */
+unsigned copl_cpu_signature(void)
+{
+    unsigned a = 0, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) ? a : 0;
+}
+
+/* Version of the kernels' cost shape: a core whose kernels change bumps it, so windows
+ * measured on the old kernels are measured again. */
+int copl_kernel_version(void) { return 2; }
+
+/* The ADX kernels need a modulus of a multiple of 8 words (the row loop's unrolling). */
+int copl_adx_fits(int words) { return words >= 8 && words % 8 == 0; }
+
+static copl_kernels kernels_for(int backend)
+{
+    copl_kernels k;
+    if (backend == COPL_BACKEND_ADX) {
+        k.mul = mont_mul_adx;
+        k.sel = ct_select_avx2;
+    } else {
+        k.mul = mont_mul;
+        k.sel = have_avx2() ? ct_select_avx2 : ct_select_portable;
+    }
+    return k;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* fixed-base context                                                                          */
 
@@ -124,7 +210,7 @@ typedef struct {
     int exp_bits;
     int w, k, E;     /* window bits, windows, entries per window (2^w) */
     int ct;          /* constant-time lookup */
-    int backend;     /* 0 = GMP, 1 = IFMA */
+    int backend;     /* 0 = GMP, 1 = IFMA, 2 = ADX */
     mp_limb_t *m, *n, minv;
     mp_limb_t *tab;  /* GMP: [k][E][N] Montgomery form */
     size_t table_bytes;
@@ -250,17 +336,31 @@ void copl_fb_free(copl_fb *c)
 size_t copl_fb_table_bytes(const copl_fb *c) { return c->table_bytes; }
 int copl_fb_backend(const copl_fb *c) { return c->backend; }
 
+/* pseudo-random filler for synthetic tables (timing only, never cryptographic) */
+static uint64_t fill_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
 /*
  * Build a fixed-base table for base (< m) modulo m = n^2 (N words), exponents of exp_bits
- * bits, windows of w bits. backend: 0 GMP, 1 IFMA. Returns NULL on bad arguments or memory.
+ * bits, windows of w bits. backend: 0 GMP, 1 IFMA, 2 ADX. Returns NULL on bad arguments,
+ * a back end this CPU or build lacks, or no memory. synthetic: fill the table with values
+ * below m that are no powers of anything (base unused) -- a table of the same size and
+ * layout for timing the window choice without the cost of computing powers.
  */
-copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
-                     int exp_bits, int w, int ct, int backend)
+static copl_fb *fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
+                       int exp_bits, int w, int ct, int backend, int synthetic)
 {
     if (N < 1 || nn < 1 || exp_bits < 1 || w < 1 || w > 16 || !(mod[0] & 1) || mod[N - 1] == 0)
         return NULL;
+    if (backend < 0 || backend > 2 || (backend == COPL_BACKEND_ADX && (!copl_have_adx() || !copl_adx_fits(N))))
+        return NULL;
 #ifndef COPL_HAVE_MBX
-    if (backend != 0)
+    if (backend == COPL_BACKEND_IFMA)
         return NULL;
 #endif
     copl_fb *c = calloc(1, sizeof(*c));
@@ -288,17 +388,22 @@ copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uin
     mpz_inits(M, B, cur, x, Rz, NULL);
     mpz_from_words(M, mod, N);
     c->mod_bits = (int)mpz_sizeinbase(M, 2);
-    mpz_from_words(B, base, N);
-    mpz_mod(B, B, M);
+    if (!synthetic) {
+        mpz_from_words(B, base, N);
+        mpz_mod(B, B, M);
+    }
 
     int ok = 1;
-    if (backend == 0) {
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    if (backend != COPL_BACKEND_IFMA) {
         size_t words = (size_t)c->k * c->E * N;
         c->table_bytes = words * sizeof(mp_limb_t);
-        c->tab = malloc(c->table_bytes);
+        c->tab = aligned_alloc(64, (c->table_bytes + 63) & ~(size_t)63);
         if (!c->tab)
             ok = 0;
-        for (int i = 0; ok && i < c->k; i++) {
+        for (size_t j = 0; ok && synthetic && j < words; j++)  /* below m: top word zero */
+            c->tab[j] = (j % (size_t)N == (size_t)N - 1) ? 0 : fill_next(&seed);
+        for (int i = 0; ok && !synthetic && i < c->k; i++) {
             mpz_set_ui(cur, 1);
             for (int e = 0; e < c->E; e++) {
                 /* Montgomery form: cur * 2^(64N) mod M */
@@ -335,7 +440,15 @@ copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uin
             uint64_t k0 = neg_inverse_mod_2_64(mod[0]) & DIGIT_MASK;
             for (int l = 0; l < 8; l++)
                 words_to_mb8_lane(c->m_mb8, c->D, l, mod, N), c->k0_mb8[l] = k0;
-            for (int i = 0; ok && i < c->k; i++) {
+            if (synthetic) {  /* digits from the top one holding m's top bit on are zero */
+                size_t words = (size_t)c->k * c->E * c->D;
+                int top = (c->mod_bits - 1) / DIGIT_BITS;
+                for (size_t j = 0; j < words; j++) {
+                    int digit = (int)(c->ct ? (j / (size_t)c->E) % (size_t)c->D : j % (size_t)c->D);
+                    c->tab52[j] = digit >= top ? 0 : fill_next(&seed) & DIGIT_MASK;
+                }
+            }
+            for (int i = 0; ok && !synthetic && i < c->k; i++) {
                 mpz_set_ui(cur, 1);
                 for (int e = 0; e < c->E; e++) {
                     mpz_mul_2exp(x, cur, (mp_bitcnt_t)DIGIT_BITS * c->D);
@@ -366,36 +479,53 @@ copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uin
     return c;
 }
 
-/* GMP back end: out = table product for one exponent, Montgomery form, not reduced */
-static void fb_pow_gmp(const copl_fb *c, const uint64_t *e, int ew, mp_limb_t *acc, mp_limb_t *sel,
-                       mp_limb_t *t)
+copl_fb *copl_fb_new(const uint64_t *base, const uint64_t *mod, int N, const uint64_t *n, int nn,
+                     int exp_bits, int w, int ct, int backend)
+{
+    return fb_new(base, mod, N, n, nn, exp_bits, w, ct, backend, 0);
+}
+
+/* A table of the size and layout copl_fb_new would build, filled with arbitrary values below
+ * mod: what the window calibration times (its encryptions are of nothing). */
+copl_fb *copl_fb_new_synthetic(const uint64_t *mod, int N, const uint64_t *n, int nn, int exp_bits, int w, int ct,
+                               int backend)
+{
+    return fb_new(NULL, mod, N, n, nn, exp_bits, w, ct, backend, 1);
+}
+
+#define FB_LANES 8
+
+/* GMP and ADX back ends: acc[l] = table product for the exponent of lane l (lanes <=
+ * FB_LANES, exponents ew words apart), Montgomery form, < m. Window-major: every lane takes
+ * its entry of window i before window i+1 is touched, so the constant-time scans of all
+ * lanes but the first read the window from L1/L2, not from wherever the table lives. */
+static void fb_pow_mont(const copl_fb *c, const copl_kernels *K, const uint64_t *exps, int ew, int lanes,
+                        mp_limb_t *acc, mp_limb_t *sel, mp_limb_t *t)
 {
     const int N = c->N, E = c->E;
     for (int i = 0; i < c->k; i++) {
-        unsigned dgt = exp_digit(e, ew, i, c->w);
         const mp_limb_t *win = c->tab + (size_t)i * E * N;
-        const mp_limb_t *entry;
-        if (c->ct) {
-            memset(sel, 0, (size_t)N * sizeof(mp_limb_t));
-            for (int x = 0; x < E; x++) {
-                uint64_t mask = eq_mask((uint64_t)x, dgt);
-                const mp_limb_t *src = win + (size_t)x * N;
-                for (int j = 0; j < N; j++)
-                    sel[j] |= src[j] & mask;
+        for (int l = 0; l < lanes; l++) {
+            const uint64_t *e = exps + (size_t)l * ew;
+            mp_limb_t *a = acc + (size_t)l * N;
+            unsigned dgt = exp_digit(e, ew, i, c->w);
+            const mp_limb_t *entry;
+            if (c->ct) {
+                K->sel(sel, win, E, N, dgt);
+                entry = sel;
+            } else {
+                entry = win + (size_t)dgt * N;
+                if (i + 1 < c->k) { /* the next window's entry is known now: fetch it meanwhile */
+                    const char *nx = (const char *)(win + (size_t)E * N + (size_t)exp_digit(e, ew, i + 1, c->w) * N);
+                    for (int o = 0; o < N * 8; o += 64)
+                        __builtin_prefetch(nx + o);
+                }
             }
-            entry = sel;
-        } else {
-            entry = win + (size_t)dgt * N;
-            if (i + 1 < c->k) { /* the next window's entry is known now: fetch it during this product */
-                const char *nx = (const char *)(win + (size_t)E * N + (size_t)exp_digit(e, ew, i + 1, c->w) * N);
-                for (int o = 0; o < N * 8; o += 64)
-                    __builtin_prefetch(nx + o);
-            }
+            if (i == 0)
+                memcpy(a, entry, (size_t)N * sizeof(mp_limb_t));
+            else
+                K->mul(a, a, entry, c->m, N, c->minv, t);
         }
-        if (i == 0)
-            memcpy(acc, entry, (size_t)N * sizeof(mp_limb_t));
-        else
-            mont_mul(acc, acc, entry, c->m, N, c->minv, t);
     }
 }
 
@@ -448,23 +578,28 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
     const int N = c->N, nn = c->nn;
     if (2 * nn > N + 1)
         return -1;
-    mp_limb_t *acc = malloc(sizeof(mp_limb_t) * (size_t)N * 6 + sizeof(mp_limb_t) * 4);
+    mp_limb_t *acc = malloc(sizeof(mp_limb_t) * (size_t)N * (6 + FB_LANES) + sizeof(mp_limb_t) * 8);
     if (!acc)
         return -2;
-    mp_limb_t *sel = acc + N, *t = sel + N, *gm = t + 2 * N + 2, *tmp = gm + N;
+    mp_limb_t *sel = acc + (size_t)N * FB_LANES, *t = sel + N, *gm = t + 2 * N + 4, *tmp = gm + N;
     int rc = 0;
-    if (c->backend == 0) {
-        for (int s = 0; s < count; s++) {
-            fb_pow_gmp(c, exps + (size_t)s * ew, ew, acc, sel, t);
-            /* gm = 1 + m*n (< n^2 since m < n), plain form; Montgomery product with the
-             * Montgomery-form acc gives h^a * gm in plain form directly */
-            memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
-            mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
-            memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
-            mpn_add_1(gm, gm, N, 1);
-            mont_mul(acc, acc, gm, c->m, N, c->minv, t);
-            final_reduce(acc, c->m, N, tmp);
-            memcpy(out + (size_t)s * N, acc, (size_t)N * sizeof(mp_limb_t));
+    if (c->backend != COPL_BACKEND_IFMA) {
+        copl_kernels K = kernels_for(c->backend);
+        if (c->backend == COPL_BACKEND_GMP && !c->ct)
+            K.mul = mont_mul_vt;
+        for (int s0 = 0; s0 < count; s0 += FB_LANES) {
+            int lanes = count - s0 < FB_LANES ? count - s0 : FB_LANES;
+            fb_pow_mont(c, &K, exps + (size_t)s0 * ew, ew, lanes, acc, sel, t);
+            for (int l = 0; l < lanes; l++) {
+                int s = s0 + l;
+                mp_limb_t *a = acc + (size_t)l * N;
+                /* gm = 1 + m*n (< n^2 since m < n), plain form; Montgomery product with the
+                 * Montgomery-form acc gives h^a * gm in plain form directly */
+                one_plus_mn(gm, msgs + (size_t)s * nn, c->n, nn, N, t);
+                K.mul(a, a, gm, c->m, N, c->minv, t);
+                final_reduce(a, c->m, N, tmp);
+                memcpy(out + (size_t)s * N, a, (size_t)N * sizeof(mp_limb_t));
+            }
         }
     }
 #ifdef COPL_HAVE_MBX
@@ -512,10 +647,7 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
             /* multiply by 1 + m*n (plain form) leaves plain h^a (1 + m n) */
             for (int l = 0; l < 8; l++) {
                 int s = s0 + (l < lanes ? l : 0);
-                memset(gm, 0, (size_t)N * sizeof(mp_limb_t));
-                mpn_mul_n(t, msgs + (size_t)s * nn, c->n, nn);
-                memcpy(gm, t, (size_t)(2 * nn < N ? 2 * nn : N) * sizeof(mp_limb_t));
-                mpn_add_1(gm, gm, N, 1);
+                one_plus_mn(gm, msgs + (size_t)s * nn, c->n, nn, N, t);
                 words_to_mb8_lane(b, D, l, gm, N);
             }
             c->amm((int64u *)r, (const int64u *)a, (const int64u *)b, (const int64u *)c->m_mb8, (const int64u *)c->k0_mb8);
@@ -531,6 +663,8 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
     free(acc);
     return rc;
 }
+
+#include "paillier_exp.h"
 
 /* ----------------------------------------------------------------------------------------- */
 /* generic batch modular exponentiation (the unit of work a QAT-style engine offloads)         */
@@ -609,8 +743,9 @@ int copl_mbx_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, 
 typedef struct {
     int N, nn, ph;          /* words of n^2, n, p^2 (= q^2 words, p and q of equal size) */
     mpz_t p, q, p2, q2, pm1, qm1, hp, hq, pinvq, n;
-    int pbits;
+    int pbits, pw;
     uint64_t *p2w, *q2w, *pm1w, *qm1w;
+    uint64_t *mont;         /* R^2 mod p^2, R^2 mod q^2, 1 (ph words each): the ADX path's constants */
 } copl_dec;
 
 void copl_dec_free(copl_dec *d)
@@ -622,6 +757,7 @@ void copl_dec_free(copl_dec *d)
     free(d->q2w);
     free(d->pm1w);
     free(d->qm1w);
+    free(d->mont);
     free(d);
 }
 
@@ -688,7 +824,9 @@ copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
     d->q2w = calloc((size_t)d->ph, sizeof(uint64_t));
     d->pm1w = calloc((size_t)pw, sizeof(uint64_t));
     d->qm1w = calloc((size_t)pw, sizeof(uint64_t));
-    if (!ok || !d->p2w || !d->q2w || !d->pm1w || !d->qm1w) {
+    d->mont = calloc((size_t)3 * d->ph, sizeof(uint64_t));
+    d->pw = pw;
+    if (!ok || !d->p2w || !d->q2w || !d->pm1w || !d->qm1w || !d->mont) {
         copl_dec_free(d);
         return NULL;
     }
@@ -696,7 +834,52 @@ copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
     mpz_to_words(d->q2w, d->ph, d->q2);
     mpz_to_words(d->pm1w, pw, d->pm1);
     mpz_to_words(d->qm1w, pw, d->qm1);
+    copl_mont M;
+    mont_setup(&M, d->p2w, d->ph, d->mont, d->mont + 2 * d->ph);
+    mont_setup(&M, d->q2w, d->ph, d->mont + d->ph, d->mont + 2 * d->ph);
     return d;
+}
+
+static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t);
+
+/* The ADX path of copl_dec_batch: both half-size exponentiations with the constant-time
+ * fixed-window exponentiation of paillier_exp.h on the MULX/ADX kernel. */
+static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out)
+{
+    const int ph = d->ph, w = multiexp_window(1, 1, d->pbits, ph);
+    const copl_kernels K = kernels_for(COPL_BACKEND_ADX);
+    size_t tab_words = ((size_t)1 << w) * ph;
+    uint64_t *tab = aligned_alloc(64, tab_words * 8);
+    uint64_t *buf = malloc((size_t)(8 * ph + 8) * sizeof(uint64_t));
+    if (!tab || !buf) {
+        free(tab), free(buf);
+        return -2;
+    }
+    uint64_t *x = buf, *r = x + ph, *scr = r + ph;
+    copl_mont Mp, Mq;
+    Mp.N = Mq.N = ph;
+    Mp.m = d->p2w, Mq.m = d->q2w;
+    Mp.minv = neg_inverse_mod_2_64(d->p2w[0]), Mq.minv = neg_inverse_mod_2_64(d->q2w[0]);
+    Mp.r2 = d->mont, Mq.r2 = d->mont + ph;
+    Mp.one = Mq.one = d->mont + 2 * ph;
+    mpz_t c, xp, xq, m, t;
+    mpz_inits(c, xp, xq, m, t, NULL);
+    for (int s = 0; s < count; s++) {
+        mpz_from_words(c, cts + (size_t)s * d->N, d->N);
+        for (int half = 0; half < 2; half++) {
+            const copl_mont *M = half ? &Mq : &Mp;
+            mpz_mod(t, c, half ? d->q2 : d->p2);
+            mpz_to_words(x, ph, t);
+            pow_table(M, &K, x, w, tab, scr);
+            multiexp_tables(M, &K, 1, tab, w, half ? d->qm1w : d->pm1w, d->pw, d->pbits, r, scr);
+            mpz_from_words(half ? xq : xp, r, ph);
+        }
+        dec_combine(d, m, xp, xq, t);
+        mpz_to_words(out + (size_t)s * d->nn, d->nn, m);
+    }
+    mpz_clears(c, xp, xq, m, t, NULL);
+    free(tab), free(buf);
+    return 0;
 }
 
 /* m = CRT(L_p(xp) hp mod p, L_q(xq) hq mod q) */
@@ -718,13 +901,17 @@ static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t)
 }
 
 /*
- * Decrypt count ciphertexts (N words each) into count plaintexts (nn words each).
- * use_ifma: both half-size exponentiations of eight ciphertexts go through crypto_mb's
- * 8-lane modexp (constant time); otherwise mpz_powm_sec. Returns 0 on success, -5 when a
- * ciphertext is not a valid residue (the L function's division is not exact).
+ * Decrypt count ciphertexts (N words each) into count plaintexts (nn words each), all
+ * exponentiations constant time. backend 1 (IFMA): both half-size exponentiations of eight
+ * ciphertexts go through crypto_mb's 8-lane modexp; 2 (ADX): our fixed-window exponentiation
+ * on the MULX/ADX kernel (needs copl_have_adx() and p^2 of a multiple of 8 words, else -3);
+ * 0 (GMP): mpz_powm_sec. Returns 0 on success.
  */
-int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int use_ifma)
+int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int backend)
 {
+    if (backend == COPL_BACKEND_ADX)
+        return (copl_have_adx() && copl_adx_fits(d->ph)) ? dec_batch_adx(d, count, cts, out) : -3;
+    int use_ifma = backend == COPL_BACKEND_IFMA;
     mpz_t c, xp, xq, m, t;
     mpz_inits(c, xp, xq, m, t, NULL);
     int rc = 0;

@@ -1,16 +1,26 @@
 """DJN encryption with a fixed-base table for h_s, and the choice of arithmetic backend.
 
-Backends, all producing identical ciphertexts from the same randomness (tested):
+Backends, all producing identical ciphertexts from the same randomness (tested); this table,
+:data:`BACKENDS`, is the one registry of them (the CLI's ``--backend``, the benchmarks and
+the tests read it):
   ``gmpy2``  the reference: one ``powmod`` per ciphertext, no table.
-  ``gmp``    the native C core, 64-bit limbs, Montgomery multiplication on GMP's mpn layer.
+  ``gmp``    the native C core, 64-bit limbs, Montgomery products on GMP's mpn layer: the
+             portable path, for CPUs without the two below.
+  ``adx``    the native core on CPUs with BMI2 + ADX + AVX2 (Intel since Broadwell, AMD
+             since Zen): our MULX/ADX Montgomery product and a 256-bit constant-time scan;
+             moduli of a multiple of 512 bits (n^2 of 512- to 4096-bit keys in 512-bit steps).
   ``ifma``   the native core, eight ciphertexts at a time in AVX512-IFMA (Intel crypto_mb);
              its widest kernel holds n^2 of keys up to 2,053 bits.
-  ``auto``   ``ifma`` where the CPU has it and the key fits its kernel, else ``gmp``, else
-             ``gmpy2`` -- so every key size works with the default on every CPU.
+  ``auto``   ``ifma`` where the CPU has it and the key fits its kernel, else ``adx`` where it
+             runs, else ``gmp``, else ``gmpy2`` -- so every key size works with the default on
+             every CPU. ``COPL_DISABLE_IFMA=1`` / ``COPL_DISABLE_ADX=1`` hide a path (how a
+             machine with IFMA tests and measures the others).
 
 Side channels: the table lookup indexes by digits of the secret exponent a. The default is a
-constant-time gather (every lookup reads the whole window); ``constant_time=False`` reads one
+constant-time scan (every lookup reads the whole window); ``constant_time=False`` reads one
 entry and is faster but leaks cache-line access patterns to a co-located attacker.
+
+Windows are measured on the CPU that runs them and cached per CPU (:mod:`.windows`).
 """
 
 from __future__ import annotations
@@ -18,18 +28,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import djn
+from cryptoffload.crypto.paillier import djn, windows
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.paillier.keys import PublicKey
 
-BACKENDS = ("auto", "ifma", "gmp", "gmpy2")
+BACKENDS: dict[str, str] = {
+    "auto": "the fastest that runs here for this key",
+    "ifma": "AVX512-IFMA, 8 ciphertexts at a time (crypto_mb)",
+    "adx": "MULX/ADX Montgomery kernel + AVX2 constant-time scan",
+    "gmp": "portable C on GMP's mpn layer",
+    "gmpy2": "gmpy2 powmod per ciphertext (reference)",
+}
 
-# Window sizes chosen by `python benchmarks/paillier.py --choose-window` on the development
-# machine (Xeon with AVX512-IFMA, 2 cores; benchmarks/results/paillier_windows.json):
-# key bits -> (backend, constant_time) -> window bits. Keys between sizes use the smaller
-# size's row. Memory is ceil(exp_bits / w) * 2^w entries of one n^2-sized number each.
+# Fallback windows, used only where they cannot be measured (no native core): the choices
+# of `python benchmarks/paillier.py --choose-window` on the AVX512-IFMA Xeon. Elsewhere the
+# window is measured per CPU (windows.window_for).
 DEFAULT_WINDOWS_BY_BITS: dict[int, dict[tuple[str, bool], int]] = {
     1024: {("ifma", False): 12, ("ifma", True): 6, ("gmp", False): 12, ("gmp", True): 5},
     2048: {("ifma", False): 10, ("ifma", True): 7, ("gmp", False): 11, ("gmp", True): 6},
@@ -39,9 +54,15 @@ DEFAULT_MAX_TABLE_BYTES = 256 * 1024 * 1024
 
 
 def default_window(bits: int, backend: str, constant_time: bool) -> int:
-    sizes = sorted(DEFAULT_WINDOWS_BY_BITS)
+    """The window for keys of ``bits`` bits with this backend and lookup mode on this CPU:
+    measured and cached per CPU (:func:`.windows.window_for`); 0 for ``gmpy2`` (no table)."""
+    if backend == "gmpy2":
+        return 0
+    if native.native_available():
+        return windows.window_for(bits, (bits + 1) // 2, backend, constant_time)
+    sizes = sorted(DEFAULT_WINDOWS_BY_BITS)   # pragma: no cover - a table needs the core anyway
     row = DEFAULT_WINDOWS_BY_BITS[max([b for b in sizes if b <= bits], default=sizes[0])]
-    return row.get((backend, constant_time), 0)
+    return row.get(("gmp" if backend == "adx" else backend, constant_time), 0)
 
 
 def resolve_backend(backend: str, nsquare_bits: int | None = None) -> str:
@@ -51,32 +72,40 @@ def resolve_backend(backend: str, nsquare_bits: int | None = None) -> str:
     if backend not in BACKENDS:
         raise ConfigError(f"unknown Paillier backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     fits = nsquare_bits is None or native.ifma_fixed_base_fits(nsquare_bits)
+    adx_fits = native.adx_available() and (nsquare_bits is None or native.adx_fits(nsquare_bits))
     if backend == "auto":
         if native.ifma_available() and fits:
             return "ifma"
+        if adx_fits:
+            return "adx"
         return "gmp" if native.native_available() else "gmpy2"
     if backend == "ifma" and not native.ifma_available():
-        raise BackendUnavailable("backend 'ifma' needs AVX512-IFMA and the crypto_mb build; use 'gmp' or 'auto'")
+        raise BackendUnavailable("backend 'ifma' needs AVX512-IFMA and the crypto_mb build; use 'adx', 'gmp' or 'auto'")
     if backend == "ifma" and nsquare_bits is not None and not fits:   # no size: nothing to refuse
         raise ConfigError(
             f"backend 'ifma' handles keys up to 2,053 bits (crypto_mb's widest kernel), not a "
             f"{(nsquare_bits + 1) // 2}-bit key; use 'auto' or 'gmp'")
+    if backend == "adx" and not native.adx_available():
+        raise BackendUnavailable("backend 'adx' needs a CPU with BMI2, ADX and AVX2 and the native core; "
+                                 "use 'gmp' or 'auto'")
+    if backend == "adx" and not adx_fits:
+        raise ConfigError(f"backend 'adx' needs n^2 of a multiple of 512 bits, not {nsquare_bits} bits; "
+                          "use 'auto' or 'gmp'")
     if backend == "gmp":
         native.require_native()
     return backend
 
 
 def table_bytes_estimate(pk: "PublicKey", backend: str, window: int) -> int:
-    windows = -(-pk.exp_bits // window)
-    entry = 8 * (-(-pk.nsquare.bit_length() // 52)) if backend == "ifma" else 8 * (-(-pk.nsquare.bit_length() // 64))
-    return windows * (1 << window) * entry
+    return windows.table_bytes(backend, pk.nsquare.bit_length(), pk.exp_bits, window)
 
 
 class Encryptor:
     """DJN encryption for one public key with a fixed-base table for h_s.
 
-    ``window`` defaults to the benchmark-chosen size for the backend and lookup mode, shrunk
-    until the table fits ``max_table_bytes``; ``table_bytes`` reports the memory used.
+    ``window`` defaults to the size measured on this CPU for the backend and lookup mode
+    (:mod:`.windows`), shrunk until the table fits ``max_table_bytes``; ``table_bytes``
+    reports the memory used.
     """
 
     def __init__(self, pk: "PublicKey", backend: str = "auto", *, constant_time: bool = True,
@@ -98,9 +127,8 @@ class Encryptor:
                 f"a {w}-bit window needs {table_bytes_estimate(pk, self.backend, w) / 2**20:.0f} MiB of table, "
                 f"more than the {max_table_bytes / 2**20:.0f} MiB allowed")
         self.window = w
-        self._table = native.FixedBaseTable(
-            pk.hs, pk.nsquare, pk.n, pk.exp_bits, w, constant_time,
-            native.BACKEND_IFMA if self.backend == "ifma" else native.BACKEND_GMP)
+        self._table = native.FixedBaseTable(pk.hs, pk.nsquare, pk.n, pk.exp_bits, w, constant_time,
+                                            native.BACKEND_CODES[self.backend])
         self.table_bytes = self._table.table_bytes
 
     def describe(self) -> str:

@@ -6,7 +6,8 @@ short random a (n/2 bits, as Intel's IPCL does), which a fixed-base table makes 
 (:mod:`.encryptor`).
 
 Secrets and time: decryption's exponentiations and the private key's setup (in C) use
-constant-time exponentiation (``mpz_powm_sec`` or crypto_mb) and Fermat inverses; so does the
+constant-time exponentiation (crypto_mb's on IFMA, our MULX/ADX kernel's on AVX2 + ADX CPUs,
+``mpz_powm_sec`` elsewhere) and Fermat inverses; so does the
 gmpy2 reference here (``powmod_sec``). Prime generation itself (``is_prime`` on candidates)
 is variable time, as in every mainstream library.
 """
@@ -252,11 +253,20 @@ class PrivateKey:
         mp, mq = half(p), half(q)
         return int(mp + p * ((mq - mp) * _inverse_mod_prime(p, q) % q))
 
-    def raw_decrypt_many(self, values: Sequence[int], use_ifma: bool = True) -> list[int]:
+    def decrypt_path(self, use_ifma: bool = True) -> str:
+        """The kernel set decryption runs here: ``ifma``, ``adx``, ``gmp`` (the C core) or
+        ``gmpy2`` (no core); see :meth:`~cryptoffload.crypto._native.core.CrtDecryptor.path`."""
+        dec = self._decryptor()
+        return "gmpy2" if dec is None else dec.path(use_ifma)
+
+    def raw_decrypt_many(self, values: Sequence[int], use_ifma: bool = True, *, path: str | None = None) -> list[int]:
+        """Plaintexts of ciphertext integers (each a checked unit below n^2), all at once in C:
+        the batch crosses into the core once. ``use_ifma=False`` keeps off crypto_mb; ``path``
+        forces a kernel set (benchmarks and tests)."""
         dec = self._decryptor()
         if dec is None:
             return [self.raw_decrypt_reference(c) for c in values]
-        return dec.decrypt(list(values), use_ifma)
+        return dec.decrypt(list(values), use_ifma, path=path)
 
     def decrypt(self, ct: Ciphertext) -> int:
         return self.raw_decrypt_many([self._check(ct)])[0]
