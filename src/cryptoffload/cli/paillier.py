@@ -71,7 +71,7 @@ def paillier_encrypt(
     bound: Optional[str] = typer.Option(None, "--bound", help="B with |value| <= B for every value, written in the "
                                         "file's header in the clear and carried through add/sum/mul, which refuse a "
                                         "result that could pass n/3 (default: 2^64, every 64-bit integer)."),
-    backend: str = typer.Option("auto", "--backend", help="auto, ifma, gmp or gmpy2."),
+    backend: str = typer.Option("auto", "--backend", help="auto, ifma, adx, gmp or gmpy2 (auto: the fastest that runs on this CPU)."),
     variable_time: bool = typer.Option(False, "--variable-time",
                                        help="Faster table lookup that leaks cache access patterns (see docs)."),
     insecure_study_size: bool = INSECURE_OPTION,
