@@ -11,10 +11,11 @@ for every candidate would cost seconds) for a fraction of a second, keeps the fa
 writes it to a cache file keyed by the CPU (model name, cpuid family/model/stepping, the
 kernels' version). ``cryptoffload calibrate paillier-window`` measures again, longer.
 
-The cache file is outside input: it is read only when it is a regular file of at most
-:data:`MAX_CACHE_BYTES` that this user owns and nobody else can write, in a folder likewise,
-and each value only when it is an int within :data:`WINDOW_LIMITS`; anything else is ignored
-and measured again. Windows are not secret; the file is written 0600 anyway, atomically.
+The cache file is outside input: it is read only when it passes the project's one rule for
+files that decide what we do (:mod:`cryptoffload.private_files`: a regular file of at most
+:data:`MAX_CACHE_BYTES` that this user owns and nobody else can write, not reached through a
+link, in a private folder under folders only we or root can write), and each value only when
+it is an int within :data:`WINDOW_LIMITS`; anything else is ignored and measured again. Windows are not secret; the file is written 0600 anyway, atomically.
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import stat
 import threading
 from pathlib import Path
 from typing import Iterable
 
 from cryptoffload import bench
 from cryptoffload.crypto._native import core as native
+from cryptoffload.errors import CryptoffloadError
 from cryptoffload.io import PRIVATE, write_json
 from cryptoffload.machine import cpu_model
+from cryptoffload.private_files import private_dir, read_private
 
 CACHE_NAME = "paillier-windows.json"
 CACHE_VERSION = 1
@@ -68,19 +70,6 @@ def choice_key(backend: str, constant_time: bool, nsquare_bits: int, exp_bits: i
     return f"{backend}-{'ct' if constant_time else 'vt'}-{native.words_for_bits(nsquare_bits)}w-{exp_bits}b"
 
 
-def _owned_private(st: os.stat_result) -> bool:
-    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _trusted(path: Path) -> bool:
-    try:
-        folder, st = os.lstat(path.parent), os.lstat(path)
-    except OSError:
-        return False
-    return (stat.S_ISDIR(folder.st_mode) and _owned_private(folder) and stat.S_ISREG(st.st_mode)
-            and _owned_private(st) and st.st_size <= MAX_CACHE_BYTES)
-
-
 def _valid_choice(name: object, value: object) -> bool:
     if not isinstance(name, str) or len(name) > 64 or isinstance(value, bool) or not isinstance(value, int):
         return False
@@ -91,16 +80,25 @@ def _valid_choice(name: object, value: object) -> bool:
     return low <= value <= high
 
 
+def _read_trusted(path: Path) -> bytes | None:
+    """The cache's bytes when it passes the rule of files that decide what we do
+    (:mod:`cryptoffload.private_files`, readable variant: a regular file of ours that nobody
+    else can write, not reached through a link, in folders only we or root can write), else None."""
+    try:
+        return read_private(path, "Paillier window cache", max_bytes=MAX_CACHE_BYTES, readable=True)
+    except CryptoffloadError:
+        return None
+
+
 def read_cache(path: Path | None = None) -> dict[str, dict[str, int]]:
     """The whole cache, CPU key -> {choice key: window}, keeping only valid entries; empty
     when the file is missing, not trusted (see the module docstring) or not the format."""
-    path = path or cache_path()
-    if not _trusted(path):
+    raw = _read_trusted(path or cache_path())
+    if raw is None:
         return {}
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(MAX_CACHE_BYTES + 1)[:MAX_CACHE_BYTES])
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("cpus"), dict):
         return {}
@@ -113,17 +111,14 @@ def read_cache(path: Path | None = None) -> dict[str, dict[str, int]]:
 
 def save_choices(choices: dict[str, int], path: Path | None = None) -> Path | None:
     """Merge this CPU's ``choices`` into the cache file (0600, atomic, its folder 0700 made
-    when missing); None when the folder is not ours to write (then nothing is written)."""
+    when missing); None when the folder is not ours to write or an existing file is not
+    trusted (then nothing is written)."""
     path = path or cache_path()
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
+        private_dir(path.parent, "Paillier window cache")
+    except CryptoffloadError:
         return None
-    try:
-        folder = os.lstat(path.parent)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(folder.st_mode) or not _owned_private(folder) or (path.exists() and not _trusted(path)):
+    if path.exists() and _read_trusted(path) is None:
         return None
     cpus = read_cache(path)
     cpus.setdefault(cpu_key(), {}).update(choices)
