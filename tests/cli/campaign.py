@@ -370,6 +370,13 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, [], "--out", [fx["adir"], fx["afile"] + "/x"])
     floats(s, [], "--seconds", zero=True)
     add(s, [], "--seconds", ["1e9"])
+    s = "calibrate paillier-window"
+    add(s, [], "--bits", ["0", "200000", "-1", "1_024", "x", ""])
+    add(s, [], "--backend", ["nosuch", ""])
+    floats(s, [], "--seconds", zero=True)
+    add(s, [], "--seconds", ["1e9"])
+    ints(s, [], "--rounds", zero=True)
+    ints(s, [], "--max-table-mib", zero=True)
     s = "calibrate gpu"
     add(s, [], "--bits", ["0", "200000", "-1"])
     add(s, [], "--batches", ["x", "1", "0,5", "8,99999999999", ""])

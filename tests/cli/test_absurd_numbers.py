@@ -25,6 +25,7 @@ Q = ["--quick", "--no-progress"]
 FLOAT_OPTIONS = [
     (["calibrate"], "--seconds", "s"),
     (["calibrate", "ciphers"], "--seconds", "s"),
+    (["calibrate", "paillier-window"], "--seconds", "s"),
     (["plan", "isc", "--clients", "10"], "--requests-per-client", "requests/s"),
     (["plan", "isc", "--clients", "10"], "--nand-tb", "TB"),
     (["ridge", "buyer", "--platform", "http://127.0.0.1:1", "--csp", "http://127.0.0.1:1", "--insecure-http"],
