@@ -172,6 +172,19 @@ class RnsRing:
     def p_product(self) -> int:
         return math.prod(self.chain.special)
 
+    @cached_property
+    def imaginary_unit(self) -> np.ndarray:
+        """NTT form of ``X**(N/2)`` over every row, ``(K, N)``: the polynomial whose slots are all
+        ``i`` (``xi**(5**j * N/2) = i`` since ``5**j = 1 mod 4``), so a product with it multiplies
+        the slots by ``i``. Output ``k`` is ``psi**(e N/2)`` with ``e = 2 bitrev(k) + 1``: the
+        square root ``j = psi**(N/2)`` of -1 where ``e = 1 mod 4``, ``-j`` elsewhere."""
+        plus = (2 * bit_reverse(self.n) + 1) % 4 == 1
+        out = np.empty((self.rows, self.n), dtype=np.uint64)
+        for k, q in enumerate(self.primes):
+            j = pow(self.psi_root[k], self.n // 2, q)
+            out[k] = np.where(plus, j, q - j)
+        return out
+
 
 def _powers(root: int, n: int, q: int) -> np.ndarray:
     out = np.empty(n, dtype=np.uint64)
