@@ -114,3 +114,24 @@ def test_the_recording_backend_measures_the_twin():
     rec.mod_raise(rec.encrypt_complex(z, level=0, scale=2.0 ** 20))
     assert all(op["wall_s"] is not None for op in rec.ops)
     assert rec.summary()["counts"]["mod_raise"] == 1
+
+
+@pytest.mark.parametrize("name", ["gpu-twin", "emulator"])
+def test_slot_generator_names_the_roots_the_slots_are_values_at(name):
+    """What a bootstrap's DFT matrices are built from: slot j is the polynomial at zeta^(g^j)."""
+    params = CkksParams(1024, (30, 30), 20)
+    b = make_backend(name, params, insecure_study=True)
+    n, g = params.poly_modulus_degree, b.slot_generator
+    assert g == (5 if name == "gpu-twin" else 3)
+    rng = np.random.default_rng(4)
+    if name == "gpu-twin":
+        coeffs = rng.uniform(-1, 1, n)
+        slots = b.scheme.fft.decode(coeffs, 1.0)
+    else:
+        slots = rng.uniform(-1, 1, params.slots) + 1j * rng.uniform(-1, 1, params.slots)
+        coeffs = b.coefficients(slots)
+    exps = np.array([pow(g, j, 2 * n) for j in range(params.slots)])
+    zeta = np.exp(1j * np.pi * exps / n)
+    want = np.polynomial.polynomial.polyval(zeta, coeffs)
+    assert np.max(np.abs(slots - want)) < 1e-9
+    assert RecordingBackend(b).slot_generator == g

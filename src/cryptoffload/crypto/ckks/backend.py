@@ -105,6 +105,12 @@ class CkksBackend(BatchedOps, ABC):
     params: CkksParams
     #: True when ``rotate_many`` shares the key-switch decomposition across steps (hoisting).
     hoists_rotations: bool = False
+    #: Slot ``j`` is the plaintext polynomial's value at ``zeta**(g**j)`` (``zeta`` a primitive
+    #: 2N-th root of unity) for this generator ``g``: 3 in SEAL (and the emulator, which follows
+    #: it), 5 in HEAAN, OpenFHE and the RNS backends. Rotations shift the slots alike either way;
+    #: what depends on it is the map between slots and coefficients -- the DFT matrices of a
+    #: bootstrap's CoeffToSlot and SlotToCoeff.
+    slot_generator: int = 3
 
     @property
     def slots(self) -> int:

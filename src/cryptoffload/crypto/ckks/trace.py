@@ -106,6 +106,10 @@ class RecordingBackend(CkksBackend):
         return self.inner.hoists_rotations
 
     @property
+    def slot_generator(self) -> int:  # type: ignore[override]
+        return self.inner.slot_generator
+
+    @property
     def can_decrypt(self) -> bool:
         return self.inner.can_decrypt
 

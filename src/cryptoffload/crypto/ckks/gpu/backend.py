@@ -74,6 +74,7 @@ class RnsCkksBackend(CheckedBackend):
 
     name = "gpu-twin"
     hoists_rotations = True
+    slot_generator = 5      # the encoder's rotation group (HEAAN's): gpu/encoder.py
     array_kind = "numpy"
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,

@@ -57,11 +57,25 @@ def primitive_root_2n(q: int, n: int) -> int:
     else:  # pragma: no cover - a prime = 1 mod 2N always has one
         raise ValueError(f"no primitive {m}-th root mod {q}")
     # the smallest of the primitive roots root**k, k odd
-    best, r, r2 = root, root, root * root % q
-    for _ in range(n - 1):
-        r = r * r2 % q
-        best = min(best, r)
-    return best
+    return int(_powers(root, m, q)[1::2].min())
+
+
+def _powers(root: int, count: int, q: int) -> np.ndarray:
+    """``root**i mod q`` for ``i < count``, as a table: ``root**(a B + b) = (root**B)**a root**b``
+    for a block ``B`` of about ``sqrt(count)`` (products of two residues below 2^62: exact)."""
+    block = 1 << max(1, (count.bit_length() - 1 + 1) // 2)
+    low = np.empty(block, dtype=np.uint64)
+    x = 1
+    for i in range(block):
+        low[i] = x
+        x = x * root % q
+    step = x                      # root**block
+    high = np.empty(-(-count // block), dtype=np.uint64)
+    y = 1
+    for i in range(len(high)):
+        high[i] = y
+        y = y * step % q
+    return ((high[:, None] * low[None, :]) % np.uint64(q)).reshape(-1)[:count]
 
 
 class RnsRing:
@@ -184,12 +198,3 @@ class RnsRing:
             j = pow(self.psi_root[k], self.n // 2, q)
             out[k] = np.where(plus, j, q - j)
         return out
-
-
-def _powers(root: int, n: int, q: int) -> np.ndarray:
-    out = np.empty(n, dtype=np.uint64)
-    x = 1
-    for i in range(n):
-        out[i] = x
-        x = x * root % q
-    return out
