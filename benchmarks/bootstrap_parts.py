@@ -18,8 +18,8 @@ Three sections, one JSON (``benchmarks/results/bootstrap_parts.json``, or ``--ou
   sparse-secret encapsulation: level-0 switch + raise + switch back at the top), mul_const (real
   and complex) and add_const, at the top level; and the NTT per 64K-word row, the twin's CPU
   loop order beside the GPU's order compiled for the CPU (how the twin ran every kernel before this
-  issue), and a rotation in that order too. Median and minimum of ``--repeats`` rounds after
-  one untimed call.
+  issue), and a rotation in that order too, and the numba kernel set's NTT. Median and minimum
+  of ``--repeats`` rounds after one untimed call.
 * ``openfhe`` (MEASURED, where ``openfhe`` imports: run this script with ``.venv-openfhe``):
   the same ops in OpenFHE 1.6.1 at N = 2^16 with its own 64-bit words, Q of 60 + 9 x 59 = 591
   bits (10 primes; OpenFHE chooses P itself) and ``num_large_digits`` = dnum: EvalRotate, a
@@ -48,6 +48,7 @@ import numpy as np
 
 from cryptoffload import bench as pin
 from cryptoffload.crypto.ckks import CKKS_SECURITY_BITS, CkksParams, make_backend
+from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.dnum import SERIAL_WORD, key_bytes, params_for_dnum
 from cryptoffload.crypto.ckks.gpu.launch import HostExecutor
@@ -133,7 +134,7 @@ def gpu_order_ops(be: Any) -> dict[str, Callable[[], Any]]:
     """The twin's hot loops in the GPU's order (kernels_host.cpp's ``*_gpu_order``: each block and
     thread the GPU would run, one after another -- how the twin ran every kernel before this
     issue) beside its CPU order: the NTT in ms per 64K-word row (forward and inverse of the top
-    level's rows, averaged) and a whole rotation."""
+    level's rows, averaged) and a whole rotation; and the NTT of the numba kernel set."""
     ar = be.scheme.ar
     rows = be.scheme.rows(be.params.levels)
     x = np.random.default_rng(0).integers(0, 2 ** 30, (len(rows), N)).astype(np.uint64) % be.scheme.ring.q[rows][:, None]
@@ -151,13 +152,19 @@ def gpu_order_ops(be: Any) -> dict[str, Callable[[], Any]]:
         finally:
             ar.launcher.executor = saved
 
-    def ntt() -> None:
-        ar.intt(ar.ntt(x.copy(), rows), rows)
+    def ntt(on: Any = ar) -> None:
+        on.intt(on.ntt(x.copy(), rows), rows)
 
     cpu, per_row = ar.launcher.executor, 1e3 / len(rows) / 2
-    return {"ntt_ms_per_row_cpu_order": lambda: run(cpu, ntt) * per_row,
-            "ntt_ms_per_row_gpu_order": lambda: run(gpu, ntt) * per_row,
-            "rotate_gpu_order": lambda: run(gpu, lambda: be.rotate(ct, 1))}
+    out = {"ntt_ms_per_row_cpu_order": lambda: run(cpu, ntt) * per_row,
+           "ntt_ms_per_row_gpu_order": lambda: run(gpu, ntt) * per_row,
+           "rotate_gpu_order": lambda: run(gpu, lambda: be.rotate(ct, 1))}
+    try:                 # numba is not in OpenFHE's Python 3.10 environment
+        numba = Arith(be.scheme.ring, np, "numba")
+    except ImportError:
+        return out
+    out["ntt_ms_per_row_numba"] = lambda: run(cpu, lambda: ntt(numba)) * per_row
+    return out
 
 
 def openfhe_ops(dnum: int) -> tuple[Any, dict[str, Callable[[], Any]]]:
