@@ -66,3 +66,28 @@ def test_dict_roundtrip_and_refusals() -> None:
                      (dict(p.to_dict(), scale_bits="x"), "malformed parameters")]:
         with pytest.raises(CkksError, match=msg):
             CkksParams.from_dict(bad)
+
+
+def test_the_security_table_reaches_n_65536_and_keeps_seals_below():
+    from cryptoffload.crypto.ckks import SEAL_SECURITY_BITS
+
+    assert SEAL_SECURITY_BITS == {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
+    assert CKKS_SECURITY_BITS[65536] == 1747 and CKKS_SECURITY_BITS[131072] == 3523
+    assert all(CKKS_SECURITY_BITS[n] == bits for n, bits in SEAL_SECURITY_BITS.items())
+    at_bound = CkksParams(65536, (60,) * 28 + (67,), 50)          # 1747 bits
+    assert at_bound.total_bits == 1747 and at_bound.is_secure
+    at_bound.check_security()
+    with pytest.raises(ConfigError, match="1747-bit limit for 128-bit security at N = 65536"):
+        CkksParams(65536, (60,) * 28 + (68,), 50).check_security()
+
+
+def test_the_special_modulus_may_span_several_primes():
+    from cryptoffload.crypto.ckks.params import MAX_SPECIAL_BITS
+
+    p = CkksParams(8192, (60, 40, 40, 300), 40)
+    assert (p.special_bits, p.single_special_prime, p.total_bits, p.levels) == (300, False, 440, 2)
+    assert CkksParams(8192, (60, 40, 60), 40).single_special_prime
+    with pytest.raises(ConfigError, match="special modulus"):
+        CkksParams(8192, (60, 40, MAX_SPECIAL_BITS + 1), 40)
+    with pytest.raises(ConfigError, match="at least 2 primes"):
+        CkksParams(8192, (61, 40, 300), 40)          # a data prime is still one prime of <= 60 bits

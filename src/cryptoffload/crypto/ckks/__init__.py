@@ -54,7 +54,8 @@ from typing import Any
 #: public name -> the module (in this package) that defines it
 _EXPORTS = {
     "CkksError": "errors",
-    **dict.fromkeys(("CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "WORD_BYTES", "CkksParams"), "params"),
+    **dict.fromkeys(("CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "SEAL_SECURITY_BITS", "WORD_BYTES", "CkksParams"),
+                   "params"),
     "coeff_modulus_primes": "primes",
     **dict.fromkeys(("naf", "power_of_two_steps", "rotation_plan"), "rotations"),
     **dict.fromkeys(("KIND_CIPHERTEXT", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "pack_frame", "peek_context",

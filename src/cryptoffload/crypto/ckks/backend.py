@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.batched import BatchedOps
+from cryptoffload.crypto.ckks.constants import constant_scale, slot_constant
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import KIND_PUBLIC, KIND_SECRET, pack_frame, unpack_frame
 from cryptoffload.crypto.ckks.params import CkksParams
@@ -104,6 +105,12 @@ class CkksBackend(BatchedOps, ABC):
     params: CkksParams
     #: True when ``rotate_many`` shares the key-switch decomposition across steps (hoisting).
     hoists_rotations: bool = False
+    #: Slot ``j`` is the plaintext polynomial's value at ``zeta**(g**j)`` (``zeta`` a primitive
+    #: 2N-th root of unity) for this generator ``g``: 3 in SEAL (and the emulator, which follows
+    #: it), 5 in HEAAN, OpenFHE and the RNS backends. Rotations shift the slots alike either way;
+    #: what depends on it is the map between slots and coefficients -- the DFT matrices of a
+    #: bootstrap's CoeffToSlot and SlotToCoeff.
+    slot_generator: int = 3
 
     @property
     def slots(self) -> int:
@@ -228,6 +235,56 @@ class CkksBackend(BatchedOps, ABC):
     def _pt_values(self, pt: Plaintext) -> np.ndarray:
         raise CkksError(f"{self.name}: sub_plain is not supported")
 
+    # -- bootstrapping's parts (complex slots, constants, conjugation, mod-raise) -------------
+    # Defaults for a library without them: the constant ops go through encode and a plaintext
+    # op (what SEAL would do anyway); the others refuse, naming the backend.
+    def encode_complex(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
+                       scale: float | None = None) -> Plaintext:
+        """Complex slot values (a scalar fills every slot) at a level and scale."""
+        raise CkksError(f"encode_complex: the {self.name} backend encodes real slot values only "
+                        "(complex slots: gpu, gpu-twin, emulator)")
+
+    def encrypt_complex(self, values: ArrayLike, *, level: int | None = None,
+                        scale: float | None = None) -> Ciphertext:
+        raise CkksError(f"encrypt_complex: the {self.name} backend encrypts real slot values only")
+
+    def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
+        """The complex slots (``decrypt`` gives their real parts)."""
+        raise CkksError(f"decrypt_complex: the {self.name} backend decrypts real slot values only")
+
+    def mul_const(self, ct: Ciphertext, value: complex, *, scale: float | None = None) -> Ciphertext:
+        """``ct`` times ``value`` in every slot, the constant encoded at ``scale`` (default: the
+        parameters' scale) as ``round(value * scale)``: the result's scale is ``scale(ct) *
+        scale`` at the same level (``scale=1`` multiplies exactly by an integer). Default: encode
+        the constant at the ciphertext's level, then ``mul_plain``."""
+        c = slot_constant("mul_const", value)
+        sc = constant_scale("mul_const", scale, self.params.scale)
+        lv = self.level(ct)
+        pt = (self.encode(c.real, level=lv, scale=sc) if c.imag == 0
+              else self.encode_complex(c, level=lv, scale=sc))
+        return self.mul_plain(ct, pt)
+
+    def add_const(self, ct: Ciphertext, value: complex) -> Ciphertext:
+        """``ct`` plus ``value`` in every slot (encoded at the ciphertext's scale). Default:
+        ``add_plain`` of the encoded constant."""
+        c = slot_constant("add_const", value)
+        return self.add_plain(ct, self.encode(c.real, like=ct) if c.imag == 0 else self.encode_complex(c, like=ct))
+
+    def conjugate(self, ct: Ciphertext) -> Ciphertext:
+        """Complex conjugation of the slots (a Galois automorphism with its own key)."""
+        raise CkksError(f"conjugate: the {self.name} backend has no conjugation (gpu, gpu-twin, emulator do)")
+
+    def mod_raise(self, ct: Ciphertext, level: int | None = None) -> Ciphertext:
+        """Bootstrapping's first step: a size-2 ciphertext at level 0, its coefficients read
+        modulo the level's modulus ``q_0`` and lifted to ``level`` (default: the top), so that
+        it decrypts to ``m + q_0 I`` for a small integer polynomial ``I``; same scale."""
+        raise CkksError(f"mod_raise: the {self.name} backend cannot raise a ciphertext's modulus "
+                        "(bootstrapping's parts are the gpu backends')")
+
+    def mod_raise_keys(self) -> list[str]:
+        """Names of the keys :meth:`mod_raise` uses (as in :meth:`key_bytes`; none by default)."""
+        return []
+
     def rotation_plan(self, steps: int) -> list[str]:
         """Names (``galois:<step>``) of the keys a rotation by ``steps`` applies, in order."""
         return [] if steps % self.slots == 0 else [f"galois:{steps}"]
@@ -268,7 +325,9 @@ class CheckedBackend(CkksBackend):
         #: ``params``, such as OpenFHE with bootstrapping, extends it)
         self._chain = params
         self.insecure_study = insecure_study
-        self.primes = coeff_modulus_primes(params.poly_modulus_degree, params.coeff_mod_bits)
+        # SEAL's primes; a special modulus beyond one prime (the RNS backends') has none here
+        bits = params.coeff_mod_bits if params.single_special_prime else params.coeff_mod_bits[:-1]
+        self.primes = coeff_modulus_primes(params.poly_modulus_degree, bits)
         # bits of the product of the data primes of each level: SEAL's scale bound at that level
         self._level_bits = [math.prod(self.primes[: lv + 1]).bit_length() for lv in range(params.levels + 1)]
         self._key_id: bytes | None = None
@@ -413,6 +472,20 @@ class CheckedBackend(CkksBackend):
             raise CkksError("rescale: the ciphertext is at level 0 (end of the modulus chain); "
                             "the program needs more levels than the parameters give")
         return lv
+
+    def _raise_target(self, ct: Ciphertext, level: int | None) -> int:
+        """The level a ``mod_raise`` of ``ct`` goes to (default: the top), after checking that
+        ``ct`` is a size-2 ciphertext at level 0."""
+        self._size2("mod_raise", ct)
+        cur = self._meta(ct)[0]
+        if cur != 0:
+            raise CkksError(f"mod_raise: the ciphertext is at level {cur}; mod_switch_to(ct, 0) first "
+                            "(the raise reads its coefficients modulo the last prime group)")
+        top = self.params.levels
+        target = top if level is None else level
+        if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or not 0 < target <= top:
+            raise CkksError(f"mod_raise: the target level must be between 1 and {top}, got {level!r}")
+        return int(target)
 
     def _target_level(self, obj: Any, level: int) -> int:
         cur = self._meta(obj)[0]

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.constants import complex_slots
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
@@ -67,11 +68,14 @@ class EmulatorBackend(CheckedBackend):
         super().__init__(params, insecure_study=insecure_study)
         self.keeps_values = bool(values)
         self._roots: np.ndarray | None = None
+        self._has_conj = False
+        self._ephemeral: int | None = None
 
     def coefficients(self, values: np.ndarray) -> np.ndarray:
-        """The real polynomial whose canonical embedding is ``values`` (unscaled): slot ``i``
-        is its value at the primitive ``2N``-th root ``zeta**(3**i mod 2N)``, the conjugate root
-        carries the conjugate (SEAL's slot order: generator 3, as in its Galois elements). Why:
+        """The real polynomial whose canonical embedding is ``values`` (unscaled, real or complex):
+        slot ``i`` is its value at the primitive ``2N``-th root ``zeta**(3**i mod 2N)``, the
+        conjugate root carries the conjugate (SEAL's slot order: generator 3, as in its Galois
+        elements). Why:
         overflow in CKKS is a property of these coefficients times the scale, not of the
         slot values (a sparse vector can hold values far larger than a dense one)."""
         n = self.params.poly_modulus_degree
@@ -85,14 +89,16 @@ class EmulatorBackend(CheckedBackend):
             self._roots = roots
         spectrum = np.zeros(m, dtype=np.complex128)
         spectrum[self._roots] = values
-        spectrum[m - self._roots] = values  # real values: the conjugate is the value itself
+        spectrum[m - self._roots] = np.conj(values)
         return np.fft.fft(spectrum)[:n].real / n
 
     def _coeff_bits(self, values: np.ndarray, scale: float) -> float:
         peak = float(np.max(np.abs(self.coefficients(values)))) * scale
         return math.log2(peak) if peak > 0 else float("-inf")
 
-    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, *, conjugation: bool = False,
+               ephemeral_weight: int | None = None) -> None:
+        """The key bookkeeping the RNS backends' ``keygen`` makes (no keys: nothing is encrypted)."""
         if self._key_id is not None and not self._has_secret:
             raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
         steps = self._normalise_steps(rotations)
@@ -100,6 +106,8 @@ class EmulatorBackend(CheckedBackend):
         self._has_secret = True
         self._has_relin = bool(relin)
         self._galois = steps
+        self._has_conj = bool(conjugation)
+        self._ephemeral = None if ephemeral_weight is None else int(ephemeral_weight)
 
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
         e = obj.raw
@@ -124,13 +132,28 @@ class EmulatorBackend(CheckedBackend):
                             f"at level {lv}")
         return Plaintext(_Emu(vals if self.keeps_values else None, lv, sc, 1), self.fingerprint)
 
+    def encode_complex(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
+                       scale: float | None = None) -> Plaintext:
+        self._need_public("encode_complex")
+        lv, sc = self._encode_target(like, level, scale)
+        vals = complex_slots("encode_complex", values, self.slots)
+        if self.keeps_values and math.ceil(max(self._coeff_bits(vals, sc), 0.0)) >= self._level_bits[lv]:
+            raise CkksError(f"encode_complex: encoded values are too large for the {self._level_bits[lv]}-bit "
+                            f"modulus at level {lv}")
+        return Plaintext(_Emu(vals if self.keeps_values else None, lv, sc, 1), self.fingerprint)
+
+    def encrypt_complex(self, values: ArrayLike, *, level: int | None = None,
+                        scale: float | None = None) -> Ciphertext:
+        e = self._own(self.encode_complex(values, level=level, scale=scale), Plaintext, "encrypt")
+        return self._out(_apply(np.copy, e.values), e.level, e.scale)
+
     def encrypt(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
         e = self._own(pt, Plaintext, "encrypt")
         return self._out(_apply(np.copy, e.values), e.level, e.scale)
 
-    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+    def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
         e = self._own(ct, Ciphertext, "decrypt")
         self._need_secret("decrypt")
         values = self._kept(e, "decrypt")
@@ -139,10 +162,13 @@ class EmulatorBackend(CheckedBackend):
             raise CkksError(f"decrypt: a coefficient of 2^{bits:.1f} (values x scale 2^{math.log2(e.scale):.1f}) "
                             f"overflows the {self._level_bits[e.level]}-bit modulus at level {e.level}; real CKKS "
                             "would return garbage: rescale earlier or keep values smaller")
-        return values.copy()
+        return values.astype(np.complex128)
+
+    def decrypt(self, ct: Ciphertext) -> np.ndarray:
+        return np.ascontiguousarray(self.decrypt_complex(ct).real)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
-        return self._kept(self._own(pt, Plaintext, "decode"), "decode").copy()
+        return np.ascontiguousarray(self._kept(self._own(pt, Plaintext, "decode"), "decode").real)
 
     def add(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         ea, eb = self._summands("add", a, b)
@@ -206,11 +232,36 @@ class EmulatorBackend(CheckedBackend):
         self._size2("rotate", ct)
         return self._out(_apply(lambda v: np.roll(v, -int(steps)), e.values), e.level, e.scale, e.size)
 
+    def conjugate(self, ct: Ciphertext) -> Ciphertext:
+        e = self._own(ct, Ciphertext, "conjugate")
+        self._size2("conjugate", ct)
+        if not self._has_conj:
+            raise CkksError("conjugate: no conjugation key (keygen(conjugation=True))")
+        return self._out(_apply(np.conj, e.values), e.level, e.scale, e.size)
+
+    def mod_raise(self, ct: Ciphertext, level: int | None = None) -> Ciphertext:
+        """Shape only: the level goes to ``level`` (default: the top), the scale stays. With
+        values it is refused: the ``q_0 I`` a raise adds depends on the secret key and the
+        ciphertext's randomness, which an emulator does not have."""
+        e = self._own(ct, Ciphertext, "mod_raise")
+        target = self._raise_target(ct, level)
+        if self.keeps_values:
+            raise CkksError("mod_raise: the emulator keeps slot values, not a secret key, and the q_0 I a raise "
+                            "adds depends on both; run the program on gpu-twin, or on an emulator with "
+                            "values=False for its shape")
+        return self._out(None, target, e.scale, e.size)
+
+    def mod_raise_keys(self) -> list[str]:
+        return [] if self._ephemeral is None else ["encapsulation:to_sparse", "encapsulation:sparse_to_dense"]
+
     # -- serialisation ------------------------------------------------------------------------
     def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
         e = self._own(ct, Ciphertext, "serialize_ciphertext")
+        values = self._kept(e, "serialize_ciphertext")
+        if np.iscomplexobj(values):
+            raise CkksError("serialize_ciphertext: the emulator serialises real slot values only")
         return self._frame(KIND_CIPHERTEXT, struct.pack("<BdB", e.level, e.scale, e.size)
-                           + self._kept(e, "serialize_ciphertext").astype("<f8").tobytes())
+                           + values.astype("<f8").tobytes())
 
     def deserialize_ciphertext(self, data: bytes) -> Ciphertext:
         payload = self._unframe(data, KIND_CIPHERTEXT)
@@ -227,7 +278,8 @@ class EmulatorBackend(CheckedBackend):
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
         header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()), "relin": self._has_relin,
-                  "insecure_study": self.insecure_study, "values": self.keeps_values}
+                  "insecure_study": self.insecure_study, "values": self.keeps_values, "conj": self._has_conj,
+                  "ephemeral_weight": self._ephemeral}
         return self._frame(kind, pack_sections(header, []))
 
     @classmethod
@@ -237,5 +289,8 @@ class EmulatorBackend(CheckedBackend):
         self._key_id = key_id
         self._has_relin = bool(header.get("relin"))
         self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._has_conj = bool(header.get("conj"))
+        weight = header.get("ephemeral_weight")
+        self._ephemeral = weight if isinstance(weight, int) and not isinstance(weight, bool) else None
         self._has_secret = kind == KIND_SECRET
         return self

@@ -130,6 +130,7 @@ class OpenFheBackend(CheckedBackend):
 
     name = "openfhe"
     hoists_rotations = True
+    slot_generator = 5
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
                  num_large_digits: int | None = None, bootstrap_level_budget: Sequence[int] | None = None,

@@ -5,7 +5,11 @@ writes them into a trace, and the in-storage simulator (``workloads/he_program.p
 every ciphertext, plaintext and key from them, so all three read the same object.
 
 Conventions (SEAL's, which the trace schema follows): ``coeff_mod_bits`` lists the RNS primes,
-the last one the *special* prime used only by key switching. ``levels = len(coeff_mod_bits) - 2``
+the last one the *special* modulus ``P`` used only by key switching: one prime of at most 60
+bits for SEAL, or -- for the RNS backends (``gpu``, ``gpu-twin``), whose hybrid key switching
+takes ``P`` of several word-size primes (Han and Ki, CT-RSA 2020) -- a modulus of up to the
+data primes' total (:data:`MAX_SPECIAL_BITS` beyond that), which fixes the number of key-switching
+digits ``dnum`` (``gpu/dnum.py`` sizes it for a chosen ``dnum``). ``levels = len(coeff_mod_bits) - 2``
 multiplicative levels; a ciphertext at level ``l`` holds ``l + 1`` RNS limbs; level 0 is the
 last data prime. Sizes are the in-memory RNS sizes a device model uses (``N * limbs * 8``
 bytes per polynomial), not the (compressed) serialised sizes.
@@ -21,15 +25,35 @@ from typing import Any
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import ConfigError
 
-__all__ = ["CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "MAX_PRIME_BITS", "WORD_BYTES", "CkksParams"]
+__all__ = ["CKKS_SECURITY_BITS", "DEFAULT_PARAMS", "MAX_PRIME_BITS", "MAX_SPECIAL_BITS", "SEAL_SECURITY_BITS",
+           "WORD_BYTES", "CkksParams"]
 
 WORD_BYTES = 8
 
-#: Largest total coefficient-modulus size (bits) for 128-bit classical security with a ternary
-#: secret, per ring dimension (HomomorphicEncryption.org standard, Table 1; SEAL's tc128 table).
-CKKS_SECURITY_BITS: dict[int, int] = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
+#: The Homomorphic Encryption Standard's Table 1 for 128-bit classical security with a uniform
+#: ternary secret (Albrecht et al., HomomorphicEncryption.org, 2018): the largest log2(Q P) per
+#: ring dimension. SEAL's ``tc128`` table is exactly this; it stops at N = 32768.
+SEAL_SECURITY_BITS: dict[int, int] = {1024: 27, 2048: 54, 4096: 109, 8192: 218, 16384: 438, 32768: 881}
+
+#: Largest log2(Q P) for 128-bit classical security with a uniform ternary secret, per ring
+#: dimension: the standard's Table 1 (:data:`SEAL_SECURITY_BITS`) to N = 32768, and for N = 2^16
+#: and 2^17 Table 5.2 of Bossuat et al., "Security Guidelines for Implementing Homomorphic
+#: Encryption" (IACR CiC 1(4), 2024; ePrint 2024/463; lattice estimator, MATZOV cost model):
+#: 1747 and 3523 bits -- the values OpenFHE checks (``stdlatticeparms.cpp``, PR #807, 2024).
+#: Why not 1772 for N = 2^16: no table we could find gives it (it is what doubling 881 roughly
+#: extrapolates to); the guidelines' own estimate is lower. The guidelines' table is slightly
+#: stricter than the 2018 one at smaller N too (430 bits at 2^14, 868 at 2^15); we keep the
+#: standard's values there, which SEAL enforces. Only a *uniform ternary* secret is covered: a
+#: sparse secret lowers security (OpenFHE's SPARSE_TERNARY main secret of Hamming weight 192
+#: is checked against this same table, which does not certify it); the RNS backends keep the
+#: main secret uniform ternary and use a sparse one only under a key of small modulus
+#: (``gpu/sparse.py``).
+CKKS_SECURITY_BITS: dict[int, int] = {**SEAL_SECURITY_BITS, 65536: 1747, 131072: 3523}
 
 MAX_PRIME_BITS = 60  # SEAL's limit for one RNS prime (SEAL_USER_MOD_BIT_COUNT_MAX)
+#: Largest special modulus P (bits) of any parameter set: the RNS backends' P is at most 32
+#: word-size primes (the base-conversion kernels' bound), and ``dnum = 1`` needs P >= Q.
+MAX_SPECIAL_BITS = 992
 
 
 @dataclass(frozen=True)
@@ -52,9 +76,13 @@ class CkksParams:
         # a prime = 1 mod 2N needs more bits than 2N itself
         lo = (2 * n).bit_length() + 1
         if len(bits) < 2 or any(isinstance(b, bool) or not isinstance(b, int) or not lo <= b <= MAX_PRIME_BITS
-                                for b in bits):
+                                for b in bits[:-1]):
             raise ConfigError(f"coeff_mod_bits must list at least 2 primes (data primes, then the special prime) "
                               f"of {lo} to {MAX_PRIME_BITS} bits for N = {n}, got {list(bits)!r}")
+        special = bits[-1]
+        if isinstance(special, bool) or not isinstance(special, int) or not lo <= special <= MAX_SPECIAL_BITS:
+            raise ConfigError(f"the special modulus (last of coeff_mod_bits) must have {lo} to {MAX_SPECIAL_BITS} bits "
+                              f"for N = {n} (one prime of at most {MAX_PRIME_BITS} for SEAL), got {special!r}")
         object.__setattr__(self, "coeff_mod_bits", bits)
         s = self.scale_bits
         if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s < sum(bits[:-1]):
@@ -81,6 +109,16 @@ class CkksParams:
     def total_bits(self) -> int:
         return sum(self.coeff_mod_bits)
 
+    @property
+    def special_bits(self) -> int:
+        """Bits of the special modulus ``P`` (the last entry)."""
+        return self.coeff_mod_bits[-1]
+
+    @property
+    def single_special_prime(self) -> bool:
+        """Whether ``P`` is one prime SEAL can make (at most :data:`MAX_PRIME_BITS` bits)."""
+        return self.special_bits <= MAX_PRIME_BITS
+
     def security_bound(self) -> int | None:
         return CKKS_SECURITY_BITS.get(self.poly_modulus_degree)
 
@@ -102,7 +140,7 @@ class CkksParams:
                               "to use it for a study only")
         raise ConfigError(f"coeff_mod_bits {list(self.coeff_mod_bits)} total {self.total_bits} bits, above the "
                           f"{bound}-bit limit for 128-bit security at N = {self.poly_modulus_degree} "
-                          "(HE standard); use fewer or smaller primes, a larger N, or insecure_study=True "
+                          "(HE standard; security guidelines table for N >= 65536); use fewer or smaller primes, a larger N, or insecure_study=True "
                           "for a study that will not protect real data")
 
     def limbs(self, level: int) -> int:

@@ -28,7 +28,7 @@ from cryptoffload.crypto.ckks.framing import (
     pack_sections,
 )
 from cryptoffload.crypto.ckks.inflate import inflated_size
-from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
+from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, MAX_PRIME_BITS, WORD_BYTES, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.private_files import private_dir
 
@@ -141,6 +141,10 @@ class SealBackend(CheckedBackend):
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False) -> None:
         s = self._s = _sealapi()  # first: a missing library is reported before bad parameters
+        if not params.single_special_prime:
+            raise ConfigError(f"SEAL's special modulus is one prime of at most {MAX_PRIME_BITS} bits, got "
+                              f"{params.special_bits} (a special modulus of several primes is the gpu backends'); "
+                              "use a smaller last entry of coeff_mod_bits")
         super().__init__(params, insecure_study=insecure_study)
         ep = s.EncryptionParameters(s.SCHEME_TYPE.CKKS)
         ep.set_poly_modulus_degree(params.poly_modulus_degree)

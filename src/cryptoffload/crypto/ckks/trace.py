@@ -21,8 +21,11 @@ not produce (encrypted or deserialised elsewhere) is a *program input*, named by
 ``*_plain`` ops name it in ``plaintext`` and give ``plaintext_bytes``. A rotation that the
 library composes from several keys is recorded as one ``rotate`` op per key switch (wall time
 split evenly); a ``mod_switch_to`` over several levels as one ``mod_switch`` per dropped level,
-as SEAL does. Methods that are not ops (``level``, sizes, serialisation, ...) pass through
-unrecorded.
+as SEAL does. Bootstrapping's parts are ops of their own: ``mul_const`` and ``add_const`` (a
+constant, no plaintext read; ``constant_scale`` says what the constant was encoded at),
+``conjugate`` (keyed ``conj``) and ``mod_raise`` (keyed with the sparse-secret encapsulation's
+keys where the inner backend has them); complex encodings are ``encode`` ops. Methods that are
+not ops (``level``, sizes, serialisation, ...) pass through unrecorded.
 """
 
 from __future__ import annotations
@@ -101,6 +104,10 @@ class RecordingBackend(CkksBackend):
     @property
     def hoists_rotations(self) -> bool:  # type: ignore[override]
         return self.inner.hoists_rotations
+
+    @property
+    def slot_generator(self) -> int:  # type: ignore[override]
+        return self.inner.slot_generator
 
     @property
     def can_decrypt(self) -> bool:
@@ -190,11 +197,12 @@ class RecordingBackend(CkksBackend):
     def _ctb(self, ct: Any) -> int:
         return self.inner.ciphertext_bytes(ct)
 
-    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = ()) -> Ciphertext:
+    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = (), extra: dict[str, Any] | None = None,
+               **kw: Any) -> Ciphertext:
         lv = self.inner.level(ct)
         ref = self._ref(ct)
-        out, wall = self._timed(op, getattr(self.inner, op), ct, *args)
-        self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, keys))
+        out, wall = self._timed(op, getattr(self.inner, op), ct, *args, **kw)
+        self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, keys, **(extra or {})))
         return out
 
     def _binary(self, op: str, a: Ciphertext, b: Ciphertext) -> Ciphertext:
@@ -213,8 +221,9 @@ class RecordingBackend(CkksBackend):
         return out
 
     # -- keys, encoding, encryption --------------------------------------------------------------
-    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
-        self.inner.keygen(rotations, relin)
+    def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, **kw: Any) -> None:
+        """The inner backend's keygen (its own options, such as ``conjugation``, passed on)."""
+        self.inner.keygen(rotations, relin, **kw)
 
     def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
@@ -224,6 +233,28 @@ class RecordingBackend(CkksBackend):
         self._bind(pt, self._record("encode", self.inner.level(pt), [], self.slots * WORD_BYTES,
                                     self.inner.plaintext_bytes(pt), wall))
         return pt
+
+    def encode_complex(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
+                       scale: float | None = None) -> Plaintext:
+        """A complex encoding: recorded as an ``encode`` op (its slots are twice a real vector's)."""
+        pt, wall = self._timed("encode", self.inner.encode_complex, values, like=like, level=level, scale=scale)
+        self._bind(pt, self._record("encode", self.inner.level(pt), [], 2 * self.slots * WORD_BYTES,
+                                    self.inner.plaintext_bytes(pt), wall))
+        return pt
+
+    def encrypt_complex(self, values: ArrayLike, *, level: int | None = None,
+                        scale: float | None = None) -> Ciphertext:
+        ct, wall = self._timed("encrypt", self.inner.encrypt_complex, values, level=level, scale=scale)
+        self._bind(ct, self._record("encrypt", self.inner.level(ct), [], 2 * self.slots * WORD_BYTES, self._ctb(ct),
+                                    wall))
+        return ct
+
+    def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
+        lv = self.inner.level(ct)
+        ref = self._ref(ct)
+        out, wall = self._timed("decrypt", self.inner.decrypt_complex, ct)
+        self._record("decrypt", lv, [ref], self._ctb(ct), max(1, out.nbytes), wall)
+        return out
 
     def encrypt(self, values: ArrayLike, **kw: Any) -> Ciphertext:
         """Encrypt (a host-side ``encrypt`` op, whose output is a program input in DRAM)."""
@@ -289,6 +320,27 @@ class RecordingBackend(CkksBackend):
             ref = self._record("mod_switch", lv, [ref], per_limb * (lv + 1), per_limb * lv, self._share(wall, 1 / n))
         self._bind(out, ref)
         return out
+
+    def mul_const(self, ct: Ciphertext, value: complex, *, scale: float | None = None) -> Ciphertext:
+        """A ``mul_const`` op (no plaintext is read: the constant is a few words), with the scale
+        the constant was encoded at (``constant_scale``)."""
+        sc = self.params.scale if scale is None else scale
+        return self._unary("mul_const", ct, value, scale=scale, extra={"constant_scale": float(sc)})
+
+    def add_const(self, ct: Ciphertext, value: complex) -> Ciphertext:
+        return self._unary("add_const", ct, value)
+
+    def conjugate(self, ct: Ciphertext) -> Ciphertext:
+        """A key switch with the conjugation key (``conj``)."""
+        return self._unary("conjugate", ct, keys=("conj",))
+
+    def mod_raise(self, ct: Ciphertext, level: int | None = None) -> Ciphertext:
+        """A ``mod_raise`` op at level 0 (its output at the raised level), with the keys the inner
+        backend's raise uses (the sparse-secret encapsulation's, where it has them)."""
+        return self._unary("mod_raise", ct, level, keys=tuple(self.inner.mod_raise_keys()))
+
+    def mod_raise_keys(self) -> list[str]:
+        return self.inner.mod_raise_keys()
 
     def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Ref, **extra: Any) -> Ref:
         plan = self.inner.rotation_plan(steps)

@@ -71,6 +71,41 @@ def test_small_rings_run_the_shared_memory_stages_alone(host_lib, monkeypatch):
     assert np.array_equal(cu.intt(f_ref.copy(), rows), a)
 
 
+def gpu_ordered(monkeypatch, ring: RnsRing = RING) -> Arith:
+    """A cuda-host Arith whose launches run the GPU's order (kernels_host.cpp's *_gpu_order: every
+    block and thread the GPU would run), where the plain cuda-host launches run the CPU's."""
+    from cryptoffload.crypto.ckks.gpu.launch import HostExecutor
+
+    ex = HostExecutor()
+    plain_kernel = ex.kernel
+    monkeypatch.setattr(ex, "kernel", lambda name: plain_kernel(f"{name}_gpu_order"))
+    ar = Arith(ring, np, "cuda-host")
+    ar.launcher.executor = ex
+    return ar
+
+
+@pytest.mark.parametrize("threads", [64, 1024])
+def test_the_cpu_ntt_launches_equal_the_gpus_block_schedules(host_lib, monkeypatch, threads):
+    """The cuda-host NTT launches run a CPU loop order (kernels_host.cpp); the GPU's own block
+    schedules (ntt_upper_block ...) are compiled there too (*_gpu_order): launch by launch, out of
+    place and in place, on chosen rows, both give the same words."""
+    from cryptoffload.crypto.ckks.gpu import arith_cuda
+
+    monkeypatch.setattr(arith_cuda, "MAX_CHUNK_THREADS", threads)
+    gpu_order, cpu_order = gpu_ordered(monkeypatch), Arith(RING, np, "cuda-host")
+    rng = np.random.default_rng(threads)
+    buf = rand(rng, np.arange(RING.rows), (2,))
+    offsets, primes = np.array([0, 3, 9, 12]), np.array([0, 3, 2, 5])
+    for inverse in (False, True):
+        for src in (None, buf.copy()):
+            outs = []
+            for ar in (gpu_order, cpu_order):
+                out = buf.copy()
+                ar.transform(out, offsets, primes, inverse, src=None if src is None else src.copy())
+                outs.append(out)
+            assert np.array_equal(outs[0], outs[1]), (inverse, src is None)
+
+
 @SEEDS
 @given(seed=st.integers(0, 2 ** 32), exact=st.booleans())
 def test_base_conversion(impls, seed, exact):
@@ -169,6 +204,30 @@ def test_key_switching_items_with_permutations(impls, seed):
     ref = Arith(RING, np, "ref")
     want = ref.ks_inner(ref.permute(digits[1], 5 ** 3 % (2 * RING.n)), keys[0], qp, qp)
     assert np.array_equal(out[1], want)
+
+
+def test_cpu_conversions_and_products_equal_the_gpus_threads(host_lib, monkeypatch):
+    """conv_jobs_k and ks_items_k run block by block on the CPU; the GPU's thread-per-coefficient
+    order gives the same words, also for a compact key read at other rows."""
+    from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+
+    gpu_order, cpu_order = gpu_ordered(monkeypatch), Arith(RING, np, "cuda-host")
+    rng = np.random.default_rng(11)
+    x = rand(rng, np.arange(RING.rows), (2,))
+    jobs = [ConvJob(0, (0, 1, 2), 0, (0, 1, 2, 3), (3, 4, 5, 6)), ConvJob(7, (0, 1, 2, 3, 4), 4, (1, 0), (5, 6)),
+            ConvJob(9, (2, 3), 6, (0, 1), (0, 6), exact=False)]
+    convs = [ar.convert(x, ar.conv_plan(("cpu", 1), lambda: jobs), np.zeros((8, RING.n), dtype=np.uint64))
+             for ar in (gpu_order, cpu_order)]
+    assert np.array_equal(*convs)
+    qp, key_rows = np.array([0, 1, 5]), np.array([0, 1, 2])
+    digits = rand(rng, qp, (2, 2))
+    keys = rand(rng, qp, (2, 2, 2))                         # compact: only the rows qp, at 0 .. 2
+    perms = np.stack([RING.galois_perm(5)])
+    items = np.array([[0, 1, -1], [1, 0, 0]])
+    prods = [ar.ks_items(digits, keys, ar.asarray(perms), items, qp, key_rows) for ar in (gpu_order, cpu_order)]
+    assert np.array_equal(*prods)
+    ref = Arith(RING, np, "ref")
+    assert np.array_equal(prods[1][0], ref.ks_inner(digits[0], keys[1], key_rows, qp))
 
 
 @SEEDS

@@ -125,6 +125,18 @@ def test_kernel_sets_give_identical_keys_and_ciphertexts():
     assert np.max(np.abs(base[-1] - np.roll(z * z[::-1], -3))) < 1e-4
 
 
+def test_the_twins_cpu_order_equals_the_gpus_order_over_a_whole_program(host_lib, monkeypatch):
+    """Every launch of the pipeline (keys, encryption, products, rotations, batched ops) run in
+    the GPU's block-and-thread order (kernels_host.cpp's *_gpu_order) and in the CPU order the
+    twin uses: the same words throughout."""
+    from .test_arith import gpu_ordered
+
+    s_gpu = scheme("cuda-host", b"order")
+    s_gpu.ar = gpu_ordered(monkeypatch, s_gpu.ring)
+    for i, (x, y) in enumerate(zip(_pipeline(s_gpu), _pipeline(scheme("cuda-host", b"order")))):
+        assert np.array_equal(x, y), i
+
+
 @pytest.mark.parametrize("params", [PARAMS, COMPOSITE])
 def test_every_level_rotates_and_conjugates(params):
     s = RnsScheme(prime_chain(params.poly_modulus_degree, params.coeff_mod_bits), np)

@@ -10,8 +10,11 @@ CPU twin), :mod:`.launch` (every launch, on CuPy or on the host build), :mod:`.c
 conversion launch for many ModUp/ModDown/rescale jobs), :mod:`.keystore` (evaluation keys and
 Galois permutations stacked on the device), :mod:`.arith_compose` (the batched ops composed
 from primitives where there is no fused kernel), :mod:`.capture` (a CUDA graph of a whole
-program). Where to start: :mod:`.backend`, then :mod:`.scheme`. Design, parameters and
-security: ``docs/crypto/ckks-gpu.md``.
+program). Bootstrapping's parts (issue 33): :mod:`.dnum` (the special modulus for a chosen
+number of key-switching digits), :mod:`.modraise` (level 0 lifted to the chain), :mod:`.sparse`
+(the sparse-secret encapsulation), the constants and complex slots in :mod:`.scheme`;
+:mod:`.context` holds the keys of public and secret contexts. Where to start: :mod:`.backend`,
+then :mod:`.scheme`. Design, parameters and security: ``docs/crypto/ckks-gpu.md``.
 """
 
 from cryptoffload.crypto.ckks.gpu.backend import GpuCkksBackend, RnsCkksBackend

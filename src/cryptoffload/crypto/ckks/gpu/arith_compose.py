@@ -35,13 +35,14 @@ def convert(ar: Arith, x: Any, plan: ConvPlan, out: Any) -> Any:
     return out
 
 
-def ks_items(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray) -> Any:
+def ks_items(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray,
+             key_rows: np.ndarray) -> Any:
     out = ar.xp.empty((len(items), 2) + digits.shape[2:], dtype=ar.xp.uint64)
     for k, (b, key, perm) in enumerate(items.tolist()):
         d = digits[b]
         if perm >= 0:
             d = ar.impl.permute(ar.t, ar.xp.ascontiguousarray(d), perms[perm])
-        out[k] = ar.ks_inner(d, keys[key], qp_rows, qp_rows)
+        out[k] = ar.ks_inner(d, keys[key], key_rows, qp_rows)
     return out
 
 

@@ -6,11 +6,18 @@ the same refusals with the same messages), over :class:`~.scheme.RnsScheme`. A p
 runs on SEAL runs here unchanged; levels and (for levels of at most 31 bits) scales are SEAL's
 exactly, since the primes are SEAL's (:mod:`.chain`).
 
-Security: parameters must be within the Homomorphic Encryption Standard's bound for 128-bit
-security with a ternary secret (Albrecht et al., "Homomorphic Encryption Security Standard",
-HomomorphicEncryption.org, 2018, Table 1: log QP <= 27, 54, 109, 218, 438, 881 bits for N =
-1024 .. 32768; :data:`~cryptoffload.crypto.ckks.CKKS_SECURITY_BITS`), counting the special
-primes, unless ``insecure_study=True``. Secrets come from ``os.urandom`` (:mod:`.sampling`).
+Security: parameters must be within the bound for 128-bit security with a uniform ternary
+secret (:data:`~cryptoffload.crypto.ckks.CKKS_SECURITY_BITS`: the Homomorphic Encryption
+Standard's Table 1 to N = 32768 -- log QP <= 27, 54, 109, 218, 438, 881 bits -- and the security
+guidelines' 1747 bits at N = 2^16), counting the special primes, unless ``insecure_study=True``.
+The main secret is uniform ternary; a sparse one exists only for the mod-raise, under a key of
+small modulus (:mod:`.sparse`). Secrets come from ``os.urandom`` (:mod:`.sampling`).
+
+Bootstrapping's parts (issue 33): complex slots (``encode_complex``, ``encrypt_complex``,
+``decrypt_complex``), constants at a chosen scale (``mul_const``, ``add_const``), conjugation,
+``mod_raise`` with the sparse-secret encapsulation (``keygen(ephemeral_weight=32)``), and a
+special modulus of several primes whose size sets the key-switching digits (``dnum``,
+:func:`~.dnum.params_for_dnum`).
 
 Interoperability: both backends write the same frame format (each with its own name in the
 backend field) and each reads the other's, so a ciphertext or context made by the twin loads
@@ -30,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.constants import complex_slots, constant_scale, rounded, slot_constant
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
@@ -43,7 +51,8 @@ from cryptoffload.crypto.ckks.framing import (
     unpack_sections,
 )
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
-from cryptoffload.crypto.ckks.gpu import serial
+from cryptoffload.crypto.ckks.gpu import context, modraise, serial, sparse
+from cryptoffload.crypto.ckks.gpu.dnum import MEMORY_WORD, key_bytes
 from cryptoffload.crypto.ckks.gpu.device import array_module
 from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
@@ -54,7 +63,6 @@ from cryptoffload.errors import ConfigError
 
 #: The backends whose frames are the same format (each writes its own name, each reads both).
 FRAME_NAMES = ("gpu-twin", "gpu")
-MEMORY_WORD = 8
 #: ciphertexts per batched launch of the batched ops: a key switch's digits of 128 ciphertexts
 #: at the HE-CNN's parameters are ~1 GB of device memory
 BATCH = 128
@@ -66,6 +74,7 @@ class RnsCkksBackend(CheckedBackend):
 
     name = "gpu-twin"
     hoists_rotations = True
+    slot_generator = 5      # the encoder's rotation group (HEAAN's): gpu/encoder.py
     array_kind = "numpy"
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
@@ -81,8 +90,10 @@ class RnsCkksBackend(CheckedBackend):
         self.xp = xp
         self._sk: SecretKey | None = None
         self._pk: Any = None
-        #: relinearisation ("relin"), Galois (("galois", step)) and conjugation ("conj") keys
+        #: relinearisation ("relin"), Galois (("galois", step)), conjugation ("conj") and the
+        #: encapsulation's sparse_to_dense keys
         self._keys = EvalKeys(self.scheme.ar)
+        self._encapsulation: sparse.Encapsulation | None = None
 
     @property
     def kernels(self) -> str:
@@ -109,9 +120,11 @@ class RnsCkksBackend(CheckedBackend):
 
     # -- keys ----------------------------------------------------------------------------------
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, *,
-               conjugation: bool = False) -> None:
-        """Secret, public, relinearisation and Galois keys (``None``: power-of-two steps), and
-        the conjugation key if asked; a new key id (ciphertexts of older keys are refused)."""
+               conjugation: bool = False, ephemeral_weight: int | None = None) -> None:
+        """Secret, public, relinearisation and Galois keys (``None``: power-of-two steps), the
+        conjugation key if asked, and the sparse-secret encapsulation's keys for an ephemeral
+        secret of Hamming weight ``ephemeral_weight`` (:meth:`add_encapsulation_keys`); a new
+        key id (ciphertexts of older keys are refused)."""
         if self._key_id is not None and not self._has_secret:
             raise CkksError("keygen: a backend from a public context cannot make keys (no secret key)")
         steps = self._normalise_steps(rotations)
@@ -122,6 +135,7 @@ class RnsCkksBackend(CheckedBackend):
         self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(self._pk)))
         self._has_secret = True
         self._keys.clear()
+        self._encapsulation = None
         if relin:
             self._keys.put("relin", s.gen_relin(self._sk))
         self._has_relin = bool(relin)
@@ -129,6 +143,31 @@ class RnsCkksBackend(CheckedBackend):
         self._add_galois(steps)
         if conjugation:
             self._keys.put("conj", s.gen_galois(self._sk, s.conj_elt), s.conj_elt)
+        if ephemeral_weight is not None:
+            self.add_encapsulation_keys(ephemeral_weight)
+
+    def add_encapsulation_keys(self, weight: int = sparse.EPHEMERAL_WEIGHT) -> None:
+        """The sparse-secret encapsulation (:mod:`.sparse`): an ephemeral secret of Hamming
+        weight ``weight``, its to_sparse key (level 0, small modulus) and sparse_to_dense key
+        (the whole chain), after which the ephemeral secret is wiped. :meth:`mod_raise` then
+        raises under it (``|I| <= (weight + 1) / 2``). Refused where the to_sparse key's modulus
+        is beyond what a weight-32 secret is known to protect, unless ``insecure_study``."""
+        self._need_secret("add_encapsulation_keys")
+        assert self._sk is not None
+        if isinstance(weight, bool) or not isinstance(weight, (int, np.integer)) or not 0 < weight <= self.slots:
+            raise CkksError(f"add_encapsulation_keys: the ephemeral weight must be 1 to {self.slots}, got {weight!r}")
+        ring = self.scheme.ring
+        basis = sparse.encapsulation_basis(ring)
+        if not self.insecure_study and not sparse.is_secure(ring, basis, int(weight)):
+            raise CkksError(f"add_encapsulation_keys: a weight-{weight} secret under a "
+                            f"{sparse.key_modulus_bits(ring, basis)}-bit key at N = {ring.n} is not known to be "
+                            f"128-bit secure (needs weight >= {sparse.EPHEMERAL_WEIGHT}, N >= {sparse.SECURE_MIN_N} "
+                            f"and at most {sparse.SECURE_KEY_BITS} bits: q_0 and one special prime); "
+                            "pass insecure_study=True for a study")
+        enc, back, ephemeral = sparse.gen_encapsulation(self.scheme, self._sk, int(weight))
+        ephemeral.wipe()
+        self._keys.put(sparse.SPARSE_TO_DENSE, back)
+        self._encapsulation = enc
 
     def _add_galois(self, steps: dict[int, str]) -> None:
         """A Galois key for each of ``steps``, put beside the keys already made."""
@@ -181,8 +220,9 @@ class RnsCkksBackend(CheckedBackend):
         return self.chain.limbs(self._meta(pt)[0]) * self.params.poly_modulus_degree * MEMORY_WORD
 
     def key_bytes(self) -> dict[str, int]:
-        """In-memory sizes of the evaluation keys (digits x 2 x all rows x N words)."""
-        one = len(self.chain.digits()) * 2 * len(self.chain.all) * self.params.poly_modulus_degree * MEMORY_WORD
+        """In-memory sizes of the evaluation keys (digits x 2 x all rows x N words; the compact
+        to_sparse key over its own rows)."""
+        one = key_bytes(self.chain)
         out: dict[str, int] = {}
         if self._has_relin:
             out["relin"] = one
@@ -190,7 +230,22 @@ class RnsCkksBackend(CheckedBackend):
             out[name] = one
         if "conj" in self._keys:
             out["conj"] = one
+        enc = self._encapsulation
+        if enc is not None:
+            out["encapsulation:to_sparse"] = int(enc.to_sparse.size) * MEMORY_WORD
+            out["encapsulation:sparse_to_dense"] = one
         return out
+
+    @property
+    def dnum(self) -> int:
+        """Key-switching digits at the top level (:mod:`.dnum`)."""
+        return len(self.chain.digits())
+
+    @property
+    def raise_weight(self) -> int | None:
+        """Hamming weight of the secret :meth:`mod_raise` raises under: the ephemeral one's
+        (``|I| <= (h + 1) / 2``), or None for the dense main secret (uniform ternary)."""
+        return None if self._encapsulation is None else self._encapsulation.weight
 
     # -- encoding --------------------------------------------------------------------------------
     def _encode_raw(self, vals: np.ndarray, level: int, scale: float) -> RawPt:
@@ -228,16 +283,19 @@ class RnsCkksBackend(CheckedBackend):
         assert self._sk is not None
         return self.scheme.decrypt(raw, self._sk)
 
+    def encode_complex(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
+                       scale: float | None = None) -> Plaintext:
+        """Complex slot values at any level and scale (a scalar fills every slot)."""
+        self._need_public("encode_complex")
+        lv, sc = self._encode_target(like, level, scale)
+        return Plaintext(self._encode_raw(complex_slots("encode_complex", values, self.slots), lv, sc),
+                         self.fingerprint)
+
     def encrypt_complex(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Encrypt complex slot values (the interface's ``encrypt`` takes real ones)."""
         self._need_public("encrypt")
-        lv, sc = self._encode_target(None, level, scale)
-        arr = np.asarray(values, dtype=np.complex128)
-        if arr.ndim != 1 or arr.size > self.slots or not np.all(np.isfinite(arr)):
-            raise CkksError(f"encrypt: values must be at most {self.slots} finite complex numbers")
-        vals = np.zeros(self.slots, dtype=np.complex128)
-        vals[: arr.size] = arr
-        return self._ct(self.scheme.encrypt(self._encode_raw(vals, lv, sc), self._pk))
+        pt = self.encode_complex(values, level=level, scale=scale)
+        return self._ct(self.scheme.encrypt(pt.raw, self._pk))
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         raw = self._own(pt, Plaintext, "decode")
@@ -278,6 +336,42 @@ class RnsCkksBackend(CheckedBackend):
         self._size2("mul", a)
         self._size2("mul", b)
         return self._ct(self.scheme.mul(ra, rb))
+
+    # -- constants and mod-raise: bootstrapping's parts -------------------------------------------
+    def mul_const(self, ct: Ciphertext, value: complex, *, scale: float | None = None) -> Ciphertext:
+        """``ct`` times ``value`` encoded at ``scale`` (see the interface): one constant per prime
+        for the real part, and a product with the NTT form of ``X**(N/2)`` for the imaginary part,
+        with no plaintext made."""
+        raw = self._own(ct, Ciphertext, "mul_const")
+        c = slot_constant("mul_const", value)
+        sc = constant_scale("mul_const", scale, self.params.scale)
+        self._scale_in_bounds("mul_const", raw.scale * sc, raw.level)
+        re, im = rounded("mul_const", c, sc, self._level_bits[raw.level])
+        return self._ct(self.scheme.mul_const(raw, re, im, sc))
+
+    def add_const(self, ct: Ciphertext, value: complex) -> Ciphertext:
+        """``ct`` plus ``value`` in every slot, at the ciphertext's scale."""
+        raw = self._own(ct, Ciphertext, "add_const")
+        c = slot_constant("add_const", value)
+        re, im = rounded("add_const", c, raw.scale, self._level_bits[raw.level])
+        return self._ct(self.scheme.add_const(raw, re, im))
+
+    def mod_raise(self, ct: Ciphertext, level: int | None = None) -> Ciphertext:
+        """Bootstrapping's first step (see the interface; :mod:`.modraise`). With encapsulation
+        keys (:meth:`add_encapsulation_keys`): switch to the sparse secret at level 0, raise,
+        switch back at ``level``, so ``|I| <= (h + 1) / 2`` for the ephemeral weight ``h``;
+        without: raised under the main secret (``|I|`` about ``sqrt(N / 18)`` typically, at
+        most ``(h + 1) / 2`` for its ~2N/3 non-zero coefficients)."""
+        raw = self._own(ct, Ciphertext, "mod_raise")
+        target = self._raise_target(ct, level)
+        enc = self._encapsulation
+        if enc is None:
+            return self._ct(modraise.mod_raise(self.scheme, raw, target))
+        raised = modraise.mod_raise(self.scheme, sparse.to_sparse(self.scheme, raw, enc), target)
+        return self._ct(sparse.to_dense(self.scheme, raised, self._keys))
+
+    def mod_raise_keys(self) -> list[str]:
+        return [] if self._encapsulation is None else ["encapsulation:to_sparse", "encapsulation:sparse_to_dense"]
 
     # -- batched ops: one launch per step for the whole batch (crypto/ckks/batched.py) -------------
     def mul_plain_sum(self, terms: Sequence[tuple[Ciphertext, Plaintext]]) -> Ciphertext:
@@ -483,20 +577,7 @@ class RnsCkksBackend(CheckedBackend):
 
     def _context(self, kind: int) -> bytes:
         self._need_public("public_context")
-        steps = sorted(self._galois.items())
-        sections = [("public", serial.residues_to_bytes(self._host(self._pk)))]
-        if "relin" in self._keys:
-            sections.append(("relin", serial.residues_to_bytes(self._host(self._keys.get("relin")))))
-        if steps:
-            sections.append(("galois", b"".join(serial.residues_to_bytes(self._host(self._keys.get(("galois", k))))
-                                                for k, _ in steps)))
-        if "conj" in self._keys:
-            sections.append(("conj", serial.residues_to_bytes(self._host(self._keys.get("conj")))))
-        if kind == KIND_SECRET:
-            self._need_secret("secret_context")
-            assert self._sk is not None
-            sections.append(("secret", serial.secret_to_bytes(self._sk.small)))
-        header = {"params": self.params.to_dict(), "galois": steps, "insecure_study": self.insecure_study}
+        header, sections = context.sections(self, kind)
         return self._frame(kind, pack_sections(header, sections))
 
     @classmethod
@@ -515,39 +596,10 @@ class RnsCkksBackend(CheckedBackend):
             raise CkksError(f"serialised {what} lacks its keys")
         if cls.key_set_id(sec["public"]) != key_id:
             raise CkksError(f"serialised {what}: the public key does not match the key id")
-        ring = self.scheme.ring
-        n, k, g = ring.n, ring.rows, len(ring.digits)
-
-        def load(blob: bytes, shape: tuple[int, ...], name: str) -> Any:
-            return self.xp.asarray(serial.residues_from_bytes(blob, shape, ring.q, f"{what} ({name} key)"))
-
-        self._pk = load(sec["public"], (2, k, n), "public")
-        if "relin" in sec:
-            self._keys.put("relin", load(sec["relin"], (g, 2, k, n), "relinearisation"))
-        try:
-            steps = [(int(st), str(nm)) for st, nm in header.get("galois", [])]
-        except (TypeError, ValueError):
-            raise CkksError(f"malformed {what}: Galois steps") from None
-        if any(not 0 < st < self.slots for st, _ in steps):
-            raise CkksError(f"malformed {what}: a Galois step is out of range")
-        blob = sec.get("galois", b"")
-        one = 4 * g * 2 * k * n
-        if len(blob) != one * len(steps):
-            raise CkksError(f"malformed {what}: {len(blob)} bytes of Galois keys for {len(steps)} steps")
-        for i, (st, nm) in enumerate(steps):
-            self._keys.put(("galois", st), load(blob[i * one: (i + 1) * one], (g, 2, k, n), nm),
-                           self.scheme.galois_elt(st))
-            self._galois[st] = nm
-        if "conj" in sec:
-            self._keys.put("conj", load(sec["conj"], (g, 2, k, n), "conjugation"), self.scheme.conj_elt)
+        context.load_keys(self, header, sec, what)
         self._key_id = key_id
-        self._has_relin = "relin" in self._keys
         if kind == KIND_SECRET:
-            small = serial.secret_from_bytes(sec["secret"], n)
-            self._sk = SecretKey(small, self.scheme.small_to_ntt(small, np.arange(k)))
-            if not self.scheme.is_key_pair(self._sk, self._pk):
-                raise CkksError(f"serialised {what}: the secret key does not belong to the public key")
-            self._has_secret = True
+            context.load_secret(self, sec["secret"], what)
         return self
 
     @classmethod

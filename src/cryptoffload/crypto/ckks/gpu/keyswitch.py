@@ -34,22 +34,55 @@ fixed level the launches do not depend on the batch size.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 
 
-def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int) -> Any:
+@dataclass(frozen=True)
+class Basis:
+    """The decomposition a key switch uses: the data rows of each digit, the rows of the special
+    modulus, and where the key holds each row (the data rows of the level, then the special
+    rows; ``None``: at the same row indices, a key over every row). The ring's own basis
+    (:meth:`main`) serves every key of the key set; the sparse-secret encapsulation
+    (:mod:`.sparse`) switches at level 0 with digits of one prime and part of ``P``, under a key
+    that holds only those rows."""
+
+    digits: tuple[tuple[int, ...], ...]
+    special: tuple[int, ...]
+    key_rows: tuple[int, ...] | None = None
+
+    @classmethod
+    def main(cls, ring: RnsRing, level: int) -> "Basis":
+        return cls(tuple(ring.level_digits(level)), tuple(int(r) for r in ring.special_rows))
+
+    def qp_rows(self, ring: RnsRing, level: int) -> np.ndarray:
+        """The rows of an extended polynomial: the level's data rows, then the special rows."""
+        return np.concatenate([ring.data_rows(level), np.asarray(self.special, dtype=np.int64)])
+
+    def key_row_table(self, ring: RnsRing, level: int) -> np.ndarray:
+        return self.qp_rows(ring, level) if self.key_rows is None else np.asarray(self.key_rows, dtype=np.int64)
+
+    def p_product(self, ring: RnsRing) -> int:
+        return math.prod(ring.primes[r] for r in self.special)
+
+
+def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int, basis: Basis | None = None) -> Any:
     """Digits of the polynomials starting at rows ``starts`` of ``buf`` (NTT form, each the
-    level's data rows): ``(B, G, R + alpha, N)`` in NTT form over :meth:`~.ring.RnsRing.qp_rows`."""
+    level's data rows): ``(B, G, R + alpha, N)`` in NTT form over the basis' rows (the ring's
+    own, :meth:`Basis.main`, by default)."""
     ring = ar.ring
+    basis = basis or Basis.main(ring, level)
     data = ring.data_rows(level)
     r_count = len(data)
-    qp = ring.qp_rows(level)
-    digits = ring.level_digits(level)
+    qp = basis.qp_rows(ring, level)
+    digits = basis.digits
     starts = [int(s) for s in starts]
     offsets = np.concatenate([np.arange(s, s + r_count) for s in starts])
     coeff = ar.xp.empty_like(buf)
@@ -60,43 +93,45 @@ def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int) -> Any:
         return [ConvJob(s + rows[0], rows, (b * len(digits) + g) * len(qp), tuple(range(len(qp))),
                         tuple(int(r) for r in qp)) for b, s in enumerate(starts) for g, rows in enumerate(digits)]
 
-    ar.convert(coeff, ar.conv_plan(("modup", level, tuple(starts), buf.shape), jobs), out)
+    ar.convert(coeff, ar.conv_plan(("modup", level, tuple(starts), buf.shape, basis), jobs), out)
     count = out.shape[0] * out.shape[1] * len(qp)
     ar.transform(out, np.arange(count), np.tile(qp, count // len(qp)), False)
     return out
 
 
-def inner(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, level: int) -> Any:
+def inner(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, level: int,
+          basis: Basis | None = None) -> Any:
     """``(K, 2, R + alpha, N)``: item ``(b, key, perm)`` is digit set ``b`` (through permutation
     ``perm`` of ``perms``, -1: none) times ``keys[key]``."""
-    return ar.ks_items(digits, keys, perms, items, ar.ring.qp_rows(level))
+    basis = basis or Basis.main(ar.ring, level)
+    return ar.ks_items(digits, keys, perms, items, basis.qp_rows(ar.ring, level), basis.key_row_table(ar.ring, level))
 
 
 def mod_down(ar: Arith, acc: Any, level: int, base: Any = None, bases: Sequence[tuple[int, int]] | None = None,
-             perms: Any = None) -> Any:
+             perms: Any = None, basis: Basis | None = None) -> Any:
     """Divide ``acc`` ``(..., R + alpha, N)`` (contiguous, NTT form over the level's rows and
-    ``P``'s; its ``P`` rows are overwritten) by ``P``: ``(..., R, N)``. ``bases``, one per
-    polynomial of ``acc`` in order: (element offset in ``base`` of ``R`` rows to add,
-    permutation index), ``(-1, -1)`` for none."""
+    ``P``'s -- the basis' special rows; they are overwritten) by ``P``: ``(..., R, N)``.
+    ``bases``, one per polynomial of ``acc`` in order: (element offset in ``base`` of ``R`` rows
+    to add, permutation index), ``(-1, -1)`` for none."""
     ring = ar.ring
+    special = (basis or Basis.main(ring, level)).special
     rows = ring.data_rows(level)
     r_count = len(rows)
-    alpha = len(ring.special_rows)
-    qp = r_count + alpha
+    qp = r_count + len(special)
     lead = acc.shape[:-2]
     parts = int(np.prod(lead)) if lead else 1
-    special = tuple(int(r) for r in ring.special_rows)
     offsets = np.concatenate([np.arange(p * qp + r_count, (p + 1) * qp) for p in range(parts)])
-    ar.transform(acc, offsets, np.tile(ring.special_rows, parts), True)
+    ar.transform(acc, offsets, np.tile(np.asarray(special, dtype=np.int64), parts), True)
     conv = ar.xp.empty((parts, r_count, ring.n), dtype=ar.xp.uint64)
 
     def jobs() -> list[ConvJob]:
         return [ConvJob(p * qp + r_count, special, p * r_count, tuple(range(r_count)), tuple(int(r) for r in rows))
                 for p in range(parts)]
 
-    ar.convert(acc, ar.conv_plan(("moddown", level, parts), jobs), conv)
+    ar.convert(acc, ar.conv_plan(("moddown", level, parts, special), jobs), conv)
     ar.transform(conv, np.arange(parts * r_count), np.tile(rows, parts), False)
-    pinv, pinv_sh = ar.const(("pinv", level), lambda: ring.inverse_of(ring.p_product, rows))
+    pinv, pinv_sh = ar.const(("pinv", level, special),
+                             lambda: ring.inverse_of(math.prod(ring.primes[r] for r in special), rows))
     items = _combine_items(ring.n, qp, parts, bases)
     out = ar.combine(acc, conv, base, perms if perms is not None else _no_perm(ar), items, rows, pinv, pinv_sh)
     return out.reshape(lead + (r_count, ring.n))
@@ -115,11 +150,11 @@ def _no_perm(ar: Arith) -> Any:
 
 
 def switch(ar: Arith, buf: Any, starts: Sequence[int], key_items: Sequence[tuple[int, int, int]], keys: Any,
-           perms: Any, level: int, bases: Sequence[tuple[int, int]] | None = None) -> Any:
+           perms: Any, level: int, bases: Sequence[tuple[int, int]] | None = None, basis: Basis | None = None) -> Any:
     """The whole key switch of the polynomials at ``starts`` of ``buf``: ``key_items`` are
     ``(which start, key index, permutation index)``; ``bases`` as in :func:`mod_down`, offsets
-    into ``buf``. ``(K, 2, R, N)``."""
-    digits = decompose(ar, buf, starts, level)
-    acc = inner(ar, digits, keys, perms, np.asarray(key_items, dtype=np.int64).reshape(-1, 3), level)
-    return mod_down(ar, acc, level, buf, bases, perms)
+    into ``buf``; ``basis`` the decomposition (the ring's own by default). ``(K, 2, R, N)``."""
+    digits = decompose(ar, buf, starts, level, basis)
+    acc = inner(ar, digits, keys, perms, np.asarray(key_items, dtype=np.int64).reshape(-1, 3), level, basis)
+    return mod_down(ar, acc, level, buf, bases, perms, basis)
 

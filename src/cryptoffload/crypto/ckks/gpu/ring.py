@@ -57,11 +57,25 @@ def primitive_root_2n(q: int, n: int) -> int:
     else:  # pragma: no cover - a prime = 1 mod 2N always has one
         raise ValueError(f"no primitive {m}-th root mod {q}")
     # the smallest of the primitive roots root**k, k odd
-    best, r, r2 = root, root, root * root % q
-    for _ in range(n - 1):
-        r = r * r2 % q
-        best = min(best, r)
-    return best
+    return int(_powers(root, m, q)[1::2].min())
+
+
+def _powers(root: int, count: int, q: int) -> np.ndarray:
+    """``root**i mod q`` for ``i < count``, as a table: ``root**(a B + b) = (root**B)**a root**b``
+    for a block ``B`` of about ``sqrt(count)`` (products of two residues below 2^62: exact)."""
+    block = 1 << max(1, (count.bit_length() - 1 + 1) // 2)
+    low = np.empty(block, dtype=np.uint64)
+    x = 1
+    for i in range(block):
+        low[i] = x
+        x = x * root % q
+    step = x                      # root**block
+    high = np.empty(-(-count // block), dtype=np.uint64)
+    y = 1
+    for i in range(len(high)):
+        high[i] = y
+        y = y * step % q
+    return ((high[:, None] * low[None, :]) % np.uint64(q)).reshape(-1)[:count]
 
 
 class RnsRing:
@@ -172,11 +186,15 @@ class RnsRing:
     def p_product(self) -> int:
         return math.prod(self.chain.special)
 
-
-def _powers(root: int, n: int, q: int) -> np.ndarray:
-    out = np.empty(n, dtype=np.uint64)
-    x = 1
-    for i in range(n):
-        out[i] = x
-        x = x * root % q
-    return out
+    @cached_property
+    def imaginary_unit(self) -> np.ndarray:
+        """NTT form of ``X**(N/2)`` over every row, ``(K, N)``: the polynomial whose slots are all
+        ``i`` (``xi**(5**j * N/2) = i`` since ``5**j = 1 mod 4``), so a product with it multiplies
+        the slots by ``i``. Output ``k`` is ``psi**(e N/2)`` with ``e = 2 bitrev(k) + 1``: the
+        square root ``j = psi**(N/2)`` of -1 where ``e = 1 mod 4``, ``-j`` elsewhere."""
+        plus = (2 * bit_reverse(self.n) + 1) % 4 == 1
+        out = np.empty((self.rows, self.n), dtype=np.uint64)
+        for k, q in enumerate(self.primes):
+            j = pow(self.psi_root[k], self.n // 2, q)
+            out[k] = np.where(plus, j, q - j)
+        return out

@@ -7,6 +7,10 @@ key-switching keys, encryption's ephemeral ``v`` and its errors -- comes from
 * uniform mod ``q``: 32-bit words masked to ``q``'s bit length, values ``>= q`` rejected;
 * ternary ``{-1, 0, 1}`` uniform (the secret distribution of the Homomorphic Encryption
   Standard's table and SEAL's): bytes ``< 255`` mapped by ``b mod 3 - 1`` (255 rejected);
+* sparse ternary of Hamming weight ``h`` (the ephemeral secret of the sparse-secret
+  encapsulation, :mod:`.sparse`): ``h`` distinct positions, each index a masked 32-bit word
+  (``N`` is a power of two, so the mask is exact) with repeats rejected, and a uniform sign per
+  position from one bit each;
 * discrete Gaussian with ``sigma = 3.2`` cut at ``6 sigma`` (SEAL's bound, 19): a cumulative
   distribution table of 64-bit thresholds, computed with 40 significant digits, searched with
   one 64-bit uniform word per sample.
@@ -78,6 +82,24 @@ class Sampler:
             b = b[b < 255].astype(np.int64)
             got = np.concatenate([got, b % 3 - 1])
         return got[:n]
+
+    def sparse_ternary(self, n: int, weight: int) -> np.ndarray:
+        """``n`` values in ``{-1, 0, 1}`` with exactly ``weight`` non-zero, their positions a
+        uniform ``weight``-subset and their signs uniform (``int64``; ``n`` a power of two)."""
+        if not 0 < weight <= n or n & (n - 1):
+            raise ValueError(f"a sparse ternary vector of {n} entries cannot have weight {weight}")
+        mask = np.uint32(n - 1)
+        chosen: list[int] = []
+        seen: set[int] = set()
+        while len(chosen) < weight:
+            for idx in (np.frombuffer(self.random_bytes(4 * (weight - len(chosen))), dtype="<u4") & mask).tolist():
+                if idx not in seen and len(chosen) < weight:
+                    seen.add(idx)
+                    chosen.append(idx)
+        signs = np.unpackbits(np.frombuffer(self.random_bytes((weight + 7) // 8), dtype=np.uint8))[:weight]
+        out = np.zeros(n, dtype=np.int64)
+        out[np.array(chosen, dtype=np.int64)] = 2 * signs.astype(np.int64) - 1
+        return out
 
     def gaussian(self, n: int) -> np.ndarray:
         """``n`` discrete Gaussian values, ``sigma = 3.2``, ``|x| <= 19`` (``int64``)."""

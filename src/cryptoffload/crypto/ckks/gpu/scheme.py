@@ -293,6 +293,42 @@ class RnsScheme:
         out = self.ar.lincomb(self.ar.gather([ct.data for ct in cts]), c, c_sh, rows)
         return [RawCt(out[r], level, cts[0].scale * scale) for r in range(ints.shape[0])]
 
+    # -- constants ------------------------------------------------------------------------------
+    def _row_constant(self, value: int, rows: np.ndarray) -> tuple[Any, Any]:
+        """``value mod q_r`` per row, with Shoup quotients, on the device (made once per value)."""
+        return self.ar.const(("int", value, len(rows)), lambda: self.ring.constant(value, rows))
+
+    def _times_i(self, data: Any, level: int) -> Any:
+        """``data`` (``(..., R, N)``) times ``X**(N/2)``: every slot times ``i``."""
+        rows = self.rows(level)
+        unit = self.ar.const(("imaginary_unit", len(rows)), lambda: (self.ring.imaginary_unit[: len(rows)].copy(),))[0]
+        if data.ndim == 2:
+            return self.ar.mul(data, unit, rows)
+        return self.ar.gather([self.ar.mul(data[i], unit, rows) for i in range(data.shape[0])])
+
+    def _const_times(self, data: Any, real: int, imag: int, level: int) -> Any:
+        """``data * (real + imag X**(N/2))``: the product with the constant polynomial whose slots
+        are all ``real + imag i`` (exact: one constant per row, and the monomial's NTT form)."""
+        rows = self.rows(level)
+        out = self.ar.mul_const(data, *self._row_constant(real, rows), rows)
+        if imag:
+            turned = self._times_i(self.ar.mul_const(data, *self._row_constant(imag, rows), rows), level)
+            out = self.ar.add(out, turned, rows)
+        return out
+
+    def mul_const(self, a: RawCt, real: int, imag: int, scale: float) -> RawCt:
+        """``a`` times the constant ``(real + imag i) / scale`` in every slot, given as the rounded
+        integers ``real``, ``imag`` (a constant encoded at ``scale``): the scale becomes
+        ``a.scale * scale``; no level is used (rescale afterwards where the scale needs it)."""
+        return RawCt(self._const_times(a.data, real, imag, a.level), a.level, a.scale * scale)
+
+    def add_const(self, a: RawCt, real: int, imag: int) -> RawCt:
+        """``a`` plus the constant ``(real + imag i) / a.scale`` in every slot (rounded integers at
+        ``a``'s scale)."""
+        rows = self.rows(a.level)
+        ones = self.ar.const(("ones", len(rows)), lambda: (np.ones((len(rows), self.n), dtype=np.uint64),))[0]
+        return self.add_plain(a, RawPt(self._const_times(ones, real, imag, a.level), a.level, a.scale))
+
     def mul(self, a: RawCt, b: RawCt) -> RawCt:
         """Tensor product of two size-2 ciphertexts: size 3, not relinearised."""
         return RawCt(self.ar.tensor(a.data, b.data, self.rows(a.level)), a.level, a.scale * b.scale)
