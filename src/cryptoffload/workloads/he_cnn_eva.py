@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from cryptoffload.crypto.ckks.params import CKKS_SECURITY_BITS, MAX_PRIME_BITS, CkksParams
+from cryptoffload.crypto.ckks.params import MAX_PRIME_BITS, SEAL_SECURITY_BITS, CkksParams
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.workloads.he_program import HEProgram
 from cryptoffload.workloads.he_program_builder import ProgramBuilder
@@ -211,9 +211,9 @@ def eva_params(vec_size: int = 8192, input_scale: int = 30, output_range: int = 
     128-bit security bound (EVA's selector), primes from :func:`eva_coeff_modulus`."""
     bits = eva_coeff_modulus(input_scale, output_range)
     n = 2 * vec_size
-    while CKKS_SECURITY_BITS.get(n, 0) < sum(bits):
+    while SEAL_SECURITY_BITS.get(n, 0) < sum(bits):   # EVA runs on SEAL: SEAL's table, to 32768
         n *= 2
-        if n > max(CKKS_SECURITY_BITS):
+        if n > max(SEAL_SECURITY_BITS):
             raise ConfigError(f"no ring dimension gives 128-bit security for {sum(bits)} bits of modulus")
     return CkksParams(n, bits, input_scale)
 
