@@ -101,16 +101,16 @@ def _work_bytes() -> int:
 
 
 def _png_plan(h: PngHeader, file_bytes: int) -> DecodePlan:
-    """Pillow decodes a PNG whole, in its mode's layout; then one conversion (two through RGBA
-    for a transparent colour) before the image is reduced."""
+    """Pillow decodes a PNG whole, in its mode's layout; then its grey and opacity bands are
+    taken (:func:`_bands`) before they are reduced."""
     mode = _png_mode(h)
     pixels = h.width * h.height
-    if h.transparency and mode != "LA":
-        convert = 8  # to RGBA (4 bytes a pixel), then to LA (4)
-    elif mode in ("LA", "L"):
-        convert = 0
+    if h.transparency and mode not in ("LA", "RGBA"):
+        convert = 6  # to RGBA (4 bytes a pixel), then grey (1) and opacity (1)
+    elif mode in ("LA", "RGBA"):
+        convert = 2  # grey (1) and opacity (1)
     else:
-        convert = 4 if mode in ("RGBA", "I;16") else 1  # to LA or I (4), else to L (1)
+        convert = {"L": 0, "I;16": 4}.get(mode, 1)  # as it is, to 32-bit grey (4), to grey (1)
     row = (h.width * h.channels * h.bit_depth + 7) // 8 + 1
     parts = {"decoded image": pixels * MODE_BYTES[mode], "conversion": pixels * convert,
              "decoder rows": 4 * row, "metadata": h.compressed_ancillary * PIL_TEXT_CHUNK,
@@ -162,13 +162,16 @@ def decode_grey_alpha(data: bytes) -> "tuple[np.ndarray, np.ndarray | None]":
                 if plan.format == "JPEG":
                     im.draft("L", _draft_size(plan.width, plan.height))
                 im.load()
-                small = _reduced(_working(im))
+                full_grey, full_alpha = _bands(im)
+                grey = _reduced(full_grey)
+                alpha = None if full_alpha is None else _reduced(full_alpha)
+                del full_grey, full_alpha
         except ImageRefused:
             raise
         except (OSError, SyntaxError, ValueError, EOFError, IndexError, KeyError, TypeError,
                 Image.DecompressionBombError) as exc:
             raise ImageRefused(f"cannot decode it ({exc}); the file is damaged or truncated") from None
-    return _arrays(_upright(small, orientation))
+    return _grey_array(_upright(grey, orientation)), None if alpha is None else _alpha_array(_upright(alpha, orientation))
 
 
 @contextmanager
@@ -183,15 +186,17 @@ def _strict_pillow() -> Iterator[None]:
         ImageFile.LOAD_TRUNCATED_IMAGES = before
 
 
-def _working(im: Image.Image) -> Image.Image:
-    """The image as grey ("L"), grey and opacity ("LA") or 32-bit grey ("I", from 16 bits)."""
+def _bands(im: Image.Image) -> "tuple[Image.Image, Image.Image | None]":
+    """The grey band ("L", or "I" from 16 bits) and the opacity band ("L") where the image has
+    one: single bands, so that reducing them copies nothing (Pillow reduces "LA" and "RGBA"
+    through a premultiplied copy of the whole image)."""
     if im.mode.startswith("I"):
-        return im if im.mode == "I" else im.convert("I")
-    if "transparency" in im.info and im.mode != "LA":
-        return im.convert("RGBA").convert("LA")
-    if im.mode in ("RGBA", "LA", "PA", "La", "RGBa"):
-        return im if im.mode == "LA" else im.convert("LA")
-    return im if im.mode == "L" else im.convert("L")
+        return (im if im.mode == "I" else im.convert("I")), None
+    if "transparency" in im.info and im.mode not in ("LA", "RGBA"):
+        im = im.convert("RGBA")
+    if im.mode in ("RGBA", "LA"):
+        return (im.getchannel("L") if im.mode == "LA" else im.convert("L")), im.getchannel("A")
+    return (im if im.mode == "L" else im.convert("L")), None
 
 
 def _reduced(im: Image.Image) -> Image.Image:
@@ -213,12 +218,13 @@ def _upright(im: Image.Image, orientation: object) -> Image.Image:
     return im if method is None else im.transpose(method)
 
 
-def _arrays(im: Image.Image) -> "tuple[np.ndarray, np.ndarray | None]":
-    """Pillow image -> grey (and opacity) arrays in [0, 1]; 16-bit grey keeps its full range."""
+def _grey_array(im: Image.Image) -> np.ndarray:
+    """Grey levels in [0, 1]; 16-bit grey keeps its full range."""
+    grey = np.asarray(im, dtype=np.float64)
     if im.mode == "I":
-        grey = np.asarray(im, dtype=np.float64)
-        return grey / max(float(np.iinfo(np.uint16).max), float(grey.max(initial=0.0))), None
-    if im.mode == "LA":
-        la = np.asarray(im, dtype=np.float64) / 255.0
-        return la[..., 0], la[..., 1]
-    return np.asarray(im, dtype=np.float64) / 255.0, None
+        return grey / max(float(np.iinfo(np.uint16).max), float(grey.max(initial=0.0)))
+    return grey / 255.0
+
+
+def _alpha_array(im: Image.Image) -> np.ndarray:
+    return np.asarray(im, dtype=np.float64) / 255.0

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cryptoffload.apps.he_cnn.jpeg_scan import BAD_CODE, check_interval, huffman_table
 from cryptoffload.apps.he_cnn.png_check import ImageRefused
 
 JPEG_MAGIC = b"\xff\xd8\xff"
@@ -182,6 +181,8 @@ def _huffman(state: _State, body: bytes) -> None:
         values = body[off + 17:off + 17 + n]
         if kind > 1 or slot > 3 or n > 256 or len(values) != n:
             raise ImageRefused("its Huffman table segment (DHT) is garbled")
+        from cryptoffload.apps.he_cnn.jpeg_scan import huffman_table  # numba: imported for JPEG only
+
         try:
             (state.ac if kind else state.dc)[slot] = huffman_table(counts, values)
         except ValueError as exc:
@@ -248,6 +249,8 @@ def _blocks(frame: JpegHeader, comps: list[Component], tables: list[tuple[int, i
 def _walk(state: _State, pos: int, mcus: int, dc_of: np.ndarray, ac_of: np.ndarray) -> int:
     """Walk the entropy-coded data from ``pos``, restart interval by interval; returns where the
     marker that ends it starts."""
+    from cryptoffload.apps.he_cnn.jpeg_scan import BAD_CODE, check_interval  # numba: imported for JPEG only
+
     arr = state.array
     ff = np.flatnonzero(arr[pos:-1] == 0xFF) + pos
     following = arr[ff + 1]
