@@ -203,6 +203,10 @@ CIPHERS = _bound("ciphers", 1, 127, "ciphers", integer=True)  # a trace's cipher
 BATCH = _bound("batch", 1, 10_000_000, "records", integer=True)  # records per upload or per chunk
 CLIENTS = _bound("clients", 1, 10**9, "clients", integer=True)
 DIAGONALS = _bound("diagonals", 1, 2**20, "diagonals", integer=True)  # a BSGS matrix's diagonals
+OBJECT_BYTES = _bound("object_bytes", 1, 2**40, "bytes", integer=True)  # one ciphertext, key or plaintext
+LEVEL = _bound("level", 0, 1000, "", integer=True)  # a CKKS level (the parameters then bound it)
+ROTATION_STEP = _bound("rotation_step", 0, 2**20, "slots", integer=True)  # |a rotation's step|
+OP_S = _bound("op_s", 1e-12, 1e6, "s", zero=True)  # one operation's measured time (as a profile's duration)
 
 
 def check_bounded(what: str, value: object, bounds: tuple[float, float], unit: str = "", *,
@@ -313,6 +317,11 @@ def parse_float(what: str, text: object, *, error: type[CryptoffloadError] = Con
     if not math.isfinite(value):
         raise error(f"{what} must be a finite decimal number, got {_shown(text)}")
     return value
+
+
+def shown(text: object) -> str:
+    """``repr(text)`` cut to about 40 characters (a value quoted in a message)."""
+    return _shown(text)
 
 
 def _shown(text: object) -> str:
