@@ -175,21 +175,31 @@ DURATION_MS = _bound("duration_ms", 1e-6, 1e6, "ms")  # a modelled cost in ms: a
 RATE_PER_S = _bound("rate_per_s", 1e-3, 1e9, "requests/s")  # requests/s of a trace or a sweep
 SIZE_MB = _bound("size_mb", 1e-6, 1e6, "MB")  # a window or a memory in MB/GB: a byte to a terabyte in MB
 SIZE_GB = _bound("size_gb", 1e-6, 1e6, "GB")  # a device memory in GB (the same range, its own unit)
-SIZE_TB = _bound("size_tb", 1e-9, 1e3, "TB")  # a storage size in TB
+SIZE_TB = _bound("size_tb", 1e-6, 1e3, "TB")  # a storage size in TB: a megabyte to a petabyte
 BOUND = _bound("data_bound", 1e-6, 1e9)  # a declared bound on |x| or |y| of the ridge data (its square must stay finite)
 LAMBDA = _bound("lambda", 1e-9, 1e12, zero=True)  # a ridge regularisation, 0 or in this range
 SEED = _bound("seed", 0, 2**63 - 1, "", integer=True)  # NumPy refuses negative seeds; JSON readers want int64
 PORT = _bound("port", 1, 65535, "", integer=True, zero=True)  # 0: any free port
 COUNT = _bound("count", 1, 1e9, "", integer=True)  # a count of things with no tighter bound of its own
-REQUESTS = _bound("requests", 1, 10_000_000, "requests", integer=True)  # a trace: 10 M requests, ~1.5 GB read
+REQUESTS = _bound("requests", 2, 100_000_000, "requests", integer=True)  # a generated trace (two for a rate)
+LOG_REQUESTS = _bound("log_requests", 1, 10_000_000, "requests", integer=True)  # a log read: 10 M, ~330 MB held
 REQUEST_BYTES = _bound("request_bytes", 1, 2**40, "bytes", integer=True)  # one request: a byte to a TiB
 TRACE_TIME_S = _bound("trace_time_s", 0, 1e11, "s")  # |a request's time|: 3,000 years of seconds
 WORKERS = _bound("workers", 1, 1024, "workers", integer=True)  # processes or threads started on this machine
+THREADS = _bound("threads", 1, 4096, "threads", integer=True)  # threads of a modelled server
+SEEDS = _bound("seeds", 1, 1000, "seeds", integer=True)  # seeds a study's distributions are drawn over
+ENCRYPTIONS = _bound("encryptions", 1, 10_000_000, "encryptions", integer=True)  # jobs a run holds in memory
+IN_FLIGHT = _bound("in_flight", 1, 1_000_000, "encryptions", integer=True)  # encryptions in flight at once
+FETCHES = _bound("fetches", 2, 100_000, "fetches", integer=True)  # timed fetches per case (a spread needs 2)
+QUERIES = _bound("queries", 1, 1_000_000, "inferences", integer=True)
+CLIENT_RATE = _bound("client_rate", 1e-9, 1e6, "requests/s")  # one client's requests: one in 30 years to a million/s
+MEMORY_MIB = _bound("memory_mib", 1, 2**30, "MiB", integer=True)  # a memory reservation: a MiB to a PiB
 DEVICES = _bound("devices", 1, 4096, "devices", integer=True)  # devices of a simulated platform
 REPEATS = _bound("repeats", 1, 10_000, "repeats", integer=True)  # repetitions of one measurement
-KEY_BITS = _bound("key_bits", 512, 16_384, "bits", integer=True)  # a Paillier modulus
+KEY_BITS = _bound("key_bits", 512, 8192, "bits", integer=True)  # a Paillier modulus (crypto.paillier: 512 for a study)
 CONNECTIONS = _bound("connections", 1, 1_000_000, "connections", integer=True, zero=True)
-RECORDS = _bound("records", 1, 100_000_000, "records", integer=True)  # ridge records
+RECORDS = _bound("records", 1, 10**9, "records", integer=True)  # ridge records (a study holds at most 10^8)
+PROVIDERS = _bound("providers", 1, 1_000_000, "providers", integer=True)  # ridge data providers
 FEATURES = _bound("features", 1, 64, "features", integer=True)  # ridge features per record
 FRACTION_BITS = _bound("frac_bits", 1, 64, "bits", integer=True)  # fixed-point fractional bits
 STAT_BITS = _bound("stat_bits", 40, 256, "bits", integer=True)  # statistical hiding

@@ -81,4 +81,4 @@ def test_infer_image_file_refusals(tmp_path: Path) -> None:
                       "--trace notes.png is the same file as --image notes.png")
     assert (tmp_path / "notes.png").read_text() == "not an image\n"
     assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--image", "-1", timeout=60),
-                      "--image must be a non-negative integer, got -1")
+                      "--image must be between 0 and 100,000, got -1")

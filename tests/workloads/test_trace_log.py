@@ -231,8 +231,8 @@ def test_a_trace_past_the_request_ceiling_is_refused_early(tmp_path, monkeypatch
     """A log of 10^12 requests is refused once it passes the ceiling, not read to its end."""
     from cryptoffload.workloads import trace_log
 
-    monkeypatch.setattr(trace_log, "REQUESTS", trace_log.REQUESTS.__class__("requests", 1, 1000, "requests",
-                                                                            integer=True))
+    monkeypatch.setattr(trace_log, "LOG_REQUESTS", trace_log.LOG_REQUESTS.__class__("requests", 1, 1000, "requests",
+                                                                                    integer=True))
     path = tmp_path / "big.csv"
     path.write_text("".join(f"{i},1,10\n" for i in range(1500)))
     with pytest.raises(TraceError, match=r"more than 1,000 requests .* by line 1,001; a trace holds at most 1,000"):

@@ -116,6 +116,14 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
     :class:`ConfigError` naming file, line and column. Blank lines are skipped."""
     path = Path(path)
     text = read_input_text(path, "CSV file", max_bytes=MAX_CSV_BYTES, error=ConfigError, encoding="utf-8-sig")
+    return csv_from_text(text, path, y_column=y_column, header=header, delimiter=delimiter, x_bound=x_bound,
+                         y_bound=y_bound)
+
+
+def csv_from_text(text: str, path: str | Path = "CSV", *, y_column: int | str = -1, header: bool | None = None,
+                  delimiter: str = ",", x_bound: float | None = None, y_bound: float | None = None) -> RidgeData:
+    """:func:`load_csv` of CSV text (``path`` names it in messages)."""
+    path = Path(path)
     rows = [(i + 1, row) for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter))
             if row and any(cell.strip() for cell in row)]
     if not rows:

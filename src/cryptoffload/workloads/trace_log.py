@@ -27,12 +27,12 @@ from typing import IO
 
 import numpy as np
 
-from cryptoffload.checks import INT_RE, REQUEST_BYTES, REQUESTS, TRACE_TIME_S, is_number
+from cryptoffload.checks import INT_RE, LOG_REQUESTS, REQUEST_BYTES, TRACE_TIME_S, is_number
 from cryptoffload.errors import ConfigError, OutputError, TraceError
 from cryptoffload.io import atomic_writer, open_input
 from cryptoffload.workloads.request_trace import MAX_BAD_EXAMPLES, MAX_CIPHERS, Trace
 
-__all__ = ["load_trace", "save_trace_csv", "client_id"]
+__all__ = ["load_trace", "save_trace_csv", "client_id", "trace_from_text"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MONTHS = {m: i + 1 for i, m in enumerate(
@@ -53,7 +53,7 @@ _CLF_TS_RE = re.compile(  # ASCII: \d would also match other scripts' digits, wh
 )
 #: Lines looked at, good and bad together: past it the file is no trace this reader can hold
 #: (a log of 10^12 lines is refused after twice the request ceiling, not read to its end).
-MAX_LINES = 2 * int(REQUESTS.ceiling)
+MAX_LINES = 2 * int(LOG_REQUESTS.ceiling)
 
 
 class _BadLine(ValueError):
@@ -225,13 +225,28 @@ def load_trace(
         TraceError: the file cannot be read, or no line is a valid request.
         ConfigError: ``fmt``, ``n_ciphers`` or ``cipher_names`` is invalid.
     """
-    if fmt not in ("auto", "csv", "clf"):
-        raise ConfigError(f"trace format must be 'auto', 'csv' or 'clf', got {fmt!r}")
-    n_ciphers = _check_n_ciphers(n_ciphers)
-    reader = _LogReader(n_ciphers, _cipher_name_index(cipher_names, n_ciphers), None if fmt == "auto" else fmt)
+    reader = _reader(n_ciphers, fmt, cipher_names)
     path = Path(path)
     _read_lines(path, reader)
     return reader.trace(path)
+
+
+def trace_from_text(text: str, n_ciphers: int = 10, fmt: str = "auto", cipher_names: Sequence[str] | None = None,
+                    source: str = "trace") -> Trace:
+    """:func:`load_trace` of a log held as text (``source`` names it in messages): the same
+    reader, line by line, for callers and tests that have the text rather than a file."""
+    reader = _reader(n_ciphers, fmt, cipher_names)
+    where = Path(source)
+    for lineno, raw in enumerate(io.StringIO(text, newline=""), start=1):
+        reader.read(lineno, raw, where)
+    return reader.trace(where)
+
+
+def _reader(n_ciphers: int, fmt: str, cipher_names: Sequence[str] | None) -> "_LogReader":
+    if fmt not in ("auto", "csv", "clf"):
+        raise ConfigError(f"trace format must be 'auto', 'csv' or 'clf', got {fmt!r}")
+    n_ciphers = _check_n_ciphers(n_ciphers)
+    return _LogReader(n_ciphers, _cipher_name_index(cipher_names, n_ciphers), None if fmt == "auto" else fmt)
 
 
 def _check_n_ciphers(n_ciphers: int) -> int:
@@ -315,9 +330,9 @@ class _LogReader:
         if not line.strip():
             return
         self.lines += 1
-        if self.lines > MAX_LINES or len(self.clients) >= REQUESTS.ceiling:
-            raise TraceError(f"{path}: more than {int(REQUESTS.ceiling):,} requests (or {MAX_LINES:,} lines) by line "
-                             f"{lineno:,}; a trace holds at most {int(REQUESTS.ceiling):,} requests (cut the log)")
+        if self.lines > MAX_LINES or len(self.clients) >= LOG_REQUESTS.ceiling:
+            raise TraceError(f"{path}: more than {int(LOG_REQUESTS.ceiling):,} requests (or {MAX_LINES:,} lines) by line "
+                             f"{lineno:,}; a trace holds at most {int(LOG_REQUESTS.ceiling):,} requests (cut the log)")
         if self.mode is None:
             self.mode = "clf" if _CLF_DETECT_RE.match(line.strip()) else "csv"
         try:

@@ -31,7 +31,13 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
     ``label_column``: ``"first"``, ``"last"`` or ``"auto"`` (a header naming ``label``
     decides; else first — the common ``mnist_train.csv`` layout)."""
     path = Path(path)
-    text = read_bytes(path).decode("ascii", errors="replace")
+    return csv_from_bytes(read_bytes(path), path, label_column=label_column)
+
+
+def csv_from_bytes(data: bytes, path: str | Path = "MNIST CSV", *, label_column: str = "auto"
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`load_csv` of a CSV file's (unpacked) bytes; ``path`` names it in messages."""
+    text = data.decode("ascii", errors="replace")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise ConfigError(f"{path}: empty CSV file")
@@ -63,7 +69,7 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
     return scale_pixels(pixels, str(path)).reshape(-1, *IMAGE_SHAPE), check_labels(labels, str(path))
 
 
-def _integers(path: Path, lines: list[str], first_line: int) -> np.ndarray:
+def _integers(path: str | Path, lines: list[str], first_line: int) -> np.ndarray:
     """The rows as an int64 table, every cell an integer of the one grammar and every row as
     wide as the first; else a ConfigError naming the line and the column."""
     for i, line in enumerate(lines):
