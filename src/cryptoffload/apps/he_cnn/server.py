@@ -227,7 +227,7 @@ class HeCnnServer:
         try:
             header = peek_context_header(data)
             params = CkksParams.from_dict(header.get("params"))
-            listed = [(_galois_step(step, params.slots), str(name)) for step, name in header.get("galois", [])]
+            listed = [(_galois_step(step, self.params.slots), str(name)) for step, name in header.get("galois", [])]
             sections = {str(name) for name, _size in header.get("sections", [])}
         except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
             raise RequestError(400, "bad_context", str(exc)) from None
