@@ -182,7 +182,7 @@ SEED = _bound("seed", 0, 2**63 - 1, "", integer=True)  # NumPy refuses negative 
 PORT = _bound("port", 1, 65535, "", integer=True, zero=True)  # 0: any free port
 COUNT = _bound("count", 1, 1e9, "", integer=True)  # a count of things with no tighter bound of its own
 REQUESTS = _bound("requests", 2, 100_000_000, "requests", integer=True)  # a generated trace (two for a rate)
-LOG_REQUESTS = _bound("log_requests", 1, 10_000_000, "requests", integer=True)  # a log read: 10 M, ~330 MB held
+LOG_REQUESTS = _bound("log_requests", 1, 10_000_000, "requests", integer=True)  # a log read: ~1 GB at the peak
 REQUEST_BYTES = _bound("request_bytes", 1, 2**40, "bytes", integer=True)  # one request: a byte to a TiB
 TRACE_TIME_S = _bound("trace_time_s", 0, 1e11, "s")  # |a request's time|: 3,000 years of seconds
 WORKERS = _bound("workers", 1, 1024, "workers", integer=True)  # processes or threads started on this machine

@@ -312,8 +312,9 @@ class _LogReader:
         self.n_ciphers = n_ciphers
         self.names = names
         self.mode = mode                # None until the first line says ("auto")
-        # packed arrays, 8 bytes a value (Python lists took ~130 bytes a request): the times'
-        # type ("d" seconds, "q" microseconds) is set by the first request
+        # packed arrays, 8 bytes a value: reading 1 M requests peaked 97 MiB above the start, 211
+        # MiB with Python lists (measured, issue 32); the times' type ("d" seconds, "q"
+        # microseconds) is set by the first request
         self.times: array | None = None
         self.clients = array("q")
         self.ciphers = array("b")       # -1: client id mod n_ciphers
