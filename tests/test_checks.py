@@ -204,3 +204,73 @@ def test_check_positive_floor_is_optional_and_named() -> None:
     assert check_positive("x", 1e-300) == 1e-300  # internal callers without a floor keep their contract
     with pytest.raises(ConfigError, match=r"x must be at least 0\.5 MB, got 0\.1"):
         check_positive("x", 0.1, minimum=0.5, unit="MB")
+
+
+# -- issue 32: one table of named bounds, and strict JSON ----------------------------------------
+
+
+def test_a_bound_reads_text_by_the_grammar_and_names_its_range_and_unit() -> None:
+    from cryptoffload.checks import PORT, RATE_PER_S, REQUESTS
+
+    assert REQUESTS.parse("--requests", " 1000 ") == 1000 and REQUESTS.parse("--requests", 610_000) == 610_000
+    assert RATE_PER_S.parse("--rate", "2.5e3") == 2500.0 and PORT.parse("--port", "0") == 0
+    with pytest.raises(ConfigError, match=r"^--requests must be between 2 and 100,000,000 requests, "
+                                          r"got 1,000,000,000,000$"):
+        REQUESTS.parse("--requests", str(10**12))
+    with pytest.raises(ConfigError, match=r"^--requests must be a whole number between 2 and 100,000,000 requests, "
+                                          r"got 3\.0$"):
+        REQUESTS.check("--requests", 3.0)
+    with pytest.raises(ConfigError, match=r"^--rate must be between 0\.001 and 1e\+09 requests/s, got 1e\+308$"):
+        RATE_PER_S.parse("--rate", "1e308")
+    with pytest.raises(ConfigError, match=r"^--rate must be a finite decimal number, got '1e400'$"):
+        RATE_PER_S.parse("--rate", "1e400")
+    with pytest.raises(ConfigError, match=r"^--port must be 0 or between 1 and 65,535, got 65,536$"):
+        PORT.parse("--port", "65536")
+
+
+@pytest.mark.parametrize("text", ["1_000", "\u0661\u0662", "\uff11", "12.0", "0x10", "1e3", "", "nan", "True"])
+def test_an_integer_bound_takes_ascii_digits_only(text: str) -> None:
+    from cryptoffload.checks import REQUESTS
+
+    with pytest.raises(ConfigError, match=r"^--requests must be an integer \(ASCII digits, optional sign\)"):
+        REQUESTS.parse("--requests", text)
+
+
+def test_a_maximum_lowers_a_ceiling_and_zero_is_admitted_only_when_asked() -> None:
+    from cryptoffload.checks import DURATION_MS, WORKERS
+
+    with pytest.raises(ConfigError, match=r"^--workers must be between 1 and 64 workers, got 65$"):
+        WORKERS.parse("--workers", "65", maximum=64)
+    assert DURATION_MS.parse("--reconfig-ms", "0", allow_zero=True) == 0.0
+    with pytest.raises(ConfigError, match=r"--reconfig-ms must be between 1e-06 and 1e\+06 ms, got 0\.0"):
+        DURATION_MS.parse("--reconfig-ms", "0")
+
+
+def test_the_table_holds_every_bound_once_with_a_finite_range() -> None:
+    from cryptoffload.checks import BOUNDS, Bound
+
+    assert len(BOUNDS) > 30 and all(isinstance(b, Bound) and b.name == n for n, b in BOUNDS.items())
+    low, high = BOUNDS["wait_s"]  # still a (floor, ceiling) pair for older callers
+    assert (low, high) == (1e-3, 86_400.0)
+    with pytest.raises(ValueError, match="finite and ordered"):
+        Bound("x", 2.0, 1.0)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("NaN", "NaN is not JSON"), ("[-Infinity]", "-Infinity is not JSON"), ("1e400", "out of range"),
+    ("9" * 4301, "4,301 digits"), ('{"a": 1, "a": 2}', "appears twice"), ("[" * 100_000, "too deeply"),
+    (b'"\xff"', "not UTF-8"), ("{", "truncated or garbled"),
+])
+def test_strict_json_refuses_what_python_reads_beyond_the_standard(text: str | bytes, reason: str) -> None:
+    from cryptoffload.checks import JsonRefused, load_json, strict_json
+
+    with pytest.raises(JsonRefused, match=reason):
+        strict_json(text)
+    with pytest.raises(ConfigError, match=rf"^the body is not acceptable JSON: .*{reason}"):
+        load_json("the body", text)
+
+
+def test_strict_json_reads_the_standard() -> None:
+    from cryptoffload.checks import strict_json
+
+    assert strict_json('{"n": -' + "9" * 4300 + ', "x": [1.5, "\\u00e9", true, null]}')["x"] == [1.5, "é", True, None]

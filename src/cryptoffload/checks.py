@@ -11,9 +11,11 @@ then the value), or raises ``error`` (a
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 import numbers
 import re
+from typing import Any
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -82,25 +84,149 @@ def check_non_negative(what: str, value: object, *, minimum: float | None = None
     return check_positive(what, value, allow_zero=True, minimum=minimum, maximum=maximum, unit=unit, error=error)
 
 
-# Floors and ceilings of the numbers typed on the command line, per unit kind: (floor, ceiling).
+class Bound(tuple[float, float]):
+    """One kind of number from outside: its ``(floor, ceiling)`` (a pair, so older callers
+    unpack it), its ``unit`` ("" for a pure number), whether it is ``integer`` and whether 0
+    is admitted besides the range (``zero``). For a float the floor is the smallest non-zero
+    value that still means something; for an integer it is the least value admitted.
+
+    Why a class and a table (:data:`BOUNDS`): every number a user types or a file holds has a
+    floor and a ceiling in a unit, and the same kind of number (a wait, a rate, a count of
+    requests) is bounded the same way wherever it enters; a test walks every option and field
+    and finds its bound here."""
+
+    name: str
+    unit: str
+    integer: bool
+    zero: bool
+
+    def __new__(cls, name: str, floor: float, ceiling: float, unit: str = "", *, integer: bool = False,
+                zero: bool = False) -> "Bound":
+        if not (math.isfinite(floor) and math.isfinite(ceiling) and floor <= ceiling):
+            raise ValueError(f"bound {name}: floor {floor} and ceiling {ceiling} must be finite and ordered")
+        self = super().__new__(cls, (floor, ceiling))
+        self.name, self.unit, self.integer, self.zero = name, unit, integer, zero
+        return self
+
+    @property
+    def floor(self) -> float:
+        return self[0]
+
+    @property
+    def ceiling(self) -> float:
+        return self[1]
+
+    def check(self, what: str, value: object, *, maximum: float | None = None, allow_zero: bool | None = None,
+              error: type[CryptoffloadError] = ConfigError) -> Any:
+        """``value`` (a number already) within the bound, as an ``int`` or a ``float``; else
+        ``error`` naming ``what``, the range and the unit."""
+        high = self.ceiling if maximum is None else min(self.ceiling, maximum)
+        zero = self.zero if allow_zero is None else allow_zero
+        if self.integer:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise error(f"{what} must be a whole number {self.text(maximum, zero)}, got {_shown(value)}")
+            number = int(value)
+            if not (self.floor <= number <= high or (zero and number == 0)):
+                raise error(f"{what} must be {self.text(maximum, zero)}, got {_short(number)}")
+            return number
+        return check_positive(what, value, allow_zero=zero, minimum=self.floor, maximum=high, unit=self.unit,
+                              error=error)
+
+    def parse(self, what: str, text: object, *, maximum: float | None = None, allow_zero: bool | None = None,
+              error: type[CryptoffloadError] = ConfigError) -> Any:
+        """``text`` read by the one grammar (:func:`parse_int` or :func:`parse_float`), then
+        checked against the bound; a number given as a number (a default) is only checked."""
+        if isinstance(text, str):
+            value: object = parse_int(what, text, error=error) if self.integer else parse_float(what, text, error=error)
+        else:
+            value = text
+        return self.check(what, value, maximum=maximum, allow_zero=allow_zero, error=error)
+
+    def text(self, maximum: float | None = None, allow_zero: bool | None = None) -> str:
+        """The values admitted, in words: ``between 1 and 10,000,000 requests``."""
+        high = self.ceiling if maximum is None else min(self.ceiling, maximum)
+        zero = self.zero if allow_zero is None else allow_zero
+        unit = f" {self.unit}" if self.unit else ""
+        if self.integer:
+            span = f"between {int(self.floor):,} and {int(high):,}{unit}"
+            return f"0 or {span}" if zero and self.floor > 0 else span
+        return _range_text(zero, self.floor, high, self.unit)
+
+
+#: Every named bound, by name (see :class:`Bound`): the one table of floors and ceilings.
+BOUNDS: dict[str, Bound] = {}
+
+
+def _bound(name: str, floor: float, ceiling: float, unit: str = "", *, integer: bool = False,
+           zero: bool = False) -> Bound:
+    if name in BOUNDS:
+        raise ValueError(f"bound {name!r} defined twice")
+    BOUNDS[name] = Bound(name, floor, ceiling, unit, integer=integer, zero=zero)
+    return BOUNDS[name]
+
+
 # A floor is the smallest non-zero value that still means something (below it a wait, a rate or
 # a size rounds to nothing: 1e-300 s is no timeout, a trace at 1e-300 requests/s spans 1e300 s),
-# a ceiling the largest a run can use before it overflows, hangs or exhausts memory. Options keep
-# their own tighter ceiling where they have one; every float option has both.
-WAIT_S = (1e-3, 86_400.0)  # timeouts, retries, pauses: a millisecond to a day
-DURATION_MS = (1e-6, 1e6)  # a modelled cost in ms: a nanosecond to 1000 s
-RATE_PER_S = (1e-3, 1e9)  # requests/s of a trace or a sweep
-SIZE_MB = (1e-6, 1e6)  # a window or a memory in MB/GB: a byte to a terabyte in MB
-BOUND = (1e-6, 1e9)  # a declared bound on |x| or |y| of the ridge data (its square must stay finite)
-LAMBDA = (1e-9, 1e12)  # a ridge regularisation, 0 or in this range
+# a ceiling the largest a run can use before it overflows, hangs or exhausts memory. An option
+# lowers a ceiling (``maximum=``) where it needs less; none raises one.
+WAIT_S = _bound("wait_s", 1e-3, 86_400.0, "s")  # timeouts, retries, pauses: a millisecond to a day
+MEASURE_S = _bound("measure_s", 1e-3, 3600.0, "s")  # time spent measuring one case: up to an hour
+DURATION_MS = _bound("duration_ms", 1e-6, 1e6, "ms")  # a modelled cost in ms: a nanosecond to 1000 s
+RATE_PER_S = _bound("rate_per_s", 1e-3, 1e9, "requests/s")  # requests/s of a trace or a sweep
+SIZE_MB = _bound("size_mb", 1e-6, 1e6, "MB")  # a window or a memory in MB/GB: a byte to a terabyte in MB
+SIZE_GB = _bound("size_gb", 1e-6, 1e6, "GB")  # a device memory in GB (the same range, its own unit)
+SIZE_TB = _bound("size_tb", 1e-6, 1e3, "TB")  # a storage size in TB: a megabyte to a petabyte
+BOUND = _bound("data_bound", 1e-6, 1e9)  # a declared bound on |x| or |y| of the ridge data (its square must stay finite)
+LAMBDA = _bound("lambda", 1e-9, 1e12, zero=True)  # a ridge regularisation, 0 or in this range
+SEED = _bound("seed", 0, 2**63 - 1, "", integer=True)  # NumPy refuses negative seeds; JSON readers want int64
+PORT = _bound("port", 1, 65535, "", integer=True, zero=True)  # 0: any free port
+COUNT = _bound("count", 1, 1e9, "", integer=True)  # a count of things with no tighter bound of its own
+REQUESTS = _bound("requests", 2, 100_000_000, "requests", integer=True)  # a generated trace (two for a rate)
+LOG_REQUESTS = _bound("log_requests", 1, 10_000_000, "requests", integer=True)  # a log read: ~1 GB at the peak
+REQUEST_BYTES = _bound("request_bytes", 1, 2**40, "bytes", integer=True)  # one request: a byte to a TiB
+TRACE_TIME_S = _bound("trace_time_s", 0, 1e11, "s")  # |a request's time|: 3,000 years of seconds
+WORKERS = _bound("workers", 1, 1024, "workers", integer=True)  # processes or threads started on this machine
+THREADS = _bound("threads", 1, 4096, "threads", integer=True)  # threads of a modelled server
+SEEDS = _bound("seeds", 1, 1000, "seeds", integer=True)  # seeds a study's distributions are drawn over
+ENCRYPTIONS = _bound("encryptions", 1, 10_000_000, "encryptions", integer=True)  # jobs a run holds in memory
+IN_FLIGHT = _bound("in_flight", 1, 1_000_000, "encryptions", integer=True)  # encryptions in flight at once
+FETCHES = _bound("fetches", 2, 100_000, "fetches", integer=True)  # timed fetches per case (a spread needs 2)
+QUERIES = _bound("queries", 1, 1_000_000, "inferences", integer=True)
+CLIENT_RATE = _bound("client_rate", 1e-9, 1e6, "requests/s")  # one client's requests: one in 30 years to a million/s
+MEMORY_MIB = _bound("memory_mib", 1, 2**30, "MiB", integer=True)  # a memory reservation: a MiB to a PiB
+DEVICES = _bound("devices", 1, 4096, "devices", integer=True)  # devices of a simulated platform
+REPEATS = _bound("repeats", 1, 10_000, "repeats", integer=True)  # repetitions of one measurement
+KEY_BITS = _bound("key_bits", 512, 8192, "bits", integer=True)  # a Paillier modulus (crypto.paillier: 512 for a study)
+CONNECTIONS = _bound("connections", 1, 1_000_000, "connections", integer=True, zero=True)
+RECORDS = _bound("records", 1, 10**9, "records", integer=True)  # ridge records (a study holds at most 10^8)
+PROVIDERS = _bound("providers", 1, 1_000_000, "providers", integer=True)  # ridge data providers
+FEATURES = _bound("features", 1, 64, "features", integer=True)  # ridge features per record
+FRACTION_BITS = _bound("frac_bits", 1, 64, "bits", integer=True)  # fixed-point fractional bits
+STAT_BITS = _bound("stat_bits", 40, 256, "bits", integer=True)  # statistical hiding
+IMAGES = _bound("images", 1, 1_000_000, "images", integer=True)  # images classified in one run
+IMAGE_INDEX = _bound("image_index", 0, 1_000_000, "", integer=True)  # a held-out image's index
+SESSIONS = _bound("sessions", 1, 1024, "sessions", integer=True)  # sessions a server holds
+MEMORY_BYTES = _bound("memory_bytes", 1, 2**50, "bytes", integer=True)  # a memory budget: a byte to a PiB
+EPOCHS = _bound("epochs", 1, 10_000, "epochs", integer=True)
+GPU_INDEX = _bound("gpu_index", 0, 1023, "", integer=True)  # a CUDA device index
+CIPHERS = _bound("ciphers", 1, 127, "ciphers", integer=True)  # a trace's cipher indices are int8
+BATCH = _bound("batch", 1, 10_000_000, "records", integer=True)  # records per upload or per chunk
+CLIENTS = _bound("clients", 1, 10**9, "clients", integer=True)
+DIAGONALS = _bound("diagonals", 1, 2**20, "diagonals", integer=True)  # a BSGS matrix's diagonals
+OBJECT_BYTES = _bound("object_bytes", 1, 2**40, "bytes", integer=True)  # one ciphertext, key or plaintext
+LEVEL = _bound("level", 0, 1000, "", integer=True)  # a CKKS level (the parameters then bound it)
+ROTATION_STEP = _bound("rotation_step", 0, 2**20, "slots", integer=True)  # |a rotation's step|
+OP_S = _bound("op_s", 1e-12, 1e6, "s", zero=True)  # one operation's measured time (as a profile's duration)
 
 
 def check_bounded(what: str, value: object, bounds: tuple[float, float], unit: str = "", *,
                   allow_zero: bool = False, maximum: float | None = None,
                   error: type[CryptoffloadError] = ConfigError) -> float:
     """:func:`check_positive` with a ``(floor, ceiling)`` pair from the table above (``maximum``
-    lowers the ceiling for an option that needs less)."""
+    lowers the ceiling for an option that needs less); a :class:`Bound` names its own unit."""
     low, high = bounds
+    if not unit and isinstance(bounds, Bound):
+        unit = bounds.unit
     return check_positive(what, value, allow_zero=allow_zero, minimum=low,
                           maximum=high if maximum is None else min(high, maximum), unit=unit, error=error)
 
@@ -203,6 +329,11 @@ def parse_float(what: str, text: object, *, error: type[CryptoffloadError] = Con
     return value
 
 
+def shown(text: object) -> str:
+    """``repr(text)`` cut to about 40 characters (a value quoted in a message)."""
+    return _shown(text)
+
+
 def _shown(text: object) -> str:
     shown = repr(text)
     return shown if len(shown) <= 42 else f"{shown[:40]}...({len(str(text))} characters)"
@@ -239,3 +370,77 @@ def split_list(what: str, text: str) -> list[str]:
     if not items:
         raise ConfigError(f"{what}: give at least one value")
     return items
+
+
+# -- JSON from outside ---------------------------------------------------------------------------
+
+#: Decimal digits of one JSON integer: Python's own default limit for ``int(str)`` (a ciphertext
+#: of a 4,096-bit Paillier key, the largest the protocols send, is 2,467 digits), applied by the
+#: parser itself so that no process-wide setting changes what is accepted.
+MAX_JSON_INT_DIGITS = 4300
+
+
+class JsonRefused(ValueError):
+    """Text that is not the JSON a reader of outside input accepts; ``str()`` is the reason."""
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INT_DIGITS:
+        raise ValueError(f"an integer has {digits:,} digits (at most {MAX_JSON_INT_DIGITS} accepted)")
+    if not INT_RE.fullmatch(text):  # the C scanner reads ASCII digits only; the pure-Python one \d
+        raise ValueError(f"the integer {_shown(text)} is not ASCII digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    if len(text) > MAX_NUMERAL_CHARS or not FLOAT_RE.fullmatch(text):
+        raise ValueError(f"the number {_shown(text)} is not a decimal number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (only finite numbers are)")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:60]!r} appears twice in one object")
+            seen.add(key)
+    return obj
+
+
+def strict_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """``data`` (UTF-8 JSON) decoded as the standard writes it, or :class:`JsonRefused` with the
+    reason: Python's ``json`` also reads ``NaN``, ``Infinity``, integers of any length (in
+    quadratic time), numbers that overflow to an infinity and a key given twice (the last one
+    wins, so two readers can see two different objects). Each is refused here, as is invalid
+    UTF-8 and nesting too deep for the parser."""
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        return json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant,
+                          object_pairs_hook=_json_object)
+    except UnicodeDecodeError as exc:
+        reason = f"it is not UTF-8 (byte {exc.start})"
+    except RecursionError:
+        reason = "it nests arrays or objects too deeply"
+    except json.JSONDecodeError as exc:
+        reason = f"{exc.msg} at character {exc.pos}; truncated or garbled"
+    except ValueError as exc:
+        reason = " ".join(str(exc).split())[:200]
+    raise JsonRefused(reason)
+
+
+def load_json(what: str, data: bytes | str, *, error: type[CryptoffloadError] = ConfigError) -> Any:
+    """:func:`strict_json`, its refusal raised as ``error`` naming ``what`` (a file, a body)."""
+    try:
+        return strict_json(data)
+    except JsonRefused as exc:
+        raise error(f"{what} is not acceptable JSON: {exc}") from None

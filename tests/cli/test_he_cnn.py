@@ -72,7 +72,7 @@ def test_infer_an_image_file_of_ones_own(tmp_path: Path) -> None:
 def test_infer_image_file_refusals(tmp_path: Path) -> None:
     (tmp_path / "notes.png").write_text("not an image\n")
     assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--image", "notes.png", timeout=60),
-                      "image notes.png is not a PNG or JPEG file")
+                      "image notes.png: it is not a PNG or JPEG file")
     assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--image", "absent.png", timeout=60),
                       "cannot read image file (--image) absent.png")
     assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--image", "notes.png", "--mnist-dir", "m", timeout=60),
@@ -81,4 +81,4 @@ def test_infer_image_file_refusals(tmp_path: Path) -> None:
                       "--trace notes.png is the same file as --image notes.png")
     assert (tmp_path / "notes.png").read_text() == "not an image\n"
     assert_user_error(run_cli(tmp_path, "he-cnn", "infer", "--image", "-1", timeout=60),
-                      "--image must be a non-negative integer, got -1")
+                      "--image must be between 0 and 100,000, got -1")

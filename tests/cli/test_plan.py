@@ -18,7 +18,7 @@ def test_plan_bsgs_and_its_errors(tmp_path: Path) -> None:
     assert "study" not in ok.stdout
     assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--devices", "2,x"), "--devices")
     assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--strategy", "gather"), "unknown BSGS strategy")
-    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--diagonals", "0"), "--diagonals must be a positive integer")
+    assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--diagonals", "0"), "--diagonals must be between 1 and 65,536 diagonals, got 0")
     bad = tmp_path / "bad.toml"
     bad.write_text('[meta]\nname = "bad"\nkind = "measured"\ndescription = "no rotation"\n'
                    '[ops]\npmul_s = { value = 1e-4, source = "x" }\nadd_s = { value = 1e-5, source = "x" }\n'
@@ -55,7 +55,7 @@ def test_plan_isc_prints_the_capacity_table(tmp_path: Path) -> None:
     loaded = run_cli(tmp_path, "plan", "isc", "--clients", "100", "--requests-per-client", "0.05")
     assert loaded.stdout.splitlines()[-1] == (
         "6 CSDs recommended: the larger of 1 for capacity and 6 for the load (5 inferences/s, 0.864 per CSD at 80% busy)")
-    assert_user_error(run_cli(tmp_path, "plan", "isc", "--clients", "0"), "--clients must be a positive integer")
+    assert_user_error(run_cli(tmp_path, "plan", "isc", "--clients", "0"), "--clients must be between 1 and 1,000,000,000 clients, got 0")
 
 
 def test_plan_profile_must_be_a_regular_file(tmp_path: Path) -> None:

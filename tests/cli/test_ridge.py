@@ -34,7 +34,7 @@ def test_bad_numbers_are_one_line_before_any_server_starts(tmp_path: Path) -> No
     tok = ["--csp-token-file", str(token), "--providers", "a", "--db", "p.db", "--port", "0"]
     cases = [
         (["demo", "--upload-bits", "1023"], "even number of bits"),
-        (["demo", "--upload-bits", "100000"], "8192"),
+        (["demo", "--upload-bits", "100000"], "8,192"),
         (["demo", "--batch", "0"], "--batch"),
         (["demo", "--upload-bits", "1024"], "insecure-study-size"),  # 2048 unless a study size is asked for
         (["csp", "--port", "0", "--max-records", "10", "--d", "2", "--upload-bits", "1024"], "insecure-study-size"),

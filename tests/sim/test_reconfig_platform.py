@@ -63,7 +63,7 @@ def test_a_measured_software_profile_replaces_what_it_has(tmp_path: Path) -> Non
 
 def test_refusals(tmp_path: Path) -> None:
     with pytest.raises(ProfileError, match="missing for every cipher"):
-        load_reconfig_platform(sw_profile=str(_measured(tmp_path, '[board]\nx = { value = 1, source = "s" }\n')))
+        load_reconfig_platform(sw_profile=str(_measured(tmp_path, '[board]\nx_s = { value = 1, source = "s" }\n')))
     with pytest.raises(ProfileError, match=r"software_mbps' is a rate in mbps and must be a number between 1e-06 and 1e\+09 mbps, got -1\.0"):
         load_reconfig_platform(sw_profile=str(_measured(
             tmp_path, '[ciphers.aes-ecb]\nsoftware_mbps = { value = -1.0, source = "s" }\n')))

@@ -163,10 +163,14 @@ def test_profile_missing_a_field_is_refused_naming_it(tmp_path):
 
     text = builtin_profile_path("virtex2_ciphers").read_text()
     bad = tmp_path / "bad.toml"
-    bad.write_text(text.replace('fpga_mbps = { value = 300.1', 'fpga_mbpz = { value = 300.1'))
+    bad.write_text(text.replace('fpga_mbps = { value = 300.1', 'fpga_gbps = { value = 0.3001'))
     with pytest.raises(ProfileError, match=r"bad.toml: field 'ciphers.aes-cbc.fpga_mbps' is missing"):
         st.run(st.FpgaReconfigConfig(requests=100, rates=[10.0], profile=str(bad)), tmp_path / "o")
     assert not (tmp_path / "o").exists()
+    # a typo that names no unit is refused by the loader itself, whatever reads the profile
+    bad.write_text(text.replace('fpga_mbps = { value = 300.1', 'fpga_mbpz = { value = 300.1'))
+    with pytest.raises(ProfileError, match=r"bad.toml: field 'ciphers.aes-cbc.fpga_mbpz' names no unit or kind"):
+        st.run(st.FpgaReconfigConfig(requests=100, rates=[10.0], profile=str(bad)), tmp_path / "o")
 
 
 def test_replaying_a_user_log(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cryptoffload.checks import BOUNDS, COUNT
 from cryptoffload.errors import ConfigError
 from cryptoffload.papers import PAPERS
 from cryptoffload.studies import Option, ReportContext, ReportRun, all_studies, get_study, register_study
@@ -26,7 +27,8 @@ class FakeConfig:
     kinds: tuple[str, ...] = ("a",)
 
 
-OPTIONS = [Option("--sizes", "sizes", str, "1,2", convert=int_tuple), Option("--trace", "trace", Path, convert=as_str),
+OPTIONS = [Option("--sizes", "sizes", str, "1,2", convert=int_tuple, bound=COUNT),
+           Option("--trace", "trace", Path, convert=as_str),
            Option("--fast", "exact", bool, False, convert=negated), Option("--kinds", "kinds", convert=names)]
 
 
@@ -100,3 +102,46 @@ def test_every_study_module_registers_and_names_its_paper() -> None:
         assert spec.listing == f"{spec.title} ({spec.paper.brief()})", name
         assert not any(paper.short() in spec.title for paper in PAPERS.values()), name
         assert all(isinstance(r, ReportRun) for r in spec.report_runs())
+
+
+# -- issue 32: a floor and a ceiling with a unit for every number of every study option ---------
+
+
+def _numeric_options() -> list[tuple[str, Option]]:
+    return [(name, opt) for name, spec in all_studies().items() for opt in spec.options if opt.numeric]
+
+
+@pytest.mark.parametrize("study, option", _numeric_options(), ids=[f"{n} {o.flag}" for n, o in _numeric_options()])
+def test_every_numeric_study_option_has_a_named_bound_that_refuses_absurd_values(study: str, option: Option) -> None:
+    bound = option.bound
+    assert bound is not None and BOUNDS[bound.name] is bound, f"study {study}: {option.flag} has no bound"
+    high = bound.ceiling if option.maximum is None else min(bound.ceiling, option.maximum)
+    absurd = int(high) + 1 if bound.integer else high * 10
+    with pytest.raises(ConfigError, match=rf"^{option.flag} must be .*{bound.unit}"):
+        if option.type in (int, float):
+            option.parse(str(absurd))
+        else:
+            option.converted(option.parse(str(absurd)))
+    with pytest.raises(ConfigError, match=option.flag):
+        option.parse("1_000") if option.type in (int, float) else option.converted("1_000")
+
+
+def test_a_study_with_a_numeric_option_without_a_bound_is_refused_at_registration(monkeypatch) -> None:
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    def run(cfg, out, progress=None):
+        return cfg
+
+    with pytest.raises(ValueError, match=r"numeric option\(s\) --count have no bound"):
+        register_study(name="unbounded", title="U", summary="U.", paper=PAPERS["qat-paillier"], config=FakeConfig,
+                       options=[Option("--count", "sizes", int)])(run)
+    with pytest.raises(ValueError, match=r"--rates have no bound"):
+        register_study(name="unbounded", title="U", summary="U.", paper=PAPERS["qat-paillier"], config=FakeConfig,
+                       options=[Option("--rates", "sizes", convert=registry.floats)])(run)
+
+
+def test_each_number_of_a_list_option_is_bounded() -> None:
+    rates = next(o for o in get_study("fpga-reconfig").options if o.flag == "--rates")
+    assert rates.converted("10,1e3") == [10.0, 1000.0]
+    with pytest.raises(ConfigError, match=r"--rates must be between 0.001 and 1e\+09 requests/s, got 1000000000000.0"):
+        rates.converted("10,1e12")

@@ -116,5 +116,11 @@ def test_load_guest(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"not a `tls bench --guest` result \(kind 'probe'\)"):
         tg.load_guest(str(path))
     path.write_text("{")
-    with pytest.raises(InputError, match="not JSON"):
+    with pytest.raises(InputError, match="is not acceptable JSON"):
+        tg.load_guest(str(path))
+    path.write_text("[1]")  # before: AttributeError (list.get), a traceback
+    with pytest.raises(InputError, match=r"not a `tls bench --guest` result \(kind 'list'\)"):
+        tg.load_guest(str(path))
+    path.write_text('{"kind": "bench", "kind": "probe"}')
+    with pytest.raises(InputError, match="appears twice"):
         tg.load_guest(str(path))

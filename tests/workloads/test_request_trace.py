@@ -60,7 +60,7 @@ def traces(draw):
 
 
 @settings(max_examples=150, deadline=None)
-@given(tr=traces(), rate=st.floats(min_value=1e-3, max_value=1e7))
+@given(tr=traces(), rate=st.floats(min_value=3e-3, max_value=1e7))
 def test_rescaled_properties(tr, rate):
     r = tr.rescaled(rate)
     assert len(r) == len(tr)

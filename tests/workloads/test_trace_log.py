@@ -55,7 +55,7 @@ def test_csv_without_header_clients_and_sorting(tmp_path):
         "\n"
         "105.5,192.168.0.1,100\n"
         "100.25,42,2000\n"
-        "103,2001:db8::1,0\n"
+        "103,2001:db8::1,1\n"
         "103,crawler.example.org,7\n"
         "100.25,::ffff:10.0.0.7,3\n"
     )
@@ -66,7 +66,7 @@ def test_csv_without_header_clients_and_sorting(tmp_path):
     # stable sort: equal times keep file order
     assert tr.client.tolist() == [42, int(ipaddress.ip_address("10.0.0.7")), v6, blake63("crawler.example.org"),
                                   int(ipaddress.ip_address("192.168.0.1"))]
-    assert tr.size.tolist() == [2000, 3, 0, 7, 100]
+    assert tr.size.tolist() == [2000, 3, 1, 7, 100]
     assert np.array_equal(tr.cipher, tr.client % 10)
 
 
@@ -97,13 +97,14 @@ def test_bad_lines_are_counted_with_line_numbers(tmp_path):
         "\n"  # 5 empty: skipped, not bad
         "3,5,10,12\n"  # 6 cipher out of range
         "nan,6,10\n"  # 7 not finite
-        "4,7,1e3\n"  # 8 ok (integral float)
+        "4,7,1e3\n"  # 8 bad: bytes are ASCII digits (the one integer grammar), not a float
         "5,8,ten\n"  # 9 bad bytes
         "2003-12-01T00:00:00,9,1\n"  # 10 mixes datetimes with seconds
+        "6,10,1000\n"  # 11 ok
     )
     tr = load_trace(path)
     assert len(tr) == 2 and tr.size.tolist() == [10, 1000]
-    assert tr.bad_lines == 7
+    assert tr.bad_lines == 8
     assert len(tr.bad_examples) == 5
     assert [e.split(":")[0] for e in tr.bad_examples] == ["line 2", "line 3", "line 4", "line 6", "line 7"]
     assert "negative" in tr.bad_examples[0]
@@ -120,14 +121,15 @@ def test_clf_with_time_zones_and_dash_bytes(tmp_path):
         '10.1.2.3 - - [31/Feb/2000:20:55:30 +0000] "GET /x HTTP/1.1" 200 5\n'
     )
     tr = load_trace(path)
-    # 13:55:36 -0700 = 20:55:36Z; 05:55:40 +0900 = 20:55:40Z (10 Oct)
-    assert tr.time.tolist() == [0.0, 6.0, 10.0]
-    assert tr.size.tolist() == [0, 2326, 512]
-    assert tr.client.tolist() == [int(ipaddress.ip_address("10.1.2.3")), int(ipaddress.ip_address("127.0.0.1")),
-                                  blake63("host.example.com")]
+    # 13:55:36 -0700 = 20:55:36Z; 05:55:40 +0900 = 20:55:40Z (10 Oct); the 304 with no body ('-')
+    # has nothing to encrypt: a bad line, counted
+    assert tr.time.tolist() == [0.0, 4.0]
+    assert tr.size.tolist() == [2326, 512]
+    assert tr.client.tolist() == [int(ipaddress.ip_address("127.0.0.1")), blake63("host.example.com")]
     assert np.array_equal(tr.cipher, tr.client % 10)
-    assert tr.bad_lines == 2
-    assert tr.bad_examples[0].startswith("line 4: ") and tr.bad_examples[1].startswith("line 5: ")
+    assert tr.bad_lines == 3
+    assert [e.split(":")[0] for e in tr.bad_examples] == ["line 2", "line 4", "line 5"]
+    assert "nothing to encrypt" in tr.bad_examples[0]
     assert np.array_equal(load_trace(path, fmt="clf").time, tr.time)
 
 
@@ -191,3 +193,47 @@ def test_loaded_trace_rescales(tmp_path):
     r = load_trace(path).rescaled(1.0)
     assert r.time.tolist() == [0.0, 1.0, 2.0]
     assert datetime.fromtimestamp(0, timezone.utc).year == 1970  # sanity of the time base
+
+
+# -- issue 32: one grammar, a floor and a ceiling for every number of a trace -----------------
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("1,2,1_000", "not an integer (ASCII digits)"),          # Python's int() reads 1000
+    ("1,2,\u0661\u0662", "not an integer (ASCII digits)"),   # Arabic-Indic 12, which int() reads
+    ("1,2,\uff11\uff12", "not an integer (ASCII digits)"),   # full-width 12
+    ("1,2,0", "nothing to encrypt"),                        # a 0-byte record
+    ("1,2,-7", "negative"),
+    ("1,2,1099511627777", "outside 1..1,099,511,627,776 bytes"),  # past a TiB
+    ("1,2," + "9" * 5000, "not an integer"),                # never converted
+    ("1_0,2,5", "neither seconds nor"),                     # float() reads 10.0
+    ("\u0661,2,5", "neither seconds nor"),
+    ("1e300,2,5", "outside +-1e+11 s"),
+    ("inf,2,5", "neither seconds nor"),
+    ("\uff12\uff10\uff10\uff13-12-01T00:00:00,2,5", "ASCII digits"),
+])
+def test_numbers_of_a_trace_follow_the_one_grammar_and_its_bounds(tmp_path, line: str, reason: str) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(f"0,1,10\n{line}\n", encoding="utf-8")
+    tr = load_trace(path)
+    assert len(tr) == 1 and tr.bad_lines == 1 and reason in tr.bad_examples[0], tr.bad_examples
+
+
+def test_clf_timestamps_with_digits_of_other_scripts_are_bad_lines(tmp_path) -> None:
+    path = tmp_path / "access_log"
+    path.write_text('1.2.3.4 - - [10/Oct/2000:13:55:36 +0000] "GET / HTTP/1.0" 200 5\n'
+                    '1.2.3.4 - - [\u0661\u0660/Oct/2000:13:55:36 +0000] "GET / HTTP/1.0" 200 5\n', encoding="utf-8")
+    tr = load_trace(path)
+    assert len(tr) == 1 and tr.bad_lines == 1 and "bad timestamp" in tr.bad_examples[0]
+
+
+def test_a_trace_past_the_request_ceiling_is_refused_early(tmp_path, monkeypatch) -> None:
+    """A log of 10^12 requests is refused once it passes the ceiling, not read to its end."""
+    from cryptoffload.workloads import trace_log
+
+    monkeypatch.setattr(trace_log, "LOG_REQUESTS", trace_log.LOG_REQUESTS.__class__("requests", 1, 1000, "requests",
+                                                                                    integer=True))
+    path = tmp_path / "big.csv"
+    path.write_text("".join(f"{i},1,10\n" for i in range(1500)))
+    with pytest.raises(TraceError, match=r"more than 1,000 requests .* by line 1,001; a trace holds at most 1,000"):
+        load_trace(path)

@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import logging
-import math
 import os
 import signal
 import socket
@@ -42,6 +40,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Middleware
 
 from cryptoffload.apps._listen import Acceptor, ServerLimits
+from cryptoffload.checks import MAX_JSON_INT_DIGITS, JsonRefused, strict_json
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import read_descriptor, read_input, read_input_text
 from cryptoffload.private_files import open_private, write_private
@@ -190,61 +189,24 @@ async def read_body(request: web.Request, limit: int) -> bytes:
                                       "garbled (truncated)") from None
 
 
-#: decimal digits of one JSON integer (Python's own default limit, but not its process-wide
-#: setting: a server must not parse a megabyte of digits in quadratic time)
-MAX_INT_DIGITS = 4300
+#: decimal digits of one JSON integer (the one reader of outside JSON: :func:`cryptoffload.checks.strict_json`)
+MAX_INT_DIGITS = MAX_JSON_INT_DIGITS
 
 
 class MalformedJSON(web.HTTPBadRequest):
     """A body that is not the JSON the route expects (answered 400 with the reason)."""
 
 
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"an integer has {len(text.lstrip('-')):,} digits (at most {MAX_INT_DIGITS} accepted)")
-    return int(text)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:40]} is out of range")
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON (only finite numbers are)")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"the key {key[:60]!r} appears twice in one object")
-            seen.add(key)
-    return obj
-
-
 def parse_json(body: bytes | str, what: str = "the request body", *, expect: type | None = dict) -> Any:
     """``body`` (UTF-8 JSON) as a Python value of type ``expect`` (None: any). Raises
     :class:`MalformedJSON` (400) for anything else, whatever the parser would raise: invalid
     UTF-8, a syntax error, nesting too deep, an integer of more than :data:`MAX_INT_DIGITS`
-    digits, NaN/Infinity or an out-of-range number, a key twice in one object, another top-level
-    type."""
+    digits, NaN/Infinity or an out-of-range number, a key twice in one object (all refused by
+    :func:`cryptoffload.checks.strict_json`), another top-level type."""
     try:
-        text = bytes(body).decode("utf-8") if not isinstance(body, str) else body
-        value = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant,
-                           object_pairs_hook=_no_duplicates)
-    except UnicodeDecodeError as exc:
-        reason = f"it is not UTF-8 (byte {exc.start})"
-    except RecursionError:
-        reason = "it nests arrays or objects too deeply"
-    except json.JSONDecodeError as exc:
-        reason = f"{exc.msg} at character {exc.pos}; truncated or garbled"
-    except ValueError as exc:
-        reason = one_line(exc)[:200]
+        value = strict_json(body)
+    except JsonRefused as exc:
+        reason = str(exc)
     else:
         if expect is None or isinstance(value, expect):
             return value

@@ -7,17 +7,16 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import check_int, check_positive
+from cryptoffload.checks import GPU_INDEX, KEY_BITS, MEASURE_S, REPEATS
 from rich.table import Table as RichTable
 
-from cryptoffload.cli.root import console
+from cryptoffload.cli.root import console, number_option
 from cryptoffload.crypto.ckks.registry import backend_help
 from cryptoffload.io import check_output_file, check_output_folder
 
 app = typer.Typer(help="Measure this machine's costs into a *measured* profile.", invoke_without_command=True)
 
 MAX_SECONDS = 600.0  # per cipher and library; the full run measures 20 of them
-MIN_SECONDS = 1e-3  # below a millisecond a measurement is one timer tick
 MAX_REPEATS = 1000
 
 #: Time shown in the largest unit that keeps it at 1 or more (a GPU's per-item cost is ns, a
@@ -69,7 +68,8 @@ def measured_table(path: Path, skip: tuple[str, ...] = ()) -> RichTable:
 @app.callback()
 def calibrate_all(ctx: typer.Context,
                   out_dir: Path = typer.Option(Path("calibration"), "--out-dir", help="Folder for the measured profiles."),
-                  seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library.")) -> None:
+                  seconds: float = number_option(0.3, "--seconds", bound=MEASURE_S, maximum=MAX_SECONDS,
+                                                 help="Measuring time per cipher and library.")) -> None:
     """Without a subcommand: run every calibration into OUT_DIR."""
     if ctx.invoked_subcommand is None:
         check_output_folder(out_dir)
@@ -77,7 +77,6 @@ def calibrate_all(ctx: typer.Context,
 
 
 def _calibrate_ciphers(out: Path, seconds: float) -> None:
-    check_positive("--seconds", seconds, minimum=MIN_SECONDS, maximum=MAX_SECONDS, unit="s")
     check_output_file(out, create_parents=True)
     from cryptoffload.calibrate.ciphers import calibrate_ciphers
 
@@ -89,7 +88,8 @@ def _calibrate_ciphers(out: Path, seconds: float) -> None:
 @app.command("ckks")
 def calibrate_ckks_cmd(
     out: Path = typer.Option(Path("calibration/ckks.toml"), "--out", help="Profile to write (TOML)."),
-    repeats: int = typer.Option(7, "--repeats", help="Repetitions per measured op (median)."),
+    repeats: int = number_option(7, "--repeats", bound=REPEATS, maximum=MAX_REPEATS,
+                                 help="Repetitions per measured op (median)."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler tls://HOST:PORT for the link "
                                             "costs (default: a local 2-worker cluster, TLS with per-run "
                                             "certificates)."),
@@ -106,10 +106,7 @@ def calibrate_ckks_cmd(
     from cryptoffload.engines.dask import DaskRunner, parse_scheduler
     from cryptoffload.engines.dask_tls import scheduler_credentials
     from cryptoffload.calibrate.ckks import DEFAULT_CALIBRATION_PARAMS, calibrate_ckks
-    from cryptoffload.workloads.bsgs import check_positive_int
 
-    check_positive_int("--repeats", repeats)
-    check_int("--repeats", repeats, maximum=MAX_REPEATS)
     check_output_file(out, create_parents=True)
     address = parse_scheduler(scheduler) if scheduler is not None else None
     pems = scheduler_credentials(address, dask_credentials, insecure_plain_tcp)   # checked before any work starts
@@ -123,7 +120,8 @@ def calibrate_ckks_cmd(
 @app.command("ciphers")
 def calibrate_ciphers_cmd(
     out: Path = typer.Option(Path("calibration/ciphers.toml"), "--out", help="Profile to write (TOML)."),
-    seconds: float = typer.Option(0.3, "--seconds", help="Measuring time per cipher and library."),
+    seconds: float = number_option(0.3, "--seconds", bound=MEASURE_S, maximum=MAX_SECONDS,
+                                   help="Measuring time per cipher and library."),
 ) -> None:
     """Measure software throughput of the ciphers of the FPGA reconfiguration study on this machine (one core)."""
     _calibrate_ciphers(out, seconds)
@@ -132,10 +130,12 @@ def calibrate_ciphers_cmd(
 @app.command("gpu")
 def calibrate_gpu_cmd(
     out: Path = typer.Option(Path("calibration/gpu.toml"), "--out", help="Profile to write (TOML)."),
-    bits: int = typer.Option(1024, "--bits", help="Paillier key size measured (1024 is a study size, as in the paper)."),
+    bits: int = number_option(1024, "--bits", bound=KEY_BITS,
+                              help="Paillier key size measured (1024 is a study size, as in the paper)."),
     batches: str = typer.Option("8192,65536,262144", "--batches", help="Batch sizes timed per operation (two or more)."),
-    repeats: int = typer.Option(3, "--repeats", help="Timed launches per batch size (median)."),
-    gpu: int = typer.Option(0, "--gpu", help="CUDA device index."),
+    repeats: int = number_option(3, "--repeats", bound=REPEATS, maximum=MAX_REPEATS,
+                                 help="Timed launches per batch size (median)."),
+    gpu: int = number_option(0, "--gpu", bound=GPU_INDEX, help="CUDA device index."),
 ) -> None:
     """Paillier on a CUDA GPU: time DJN encryption, CRT decryption and ciphertext aggregation kernels per batch size, and host<->device copies, into a profile for the simulated GPU. Paillier only: for CKKS on a GPU use `calibrate ckks --backend gpu`."""
     from cryptoffload.checks import parse_ints
@@ -146,8 +146,6 @@ def calibrate_gpu_cmd(
     from cryptoffload.calibrate.gpu import calibrate_gpu
 
     sizes = parse_ints("--batches", batches)
-    check_int("--repeats", repeats, maximum=MAX_REPEATS)
-    check_int("--gpu", gpu, minimum=0, maximum=1023)
     check_output_file(out, create_parents=True)
     check_key_bits(bits, insecure_study_size=True)
     if len(set(sizes)) < 2 or max(sizes) > 1 << 24:

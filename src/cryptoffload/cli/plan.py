@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from cryptoffload.checks import check_int, check_positive, parse_ints
-from cryptoffload.cli.root import console
+from cryptoffload.checks import CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, SIZE_TB, parse_ints
+from cryptoffload.cli.root import console, number_option
 from cryptoffload.papers import PAPERS
 
 if TYPE_CHECKING:
@@ -21,19 +21,18 @@ app = typer.Typer(no_args_is_help=True, help="Capacity planners built on the sim
 #: devices and C = 32768; 65536 slots is CKKS at N = 2^17), and without them a typo hangs.
 MAX_DEVICES = 1024
 MAX_DIAGONALS = 65536
-MAX_CLIENTS = 10**9
-MAX_NAND_TB = 1000.0
-MAX_REQUESTS_PER_CLIENT = 1e6
 
 
 @app.command("bsgs")
 def plan_bsgs_cmd(
     devices: str = typer.Option("1,2,4,8,16", "--devices", help="Device counts N to plan for."),
     profile: str = typer.Option("bsgs_u280", "--profile", help="Cost profile (name or TOML; `calibrate ckks` writes one)."),
-    diagonals: Optional[int] = typer.Option(None, "--diagonals", help="Diagonals C (default: the profile's, else 32768)."),
+    diagonals: Optional[int] = number_option(None, "--diagonals", bound=DIAGONALS, maximum=MAX_DIAGONALS,
+                                             help="Diagonals C (default: the profile's, else 32768)."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="replicate, broadcast or split-giant (default: all)."),
     space: str = typer.Option("all", "--space", help="Baby-step sizes searched: all, pow2 or divisors."),
-    naive_baby: Optional[int] = typer.Option(None, "--naive-bs", help="Single-device bs to compare with (default: the best for N = 1)."),
+    naive_baby: Optional[int] = number_option(None, "--naive-bs", bound=DIAGONALS, maximum=MAX_DIAGONALS,
+                                              help="Single-device bs to compare with (default: the best for N = 1)."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Also run the exhaustive search and print the tuner's gap."),
 ) -> None:
     """Choose the BSGS strategy and baby-step size per device count, and print the predicted time."""
@@ -41,11 +40,9 @@ def plan_bsgs_cmd(
     from cryptoffload.policies.bsgs_tuner import SPACES
     from cryptoffload.workloads.bsgs import STRATEGIES
 
-    counts = [check_int("--devices", n, maximum=MAX_DEVICES) for n in parse_ints("--devices", devices)]
-    if diagonals is not None:
-        check_int("--diagonals", diagonals, maximum=MAX_DIAGONALS)
-    if naive_baby is not None:
-        check_int("--naive-bs", naive_baby, maximum=diagonals or MAX_DIAGONALS)
+    counts = [DEVICES.check("--devices", n, maximum=MAX_DEVICES) for n in parse_ints("--devices", devices)]
+    if naive_baby is not None and diagonals is not None:
+        DIAGONALS.check("--naive-bs", naive_baby, maximum=diagonals)
     if strategy is not None and strategy not in STRATEGIES:
         raise ConfigError(f"--strategy: unknown BSGS strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     if space not in SPACES:
@@ -100,19 +97,14 @@ def _naive_baselines(table: Table, profile: str, diagonals: Optional[int], strat
 @app.command("isc", help="How many CSDs and how much NAND for N clients of a model (the reasoning of "
                           f"{PAPERS['in-storage-he'].cite()}).")
 def plan_isc_cmd(
-    clients: int = typer.Option(..., "--clients", help="Clients whose evaluation keys the service holds."),
+    clients: int = number_option(..., "--clients", bound=CLIENTS, help="Clients whose evaluation keys the service holds."),
     model: Optional[str] = typer.Option(None, "--model", help="paper (default: the paper's stated inputs), fitted, generated, or a trace JSON."),
-    requests_per_client: Optional[float] = typer.Option(None, "--requests-per-client",
-                                                        help="Inferences per client per second (sizes for load too)."),
-    nand_tb: Optional[float] = typer.Option(None, "--nand-tb", help="NAND per CSD in TB (default: the preset's)."),
+    requests_per_client: Optional[float] = number_option(None, "--requests-per-client", bound=CLIENT_RATE,
+                                                         help="Inferences per client per second (sizes for load too)."),
+    nand_tb: Optional[float] = number_option(None, "--nand-tb", bound=SIZE_TB,
+                                             help="NAND per CSD in TB (default: the preset's)."),
     partition: bool = typer.Option(False, "--partition", help="Split clients over CSDs instead of keys on every CSD."),
 ) -> None:
-    check_int("--clients", clients, maximum=MAX_CLIENTS)
-    if requests_per_client is not None:
-        check_positive("--requests-per-client", requests_per_client, minimum=1e-9, maximum=MAX_REQUESTS_PER_CLIENT,
-                       unit="requests/s")
-    if nand_tb is not None:
-        check_positive("--nand-tb", nand_tb, minimum=1e-6, maximum=MAX_NAND_TB, unit="TB")
     from cryptoffload.policies.isc_plan import plan_isc
     from cryptoffload.report.tables import render_table
     from cryptoffload.sim.isc_world import load_isc_world

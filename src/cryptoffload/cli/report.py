@@ -8,14 +8,15 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.cli.root import console, err_console, progress_bar
+from cryptoffload.checks import SEED
+from cryptoffload.cli.root import console, err_console, number_option, progress_bar
 from cryptoffload.cli.study import TABLES_HELP
 
 
 def report(
     out: Path = typer.Option(Path("report"), "--out", help="Report folder (index.html + one folder per study)."),
     full: bool = typer.Option(False, "--full", help="Full mode instead of quick mode."),
-    seed: int = typer.Option(1, "--seed"),
+    seed: int = number_option(1, "--seed", bound=SEED, help="Seed of the studies' simulations."),
     tables: bool = typer.Option(False, "--tables", help=TABLES_HELP),
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate",
                                    help="Measure this machine's cipher throughput for the 'this machine' tables."),
@@ -33,11 +34,9 @@ def report(
     from cryptoffload.studies import ReportContext
     from cryptoffload.studies.runner import run_report
 
-    from cryptoffload.checks import check_seed
     from cryptoffload.io import check_output_folder
 
     check_output_folder(out)
-    check_seed("--seed", seed)
     if screenshot is not None:
         from cryptoffload.errors import ConfigError
         from cryptoffload.io import check_output_file

@@ -10,10 +10,11 @@ from typing import Callable, Iterator, List, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from cryptoffload.checks import (BOUND, LAMBDA, WAIT_S, check_bounded, check_host, check_int, check_port, check_seed,
-                                 check_url)
+from cryptoffload.checks import (BATCH, BOUND, FEATURES, FRACTION_BITS, KEY_BITS, LAMBDA, PORT, PROVIDERS, RECORDS,
+                                 SEED, STAT_BITS, WAIT_S, WORKERS, check_bounded, check_host, check_int, check_port,
+                                 check_seed, check_url, shown)
 from cryptoffload.cli.root import (console, err_console, max_connections_option, max_per_client_option,
-                                   set_server_limits)
+                                   number_option, set_server_limits)
 from cryptoffload.io import check_not_input, check_output_file, check_output_folder, write_json
 
 MAX_SECONDS = 86_400.0  # waits and timeouts
@@ -45,9 +46,10 @@ def _ridge_solve_bits(text: str) -> Optional[int]:
     if text == "auto":
         return None
     try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"--solve-bits must be 'auto' or a number of bits, got {text!r}") from None
+        return KEY_BITS.parse("--solve-bits", text)
+    except ConfigError:
+        raise ConfigError(f"--solve-bits must be 'auto' or a number of bits ({KEY_BITS.text()}), got "
+                          f"{shown(text)}") from None
 
 
 def _ridge_token(path: Optional[Path]) -> str:
@@ -100,18 +102,23 @@ def _ridge_coef_table(title: str, columns: List[str], rows: List[List[str]]) -> 
 
 @app.command("csp")
 def ridge_csp(
-    port: int = typer.Option(..., "--port", help="TCP port (0: a free port, printed on the 'listening on' line)."),
+    port: int = number_option(..., "--port", bound=PORT,
+                              help="TCP port (0: a free port, printed on the 'listening on' line)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
-    d: int = typer.Option(20, "--d", help="Features per record."),
-    max_records: int = typer.Option(..., "--max-records", help="Most records over all providers (sizes the guard bits)."),
-    frac_bits: int = typer.Option(16, "--frac-bits", help="Fixed-point fractional bits."),
-    x_bound: float = typer.Option(1.0, "--x-bound", help="Declared bound on every |x_j|."),
-    y_bound: Optional[float] = typer.Option(None, "--y-bound", help="Declared bound on |y| (default d + 6, the generator's)."),
-    lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
-    stat_bits: int = typer.Option(40, "--stat-bits", help="Statistical hiding of the unpacking masks (40..256)."),
-    min_providers: int = typer.Option(2, "--min-providers", help="Fewest providers a model may be bought from "
-                                      "(1 sells a provider its own model)."),
-    upload_bits: int = typer.Option(2048, "--upload-bits", help="Upload key size (1024 needs --insecure-study-size)."),
+    d: int = number_option(20, "--d", bound=FEATURES, help="Features per record."),
+    max_records: int = number_option(..., "--max-records", bound=RECORDS,
+                                     help="Most records over all providers (sizes the guard bits)."),
+    frac_bits: int = number_option(16, "--frac-bits", bound=FRACTION_BITS, help="Fixed-point fractional bits."),
+    x_bound: float = number_option(1.0, "--x-bound", bound=BOUND, help="Declared bound on every |x_j|."),
+    y_bound: Optional[float] = number_option(None, "--y-bound", bound=BOUND,
+                                             help="Declared bound on |y| (default d + 6, the generator's)."),
+    lam: float = number_option(1.0, "--lam", bound=LAMBDA, help="Ridge lambda (scikit-learn's alpha)."),
+    stat_bits: int = number_option(40, "--stat-bits", bound=STAT_BITS,
+                                   help="Statistical hiding of the unpacking masks (40..256)."),
+    min_providers: int = number_option(2, "--min-providers", bound=PROVIDERS, help="Fewest providers a model may be "
+                                       "bought from (1 sells a provider its own model)."),
+    upload_bits: int = number_option(2048, "--upload-bits", bound=KEY_BITS,
+                                     help="Upload key size (1024 needs --insecure-study-size)."),
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
                                              help="Allow an upload key below 112-bit security (the QAT Paillier paper uses 1024)."),
     solve_bits: str = typer.Option("auto", "--solve-bits", help="Solve key size, or auto (max(2048, what recovery needs))."),
@@ -152,7 +159,8 @@ def ridge_csp(
 
 @app.command("platform")
 def ridge_platform(
-    port: int = typer.Option(..., "--port", help="TCP port (0: a free port, printed on the 'listening on' line)."),
+    port: int = number_option(..., "--port", bound=PORT,
+                              help="TCP port (0: a free port, printed on the 'listening on' line)."),
     csp: str = typer.Option(..., "--csp", help="URL of the CSP."),
     db: Path = typer.Option(..., "--db", help="SQLite database (created 0600; reloaded on restart)."),
     csp_token_file: Path = typer.Option(..., "--csp-token-file", help="The platform's token from the CSP "
@@ -163,14 +171,17 @@ def ridge_platform(
         None, "--token-dir", help="Keep the provider tokens and a generated TLS certificate here (0700, files 0600; "
         "reused on restart). Default: a temporary folder, removed at exit."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Threads for the masked solve (default: all cores)."),
-    wait_csp: float = typer.Option(10.0, "--wait-csp", help="Seconds to keep trying to reach the CSP at start."),
-    max_upload_records: int = typer.Option(2048, "--max-upload-records", help="Largest upload in records (vectors): "
-                                           "sizes the upload route's body limit."),
+    workers: Optional[int] = number_option(None, "--workers", bound=WORKERS, maximum=MAX_WORKERS,
+                                           help="Threads for the masked solve (default: all cores)."),
+    wait_csp: float = number_option(10.0, "--wait-csp", bound=WAIT_S, maximum=MAX_SECONDS, allow_zero=True,
+                                    help="Seconds to keep trying to reach the CSP at start."),
+    max_upload_records: int = number_option(2048, "--max-upload-records", bound=BATCH, maximum=MAX_BATCH,
+                                            help="Largest upload in records (vectors): sizes the upload route's "
+                                            "body limit."),
     cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the CSP "
                                                 "(repeatable)."),
-    max_records_per_provider: Optional[int] = typer.Option(
-        None, "--max-records-per-provider", help="Most records one provider may upload (default: max_records / "
+    max_records_per_provider: Optional[int] = number_option(
+        None, "--max-records-per-provider", bound=RECORDS, help="Most records one provider may upload (default: max_records / "
         "providers, rounded up), so that no provider can use up the others' share."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Serve https with this certificate (PEM); "
                                             "default: a self-signed one made in the token folder."),
@@ -219,11 +230,13 @@ def ridge_provider(
     csp: Optional[str] = typer.Option(None, "--csp", help="Or fetch the session from the CSP itself at this URL "
                                       "(over TLS) and require the platform to serve the same."),
     mode: str = typer.Option("per-record", "--mode", help="per-record or per-provider."),
-    batch: int = typer.Option(1000, "--batch", help="Records per upload (per-record mode)."),
+    batch: int = number_option(1000, "--batch", bound=BATCH, maximum=MAX_BATCH,
+                               help="Records per upload (per-record mode)."),
     provider_id: Optional[str] = typer.Option(None, "--provider-id",
                                               help="This provider's id (default: the token's name)."),
     part: str = typer.Option("1/1", "--part", help="Upload only part i of K contiguous parts of the data (i/K)."),
-    retry_for: float = typer.Option(60.0, "--retry-for", help="Seconds to keep retrying a failed upload."),
+    retry_for: float = number_option(60.0, "--retry-for", bound=WAIT_S, maximum=MAX_SECONDS, allow_zero=True,
+                                     help="Seconds to keep retrying a failed upload."),
     cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the platform and "
                                                 "the CSP (repeatable)."),
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
@@ -277,7 +290,8 @@ def ridge_buyer(
                                                     "in the CSP's key folder; default: $CRYPTOFFLOAD_RIDGE_BUYER_TOKEN)."),
     cafile: Optional[List[Path]] = typer.Option(None, "--cafile", help="Trust this certificate for the platform "
                                                 "and the CSP (repeatable)."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait for an answer (finalize is the long one)."),
+    timeout: float = number_option(600.0, "--timeout", bound=WAIT_S, maximum=MAX_SECONDS,
+                                   help="Seconds to wait for an answer (finalize is the long one)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow plain http URLs: token and model in "
                                        "the clear."),
 ) -> None:
@@ -307,20 +321,22 @@ def ridge_buyer(
 
 @app.command("demo")
 def ridge_demo(
-    records: int = typer.Option(1000, "--records", help="Records of the generated data set."),
-    d: int = typer.Option(20, "--d", help="Features of the generated data set."),
-    providers: int = typer.Option(1, "--providers", help="Providers, each with a contiguous part of the data."),
+    records: int = number_option(1000, "--records", bound=RECORDS, maximum=MAX_DEMO_RECORDS,
+                                 help="Records of the generated data set."),
+    d: int = number_option(20, "--d", bound=FEATURES, help="Features of the generated data set."),
+    providers: int = number_option(1, "--providers", bound=PROVIDERS, maximum=MAX_PARTIES,
+                                   help="Providers, each with a contiguous part of the data."),
     mode: str = typer.Option("per-record", "--mode", help="per-record or per-provider."),
     data: Optional[str] = typer.Option(None, "--data", help="generate:n=N[,seed=S] | csv:PATH | diabetes "
                                                             "(default: generated, --records x --d)."),
-    seed: int = typer.Option(1, "--seed", help="Seed of the generated data."),
-    lam: float = typer.Option(1.0, "--lam", help="Ridge lambda (scikit-learn's alpha)."),
-    frac_bits: int = typer.Option(16, "--frac-bits", help="Fixed-point fractional bits."),
-    upload_bits: int = typer.Option(2048, "--upload-bits",
-                                    help="Upload key size (the QAT Paillier paper's 1024 needs --insecure-study-size)."),
+    seed: int = number_option(1, "--seed", bound=SEED, help="Seed of the generated data."),
+    lam: float = number_option(1.0, "--lam", bound=LAMBDA, help="Ridge lambda (scikit-learn's alpha)."),
+    frac_bits: int = number_option(16, "--frac-bits", bound=FRACTION_BITS, help="Fixed-point fractional bits."),
+    upload_bits: int = number_option(2048, "--upload-bits", bound=KEY_BITS,
+                                     help="Upload key size (the QAT Paillier paper's 1024 needs --insecure-study-size)."),
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
                                              help="Allow an upload key below 112-bit security (a study size, e.g. the paper's 1024)."),
-    batch: int = typer.Option(1000, "--batch", help="Records per upload."),
+    batch: int = number_option(1000, "--batch", bound=BATCH, maximum=MAX_BATCH, help="Records per upload."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the result as JSON."),
     workdir: Optional[Path] = typer.Option(None, "--workdir", help="Keep the platform database here (default: a temporary folder)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Plain http between the parties (default: TLS "

@@ -37,17 +37,52 @@ if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without t
 err_console = Console(stderr=True)
 
 
+class NumberParser:
+    """Reads one numeric option's text by the one grammar and checks it against its bound
+    (a :class:`~cryptoffload.checks.Bound`), where the value enters: typer's own conversion
+    reads ``1_000``, ``nan``, ``inf`` and ``1e400`` (as infinity). A refusal is a
+    :class:`~cryptoffload.errors.ConfigError` naming the option, the range and the unit (one
+    ``error:`` line, exit 2). The tests find every numeric option's bound through ``bound``."""
+
+    def __init__(self, flag: str, bound: Any, maximum: Optional[float] = None, allow_zero: Optional[bool] = None) -> None:
+        self.flag, self.bound, self.maximum, self.allow_zero = flag, bound, maximum, allow_zero
+
+    def __call__(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return self.bound.parse(self.flag, value, maximum=self.maximum, allow_zero=self.allow_zero)
+
+
+def number_parser(flag: str, bound: Any, maximum: Optional[float] = None,
+                  allow_zero: Optional[bool] = None) -> NumberParser:
+    """The parser of a numeric option (see :class:`NumberParser`)."""
+    return NumberParser(flag, bound, maximum, allow_zero)
+
+
+def number_option(default: Any, flag: str, *, bound: Any, help: str, maximum: Optional[float] = None,
+                  allow_zero: Optional[bool] = None) -> Any:
+    """A numeric typer option whose text is read by the one grammar and bounded (``bound``:
+    a :class:`~cryptoffload.checks.Bound`; ``maximum`` lowers its ceiling; ``allow_zero``
+    admits 0 besides the range). Typed ``Any`` as ``typer.Option`` is."""
+    return typer.Option(default, flag, help=help, parser=number_parser(flag, bound, maximum, allow_zero))
+
+
 def max_connections_option() -> Any:
     """``--max-connections`` of every server command (see :func:`set_server_limits`). Typed
     ``Any`` as ``typer.Option`` is: it stands as an ``int`` parameter's default."""
-    return typer.Option(0, "--max-connections", help="Connections held at once over all clients; past it a new one "
-                        "is closed at once (0: half the open-file limit, at most 4096).")
+    from cryptoffload.checks import CONNECTIONS
+
+    return number_option(0, "--max-connections", bound=CONNECTIONS, help="Connections held at once over all clients; "
+                         "past it a new one is closed at once (0: half the open-file limit, at most 4096).")
 
 
 def max_per_client_option() -> Any:
     """``--max-connections-per-client`` of every server command (typed as ``typer.Option`` is)."""
-    return typer.Option(32, "--max-connections-per-client", help="Connections one client address may hold at once "
-                        "(raise it behind a reverse proxy, where every client has the proxy's address).")
+    from cryptoffload.checks import CONNECTIONS
+
+    return number_option(32, "--max-connections-per-client", bound=CONNECTIONS, allow_zero=False,
+                         help="Connections one client address may hold at once (raise it behind a reverse proxy, "
+                         "where every client has the proxy's address).")
 
 
 def set_server_limits(max_connections: int, max_per_client: int) -> None:

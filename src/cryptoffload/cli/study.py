@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 from typer._click import Command, Context  # typer 0.29 vendors click: its own classes, not click's
 from typer.core import TyperGroup
 
-from cryptoffload.cli.root import console, progress_bar
+from cryptoffload.checks import SEED
+from cryptoffload.cli.root import console, number_parser, progress_bar
 
 #: ``study NAME --tables`` and ``report --tables``: without it a command prints its findings and
 #: where its files are (a study's tables run to hundreds of lines; its CSVs and the HTML report
@@ -33,14 +34,11 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     went: the same for every study."""
     from cryptoffload.report.tables import render_result
 
-    from cryptoffload.checks import check_seed
     from cryptoffload.io import check_output_folder
 
     out: Path = check_output_folder(values.pop("out"))
     no_progress: bool = values.pop("no_progress")
     tables: bool = values.pop("show_tables")
-    if "seed" in values:
-        check_seed("--seed", values["seed"])
     cfg = spec.make_config(values)
     cfg.validate()
     with progress_bar(not no_progress) as prog:
@@ -52,9 +50,10 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
         console.print(f"tables: one CSV each in {out}/ (--tables prints them here)", markup=False)
 
 
-def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str) -> inspect.Parameter:
+def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str,
+               parser: Optional[Callable[[Any], Any]] = None) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                             default=typer.Option(default, *flags, help=help))
+                             default=typer.Option(default, *flags, help=help, parser=parser))
 
 
 def _seed_default(config: type) -> Any:
@@ -67,11 +66,14 @@ def study_command(spec: StudySpec) -> Command:
     params = [_parameter("quick", bool, False, "--quick", help=spec.quick_help)]
     if spec.seed_help is not None:
         params.append(_parameter("seed", int, _seed_default(spec.config), "--seed",
-                                 help=spec.seed_help))
+                                 help=spec.seed_help, parser=number_parser("--seed", SEED)))
     params.append(_parameter("out", Path, Path(f"out/{spec.name}"), "--out", help="Output folder."))
     for opt in spec.options:
         annotation = opt.type if opt.default is not None else Optional[opt.type]
-        params.append(_parameter(opt.field, annotation, opt.default, opt.flag, help=opt.help))
+        numeric = opt.bound is not None and opt.type in (int, float)
+        params.append(_parameter(opt.field, annotation, opt.default, opt.flag, help=opt.help,
+                                 parser=number_parser(opt.flag, opt.bound, opt.maximum, opt.allow_zero) if numeric
+                                 else None))
     params.append(_parameter("show_tables", bool, False, "--tables", help=TABLES_HELP))
     params.append(_parameter("no_progress", bool, False, "--no-progress", help="No progress bar."))
 

@@ -8,9 +8,9 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import (DURATION_MS, WAIT_S, check_bounded, check_host, check_int, check_port, check_seed,
+from cryptoffload.checks import (CONNECTIONS, COUNT, DURATION_MS, PORT, SEED, WAIT_S, WORKERS, check_host, check_int,
                                  split_list)
-from cryptoffload.cli.root import console, err_console, progress_bar
+from cryptoffload.cli.root import console, err_console, number_option, progress_bar
 from cryptoffload.io import check_output_file, check_output_folder, write_json
 
 app = typer.Typer(no_args_is_help=True,
@@ -53,18 +53,16 @@ def tls_detect(
 def tls_serve(
     mode: str = typer.Option("tls", "--mode", help="plain, tls, ktls or ktls-nic."),
     root: Path = typer.Option(..., "--root", help="Folder to serve."),
-    port: int = typer.Option(0, "--port", help="Port (0: a free one)."),
+    port: int = number_option(0, "--port", bound=PORT, help="Port (0: a free one)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
-    workers: int = typer.Option(1, "--workers", help="nginx worker processes."),
+    workers: int = number_option(1, "--workers", bound=WORKERS, maximum=MAX_WORKERS, help="nginx worker processes."),
 ) -> None:
     """Serve a folder with nginx until Ctrl-C, then say what really ran (kTLS or its fallback)."""
     from cryptoffload.apps.tls.detect import detect_ktls, predict_mode, read_tls_stat, verify_mode
     from cryptoffload.apps.tls.nginx import NginxServer, check_mode, serve_until_interrupted
 
     check_mode(mode)
-    check_port("--port", port)
     check_host("--host", host)
-    check_int("--workers", workers, maximum=MAX_WORKERS)
     support = detect_ktls()
     server = NginxServer(mode, root, port=port, host=host, workers=workers)
     before = read_tls_stat()
@@ -92,17 +90,22 @@ def tls_serve(
 @app.command("bench")
 def tls_bench(
     modes: str = typer.Option("plain,tls,ktls", "--modes", help="Comma-separated: plain, tls, ktls, ktls-nic."),
-    count: Optional[int] = typer.Option(None, "--count", help="Timed fetches per mode/file/client (default 100; quick 10)."),
-    interval: Optional[float] = typer.Option(None, "--interval", help="Seconds between fetches (default 0.1; quick 0.05)."),
-    block: Optional[int] = typer.Option(None, "--block", help="Fetches per interleaved block (default 10; quick 5)."),
+    count: Optional[int] = number_option(None, "--count", bound=COUNT, maximum=MAX_COUNT,
+                                         help="Timed fetches per mode/file/client (default 100; quick 10)."),
+    interval: Optional[float] = number_option(None, "--interval", bound=WAIT_S, maximum=MAX_SECONDS, allow_zero=True,
+                                              help="Seconds between fetches (default 0.1; quick 0.05)."),
+    block: Optional[int] = number_option(None, "--block", bound=COUNT, maximum=MAX_COUNT,
+                                         help="Fetches per interleaved block (default 10; quick 5)."),
     sizes: str = typer.Option("2K,64M", "--sizes", help="Comma-separated file sizes (random bytes)."),
     clients: str = typer.Option("curl,wget", "--clients", help="Comma-separated: curl, wget."),
-    seed: int = typer.Option(1, "--seed", help="Seed of the files and of the interleaving order."),
+    seed: int = number_option(1, "--seed", bound=SEED, help="Seed of the files and of the interleaving order."),
     wrk_connections: Optional[str] = typer.Option(None, "--wrk-connections",
                                                    help="Comma-separated wrk connection counts (default 1..64; quick 1,4,16)."),
-    wrk_duration: Optional[float] = typer.Option(None, "--wrk-duration", help="Seconds per wrk run (default 5; quick 1)."),
+    wrk_duration: Optional[float] = number_option(None, "--wrk-duration", bound=WAIT_S, maximum=MAX_SECONDS,
+                                                  help="Seconds per wrk run (default 5; quick 1)."),
     no_wrk: bool = typer.Option(False, "--no-wrk", help="Skip the wrk sweep."),
-    latency_target_ms: float = typer.Option(10.0, "--latency-target-ms", help="p99 target for 'clients at target'."),
+    latency_target_ms: float = number_option(10.0, "--latency-target-ms", bound=DURATION_MS,
+                                             help="p99 target for 'clients at target'."),
     quick: bool = typer.Option(False, "--quick", help="Short settings (well under a minute for 2 modes)."),
     out: Path = typer.Option(Path("out/tls-bench"), "--out", help="Output folder (bench.json)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
@@ -123,8 +126,6 @@ def tls_bench(
     size_list = [parse_size(s) for s in split_list("--sizes", sizes)]
     for size in size_list:
         check_int("--sizes (bytes)", size, maximum=MAX_FILE_BYTES)
-    check_seed("--seed", seed)
-    check_bounded("--latency-target-ms", latency_target_ms, DURATION_MS, "ms")
     check_output_folder(out)
     client_list = split_list("--clients", clients)
     for name in client_list:
@@ -134,22 +135,14 @@ def tls_bench(
     count_ = count if count is not None else base["count"]
     interval_ = interval if interval is not None else base["interval_s"]
     block_ = block if block is not None else base["block"]
-    check_int("--count", count_, maximum=MAX_COUNT)
-    check_int("--block", block_, maximum=MAX_COUNT)
-    check_bounded("--interval", interval_, WAIT_S, "s", allow_zero=True, maximum=MAX_SECONDS)
     if no_wrk:
         conns: list[int] = []
     elif wrk_connections is not None:
-        try:
-            conns = [int(c) for c in split_list("--wrk-connections", wrk_connections)]
-        except ValueError:
-            raise ConfigError(f"--wrk-connections: not integers: {wrk_connections!r}") from None
-        for c in conns:
-            check_int("--wrk-connections", c, maximum=MAX_CONNECTIONS)
+        conns = [CONNECTIONS.parse("--wrk-connections", c, maximum=MAX_CONNECTIONS, allow_zero=False)
+                 for c in split_list("--wrk-connections", wrk_connections)]
     else:
         conns = list(base["wrk_connections"])
-    duration = check_bounded("--wrk-duration", wrk_duration if wrk_duration is not None else base["wrk_duration_s"],
-                             WAIT_S, "s", maximum=MAX_SECONDS)
+    duration = wrk_duration if wrk_duration is not None else float(base["wrk_duration_s"])
 
     with progress_bar(not no_progress) as make:
         result = run_bench(mode_list, size_list, client_list, count=count_, interval_s=interval_, seed=seed,
@@ -172,10 +165,7 @@ def _guest_bench(count: Optional[int], sizes: str, seed: int, out: Path) -> None
     size_list = [parse_size(s) for s in split_list("--sizes", sizes)]
     for size in size_list:
         check_int("--sizes (bytes)", size, maximum=MAX_GUEST_FILE_BYTES)
-    if count is not None:
-        check_int("--count", count, maximum=MAX_COUNT)
     counts = [count if count is not None else GUEST_COUNTS.get(s, GUEST_DEFAULT_COUNT) for s in size_list]
-    check_seed("--seed", seed)
     check_output_folder(out)
     console.print("booting the guest (QEMU TCG; minutes under emulation)", markup=False, highlight=False)
     result = run_in_guest(["--sizes", ",".join(map(str, size_list)), "--counts", ",".join(map(str, counts)),

@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import RATE_PER_S, check_bounded, check_int, check_seed
-from cryptoffload.cli.root import console
+from cryptoffload.checks import RATE_PER_S, REQUESTS, SEED
+from cryptoffload.cli.root import console, number_option
 from cryptoffload.io import check_output_file
 
 app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
@@ -17,21 +17,18 @@ app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces
 @app.command("generate")
 def trace_generate(
     out: Path = typer.Option(..., "--out", help="CSV file to write."),
-    requests: int = typer.Option(610_000, "--requests"),
-    rate: Optional[float] = typer.Option(None, "--rate", help="Rescale to this mean rate (req/s); default: log time."),
-    seed: int = typer.Option(1, "--seed"),
+    # an empty trace file is one `trace inspect` and the studies refuse; 10^8 requests are
+    # 160 times the paper's log and several GB in memory
+    requests: int = number_option(610_000, "--requests", bound=REQUESTS, help="Requests of the trace."),
+    rate: Optional[float] = number_option(None, "--rate", bound=RATE_PER_S,
+                                          help="Rescale to this mean rate (req/s); default: log time."),
+    seed: int = number_option(1, "--seed", bound=SEED, help="Seed of the generator."),
 ) -> None:
     """Generate a web request trace from the inverse CDFs of the FPGA reconfiguration paper, as CSV."""
     from cryptoffload.crypto.ciphers import CIPHERS
     from cryptoffload.workloads.trace_log import save_trace_csv
     from cryptoffload.workloads.web_trace import generate_trace
 
-    # an empty trace file is one `trace inspect` and the studies refuse; 10^8 requests are
-    # 160 times the paper's log and several GB in memory
-    check_int("--requests", requests, maximum=100_000_000)
-    if rate is not None:
-        check_bounded("--rate", rate, RATE_PER_S, "requests/s")
-    check_seed("--seed", seed)
     check_output_file(out)
     tr = generate_trace(requests, seed=seed)
     if rate is not None:

@@ -249,6 +249,15 @@ def load_profile(name_or_path: str | os.PathLike[str], required: Iterable[str] =
     path = resolve_profile(name_or_path)
     shown = f"profiles/{path.name}" if path == builtin_profile_path(path.stem) else str(path)
     raw = read_input(path, "profile", max_bytes=MAX_PROFILE_BYTES, error=ProfileError)
+    return parse_profile(raw, shown, required)
+
+
+def parse_profile(raw: bytes, shown: str = "profile", required: Iterable[str] = ()) -> Profile:
+    """A profile from its TOML bytes (``shown`` names it in messages), validated as
+    :func:`load_profile` validates a file: every value a number its field's kind admits, with
+    a source; a ProfileError otherwise."""
+    if len(raw) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"{shown} is {len(raw):,} bytes; a profile is at most {MAX_PROFILE_BYTES:,}")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -103,12 +103,17 @@ RULES: tuple[tuple[frozenset[str], FieldRule], ...] = (
     (frozenset({"pct"}), PERCENT),
     (frozenset({"rate"}), FRACTION),  # a unitless rate is a probability (retransmit_rate)
     (frozenset({"slots", "lanes", "engines", "threads", "coroutines", "diagonals", "limbs", "degree",
-                "encryptions", "width", "order", "baby", "ring"}), COUNT),
+                "encryptions", "width", "order", "baby", "ring", "pairs", "repeats", "workers", "cores", "size", "items",
+                "classes", "hidden", "image", "kernel", "stride", "channels", "devices", "clients"}), COUNT),
+    (frozenset({"scale", "range"}), BITS),  # EVA's input_scale and output_range: log2 of a scale
     (frozenset({"level"}), INDEX),
-    (frozenset({"over", "ratio", "factor", "gain"}), RATIO),
+    (frozenset({"over", "ratio", "factor", "gain", "slowdown", "speedup"}), RATIO),
 )
 
 _BOUND_SUFFIXES = ("min", "max")
+#: the words a field's name may end with, as a refusal lists them
+UNIT_WORDS = ("_s", "_ms", "_us", "_ns", "_per_s", "_mbps", "_gbps", "_Bps", "_hz", "_bytes", "_bits", "_gb", "_tb",
+              "_share", "_fraction", "_pct", "_ratio", "_factor", "_level", "_slots", "_lanes", "_threads", "...")
 
 
 def rule_for(dotted: str) -> FieldRule:
@@ -153,8 +158,13 @@ def unit_of(dotted: str, rule: FieldRule) -> tuple[str, float]:
 
 def check_value(dotted: str, value: float) -> str | None:
     """None when ``value`` suits the field, else the reason with its unit, range and fix
-    (without the file)."""
+    (without the file). A field whose name selects no rule has no unit or kind to bound it by,
+    and is refused whatever its value (issue 32: every number of a profile has a floor and a
+    ceiling in its unit)."""
     rule = rule_for(dotted)
+    if rule is DEFAULT:
+        return (f"field '{dotted}' names no unit or kind, so its value {value!r} cannot be bounded; end its name "
+                f"with a unit or kind word ({', '.join(UNIT_WORDS)})")
     unit, scale = unit_of(dotted, rule)
     if not rule.admits(value, scale):
         return (f"field '{dotted}' is {rule.what} {f'in {unit}' if unit else '(no unit)'} and must be "

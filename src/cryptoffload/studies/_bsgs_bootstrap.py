@@ -9,10 +9,10 @@ compared with OpenFHE when the benchmark ran (``make bench-bootstrap``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from cryptoffload.checks import strict_json
 from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
 from cryptoffload.policies import bsgs_tuner as tuner
@@ -129,7 +129,7 @@ def load_openfhe(path: str | None) -> dict[str, Any] | None:
     try:
         text = (read_input_text(path, "OpenFHE result", max_bytes=64 * 1024 * 1024) if path else
                 resources.files("cryptoffload.studies.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
-        return json.loads(text)
+        return strict_json(text)  # a JsonRefused is a ValueError
     except (OSError, ValueError, InputError):
         return None
 

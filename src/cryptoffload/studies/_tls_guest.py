@@ -13,13 +13,13 @@ kTLS saves per request and per byte, and where it goes -- with that caveat in ev
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any, Optional
 
 from cryptoffload.apps.tls.guest import GuestCellSummary, summarize
+from cryptoffload.checks import load_json
 from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
 from cryptoffload.report.result import Claim, StudyResult
@@ -44,12 +44,10 @@ def load_guest(path: Optional[str]) -> Optional[dict[str, Any]]:
         if not stored.is_file():
             return None
         text = stored.read_text(encoding="utf-8")
-    try:
-        data: dict[str, Any] = json.loads(text)
-    except ValueError as exc:
-        raise InputError(f"--guest-result: not JSON ({exc})") from None
-    if data.get("kind") != "bench":
-        raise InputError(f"--guest-result: not a `tls bench --guest` result (kind {data.get('kind')!r})")
+    data = load_json("--guest-result", text, error=InputError)  # strict: no NaN, no key twice
+    if not isinstance(data, dict) or data.get("kind") != "bench":
+        kind = data.get("kind") if isinstance(data, dict) else type(data).__name__
+        raise InputError(f"--guest-result: not a `tls bench --guest` result (kind {kind!r})")
     return data
 
 

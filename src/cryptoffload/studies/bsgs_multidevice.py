@@ -56,6 +56,7 @@ from cryptoffload.studies._bsgs_paper import (ADD_PER_PMUL, CLOSED_FORM_FIT, NAI
                                                paper_setup, sensitivity_table, strategies_rows, strategies_table,
                                                table1, table1_claims, table1_naive_table, table1_tuned_table,
                                                tuner_headline, tuner_rows, tuner_table)
+from cryptoffload.checks import DIAGONALS, WORKERS
 from cryptoffload.studies.registry import Option, as_str, int_tuple, register_study
 from cryptoffload.workloads.bsgs import STRATEGIES, check_positive_int
 
@@ -137,9 +138,10 @@ def _scheduler(flag: str, text: str) -> str:
                "Also run real BSGS products on Dask workers and compare with the model."),
         Option("--calibration", "calibration", Path, help="Measured CKKS profile to use instead of calibrating now.",
                convert=as_str),
-        Option("--workers", "measured_devices", str, "1,2", "Worker counts for the measured runs.", convert=int_tuple),
+        Option("--workers", "measured_devices", str, "1,2", "Worker counts for the measured runs.", convert=int_tuple,
+               bound=WORKERS, maximum=64),
         Option("--babies", "measured_babies", help="Baby-step sizes for the measured runs (e.g. 2,4,8).",
-               convert=int_tuple),
+               convert=int_tuple, bound=DIAGONALS),
         Option("--scheduler", "scheduler", help="Dask scheduler tls://HOST:PORT (default: a local cluster, TLS with "
                "per-run certificates).", convert=_scheduler),
         Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,

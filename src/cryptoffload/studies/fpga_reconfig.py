@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cryptoffload import __version__
-from cryptoffload.checks import parse_floats
+from cryptoffload.checks import DURATION_MS, RATE_PER_S, REQUESTS, SEEDS, SIZE_MB, WORKERS
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies.reconfig import BEYOND_POLICIES
@@ -76,7 +76,7 @@ from cryptoffload.studies._reconfig_sweep import (
     run_seeds,
     sweep,
 )
-from cryptoffload.studies.registry import Option, ReportContext, ReportRun, as_str, names, register_study
+from cryptoffload.studies.registry import Option, ReportContext, ReportRun, as_str, floats, names, register_study
 from cryptoffload.workloads.client_population import FITTED_CLIENTS, FITTED_SHAPE
 from cryptoffload.workloads.population_fit import fc_distance, mix_distance
 from cryptoffload.workloads.request_trace import Trace
@@ -110,23 +110,27 @@ def _calibrated_ciphers(ctx: ReportContext) -> str:
     summary="FPGA reconfiguration hidden by overlap and request prediction.",
     quick="Reduced run (61,000 requests, 4 seeds), about 15 s.", seed="Seed of the first generated trace (simulation only).",
     options=[
-        Option("--rates", "rates", help="Comma-separated request rates (req/s).", convert=parse_floats),
+        Option("--rates", "rates", help="Comma-separated request rates (req/s).", convert=floats, bound=RATE_PER_S),
         Option("--policies", "policies", help="Comma-separated policies (default: all).", convert=names),
-        Option("--requests", "requests", int, help="Requests per trace (default 610,000; quick 61,000)."),
-        Option("--seeds", "seeds", int, help="Seeds behind the distributions (default 24; quick 4)."),
-        Option("--workers", "workers", int, help="Processes running seeds (default: one per core)."),
+        Option("--requests", "requests", int, help="Requests per trace (default 610,000; quick 61,000).",
+               bound=REQUESTS),
+        Option("--seeds", "seeds", int, help="Seeds behind the distributions (default 24; quick 4).", bound=SEEDS),
+        Option("--workers", "workers", int, help="Processes running seeds (default: one per core).", bound=WORKERS,
+               maximum=1000),
         Option("--profile", "profile", str, "virtex2_ciphers", "Platform profile (name or TOML path)."),
         Option("--sw-profile", "sw_profile",
                help="Measured software profile (from `calibrate ciphers`) for a 'this machine' table."),
         Option("--reconfig-ms", "reconfig_ms", float,
-               help="Override reconfiguration time (default: from bitstream size and clock)."),
+               help="Override reconfiguration time (default: from bitstream size and clock).", bound=DURATION_MS,
+               allow_zero=True),
         Option("--trace", "trace", Path, help="Replay a log (CSV time,client,bytes or Common Log Format).",
                convert=as_str),
         Option("--history", "history", Path, help="History log for the n-gram tables (default: generated, same clients).",
                convert=as_str),
         Option("--interval", "interval", str, "tuned",
                "Prediction interval: 'tuned' (chosen on the history per rate) or 'fixed' (--window-mb)."),
-        Option("--window-mb", "window_mb", float, 5.0, "Prediction interval in MB with --interval fixed (paper: 5)."),
+        Option("--window-mb", "window_mb", float, 5.0, "Prediction interval in MB with --interval fixed (paper: 5).",
+               bound=SIZE_MB),
         Option("--clients", "clients", str, "population",
                "Client model: 'population' (fitted to the paper's Fc and Table 7) or 'returns' (Fc returns, literal)."),
         Option("--readings/--no-readings", "readings", bool, True, "Also run the readings of the paper (sensitivity)."),

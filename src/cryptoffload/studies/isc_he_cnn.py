@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 from cryptoffload import __version__
-from cryptoffload.checks import DURATION_MS, SIZE_MB, check_bounded, check_int
+from cryptoffload.checks import CLIENTS, DURATION_MS, QUERIES, SIZE_GB, SIZE_MB, check_bounded, check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -238,9 +238,9 @@ def _extras(cfg: IscHeCnnConfig, setting: IscSetting, t2: Table2) -> dict[str, o
         Option("--model", "model",
                help="paper (default: built from the paper's stated inputs), fitted (phases fitted to Table 2), "
                     "generated (CNN generator) or a trace JSON."),
-        Option("--dram-gb", "dram_gb", float, help="Device DRAM (default: the preset's 8 GB)."),
-        Option("--queries", "queries", int, 1, "Inferences per device for the throughput runs."),
-        Option("--clients", "plan_clients", int, 10_000, "Clients for the capacity plan table."),
+        Option("--dram-gb", "dram_gb", float, help="Device DRAM (default: the preset's 8 GB).", bound=SIZE_GB),
+        Option("--queries", "queries", int, 1, "Inferences per device for the throughput runs.", bound=QUERIES),
+        Option("--clients", "plan_clients", int, 10_000, "Clients for the capacity plan table.", bound=CLIENTS),
     ],
     # the program of the paper's inputs, then the trace of a real encrypted inference recorded here
     report=lambda spec: [

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 from cryptoffload import __version__, bench
 from cryptoffload.calibrate.paillier_cores import all_cores_encryption_rate
-from cryptoffload.checks import check_int, check_positive
+from cryptoffload.checks import ENCRYPTIONS, IN_FLIGHT, KEY_BITS, THREADS, check_int, check_positive
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.engines.modes import CLIENT_MODES, ModeResult
 from cryptoffload.engines.registry import ENGINE_NAMES, ENGINES
@@ -132,12 +132,15 @@ class PaillierOffloadConfig:
     quick="Reduced run (3,000 simulated, 512 measured encryptions).",
     seed="Seed of the simulation (cryptography is never seeded).",
     options=[
-        Option("--bits", "bits", int, 1024, "Key size of the measured half (paper: 1024, a study setting)."),
-        Option("--sim-encryptions", "sim_count", int, help="Simulated encryptions per mode (default 30,000)."),
-        Option("--encryptions", "measure_count", int, help="Measured encryptions per mode (default 4,000)."),
+        Option("--bits", "bits", int, 1024, "Key size of the measured half (paper: 1024, a study setting).",
+               bound=KEY_BITS),
+        Option("--sim-encryptions", "sim_count", int, help="Simulated encryptions per mode (default 30,000).",
+               bound=ENCRYPTIONS),
+        Option("--encryptions", "measure_count", int, help="Measured encryptions per mode (default 4,000).",
+               bound=ENCRYPTIONS, maximum=1_000_000),
         Option("--engine", "engine", str, "auto", f"Offload engine for the measured modes: {', '.join(ENGINE_NAMES)}."),
-        Option("--threads", "threads", int, 64, "Threads of the S2-like mode."),
-        Option("--inflight", "inflight", int, 256, "Encryptions in flight in the coroutine modes."),
+        Option("--threads", "threads", int, 64, "Threads of the S2-like mode.", bound=THREADS),
+        Option("--inflight", "inflight", int, 256, "Encryptions in flight in the coroutine modes.", bound=IN_FLIGHT),
         Option("--profile", "profile", str, qat.PROFILE_NAME, "QAT cost profile (name or TOML path)."),
         Option("--card-scaling", "card_scaling", str, "qat-measured",
                "How a card modexp's cost grows with the modulus: qat-measured (Intel's RSA rates) or quadratic."),

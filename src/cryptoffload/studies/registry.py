@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from cryptoffload.checks import parse_ints, split_list
+from cryptoffload.checks import Bound, parse_floats, parse_ints, split_list
 from cryptoffload.errors import ConfigError
 from cryptoffload.papers import Paper
 
@@ -34,7 +34,14 @@ class Option:
     ``"--measure/--no-measure"``); ``field`` the config field it sets; ``type`` the option's
     type (str, int, float, bool or Path). ``convert(flag, value)`` turns the value into the
     field's (raising :class:`ConfigError` naming the flag). An option left at ``None`` sets
-    nothing, so the config's own default applies."""
+    nothing, so the config's own default applies.
+
+    ``bound``: the floor, ceiling and unit of a number (every ``int`` or ``float`` option, and
+    every option converted by :func:`int_tuple` or :func:`floats`, must have one: :func:`register_study`
+    refuses a study without); ``maximum`` lowers its ceiling for this option, ``allow_zero``
+    admits 0 besides the range (default: the bound's). The text typed is
+    read by the one grammar (:func:`cryptoffload.checks.parse_int`/``parse_float``) and checked
+    against the bound where it enters (:meth:`parse`), before any config is built."""
 
     flag: str
     field: str
@@ -42,6 +49,29 @@ class Option:
     default: Any = None
     help: str = ""
     convert: Optional[Callable[[str, Any], Any]] = None
+    bound: Optional[Bound] = None
+    maximum: Optional[float] = None
+    allow_zero: Optional[bool] = None
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the option holds numbers (and so needs a bound)."""
+        return self.type in (int, float) or getattr(self.convert, "numbers", False)
+
+    def parse(self, value: Any) -> Any:
+        """The value typed (text) or defaulted, read and bounded: a number for an ``int`` or
+        ``float`` option, the text unchanged for a list (its ``convert`` reads and bounds it)."""
+        if self.bound is None or value is None or self.type not in (int, float):
+            return value
+        return self.bound.parse(self.flag, value, maximum=self.maximum, allow_zero=self.allow_zero)
+
+    def converted(self, value: Any) -> Any:
+        """``convert(flag, value)``; each number of a list checked against the bound."""
+        out = self.convert(self.flag, value) if self.convert else value
+        if self.bound is not None and self.type not in (int, float) and isinstance(out, (list, tuple)):
+            for item in out:
+                self.bound.check(self.flag, item, maximum=self.maximum, allow_zero=self.allow_zero)
+        return out
 
 
 def as_str(flag: str, value: Any) -> str:
@@ -57,6 +87,15 @@ def negated(flag: str, value: bool) -> bool:
 def int_tuple(flag: str, text: str) -> tuple[int, ...]:
     """``convert`` for comma-separated positive integers."""
     return tuple(parse_ints(flag, text))
+
+
+def floats(flag: str, text: str) -> list[float]:
+    """``convert`` for comma-separated decimal numbers."""
+    return parse_floats(flag, text)
+
+
+int_tuple.numbers = True  # type: ignore[attr-defined]
+floats.numbers = True  # type: ignore[attr-defined]
 
 
 def names(flag: str, text: str) -> list[str]:
@@ -130,7 +169,7 @@ class StudySpec:
             value = values.get(opt.field)
             if value is None:
                 continue
-            kw[opt.field] = opt.convert(opt.flag, value) if opt.convert else value
+            kw[opt.field] = opt.converted(opt.parse(value))
         return self.config(**kw)
 
     def default_config(self, ctx: ReportContext, **kw: Any) -> Any:
@@ -168,6 +207,10 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
         known = _REGISTRY.get(name)
         if known is not None and known.module != spec.module:
             raise ValueError(f"study {name!r} registered twice ({known.module}, {spec.module})")
+        unbounded = [o.flag for o in spec.options if o.numeric and o.bound is None]
+        if unbounded:  # every number a user types has a floor and a ceiling in its unit
+            raise ValueError(f"study {name!r}: numeric option(s) {', '.join(unbounded)} have no bound "
+                             "(Option(..., bound=<a Bound of cryptoffload.checks>))")
         fields = [o.field for o in spec.options]
         if len(set(fields)) != len(fields) or {"quick", "seed", "out", "no_progress"} & set(fields):
             raise ValueError(f"study {name!r}: option fields must be unique and not quick/seed/out/no_progress")

@@ -30,7 +30,7 @@ from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, BulkRun, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
-from cryptoffload.checks import LAMBDA, check_bounded, check_int
+from cryptoffload.checks import BATCH, FEATURES, LAMBDA, RECORDS, STAT_BITS, WORKERS, check_bounded, check_int
 from cryptoffload.crypto.paillier import PrivateKey, generate_keypair
 from cryptoffload.engines.dask import parse_scheduler
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
@@ -217,20 +217,22 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
           "(about a minute).",
     seed="Seed of the generated records (cryptography is never seeded).",
     options=[
-        Option("--records", "records", int, help=f"Records (default 1,000,000; quick {QUICK_RECORDS:,})."),
-        Option("--d", "d", int, PAPER_D, "Features per record (paper: 20)."),
-        Option("--lam", "lam", float, 1.0, "Ridge lambda (scikit-learn's alpha)."),
+        Option("--records", "records", int, help=f"Records (default 1,000,000; quick {QUICK_RECORDS:,}).",
+               bound=RECORDS, maximum=100_000_000),
+        Option("--d", "d", int, PAPER_D, "Features per record (paper: 20).", bound=FEATURES),
+        Option("--lam", "lam", float, 1.0, "Ridge lambda (scikit-learn's alpha).", bound=LAMBDA),
         Option("--chunk", "chunk", int, 20_000,
                f"Records per Dask task, at most: a run is cut into at least {rb.NOISE_CHUNKS} tasks where it has the "
-               "records, so its chunk times give its run-to-run noise."),
-        Option("--workers", "workers", int, help="Local Dask workers (default: one per core)."),
+               "records, so its chunk times give its run-to-run noise.", bound=BATCH),
+        Option("--workers", "workers", int, help="Local Dask workers (default: one per core).", bound=WORKERS),
         Option("--scheduler", "scheduler", help="Use a running Dask cluster (tls://host:8786; default: a local "
                "cluster, TLS with per-run certificates)."),
         Option(CREDENTIALS_FLAG, "dask_credentials", Path, convert=as_str,
                help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
                     "credentials`)."),
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
-        Option("--stat-bits", "stat_bits", int, 40, "Statistical hiding of the unpack masks: 40 or 80."),
+        Option("--stat-bits", "stat_bits", int, 40, "Statistical hiding of the unpack masks: 40 or 80.",
+               bound=STAT_BITS, maximum=80),
         Option("--variable-time", "constant_time", bool, False,
                "Faster encryption table lookup (leaks cache access patterns).", convert=negated),
         Option("--no-accuracy", "accuracy", bool, False, "Skip the scikit-learn comparisons.", convert=negated),

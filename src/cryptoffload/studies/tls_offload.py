@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from cryptoffload import __version__
-from cryptoffload.checks import check_int
+from cryptoffload.checks import FETCHES, check_int
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
@@ -108,7 +108,7 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
         Option("--modes", "modes", str, "plain,tls,ktls", "Modes to run on nginx (plain and tls are required).",
                convert=names),
         Option("--clients", "clients", str, "curl,wget", "Fetch clients: curl, wget.", convert=names),
-        Option("--count", "count", int, help="Fetches per mode, file and client (paper: 100)."),
+        Option("--count", "count", int, help="Fetches per mode, file and client (paper: 100).", bound=FETCHES),
         Option("--variant", "variant", str, "nominal", "Offload model variant: nominal, optimistic, pessimistic."),
         Option("--profile", "profile", help="TLS offload cost profile (default: tls_offload)."),
         Option("--guest-result", "guest_result", help="kTLS run in a guest (`make ktls`'s guest.json; default: the "

@@ -10,14 +10,13 @@ them -- and every refusal names the op (index and id) and what to fix.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
+from cryptoffload.checks import LEVEL, OBJECT_BYTES, OP_S, ROTATION_STEP, load_json, shown
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import read_input_text
 from cryptoffload.workloads.he_program import (DEVICE_OPS, KEYED_OPS, OPS, PLAIN_OPS, SCHEMA, HEOp,
@@ -38,9 +37,12 @@ def _int_field(src: str, i: int, raw: dict[str, Any], key: str, *, required: boo
             raise ConfigError(f"{_where(src, i, raw)}: {op} is missing its size field '{key}'")
         return None
     v = raw[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v) or v < minimum:
-        raise ConfigError(f"{_where(src, i, raw)}: field '{key}' must be an integer >= {minimum}, got {v!r}")
-    return int(v)
+    bound = OBJECT_BYTES if key.endswith("bytes") or key.startswith("bytes") else LEVEL
+    if isinstance(v, bool) or not isinstance(v, int) or not max(minimum, bound.floor) <= v <= bound.ceiling:
+        unit = f" {bound.unit}" if bound.unit else ""
+        raise ConfigError(f"{_where(src, i, raw)}: field '{key}' must be an integer between "
+                          f"{max(minimum, int(bound.floor)):,} and {int(bound.ceiling):,}{unit}, got {shown(v)}")
+    return v
 
 
 def params_from_dict(raw: Any, src: str) -> CkksParams:
@@ -176,7 +178,10 @@ def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
         step = raw.get("step")
         if step is None:
             raise ConfigError(f"{_where(src, i, raw)}: rotate names no key ('keys': ['galois:<step>'])")
-        keys = (f"galois:{int(step)}",)
+        if isinstance(step, bool) or not isinstance(step, int) or not abs(step) <= ROTATION_STEP.ceiling:
+            raise ConfigError(f"{_where(src, i, raw)}: rotate's 'step' must be an integer between "
+                              f"-{int(ROTATION_STEP.ceiling):,} and {int(ROTATION_STEP.ceiling):,}, got {shown(step)}")
+        keys = (f"galois:{step}",)
     for k in keys:
         if k != "relin" and not k.startswith("galois:"):
             raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin' or 'galois:<step>'")
@@ -188,10 +193,7 @@ def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
 def _wall_s(src: str, i: int, raw: dict[str, Any]) -> float | None:
     """The op's measured wall time, where the trace recorded one."""
     wall = raw.get("wall_s")
-    if wall is not None and (isinstance(wall, bool) or not isinstance(wall, (int, float))
-                             or not math.isfinite(wall) or wall < 0):
-        raise ConfigError(f"{_where(src, i, raw)}: wall_s must be a non-negative number of seconds")
-    return None if wall is None else float(wall)
+    return None if wall is None else OP_S.check(f"{_where(src, i, raw)}: wall_s", wall)
 
 
 def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:
@@ -201,9 +203,7 @@ def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:
         raise ConfigError(f"{src}: '{what}' must map names to sizes in bytes")
     out = {}
     for k, v in raw.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 1:
-            raise ConfigError(f"{src}: {what}[{k!r}] must be a positive size in bytes, got {v!r}")
-        out[str(k)] = int(v)
+        out[str(k)] = OBJECT_BYTES.check(f"{src}: {what}[{str(k)[:60]!r}]", v)
     return out
 
 
@@ -213,15 +213,13 @@ def load_trace(path: str | os.PathLike[str]) -> HEProgram:
     if not p.exists() and not p.is_symlink():
         raise ConfigError(f"{p}: trace file not found")
     text = read_input_text(p, "HE trace", max_bytes=MAX_TRACE_BYTES, error=ConfigError)
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ConfigError(f"{p}: not a trace (JSON nested too deeply)") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{p}: not valid JSON ({exc})") from None
-    except RecursionError:
-        raise ConfigError(f"{p}: JSON nested too deeply to be a trace") from None
-    return program_from_trace(data, str(p))
+    return program_from_text(text, str(p))
 
 
-__all__ = ["load_trace", "params_from_dict", "program_from_trace"]
+def program_from_text(text: str | bytes, src: str = "trace") -> HEProgram:
+    """The program of a trace's JSON text (strict JSON: no NaN or Infinity, no integer of more
+    than 4,300 digits, no key twice; :func:`~cryptoffload.checks.strict_json`)."""
+    return program_from_trace(load_json(src, text), src)
+
+
+__all__ = ["load_trace", "params_from_dict", "program_from_text", "program_from_trace"]

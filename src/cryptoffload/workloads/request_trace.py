@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload.checks import RATE_PER_S
 from cryptoffload.errors import ConfigError, TraceError
 
 __all__ = ["MAX_BAD_EXAMPLES", "MAX_CIPHERS", "Trace"]
@@ -126,15 +127,11 @@ class Trace:
         no rate and is returned unchanged (as a copy).
 
         Raises:
-            ConfigError: ``rate`` is not a finite number > 0, or the rescaled span overflows.
+            ConfigError: ``rate`` is not a number of requests/s within
+                :data:`~cryptoffload.checks.RATE_PER_S`, or the rescaled span overflows.
             TraceError: the trace has two or more requests but they all arrive at time 0.
         """
-        try:
-            rate_f = float(rate)
-        except (TypeError, ValueError):
-            raise ConfigError(f"rate must be a number of requests per second, got {rate!r}") from None
-        if not math.isfinite(rate_f) or rate_f <= 0.0:
-            raise ConfigError(f"rate must be finite and > 0 requests per second, got {rate!r}")
+        rate_f = RATE_PER_S.check("rate", rate)
         n = len(self)
         if n < 2:
             return self._replace(time=self.time)

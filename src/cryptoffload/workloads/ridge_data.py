@@ -36,7 +36,7 @@ from typing import Iterator
 
 import numpy as np
 
-from cryptoffload.checks import BOUND, check_int, check_positive, is_number
+from cryptoffload.checks import BOUND, check_int, check_positive, is_number, shown
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import read_input_text
 
@@ -116,6 +116,14 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
     :class:`ConfigError` naming file, line and column. Blank lines are skipped."""
     path = Path(path)
     text = read_input_text(path, "CSV file", max_bytes=MAX_CSV_BYTES, error=ConfigError, encoding="utf-8-sig")
+    return csv_from_text(text, path, y_column=y_column, header=header, delimiter=delimiter, x_bound=x_bound,
+                         y_bound=y_bound)
+
+
+def csv_from_text(text: str, path: str | Path = "CSV", *, y_column: int | str = -1, header: bool | None = None,
+                  delimiter: str = ",", x_bound: float | None = None, y_bound: float | None = None) -> RidgeData:
+    """:func:`load_csv` of CSV text (``path`` names it in messages)."""
+    path = Path(path)
     rows = [(i + 1, row) for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter))
             if row and any(cell.strip() for cell in row)]
     if not rows:
@@ -147,19 +155,27 @@ def load_csv(path: str | Path, *, y_column: int | str = -1, header: bool | None 
         if len(row) != width:
             raise ConfigError(f"{path} line {line}: expected {width} columns, got {len(row)}")
         for c, cell in enumerate(row):
-            try:
-                v = float(cell.strip())
-            except ValueError:
-                raise ConfigError(f"{path} line {line}, column {c + 1}: {cell.strip()!r} is not a number") from None
-            if not math.isfinite(v):
-                raise ConfigError(f"{path} line {line}, column {c + 1}: {cell.strip()!r} is not finite")
-            data[r, c] = v
+            data[r, c] = _cell(path, line, c, cell)
     y = data[:, ycol].copy()
     X = np.delete(data, ycol, axis=1)
     xb = _bound(path, "x", X, x_bound, rows, (lambda idx: idx[1] + (idx[1] >= ycol)))
     yb = _bound(path, "y", y[:, None], y_bound, rows, lambda idx: ycol)
     feature_names = tuple(n for i, n in enumerate(names) if i != ycol) if names else ()
     return RidgeData(X, y, xb, yb, path.name, None, feature_names)
+
+
+def _cell(path: Path, line: int, column: int, cell: str) -> float:
+    """One value: a decimal number (the one grammar: no ``nan``, ``inf``, ``1_000`` or other
+    scripts' digits, which ``float()`` reads) of magnitude at most the ceiling of a declared
+    bound (:data:`~cryptoffload.checks.BOUND`: the protocol squares it)."""
+    text = cell.strip()
+    if not is_number(text):
+        raise ConfigError(f"{path} line {line}, column {column + 1}: {shown(text)} is not a decimal number")
+    v = float(text)
+    if not abs(v) <= BOUND.ceiling:
+        raise ConfigError(f"{path} line {line}, column {column + 1}: {shown(text)} is outside "
+                          f"+-{BOUND.ceiling:g} (the largest |x| or |y| the protocol encodes)")
+    return v
 
 
 def _bound(path: Path, what: str, arr: np.ndarray, declared: float | None, rows: list, col_of) -> float:

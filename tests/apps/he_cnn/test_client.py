@@ -39,3 +39,37 @@ def test_client_infer_over_tls_and_refusals(tmp_path: Path) -> None:
         client_infer(url, 0, token=TOKEN, cafile=cert, log=None)
     with pytest.raises(ConfigError, match="plain http"):
         client_infer(url.replace("https", "http"), 0, token=TOKEN, log=None)
+
+
+def _hostile_server(info: bytes) -> _http.ServerThread:
+    """A server (or whoever answers in its place) whose /v1/info answer is ``info``."""
+    from aiohttp import web
+
+    async def handler(_: web.Request) -> web.Response:
+        return web.Response(body=info, content_type="application/json")
+
+    def make() -> web.Application:
+        app = web.Application()
+        app.router.add_get("/v1/info", handler)
+        return app
+
+    return _http.ServerThread(make)
+
+
+GOOD_INFO = {"backend": "emulator", "params": {"poly_modulus_degree": 16384, "coeff_modulus_bits": [60, 30, 60],
+                                                "scale_bits": 30}, "model": {}}
+
+
+@pytest.mark.parametrize("info, reason", [
+    (b'{"backend": "emulator", "prepare_s": NaN}', "NaN is not JSON"),
+    (b'{"a": 1, "a": 2}', "appears twice"),
+    (b"[" + b" " * (2 << 20) + b"]", "larger than the 1,048,576 bytes accepted"),
+    (None, "rotation steps"),  # 100,000 Galois keys asked for: hours and gigabytes of key generation
+])
+def test_a_hostile_servers_info_is_refused_before_any_key_is_made(info: bytes | None, reason: str) -> None:
+    import json
+
+    body = info if info is not None else json.dumps({**GOOD_INFO, "rotation_steps": list(range(1, 100_001))}).encode()
+    with _hostile_server(body) as url:
+        with pytest.raises(ConfigError, match=reason):
+            client_infer(url, 0, token=TOKEN, insecure_http=True, log=None)

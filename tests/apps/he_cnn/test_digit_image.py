@@ -1,7 +1,8 @@
 """A digit of one's own as an MNIST image: a known shape lands exactly where MNIST's rule puts
 it, whatever the polarity, transparency, size or format; held-out MNIST digits drawn large, dark
 on light, come back as images the model classifies as it does the originals; files that are no
-image, a blank image and too many pixels are refused naming the file."""
+image, a blank image and too many pixels are refused naming the file, and a damaged file is
+never classified."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cryptoffload.apps.he_cnn import digit_image
-from cryptoffload.apps.he_cnn.digit_image import load_digit_image
+from cryptoffload.apps.he_cnn import image_decode
+from cryptoffload.apps.he_cnn.digit_image import digit_from_bytes, load_digit_image
 from cryptoffload.errors import ConfigError
 
 
@@ -92,10 +93,10 @@ def test_held_out_digits_drawn_large_are_classified_as_the_originals(tmp_path: P
 
 def test_files_that_are_not_a_digit_are_refused(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "notes.png").write_text("not an image\n")
-    with pytest.raises(ConfigError, match=r"image .*notes.png is not a PNG or JPEG file"):
+    with pytest.raises(ConfigError, match=r"image .*notes.png: it is not a PNG or JPEG file"):
         load_digit_image(tmp_path / "notes.png")
     Image.fromarray(_bar()).save(tmp_path / "bar.gif")
-    with pytest.raises(ConfigError, match=r"bar.gif is not a PNG or JPEG file"):
+    with pytest.raises(ConfigError, match=r"bar.gif: it is not a PNG or JPEG file"):
         load_digit_image(tmp_path / "bar.gif")
     Image.fromarray(np.full((30, 30), 200, np.uint8)).save(tmp_path / "blank.png")
     with pytest.raises(ConfigError, match=r"blank.png has no digit to find: it is one flat colour \(contrast 0.00\)"):
@@ -103,11 +104,44 @@ def test_files_that_are_not_a_digit_are_refused(tmp_path: Path, monkeypatch) -> 
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (200, 200)).astype(np.uint8)).save(tmp_path / "n.png")
     data = (tmp_path / "n.png").read_bytes()
     (tmp_path / "cut.png").write_bytes(data[:len(data) // 2])
-    with pytest.raises(ConfigError, match=r"cut.png: cannot decode it \(image file is truncated\)"):
+    with pytest.raises(ConfigError, match=r"cut.png: it is truncated"):
         load_digit_image(tmp_path / "cut.png")
     with pytest.raises(ConfigError, match=r"cannot read image file \(--image\) .*absent.png"):
         load_digit_image(tmp_path / "absent.png")
-    monkeypatch.setattr(digit_image, "MAX_IMAGE_PIXELS", 4999)
-    with pytest.raises(ConfigError, match=r"bar.png is 50 x 100 pixels; at most 4,999 pixels are read"):
+    monkeypatch.setattr(image_decode, "MAX_IMAGE_PIXELS", 4999)
+    with pytest.raises(ConfigError, match=r"bar.png: it is 50 x 100 pixels; at most 4,999 pixels are read"):
         Image.fromarray(_bar()).save(tmp_path / "bar.png")
         load_digit_image(tmp_path / "bar.png")
+
+
+def _damaged_digits() -> dict[str, bytes]:
+    """A digit (the bar) saved as PNG and JPEG, each damaged the ways Pillow decoded as whole."""
+    import io
+    import struct
+
+    from .image_craft import chunk, jpeg_with_size, png_bytes, png_chunks
+
+    png = png_bytes(_bar())
+    idat = next(pos + 8 + n for pos, n, kind in png_chunks(png) if kind == b"IDAT")
+    buf = io.BytesIO()
+    Image.fromarray(_bar()).save(buf, "JPEG", quality=90)
+    jpg = buf.getvalue()
+    return {
+        "PNG, a bit of its image data's CRC flipped": png[:idat] + bytes([png[idat] ^ 1]) + png[idat + 1:],
+        "PNG, bytes after IEND": png + b"\x00" * 16,
+        "PNG, no IEND": png[:-12],
+        "PNG, a header 8 rows taller": png_bytes(_bar(), header_size=(50, 108)),
+        "PNG, an animation chunk": png_bytes(_bar(), extra=[chunk(b"acTL", struct.pack(">II", 2, 0))]),
+        "JPEG, a header 16 rows taller": jpeg_with_size(jpg, 50, 116),
+        "JPEG, a header 16 rows shorter": jpeg_with_size(jpg, 50, 84),
+        "JPEG, bytes after EOI": jpg + b"\x00" * 16,
+        "JPEG, a second image after EOI": jpg + jpg,
+    }
+
+
+@pytest.mark.parametrize("name", list(_damaged_digits()))
+def test_a_damaged_image_is_never_classified(name: str) -> None:
+    """Each of these decoded in Pillow as a picture of the bar (issue 32: a damaged image was
+    classified instead of refused); each is refused, so nothing reaches the model."""
+    with pytest.raises(ConfigError, match=r"^the image: "):
+        digit_from_bytes(_damaged_digits()[name])

@@ -82,3 +82,23 @@ def test_model_file_refusals(tmp_path: Path) -> None:
         load_model(tmp_path / "missing.npz")
     with pytest.raises(ConfigError, match="stride"):
         ModelConfig(stride=5)
+
+
+def test_a_model_archive_that_inflates_past_its_ceiling_is_refused_before_inflating(tmp_path: Path) -> None:
+    """issue 32: a 200 KB archive holding a 200 MB array of zeros (np.savez_compressed): np.load
+    would inflate it whole. The archive's directory declares the sizes; refused from it."""
+    good = random_model(ModelConfig()).save(tmp_path / "good.npz")
+    with np.load(good) as npz:
+        data = {k: npz[k] for k in npz.files}
+    np.savez_compressed(tmp_path / "bomb.npz", **data, pad=np.zeros(25_000_000))
+    assert (tmp_path / "bomb.npz").stat().st_size < 1_000_000
+    with pytest.raises(ConfigError, match=r"members inflate to 2\d\d,\d{3},\d{3} bytes; a model file holds at most"):
+        load_model(tmp_path / "bomb.npz")
+
+
+@pytest.mark.parametrize("config, reason", [('{"format": NaN}', "NaN is not JSON"),
+                                            ('{"format": 1, "format": 2}', "appears twice")])
+def test_a_model_config_is_strict_json(tmp_path: Path, config: str, reason: str) -> None:
+    good = random_model(ModelConfig()).save(tmp_path / "good.npz")
+    with pytest.raises(ConfigError, match=rf"garbled 'config' entry \(.*{reason}"):
+        load_model(_resave(good, tmp_path / "c.npz", config=np.array(config)))

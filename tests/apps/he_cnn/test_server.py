@@ -285,3 +285,16 @@ def test_memory_budget_refuses_the_session_it_cannot_hold(model: CnnModel) -> No
         assert http(f"{url}/v1/sessions", ctx, token=BOB)[0] == 200
     with pytest.raises(ConfigError, match="--session-memory .* MiB is below what one session needs"):
         HeCnnServer(model, clients=CLIENTS, backend="emulator", session_memory=bounds.total - 1)
+
+
+@pytest.mark.parametrize("step", [True, 1.5, "\u0661", 10**30, -(10**6)])
+def test_a_galois_step_that_is_not_an_integer_below_the_slots_is_refused_before_loading(step: Any) -> None:
+    """issue 32: the header's steps were read with ``int()``: ``true`` became 1, ``1.5`` 1 and
+    an Arabic-Indic digit its value; each is now a malformed context, refused before SEAL loads."""
+    be = make_backend("seal")
+    be.keygen(rotations=[1])
+    steps = PerChannelPlan(load_model(DEFAULT_WEIGHTS), DEFAULT_PARAMS).rotation_steps()
+    ctx = _relabel(be.public_context(), [[step, "galois:1"], *[[s, f"galois:{s}"] for s in steps]])
+    with ServerThread(DEFAULT_WEIGHTS, clients=CLIENTS, backend="seal") as url:
+        status, body = http(f"{url}/v1/sessions", ctx)
+    assert status == 400 and body["error"] == "bad_context" and "malformed" in body["message"]

@@ -10,7 +10,8 @@ Modules: :mod:`.data` (the MNIST training and held-out sets, read by :mod:`.mnis
 :mod:`.mnist_idx`, checked by :mod:`.mnist_checks`), :mod:`.model` (architecture, forward pass,
 files), :mod:`.train` (numpy training), :mod:`.packing` (per-channel packing) and
 :mod:`.batching` (per-pixel batching), :mod:`.digit_image` (a PNG or JPEG digit of one's own as
-an MNIST image), :mod:`.infer` (``infer_image``), :mod:`.benchmark`
+an MNIST image, decoded by :mod:`.image_decode` within a memory budget once :mod:`.png_check` or
+:mod:`.jpeg_check` -- with :mod:`.jpeg_scan`, its Huffman walk -- checked the whole file), :mod:`.infer` (``infer_image``), :mod:`.benchmark`
 (``bench``), :mod:`.accuracy` (``evaluate``), :mod:`.server` (``serve``) and :mod:`.client`
 (``client_infer``).
 """

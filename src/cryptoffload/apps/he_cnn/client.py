@@ -17,6 +17,7 @@ Functions the CLI calls::
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,7 +31,8 @@ from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import ModelConfig
 from cryptoffload.apps.he_cnn.packing import pack_image
-from cryptoffload.apps.he_cnn.server import API
+from cryptoffload.apps.he_cnn.server import API, FRAME_SLACK
+from cryptoffload.checks import OP_S, load_json, shown
 from cryptoffload.crypto.ckks import CkksParams, make_backend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
@@ -51,15 +53,57 @@ class ClientResult:
         return asdict(self)
 
 
+#: one JSON answer of the server (its info, a session, an error): a few kilobytes
+MAX_ANSWER_BYTES = 1 << 20
+#: Galois keys a server may ask the client to make (the plan uses 28; each costs the client
+#: about a second and 4 MB, so a server asking for thousands would exhaust it)
+MAX_ROTATION_STEPS = 256
+
+
+async def _body(resp: aiohttp.ClientResponse, limit: int, what: str) -> bytes:
+    """The answer's body, refused as soon as it passes ``limit`` bytes (a server, or whoever
+    sits in its place, decides how much it sends)."""
+    buf = bytearray()
+    while True:
+        chunk = await resp.content.read(limit + 1 - len(buf))
+        if not chunk:
+            return bytes(buf)
+        buf += chunk
+        if len(buf) > limit:
+            raise ConfigError(f"the server's answer to {what} is larger than the {limit:,} bytes accepted")
+
+
+async def _answer(resp: aiohttp.ClientResponse, what: str) -> dict[str, Any]:
+    """The answer as a JSON object (strict JSON, at most :data:`MAX_ANSWER_BYTES`)."""
+    value = load_json(f"the server's answer to {what}", await _body(resp, MAX_ANSWER_BYTES, what))
+    if not isinstance(value, dict):
+        raise ConfigError(f"the server's answer to {what} is not a JSON object")
+    return value
+
+
 async def _check(resp: aiohttp.ClientResponse, what: str) -> None:
     if resp.status < 400:
         return
     try:
-        body = await resp.json(content_type=None)
-        msg = f"{body.get('error')}: {body.get('message')}"
+        body = await _answer(resp, what)
+        msg = f"{body.get('error')}: {_http.one_line(body.get('message'))[:300]}"
     except Exception:
-        msg = (await resp.text())[:200]
+        msg = ""
     raise ConfigError(f"the server refused {what} (HTTP {resp.status}) {msg}")
+
+
+def _rotation_steps(info: dict[str, Any], slots: int) -> list[int]:
+    """The Galois keys the server asks for: integers below the slot count, at most
+    :data:`MAX_ROTATION_STEPS` of them."""
+    steps = info.get("rotation_steps")
+    if not isinstance(steps, list) or len(steps) > MAX_ROTATION_STEPS:
+        raise ConfigError(f"the server's info asks for rotation steps {shown(steps)}: not a list of at most "
+                          f"{MAX_ROTATION_STEPS} steps")
+    for step in steps:
+        if isinstance(step, bool) or not isinstance(step, int) or not abs(step) < slots:
+            raise ConfigError(f"the server's info asks for rotation step {shown(step)}: not an integer of "
+                              f"magnitude below the {slots:,} slots")
+    return steps
 
 
 class HeCnnClient:
@@ -82,18 +126,22 @@ class HeCnnClient:
         try:
             async with http.get(f"{self.url}{API}/info") as resp:
                 await _check(resp, "GET /info")
-                info = await resp.json()
+                info = await _answer(resp, "GET /info")
         except aiohttp.ClientConnectorCertificateError as exc:
             raise ConfigError(f"the TLS certificate of the he-cnn server at {self.url} is not trusted "
                               f"({_http.one_line(exc.certificate_error)}); pass --cafile") from None
         except aiohttp.ClientConnectionError as exc:
             raise ConfigError(f"cannot reach the he-cnn server at {self.url}: {exc}") from None
         self.info = info
-        self.params = CkksParams.from_dict(info["params"])
-        self.config = ModelConfig(**info["model"])
-        self.backend = make_backend(info["backend"], self.params)
+        try:
+            self.params = CkksParams.from_dict(info["params"])
+            self.config = ModelConfig(**info["model"])
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"the server's info lacks or garbles its parameters or model ({exc})") from None
+        self.backend = make_backend(str(info.get("backend")), self.params)
+        steps = _rotation_steps(info, self.params.slots)
         with timed(self.backend) as t:
-            self.backend.keygen(rotations=[int(s) for s in info["rotation_steps"]], relin=True)
+            self.backend.keygen(rotations=steps, relin=True)
         self.stats["keygen_s"] = t.seconds
         ctx = self.backend.public_context()
         self.bytes["context"] = len(ctx)
@@ -101,10 +149,13 @@ class HeCnnClient:
         async with http.post(f"{self.url}{API}/sessions", data=ctx,
                              headers={"Content-Type": "application/octet-stream", **self.headers}) as resp:
             await _check(resp, "the public context")
-            body = await resp.json()
+            body = await _answer(resp, "the public context")
         self.stats["open_session_s"] = time.perf_counter() - t_open
-        self.stats["server_prepare_s"] = float(body.get("prepare_s", 0.0))
-        self.session_id = body["session"]
+        self.stats["server_prepare_s"] = OP_S.check("the server's prepare_s", body.get("prepare_s", 0.0))
+        session = body.get("session")
+        if not isinstance(session, str) or not 1 <= len(session) <= 128 or not session.isascii():
+            raise ConfigError(f"the server's answer names no session (got {shown(session)})")
+        self.session_id = session
         return self.session_id
 
     def encrypt_image(self, image: Any) -> bytes:
@@ -116,8 +167,10 @@ class HeCnnClient:
         async with http.post(f"{self.url}{API}/sessions/{self.session_id}/infer", data=data,
                              headers={"Content-Type": "application/octet-stream", **self.headers}) as resp:
             await _check(resp, "the ciphertext")
-            out = await resp.read()
-            return out, float(resp.headers.get("X-Evaluate-Seconds", "nan"))
+            assert self.params is not None
+            out = await _body(resp, self.params.ciphertext_bytes(self.params.levels) + FRAME_SLACK, "the ciphertext")
+            seconds = resp.headers.get("X-Evaluate-Seconds")
+            return out, math.nan if seconds is None else OP_S.parse("the server's X-Evaluate-Seconds", seconds)
 
     def decrypt_logits(self, data: bytes) -> np.ndarray:
         assert self.backend is not None and self.config is not None

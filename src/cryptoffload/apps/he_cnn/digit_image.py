@@ -10,9 +10,10 @@ that its centre of mass is at the centre (pixel (14, 14): the held-out images' m
 mass is (14.01, 13.99)). A photo or a drawing given as is -- dark ink on white paper, any size,
 off centre -- would be classified as noise. So, in order:
 
-1. Read the file with a ceiling (:data:`MAX_IMAGE_FILE_BYTES`), decode it with Pillow (a
-   dependency of the pinned matplotlib; PNG and JPEG only), refuse more than
-   :data:`MAX_IMAGE_PIXELS` pixels before decoding them, and turn it upright (EXIF orientation).
+1. Read the file with a ceiling (:data:`MAX_IMAGE_FILE_BYTES`) and decode it within a memory
+   budget (:mod:`.image_decode`: PNG and JPEG only, the whole file checked first -- a damaged,
+   truncated or inconsistent file, or more than one frame, is refused, never classified --
+   then decoded to at most 512 pixels a side, upright from its EXIF orientation).
 2. Ink: on a transparent background the opacity is the ink, whatever its colour; otherwise the
    grey level, inverted when the border is light (dark ink on paper). The border's level becomes
    0, the strongest ink 1, and faint noise below :data:`INK_FLOOR` is dropped.
@@ -20,24 +21,23 @@ off centre -- would be classified as noise. So, in order:
    in 28 x 28 with its centre of mass at (14, 14), moved inwards where that would cut it.
 
 An image with no contrast (one flat colour: no digit) is refused, as is anything not a PNG or
-JPEG; every refusal is a ConfigError naming the file.
+JPEG; every refusal is a ConfigError naming the file. :func:`digit_from_bytes` is the same
+without the file (for tests and fuzzing).
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
+from cryptoffload.apps.he_cnn.image_decode import decode_grey_alpha
 from cryptoffload.apps.he_cnn.mnist_checks import IMAGE_SIDE, check_image
+from cryptoffload.apps.he_cnn.png_check import ImageRefused
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import read_input
 
 MAX_IMAGE_FILE_BYTES = 32 * 1024 * 1024  # a large phone photo is under 10 MB
-MAX_IMAGE_PIXELS = 50_000_000  # 50 megapixels: any camera; a compressed bomb is refused before decoding
-FORMATS = ("PNG", "JPEG")
 BOX = 20  # MNIST: the digit fits a 20 x 20 box ...
 CENTRE = IMAGE_SIDE / 2  # ... whose centre of mass is at pixel (14, 14) of the 28 x 28 field
 INK_FLOOR = 0.1  # ink below a tenth of the strongest is noise (paper grain, JPEG ringing)
@@ -48,46 +48,26 @@ def load_digit_image(path: str | Path) -> np.ndarray:
     """The digit in ``path`` (PNG or JPEG) as a 28 x 28 MNIST image in [0, 1]."""
     path = Path(path)
     data = read_input(path, "image file (--image)", max_bytes=MAX_IMAGE_FILE_BYTES, error=ConfigError)
-    ink = _ink(path, _decode(path, data))
-    return check_image(_mnist_frame(ink), what=f"image {path}")
+    return digit_from_bytes(data, f"image {path}")
 
 
-def _decode(path: Path, data: bytes) -> "tuple[np.ndarray, np.ndarray | None]":
-    """Grey levels in [0, 1] and, where the image has transparency, opacity in [0, 1]."""
-    from PIL import Image, ImageOps, UnidentifiedImageError
-
+def digit_from_bytes(data: bytes, what: str = "the image") -> np.ndarray:
+    """The digit in the PNG or JPEG ``data`` as a 28 x 28 MNIST image in [0, 1]; anything else
+    (and a damaged file) is a ConfigError naming ``what``."""
+    if len(data) > MAX_IMAGE_FILE_BYTES:
+        raise ConfigError(f"{what} is {len(data):,} bytes; at most {MAX_IMAGE_FILE_BYTES:,} are read")
     try:
-        with Image.open(io.BytesIO(data), formats=FORMATS) as im:
-            width, height = im.size
-            if width * height > MAX_IMAGE_PIXELS:
-                raise ConfigError(f"image {path} is {width} x {height} pixels; at most {MAX_IMAGE_PIXELS:,} "
-                                  f"pixels are read (scale it down first)")
-            return _grey_and_alpha(ImageOps.exif_transpose(im))
-    except ConfigError:
-        raise
-    except UnidentifiedImageError:
-        raise ConfigError(f"image {path} is not a PNG or JPEG file; give a PNG or JPEG of one digit") from None
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise ConfigError(f"image {path}: cannot decode it ({exc}); the file is damaged or truncated") from None
-
-
-def _grey_and_alpha(im: Image.Image) -> "tuple[np.ndarray, np.ndarray | None]":
-    """Pillow image -> grey (and alpha) arrays; 16-bit grey PNGs keep their full range."""
-    if im.mode.startswith("I"):  # 16-bit (or 32-bit) grey: "L" would clip it at 255
-        grey = np.asarray(im, dtype=np.float64)
-        return grey / max(float(np.iinfo(np.uint16).max), float(grey.max(initial=0.0))), None
-    has_alpha = im.mode in ("RGBA", "LA", "PA", "La", "RGBa") or "transparency" in im.info
-    if has_alpha:
-        la = np.asarray(im.convert("RGBA").convert("LA"), dtype=np.float64) / 255.0
-        return la[..., 0], la[..., 1]
-    return np.asarray(im.convert("L"), dtype=np.float64) / 255.0, None
+        decoded = decode_grey_alpha(data)
+    except ImageRefused as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+    return check_image(_mnist_frame(_ink(what, decoded)), what=what)
 
 
 def _border(a: np.ndarray) -> np.ndarray:
     return np.concatenate([a[0], a[-1], a[1:-1, 0], a[1:-1, -1]])
 
 
-def _ink(path: Path, decoded: "tuple[np.ndarray, np.ndarray | None]") -> np.ndarray:
+def _ink(what: str, decoded: "tuple[np.ndarray, np.ndarray | None]") -> np.ndarray:
     """Ink in [0, 1] (1: the strongest stroke, 0: the background)."""
     grey, alpha = decoded
     if alpha is not None and np.median(_border(alpha)) < 0.5:
@@ -96,7 +76,7 @@ def _ink(path: Path, decoded: "tuple[np.ndarray, np.ndarray | None]") -> np.ndar
         ink = grey if np.median(_border(grey)) <= 0.5 else 1.0 - grey  # MNIST: light ink on dark
     background, strongest = float(np.median(_border(ink))), float(ink.max())
     if strongest - background < MIN_CONTRAST:
-        raise ConfigError(f"image {path} has no digit to find: it is one flat colour (contrast "
+        raise ConfigError(f"{what} has no digit to find: it is one flat colour (contrast "
                           f"{max(strongest - background, 0.0):.2f}); give a dark digit on a light background or the reverse")
     ink = np.clip((ink - background) / (strongest - background), 0.0, 1.0)
     ink[ink < INK_FLOOR] = 0.0

@@ -9,15 +9,20 @@ encryption starts.
 
 from __future__ import annotations
 
-import io
+import re
 from pathlib import Path
 
 import numpy as np
 
 from cryptoffload.apps.he_cnn.mnist_checks import (IMAGE_SHAPE, IMAGE_SIDE, PIXELS, check_labels, read_bytes,
                                                    scale_pixels)
-from cryptoffload.checks import is_number
+from cryptoffload.checks import INT_RE, is_number, shown
 from cryptoffload.errors import ConfigError
+
+#: A row of integers (the one grammar: ASCII digits, an optional sign; numpy's loadtxt also reads
+#: ``nan``, ``inf``, ``1e2`` and ``3.5``, and a NaN pixel passed every range check), at most nine
+#: digits each (a pixel is 0..255: nothing longer is converted).
+_ROW = re.compile(r"[ \t]*[+-]?[0-9]{1,9}[ \t]*(?:,[ \t]*[+-]?[0-9]{1,9}[ \t]*)*")
 
 
 def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarray, np.ndarray]:
@@ -26,7 +31,13 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
     ``label_column``: ``"first"``, ``"last"`` or ``"auto"`` (a header naming ``label``
     decides; else first — the common ``mnist_train.csv`` layout)."""
     path = Path(path)
-    text = read_bytes(path).decode("ascii", errors="replace")
+    return csv_from_bytes(read_bytes(path), path, label_column=label_column)
+
+
+def csv_from_bytes(data: bytes, path: str | Path = "MNIST CSV", *, label_column: str = "auto"
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`load_csv` of a CSV file's (unpacked) bytes; ``path`` names it in messages."""
+    text = data.decode("ascii", errors="replace")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not lines:
         raise ConfigError(f"{path}: empty CSV file")
@@ -45,10 +56,7 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
             where = "first" if header.index("label") == 0 else "last" if header.index("label") == len(header) - 1 else "?"
             if where == "?":
                 raise ConfigError(f"{path}: the label column must be the first or the last one")
-    try:
-        table = np.loadtxt(io.StringIO("\n".join(lines)), delimiter=",", dtype=np.float64, ndmin=2)
-    except ValueError as exc:
-        raise ConfigError(f"{path}: garbled CSV ({exc})") from None
+    table = _integers(path, lines, 2 if header is not None else 1)
     if table.shape[1] != PIXELS + 1:
         side = int(round((table.shape[1] - 1) ** 0.5))
         shape = f" ({side}x{side} images?)" if side * side == table.shape[1] - 1 else ""
@@ -59,3 +67,19 @@ def load_csv(path: str | Path, *, label_column: str = "auto") -> tuple[np.ndarra
     else:
         labels, pixels = table[:, -1], table[:, :-1]
     return scale_pixels(pixels, str(path)).reshape(-1, *IMAGE_SHAPE), check_labels(labels, str(path))
+
+
+def _integers(path: str | Path, lines: list[str], first_line: int) -> np.ndarray:
+    """The rows as an int64 table, every cell an integer of the one grammar and every row as
+    wide as the first; else a ConfigError naming the line and the column."""
+    for i, line in enumerate(lines):
+        if not _ROW.fullmatch(line):
+            cells = line.split(",")
+            column = next((c for c, cell in enumerate(cells) if not (INT_RE.fullmatch(cell) and len(cell.strip()) <= 10)),
+                          0)
+            raise ConfigError(f"{path}: line {first_line + i}, column {column + 1}: {shown(cells[column].strip())} is "
+                              "not an integer (ASCII digits); pixels are 0..255 and labels 0..9")
+    widths = {line.count(",") for line in lines}
+    if len(widths) > 1:
+        raise ConfigError(f"{path}: garbled CSV (rows of {', '.join(str(w + 1) for w in sorted(widths))} columns)")
+    return np.array(",".join(lines).split(","), dtype=np.int64).reshape(len(lines), -1)

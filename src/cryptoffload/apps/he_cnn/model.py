@@ -41,11 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload.checks import JsonRefused, strict_json
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import atomic_writer, read_input
 
 FORMAT = "cryptoffload-he-cnn/1"
 MAX_MODEL_BYTES = 64 * 1024 * 1024  # the LoLa-style MNIST model is well under 1 MB
+MAX_MODEL_MEMBERS = 64  # arrays and entries of a model archive (the model has 9)
 ACTIVATIONS = ("square", "poly")
 ARRAYS = ("conv_w", "conv_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b", "act")
 
@@ -215,6 +217,24 @@ class CnnModel:
         return int(sum(np.asarray(v).size * 8 for v in self.arrays().values()))
 
 
+def _check_members(path: Path, raw: io.BytesIO) -> None:
+    """The archive's members, from its directory, before any is inflated: at most
+    :data:`MAX_MODEL_MEMBERS`, inflating to at most :data:`MAX_MODEL_BYTES` together (a 1 MB
+    archive could otherwise declare an array of gigabytes: a zip bomb). Python's zipfile stops
+    a member at its declared size, so the declared sizes bound what loading holds."""
+    try:
+        with zipfile.ZipFile(raw) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a model file ({exc})") from None
+    finally:
+        raw.seek(0)
+    inflated = sum(m.file_size for m in members)
+    if len(members) > MAX_MODEL_MEMBERS or inflated > MAX_MODEL_BYTES:
+        raise ConfigError(f"{path}: its {len(members)} members inflate to {inflated:,} bytes; a model file holds at "
+                          f"most {MAX_MODEL_MEMBERS} members and {MAX_MODEL_BYTES:,} bytes (a zip bomb?)")
+
+
 def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
     """A model saved by :meth:`CnnModel.save`, checked against its config (and ``expect``)."""
     path = Path(path)
@@ -223,6 +243,7 @@ def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
     raw = io.BytesIO(read_input(path, "model file", max_bytes=MAX_MODEL_BYTES, error=ConfigError))
     if not zipfile.is_zipfile(raw):
         raise ConfigError(f"{path}: not a model file (expected a .npz archive written by CnnModel.save)")
+    _check_members(path, raw)
     try:
         with np.load(raw, allow_pickle=False) as npz:
             data = {k: npz[k] for k in npz.files}
@@ -231,9 +252,9 @@ def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
     if "config" not in data:
         raise ConfigError(f"{path}: no 'config' entry (not a cryptoffload HE-CNN model)")
     try:
-        raw = json.loads(str(data["config"]))
-    except (ValueError, RecursionError):
-        raise ConfigError(f"{path}: garbled 'config' entry") from None
+        raw = strict_json(str(data["config"]))
+    except JsonRefused as exc:
+        raise ConfigError(f"{path}: garbled 'config' entry ({exc})") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise ConfigError(f"{path}: format {raw.get('format') if isinstance(raw, dict) else raw!r}, expected {FORMAT!r}")
     known = {f.name for f in fields(ModelConfig)}
@@ -263,7 +284,7 @@ def load_model(path: str | Path, expect: ModelConfig | None = None) -> CnnModel:
     if config.activation == "square" and not np.array_equal(arrays["act"], [[1.0, 0.0], [1.0, 0.0]]):
         raise ConfigError(f"{path}: activation 'square' but act coefficients {arrays['act'].tolist()}")
     try:
-        meta = json.loads(str(data["meta"])) if "meta" in data else {}
-    except (ValueError, RecursionError):
+        meta = strict_json(str(data["meta"])) if "meta" in data else {}
+    except JsonRefused:
         meta = {}
     return CnnModel(config, meta=meta, **arrays)

@@ -104,6 +104,14 @@ class RequestError(CryptoffloadError):
         self.status, self.code = status, code
 
 
+def _galois_step(step: object, slots: int) -> int:
+    """A Galois key's step as the context's header lists it: an integer (not ``true``, ``1.5``
+    or a string, which ``int()`` would read) of magnitude below the slot count."""
+    if isinstance(step, bool) or not isinstance(step, int) or not abs(step) < slots:
+        raise ValueError(f"a Galois step {step!r} is not an integer below the {slots} slots")
+    return step
+
+
 def _error(status: int, code: str, text: str) -> web.Response:
     return web.json_response({"type": "error", "error": code, "message": _http.one_line(text)}, status=status)
 
@@ -218,8 +226,8 @@ class HeCnnServer:
         steps = self.plan.rotation_steps()
         try:
             header = peek_context_header(data)
-            listed = [(int(step), str(name)) for step, name in header.get("galois", [])]
             params = CkksParams.from_dict(header.get("params"))
+            listed = [(_galois_step(step, self.params.slots), str(name)) for step, name in header.get("galois", [])]
             sections = {str(name) for name, _size in header.get("sections", [])}
         except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
             raise RequestError(400, "bad_context", str(exc)) from None

@@ -69,7 +69,7 @@ def _client_env() -> dict[str, str]:
 
 def parse_size(text: str) -> int:
     """``"2K"`` -> 2048, ``"64M"`` -> 67108864, ``"1G"``, or plain bytes; ConfigError otherwise."""
-    m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)i?B?\s*", text, re.I)
+    m = re.fullmatch(r"\s*(\d{1,12})\s*([KMG]?)i?B?\s*", text, re.I | re.ASCII)  # ASCII: the one grammar
     if not m or int(m[1]) <= 0:
         raise ConfigError(f"bad file size {text!r}; use e.g. 2K, 64M, 1G or bytes")
     return int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2].upper()]

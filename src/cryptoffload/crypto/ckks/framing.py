@@ -14,6 +14,7 @@ import json
 import struct
 from typing import Any, Sequence
 
+from cryptoffload.checks import strict_json
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
 
@@ -93,12 +94,14 @@ def pack_sections(header: dict[str, Any], sections: Sequence[tuple[str, bytes]])
 def unpack_sections(payload: bytes, what: str) -> tuple[dict[str, Any], dict[str, bytes]]:
     try:
         (hl,) = struct.unpack_from("<I", payload)
-        header = json.loads(payload[4: 4 + hl])
+        header = strict_json(payload[4: 4 + hl])  # no NaN, no key twice, no integer past 4,300 digits
         pos = 4 + hl
         out = {}
         for name, size in header["sections"]:
-            out[str(name)] = payload[pos: pos + int(size)]
-            pos += int(size)
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"section {str(name)[:40]!r} has size {size!r}")
+            out[str(name)] = payload[pos: pos + size]
+            pos += size
     except (struct.error, ValueError, KeyError, TypeError) as exc:
         raise CkksError(f"malformed {what}: {exc}") from None
     if pos != len(payload):
@@ -125,7 +128,7 @@ def peek_context_header(data: bytes) -> dict[str, Any]:
         (hl,) = struct.unpack_from("<I", data, _HEADER.size)
         if _HEADER.size + 4 + hl > len(data) - _CHECK:
             raise ValueError("its header runs past the frame")
-        header = json.loads(bytes(data[_HEADER.size + 4: _HEADER.size + 4 + hl]))
+        header = strict_json(bytes(data[_HEADER.size + 4: _HEADER.size + 4 + hl]))
     except (struct.error, ValueError) as exc:
         raise CkksError(f"malformed serialised context: {exc}") from None
     if not isinstance(header, dict):
