@@ -217,6 +217,7 @@ OBJECT_BYTES = _bound("object_bytes", 1, 2**40, "bytes", integer=True)  # one ci
 LEVEL = _bound("level", 0, 1000, "", integer=True)  # a CKKS level (the parameters then bound it)
 ROTATION_STEP = _bound("rotation_step", 0, 2**20, "slots", integer=True)  # |a rotation's step|
 OP_S = _bound("op_s", 1e-12, 1e6, "s", zero=True)  # one operation's measured time (as a profile's duration)
+VALIDITY_DAYS = _bound("validity_days", 1, 3650, "days", integer=True)  # a certificate's validity: a day to ten years
 
 
 def check_bounded(what: str, value: object, bounds: tuple[float, float], unit: str = "", *,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from cryptoffload.checks import GPU_INDEX, KEY_BITS, MEASURE_S, REPEATS
+from cryptoffload.checks import GPU_INDEX, KEY_BITS, MEASURE_S, MEMORY_MIB, REPEATS
 from rich.table import Table as RichTable
 
 from cryptoffload.cli.root import console, number_option
@@ -164,9 +164,11 @@ def calibrate_gpu_cmd(
 def calibrate_paillier_window_cmd(
     bits: str = typer.Option("1024,2048", "--bits", help="Key sizes (bits, comma-separated)."),
     backend: str = typer.Option("all", "--backend", help="Table backend to measure: all (those that run here), gmp, adx or ifma."),
-    seconds: float = typer.Option(0.1, "--seconds", help="Measuring time per window per round."),
-    rounds: int = typer.Option(5, "--rounds", help="Interleaved rounds (the median counts)."),
-    max_table_mib: int = typer.Option(256, "--max-table-mib", help="Largest table timed (MiB)."),
+    seconds: float = number_option(0.1, "--seconds", bound=MEASURE_S, maximum=10.0,
+                                   help="Measuring time per window per round."),
+    rounds: int = number_option(5, "--rounds", bound=REPEATS, maximum=100, help="Interleaved rounds (the median counts)."),
+    max_table_mib: int = number_option(256, "--max-table-mib", bound=MEMORY_MIB, maximum=4096,
+                                       help="Largest table timed (MiB)."),
 ) -> None:
     """Choose the Paillier fixed-base windows for this CPU again (--choose-window): time every window per key size, backend and lookup mode, and cache the fastest per CPU model (what encryption uses from then on)."""
     from cryptoffload.checks import parse_ints
@@ -176,9 +178,6 @@ def calibrate_paillier_window_cmd(
     sizes = parse_ints("--bits", bits)
     for size in sizes:
         check_key_bits(size, insecure_study_size=True)
-    check_positive("--seconds", seconds, minimum=MIN_SECONDS, maximum=10.0, unit="s")
-    check_int("--rounds", rounds, maximum=100)
-    check_int("--max-table-mib", max_table_mib, maximum=4096)
     here = windows.available_backends()
     if backend != "all" and backend not in ("gmp", "adx", "ifma"):
         raise ConfigError(f"--backend must be all, gmp, adx or ifma, not {backend!r}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from cryptoffload.cli.root import console
+from cryptoffload.checks import VALIDITY_DAYS
+from cryptoffload.cli.root import console, number_option
 
 app = typer.Typer(help="Dask clusters: TLS credentials for a cluster of your own machines.", no_args_is_help=True)
 
@@ -15,7 +16,7 @@ app = typer.Typer(help="Dask clusters: TLS credentials for a cluster of your own
 def credentials_cmd(
     out: Path = typer.Option(..., "--out", help="New folder to write ca.pem, cert.pem and key.pem into (made 0700; "
                              "the files 0600; never overwritten)."),
-    days: int = typer.Option(365, "--days", help="Validity of the certificates, in days (1..3650)."),
+    days: int = number_option(365, "--days", bound=VALIDITY_DAYS, help="Validity of the certificates, in days."),
 ) -> None:
     """Make the TLS credentials of one Dask cluster: a CA (its key discarded once it has signed)
     and the certificate and key every scheduler, worker and client of the cluster presents.
