@@ -13,8 +13,9 @@ from cryptoffload.checks import BOUNDS
 from cryptoffload.cli.root import NumberParser
 from cryptoffload.errors import ConfigError
 
-#: colleagues' commands, which read their numbers with parse_int themselves (issue 32, part 4)
-ELSEWHERE = {("paillier",)}
+#: commands that read their numbers as text with parse_int themselves (paillier's --scalar and
+#: --bound: integers past a float's range); none is skipped any more
+ELSEWHERE: set[tuple[str, ...]] = set()
 
 
 def _numeric_options() -> list[tuple[str, str, object]]:

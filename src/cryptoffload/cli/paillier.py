@@ -16,7 +16,8 @@ from typing import Any, List, Optional
 
 import typer
 
-from cryptoffload.cli.root import print_data, print_json, say
+from cryptoffload.checks import KEY_BITS
+from cryptoffload.cli.root import number_option, print_data, print_json, say
 from cryptoffload.io import PRIVATE, atomic_write, check_not_input, check_output_file
 
 INSECURE_OPTION = typer.Option(False, "--insecure-study-size",
@@ -43,7 +44,7 @@ def _report(as_json: bool, status: str, fields: dict[str, Any]) -> None:
 def paillier_keygen(
     out: Path = typer.Option(..., "--out", help="Private key file (JSON, written with mode 0600)."),
     public_out: Optional[Path] = typer.Option(None, "--public-out", help="Public key file (default: OUT with .pub)."),
-    bits: int = typer.Option(2048, "--bits", help="Modulus size (>= 2048 unless --insecure-study-size)."),
+    bits: int = number_option(2048, "--bits", bound=KEY_BITS, help="Modulus size (>= 2048 unless --insecure-study-size)."),
     insecure_study_size: bool = typer.Option(False, "--insecure-study-size",
                                              help="Allow keys below 112-bit security (to reproduce a paper, e.g. 1024)."),
     as_json: bool = JSON_OPTION,
