@@ -28,7 +28,7 @@ VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
 APT_OPTIONS ?=
 
-.PHONY: demo test typecheck test-gpu-path setup apt clean bench openfhe openfhe-venv bench-bootstrap FORCE
+.PHONY: demo test typecheck test-gpu-path setup apt clean fuzz bench openfhe openfhe-venv bench-bootstrap FORCE
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
@@ -51,6 +51,15 @@ GPU_PATH_TESTS := tests/crypto/ckks/gpu tests/crypto/paillier_gpu $(wildcard tes
 
 test-gpu-path: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(GPU_PATH_TESTS)
+
+# The fuzzing harness (tests/fuzz/, docs/security.md): every parser of outside input fed mutated
+# valid inputs for FUZZ_SECONDS in all (`make test` runs a few examples of each); an input that
+# crashes a parser is saved, shrunk, under tests/fuzz/corpus/<parser>/ -- fix the parser and
+# commit the file: every later run replays it.
+FUZZ_SECONDS ?= 600
+
+fuzz: $(STAMP)
+	CRYPTOFFLOAD_FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m pytest -q -n 2 tests/fuzz
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_fpga_reconfig.py

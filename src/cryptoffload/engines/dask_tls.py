@@ -160,8 +160,8 @@ def _check_content(pems: Pems, folder: Path) -> None:
         try:
             leaf.verify_directly_issued_by(issuer)
             return
-        except (ValueError, TypeError, InvalidSignature):
-            continue
+        except (ValueError, TypeError, InvalidSignature, UnsupportedAlgorithm):   # a CA whose key cannot
+            continue                                                              # have signed this leaf
     raise ConfigError(f"{folder / CERT_FILE} was not issued by {folder / CA_FILE}; both must come from one "
                       f"`cryptoffload dask credentials` run")
 

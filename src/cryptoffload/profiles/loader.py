@@ -262,6 +262,8 @@ def parse_profile(raw: bytes, shown: str = "profile", required: Iterable[str] = 
         data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{shown}: not valid TOML ({exc})") from None
+    except ValueError as exc:   # an integer past Python's 4,300-digit conversion limit
+        raise ProfileError(f"{shown}: a number too long to be a profile value ({exc.args[0][:60]}...)") from None
     except RecursionError:
         raise ProfileError(f"{shown}: arrays or inline tables nested too deeply to be a profile") from None
     except UnicodeDecodeError as exc:

@@ -124,8 +124,11 @@ def csv_from_text(text: str, path: str | Path = "CSV", *, y_column: int | str = 
                   delimiter: str = ",", x_bound: float | None = None, y_bound: float | None = None) -> RidgeData:
     """:func:`load_csv` of CSV text (``path`` names it in messages)."""
     path = Path(path)
-    rows = [(i + 1, row) for i, row in enumerate(csv.reader(io.StringIO(text), delimiter=delimiter))
-            if row and any(cell.strip() for cell in row)]
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    try:
+        rows = [(i + 1, row) for i, row in enumerate(reader) if row and any(cell.strip() for cell in row)]
+    except csv.Error as exc:
+        raise ConfigError(f"{path}:{reader.line_num}: not a CSV file ({exc})") from None
     if not rows:
         raise ConfigError(f"{path}: no records")
     first_line, first = rows[0]

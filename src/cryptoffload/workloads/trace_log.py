@@ -71,7 +71,7 @@ def client_id(text: str) -> int:
     s = text.strip()
     if not s:
         raise _BadLine("empty client")
-    if _INT_RE.match(s):
+    if _INT_RE.match(s) and len(s) <= 20:   # int64's 19 digits and a sign; longer is any other string
         v = int(s)
         if _INT64_MIN <= v <= _INT64_MAX:
             return v

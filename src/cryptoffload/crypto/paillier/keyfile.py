@@ -19,6 +19,7 @@ from cryptoffload.crypto.paillier.keys import (FORMAT, FORMAT_VERSION, PrivateKe
                                               key_fingerprint)
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, check_djn_base_public, check_modulus,
                                                      check_modulus_bits)
+from cryptoffload.checks import JsonRefused, strict_json
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import atomic_write, read_input_stat, same_file
 from cryptoffload.private_files import check_folders_above, check_private, write_private
@@ -116,9 +117,9 @@ def key_from_json(text: str, *, insecure_study_size: bool = False) -> PublicKey 
 
 def _json_dict(text: str) -> dict[str, object]:
     try:
-        d = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise CiphertextFormatError("key data is not valid JSON (truncated or garbled)") from None
+        d = strict_json(text)
+    except JsonRefused as exc:
+        raise CiphertextFormatError(f"key data is not valid JSON (truncated or garbled: {exc})") from None
     if not isinstance(d, dict):
         raise CiphertextFormatError("not a cryptoffload Paillier key")
     return d
