@@ -150,7 +150,11 @@ def _check_content(pems: Pems, folder: Path) -> None:
     except (ValueError, UnsupportedAlgorithm):   # the error never quotes the key
         raise ConfigError(f"{folder / KEY_FILE} holds no PEM private key; {_MAKE}") from None
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    if key.public_key().public_bytes(*spki) != leaf.public_key().public_bytes(*spki):
+    try:
+        leaf_key = leaf.public_key().public_bytes(*spki)
+    except (ValueError, UnsupportedAlgorithm):   # a damaged or foreign curve point in the certificate
+        raise ConfigError(f"{folder / CERT_FILE} holds a certificate whose public key cannot be read; {_MAKE}") from None
+    if key.public_key().public_bytes(*spki) != leaf_key:
         raise ConfigError(f"{folder / KEY_FILE} is not the key of {folder / CERT_FILE}; {_MAKE}")
     now = _dt.datetime.now(_dt.timezone.utc)
     if not leaf.not_valid_before_utc <= now <= leaf.not_valid_after_utc:
