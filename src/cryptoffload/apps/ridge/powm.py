@@ -35,11 +35,12 @@ from cryptoffload.errors import ConfigError
 
 #: The route per arithmetic path (:func:`cryptoffload.crypto._native.core.cpu_path`), chosen by
 #: measurement: the masked solve at d = 20 with a 2048-bit solve key (8,400 powers modulo a
-#: 4096-bit n^2), ``benchmarks/ridge.py --solve``, AMD EPYC (Zen 4), 2 cores shared with other
-#: work, medians of interleaved rounds, see docs/apps/ridge.md. ``multiexp`` won on every path
-#: measured, IFMA included (the 8-lane IFMA batch computes 5x more products than the
-#: multi-exponentiation does on the scalar ADX kernel). ``batch`` stays for a path where a
-#: measurement shows it faster, and as the benchmark's baseline.
+#: 4096-bit n^2), ``benchmarks/ridge.py --solve``, AMD EPYC Zen 4, CPU seconds, medians of
+#: interleaved rounds (docs/apps/ridge.md). ``multiexp`` won on every path measured: 1.4-1.6x
+#: crypto_mb's 8-lane IFMA batch on the IFMA path (that batch computes 5x the Montgomery
+#: products), 5.8-6.1x GMP's ``mpz_powm_sec`` with IFMA hidden. Not measured on a Xeon, whose
+#: IFMA is faster: re-measure ``ifma`` there. ``batch`` stays for a path where a measurement
+#: shows it faster, and as the benchmark's baseline; without the native core only it runs.
 ROUTES: dict[str, str] = {"ifma": "multiexp", "adx": "multiexp", "gmp": "multiexp", "none": "batch"}
 
 _T = TypeVar("_T")
