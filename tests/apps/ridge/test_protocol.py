@@ -2,7 +2,7 @@
 
 Keys are made once per module (a 1024-bit upload key at study size, a 2048-bit solve key).
 The d = 20 case's masking costs d (d + 1) = 420 multi-exponentiations of 20 powers modulo a
-4096-bit n^2 (about 1.5 s per row of 21 on one core), the bulk of this file's time.
+4096-bit n^2 (about 0.8 s of CPU per row of A on the ADX kernel), the bulk of this file's time.
 """
 
 from __future__ import annotations

@@ -590,8 +590,8 @@ def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: s
 
     Timings (seconds, wall clock): ``keygen``, ``encode`` (encode + pack), ``encrypt``,
     ``aggregate``, ``unpack`` (platform masks; CSP decrypts, splits, re-encrypts; platform
-    unmasks), ``mask_solve`` (platform's d^3 + d^2 exponentiations), ``csp_solve`` and
-    ``recover``; ``total`` is their sum."""
+    unmasks), ``mask_solve`` (platform's d^3 + d^2 powers, as d (d + 1) multi-exponentiations),
+    ``csp_solve`` and ``recover``; ``total`` is their sum."""
     check_upload_mode(mode)
     check_int("providers", providers)
     X = np.asarray(X, dtype=np.float64)
