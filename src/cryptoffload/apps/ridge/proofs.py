@@ -37,7 +37,7 @@ from typing import Sequence
 
 import gmpy2
 
-from cryptoffload.apps.ridge.powm import powm_batch
+from cryptoffload.apps.ridge.powm import products_of_powers
 from cryptoffload.crypto.packing import PackingError, PackingLayout
 from cryptoffload.crypto.paillier import PrivateKey, PublicKey, decryption_roots, verify_decryption, verify_decryptions
 from cryptoffload.errors import CryptoffloadError
@@ -116,17 +116,11 @@ def check_exclusions(pk: PublicKey, layout: PackingLayout, masked: Sequence[Sequ
 
 def _row_products(AR: Sequence[Sequence[int]], w_prime: Sequence[int], modulus: int, exp_bits: int,
                   workers: int) -> list[int]:
-    """prod_k AR_ik^(w'_k) mod ``modulus`` per row, the d^2 powers in one batch."""
-    d = len(w_prime)
-    bases = [int(v) % modulus for row in AR for v in row]
-    powers, _ = powm_batch(bases, list(w_prime) * d, modulus, exp_bits, workers)
-    out = []
-    for i in range(d):
-        acc = gmpy2.mpz(1)
-        for v in powers[i * d:(i + 1) * d]:
-            acc = acc * v % modulus
-        out.append(int(acc))
-    return out
+    """prod_k AR_ik^(w'_k) mod ``modulus`` per row: d products of d powers, constant time in w'
+    (:func:`~.powm.products_of_powers`)."""
+    rows, _ = products_of_powers([[int(v) % modulus for v in row] for row in AR], [list(w_prime)], modulus,
+                                 exp_bits, workers)
+    return [row[0] for row in rows]
 
 
 def solution_proof(sk: PrivateKey, AR: Sequence[Sequence[int]], c: Sequence[int], w_prime: Sequence[int],
