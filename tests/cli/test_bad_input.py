@@ -35,7 +35,7 @@ def files(tmp_path_factory) -> Path:
 
 ATTACKS = [
     # hangs or memory exhaustion
-    (["paillier", "keygen", "--out", "k.json", "--bits", "200000"], "8192"),
+    (["paillier", "keygen", "--out", "k.json", "--bits", "200000"], "8,192"),
     (["plan", "bsgs", "--devices", "100000000"], "--devices"),
     (["plan", "bsgs", "--diagonals", "1000000000"], "--diagonals"),
     (["trace", "generate", "--out", "t.csv", "--requests", "99999999999"], "--requests"),

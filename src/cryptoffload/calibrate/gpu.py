@@ -25,6 +25,8 @@ refuses without a GPU.
 
 from __future__ import annotations
 
+import math
+
 import datetime as _dt
 import statistics
 import time
@@ -61,7 +63,7 @@ def fit_op(batches: Sequence[int], seconds: Sequence[float]) -> tuple[float, flo
     fixed = max(0.0, t2 - per_item * b2)
     b0, t0 = pts[0]
     wave = max(float(b0), (t0 - fixed) / per_item, 1.0)
-    return fixed, per_item, wave
+    return fixed, per_item, float(math.ceil(wave))   # a count of instances: whole, rounded up
 
 
 class GpuBench:
