@@ -19,8 +19,9 @@ For each ring size N (``--rings``):
    same parameters (ring, Q: 60 + 25 x 59 bits, ``num_large_digits`` = 3, uniform ternary
    secret, FIXEDMANUAL, full packing), one set up with the default, one with the planner's
    plan handed to ``EvalBootstrapSetup``; every round bootstraps one fresh ciphertext in each,
-   the order alternating. Seconds per bootstrap (median, and the median of the per-round
-   ratios default / planner), precision in bits (-log2 of the largest and of the mean
+   the order alternating. Seconds per bootstrap, wall clock and the worker's CPU time (a
+   neighbour on the shared machine that takes the core away inflates the first, not the
+   second): medians, and the medians of the per-round ratios default / planner, precision in bits (-log2 of the largest and of the mean
    absolute error over all slots), setup and key generation time, rotation keys (and whether
    ``workloads/bsgs.py``'s stage structure needs exactly those), the levels left after the
    bootstrap (checked against the model's depth rule), and the load average per round.
@@ -115,11 +116,12 @@ def _ops(b, lv: int, fx: dict, step: int):
 
 
 def op_costs(b, levels: list[int], reps: int, step: int) -> dict[str, dict[int, dict[str, float]]]:
-    """Seconds per call of each op at each level, the minimum and the median over ``reps``
-    rounds; levels and ops interleaved round by round (one warm-up round dropped), so a slow
-    spell of the shared machine hits all alike. The profile takes the minimum: on a machine
-    shared with other work the least-disturbed batch is the op's own cost, and the planner
-    ranks plans by the ops' relative costs, which a neighbour's burst distorts."""
+    """CPU seconds per call of each op at each level (the process's CPU time: a neighbour that
+    takes the core away does not count, as wall time would), the minimum and the median over
+    ``reps`` rounds; levels and ops interleaved round by round (one warm-up round dropped), so a
+    slow spell of the shared machine hits all alike. The profile takes the minimum: the
+    least-disturbed batch is the op's own cost (caches shared with a neighbour still slow it),
+    and the planner ranks plans by the ops' relative costs, which a neighbour's burst distorts."""
     cc = b.crypto_context
     x = np.linspace(-0.5, 0.5, b.slots)
     fx = {}
@@ -132,10 +134,10 @@ def op_costs(b, levels: list[int], reps: int, step: int) -> dict[str, dict[int, 
             for name, prepare, call in _ops(b, lv, fx, step):
                 state = prepare() if prepare else None
                 keep = []
-                t = time.perf_counter()
+                t = time.process_time()
                 for _ in range(BATCH):
                     keep.append(call(state))
-                dt = (time.perf_counter() - t) / BATCH
+                dt = (time.process_time() - t) / BATCH
                 del keep, state
                 if r:
                     times[lv].setdefault(name, []).append(dt)
@@ -169,7 +171,8 @@ def write_profile(path: Path, n: int, levels: dict[int, dict[str, float]], k_p: 
     q = lambda s: json.dumps(s)  # noqa: E731 -- a TOML basic string is a JSON string here
     lines = ["# Per-level OpenFHE op costs for the bootstrap planner, written by benchmarks/bootstrap_plan.py",
              "[meta]"] + [f"{k} = {q(v)}" for k, v in meta.items()]
-    where = f"measured: OpenFHE {OPENFHE_PIN}, one pinned core, minimum of interleaved rounds ({meta['date']})"
+    where = (f"measured: OpenFHE {OPENFHE_PIN}, one pinned core, CPU time, minimum of interleaved rounds "
+             f"({meta['date']})")
     lines += ["", "[ring]",
               f"poly_modulus_degree = {{ value = {n}, source = {q('the ring the op costs were measured at')}, "
               f"provenance = \"measured\" }}",
@@ -214,12 +217,12 @@ def bits(err: float) -> float | None:
 def one_bootstrap(b, x: np.ndarray) -> dict:
     """Encrypt ``x`` at level 1, bootstrap, decrypt: seconds, precision and levels left."""
     ct = b.encrypt(x, level=1)
-    t = time.perf_counter()
+    c, t = time.process_time(), time.perf_counter()
     r = b.bootstrap(ct)
-    s = time.perf_counter() - t
+    s, cpu = time.perf_counter() - t, time.process_time() - c
     out = b.rescale(r)          # OpenFHE returns it at scale Delta^2: the application rescales first
     err = np.abs(b.decrypt(out) - x)
-    return {"s": s, "max_err": float(err.max()), "mean_err": float(err.mean()), "level_after": b.level(out)}
+    return {"s": s, "cpu_s": cpu, "max_err": float(err.max()), "mean_err": float(err.mean()), "level_after": b.level(out)}
 
 
 def model_steps(slots: int, plan: BootstrapPlan, depth: int, left: int) -> list[int]:
@@ -264,12 +267,17 @@ def summarise(res: dict) -> dict:
     out: dict = {}
     for k, rs in runs.items():
         out[k] = {"bootstrap_s_median": statistics.median(r["s"] for r in rs), "bootstrap_s": [r["s"] for r in rs],
+                  "bootstrap_cpu_s_median": statistics.median(r["cpu_s"] for r in rs),
+                  "bootstrap_cpu_s": [r["cpu_s"] for r in rs],
                   "precision_bits_worst": bits(max(r["max_err"] for r in rs)),
                   "precision_bits_mean": bits(statistics.mean(r["mean_err"] for r in rs)),
                   "levels_after": sorted({r["level_after"] for r in rs})}
     ratios = [d["s"] / p["s"] for d, p in zip(runs["default"], runs["planner"])]
     out["ratio_default_over_planner"] = {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios),
                                          "per_round": ratios}
+    cpu = [d["cpu_s"] / p["cpu_s"] for d, p in zip(runs["default"], runs["planner"])]
+    out["cpu_ratio_default_over_planner"] = {"median": statistics.median(cpu), "min": min(cpu), "max": max(cpu),
+                                             "per_round": cpu}
     out["load_average_1min"] = {"min": min(res["load_average_1min"]), "max": max(res["load_average_1min"]),
                                 "per_round": res["load_average_1min"]}
     return out
@@ -404,23 +412,25 @@ def main() -> int:
 
 
 def table(rings: list[dict]) -> str:
-    head = (f"{'N':>6} {'plan':>8} {'budget':>7} {'dim1':>8} {'boot s':>7} {'bits max':>8} {'bits mean':>9} "
-            f"{'pred ms':>8} | {'default/planner':>15} {'load':>9}")
+    head = (f"{'N':>6} {'plan':>8} {'budget':>7} {'dim1':>8} {'boot s':>7} {'cpu s':>7} {'bits max':>8} "
+            f"{'bits mean':>9} {'pred ms':>8} | {'default/planner wall':>20} {'cpu':>18} {'load':>9}")
     lines = [head, "-" * len(head)]
     for r in rings:
         m, p = r["measured"], r["planner"]
         for k, entry in (("default", p["openfhe_default"]), ("planner", p["chosen"])):
             pl = entry["plan"]
             row = (f"{r['ring_dim']:>6} {k:>8} {str(tuple(pl['level_budget'])):>7} {str(tuple(pl['dim1'])):>8} "
-                   f"{m[k]['bootstrap_s_median']:>7.3f} {m[k]['precision_bits_worst']:>8.1f} "
+                   f"{m[k]['bootstrap_s_median']:>7.3f} {m[k]['bootstrap_cpu_s_median']:>7.3f} "
+                   f"{m[k]['precision_bits_worst']:>8.1f} "
                    f"{m[k]['precision_bits_mean']:>9.1f} {entry['predicted_ms']['total']:>8.0f} | ")
             if k == "planner":
-                q, ld = m["ratio_default_over_planner"], m["load_average_1min"]
-                row += f"{q['median']:>8.3f} ({q['min']:.2f}-{q['max']:.2f}) {ld['min']:.1f}-{ld['max']:.1f}"
+                q, c, ld = m["ratio_default_over_planner"], m["cpu_ratio_default_over_planner"], m["load_average_1min"]
+                row += (f"{q['median']:>8.3f} ({q['min']:.2f}-{q['max']:.2f}) {c['median']:>6.3f} ({c['min']:.2f}-"
+                        f"{c['max']:.2f}) {ld['min']:.1f}-{ld['max']:.1f}")
             lines.append(row)
-    lines.append("boot s, bits: MEASURED on OpenFHE (median of interleaved rounds); pred ms: PREDICTED by the planner's "
-                 "model (simulated; the parts a plan changes); default/planner: median of per-round ratios (> 1: "
-                 "the planner's plan is faster)")
+    lines.append("boot s (wall), cpu s (the worker's CPU time), bits: MEASURED on OpenFHE (median of interleaved "
+                 "rounds); pred ms: PREDICTED by the planner's model (simulated; the parts a plan changes); "
+                 "default/planner: median (min-max) of per-round ratios, wall and CPU (> 1: the planner's plan is faster)")
     return "\n".join(lines)
 
 

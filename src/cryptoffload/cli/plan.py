@@ -172,7 +172,7 @@ def plan_bootstrap_cmd(
     check_int("--slots", slots, minimum=0, maximum=ring // 2)
     if slots and (slots < 2 or slots & (slots - 1)):
         raise ConfigError(f"--slots must be 0 (full packing) or a power of two from 2 to {ring // 2}, got {slots}")
-    check_int("--levels-after", levels_after, minimum=0, maximum=MAX_BOOT_DEPTH)
+    check_int("--levels-after", levels_after, minimum=0, maximum=MAX_BOOT_DEPTH - 16)   # (1, 1) takes 16 levels
     if depth is not None:
         check_int("--depth", depth, maximum=MAX_BOOT_DEPTH)
     check_int("--devices", devices, maximum=MAX_BOOT_DEVICES)
@@ -181,11 +181,15 @@ def plan_bootstrap_cmd(
                              maximum=LINK_LATENCY_US[1], unit="us")
     from cryptoffload.policies.bootstrap_costs import load_costs
     from cryptoffload.policies.bootstrap_model import OPENFHE_DEFAULT, BootstrapSetting, bootstrap_depth
-    from cryptoffload.policies.bootstrap_plan import plan_bootstrap
+    from cryptoffload.policies.bootstrap_plan import check_fits, plan_bootstrap
 
     need = bootstrap_depth(OPENFHE_DEFAULT.level_budget) + levels_after
+    if depth is None and need > MAX_BOOT_DEPTH:
+        raise ConfigError(f"--levels-after {levels_after} makes the default --depth {need}, above {MAX_BOOT_DEPTH}; "
+                          "give --depth (at most 120) or fewer levels after")
     setting = BootstrapSetting(ring, need if depth is None else depth, levels_after, slots, devices,
                                bandwidth_Bps=gbps * 1e9 / 8, latency_s=latency * 1e-6)
+    check_fits(setting)
     choice = plan_bootstrap(setting, load_costs(profile, ring))
     _print_bootstrap(choice, as_json)
 

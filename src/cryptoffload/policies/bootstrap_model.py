@@ -134,6 +134,7 @@ class PlanPrice:
     stages: tuple[StagePrice, ...]
     evalmod_s: float
     parts_s: dict[str, float] = field(default_factory=dict)
+    rotation_keys: int = 0         # distinct rotation steps the stages need (+ conjugation's key)
 
     @property
     def total_s(self) -> float:
@@ -213,11 +214,13 @@ class StagePricer:
     def plan(self, plan: BootstrapPlan, devices: int | None = None) -> PlanPrice:
         """``plan`` priced on ``devices`` (default: the setting's) devices."""
         n = self.setting.devices if devices is None else devices
-        stages = tuple(self.stage(st, n) for st in stage_levels(self.setting, plan))
+        levels = stage_levels(self.setting, plan)
+        stages = tuple(self.stage(st, n) for st in levels)
+        keys = len(set().union(*(st.shape.rotation_steps() for st in levels)))
         evalmod = self.evalmod(self.setting.depth - 1 - plan.level_budget[0])
         parts = {t: sum(s.predicted_s for s in stages if s.transform == t) for t in ("CoeffToSlot", "SlotToCoeff")}
         parts = {"CoeffToSlot": parts["CoeffToSlot"], "EvalMod": evalmod, "SlotToCoeff": parts["SlotToCoeff"]}
-        return PlanPrice(plan, n, self.setting.levels_left(plan), stages, evalmod, parts)
+        return PlanPrice(plan, n, self.setting.levels_left(plan), stages, evalmod, parts, keys)
 
 
 def explicit_dim1(setting: BootstrapSetting, plan: BootstrapPlan) -> BootstrapPlan:

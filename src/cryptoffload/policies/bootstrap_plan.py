@@ -60,7 +60,7 @@ class PlanChoice:
     default: PlanPrice | None      # OpenFHE's default, explicit dim1, on setting.devices (None: does not fit)
     chosen_one: PlanPrice          # chosen for one device
     default_one: PlanPrice | None
-    searched: int                  # (budget, dim1) pairs the search priced (by parts)
+    searched: int                  # transform families the search priced (by parts)
 
     def speedup(self, devices: int | None = None) -> float | None:
         """OpenFHE's default time over the chosen plan's (predicted), on one device or on
@@ -95,12 +95,16 @@ def babies(log_slots: int, budget: int) -> list[int]:
     return [1 << k for k in range(layers + 1)]
 
 
-def _check_fits(setting: BootstrapSetting, options: list[tuple[int, int]]) -> None:
+def check_fits(setting: BootstrapSetting) -> list[tuple[int, int]]:
+    """The level budgets that fit, or a one-line :class:`ConfigError` when none does (checked
+    before any op cost is read)."""
+    options = budgets(setting)
     if not options:
         need = EVALMOD_DEPTH + 2 + setting.levels_after
         raise ConfigError(f"no bootstrap fits depth {setting.depth} with {setting.levels_after} levels left after it: "
                           f"the smallest level budget (1, 1) needs depth {need}; raise the depth or lower the levels "
                           "after bootstrapping")
+    return options
 
 
 def _family_cost(pricer: StagePricer, plan: BootstrapPlan, transform: str, devices: int) -> float:
@@ -108,18 +112,22 @@ def _family_cost(pricer: StagePricer, plan: BootstrapPlan, transform: str, devic
                if st.transform == transform)
 
 
+def _family_bound(pricer: StagePricer, plan: BootstrapPlan, transform: str, devices: int) -> float:
+    """A time the plan's stages of ``transform`` cannot beat on ``devices``: the sum of their
+    one-device times / devices (exact on one device)."""
+    return sum(pricer.lower_bound(st.shape, devices) for st in stage_levels(pricer.setting, plan)
+               if st.transform == transform)
+
+
 def _best_family(pricer: StagePricer, plans: list[BootstrapPlan], transform: str, devices: int) -> BootstrapPlan:
     """The plan of ``plans`` (which differ in one transform's baby steps) whose stages of
-    ``transform`` price cheapest on ``devices``. Candidates go cheapest lower bound first (the
-    one-device time / devices: exact on one device) and stop when the bound passes the best."""
-    def bound(plan: BootstrapPlan) -> float:
-        return sum(pricer.lower_bound(st.shape, devices) for st in stage_levels(pricer.setting, plan)
-                   if st.transform == transform)
-
+    ``transform`` price cheapest on ``devices`` (ties: OpenFHE's own count, then the smaller).
+    Candidates go cheapest lower bound first and stop when the bound passes the best."""
     t = TRANSFORMS.index(transform)
     default = explicit_dim1(pricer.setting, replace(plans[0], dim1=(0, 0))).dim1[t]
     best: tuple[float, bool, int, BootstrapPlan] | None = None
-    for lb, _, plan in sorted((bound(p), k, p) for k, p in enumerate(plans)):
+    bounds = sorted((_family_bound(pricer, p, transform, devices), k, p) for k, p in enumerate(plans))
+    for lb, _, plan in bounds:
         if best is not None and lb > best[0] * (1 + TIE):
             break
         here = (_family_cost(pricer, plan, transform, devices), plan.dim1[t] != default, plan.dim1[t], plan)
@@ -147,25 +155,37 @@ def _compare(setting: BootstrapSetting, p: PlanPrice, q: PlanPrice) -> int:
 
 def plan_for(setting: BootstrapSetting, costs: OpCostTable, devices: int, pricer: StagePricer | None = None
              ) -> tuple[PlanPrice, int]:
-    """The cheapest plan on ``devices`` devices (by parts, see the module doc) and how many
-    (budget, dim1) pairs it priced."""
+    """The cheapest plan on ``devices`` devices and how many transform families (a budget and
+    its baby-step candidates) it priced on them.
+
+    By parts (see the module doc), branch and bound: every budget ``(a, b)`` gets a lower bound
+    -- the cheapest bound of CoeffToSlot's candidates at ``a``, EvalMod at ``a``, the cheapest
+    bound of SlotToCoeff's at ``(a, b)`` -- and budgets are priced cheapest bound first until
+    the bound passes the best plan found (a dense transform of 2^15 diagonals on 16 devices is
+    never built when sparse stages already beat its bound)."""
     pricer = pricer or StagePricer(setting, costs)
-    options = budgets(setting)
-    _check_fits(setting, options)
+    options = check_fits(setting)
     log_slots = setting.slot_count.bit_length() - 1
     slots = setting.slots
+    cts = {a: [BootstrapPlan((a, min(bb for aa, bb in options if aa == a)), (g, 0), slots)
+               for g in babies(log_slots, a)] for a in {a for a, _ in options}}
+    cts_lb = {a: min(_family_bound(pricer, p, "CoeffToSlot", devices) for p in plans) for a, plans in cts.items()}
+    stc = {(a, b): [BootstrapPlan((a, b), (1, g), slots) for g in babies(log_slots, b)] for a, b in options}
+    order = sorted((cts_lb[a] + pricer.evalmod(setting.depth - 1 - a)
+                    + min(_family_bound(pricer, p, "SlotToCoeff", devices) for p in stc[(a, b)]), a, b)
+                   for a, b in options)
     best_cts: dict[int, int] = {}
-    priced = 0
-    for a in sorted({a for a, _ in options}):
-        probe_b = min(b for aa, b in options if aa == a)
-        cands = [BootstrapPlan((a, probe_b), (g, 0), slots) for g in babies(log_slots, a)]
-        priced += len(cands)
-        best_cts[a] = _best_family(pricer, cands, "CoeffToSlot", devices).dim1[0]
     best: PlanPrice | None = None
-    for a, b in options:
-        cands = [BootstrapPlan((a, b), (best_cts[a], g), slots) for g in babies(log_slots, b)]
-        priced += len(cands)
+    priced = 0
+    for lb, a, b in order:
+        if best is not None and lb > best.total_s * (1 + TIE):
+            break
+        if a not in best_cts:
+            best_cts[a] = _best_family(pricer, cts[a], "CoeffToSlot", devices).dim1[0]
+            priced += 1
+        cands = [BootstrapPlan((a, b), (best_cts[a], p.dim1[1]), slots) for p in stc[(a, b)]]
         price = pricer.plan(_best_family(pricer, cands, "SlotToCoeff", devices), devices)
+        priced += 1
         if best is None or _compare(setting, price, best) < 0:
             best = price
     assert best is not None
@@ -190,8 +210,7 @@ def exhaustive(setting: BootstrapSetting, costs: OpCostTable, devices: int | Non
     """Every plan priced whole, cheapest first (ties as :func:`plan_for` breaks them)."""
     pricer = StagePricer(setting, costs)
     n = setting.devices if devices is None else devices
-    options = budgets(setting)
-    _check_fits(setting, options)
+    options = check_fits(setting)
     log_slots = setting.slot_count.bit_length() - 1
     out = [pricer.plan(BootstrapPlan((a, b), (gc, gs), setting.slots), n)
            for a, b in options for gc in babies(log_slots, a) for gs in babies(log_slots, b)]

@@ -34,15 +34,17 @@ def summary_table(choice: PlanChoice) -> Table:
         for label, price in (("planner", chosen), ("OpenFHE default", default)):
             if price is not None:
                 rows.append([n, label, str(price.plan.level_budget), str(price.plan.dim1), price.levels_after,
-                             *_ms(price)])
+                             price.rotation_keys, *_ms(price)])
     title = (f"CKKS bootstrap plan: N = {s.ring_degree}, {s.slot_count} slots, depth {s.depth}, at least "
              f"{s.levels_after} levels after")
     missing = choice.default_note()
     return Table("bootstrap_plan", title,
-                 ["devices", "plan", "level budget", "dim1", "levels after", "CoeffToSlot ms", "EvalMod ms",
+                 ["devices", "plan", "level budget", "dim1", "levels after", "rotation keys", "CoeffToSlot ms", "EvalMod ms",
                   "SlotToCoeff ms", "total ms"], rows, provenance="simulated", key_columns=2,
                  note=f"Times {PROVENANCE_WORDS}. Op costs: {choice.costs}. EvalMod runs on one device; the parts a "
-                      "plan does not change (mod-raise, scaling) are left out of the total."
+                      "plan does not change (mod-raise, scaling) are left out of the total. Rotation keys: the steps "
+                      "the stages need (OpenFHE makes the same set; a conjugation key besides), each a key-switching "
+                      "key in memory: the planner minimises time, not keys."
                       + (f" {missing}." if missing else ""))
 
 
@@ -59,7 +61,7 @@ def _price_data(price: PlanPrice | None) -> dict[str, Any] | None:
     if price is None:
         return None
     return {"plan": price.plan.to_dict(), "devices": price.devices, "levels_after": price.levels_after,
-            "predicted_ms": {k: v * 1e3 for k, v in price.parts_s.items()} | {"total": price.total_s * 1e3},
+            "rotation_keys": price.rotation_keys, "predicted_ms": {k: v * 1e3 for k, v in price.parts_s.items()} | {"total": price.total_s * 1e3},
             "stages": list(stage_rows(price))}
 
 
