@@ -215,11 +215,14 @@ class PlanVsDefaultRow:
     level_budget: str = column()
     dim1: str = column()
     levels_after: int = column()
+    rotation_keys: int = column()
     predicted_ms: float = column()
     bootstrap_s: float | None = column()
+    cpu_s: float | None = column()
     precision_bits_mean: float | None = column()
     precision_bits_worst: float | None = column()
     default_over_planner: float | None = column()
+    default_over_planner_cpu: float | None = column()
     load_1min: str = column()
 
 
@@ -248,10 +251,12 @@ def plan_vs_default_rows(stored: dict[str, Any]) -> tuple[list[PlanVsDefaultRow]
         load = m["load_average_1min"]
         for label, key in (("planner", "planner"), ("OpenFHE default", "default")):
             price = pricer.plan(plans[label], 1)
-            ratio = m["ratio_default_over_planner"]["median"] if key == "planner" else None
+            ratio, cpu = ((m["ratio_default_over_planner"]["median"], m["cpu_ratio_default_over_planner"]["median"])
+                          if key == "planner" else (None, None))
             rows.append(PlanVsDefaultRow(n, label, str(plans[label].level_budget), str(plans[label].dim1),
-                                         price.levels_after, price.total_s * 1e3, m[key]["bootstrap_s_median"],
-                                         m[key]["precision_bits_mean"], m[key]["precision_bits_worst"], ratio,
+                                         price.levels_after, ring["setup"][key]["rotation_keys"], price.total_s * 1e3,
+                                         m[key]["bootstrap_s_median"], m[key]["bootstrap_cpu_s_median"],
+                                         m[key]["precision_bits_mean"], m[key]["precision_bits_worst"], ratio, cpu,
                                          f"{load['min']:.1f}-{load['max']:.1f}"))
     return rows, notes
 
@@ -265,13 +270,17 @@ def plan_vs_default_table(stored: dict[str, Any]) -> Table:
         PlanVsDefaultRow, rows, id="bootstrap_plan_openfhe", provenance="mixed", key_columns=2,
         title=f"Bootstrap plans: our planner's vs OpenFHE's default, predicted in this run (simulated), run on OpenFHE "
               f"by benchmarks/bootstrap_plan.py on {where}, {stored.get('date', '?')} (stored, not in this run)",
-        column_provenance={"predicted_ms": "simulated", "bootstrap_s": "stored", "precision_bits_mean": "stored",
-                           "precision_bits_worst": "stored", "default_over_planner": "stored", "load_1min": "stored"},
+        column_provenance={"predicted_ms": "simulated", "rotation_keys": "stored", "bootstrap_s": "stored",
+                           "cpu_s": "stored", "precision_bits_mean": "stored", "precision_bits_worst": "stored",
+                           "default_over_planner": "stored", "default_over_planner_cpu": "stored",
+                           "load_1min": "stored"},
         note="predicted_ms: simulated in this run -- the op-DAG model of the stages plus EvalMod (the parts a plan "
              "changes) priced with the shipped per-level OpenFHE profile of that ring (profiles/openfhe_bootstrap_n<N>"
-             ".toml, measured by the same benchmark). bootstrap_s, precision bits (-log2 of the mean / largest absolute "
-             "error), default_over_planner (median of the per-round ratios; > 1: the planner's plan is faster) and "
-             "the 1-minute load average over the rounds: stored, measured when the benchmark ran, both plans "
+             ".toml, measured by the same benchmark). rotation_keys (the keys EvalBootstrapKeyGen made), bootstrap_s "
+             "(wall, median), cpu_s (the process's CPU time, median: what a neighbour on the shared machine does not "
+             "inflate), precision bits (-log2 of the mean / largest absolute error), default_over_planner(_cpu) "
+             "(median of the per-round ratios; > 1: the planner's plan is faster) and the 1-minute load average over "
+             "the rounds: stored, measured when the benchmark ran, both plans "
              f"interleaved on one core at the same ring, modulus and slots. {stored.get('security', '')}"
              + "".join(f" {n}." for n in notes))
 
