@@ -32,7 +32,7 @@ below N = 2^16 (``HEStd_NotSet``); this is a timing study, never use these param
     OMP_NUM_THREADS=1 PYTHONPATH=src .venv-openfhe/bin/python benchmarks/bootstrap_plan.py \\
         --planner-python .venv/bin/python [--rings 4096,8192] [--rounds 9] [--quick]
 
-Writes ``benchmarks/results/bootstrap_plan.json`` (``--out``).
+Writes ``benchmarks/results/bootstrap_plan.json`` (``--out``) and the profiles beside it.
 """
 
 from __future__ import annotations
@@ -167,21 +167,23 @@ SOURCES = {
 
 def write_profile(path: Path, n: int, levels: dict[int, dict[str, float]], k_p: int, meta: dict) -> None:
     """The per-level profile as TOML (written by hand: OpenFHE's Python has no TOML writer; the
-    planner validates it when it loads it)."""
+    planner validates it when it loads it). Its values are ``stored``: our own measurement with
+    its machine and date, read by later runs (and shipped with the package), not measured by
+    the run that reads it."""
     q = lambda s: json.dumps(s)  # noqa: E731 -- a TOML basic string is a JSON string here
     lines = ["# Per-level OpenFHE op costs for the bootstrap planner, written by benchmarks/bootstrap_plan.py",
              "[meta]"] + [f"{k} = {q(v)}" for k, v in meta.items()]
-    where = (f"measured: OpenFHE {OPENFHE_PIN}, one pinned core, CPU time, minimum of interleaved rounds "
-             f"({meta['date']})")
+    where = (f"stored: measured by benchmarks/bootstrap_plan.py on {meta['machine']}, {meta['date']}: OpenFHE "
+             f"{OPENFHE_PIN}, one pinned core, CPU time, minimum of interleaved rounds")
     lines += ["", "[ring]",
               f"poly_modulus_degree = {{ value = {n}, source = {q('the ring the op costs were measured at')}, "
-              f"provenance = \"measured\" }}",
+              f"provenance = \"stored\" }}",
               f"p_limbs = {{ value = {k_p}, source = {q('|P| limbs of OpenFHE key switching, from an extended ciphertext size')}, "
-              f"provenance = \"measured\" }}"]
+              f"provenance = \"stored\" }}"]
     for lv in sorted(levels):
         lines += ["", f"[level.{lv}]"]
         for op, v in levels[lv].items():
-            lines.append(f"{op} = {{ value = {v!r}, source = {q(where + '; ' + SOURCES[op])}, provenance = \"measured\" }}")
+            lines.append(f"{op} = {{ value = {v!r}, source = {q(where + '; ' + SOURCES[op])}, provenance = \"stored\" }}")
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -344,7 +346,7 @@ def run_ring(n: int, args, meta: dict, log) -> dict:
         f"timing ops at levels {levels}")
     k_p = a.call("p_limbs")
     raw = a.call("costs", levels, args.reps)
-    profile = RESULTS / f"openfhe_bootstrap_n{n}.toml"
+    profile = args.out_dir / f"openfhe_bootstrap_n{n}.toml"
     write_profile(profile, n, profile_levels(raw["min"], k_p), k_p,
                   dict(meta, name=f"openfhe_bootstrap_n{n}", kind="measured",
                        description=f"OpenFHE {OPENFHE_PIN} per-level op costs at N = {n} (depth {depth}, dnum {DNUM}) "
@@ -362,7 +364,7 @@ def run_ring(n: int, args, meta: dict, log) -> dict:
     return {"ring_dim": n, "slots": slots, "depth": depth, "levels_after_required": LEVELS_AFTER,
             "p_limbs": k_p, "op_levels": levels,
             "op_costs_s": {stat: {str(lv): c for lv, c in v.items()} for stat, v in raw.items()},
-            "profile": str(profile.relative_to(RESULTS.parent.parent)), "planner": plan_json,
+            "profile": profile.name, "planner": plan_json,
             "default_explicit_dim1": default.to_dict(), "setup": setups, "measured": measured,
             "wall_s": time.perf_counter() - t0}
 
@@ -375,6 +377,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5, help="interleaved rounds of the op timings")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    args.out = args.out or RESULTS / "bootstrap_plan.json"
+    args.out_dir = args.out.parent          # the profiles go beside the JSON
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     why = openfhe_import_error()
     if why is not None:
         print(f"bootstrap_plan: skipped, openfhe does not import here ({why}); run it with .venv-openfhe/bin/python")
@@ -407,7 +412,7 @@ def main() -> int:
     out["load_average_after"] = os.getloadavg()
     log("")
     log(table(out["rings"]))
-    pin.save_results(out, args.out or RESULTS / "bootstrap_plan.json", log)
+    pin.save_results(out, args.out, log)
     return 0
 
 

@@ -9,9 +9,10 @@ import pytest
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.bootstrap_costs import uniform_costs
+from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.policies.bootstrap_model import (CHEBYSHEV_PRODUCTS, DOUBLE_ANGLE, EVALMOD_DEPTH, OPENFHE_DEFAULT,
                                                    BootstrapSetting, StagePricer, bootstrap_depth, explicit_dim1,
-                                                   stage_levels)
+                                                   stage_levels, stage_splits)
 from cryptoffload.workloads.bsgs import BsgsShape
 
 FREE = 1e-12   # the cost of the ops a closed form leaves out
@@ -92,3 +93,18 @@ def test_default_dim1_is_made_explicit_as_openfhe_picks_it() -> None:
 def test_a_setting_out_of_range_is_one_line(kwargs: dict, words: str) -> None:
     with pytest.raises(ConfigError, match=words):
         BootstrapSetting(**kwargs)
+
+
+def test_a_priced_plans_splits_are_the_ones_it_was_priced_with() -> None:
+    s = BootstrapSetting(4096, depth=25, levels_after=2, devices=4, bandwidth_Bps=1e10, latency_s=1e-6)
+    costs = uniform_costs(4096, 25, rotate_s=1e-2, hoisted_rotate_s=2e-3, pmul_s=1e-4, add_s=1e-5)
+    pricer = StagePricer(s, costs)
+    price = pricer.plan(BootstrapPlan((4, 3), (4, 8)))
+    pairs = stage_splits(s, price)
+    assert len(pairs) == len(price.stages) == 7
+    for (stage, sp), priced in zip(pairs, price.stages):
+        assert (sp.devices, sp.strategy, stage.shape.baby) == (priced.devices_used, priced.strategy, priced.baby)
+        again = tuner.evaluate(stage.shape, sp.devices, sp.strategy, stage.shape.baby,
+                               pricer.costs.dag_costs(stage.shape.level, bandwidth_Bps=1e10, latency_s=1e-6),
+                               hoisted=True)[0]
+        assert again.predicted_s == pytest.approx(priced.predicted_s)

@@ -40,7 +40,7 @@ from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.policies.bootstrap_costs import OpCostTable
-from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, Stage, bootstrap_stages
+from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, Split, Stage, bootstrap_stages, split
 
 #: levels of EvalMod and the scaling before CoeffToSlot (OpenFHE 1.6.1, uniform ternary secret:
 #: ``GetBootstrapDepth(budget) - budget[0] - budget[1]``)
@@ -221,6 +221,14 @@ class StagePricer:
         parts = {t: sum(s.predicted_s for s in stages if s.transform == t) for t in ("CoeffToSlot", "SlotToCoeff")}
         parts = {"CoeffToSlot": parts["CoeffToSlot"], "EvalMod": evalmod, "SlotToCoeff": parts["SlotToCoeff"]}
         return PlanPrice(plan, n, self.setting.levels_left(plan), stages, evalmod, parts, keys)
+
+
+def stage_splits(setting: BootstrapSetting, price: PlanPrice) -> list[tuple[Stage, Split]]:
+    """Each stage of a priced plan with the split it was priced with (strategy and devices
+    used): what :func:`cryptoffload.engines.bsgs_run.run_bsgs` executes on Dask workers, stage
+    by stage, to check the model on the operation itself."""
+    stages = stage_levels(setting, price.plan)
+    return [(st, split(st.shape, sp.devices_used, sp.strategy)) for st, sp in zip(stages, price.stages)]
 
 
 def explicit_dim1(setting: BootstrapSetting, plan: BootstrapPlan) -> BootstrapPlan:
