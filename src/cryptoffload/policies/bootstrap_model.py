@@ -45,9 +45,9 @@ from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, Split, Stage, boo
 #: levels of EvalMod and the scaling before CoeffToSlot (OpenFHE 1.6.1, uniform ternary secret:
 #: ``GetBootstrapDepth(budget) - budget[0] - budget[1]``)
 EVALMOD_DEPTH = 14
-CHEBYSHEV_LEVELS = 7
-CHEBYSHEV_PRODUCTS = 18
-DOUBLE_ANGLE = 6
+CHEBYSHEV_LEVELS = 7      # the degree-88 Chebyshev series' levels (13 of EvalMod's, less 6 double angles)
+CHEBYSHEV_PRODUCTS = 18   # its ciphertext products (Paterson-Stockmeyer, k = 6, m = 4; module docstring)
+DOUBLE_ANGLE = 6          # OpenFHE's R_UNIFORM double-angle squarings, one level each
 #: OpenFHE's ``EvalBootstrapSetup`` defaults: ``levelBudget = {5, 4}``, ``dim1 = {0, 0}``
 OPENFHE_DEFAULT = BootstrapPlan((5, 4), (0, 0))
 #: the multi-device paper's link (100 Gb/s, 1 us; profiles/bsgs_u280.toml), for N > 1
@@ -134,17 +134,11 @@ class PlanPrice:
     stages: tuple[StagePrice, ...]
     evalmod_s: float
     parts_s: dict[str, float] = field(default_factory=dict)
-    rotation_keys: int = 0         # distinct rotation steps the stages need (+ conjugation's key)
+    rotation_keys: int = 0         # distinct rotation steps the stages need (OpenFHE adds a conjugation key)
 
     @property
     def total_s(self) -> float:
         return sum(self.parts_s.values())
-
-    def babies(self) -> tuple[int, int]:
-        """The baby-step count of each transform's full stages (what ``dim1`` sets): they come
-        first in both transforms, a remainder stage (OpenFHE's default count) last."""
-        first = {t: next(s.baby for s in self.stages if s.transform == t) for t in ("CoeffToSlot", "SlotToCoeff")}
-        return first["CoeffToSlot"], first["SlotToCoeff"]
 
 
 def stage_levels(setting: BootstrapSetting, plan: BootstrapPlan) -> list[Stage]:
@@ -158,38 +152,34 @@ def stage_levels(setting: BootstrapSetting, plan: BootstrapPlan) -> list[Stage]:
 
 
 class StagePricer:
-    """Prices stages on 1..N devices, remembering each (shape, level, N) it priced: a search
+    """Prices stages on 1..N devices, remembering each (shape, N) it priced (a shape holds its level): a search
     prices the same stage in many plans."""
 
     def __init__(self, setting: BootstrapSetting, costs: OpCostTable) -> None:
         self.setting, self.costs = setting, costs.for_ring(setting.ring_degree)
         self._memo: dict[tuple[BsgsShape, int], tuple[float, str, int]] = {}
 
-    def price(self, shape: BsgsShape, devices: int, bound: float = float("inf")) -> tuple[float, str, int]:
+    def price(self, shape: BsgsShape, devices: int) -> tuple[float, str, int]:
         """(seconds, strategy, devices used) of the cheapest split of ``shape`` on up to
         ``devices``. A split over ``n`` devices takes at least the one-device time / ``n``
-        (every op of one device is done somewhere, the splits only add work), so ``n`` with
-        that bound above ``bound`` or above the best found is not built."""
+        (every op of one device is done somewhere, the splits only add work), so an ``n`` whose
+        bound is above the best found is not built."""
         key = (shape, devices)
-        if key in self._memo:
-            return self._memo[key]
-        s = self.setting
-        costs = self.costs.dag_costs(shape.level, bandwidth_Bps=s.bandwidth_Bps, latency_s=s.latency_s)
-        one = tuner.evaluate(shape, 1, STRATEGIES[0], shape.baby, costs, hoisted=True)[0].predicted_s
-        best = (one, STRATEGIES[0], 1)
-        counts = sorted({1 << k for k in range(1, devices.bit_length()) if (1 << k) <= devices} | {devices} - {1})
-        complete = True
-        for n in counts:
-            if one / n >= min(best[0], bound):
-                complete = complete and one / n >= best[0]
-                continue
-            for strategy in STRATEGIES:
-                cfg = tuner.evaluate(shape, n, strategy, shape.baby, costs, hoisted=True)[0]
-                if cfg.predicted_s < best[0]:
-                    best = (cfg.predicted_s, strategy, n)
-        if complete:
+        if key not in self._memo:
+            s = self.setting
+            costs = self.costs.dag_costs(shape.level, bandwidth_Bps=s.bandwidth_Bps, latency_s=s.latency_s)
+            one = tuner.evaluate(shape, 1, STRATEGIES[0], shape.baby, costs, hoisted=True)[0].predicted_s
+            best = (one, STRATEGIES[0], 1)
+            counts = sorted({1 << k for k in range(1, devices.bit_length()) if (1 << k) <= devices} | {devices} - {1})
+            for n in counts:
+                if one / n >= best[0]:
+                    continue
+                for strategy in STRATEGIES:
+                    cfg = tuner.evaluate(shape, n, strategy, shape.baby, costs, hoisted=True)[0]
+                    if cfg.predicted_s < best[0]:
+                        best = (cfg.predicted_s, strategy, n)
             self._memo[key] = best
-        return best
+        return self._memo[key]
 
     def lower_bound(self, shape: BsgsShape, devices: int) -> float:
         """A time no split of ``shape`` over up to ``devices`` devices beats: its one-device

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cmp_to_key
-from typing import Iterable
 
 from cryptoffload.crypto.ckks.bootstrap.plan import MAX_STAGE_LEVELS, BootstrapPlan
 from cryptoffload.errors import ConfigError
@@ -216,11 +215,3 @@ def exhaustive(setting: BootstrapSetting, costs: OpCostTable, devices: int | Non
            for a, b in options for gc in babies(log_slots, a) for gs in babies(log_slots, b)]
     out.sort(key=cmp_to_key(lambda p, q: _compare(setting, p, q)))
     return out
-
-
-def stage_rows(price: PlanPrice) -> Iterable[dict[str, object]]:
-    """A plan's stages as plain rows (the CLI's and the study's tables)."""
-    for s in price.stages:
-        yield {"transform": s.transform, "stage": s.index, "layers": s.layers, "diagonals": s.diagonals,
-               "stride": s.stride, "level": s.level, "bs": s.baby, "gs": s.giant, "strategy": s.strategy,
-               "devices_used": s.devices_used, "predicted_ms": s.predicted_s * 1e3}

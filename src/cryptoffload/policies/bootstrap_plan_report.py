@@ -8,14 +8,22 @@ and the scripts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from cryptoffload.policies.bootstrap_model import PlanPrice
-from cryptoffload.policies.bootstrap_plan import PlanChoice, stage_rows
+from cryptoffload.policies.bootstrap_plan import PlanChoice
 from cryptoffload.report.result import Table
 
 PROVENANCE_WORDS = ("predicted by the op-DAG model (simulated) from per-op costs; not a measurement: "
                     "benchmarks/bootstrap_plan.py runs the plan on OpenFHE")
+
+
+def stage_rows(price: PlanPrice) -> Iterable[dict[str, object]]:
+    """A plan's stages as plain rows (the CLI's and the study's tables)."""
+    for s in price.stages:
+        yield {"transform": s.transform, "stage": s.index, "layers": s.layers, "diagonals": s.diagonals,
+               "stride": s.stride, "level": s.level, "bs": s.baby, "gs": s.giant, "strategy": s.strategy,
+               "devices_used": s.devices_used, "predicted_ms": s.predicted_s * 1e3}
 
 
 def _ms(price: PlanPrice) -> list[float]:
