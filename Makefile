@@ -28,7 +28,7 @@ VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_
 APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
 APT_OPTIONS ?=
 
-.PHONY: demo test typecheck test-gpu-path setup apt clean fuzz bench openfhe openfhe-venv bench-bootstrap FORCE
+.PHONY: demo test typecheck test-gpu-path setup apt clean fuzz bench openfhe openfhe-venv bench-bootstrap bench-bootstrap-plan FORCE
 
 demo: $(STAMP)
 	$(BIN)/cryptoffload report
@@ -132,6 +132,16 @@ openfhe: openfhe-venv
 bench-bootstrap: openfhe-venv
 	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
 	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python benchmarks/bench_bootstrap_openfhe.py; \
+	fi
+
+# The bootstrap plan our planner chooses (`cryptoffload plan bootstrap`, run in this venv) against
+# OpenFHE's default, both run on OpenFHE interleaved on one core (issue 33); writes
+# benchmarks/results/bootstrap_plan.json and the per-level profiles openfhe_bootstrap_n<N>.toml
+# (RINGS=4096,8192,16384 to choose the rings).
+bench-bootstrap-plan: openfhe-venv $(STAMP)
+	@if [ -f $(OPENFHE_VENV)/.installed ]; then \
+	  OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} PYTHONPATH=src $(OPENFHE_VENV)/bin/python benchmarks/bootstrap_plan.py \
+	    --planner-python $(BIN)/python --rings $${RINGS:-4096,8192,16384}; \
 	fi
 
 # The lent GPU machine (benchmarks/README.md). `make gpu-wheels` (here, where PyPI is reachable)

@@ -26,6 +26,8 @@ FLOAT_OPTIONS = [
     (["calibrate"], "--seconds", "s"),
     (["calibrate", "ciphers"], "--seconds", "s"),
     (["calibrate", "paillier-window"], "--seconds", "s"),
+    (["plan", "bootstrap"], "--link-gbps", "Gb/s"),
+    (["plan", "bootstrap"], "--link-latency-us", "us"),
     (["plan", "isc", "--clients", "10"], "--requests-per-client", "requests/s"),
     (["plan", "isc", "--clients", "10"], "--nand-tb", "TB"),
     (["ridge", "buyer", "--platform", "http://127.0.0.1:1", "--csp", "http://127.0.0.1:1", "--insecure-http"],

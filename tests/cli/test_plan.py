@@ -65,3 +65,65 @@ def test_plan_profile_must_be_a_regular_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "p.toml")
     assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", "p.toml", timeout=60), "not a regular file")
     assert_user_error(run_cli(tmp_path, "plan", "bsgs", "--profile", "/dev/zero", timeout=60), "not a regular file")
+
+
+def _bootstrap_profile(folder: Path, ring: int = 4096) -> Path:
+    """A per-level profile: a rotation's cost grows with the limbs, hoisting saves 3/4, EvalMod's
+    products cost a rotation (the shape of OpenFHE's measured costs, in round numbers)."""
+    lines = ['[meta]', 'name = "cli_test"', 'kind = "measured"', 'description = "round numbers"', '',
+             '[ring]', f'poly_modulus_degree = {{ value = {ring}, source = "test" }}']
+    for lv in (1, 13, 25):
+        r = 1e-3 * (lv + 1)
+        ops = {"rotate_s": r, "hoisted_rotate_s": r / 4, "pmul_s": r / 50, "add_s": r / 200, "rescale_s": r / 20,
+               "mul_s": r}
+        lines += [f"[level.{lv}]"] + [f'{k} = {{ value = {v!r}, source = "test" }}' for k, v in ops.items()]
+    path = folder / "boot.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_plan_bootstrap_prints_the_plan_beside_openfhes_default(tmp_path: Path) -> None:
+    prof = str(_bootstrap_profile(tmp_path))
+    ok = run_cli(tmp_path, "plan", "bootstrap", "--ring", "4096", "--profile", prof, "--devices", "2")
+    assert ok.returncode == 0, ok.stderr
+    out = ok.stdout
+    assert "CKKS bootstrap plan: N = 4096, 2048 slots, depth 25, at least 2 levels after  [simulated]" in out
+    assert "OpenFHE default" in out and "planner" in out and "(5, 4)" in out and "Stages of the chosen plan" in out
+    assert "not a measurement" in out and "cli_test (measured)" in out
+
+
+def test_plan_bootstrap_json_is_the_plan_a_script_hands_to_a_backend(tmp_path: Path) -> None:
+    import json
+
+    from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
+    from cryptoffload.policies.bootstrap_model import bootstrap_depth
+
+    prof = str(_bootstrap_profile(tmp_path))
+    ok = run_cli(tmp_path, "plan", "bootstrap", "--ring", "4096", "--profile", prof, "--json", columns=20)
+    assert ok.returncode == 0, ok.stderr
+    data = json.loads(ok.stdout)
+    assert all(len(line) < 200 for line in ok.stdout.splitlines())           # one value a line, never wrapped
+    plan = BootstrapPlan(**{k: tuple(v) if isinstance(v, list) else v for k, v in data["chosen"]["plan"].items()})
+    assert bootstrap_depth(plan.level_budget) + data["chosen"]["levels_after"] == data["setting"]["depth"] == 25
+    assert data["openfhe_default"]["plan"]["level_budget"] == [5, 4] and data["provenance"] == "simulated"
+    chosen, default = data["chosen"]["predicted_ms"]["total"], data["openfhe_default"]["predicted_ms"]["total"]
+    assert data["predicted_speedup"] == default / chosen >= 1
+    assert "on_devices" not in data and {"CoeffToSlot", "EvalMod", "SlotToCoeff", "total"} <= set(
+        data["chosen"]["predicted_ms"])
+    short = json.loads(run_cli(tmp_path, "plan", "bootstrap", "--ring", "4096", "--profile", prof, "--depth", "21",
+                               "--json").stdout)
+    assert short["openfhe_default"] is None and "does not fit" in short["openfhe_default_note"]
+
+
+def test_plan_bootstrap_bad_options_are_one_line(tmp_path: Path) -> None:
+    prof = str(_bootstrap_profile(tmp_path))
+    base = ["plan", "bootstrap", "--profile", prof, "--ring", "4096"]
+    assert_user_error(run_cli(tmp_path, "plan", "bootstrap", "--ring", "5000"), "--ring", "power of two")
+    assert_user_error(run_cli(tmp_path, "plan", "bootstrap", "--ring", "524288"), "--ring must be at most")
+    assert_user_error(run_cli(tmp_path, *base, "--slots", "3"), "--slots")
+    assert_user_error(run_cli(tmp_path, *base, "--slots", "4096"), "--slots must be at most 2,048")
+    assert_user_error(run_cli(tmp_path, *base, "--depth", "17"), "no bootstrap fits depth 17")
+    assert_user_error(run_cli(tmp_path, *base, "--devices", "65"), "--devices must be at most 64")
+    assert_user_error(run_cli(tmp_path, *base, "--link-gbps", "0"), "--link-gbps", "Gb/s")
+    assert_user_error(run_cli(tmp_path, *base, "--link-latency-us", "1e9"), "--link-latency-us", "us")
+    assert_user_error(run_cli(tmp_path, "plan", "bootstrap", "--profile", str(tmp_path / "no.toml")), "not found")

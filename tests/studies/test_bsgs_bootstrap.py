@@ -47,3 +47,36 @@ def test_missing_openfhe_result_is_none(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     assert st.load_openfhe(str(tmp_path / "bad.json")) is None
     assert st.load_openfhe(None)["configs"]          # the copy shipped with the package
+
+
+def _stored_ring(chosen: dict, ring: int = 4096) -> dict:
+    side = {"bootstrap_s_median": 1.0, "bootstrap_cpu_s_median": 0.9, "precision_bits_mean": 14.0,
+            "precision_bits_worst": 12.0}
+    return {"ring_dim": ring, "depth": 25, "levels_after_required": 2,
+            "planner": {"chosen": {"plan": chosen}, "openfhe_default": {"plan": {"level_budget": [5, 4],
+                                                                               "dim1": [4, 8], "slots": 0}}},
+            "setup": {"default": {"rotation_keys": 25}, "planner": {"rotation_keys": 30}},
+            "measured": {"default": dict(side, bootstrap_s_median=1.1), "planner": side,
+                         "ratio_default_over_planner": {"median": 1.1}, "cpu_ratio_default_over_planner": {"median": 1.05},
+                         "load_average_1min": {"min": 1.0, "max": 2.5}}}
+
+
+def test_plan_rows_price_the_stored_plans_here_and_say_when_the_planner_now_differs() -> None:
+    from cryptoffload.policies.bootstrap_costs import builtin_rings
+
+    if 4096 not in builtin_rings():
+        pytest.skip("no shipped OpenFHE profile at N = 4096")
+    stored = {"machine": {"cpu": "CPU Y", "cores": 2}, "date": "2026-12-06", "openfhe": "1.6.1.0",
+              "rings": [_stored_ring({"level_budget": [3, 3], "dim1": [2, 2], "slots": 0})]}
+    rows, notes = st.plan_vs_default_rows(stored)
+    planner, default = rows
+    assert (planner.plan, planner.level_budget, planner.dim1, planner.levels_after) == ("planner", "(3, 3)", "(2, 2)", 5)
+    assert (planner.bootstrap_s, planner.cpu_s, planner.default_over_planner, planner.load_1min) == (1.0, 0.9, 1.1,
+                                                                                                  "1.0-2.5")
+    assert default.default_over_planner is None and default.rotation_keys == 25 and default.predicted_ms > 0
+    assert len(notes) == 1 and "not the (3, 3) dim1 (2, 2) the benchmark ran" in notes[0]
+    table = st.plan_vs_default_table(stored)
+    assert "CPU Y, 2 cores" in table.title and "not in this run" in table.title and table.provenance == "mixed"
+    assert notes[0] in table.note
+    part, missing = st.bootstrap_plan_part((1, 2))
+    assert missing == [] and [t.id for t in part] == ["bootstrap_plan_openfhe", "bootstrap_plan_devices"]

@@ -206,3 +206,39 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     sc = named(t.rows, t.columns)
     assert [r["bs"] for r in sc] == [2, 4]
     assert all(r["measured_speedup"] > 0 and r["predicted_speedup"] > 0 and 0 < r["parallelism_available"] for r in sc)
+
+
+def test_stored_plan_benchmark_and_its_profiles_ship_with_the_package() -> None:
+    """The planner's benchmark (benchmarks/bootstrap_plan.py) and the per-level OpenFHE profiles it
+    measured ship as package data; the repository's copies and the shipped ones must not drift."""
+    from importlib import resources
+
+    packaged = json.loads(resources.files("cryptoffload.studies.data").joinpath("bootstrap_plan.json")
+                          .read_text(encoding="utf-8"))
+    results = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    if (results / "bootstrap_plan.json").is_file():
+        assert json.loads((results / "bootstrap_plan.json").read_text(encoding="utf-8")) == packaged
+    assert packaged["rings"] and packaged["machine"]["cpu"]
+    for ring in packaged["rings"]:
+        name = f"openfhe_bootstrap_n{ring['ring_dim']}.toml"
+        shipped = resources.files("cryptoffload.profiles").joinpath(name).read_text(encoding="utf-8")
+        if (results / name).is_file():
+            assert (results / name).read_text(encoding="utf-8") == shipped
+        assert all(ring["setup"][k]["model_keys_match_openfhe"] for k in ("default", "planner"))
+        assert ring["measured"]["planner"]["levels_after"] == [ring["levels_after_required"]]
+
+
+def test_bootstrap_plan_tables_label_predicted_and_stored(paper_run) -> None:
+    res, _ = paper_run
+    t = res.tables["bootstrap_plan_openfhe"]
+    assert t.provenance == "mixed" and t.column_provenance["predicted_ms"] == "simulated"
+    assert t.column_provenance["bootstrap_s"] == "stored" and "not in this run" in t.title
+    rows = named(t.rows, t.columns)
+    for ring in sorted({r["ring_dim"] for r in rows}):
+        planner, default = (next(r for r in rows if r["ring_dim"] == ring and r["plan"] == p)
+                            for p in ("planner", "OpenFHE default"))
+        assert default["level_budget"] == "(5, 4)" and planner["predicted_ms"] <= default["predicted_ms"]
+        assert planner["default_over_planner"] > 0 and default["default_over_planner"] is None
+    d = res.tables["bootstrap_plan_devices"]
+    assert d.provenance == "simulated"
+    assert all(r["speedup"] >= 1 - 1e-9 for r in named(d.rows, d.columns))

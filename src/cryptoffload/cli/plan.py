@@ -12,6 +12,7 @@ from cryptoffload.cli.root import console, number_option
 from cryptoffload.papers import PAPERS
 
 if TYPE_CHECKING:
+    from cryptoffload.policies.bootstrap_plan import PlanChoice
     from cryptoffload.policies.isc_plan import IscPlan
     from cryptoffload.report.result import Table
 
@@ -128,3 +129,71 @@ def _isc_bounds(plan: IscPlan) -> str:
     return (f"{csds}: the larger of {plan.csds_for_capacity:,} for capacity and {plan.csds_for_load:,} for the load "
             f"({plan.offered_per_s:g} inferences/s, {per_csd:.3g} per CSD at {plan.max_utilisation:.0%} busy)")
 
+
+
+#: Ceilings of `plan bootstrap`: rings OpenFHE and our backends run (2^10 .. 2^17), a modulus
+#: chain of at most 120 levels, and 64 devices (a bootstrap stage has at most 2^(k+1) - 1
+#: diagonals; the multi-device paper plans up to 16)
+MIN_RING, MAX_RING = 1 << 10, 1 << 17
+MAX_BOOT_DEPTH = 120
+MAX_BOOT_DEVICES = 64
+LINK_GBPS = (1e-3, 1e5)
+LINK_LATENCY_US = (1e-6, 1e6)
+
+
+@app.command("bootstrap")
+def plan_bootstrap_cmd(
+    ring: int = typer.Option(65536, "--ring", help="Ring degree N (a power of two, 1024 to 131072)."),
+    slots: int = typer.Option(0, "--slots", help="Slots to bootstrap (0: full packing, N/2; else a power of two)."),
+    levels_after: int = typer.Option(2, "--levels-after", help="Levels the application needs after bootstrapping."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Levels of the modulus chain (default: what OpenFHE's "
+                                                               "default plan needs, levels-after + 23)."),
+    devices: int = typer.Option(1, "--devices", help="Devices to split the stages over (1 to 64)."),
+    profile: Optional[str] = typer.Option(None, "--profile", help="Per-level op-cost profile (name or TOML; default: "
+                                                                  "the shipped OpenFHE profile nearest the ring)."),
+    link_gbps: float = typer.Option(100.0, "--link-gbps", help="Link bandwidth between devices in Gb/s (N > 1)."),
+    link_latency_us: float = typer.Option(1.0, "--link-latency-us", help="Link latency in us (N > 1)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (for scripts) instead of tables."),
+) -> None:
+    """Choose a CKKS bootstrap's level budget and baby steps (OpenFHE's EvalBootstrapSetup knobs) from per-op costs, beside OpenFHE's default; times are predicted (simulated)."""
+    from cryptoffload.errors import ConfigError
+
+    check_int("--ring", ring, minimum=MIN_RING, maximum=MAX_RING)
+    if ring & (ring - 1):
+        raise ConfigError(f"--ring must be a power of two from {MIN_RING} to {MAX_RING}, got {ring}")
+    check_int("--slots", slots, minimum=0, maximum=ring // 2)
+    if slots and (slots < 2 or slots & (slots - 1)):
+        raise ConfigError(f"--slots must be 0 (full packing) or a power of two from 2 to {ring // 2}, got {slots}")
+    check_int("--levels-after", levels_after, minimum=0, maximum=MAX_BOOT_DEPTH - 16)   # (1, 1) takes 16 levels
+    if depth is not None:
+        check_int("--depth", depth, maximum=MAX_BOOT_DEPTH)
+    check_int("--devices", devices, maximum=MAX_BOOT_DEVICES)
+    gbps = check_positive("--link-gbps", link_gbps, minimum=LINK_GBPS[0], maximum=LINK_GBPS[1], unit="Gb/s")
+    latency = check_positive("--link-latency-us", link_latency_us, allow_zero=True, minimum=LINK_LATENCY_US[0],
+                             maximum=LINK_LATENCY_US[1], unit="us")
+    from cryptoffload.policies.bootstrap_costs import load_costs
+    from cryptoffload.policies.bootstrap_model import OPENFHE_DEFAULT, BootstrapSetting, bootstrap_depth
+    from cryptoffload.policies.bootstrap_plan import check_fits, plan_bootstrap
+
+    need = bootstrap_depth(OPENFHE_DEFAULT.level_budget) + levels_after
+    if depth is None and need > MAX_BOOT_DEPTH:
+        raise ConfigError(f"--levels-after {levels_after} makes the default --depth {need}, above {MAX_BOOT_DEPTH}; "
+                          "give --depth (at most 120) or fewer levels after")
+    setting = BootstrapSetting(ring, need if depth is None else depth, levels_after, slots, devices,
+                               bandwidth_Bps=gbps * 1e9 / 8, latency_s=latency * 1e-6)
+    check_fits(setting)
+    choice = plan_bootstrap(setting, load_costs(profile, ring))
+    _print_bootstrap(choice, as_json)
+
+
+def _print_bootstrap(choice: PlanChoice, as_json: bool) -> None:
+    """Tables on a terminal, or one JSON object (values one per line, never wrapped)."""
+    from cryptoffload.cli.root import print_json
+    from cryptoffload.policies.bootstrap_plan_report import choice_data, stages_table, summary_table
+    from cryptoffload.report.tables import render_table
+
+    if as_json:
+        print_json(choice_data(choice))
+        return
+    render_table(summary_table(choice), console)
+    render_table(stages_table(choice.chosen), console)

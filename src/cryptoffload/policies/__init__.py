@@ -12,6 +12,11 @@ Modules:
   prediction they use; :mod:`.interval_tuner` -- the prediction interval chosen on history.
 * Multi-device BSGS: :mod:`.bsgs_tuner` -- the split and baby-step size for N devices, searched
   on the op-DAG cost model; :mod:`.bsgs_plan` -- the capacity plan built on it.
+* CKKS bootstrap plans: :mod:`.bootstrap_plan` -- the level budget and baby steps (OpenFHE's
+  ``EvalBootstrapSetup`` knobs, a :class:`~cryptoffload.crypto.ckks.bootstrap.BootstrapPlan`)
+  for a ring, a modulus and N devices; **start here**; :mod:`.bootstrap_model` -- a plan priced
+  (stages on the op DAG, EvalMod); :mod:`.bootstrap_costs` -- the per-level op costs it reads;
+  :mod:`.bootstrap_plan_report` -- its tables and JSON.
 * In-storage HE-CNN: :mod:`.isc_plan` -- how many computational-storage devices, and how much
   NAND, for M clients.
 """

@@ -44,9 +44,9 @@ from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies._bands import band_tables
 from cryptoffload.studies._bsgs_bands import NOTE as BANDS_NOTE
 from cryptoffload.studies._bsgs_bands import table1_bands
-from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_stage_detail_table,
-                                                  bootstrap_stage_rows, bootstrap_stages_table, load_openfhe,
-                                                  openfhe_table, stage_totals)
+from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_plan_part,
+                                                  bootstrap_stage_detail_table, bootstrap_stage_rows,
+                                                  bootstrap_stages_table, load_openfhe, openfhe_table, stage_totals)
 from cryptoffload.studies._bsgs_measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
                                                   measure, measure_run, measured_tables, scaling_rows)
 from cryptoffload.studies._bsgs_measured_claims import measured_bands, measured_bands_table, measured_claims
@@ -237,6 +237,10 @@ def _openfhe_part(cfg: BsgsMultideviceConfig, result: StudyResult) -> None:
         result.add(openfhe_table(stored))
     else:
         result.notes.append(OPENFHE_MISSING)
+    tables, notes = bootstrap_plan_part(cfg.devices)   # the planner's plan vs OpenFHE's default
+    for table in tables:
+        result.add(table)
+    result.notes.extend(notes)
 
 
 def _config_record(cfg: BsgsMultideviceConfig, devices: list[int]) -> dict[str, Any]:
