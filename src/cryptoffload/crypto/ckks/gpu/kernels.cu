@@ -15,6 +15,7 @@
 // one-line wrappers themselves run only on a GPU.
 
 typedef unsigned long long u64;
+typedef unsigned int u32;
 typedef long long i64;
 
 #ifdef __CUDACC__
@@ -300,8 +301,9 @@ HD void conv_job_body(i64 j, const i64* job, const u64* x, const i64* sprime, co
 // (3 int64: digit set b, key index, permutation index or -1) multiplies the G digits of set b
 // (digits: (B, G, QP, n)), read through the Galois permutation if any (hoisting: the rotated
 // digits are an index map of the decomposed ones), by key `key` of the stacked key store
-// (keys: (NK, GK, 2, KR, n)), row key_rows[p]; out: (K, 2, QP, n).
-HD void ks_items_body(i64 idx, const u64* digits, const u64* keys, const i64* perms, const i64* items,
+// (keys: (NK, GK, 2, KR, n)), row key_rows[p]; out: (K, 2, QP, n). Keys are 32-bit words: every
+// residue is below 2^31, and keys are most of a bootstrap's memory (half of it this way).
+HD void ks_items_body(i64 idx, const u64* digits, const u32* keys, const i64* perms, const i64* items,
                       const i64* key_rows, const i64* rows, const u64* q, const double* qinv, int G, int QP,
                       int GK, int KR, int n, u64* out) {
     i64 k = idx / ((i64)QP * n);
@@ -313,7 +315,7 @@ HD void ks_items_body(i64 idx, const u64* digits, const u64* keys, const i64* pe
     u64 t = q[kq];
     double ti = qinv[kq];
     i64 kr = key_rows[p];
-    const u64* kbase = keys + key * ((i64)GK * 2 * KR * n);
+    const u32* kbase = keys + key * ((i64)GK * 2 * KR * n);
     u64 acc0 = 0, acc1 = 0;
     for (int g = 0; g < G; ++g) {
         u64 d = digits[((b * G + g) * QP + p) * n + jj];
@@ -491,7 +493,7 @@ extern "C" __global__ void conv_jobs_k(const u64* x, const i64* jobs, const i64*
                              qmod, q, qinv, n, out);
 }
 
-extern "C" __global__ void ks_items_k(const u64* digits, const u64* keys, const i64* perms, const i64* items,
+extern "C" __global__ void ks_items_k(const u64* digits, const u32* keys, const i64* perms, const i64* items,
                                       const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                                       int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     i64 idx = GLOBAL_ID;

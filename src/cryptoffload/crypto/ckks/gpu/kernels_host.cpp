@@ -108,7 +108,7 @@ void launch_conv_jobs_k_gpu_order(int gx, int gy, int bx, const u64* x, const i6
                                      qmod, q, qinv, n, out);
 }
 
-void launch_ks_items_k_gpu_order(int gx, int gy, int bx, const u64* digits, const u64* keys, const i64* perms,
+void launch_ks_items_k_gpu_order(int gx, int gy, int bx, const u64* digits, const u32* keys, const i64* perms,
                        const i64* items, const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                        int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     FOR_THREADS(total) ks_items_body(idx, digits, keys, perms, items, key_rows, rows, q, qinv, G, QP, GK, KR, n, out);
@@ -396,14 +396,14 @@ void launch_conv_jobs_k(int gx, int gy, int bx, const u64* x, const i64* jobs, c
         conv_job_cpu(jobs + (i64)y * JOB_FIELDS, x, sprime, yinv, yinv_sh, dprime, drow, mat, qmod, q, qinv, n, out);
 }
 
-void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u64* keys, const i64* perms,
+void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u32* keys, const i64* perms,
                        const i64* items, const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                        int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     i64 count = total / ((i64)QP * n);
     u64 d[CPU_BLOCK], acc0[CPU_BLOCK], acc1[CPU_BLOCK];
     for (i64 it = 0; it < count; ++it) {
         i64 b = items[3 * it], key = items[3 * it + 1], perm = items[3 * it + 2];
-        const u64* kbase = keys + key * ((i64)GK * 2 * KR * n);
+        const u32* kbase = keys + key * ((i64)GK * 2 * KR * n);
         for (int p = 0; p < QP; ++p) {
             i64 kq = rows[p], kr = key_rows[p];
             u64 t = q[kq];
@@ -415,8 +415,8 @@ void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u64* key
                 for (int c = 0; c < B; ++c) acc0[c] = acc1[c] = 0;
                 for (int g = 0; g < G; ++g) {
                     const u64* dig = digits + ((b * G + g) * QP + p) * n;
-                    const u64* k0 = kbase + (((i64)g * 2 + 0) * KR + kr) * n + j0;
-                    const u64* k1 = kbase + (((i64)g * 2 + 1) * KR + kr) * n + j0;
+                    const u32* k0 = kbase + (((i64)g * 2 + 0) * KR + kr) * n + j0;
+                    const u32* k1 = kbase + (((i64)g * 2 + 1) * KR + kr) * n + j0;
                     if (perm >= 0) for (int c = 0; c < B; ++c) d[c] = dig[perms[perm * n + j0 + c]];
                     else for (int c = 0; c < B; ++c) d[c] = dig[j0 + c];
                     for (int c = 0; c < B; ++c) {
