@@ -160,11 +160,21 @@ class ChebyshevEvaluator:
             out = ev.add_const(ev.rescale(self._double_product(self.power(a), self.power(a))), -1.0)
         else:                                  # T_2a+1 = 2 T_a T_a+1 - T_1
             prod = self._double_product(self.power(a), self.power(a + 1))
-            t1 = self._at(self.power(1), ev.level(prod))
-            t1 = ev.mul_const(t1, 1.0, scale=factor_for(ev.scale(t1), ev.scale(prod)))
+            t1 = self.matched(self._at(self.power(1), ev.level(prod)), ev.scale(prod))
             out = ev.rescale(ev.sub(prod, t1))
         self._powers[i] = out
         return out
+
+    def matched(self, ct: Any, scale: float) -> Any:
+        """``ct`` at exactly ``scale`` (where floats allow: within its last bit), its values
+        unchanged: times the integer 1 encoded at the ratio of the scales -- no level, one
+        element-wise product, and only where the scales differ (see :mod:`.scales`)."""
+        ev = self.ev
+        for _ in range(2):   # the second product corrects a last bit the first could not reach
+            if ev.scale(ct) == scale:
+                break
+            ct = ev.mul_const(ct, 1.0, scale=factor_for(ev.scale(ct), scale))
+        return ct
 
     def output_level(self, length: int) -> int:
         """The level a series of ``length`` coefficients comes out at."""
@@ -188,7 +198,7 @@ class ChebyshevEvaluator:
         prod = ev.rescale(ev.relinearize(ev.mul(tg, self._node(hi, level + 1, factor_for(ev.scale(tg), want)))))
         if not np.any(lo):
             return prod
-        return ev.add(prod, self._node(lo, level, ev.scale(prod)))
+        return ev.add(prod, self.matched(self._node(lo, level, ev.scale(prod)), ev.scale(prod)))
 
     def _baby(self, c: np.ndarray, level: int, scale: float) -> Any:
         """``sum c_i T_i`` for ``i < k`` at (``level``, ``scale``): each power brought to
@@ -196,15 +206,11 @@ class ChebyshevEvaluator:
         the constant term added, one rescale."""
         ev = self.ev
         total = prescale_for(scale, self._divisor(level + 1))
-        terms = []
-        for i in range(1, len(c)):
-            if c[i] == 0.0:
-                continue
+        terms: list[Any] = []
+        for i in [i for i in range(1, len(c)) if c[i] != 0.0] or [1]:   # a constant: T_1 times 0
             t = self._at(self.power(i), level + 1)
-            terms.append(ev.mul_const(t, float(c[i]), scale=factor_for(ev.scale(t), total)))
-        if not terms:   # a constant: T_1 times 0 carries the level and scale
-            t = self._at(self.power(1), level + 1)
-            terms.append(ev.mul_const(t, 0.0, scale=factor_for(ev.scale(t), total)))
+            term = ev.mul_const(t, float(c[i]) if i < len(c) else 0.0, scale=factor_for(ev.scale(t), total))
+            terms.append(self.matched(term, ev.scale(terms[0])) if terms else term)
         acc = ev.add_many(terms)
         if c[0] != 0.0:
             acc = ev.add_const(acc, float(c[0]))
