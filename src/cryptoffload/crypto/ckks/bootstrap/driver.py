@@ -45,7 +45,7 @@ __all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "rotation_steps"]
 #: the phases a run is timed by, in order
 PHASES = ("scale_down", "mod_raise", "CoeffToSlot", "EvalMod", "SlotToCoeff")
 #: log2(q_0 / scale) the message enters EvalMod with, unless given
-MESSAGE_RATIO_BITS = 12
+MESSAGE_RATIO_BITS = 8
 #: the fewest bits of headroom under q_0 an input at level 0 may have
 MIN_RATIO_BITS = 4
 
@@ -111,7 +111,8 @@ class Bootstrapper:
         self.q0 = float(ev.primes[0])
         self.input_scale = self.q0 / 2.0 ** self.eval_mod.message_ratio_bits
         self.stage_scale = float(ev.primes[self.schedule.eval_mod[0]])
-        self.series_scale = float(ev.primes[self.schedule.eval_mod[1] + self.eval_mod.double_angles])
+        # the series comes out at the prime its first double angle divides by
+        self.series_scale = float(ev.primes[self.schedule.eval_mod[0] - self.eval_mod_series_depth])
         self._encoded_cts: list[lintrans.EncodedStage] | None = None
         self._encoded_stc: list[lintrans.EncodedStage] | None = None
         self._prepared_for: tuple[float, float] | None = None
@@ -169,7 +170,7 @@ class Bootstrapper:
         if self._prepared_for == (input_scale, output_scale):
             return
         cts_total = input_scale / (2.0 * self.q0 * self.eval_mod.interval * self.replication * self.n)
-        stc_total = self.q0 / (2.0 * math.pi * input_scale)
+        stc_total = self.q0 / (self.eval_mod.gain * input_scale)
         self._encoded_cts = self._encode_all("cts", self._cts, self.schedule.coeff_to_slot, cts_total,
                                              (input_scale, self.stage_scale), 0, -1j)
         self._encoded_stc = self._encode_all("stc", self._stc, self.schedule.slot_to_coeff, stc_total,
@@ -178,12 +179,21 @@ class Bootstrapper:
 
     def eval_mod_output_scale(self) -> float:
         """The scale EvalMod's output has: the series' scale, squared and divided by the level's
-        prime at each double angle (the backends' float arithmetic, replayed)."""
+        prime at each double angle, and the arcsine's two products (the backends' float
+        arithmetic, replayed)."""
         s = self.series_scale
-        top = self.schedule.eval_mod[1] + self.eval_mod.double_angles
-        for j in range(self.eval_mod.double_angles):
-            s = (s * s) / float(self.ev.primes[top - j])
+        lv = self.schedule.eval_mod[1] + self.eval_mod.depth - self.eval_mod_series_depth
+        for _ in range(self.eval_mod.double_angles):
+            s = (s * s) / float(self.ev.primes[lv])
+            lv -= 1
+        if self.eval_mod.arcsine:
+            sq = (s * s) / float(self.ev.primes[lv])
+            s = (s * sq) / float(self.ev.primes[lv - 1])
         return s
+
+    @property
+    def eval_mod_series_depth(self) -> int:
+        return self.eval_mod.depth - self.eval_mod.double_angles - (2 if self.eval_mod.arcsine else 0)
 
     # -- the phases --------------------------------------------------------------------------------
     def _scale_down(self, ct: Any) -> Any:
