@@ -249,6 +249,11 @@ class CkksBackend(BatchedOps, ABC):
                         scale: float | None = None) -> Ciphertext:
         raise CkksError(f"encrypt_complex: the {self.name} backend encrypts real slot values only")
 
+    def encode_for_rotations(self, values: ArrayLike, *, level: int, scale: float) -> Plaintext:
+        """Complex slot values encoded for :meth:`baby_giant_sums` (a backend that sums products
+        of rotations in its extended basis encodes them there); default: :meth:`encode_complex`."""
+        return self.encode_complex(values, level=level, scale=scale)
+
     def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
         """The complex slots (``decrypt`` gives their real parts)."""
         raise CkksError(f"decrypt_complex: the {self.name} backend decrypts real slot values only")

@@ -22,7 +22,7 @@ class PlainSlots(BatchedOps):
         self.slots = slots
         self.steps: list[int] = []
 
-    def encode_complex(self, values: np.ndarray, *, level: int, scale: float) -> np.ndarray:
+    def encode_for_rotations(self, values: np.ndarray, *, level: int, scale: float) -> np.ndarray:
         return np.asarray(values, dtype=np.complex128)
 
     def rotate(self, ct: np.ndarray, steps: int) -> np.ndarray:

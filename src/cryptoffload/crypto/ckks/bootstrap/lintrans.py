@@ -16,12 +16,15 @@ diagonal, one rescale). Centring the baby steps on 0 is OpenFHE's choice (its ``
 start at ``-offset``); putting the rest of the offset into the giant steps keeps the zero
 baby step, which OpenFHE loses when ``g`` is below half the diagonals.
 
-The product is the one BSGS kernel's (:mod:`cryptoffload.crypto.ckks.bsgs`): the plaintexts
-are the diagonals pre-rotated by their giant step (:func:`~cryptoffload.crypto.ckks.bsgs.prerotate`),
-:func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` with ``rescale=False`` (the whole stage is
-one level, as in OpenFHE), then one rescale. For a Dask split of a stage, :class:`EncodedStage`
-exposes exactly what :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` takes (its ``giants``
-argument picks a worker's share).
+The product is the BSGS kernel's (:mod:`cryptoffload.crypto.ckks.bsgs`) in its phases: the
+plaintexts are the diagonals pre-rotated by their giant step
+(:func:`~cryptoffload.crypto.ckks.bsgs.prerotate`); every giant step's inner sum
+(``baby_giant_sums``, a batched op of the interface: as single ops, one hoisted ``rotate_many``
+and the plaintext products -- :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums`' first phase --
+and on the RNS backends the same sums with one ModDown each, double hoisting); the giant
+rotations; the sum; one rescale for the whole stage (one level, as in OpenFHE). For a Dask split
+of a stage, :func:`apply` takes a share of the giant steps (``giants``) and leaves the partial
+sum unrescaled (``rescale=False``); the shares add up to the whole before the rescale.
 
 Constants and half factors are the caller's: :func:`encode` multiplies every diagonal by
 ``factor`` (a number, or a vector of the stage's width: a row scaling such as the sparse
@@ -37,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap.dft import Stage
-from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums, prerotate
+from cryptoffload.crypto.ckks.bsgs import prerotate
 
 __all__ = ["EncodedStage", "Grid", "apply", "encode", "grid"]
 
@@ -119,21 +122,22 @@ def encode(ev: Any, stage: Stage, *, level: int, scale: float, factor: complex |
                 out_row.append(None)
                 continue
             vec = prerotate(stage.diagonals[k] * factor, gr.giant[i])
-            out_row.append(ev.encode_complex(np.tile(vec, reps), level=level, scale=scale))
+            out_row.append(ev.encode_for_rotations(np.tile(vec, reps), level=level, scale=scale))
         table.append(out_row)
     return EncodedStage(gr, level, table)
 
 
 def apply(ev: Any, ct: Any, enc: EncodedStage, giants: Sequence[int] | None = None, *, rescale: bool = True) -> Any:
-    """The stage on ``ct`` (at the stage's level): the baby rotations its cells use (one hoisted
-    ``rotate_many``), :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` over ``giants``
-    (default: all), one rescale (``rescale=False``: the unrescaled sum, for a caller that adds
-    partial sums first)."""
+    """The stage on ``ct`` (at the stage's level): every giant step's inner sum of its cells'
+    plaintext products with the baby rotations (``baby_giant_sums``: one hoisted ``rotate_many``
+    and the products -- or, on the RNS backends, one decomposition and one ModDown per giant
+    step), each rotated by its giant step, summed, one rescale (``rescale=False``: the unrescaled
+    sum, for a caller that adds partial sums first). ``giants``: a share of the giant steps."""
     gr = enc.grid
-    used = sorted({j for i, row in enumerate(enc.plaintexts) if giants is None or i in giants
-                   for j, pt in enumerate(row) if pt is not None})
-    rotated = dict(zip(used, baby_rotations(ev, ct, [gr.baby[j] for j in used])))
-    out = giant_sums(ev, rotated, enc.plaintexts, list(gr.giant), giants, rescale=False)
-    if out is None:
+    order = [i for i in (range(len(gr.giant)) if giants is None else giants)
+             if any(pt is not None for pt in enc.plaintexts[i])]
+    if not order:
         raise ValueError("a stage without diagonals")
+    sums = ev.baby_giant_sums(ct, list(gr.baby), [enc.plaintexts[i] for i in order])
+    out = ev.add_many(ev.rotate_each(sums, [gr.giant[i] for i in order]))
     return ev.rescale(out) if rescale else out

@@ -33,6 +33,9 @@ struct HostEach {
     const u64 *p##11, const u64 *p##12, const u64 *p##13, const u64 *p##14, const u64 *p##15
 #define PTR_ARRAY(p) {p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, \
     p##14, p##15}
+#define PTRS32(p) const u32 *p##0, const u32 *p##1, const u32 *p##2, const u32 *p##3, const u32 *p##4, \
+    const u32 *p##5, const u32 *p##6, const u32 *p##7, const u32 *p##8, const u32 *p##9, const u32 *p##10, \
+    const u32 *p##11, const u32 *p##12, const u32 *p##13, const u32 *p##14, const u32 *p##15
 #define PTR_ARGS(p) p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, p##14, \
     p##15
 
@@ -124,6 +127,13 @@ void launch_dot_k_gpu_order(int gx, int gy, int bx, const u64* acc, int use_acc,
                   const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
     const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
     const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    FOR_THREADS(total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
+}
+
+void launch_dot32_k_gpu_order(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS32(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u32* pts[MAX_TERMS] = PTR_ARRAY(p);
     FOR_THREADS(total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
 }
 
@@ -527,10 +537,11 @@ void launch_combine_k(int gx, int gy, int bx, const u64* a, const u64* conv, con
     }
 }
 
-void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
-                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
-    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
-    const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+}  // extern "C": a template has C++ linkage
+
+template <class P>
+static void dot_cpu(const u64* acc, int use_acc, const i64* rows, const u64* q, const double* qinv, int R, int n,
+                    int terms, i64 total, u64* out, const u64* const* cts, const P* const* pts) {
     u64 sum[CPU_BLOCK];
     FOR_ROWS(total) {
         i64 pr = r % R, k = rows[pr];
@@ -541,12 +552,29 @@ void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64
             i64 at = r * n + j0;
             for (int b = 0; b < B; ++b) sum[b] = use_acc ? acc[at + b] : 0;
             for (int t = 0; t < terms; ++t) {
-                const u64 *ct = cts[t] + at, *pt = pts[t] + pr * n + j0;
-                for (int b = 0; b < B; ++b) sum[b] += mul_mod(ct[b], pt[b], qq, qi);
+                const u64* ct = cts[t] + at;
+                const P* pt = pts[t] + pr * n + j0;
+                for (int b = 0; b < B; ++b) sum[b] += mul_mod(ct[b], (u64)pt[b], qq, qi);
             }
             for (int b = 0; b < B; ++b) out[at + b] = reduce_sum(sum[b], qq, qi);
         }
     }
+}
+
+extern "C" {
+
+void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    dot_cpu(acc, use_acc, rows, q, qinv, R, n, terms, total, out, cts, pts);
+}
+
+void launch_dot32_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                    const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS32(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u32* pts[MAX_TERMS] = PTR_ARRAY(p);
+    dot_cpu(acc, use_acc, rows, q, qinv, R, n, terms, total, out, cts, pts);
 }
 
 void launch_tensor_k(int gx, int gy, int bx, const u64* a, const u64* b, const i64* rows, const u64* q,
