@@ -53,14 +53,14 @@ def is_extended(scheme: RnsScheme, pt: RawPt) -> bool:
     return pt.data.shape[0] == len(scheme.ring.qp_rows(pt.level))
 
 
-def _c0_terms(scheme: RnsScheme, c0: Any, level: int, elts: Sequence[int | None], group: Sequence[tuple[int, RawPt]],
-              whole: RawCt) -> Any:
-    """``(sum_j p_j sigma_j(c_0), p_0 c_1)`` of one giant step: the part of the sum outside ModDown."""
+def _c0_terms(scheme: RnsScheme, permuted: dict[int, Any], level: int, group: Sequence[tuple[int, RawPt]],
+              whole: RawCt, zero: set[int]) -> Any:
+    """``(sum_j p_j sigma_j(c_0), p_0 c_1)`` of one giant step: the part of the sum outside ModDown
+    (``permuted[j]``: ``sigma_j(c_0)``, made once for every giant step)."""
     ar, rows = scheme.ar, scheme.rows(level)
-    permuted = [(ar.permute(c0, elts[j]) if elts[j] is not None else c0)[None] for j, _ in group]
-    first = ar.dot(permuted, [pt.data for _, pt in group], rows)[0]
-    zero = [pt for j, pt in group if elts[j] is None]
-    second = ar.dot([whole.data[1:2]], [zero[0].data], rows)[0] if zero else scheme._zeros(level)
+    first = ar.dot([permuted[j][None] for j, _ in group], [pt.data for _, pt in group], rows)[0]
+    at_zero = [pt for j, pt in group if j in zero]
+    second = ar.dot([whole.data[1:2]], [at_zero[0].data], rows)[0] if at_zero else scheme._zeros(level)
     return scheme.xp.stack([first, second])
 
 
@@ -80,13 +80,16 @@ def product_sums(scheme: RnsScheme, ct: RawCt, elts_keys: Sequence[tuple[int, An
         items = [(0, keys.index(elts_keys[j][1]), keys.perm_index(elts_keys[j][0])) for j in moving]  # type: ignore[index]
         inner = keyswitch.inner(ar, digits, keys.stack, keys.perms, np.asarray(items, dtype=np.int64), level)
     slot = {j: k for k, j in enumerate(moving)}
-    elts = [None if ek is None else ek[0] for ek in elts_keys]
+    used = {j for group in groups for j, _ in group}
+    permuted = {j: data[0] if elts_keys[j] is None else ar.permute(data[0], elts_keys[j][0])  # type: ignore[index]
+                for j in used}
+    zero = {j for j in used if elts_keys[j] is None}
     accs, bases = [], []
     for group in groups:
         ext = [(inner[slot[j]], pt.data) for j, pt in group if j in slot] if inner is not None else []
         accs.append(ar.dot([e for e, _ in ext], [p for _, p in ext], qp) if ext else
                     scheme.xp.zeros((2, len(qp), ring.n), dtype=scheme.xp.uint64))
-        bases.append(_c0_terms(scheme, data[0], level, elts, group, ct))
+        bases.append(_c0_terms(scheme, permuted, level, group, ct, zero))
     acc = ar.gather(accs)
     base = ar.gather(bases)
     offsets = [(((2 * g + c) * r_count) * ring.n, -1) for g in range(len(groups)) for c in (0, 1)]
