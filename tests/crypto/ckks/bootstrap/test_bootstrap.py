@@ -128,3 +128,28 @@ def test_the_recording_backend_records_the_bootstrap_op_by_op(twin, tmp_path):
     first = len(over_twin.ops)
     over_twin.bootstrap(c)
     assert [op["op"] for op in over_twin.ops[first:]] == [op["op"] for op in ops]
+
+
+def test_a_stage_splits_over_workers_that_hold_only_the_public_context(twin):
+    """What the Dask split needs: each worker rebuilds the backend from the public context,
+    encodes the stage itself from its StageEncoding, sums its share of the giant steps unrescaled;
+    the shares add up to the stage's product."""
+    from cryptoffload.crypto.ckks import backend_from_context
+    from cryptoffload.crypto.ckks.bootstrap import dft, lintrans
+
+    twin.bootstrap_setup(PLAN)
+    boot = twin.bootstrapper
+    spec = boot.stage_encodings(dft.SLOT_TO_COEFF)[0]
+    x = values(twin.slots, 5, complex_=True) * 0.5
+    ct = twin.encrypt_complex(x, level=spec.level, scale=float(twin.primes[spec.level]))
+    whole = lintrans.apply(twin, ct, boot.encoded(dft.SLOT_TO_COEFF)[0])
+    public = twin.public_context()
+    giants = range(len(lintrans.grid(spec.stage).giant))
+    parts = []
+    for share in ([i for i in giants if i % 2 == 0], [i for i in giants if i % 2 == 1]):
+        worker = backend_from_context(public, insecure_study=True)
+        enc = lintrans.encode(worker, spec.stage, level=spec.level, scale=spec.scale, factor=spec.factor)
+        parts.append(lintrans.apply(worker, worker.deserialize_ciphertext(twin.serialize_ciphertext(ct)), enc, share,
+                                    rescale=False))
+    total = twin.rescale(twin.add(*[twin.deserialize_ciphertext(twin.serialize_ciphertext(p)) for p in parts]))
+    assert precision(twin.decrypt_complex(total), twin.decrypt_complex(whole)).worst_bits > 25

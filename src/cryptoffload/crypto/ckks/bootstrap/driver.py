@@ -40,7 +40,7 @@ from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
 
-__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "rotation_steps"]
+__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "rotation_steps", "transforms"]
 
 #: the phases a run is timed by, in order
 PHASES = ("scale_down", "mod_raise", "CoeffToSlot", "EvalMod", "SlotToCoeff")
@@ -54,7 +54,9 @@ def _partial_sum_steps(n: int, ring_degree: int) -> list[int]:
     return [n << j for j in range(int(math.log2(ring_degree // (2 * n))))]
 
 
-def _transforms(plan: BootstrapPlan, ring_degree: int) -> tuple[int, list[dft.Stage], list[dft.Stage]]:
+def transforms(plan: BootstrapPlan, ring_degree: int) -> tuple[int, list[dft.Stage], list[dft.Stage]]:
+    """``(slots, CoeffToSlot's stages, SlotToCoeff's stages)`` of ``plan`` at ring degree
+    ``ring_degree`` (unscaled matrices, :mod:`.dft`)."""
     n = plan.slots_for(ring_degree)
     sparse = n < ring_degree // 2
     cts = dft.stages(dft.COEFF_TO_SLOT, n, plan.level_budget[0], plan.dim1[0], sparse=sparse)
@@ -65,13 +67,26 @@ def _transforms(plan: BootstrapPlan, ring_degree: int) -> tuple[int, list[dft.St
 def rotation_steps(plan: BootstrapPlan, ring_degree: int) -> list[int]:
     """Every rotation step a bootstrap with ``plan`` at ring degree ``ring_degree`` uses (a key
     each): the stages' baby and giant steps, and for sparse slots the partial sums and the fold."""
-    n, cts, stc = _transforms(plan, ring_degree)
+    n, cts, stc = transforms(plan, ring_degree)
     steps: set[int] = set()
     for st in cts + stc:
         steps |= lintrans.grid(st).rotation_steps
     if n < ring_degree // 2:
         steps |= set(_partial_sum_steps(n, ring_degree)) | {n}
     return sorted(steps)
+
+
+@dataclass(frozen=True)
+class StageEncoding:
+    """How one stage is encoded: its matrix (``stage``), the level it runs at, the plaintext
+    scale, the constant every diagonal is multiplied by and the factor actually applied (the
+    constant, times the sparse transforms' half factors in a transform's last stage)."""
+
+    stage: dft.Stage
+    level: int
+    scale: float
+    constant: float
+    factor: complex | np.ndarray = field(repr=False, compare=False)
 
 
 @dataclass
@@ -103,7 +118,7 @@ class Bootstrapper:
                  eval_mod: evalmod.EvalModParams | None = None) -> None:
         self.ev, self.plan = ev, plan
         ring = ev.params.poly_modulus_degree
-        self.n, self._cts, self._stc = _transforms(plan, ring)
+        self.n, self._cts, self._stc = transforms(plan, ring)
         self.sparse = self.n < ring // 2
         self.replication = ring // (2 * self.n)
         self.eval_mod = eval_mod or evalmod.choose(_overflow_bound(ev), message_ratio_bits=message_ratio_bits)
@@ -145,20 +160,43 @@ class Bootstrapper:
             cur = cur * p / float(ev.primes[lv])
         return out
 
-    def _encode_all(self, name: str, stages: list[dft.Stage], levels: tuple[int, ...], total: float,
-                    scales: tuple[float, float], free: int, sign: complex) -> list[lintrans.EncodedStage]:
-        """Each stage's plaintexts (from the cache when its level, scale and factor are the same)."""
+    def _specs(self, stages: list[dft.Stage], levels: tuple[int, ...], total: float, scales: tuple[float, float],
+               free: int, sign: complex) -> list[StageEncoding]:
         plaintext_scales = self._stage_scales(levels, *scales)
         out = []
         for i, (st, lv, p, c) in enumerate(zip(stages, levels, plaintext_scales, self._factors(total, levels, free))):
-            key = (name, i, p, c)
+            factor: complex | np.ndarray = c * self._half_factor(sign, st.width) if i == len(stages) - 1 else c
+            out.append(StageEncoding(st, lv, p, c, factor))
+        return out
+
+    def _encode_all(self, name: str, specs: list[StageEncoding]) -> list[lintrans.EncodedStage]:
+        """Each stage's plaintexts (from the cache when its level, scale and factor are the same)."""
+        out = []
+        for i, sp in enumerate(specs):
+            key = (name, i, sp.scale, sp.constant)
             enc = self._cache.get(key)
             if enc is None:
-                factor = c * self._half_factor(sign, st.width) if i == len(stages) - 1 else c
-                enc = self._cache[key] = lintrans.encode(self.ev, st, level=lv, scale=p, factor=factor)
+                enc = self._cache[key] = lintrans.encode(self.ev, sp.stage, level=sp.level, scale=sp.scale,
+                                                         factor=sp.factor)
             out.append(enc)
         self._cache = {k: v for k, v in self._cache.items() if any(v is e for e in out) or k[0] != name}
         return out
+
+    def stage_encodings(self, transform: str, input_scale: float | None = None,
+                        output_scale: float | None = None) -> list[StageEncoding]:
+        """What each stage of ``transform`` (:data:`.dft.COEFF_TO_SLOT` or :data:`.dft.SLOT_TO_COEFF`)
+        is encoded as: its matrix, level, plaintext scale and factor -- enough for another
+        backend with this key set's public context (a Dask worker) to encode the stage itself
+        (:func:`.lintrans.encode`) and evaluate a share of its giant steps
+        (:func:`.lintrans.apply` with ``giants=`` and ``rescale=False``)."""
+        input_scale = self.input_scale if input_scale is None else input_scale
+        output_scale = float(self.ev.params.scale) if output_scale is None else output_scale
+        if transform == dft.COEFF_TO_SLOT:
+            total = input_scale / (2.0 * self.q0 * self.eval_mod.interval * self.replication * self.n)
+            return self._specs(self._cts, self.schedule.coeff_to_slot, total, (input_scale, self.stage_scale), 0, -1j)
+        total = self.q0 / (self.eval_mod.gain * input_scale)
+        return self._specs(self._stc, self.schedule.slot_to_coeff, total, (self.eval_mod_output_scale(), output_scale),
+                           len(self._stc) - 1, 1j)
 
     def prepare(self, input_scale: float | None = None, output_scale: float | None = None) -> None:
         """Encode both transforms for a raised ciphertext of ``input_scale`` (default: what
@@ -169,13 +207,16 @@ class Bootstrapper:
         output_scale = float(self.ev.params.scale) if output_scale is None else output_scale
         if self._prepared_for == (input_scale, output_scale):
             return
-        cts_total = input_scale / (2.0 * self.q0 * self.eval_mod.interval * self.replication * self.n)
-        stc_total = self.q0 / (self.eval_mod.gain * input_scale)
-        self._encoded_cts = self._encode_all("cts", self._cts, self.schedule.coeff_to_slot, cts_total,
-                                             (input_scale, self.stage_scale), 0, -1j)
-        self._encoded_stc = self._encode_all("stc", self._stc, self.schedule.slot_to_coeff, stc_total,
-                                             (self.eval_mod_output_scale(), output_scale), len(self._stc) - 1, 1j)
+        self._encoded_cts = self._encode_all("cts", self.stage_encodings(dft.COEFF_TO_SLOT, input_scale, output_scale))
+        self._encoded_stc = self._encode_all("stc", self.stage_encodings(dft.SLOT_TO_COEFF, input_scale, output_scale))
         self._prepared_for = (input_scale, output_scale)
+
+    def encoded(self, transform: str) -> list[lintrans.EncodedStage]:
+        """The stages of ``transform`` as this backend runs them (after :meth:`prepare`)."""
+        self.prepare(*(self._prepared_for or (None, None)))
+        out = self._encoded_cts if transform == dft.COEFF_TO_SLOT else self._encoded_stc
+        assert out is not None
+        return out
 
     def eval_mod_output_scale(self) -> float:
         """The scale EvalMod's output has: the series' scale, squared and divided by the level's
