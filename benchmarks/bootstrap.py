@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--openfhe-python", default=str(ROOT / ".venv-openfhe" / "bin" / "python"))
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds a worker may take")
     ap.add_argument("--out", type=Path, default=RESULTS / "bootstrap.json")
+    ap.add_argument("--merge", action="store_true", help="keep the configurations already in --out")
     ap.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -236,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"benchmark": "bootstrap", "issue": 33, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(),
                               "machine": machine_info(), "plan": args.plan, "rounds": args.rounds, "runs": args.runs,
                               "method": __doc__, "configs": {}}
+    if args.merge and args.out.exists():
+        result["configs"] = json.loads(args.out.read_text(encoding="utf-8")).get("configs", {})
     for config in args.configs.split(","):
         for slots in (int(s) for s in args.slots.split(",")):
             name = f"{config}/slots={slots or 'full'}"

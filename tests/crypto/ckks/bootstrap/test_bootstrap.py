@@ -153,3 +153,22 @@ def test_a_stage_splits_over_workers_that_hold_only_the_public_context(twin):
                                     rescale=False))
     total = twin.rescale(twin.add(*[twin.deserialize_ciphertext(twin.serialize_ciphertext(p)) for p in parts]))
     assert precision(twin.decrypt_complex(total), twin.decrypt_complex(whole)).worst_bits > 25
+
+
+@pytest.mark.parametrize("plan", [PLAN, SPARSE], ids=["full", "sparse"])
+def test_every_stage_on_ciphertexts_is_its_plaintext_matrix(twin, plan):
+    """Each encoded stage, run on a ciphertext, equals its diagonals (times its factor) applied
+    to the decrypted slots: the homomorphic DFT is the plaintext one, stage by stage."""
+    from cryptoffload.crypto.ckks.bootstrap import dft, lintrans
+
+    twin.bootstrap_setup(plan)
+    boot = twin.bootstrapper
+    rng = np.random.default_rng(6)
+    for transform in (dft.COEFF_TO_SLOT, dft.SLOT_TO_COEFF):
+        for spec, enc in zip(boot.stage_encodings(transform), boot.encoded(transform)):
+            w = spec.stage.width
+            x = np.tile(rng.uniform(-1, 1, w) + 1j * rng.uniform(-1, 1, w), twin.slots // w)
+            ct = twin.encrypt_complex(x, level=spec.level, scale=float(twin.primes[spec.level]))
+            got = twin.decrypt_complex(lintrans.apply(twin, ct, enc))
+            want = np.tile(spec.factor * dft.apply(spec.stage.diagonals, x[:w]), twin.slots // w)
+            assert np.max(np.abs(got - want)) <= 2.0 ** -30 * max(1.0, float(np.max(np.abs(want))))
