@@ -16,8 +16,8 @@ slots (and ``--slots`` for sparse), the sparse-secret encapsulation (weight 32) 
 mod-raise. What differs: OpenFHE's SPARSE_ENCAPSULATED main secret has Hamming weight 192
 (ours is uniform ternary, what the security table certifies -- its rescales are noisier);
 OpenFHE picks its own P (ours: the smallest P for dnum 3, 414 bits) and its own EvalMod
-(Chebyshev degree 32, 3 double angles, no arcsine, message scaled 2^-6 below q_0 by its
-correction factor); OpenFHE's output is one rescale from done (scale Delta^2), ours is rescaled;
+(Chebyshev degree 32, 3 double angles, no arcsine; its correction factor puts the message at
+~q_0 / 2^7); OpenFHE's output is one rescale from done (scale Delta^2), ours is rescaled;
 OpenFHE runs 64-bit words with its own NTTs, ours 31-bit words through the GPU's launch code.
 ``small``: N = 2^12, the same chain shape, insecure (HEStd_NotSet / insecure_study).
 
@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
                     rd[lib] = _spawn(lib, pythons[lib], args, config, slots)
                 rounds.append(rd)
             summary = _summary(rounds)
-            result["configs"][name] = {"ring_degree": CONFIGS[config][0], "levels": CONFIGS[config][1],
+            result["configs"][name] = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                                       "ring_degree": CONFIGS[config][0], "levels": CONFIGS[config][1],
                                        "insecure": CONFIGS[config][2], "slots": slots, "rounds": rounds,
                                        "summary": summary}
             print(_table(name, summary), flush=True)
