@@ -52,11 +52,13 @@ from cryptoffload.io import atomic_write
 SCHEMA = TRACE_SCHEMA
 
 DEVICE_OPS = ("add", "sub", "negate", "add_plain", "sub_plain", "mul", "mul_plain", "rescale",
-              "mod_switch", "relinearize", "rotate")
+              "mod_switch", "relinearize", "rotate",
+              # bootstrapping's (crypto/ckks/bootstrap/): constants, conjugation, the mod-raise
+              "mul_const", "add_const", "conjugate", "mod_raise")
 HOST_OPS = ("encode", "encrypt", "decrypt")
 OPS = DEVICE_OPS + HOST_OPS
 PLAIN_OPS = ("add_plain", "sub_plain", "mul_plain")
-KEYED_OPS = ("relinearize", "rotate")
+KEYED_OPS = ("relinearize", "rotate", "conjugate", "mod_raise")
 
 # Item kinds: where a byte lives when the run starts.
 INPUT, PLAINTEXT, KEY, CIPHERTEXT = "input", "plaintext", "key", "ciphertext"

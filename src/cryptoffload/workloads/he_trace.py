@@ -182,9 +182,10 @@ def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
             raise ConfigError(f"{_where(src, i, raw)}: rotate's 'step' must be an integer between "
                               f"-{int(ROTATION_STEP.ceiling):,} and {int(ROTATION_STEP.ceiling):,}, got {shown(step)}")
         keys = (f"galois:{step}",)
-    for k in keys:
-        if k != "relin" and not k.startswith("galois:"):
-            raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin' or 'galois:<step>'")
+    for k in keys:   # conj and encapsulation:*: a bootstrap's conjugation and mod-raise keys
+        if k not in ("relin", "conj") and not k.startswith(("galois:", "encapsulation:")):
+            raise ConfigError(f"{_where(src, i, raw)}: key {k!r} must be 'relin', 'conj', 'galois:<step>' or "
+                              "'encapsulation:<name>'")
     if name not in KEYED_OPS and keys:
         raise ConfigError(f"{_where(src, i, raw)}: {name} uses no evaluation key")
     return keys

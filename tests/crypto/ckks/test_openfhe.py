@@ -454,3 +454,24 @@ def test_bootstrapping_small_insecure_ring():
     close(b.decrypt(fresh), x, 1e-2)
     sq = b.rescale(b.relinearize(b.mul(fresh, fresh)))
     close(b.decrypt(sq), x * x, 1e-2)
+
+
+@needs_openfhe
+def test_bootstrapping_takes_a_plan_with_sparse_slots_and_the_encapsulated_secret():
+    """The planner's BootstrapPlan (level budget, dim1, slots) on OpenFHE, as on our RNS backend:
+    sparse packing from then on (values repeat every plan.slots), SPARSE_ENCAPSULATED's depth."""
+    from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
+    from cryptoffload.crypto.ckks.bootstrap.precision import precision
+
+    params = CkksParams(4096, (60, 59, 59, 60), 59)
+    with pytest.raises(ConfigError, match="secret must be one of"):
+        make_backend("openfhe", params, insecure_study=True, bootstrap_level_budget=(2, 2), secret="dense")
+    b = make_backend("openfhe", params, insecure_study=True, bootstrap_level_budget=(2, 2), secret="sparse_encapsulated")
+    assert b.depth == params.levels + 14            # GetBootstrapDepth([2, 2], SPARSE_ENCAPSULATED)
+    b.keygen(rotations=[])
+    b.bootstrap_setup(BootstrapPlan((2, 2), (4, 4), 256))
+    x = np.tile(np.linspace(-0.9, 0.9, 256), b.slots // 256)
+    fresh = b.rescale(b.bootstrap(b.encrypt(x, level=1)))
+    assert precision(b.decrypt(fresh), x).mean_bits >= 15
+    with pytest.raises(CkksError, match="repeat every 256 slots"):
+        b.encrypt(np.linspace(-1, 1, b.slots))

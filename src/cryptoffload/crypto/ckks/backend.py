@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.batched import BatchedOps
+from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.constants import constant_scale, slot_constant
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import KIND_PUBLIC, KIND_SECRET, pack_frame, unpack_frame
@@ -248,6 +249,11 @@ class CkksBackend(BatchedOps, ABC):
                         scale: float | None = None) -> Ciphertext:
         raise CkksError(f"encrypt_complex: the {self.name} backend encrypts real slot values only")
 
+    def encode_for_rotations(self, values: ArrayLike, *, level: int, scale: float) -> Plaintext:
+        """Complex slot values encoded for :meth:`baby_giant_sums` (a backend that sums products
+        of rotations in its extended basis encodes them there); default: :meth:`encode_complex`."""
+        return self.encode_complex(values, level=level, scale=scale)
+
     def decrypt_complex(self, ct: Ciphertext) -> np.ndarray:
         """The complex slots (``decrypt`` gives their real parts)."""
         raise CkksError(f"decrypt_complex: the {self.name} backend decrypts real slot values only")
@@ -284,6 +290,16 @@ class CkksBackend(BatchedOps, ABC):
     def mod_raise_keys(self) -> list[str]:
         """Names of the keys :meth:`mod_raise` uses (as in :meth:`key_bytes`; none by default)."""
         return []
+
+    # -- bootstrapping: the RNS backends run crypto/ckks/bootstrap/ on themselves, OpenFHE its own
+    def bootstrap_setup(self, plan: BootstrapPlan | None = None) -> dict[str, float]:
+        """Make the keys and precompute what a bootstrap with ``plan`` (default:
+        :class:`~.bootstrap.plan.BootstrapPlan`'s) needs; the seconds each part took."""
+        raise CkksError(f"bootstrap_setup: the {self.name} backend cannot bootstrap (gpu, gpu-twin and openfhe can)")
+
+    def bootstrap(self, ct: Ciphertext) -> Ciphertext:
+        """A ciphertext of the same values with fresh levels (after :meth:`bootstrap_setup`)."""
+        raise CkksError(f"bootstrap: the {self.name} backend cannot bootstrap (gpu, gpu-twin and openfhe can)")
 
     def rotation_plan(self, steps: int) -> list[str]:
         """Names (``galois:<step>``) of the keys a rotation by ``steps`` applies, in order."""

@@ -66,6 +66,18 @@ class BatchedOps:
             out.append(acc)
         return out
 
+    def baby_giant_sums(self, ct: Any, steps: Sequence[int], rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """For each row of plaintexts (``None``: no term), ``sum_j row[j] * rotate(ct, steps[j])``,
+        unrescaled: a BSGS product's inner sums, one per giant step. As single ops: one hoisted
+        ``rotate_many`` of the steps used (a step of 0 is ``ct``), then :meth:`mul_plain_sums`. A
+        backend may keep the rotations in its extended basis and divide once per row (the RNS
+        backends, with plaintexts from ``encode_for_rotations``)."""
+        used = sorted({j for row in rows for j, pt in enumerate(row) if pt is not None})
+        moving = [j for j in used if steps[j]]
+        rotated = dict(zip(moving, self.rotate_many(ct, [steps[j] for j in moving])))  # type: ignore[attr-defined]
+        rotated.update({j: ct for j in used if not steps[j]})
+        return self.mul_plain_sums([[(rotated[j], pt) for j, pt in enumerate(row) if pt is not None] for row in rows])
+
     def add_many(self, cts: Sequence[Any]) -> Any:
         """``((c0 + c1) + c2) + ...``."""
         acc = cts[0]

@@ -49,7 +49,8 @@ def rounded(op: str, value: complex, scale: float, modulus_bits: int) -> tuple[i
     """``(round(Re value * scale), round(Im value * scale))``, refused when either reaches half
     the modulus (``modulus_bits``) at the ciphertext's level: it would wrap around."""
     parts = (value.real * scale, value.imag * scale)
-    if not all(math.isfinite(p) for p in parts) or max(abs(p) for p in parts) >= 2.0 ** (modulus_bits - 1):
+    limit = math.ldexp(1.0, min(modulus_bits - 1, 1023))   # a modulus of 1,000+ bits: beyond any float
+    if not all(math.isfinite(p) for p in parts) or max(abs(p) for p in parts) >= limit:
         raise CkksError(f"{op}: the constant {value} times the scale 2^{math.log2(scale):.1f} does not fit the "
                         f"{modulus_bits}-bit modulus at this level; use a smaller scale or constant")
     return round(parts[0]), round(parts[1])

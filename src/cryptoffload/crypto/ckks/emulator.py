@@ -18,6 +18,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.bootstrap.driver import rotation_steps
+from cryptoffload.crypto.ckks.bootstrap.plan import EPHEMERAL_WEIGHT, BootstrapPlan
 from cryptoffload.crypto.ckks.constants import complex_slots
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
@@ -108,6 +110,23 @@ class EmulatorBackend(CheckedBackend):
         self._galois = steps
         self._has_conj = bool(conjugation)
         self._ephemeral = None if ephemeral_weight is None else int(ephemeral_weight)
+
+    @property
+    def raise_weight(self) -> int | None:
+        """The ephemeral secret's weight ``mod_raise`` would raise under (as the RNS backends')."""
+        return self._ephemeral
+
+    def bootstrap_keygen(self, plan: BootstrapPlan) -> None:
+        """A shape-only emulator's bookkeeping of a bootstrap's keys (its rotations, conjugation,
+        relinearisation, the encapsulation), so that the recording backend can trace a bootstrap
+        on it; with values it cannot bootstrap (``mod_raise`` needs a secret key)."""
+        if self.keeps_values:
+            raise CkksError("bootstrap_setup: the emulator keeps slot values, not a secret key, and cannot bootstrap; "
+                            "trace a bootstrap on an emulator with values=False, or run it on gpu-twin")
+        self.add_rotation_keys(rotation_steps(plan, self.params.poly_modulus_degree))
+        self._has_conj = self._has_relin = True
+        if self._ephemeral is None:
+            self._ephemeral = EPHEMERAL_WEIGHT
 
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
         e = obj.raw

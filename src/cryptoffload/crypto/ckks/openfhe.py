@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
+from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
@@ -64,9 +65,12 @@ from cryptoffload.crypto.ckks.framing import (
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
-__all__ = ["OPENFHE_PIN", "OpenFheBackend", "openfhe_import_error"]
+__all__ = ["OPENFHE_PIN", "SECRET_DISTRIBUTIONS", "OpenFheBackend", "openfhe_import_error"]
 
 OPENFHE_PIN = "openfhe==1.6.1.0.22.4"
+#: ``secret=`` option -> OpenFHE's ``SecretKeyDist``
+SECRET_DISTRIBUTIONS = {"uniform_ternary": "UNIFORM_TERNARY", "sparse_ternary": "SPARSE_TERNARY",
+                        "sparse_encapsulated": "SPARSE_ENCAPSULATED"}
 
 _openfhe: Any = None
 _import_error: str | None = None
@@ -125,7 +129,10 @@ class OpenFheBackend(CheckedBackend):
     ``num_large_digits`` (hybrid key-switching digits, default ``levels + 1``),
     ``bootstrap_level_budget`` (a pair ``(coeffs-to-slots, slots-to-coeffs)``: adds the
     bootstrapping depth to the context so :meth:`bootstrap_setup`/:meth:`bootstrap` work;
-    OpenFHE wants ``scale_bits`` near 59 and a 60-bit first prime for it).
+    OpenFHE wants ``scale_bits`` near 59 and a 60-bit first prime for it), ``secret`` (the secret
+    key's distribution, :data:`SECRET_DISTRIBUTIONS`: ``uniform_ternary``, the default and the only
+    one the security table certifies; ``sparse_encapsulated`` is OpenFHE's for bootstrapping with
+    ``|I| <= 16`` -- its main secret has Hamming weight 192, the raise's 32).
     """
 
     name = "openfhe"
@@ -134,7 +141,7 @@ class OpenFheBackend(CheckedBackend):
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
                  num_large_digits: int | None = None, bootstrap_level_budget: Sequence[int] | None = None,
-                 _context: Any = None) -> None:
+                 secret: str = "uniform_ternary", _context: Any = None) -> None:
         fhe = self._fhe = _load()
         super().__init__(params, insecure_study=insecure_study)
         bits = params.coeff_mod_bits
@@ -145,13 +152,17 @@ class OpenFheBackend(CheckedBackend):
             raise ConfigError(f"OpenFHE gives every level prime scale_bits = {params.scale_bits} bits; "
                               f"coeff_mod_bits {list(bits)} has middle primes of {odd} bits")
         self._n = params.poly_modulus_degree
+        if secret not in SECRET_DISTRIBUTIONS:
+            raise ConfigError(f"secret must be one of {', '.join(SECRET_DISTRIBUTIONS)}, got {secret!r}")
+        self.secret = secret
+        self._dist = getattr(fhe, SECRET_DISTRIBUTIONS[secret])
         self._budget = None if bootstrap_level_budget is None else tuple(int(b) for b in bootstrap_level_budget)
         self._boot_depth = 0
         if self._budget is not None:
             if len(self._budget) != 2 or min(self._budget) < 1:
                 raise ConfigError("bootstrap_level_budget is a pair of positive integers, "
                                   f"got {bootstrap_level_budget!r}")
-            self._boot_depth = int(fhe.CryptoContext.GetBootstrapDepth(list(self._budget), fhe.UNIFORM_TERNARY))
+            self._boot_depth = int(fhe.CryptoContext.GetBootstrapDepth(list(self._budget), self._dist))
         self._depth = params.levels + self._boot_depth
         self._dnum = int(num_large_digits) if num_large_digits else self._depth + 1
         if self._boot_depth:  # bootstrapping's levels: scale-sized primes above params' chain
@@ -168,6 +179,8 @@ class OpenFheBackend(CheckedBackend):
         self._blobs: dict[str, bytes] = {}
         self._ksk_cache: int | None = None
         self._boot_ready = False
+        #: slots of every encoding: N/2, or a bootstrap plan's fewer (sparse packing)
+        self._packing = self.slots
 
     def _make_context(self) -> Any:
         fhe, params = self._fhe, self.params
@@ -179,6 +192,7 @@ class OpenFheBackend(CheckedBackend):
         p.SetFirstModSize(params.coeff_mod_bits[0])
         p.SetScalingTechnique(fhe.FIXEDMANUAL)
         p.SetNumLargeDigits(self._dnum)
+        p.SetSecretKeyDist(self._dist)
         p.SetSecurityLevel(fhe.HEStd_NotSet if self.insecure_study else fhe.HEStd_128_classic)
         try:
             cc = fhe.GenCryptoContext(p)
@@ -278,10 +292,10 @@ class OpenFheBackend(CheckedBackend):
         return int(lv), sc
 
     def _make_plain(self, vals: np.ndarray, level: int, deg: int, op: str) -> Plaintext:
-        vals = np.ascontiguousarray(vals, dtype=np.float64)
+        vals = self._packed(np.ascontiguousarray(vals, dtype=np.float64), op)
         with _fhe_errors(op):
             try:
-                raw = self._cc.MakeCKKSPackedPlaintext(vals, deg, self._depth - level, None, self.slots)
+                raw = self._cc.MakeCKKSPackedPlaintext(vals, deg, self._depth - level, None, self._packing)
             except RuntimeError as exc:
                 # OpenFHE refuses a nonzero vector whose scaled coefficients are all below 1 (e.g.
                 # one slot of 1e-9 at Delta = 2^40); they round to the zero polynomial, which is
@@ -289,8 +303,19 @@ class OpenFheBackend(CheckedBackend):
                 if "Scaling factor too small" not in str(exc) or np.max(np.abs(vals)) * self._delta_bits(deg) > 1e6:
                     raise
                 raw = self._cc.MakeCKKSPackedPlaintext(np.zeros_like(vals), deg, self._depth - level, None,
-                                                       self.slots)
+                                                       self._packing)
         return Plaintext(raw, self.fingerprint)
+
+    def _packed(self, vals: np.ndarray, op: str) -> np.ndarray:
+        """The first ``packing`` slots of a slot vector that repeats them (sparse packing: OpenFHE
+        encodes them once, and every slot of the ring holds one of them)."""
+        if self._packing == self.slots:
+            return vals
+        head = vals[: self._packing]
+        if not np.array_equal(np.tile(head, self.slots // self._packing), vals):
+            raise CkksError(f"{op}: with a bootstrap plan of {self._packing} slots the values must repeat every "
+                            f"{self._packing} slots (sparse packing)")
+        return head
 
     def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
                scale: float | None = None) -> Plaintext:
@@ -311,8 +336,9 @@ class OpenFheBackend(CheckedBackend):
         self._need_secret("decrypt")
         with _fhe_errors("decrypt"):
             pt = self._cc.Decrypt(raw, self._sk)
-            pt.SetLength(self.slots)
-            return np.array(pt.GetRealPackedValueArray(), dtype=np.float64)
+            pt.SetLength(self._packing)
+            vals = np.array(pt.GetRealPackedValueArray(), dtype=np.float64)
+        return np.tile(vals[: self._packing], self.slots // self._packing)
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         """The values an encoded plaintext holds (OpenFHE keeps them next to the polynomial)."""
@@ -512,7 +538,7 @@ class OpenFheBackend(CheckedBackend):
                 sections.append(("secret", bytes(fhe.Serialize(self._sk, fhe.BINARY))))
         header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study, "depth": self._depth, "dnum": self._dnum,
-                  "bootstrap_level_budget": list(self._budget) if self._budget else None}
+                  "bootstrap_level_budget": list(self._budget) if self._budget else None, "secret": self.secret}
         return self._frame(kind, pack_sections(header, sections))
 
     @classmethod
@@ -536,7 +562,8 @@ class OpenFheBackend(CheckedBackend):
         try:
             budget = header.get("bootstrap_level_budget")
             self = cls(params, insecure_study=insecure_study or bool(header.get("insecure_study")),
-                       num_large_digits=int(header["dnum"]), bootstrap_level_budget=budget, _context=cc)
+                       num_large_digits=int(header["dnum"]), bootstrap_level_budget=budget,
+                       secret=str(header.get("secret", "uniform_ternary")), _context=cc)
         except (KeyError, TypeError, ValueError) as exc:
             raise CkksError(f"malformed {KIND_NAMES[kind]}: {exc}") from None
         if self._depth != int(header.get("depth", -1)) or int(cc.GetRingDimension()) != params.poly_modulus_degree:
@@ -550,19 +577,23 @@ class OpenFheBackend(CheckedBackend):
         return self
 
     # -- bootstrapping -----------------------------------------------------------------------------
-    def bootstrap_setup(self, level_budget: Sequence[int] | None = None,
+    def bootstrap_setup(self, plan: BootstrapPlan | Sequence[int] | None = None,
                         dim1: Sequence[int] = (0, 0)) -> dict[str, float]:
-        """``EvalBootstrapSetup`` + ``EvalBootstrapKeyGen`` (secret key needed; the backend must
-        be made with ``bootstrap_level_budget``, ``level_budget`` defaults to it). ``dim1`` is
-        the baby-step count (hoisted rotations) of CoeffToSlot and SlotToCoeff, 0 for OpenFHE's
-        default. Returns the wall-clock seconds of each call: ``{"setup_s", "keygen_s"}``."""
+        """``EvalBootstrapSetup`` + ``EvalBootstrapKeyGen`` (secret key needed; the backend must be
+        made with ``bootstrap_level_budget``). ``plan``: a :class:`BootstrapPlan` (level budget,
+        dim1, slots -- fewer than N/2: encodings from then on pack that many slots), or a level
+        budget pair with ``dim1`` beside it (OpenFHE's order; ``None``: the backend's budget).
+        ``dim1`` is the baby-step count (hoisted rotations) of CoeffToSlot and SlotToCoeff, 0 for
+        OpenFHE's default. Returns the wall-clock seconds of each call: ``{"setup_s", "keygen_s"}``."""
         self._need_secret("bootstrap_setup")
         if self._budget is None:
             raise CkksError("bootstrap_setup: make the backend with bootstrap_level_budget=(a, b), so that "
                             "its depth includes bootstrapping's")
-        fhe = self._fhe
-        budget = list(self._budget if level_budget is None else level_budget)
-        need = int(fhe.CryptoContext.GetBootstrapDepth(budget, fhe.UNIFORM_TERNARY))
+        if isinstance(plan, BootstrapPlan):
+            budget, dim1, slots = list(plan.level_budget), list(plan.dim1), plan.slots_for(self._n)
+        else:
+            budget, slots = list(self._budget if plan is None else plan), self.slots
+        need = int(self._fhe.CryptoContext.GetBootstrapDepth(budget, self._dist))
         if need > self._boot_depth:
             raise CkksError(f"bootstrap_setup: level budget {tuple(budget)} needs depth {need}, the backend "
                             f"reserved {self._boot_depth} (bootstrap_level_budget={self._budget})")
@@ -571,11 +602,12 @@ class OpenFheBackend(CheckedBackend):
             raise CkksError(f"bootstrap_setup: dim1 is a pair of integers >= 0, got {dim1!r}")
         with _fhe_errors("bootstrap_setup"):
             t0 = time.perf_counter()
-            self._cc.EvalBootstrapSetup(budget, dim1, self.slots)
+            self._cc.EvalBootstrapSetup(budget, dim1, slots)
             t1 = time.perf_counter()
-            self._cc.EvalBootstrapKeyGen(self._sk, self.slots)
+            self._cc.EvalBootstrapKeyGen(self._sk, slots)
             t2 = time.perf_counter()
         self._boot_ready = True
+        self._packing = slots
         return {"setup_s": t1 - t0, "keygen_s": t2 - t1}
 
     def rotation_key_steps(self) -> list[int]:

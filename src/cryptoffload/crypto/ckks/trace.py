@@ -24,8 +24,11 @@ split evenly); a ``mod_switch_to`` over several levels as one ``mod_switch`` per
 as SEAL does. Bootstrapping's parts are ops of their own: ``mul_const`` and ``add_const`` (a
 constant, no plaintext read; ``constant_scale`` says what the constant was encoded at),
 ``conjugate`` (keyed ``conj``) and ``mod_raise`` (keyed with the sparse-secret encapsulation's
-keys where the inner backend has them); complex encodings are ``encode`` ops. Methods that are
-not ops (``level``, sizes, serialisation, ...) pass through unrecorded.
+keys where the inner backend has them); complex encodings are ``encode`` ops. A bootstrap
+(``bootstrap_setup``/``bootstrap``) runs the driver (``bootstrap/driver.py``) on the recorder
+itself, so it is recorded op by op, each op's ``phase`` naming its phase and stage
+(``CoeffToSlot:0``, ``EvalMod``, ...). Methods that are not ops (``level``, sizes,
+serialisation, ...) pass through unrecorded.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Handle, Plaintext
+from cryptoffload.crypto.ckks.bootstrap.capable import Bootstraps
+from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.emulator import EmulatorBackend
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
@@ -54,7 +59,7 @@ __all__ = ["TRACE_SCHEMA", "RecordingBackend"]
 TRACE_SCHEMA = "cryptoffload-he-trace/1"
 
 
-class RecordingBackend(CkksBackend):
+class RecordingBackend(Bootstraps, CkksBackend):
     """Runs every op on ``inner`` and records it (see the module docstring).
 
     ``inner=None``: a shape-only emulator of ``params`` (parameters beyond the 128-bit bound
@@ -219,6 +224,15 @@ class RecordingBackend(CkksBackend):
         self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, (), plaintext=pref,
                                      plaintext_bytes=self.inner.plaintext_bytes(pt)))
         return out
+
+    def bootstrap_keygen(self, plan: BootstrapPlan) -> None:
+        """The inner backend's bootstrap keys; ``bootstrap`` then runs the driver on this backend,
+        so every op of the bootstrap is recorded (a shape-only emulator traces it without keys)."""
+        keygen = getattr(self.inner, "bootstrap_keygen", None)
+        if keygen is None:
+            raise CkksError(f"bootstrap_setup: the {self.inner.name} backend cannot bootstrap (gpu, gpu-twin can; "
+                            "a shape-only emulator traces one)")
+        keygen(plan)
 
     # -- keys, encoding, encryption --------------------------------------------------------------
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True, **kw: Any) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cryptoffload.crypto.ckks import CKKS_SECURITY_BITS, CkksParams, make_backend
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.dnum import (
-    MEMORY_WORD,
+    KEY_WORD,
     SERIAL_WORD,
     greedy_digits,
     key_bytes,
@@ -52,7 +52,7 @@ def test_fewer_digits_need_a_larger_p_and_the_key_follows_dnum_times_all_rows():
     for dnum in (1, 2, 3, 5, 10):
         chain = prime_chain(2048, params_for_dnum(DEEP, dnum).coeff_mod_bits)
         assert key_words(chain) == len(chain.digits()) * 2 * len(chain.all) * 2048
-        assert key_bytes(chain) == MEMORY_WORD * key_words(chain) == 2 * key_bytes(chain, SERIAL_WORD)
+        assert key_bytes(chain) == KEY_WORD * key_words(chain) == key_bytes(chain, SERIAL_WORD)   # 32-bit words
         sizes.append((dnum, len(chain.special)))
     specials = [a for _, a in sizes]
     assert specials == sorted(specials, reverse=True) and specials[0] >= 10 and specials[-1] == 1

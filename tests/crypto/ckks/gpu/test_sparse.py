@@ -82,7 +82,7 @@ def test_the_keys_are_counted_and_the_ephemeral_secret_is_not_kept(boot):
     assert sizes["encapsulation:sparse_to_dense"] == sizes["relin"]
     basis = sparse.encapsulation_basis(boot.scheme.ring)
     rows = len(boot.scheme.ring.data_rows(0)) + len(basis.special)
-    assert sizes["encapsulation:to_sparse"] == len(basis.digits) * 2 * rows * boot.params.poly_modulus_degree * 8
+    assert sizes["encapsulation:to_sparse"] == len(basis.digits) * 2 * rows * boot.params.poly_modulus_degree * 4
     assert sizes["encapsulation:to_sparse"] < sizes["relin"]     # level 0 and one special prime only
     assert not any(isinstance(v, sparse.SecretKey) for v in vars(boot).values() if v is not boot._sk)
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 from cryptoffload.crypto.ckks.errors import CkksError
 
+#: Hamming weight of the ephemeral secret the mod-raise runs under (the sparse-secret
+#: encapsulation, ``gpu/sparse.py``; OpenFHE's SPARSE_ENCAPSULATED and Lattigo's default):
+#: ``|I| <= 16`` after the raise
+EPHEMERAL_WEIGHT = 32
 #: most levels a homomorphic DFT may spend (OpenFHE caps levelBudget at log2(slots))
 MAX_STAGE_LEVELS = 17
 

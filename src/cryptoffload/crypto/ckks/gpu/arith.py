@@ -40,6 +40,7 @@ import numpy as np
 
 from cryptoffload.crypto.ckks.gpu import arith_compose as compose
 from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
+from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE
 from cryptoffload.crypto.ckks.gpu.launch import CupyExecutor, HostExecutor, Launcher, host_reason
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.crypto.ckks.errors import CkksError
@@ -253,20 +254,26 @@ class Arith:
         """``sum_g digits[g] * key[g, c, key_rows]`` for ``c = 0, 1``: ``(2, R, N)``."""
         if self.fused:
             items = np.array([[0, 0, -1]], dtype=np.int64)
-            return self.ks_items(digits[None], key[None], self.table(np.zeros(1)), items, rows, key_rows)[0]
+            return self.ks_items(digits[None], self._keys(key)[None], self.table(np.zeros(1)), items, rows,
+                                 key_rows)[0]
         return self.impl.ks_inner(self.t, self.contig(digits), key, self.rows(key_rows),
                                   self.rows(rows))
+
+    def _keys(self, keys: Any) -> Any:
+        """Keys as the 32-bit words ``ks_items_k`` reads (the key store holds them so: no copy)."""
+        return keys if keys.dtype == KEY_DTYPE else keys.astype(KEY_DTYPE)
 
     def ks_items(self, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray,
                  key_rows: np.ndarray | None = None) -> Any:
         """Inner products of many key switches: item ``(b, key, perm)`` multiplies digit set ``b``
         of ``digits`` ``(B, G, QP, N)``, read through permutation ``perm`` of ``perms`` (-1: none),
-        by ``keys[key]`` (``(NK, G', 2, K, N)``, read at ``key_rows``: by default ``qp_rows``, a
-        key over every row) on rows ``qp_rows``: ``(len(items), 2, QP, N)``."""
+        by ``keys[key]`` (``(NK, G', 2, K, N)``, 32-bit words or any word the residues fit, read at
+        ``key_rows``: by default ``qp_rows``, a key over every row) on rows ``qp_rows``:
+        ``(len(items), 2, QP, N)``."""
         key_rows = qp_rows if key_rows is None else key_rows
         if not self.fused:
             return compose.ks_items(self, digits, keys, perms, items, qp_rows, key_rows)
-        return self.impl.ks_items(self.t, self.contig(digits), self.contig(keys), self.contig(perms),
+        return self.impl.ks_items(self.t, self.contig(digits), self.contig(self._keys(keys)), self.contig(perms),
                                   self.table(items), len(items), self.rows(key_rows), self.rows(qp_rows))
 
     def combine(self, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,

@@ -66,6 +66,7 @@ def combine(ar: Arith, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarr
 
 def dot(ar: Arith, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
     for ct, pt in zip(cts, pts):
+        pt = ar.xp.asarray(pt[: ct.shape[-2]], dtype=ar.xp.uint64)   # a plaintext may hold more rows (P's)
         term = ar.mul(ct, ar.xp.ascontiguousarray(ar.xp.broadcast_to(pt, ct.shape)), rows)
         acc = term if acc is None else ar.add(acc, term, rows)
     return acc

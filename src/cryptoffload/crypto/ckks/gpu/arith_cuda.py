@@ -168,8 +168,10 @@ def _pointers(t: Any, arrays: Sequence[Any]) -> list[np.uint64]:
 
 
 def dot(t: Any, cts: Sequence[Any], pts: Sequence[Any], rows: Any, acc: Any = None) -> Any:
-    """``sum_i cts[i] * pts[i]`` (ciphertexts ``(size, R, N)``, plaintexts ``(R, N)``), at most
-    MAX_TERMS terms a launch, chained through the accumulator beyond that."""
+    """``sum_i cts[i] * pts[i]`` (ciphertexts ``(size, R, N)``, plaintexts ``(R, N)`` of 64-bit
+    words, or all of 32-bit ones: ``dot32_k``), at most MAX_TERMS terms a launch, chained
+    through the accumulator beyond that."""
+    kernel = "dot32_k" if pts[0].dtype == np.uint32 else "dot_k"
     shape = cts[0].shape
     r_count, n = shape[-2], shape[-1]
     total = int(np.prod(shape))
@@ -177,7 +179,7 @@ def dot(t: Any, cts: Sequence[Any], pts: Sequence[Any], rows: Any, acc: Any = No
         c_part, p_part = cts[start:start + MAX_TERMS], pts[start:start + MAX_TERMS]
         out = t.xp.empty(shape, dtype=t.xp.uint64)
         use = acc is not None
-        t.launch("dot_k", _grid(total), (BLOCK,), (acc if use else out, _i32(int(use)), rows, t.q, t.qinv, _i32(r_count),
+        t.launch(kernel, _grid(total), (BLOCK,), (acc if use else out, _i32(int(use)), rows, t.q, t.qinv, _i32(r_count),
                                                    _i32(n), _i32(len(c_part)), np.int64(total), out,
                                                    *_pointers(t, c_part), *_pointers(t, p_part)),
                  keep=tuple(c_part) + tuple(p_part))

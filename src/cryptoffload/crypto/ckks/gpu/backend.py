@@ -37,6 +37,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext
+from cryptoffload.crypto.ckks.bootstrap.capable import Bootstraps
+from cryptoffload.crypto.ckks.bootstrap.driver import rotation_steps
+from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.constants import complex_slots, constant_scale, rounded, slot_constant
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
@@ -51,8 +54,8 @@ from cryptoffload.crypto.ckks.framing import (
     unpack_sections,
 )
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, CkksParams
-from cryptoffload.crypto.ckks.gpu import context, modraise, serial, sparse
-from cryptoffload.crypto.ckks.gpu.dnum import MEMORY_WORD, key_bytes
+from cryptoffload.crypto.ckks.gpu import context, hoisted, modraise, serial, sparse
+from cryptoffload.crypto.ckks.gpu.dnum import KEY_WORD, MEMORY_WORD, key_bytes
 from cryptoffload.crypto.ckks.gpu.device import array_module
 from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
@@ -68,7 +71,7 @@ FRAME_NAMES = ("gpu-twin", "gpu")
 BATCH = 128
 
 
-class RnsCkksBackend(CheckedBackend):
+class RnsCkksBackend(Bootstraps, CheckedBackend):
     """Leveled RNS-CKKS on NumPy (this class: the CPU twin, ``gpu-twin``) or CuPy
     (:class:`GpuCkksBackend`, ``gpu``). ``kernels`` picks the kernel set (:mod:`.arith`)."""
 
@@ -169,6 +172,26 @@ class RnsCkksBackend(CheckedBackend):
         self._keys.put(sparse.SPARSE_TO_DENSE, back)
         self._encapsulation = enc
 
+    def bootstrap_keygen(self, plan: BootstrapPlan) -> None:
+        """The keys a bootstrap with ``plan`` uses that this key set lacks: its rotations
+        (:func:`~cryptoffload.crypto.ckks.bootstrap.driver.rotation_steps`), conjugation,
+        relinearisation and the sparse-secret encapsulation (weight 32)."""
+        self._need_secret("bootstrap_setup")
+        assert self._sk is not None
+        steps = self._normalise_steps(rotation_steps(plan, self.params.poly_modulus_degree))
+        new = [k for k in steps if k not in self._galois]
+        more = len(new) + ("conj" not in self._keys) + (not self._has_relin) + (self._encapsulation is None)
+        ring = self.scheme.ring
+        self._keys.reserve(more, (len(ring.digits), 2, ring.rows, ring.n))   # no key held twice
+        self._add_galois({k: steps[k] for k in new})
+        if "conj" not in self._keys:
+            self._keys.put("conj", self.scheme.gen_galois(self._sk, self.scheme.conj_elt), self.scheme.conj_elt)
+        if not self._has_relin:
+            self._keys.put("relin", self.scheme.gen_relin(self._sk))
+            self._has_relin = True
+        if self._encapsulation is None:
+            self.add_encapsulation_keys()
+
     def _add_galois(self, steps: dict[int, str]) -> None:
         """A Galois key for each of ``steps``, put beside the keys already made."""
         assert self._sk is not None
@@ -220,8 +243,8 @@ class RnsCkksBackend(CheckedBackend):
         return self.chain.limbs(self._meta(pt)[0]) * self.params.poly_modulus_degree * MEMORY_WORD
 
     def key_bytes(self) -> dict[str, int]:
-        """In-memory sizes of the evaluation keys (digits x 2 x all rows x N words; the compact
-        to_sparse key over its own rows)."""
+        """In-memory sizes of the evaluation keys (digits x 2 x all rows x N words of 4 bytes; the
+        compact to_sparse key over its own rows)."""
         one = key_bytes(self.chain)
         out: dict[str, int] = {}
         if self._has_relin:
@@ -232,7 +255,7 @@ class RnsCkksBackend(CheckedBackend):
             out["conj"] = one
         enc = self._encapsulation
         if enc is not None:
-            out["encapsulation:to_sparse"] = int(enc.to_sparse.size) * MEMORY_WORD
+            out["encapsulation:to_sparse"] = int(enc.to_sparse.size) * KEY_WORD
             out["encapsulation:sparse_to_dense"] = one
         return out
 
@@ -248,13 +271,16 @@ class RnsCkksBackend(CheckedBackend):
         return None if self._encapsulation is None else self._encapsulation.weight
 
     # -- encoding --------------------------------------------------------------------------------
-    def _encode_raw(self, vals: np.ndarray, level: int, scale: float) -> RawPt:
-        coeffs = self.scheme.coefficients(vals, scale)
+    def _encode_raw_check(self, coeffs: np.ndarray, level: int) -> None:
         peak = float(np.max(np.abs(coeffs))) if coeffs.size else 0.0
         bits = math.log2(peak) if peak >= 1 else 0.0
         if not peak < MAX_COEFF or math.ceil(bits) >= self._level_bits[level]:
             raise CkksError(f"encode: encoded values are too large for the {self._level_bits[level]}-bit modulus "
                             f"at level {level}")
+
+    def _encode_raw(self, vals: np.ndarray, level: int, scale: float) -> RawPt:
+        coeffs = self.scheme.coefficients(vals, scale)
+        self._encode_raw_check(coeffs, level)
         return self.scheme.encode_coefficients(coeffs, level, scale)
 
     def encode(self, values: ArrayLike, *, like: Ciphertext | None = None, level: int | None = None,
@@ -290,6 +316,32 @@ class RnsCkksBackend(CheckedBackend):
         lv, sc = self._encode_target(like, level, scale)
         return Plaintext(self._encode_raw(complex_slots("encode_complex", values, self.slots), lv, sc),
                          self.fingerprint)
+
+    def encode_for_rotations(self, values: ArrayLike, *, level: int, scale: float) -> Plaintext:
+        """Complex slot values over the level's rows and ``P``'s, as 32-bit words: a plaintext
+        :meth:`baby_giant_sums` multiplies rotations by before their ModDown (:mod:`.hoisted`)."""
+        self._need_public("encode_for_rotations")
+        lv, sc = self._encode_target(None, level, scale)
+        coeffs = self.scheme.coefficients(complex_slots("encode_for_rotations", values, self.slots), sc)
+        self._encode_raw_check(coeffs, lv)
+        return Plaintext(hoisted.extended_plaintext(self.scheme, coeffs, lv, sc), self.fingerprint)
+
+    def baby_giant_sums(self, ct: Ciphertext, steps: Sequence[int], rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """The inner sums of a BSGS product with one decomposition of ``ct`` and one ModDown per
+        row (double hoisting, :mod:`.hoisted`), when every plaintext is from
+        :meth:`encode_for_rotations` and every step has a key of its own; else the interface's."""
+        raw = self._own(ct, Ciphertext, "rotate_many")
+        self._size2("rotate_many", ct)
+        plans = [self.rotation_plan(s) for s in steps]
+        groups = [[(j, pt) for j, pt in enumerate(row) if pt is not None] for row in rows]
+        raws = [[(j, self._with_plain("mul_plain", ct, pt, False)[1]) for j, pt in g] for g in groups]
+        if any(len(p) > 1 for p in plans) or not all(hoisted.is_extended(self.scheme, p) for g in raws for _, p in g):
+            return super().baby_giant_sums(ct, steps, rows)
+        for g in raws:
+            for _, p in g[1:]:
+                self._scales_agree("add", g[0][1].scale, p.scale)
+        elts_keys = [self._key_of(p[0]) if p else None for p in plans]
+        return [self._ct(r) for r in hoisted.product_sums(self.scheme, raw, elts_keys, raws, self._keys)]
 
     def encrypt_complex(self, values: ArrayLike, *, level: int | None = None, scale: float | None = None) -> Ciphertext:
         """Encrypt complex slot values (the interface's ``encrypt`` takes real ones)."""

@@ -18,6 +18,7 @@ import numpy as np
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import KIND_SECRET
 from cryptoffload.crypto.ckks.gpu import serial
+from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE
 from cryptoffload.crypto.ckks.gpu.scheme import SecretKey
 from cryptoffload.crypto.ckks.gpu.sparse import SPARSE_TO_DENSE, Encapsulation, encapsulation_basis
 
@@ -83,6 +84,7 @@ def load_keys(be: RnsCkksBackend, header: dict[str, Any], sec: dict[str, bytes],
         basis = encapsulation_basis(ring)
         rows = np.concatenate([ring.data_rows(0), np.asarray(basis.special, dtype=np.int64)])
         compact = load(sec["to_sparse"], (len(basis.digits), 2, len(rows), n), "to_sparse", ring.q[rows])
+        compact = compact.astype(KEY_DTYPE)
         be._encapsulation = Encapsulation(weight, basis, compact)
         be._keys.put(SPARSE_TO_DENSE, load(sec[SPARSE_TO_DENSE], (g, 2, k, n), "sparse_to_dense"))
     be._has_relin = "relin" in be._keys

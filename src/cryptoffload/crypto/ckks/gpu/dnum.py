@@ -31,7 +31,8 @@ from cryptoffload.crypto.ckks.gpu.chain import WORD_BITS, PrimeChain, prime_chai
 from cryptoffload.crypto.ckks.params import MAX_SPECIAL_BITS, CkksParams
 from cryptoffload.errors import ConfigError
 
-MEMORY_WORD = 8   # bytes per residue in memory (uint64)
+MEMORY_WORD = 8   # bytes per residue of a ciphertext or plaintext in memory (uint64)
+KEY_WORD = 4      # bytes per residue of a key-switching key in memory (uint32: keystore.py)
 SERIAL_WORD = 4   # bytes per residue serialised
 
 
@@ -85,7 +86,7 @@ def key_words(chain: PrimeChain) -> int:
     return len(chain.digits()) * 2 * len(chain.all) * chain.poly_modulus_degree
 
 
-def key_bytes(chain: PrimeChain, word: int = MEMORY_WORD) -> int:
-    """Bytes of one key-switching key (relinearisation, one rotation): in memory (8-byte words,
-    the default) or serialised (``word=SERIAL_WORD``)."""
+def key_bytes(chain: PrimeChain, word: int = KEY_WORD) -> int:
+    """Bytes of one key-switching key (relinearisation, one rotation): in memory (4-byte words,
+    the default, as the key store holds them) or serialised (``word=SERIAL_WORD``, the same)."""
     return key_words(chain) * word

@@ -15,6 +15,7 @@
 // one-line wrappers themselves run only on a GPU.
 
 typedef unsigned long long u64;
+typedef unsigned int u32;
 typedef long long i64;
 
 #ifdef __CUDACC__
@@ -300,8 +301,9 @@ HD void conv_job_body(i64 j, const i64* job, const u64* x, const i64* sprime, co
 // (3 int64: digit set b, key index, permutation index or -1) multiplies the G digits of set b
 // (digits: (B, G, QP, n)), read through the Galois permutation if any (hoisting: the rotated
 // digits are an index map of the decomposed ones), by key `key` of the stacked key store
-// (keys: (NK, GK, 2, KR, n)), row key_rows[p]; out: (K, 2, QP, n).
-HD void ks_items_body(i64 idx, const u64* digits, const u64* keys, const i64* perms, const i64* items,
+// (keys: (NK, GK, 2, KR, n)), row key_rows[p]; out: (K, 2, QP, n). Keys are 32-bit words: every
+// residue is below 2^31, and keys are most of a bootstrap's memory (half of it this way).
+HD void ks_items_body(i64 idx, const u64* digits, const u32* keys, const i64* perms, const i64* items,
                       const i64* key_rows, const i64* rows, const u64* q, const double* qinv, int G, int QP,
                       int GK, int KR, int n, u64* out) {
     i64 k = idx / ((i64)QP * n);
@@ -313,7 +315,7 @@ HD void ks_items_body(i64 idx, const u64* digits, const u64* keys, const i64* pe
     u64 t = q[kq];
     double ti = qinv[kq];
     i64 kr = key_rows[p];
-    const u64* kbase = keys + key * ((i64)GK * 2 * KR * n);
+    const u32* kbase = keys + key * ((i64)GK * 2 * KR * n);
     u64 acc0 = 0, acc1 = 0;
     for (int g = 0; g < G; ++g) {
         u64 d = digits[((b * G + g) * QP + p) * n + jj];
@@ -346,9 +348,11 @@ HD void combine_body(i64 idx, const u64* a, const u64* conv, const u64* base, co
 // One (row, coefficient) of sum_t ct_t * pt_t (+ acc): ct_t has CR rows (size x R), pt_t R rows,
 // row r of a ciphertext is multiplied by row r % R of the plaintext. Products are canonical,
 // their sum (at most MAX_TERMS of them, each < 2^31) is reduced once: the same value as a chain
-// of mul and add.
+// of mul and add. Plaintexts are 64-bit words (dot_k) or 32-bit ones (dot32_k: a bootstrap's
+// diagonals, held in half the memory -- every residue is below 2^31).
 #define MAX_TERMS 16
-HD void dot_body(i64 idx, const u64* const* cts, const u64* const* pts, int terms, const u64* acc, int use_acc,
+template <class P>
+HD void dot_body(i64 idx, const u64* const* cts, const P* const* pts, int terms, const u64* acc, int use_acc,
                  const i64* rows, const u64* q, const double* qinv, int R, int n, u64* out) {
     i64 row = idx / n;
     i64 j = idx % n;
@@ -408,6 +412,9 @@ HD void gather_body(i64 idx, const u64* const* src, i64 each, u64* out) {
     const u64 *p##11, const u64 *p##12, const u64 *p##13, const u64 *p##14, const u64 *p##15
 #define PTR_ARRAY(p) {p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, \
     p##14, p##15}
+#define PTRS32(p) const u32 *p##0, const u32 *p##1, const u32 *p##2, const u32 *p##3, const u32 *p##4, \
+    const u32 *p##5, const u32 *p##6, const u32 *p##7, const u32 *p##8, const u32 *p##9, const u32 *p##10, \
+    const u32 *p##11, const u32 *p##12, const u32 *p##13, const u32 *p##14, const u32 *p##15
 
 // One thread of a shared-memory block: run this thread's part of each stage, then wait.
 struct BlockEach {
@@ -491,7 +498,7 @@ extern "C" __global__ void conv_jobs_k(const u64* x, const i64* jobs, const i64*
                              qmod, q, qinv, n, out);
 }
 
-extern "C" __global__ void ks_items_k(const u64* digits, const u64* keys, const i64* perms, const i64* items,
+extern "C" __global__ void ks_items_k(const u64* digits, const u32* keys, const i64* perms, const i64* items,
                                       const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                                       int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     i64 idx = GLOBAL_ID;
@@ -510,6 +517,14 @@ extern "C" __global__ void dot_k(const u64* acc, int use_acc, const i64* rows, c
     i64 idx = GLOBAL_ID;
     const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
     const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    if (idx < total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
+}
+
+extern "C" __global__ void dot32_k(const u64* acc, int use_acc, const i64* rows, const u64* q, const double* qinv,
+                                   int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS32(p)) {
+    i64 idx = GLOBAL_ID;
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u32* pts[MAX_TERMS] = PTR_ARRAY(p);
     if (idx < total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
 }
 

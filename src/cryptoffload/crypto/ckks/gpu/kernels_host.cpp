@@ -33,6 +33,9 @@ struct HostEach {
     const u64 *p##11, const u64 *p##12, const u64 *p##13, const u64 *p##14, const u64 *p##15
 #define PTR_ARRAY(p) {p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, \
     p##14, p##15}
+#define PTRS32(p) const u32 *p##0, const u32 *p##1, const u32 *p##2, const u32 *p##3, const u32 *p##4, \
+    const u32 *p##5, const u32 *p##6, const u32 *p##7, const u32 *p##8, const u32 *p##9, const u32 *p##10, \
+    const u32 *p##11, const u32 *p##12, const u32 *p##13, const u32 *p##14, const u32 *p##15
 #define PTR_ARGS(p) p##0, p##1, p##2, p##3, p##4, p##5, p##6, p##7, p##8, p##9, p##10, p##11, p##12, p##13, p##14, \
     p##15
 
@@ -108,7 +111,7 @@ void launch_conv_jobs_k_gpu_order(int gx, int gy, int bx, const u64* x, const i6
                                      qmod, q, qinv, n, out);
 }
 
-void launch_ks_items_k_gpu_order(int gx, int gy, int bx, const u64* digits, const u64* keys, const i64* perms,
+void launch_ks_items_k_gpu_order(int gx, int gy, int bx, const u64* digits, const u32* keys, const i64* perms,
                        const i64* items, const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                        int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     FOR_THREADS(total) ks_items_body(idx, digits, keys, perms, items, key_rows, rows, q, qinv, G, QP, GK, KR, n, out);
@@ -124,6 +127,13 @@ void launch_dot_k_gpu_order(int gx, int gy, int bx, const u64* acc, int use_acc,
                   const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
     const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
     const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    FOR_THREADS(total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
+}
+
+void launch_dot32_k_gpu_order(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS32(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u32* pts[MAX_TERMS] = PTR_ARRAY(p);
     FOR_THREADS(total) dot_body(idx, cts, pts, terms, acc, use_acc, rows, q, qinv, R, n, out);
 }
 
@@ -339,6 +349,18 @@ void launch_intt_upper(int gx, int gy, int bx, u64* a, const u64* src, const i64
 // the same canonical remainder without a division. Tested against the GPU order.
 #define CPU_BLOCK 256
 
+// x mod t for any 64-bit x and t < 2^31 (mul_mod without its product): the float64 quotient of a
+// 64-bit x is off by at most one either way, so one correction gives the canonical residue. Lets
+// the CPU order sum up to four raw products (each < 2^62) before reducing: LAZY terms at a time.
+#define LAZY 4
+static inline u64 reduce64(u64 x, u64 t, double tinv) {
+    u64 est = (u64)((double)x * tinv);
+    i64 r = (i64)(x - est * t);
+    if (r < 0) r += (i64)t;
+    else if (r >= (i64)t) r -= (i64)t;
+    return (u64)r;
+}
+
 // x mod t for x < 2^52: the float64 quotient is off by at most one either way.
 static inline u64 reduce_sum(u64 x, u64 t, double tinv) {
     u64 est = (u64)((double)x * tinv);
@@ -375,9 +397,15 @@ static void conv_job_cpu(const i64* job, const u64* x, const i64* sprime, const 
             u64 t = q[k];
             double ti = qinv[k];
             for (int b = 0; b < B; ++b) sum[b] = 0;
-            for (int s = 0; s < S; ++s) {
-                u64 m = mat[mat_off + (i64)s * D + d];
-                for (int b = 0; b < B; ++b) sum[b] += mul_mod(y[s][b], m, t, ti);
+            for (int s0 = 0; s0 < S; s0 += LAZY) {           // raw products, reduced every LAZY terms
+                int s1 = s0 + LAZY < S ? s0 + LAZY : S;
+                u64 raw[CPU_BLOCK];
+                for (int b = 0; b < B; ++b) raw[b] = 0;
+                for (int s = s0; s < s1; ++s) {
+                    u64 m = mat[mat_off + (i64)s * D + d];
+                    for (int b = 0; b < B; ++b) raw[b] += y[s][b] * m;
+                }
+                for (int b = 0; b < B; ++b) sum[b] += reduce64(raw[b], t, ti);
             }
             u64* o = out + out_off + drow[dst_off + d] * n + j0;
             u64 qm = qmod[dst_off + d];
@@ -396,14 +424,14 @@ void launch_conv_jobs_k(int gx, int gy, int bx, const u64* x, const i64* jobs, c
         conv_job_cpu(jobs + (i64)y * JOB_FIELDS, x, sprime, yinv, yinv_sh, dprime, drow, mat, qmod, q, qinv, n, out);
 }
 
-void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u64* keys, const i64* perms,
+void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u32* keys, const i64* perms,
                        const i64* items, const i64* key_rows, const i64* rows, const u64* q, const double* qinv,
                        int G, int QP, int GK, int KR, int n, i64 total, u64* out) {
     i64 count = total / ((i64)QP * n);
     u64 d[CPU_BLOCK], acc0[CPU_BLOCK], acc1[CPU_BLOCK];
     for (i64 it = 0; it < count; ++it) {
         i64 b = items[3 * it], key = items[3 * it + 1], perm = items[3 * it + 2];
-        const u64* kbase = keys + key * ((i64)GK * 2 * KR * n);
+        const u32* kbase = keys + key * ((i64)GK * 2 * KR * n);
         for (int p = 0; p < QP; ++p) {
             i64 kq = rows[p], kr = key_rows[p];
             u64 t = q[kq];
@@ -413,15 +441,24 @@ void launch_ks_items_k(int gx, int gy, int bx, const u64* digits, const u64* key
             for (int j0 = 0; j0 < n; j0 += CPU_BLOCK) {
                 int B = n - j0 < CPU_BLOCK ? n - j0 : CPU_BLOCK;
                 for (int c = 0; c < B; ++c) acc0[c] = acc1[c] = 0;
-                for (int g = 0; g < G; ++g) {
-                    const u64* dig = digits + ((b * G + g) * QP + p) * n;
-                    const u64* k0 = kbase + (((i64)g * 2 + 0) * KR + kr) * n + j0;
-                    const u64* k1 = kbase + (((i64)g * 2 + 1) * KR + kr) * n + j0;
-                    if (perm >= 0) for (int c = 0; c < B; ++c) d[c] = dig[perms[perm * n + j0 + c]];
-                    else for (int c = 0; c < B; ++c) d[c] = dig[j0 + c];
+                for (int g0 = 0; g0 < G; g0 += LAZY) {           // raw products, reduced every LAZY digits
+                    int g1 = g0 + LAZY < G ? g0 + LAZY : G;
+                    u64 raw0[CPU_BLOCK], raw1[CPU_BLOCK];
+                    for (int c = 0; c < B; ++c) raw0[c] = raw1[c] = 0;
+                    for (int g = g0; g < g1; ++g) {
+                        const u64* dig = digits + ((b * G + g) * QP + p) * n;
+                        const u32* k0 = kbase + (((i64)g * 2 + 0) * KR + kr) * n + j0;
+                        const u32* k1 = kbase + (((i64)g * 2 + 1) * KR + kr) * n + j0;
+                        if (perm >= 0) for (int c = 0; c < B; ++c) d[c] = dig[perms[perm * n + j0 + c]];
+                        else for (int c = 0; c < B; ++c) d[c] = dig[j0 + c];
+                        for (int c = 0; c < B; ++c) {
+                            raw0[c] += d[c] * (u64)k0[c];
+                            raw1[c] += d[c] * (u64)k1[c];
+                        }
+                    }
                     for (int c = 0; c < B; ++c) {
-                        acc0[c] += mul_mod(d[c], k0[c], t, ti);
-                        acc1[c] += mul_mod(d[c], k1[c], t, ti);
+                        acc0[c] += reduce64(raw0[c], t, ti);
+                        acc1[c] += reduce64(raw1[c], t, ti);
                     }
                 }
                 for (int c = 0; c < B; ++c) {
@@ -527,10 +564,11 @@ void launch_combine_k(int gx, int gy, int bx, const u64* a, const u64* conv, con
     }
 }
 
-void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
-                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
-    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
-    const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+}  // extern "C": a template has C++ linkage
+
+template <class P>
+static void dot_cpu(const u64* acc, int use_acc, const i64* rows, const u64* q, const double* qinv, int R, int n,
+                    int terms, i64 total, u64* out, const u64* const* cts, const P* const* pts) {
     u64 sum[CPU_BLOCK];
     FOR_ROWS(total) {
         i64 pr = r % R, k = rows[pr];
@@ -540,13 +578,36 @@ void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64
             int B = n - j0 < CPU_BLOCK ? n - j0 : CPU_BLOCK;
             i64 at = r * n + j0;
             for (int b = 0; b < B; ++b) sum[b] = use_acc ? acc[at + b] : 0;
-            for (int t = 0; t < terms; ++t) {
-                const u64 *ct = cts[t] + at, *pt = pts[t] + pr * n + j0;
-                for (int b = 0; b < B; ++b) sum[b] += mul_mod(ct[b], pt[b], qq, qi);
+            for (int t0 = 0; t0 < terms; t0 += LAZY) {           // raw products, reduced every LAZY terms
+                int t1 = t0 + LAZY < terms ? t0 + LAZY : terms;
+                u64 raw[CPU_BLOCK];
+                for (int b = 0; b < B; ++b) raw[b] = 0;
+                for (int t = t0; t < t1; ++t) {
+                    const u64* ct = cts[t] + at;
+                    const P* pt = pts[t] + pr * n + j0;
+                    for (int b = 0; b < B; ++b) raw[b] += ct[b] * (u64)pt[b];
+                }
+                for (int b = 0; b < B; ++b) sum[b] += reduce64(raw[b], qq, qi);
             }
             for (int b = 0; b < B; ++b) out[at + b] = reduce_sum(sum[b], qq, qi);
         }
     }
+}
+
+extern "C" {
+
+void launch_dot_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                  const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u64* pts[MAX_TERMS] = PTR_ARRAY(p);
+    dot_cpu(acc, use_acc, rows, q, qinv, R, n, terms, total, out, cts, pts);
+}
+
+void launch_dot32_k(int gx, int gy, int bx, const u64* acc, int use_acc, const i64* rows, const u64* q,
+                    const double* qinv, int R, int n, int terms, i64 total, u64* out, PTRS(c), PTRS32(p)) {
+    const u64* cts[MAX_TERMS] = PTR_ARRAY(c);
+    const u32* pts[MAX_TERMS] = PTR_ARRAY(p);
+    dot_cpu(acc, use_acc, rows, q, qinv, R, n, terms, total, out, cts, pts);
 }
 
 void launch_tensor_k(int gx, int gy, int bx, const u64* a, const u64* b, const i64* rows, const u64* q,

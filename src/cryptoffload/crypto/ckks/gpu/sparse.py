@@ -34,19 +34,20 @@ from typing import Any
 
 import numpy as np
 
+from cryptoffload.crypto.ckks.bootstrap.plan import EPHEMERAL_WEIGHT
 from cryptoffload.crypto.ckks.gpu import keyswitch
 from cryptoffload.crypto.ckks.gpu.keyswitch import Basis
-from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
+from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE, EvalKeys
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RnsScheme, SecretKey, wipe
 
-#: Hamming weight of the ephemeral secret (OpenFHE's SPARSE_ENCAPSULATED; Lattigo's default)
-EPHEMERAL_WEIGHT = 32
 #: largest modulus (bits) of the to_sparse key for which a weight-32 secret keeps 128-bit
 #: security at N >= 2^16 (Lattigo, ``circuits/ckks/bootstrapping``: "32, which ensure over
 #: 128-bit security for an evaluation key of modulus 121 bits")
 SECURE_KEY_BITS = 121
 SECURE_MIN_N = 65536
+__all__ = ["EPHEMERAL_WEIGHT", "SECURE_KEY_BITS", "SECURE_MIN_N", "SPARSE_TO_DENSE", "Encapsulation",
+           "encapsulation_basis", "gen_encapsulation", "is_secure", "key_modulus_bits", "to_dense", "to_sparse"]
 #: the key-store name of the s' -> s key
 SPARSE_TO_DENSE = "sparse_to_dense"
 
@@ -110,7 +111,7 @@ def _to_sparse_key(scheme: RnsScheme, sk: SecretKey, sparse_small: np.ndarray, b
     finally:
         wipe(s_new)
         wipe(s_old)
-    return scheme.xp.stack(out)
+    return scheme.xp.stack(out).astype(KEY_DTYPE)
 
 
 def gen_encapsulation(scheme: RnsScheme, sk: SecretKey, weight: int = EPHEMERAL_WEIGHT
