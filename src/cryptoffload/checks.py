@@ -217,6 +217,10 @@ OBJECT_BYTES = _bound("object_bytes", 1, 2**40, "bytes", integer=True)  # one ci
 LEVEL = _bound("level", 0, 1000, "", integer=True)  # a CKKS level (the parameters then bound it)
 ROTATION_STEP = _bound("rotation_step", 0, 2**20, "slots", integer=True)  # |a rotation's step|
 OP_S = _bound("op_s", 1e-12, 1e6, "s", zero=True)  # one operation's measured time (as a profile's duration)
+RING_DEGREE = _bound("ring_degree", 1 << 10, 1 << 17, "", integer=True)  # a CKKS ring degree N (2^10 .. 2^17)
+SLOTS = _bound("slots", 1, 1 << 16, "slots", integer=True, zero=True)  # CKKS slots (0: full packing)
+LINK_GBPS = _bound("link_gbps", 1e-3, 1e5, "Gb/s")  # a modelled link: a megabit to 100 terabits per second
+LINK_LATENCY_US = _bound("link_latency_us", 1e-6, 1e6, "us", zero=True)  # a modelled link's latency: 0 to a second
 VALIDITY_DAYS = _bound("validity_days", 1, 3650, "days", integer=True)  # a certificate's validity: a day to ten years
 
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from cryptoffload.checks import CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, SIZE_TB, parse_ints
+from cryptoffload.checks import (CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, LEVEL, LINK_GBPS, LINK_LATENCY_US, RING_DEGREE,
+                                 SIZE_TB, SLOTS, parse_ints)
 from cryptoffload.cli.root import console, number_option
 from cryptoffload.papers import PAPERS
 
@@ -131,46 +132,42 @@ def _isc_bounds(plan: IscPlan) -> str:
 
 
 
-#: Ceilings of `plan bootstrap`: rings OpenFHE and our backends run (2^10 .. 2^17), a modulus
-#: chain of at most 120 levels, and 64 devices (a bootstrap stage has at most 2^(k+1) - 1
+#: Ceilings of `plan bootstrap`: rings OpenFHE and our backends run (2^10 .. 2^17, checks.RING_DEGREE),
+#: a modulus chain of at most 120 levels, and 64 devices (a bootstrap stage has at most 2^(k+1) - 1
 #: diagonals; the multi-device paper plans up to 16)
-MIN_RING, MAX_RING = 1 << 10, 1 << 17
 MAX_BOOT_DEPTH = 120
 MAX_BOOT_DEVICES = 64
-LINK_GBPS = (1e-3, 1e5)
-LINK_LATENCY_US = (1e-6, 1e6)
 
 
 @app.command("bootstrap")
 def plan_bootstrap_cmd(
-    ring: int = typer.Option(65536, "--ring", help="Ring degree N (a power of two, 1024 to 131072)."),
-    slots: int = typer.Option(0, "--slots", help="Slots to bootstrap (0: full packing, N/2; else a power of two)."),
-    levels_after: int = typer.Option(2, "--levels-after", help="Levels the application needs after bootstrapping."),
-    depth: Optional[int] = typer.Option(None, "--depth", help="Levels of the modulus chain (default: what OpenFHE's "
-                                                               "default plan needs, levels-after + 23)."),
-    devices: int = typer.Option(1, "--devices", help="Devices to split the stages over (1 to 64)."),
+    ring: int = number_option(65536, "--ring", bound=RING_DEGREE, help="Ring degree N (a power of two, 1024 to 131072)."),
+    slots: int = number_option(0, "--slots", bound=SLOTS,
+                               help="Slots to bootstrap (0: full packing, N/2; else a power of two)."),
+    levels_after: int = number_option(2, "--levels-after", bound=LEVEL, maximum=MAX_BOOT_DEPTH - 16,
+                                      help="Levels the application needs after bootstrapping."),
+    depth: Optional[int] = number_option(None, "--depth", bound=LEVEL, maximum=MAX_BOOT_DEPTH, allow_zero=False,
+                                         help="Levels of the modulus chain (default: what OpenFHE's default plan "
+                                              "needs, levels-after + 23)."),
+    devices: int = number_option(1, "--devices", bound=DEVICES, maximum=MAX_BOOT_DEVICES,
+                                 help="Devices to split the stages over (1 to 64)."),
     profile: Optional[str] = typer.Option(None, "--profile", help="Per-level op-cost profile (name or TOML; default: "
                                                                   "the shipped OpenFHE profile nearest the ring)."),
-    link_gbps: float = typer.Option(100.0, "--link-gbps", help="Link bandwidth between devices in Gb/s (N > 1)."),
-    link_latency_us: float = typer.Option(1.0, "--link-latency-us", help="Link latency in us (N > 1)."),
+    link_gbps: float = number_option(100.0, "--link-gbps", bound=LINK_GBPS,
+                                     help="Link bandwidth between devices in Gb/s (N > 1)."),
+    link_latency_us: float = number_option(1.0, "--link-latency-us", bound=LINK_LATENCY_US,
+                                           help="Link latency in us (N > 1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (for scripts) instead of tables."),
 ) -> None:
     """Choose a CKKS bootstrap's level budget and baby steps (OpenFHE's EvalBootstrapSetup knobs) from per-op costs, beside OpenFHE's default; times are predicted (simulated)."""
     from cryptoffload.errors import ConfigError
 
-    check_int("--ring", ring, minimum=MIN_RING, maximum=MAX_RING)
     if ring & (ring - 1):
-        raise ConfigError(f"--ring must be a power of two from {MIN_RING} to {MAX_RING}, got {ring}")
-    check_int("--slots", slots, minimum=0, maximum=ring // 2)
-    if slots and (slots < 2 or slots & (slots - 1)):
+        raise ConfigError(f"--ring must be a power of two from {RING_DEGREE.floor:,.0f} to {RING_DEGREE.ceiling:,.0f}, "
+                          f"got {ring}")
+    if slots > ring // 2 or (slots and (slots < 2 or slots & (slots - 1))):
         raise ConfigError(f"--slots must be 0 (full packing) or a power of two from 2 to {ring // 2}, got {slots}")
-    check_int("--levels-after", levels_after, minimum=0, maximum=MAX_BOOT_DEPTH - 16)   # (1, 1) takes 16 levels
-    if depth is not None:
-        check_int("--depth", depth, maximum=MAX_BOOT_DEPTH)
-    check_int("--devices", devices, maximum=MAX_BOOT_DEVICES)
-    gbps = check_positive("--link-gbps", link_gbps, minimum=LINK_GBPS[0], maximum=LINK_GBPS[1], unit="Gb/s")
-    latency = check_positive("--link-latency-us", link_latency_us, allow_zero=True, minimum=LINK_LATENCY_US[0],
-                             maximum=LINK_LATENCY_US[1], unit="us")
+    gbps, latency = link_gbps, link_latency_us
     from cryptoffload.policies.bootstrap_costs import load_costs
     from cryptoffload.policies.bootstrap_model import OPENFHE_DEFAULT, BootstrapSetting, bootstrap_depth
     from cryptoffload.policies.bootstrap_plan import check_fits, plan_bootstrap

@@ -203,8 +203,8 @@ def load_plan_result() -> dict[str, Any] | None:
     from importlib import resources
 
     try:
-        return json.loads(resources.files("cryptoffload.studies.data").joinpath(PLAN_RESULT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return strict_json(resources.files("cryptoffload.studies.data").joinpath(PLAN_RESULT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):   # JsonRefused is a ValueError
         return None
 
 
