@@ -164,7 +164,8 @@ def test_a_ciphertext_at_or_above_n_squared_is_refused_naming_the_file(tmp_path:
     a = _write(pk, tmp_path / "a.bin", [1])
     (tmp_path / "big.bin").write_bytes(framing.pack(pk, [pk.nsquare + 1], bound=1))
     with pytest.raises(pl.CiphertextFormatError, match=f"^--in {tmp_path / 'big.bin'}: ciphertext 0: not a valid "
-                       r"ciphertext for this key \(must be a unit modulo n\^2\)$"):
+                       r"ciphertext for this key \(must be a unit modulo n\^2\); give a ciphertext file written whole by "
+                       r"`cryptoffload paillier encrypt` \(or add, sum, mul\) under this key, or make it again$"):
         pf.add_elementwise(pk, [a, tmp_path / "big.bin"])
 
 
