@@ -207,11 +207,12 @@ def check_fits_one_file(pk: pl.PublicKey, count: int, source: Source) -> None:
                                f"for this key (what decrypt reads); split the input")
 
 
-def encrypt_values(enc: pl.Encryptor, values: Sequence[int]) -> list[pl.Ciphertext]:
+def encrypt_values(enc: pl.Encryptor, values: Sequence[int], *, progress: bool = True) -> list[pl.Ciphertext]:
     """Encrypt plaintexts already encoded (in [0, n)) with one encryptor, so the backend and
-    table the caller chose are the ones used and described."""
+    table the caller chose are the ones used and described (``progress``: a bar on stderr for
+    large inputs)."""
     pk = enc.public_key
-    return [pl.Ciphertext(pk, c) for c in enc.encrypt_raw(list(values), progress=True)]
+    return [pl.Ciphertext(pk, c) for c in enc.encrypt_raw(list(values), progress=progress)]
 
 
 @dataclass(frozen=True)
