@@ -13,3 +13,12 @@ from pathlib import Path
 if os.environ.get("PYTHONPATH"):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
+
+# Caches the code keeps between calls (he-cnn's key folder: $XDG_CACHE_HOME/cryptoffload/...)
+# go to a folder of this test run, never to the user's home; it is private (0700) as a key
+# folder's parents must be, and shared by the tests of one worker (keys are made once).
+if not os.environ.get("CRYPTOFFLOAD_TEST_CACHE"):
+    import tempfile
+
+    os.environ["CRYPTOFFLOAD_TEST_CACHE"] = tempfile.mkdtemp(prefix="cryptoffload-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = os.environ["CRYPTOFFLOAD_TEST_CACHE"]

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from cryptoffload.checks import parse_int
+from cryptoffload.checks import INT_RE, is_number, parse_int
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto.paillier import bounds, framing
 from cryptoffload.crypto.paillier.encoding import parse_decimal
@@ -105,6 +105,9 @@ def _integer(path: Source, line: int, cell: str, where: str = "", fixed_point: p
     With ``fixed_point``: one decimal number, as its encoding."""
     if fixed_point is not None:
         return fixed_point.parse(f"{path}:{line}:{where}", cell.strip())
+    if is_number(cell) and not INT_RE.fullmatch(cell):
+        raise pl.PaillierError(f"{path}:{line}:{where} {cell.strip()!r} is a decimal number, not an integer; to encrypt "
+                               f"decimals give --fixed-point BITS (x is encrypted as round(x * 2^BITS))")
     return parse_int(f"{path}:{line}:{where}", cell.strip(), error=pl.PaillierError)
 
 

@@ -254,6 +254,15 @@ def print_json(obj: object) -> None:
     print_data(json.dumps(obj, indent=2, default=str).split("\n"))
 
 
+def print_tables_json(tables: Iterable[Any], notes: Iterable[str] = (), **fields: Any) -> None:
+    """``--json`` of a command that prints tables (:class:`~cryptoffload.report.result.Table`):
+    one JSON object, ``{"tables": {id: contract}, "notes": [...], **fields}`` -- the same table
+    shape as a study's ``result.json``."""
+    from cryptoffload.io import json_safe
+
+    print_json({"tables": {t.id: t.to_contract() for t in tables}, "notes": list(notes), **json_safe(fields)})
+
+
 def say(message: str) -> None:
     """A status line ("wrote ...") of a command that prints data: on stderr, so stdout holds
     the data alone; folded at the output width; nothing under ``--quiet``."""
@@ -337,9 +346,12 @@ _flags_take_no_value()
 
 
 @app.command()
-def version() -> None:
+def version(as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the version.")) -> None:
     """Print the package version."""
-    console.print(__version__)
+    if as_json:
+        print_json({"version": __version__})
+    else:
+        print_data([__version__])
 
 
 def _print_version(value: bool) -> None:
