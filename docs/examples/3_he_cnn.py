@@ -9,7 +9,7 @@ from cryptoffload import he_cnn
 
 p = he_cnn.classify(3)                                       # held-out image 3 (or a PNG/JPEG path)
 print(p.digit, p.label, p.agrees)                            # 3 3 True
-print(p)                                                     # e.g. digit 3 (p=1.00, label 3) in 0.84 s
+print(p)                                                     # e.g. digit 3 (p=1.00, label 3) in 1.1 s
 
 # Many images in one program: keys and encoded weights once, then each image alone.
 clf = he_cnn.Classifier()
