@@ -25,8 +25,11 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_shell_completion_is_on_and_completes_study_names(tmp_path: Path) -> None:
-    script = run_cli(tmp_path, "--show-completion", "bash")
-    assert script.returncode == 0 and "_CRYPTOFFLOAD_COMPLETE" in script.stdout
+    # what `--install-completion` writes and `--show-completion` prints (for the shell it detects)
+    script = subprocess.run(CLI, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                            env=_env(_CRYPTOFFLOAD_COMPLETE="source_bash"))
+    assert script.returncode == 0 and "_CRYPTOFFLOAD_COMPLETE=complete_bash" in script.stdout
+    assert "--install-completion" in run_cli(tmp_path, "--help").stdout
     proc = subprocess.run(CLI, cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env=_env(_CRYPTOFFLOAD_COMPLETE="complete_bash", COMP_WORDS="cryptoffload study ri",
                                    COMP_CWORD="2"))
