@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import assert_user_error, run_cli
+from cli_helpers import run_cli
 
 STUDY = "--insecure-study-size"
 CLI = [sys.executable, "-m", "cryptoffload.cli"]
@@ -25,15 +25,17 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_shell_completion_is_on_and_completes_study_names(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cryptoffload.cli import app
+
     # what `--install-completion` writes and `--show-completion` prints (for the shell it detects)
-    script = subprocess.run(CLI, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                            env=_env(_CRYPTOFFLOAD_COMPLETE="source_bash"))
-    assert script.returncode == 0 and "_CRYPTOFFLOAD_COMPLETE=complete_bash" in script.stdout
-    assert "--install-completion" in run_cli(tmp_path, "--help").stdout
-    proc = subprocess.run(CLI, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          env=_env(_CRYPTOFFLOAD_COMPLETE="complete_bash", COMP_WORDS="cryptoffload study ri",
-                                   COMP_CWORD="2"))
-    assert proc.returncode == 0 and proc.stdout.split() == ["ridge"]
+    script = CliRunner().invoke(app, [], prog_name="cryptoffload", env={"_CRYPTOFFLOAD_COMPLETE": "source_bash"})
+    assert script.exit_code == 0 and "_CRYPTOFFLOAD_COMPLETE=complete_bash" in script.output
+    done = CliRunner().invoke(app, [], prog_name="cryptoffload", env={
+        "_CRYPTOFFLOAD_COMPLETE": "complete_bash", "COMP_WORDS": "cryptoffload study ri", "COMP_CWORD": "2"})
+    assert done.exit_code == 0 and done.output.split() == ["ridge"]
+    assert "--install-completion" in CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
 
 
 def test_no_help_shows_a_type_after_a_flag() -> None:
@@ -92,41 +94,62 @@ def test_binary_to_a_terminal_and_waiting_on_one_are_refused(tmp_path: Path) -> 
     assert not (tmp_path / "c.bin").exists()
 
 
-def test_quiet_leaves_results_and_errors(tmp_path: Path) -> None:
-    assert run_cli(tmp_path, "-q", "paillier", "keygen", "--out", "k.json", "--bits", "1024", STUDY).stderr == ""
-    (tmp_path / "m.txt").write_text("5\n")
-    assert run_cli(tmp_path, "paillier", "encrypt", "--key", "k.json.pub", "--in", "m.txt", "--out", "c.bin", STUDY,
-                   "--quiet").stderr == ""
-    proc = run_cli(tmp_path, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", STUDY, "-q")
-    assert (proc.stdout, proc.stderr) == ("5\n", "")
-    assert_user_error(run_cli(tmp_path, "-q", "paillier", "decrypt", "--key", "k.json.pub", "--in", "c.bin", STUDY),
-                      "holds a public key")
+def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``cryptoffload argv`` in this process (the CLI's modules are imported once for all)."""
+    from cryptoffload.cli import main
+
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_prose_follows_columns(tmp_path: Path) -> None:
-    proc = run_cli(tmp_path, "study", "list", columns=50)
-    assert proc.returncode == 0 and proc.stdout.count("\n") > 6
-    assert max(len(line) for line in proc.stdout.splitlines()) <= 50
+def test_quiet_leaves_results_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k, m, c = tmp_path / "k.json", tmp_path / "m.txt", tmp_path / "c.bin"
+    assert _main(capsys, "-q", "paillier", "keygen", "--out", str(k), "--bits", "1024", STUDY) == (0, "", "")
+    m.write_text("5\n")
+    assert _main(capsys, "paillier", "encrypt", "--key", f"{k}.pub", "--in", str(m), "--out", str(c), STUDY,
+                 "--quiet") == (0, "", "")
+    assert _main(capsys, "paillier", "decrypt", "--key", str(k), "--in", str(c), STUDY, "-q") == (0, "5\n", "")
+    code, out, err = _main(capsys, "-q", "paillier", "decrypt", "--key", f"{k}.pub", "--in", str(c), STUDY)
+    assert code == 2 and out == "" and err.startswith("error: ") and "holds a public key" in err
+    code, out, err = _main(capsys, "paillier", "encrypt", "--key", f"{k}.pub", "--in", str(m), "--out",
+                           str(tmp_path / "d.bin"), STUDY)
+    assert code == 0 and out == "" and err.startswith("wrote ")  # without --quiet: the status line
 
 
-def test_did_you_mean_for_studies_and_commands(tmp_path: Path) -> None:
-    assert_user_error(run_cli(tmp_path, "study", "ridg"), "No such command 'ridg'. Did you mean 'ridge'?")
-    assert_user_error(run_cli(tmp_path, "he-cnn", "infr"), "Did you mean 'infer'")
+def test_prose_follows_columns(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    code, out, _ = _main(capsys, "study", "list")
+    assert code == 0 and out.count("\n") > 6 and max(len(line) for line in out.splitlines()) <= 50
 
 
-def test_infer_answers_in_one_line_and_keeps_its_keys(tmp_path: Path) -> None:
-    """The emulator (exact arithmetic) keeps this fast; SEAL's key set is the same file kind."""
-    args = ["he-cnn", "infer", "--image", "3", "--backend", "emulator", "--key-dir", "keys"]
-    first = run_cli(tmp_path, *args)
-    assert first.returncode == 0, first.stderr
-    assert re.fullmatch(r"digit 3 \(p=\d\.\d\d, label 3\) in \d+\.\d\d s\n", first.stdout), first.stdout
-    assert first.stderr.startswith("made new keys in ") and "kept for the next call in keys/emulator-16384-" in first.stderr
-    second = run_cli(tmp_path, *args, "--json")
-    assert second.returncode == 0 and second.stderr == ""
-    doc = json.loads(second.stdout)
-    assert doc["keys"] == "reused" and doc["prediction"] == 3 and "load_keys" in doc["seconds"]
-    verbose = run_cli(tmp_path, *args, "--verbose")
-    lines = verbose.stdout.splitlines()
+def test_did_you_mean_for_studies_and_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, needle in ((["study", "ridg"], "No such command 'ridg'. Did you mean 'ridge'?"),
+                         (["he-cnn", "infr"], "Did you mean 'infer'")):
+        code, _, err = _main(capsys, *argv)
+        assert code == 2 and len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_infer_answers_in_one_line_and_keeps_its_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator (exact arithmetic) keeps this fast; SEAL's key set is the same kind of file."""
+    monkeypatch.setenv("COLUMNS", "400")  # the status line whole (it names a long temporary path)
+    keys = tmp_path / "keys"
+    args = ["he-cnn", "infer", "--image", "3", "--backend", "emulator", "--key-dir", str(keys)]
+    code, out, err = _main(capsys, *args)
+    assert code == 0, err
+    assert re.fullmatch(r"digit 3 \(p=\d\.\d\d, label 3\) in \d+\.\d\d s\n", out), out
+    assert err.startswith("made new keys in ") and f"kept for the next call in {keys}/emulator-16384-" in err
+    code, out, err = _main(capsys, *args, "--json")
+    doc = json.loads(out)
+    assert code == 0 and err == "" and doc["keys"] == "reused" and doc["prediction"] == 3 and "load_keys" in doc["seconds"]
+    code, out, _ = _main(capsys, *args, "--verbose")
+    lines = out.splitlines()
     assert len(lines) == 5 and lines[1].startswith("plaintext model: digit 3 (agrees") and "keys: reused" in lines[3]
-    assert (tmp_path / "keys").stat().st_mode & 0o777 == 0o700
-    assert_user_error(run_cli(tmp_path, *args, "--no-keep-keys"), "--key-dir has no use with --no-keep-keys")
+    assert keys.stat().st_mode & 0o777 == 0o700
+    code, _, err = _main(capsys, *args, "--no-keep-keys")
+    assert code == 2 and "--key-dir has no use with --no-keep-keys" in err
