@@ -14,11 +14,16 @@ if os.environ.get("PYTHONPATH"):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
 
-# Caches the code keeps between calls (he-cnn's key folder: $XDG_CACHE_HOME/cryptoffload/...)
-# go to a folder of this test run, never to the user's home; it is private (0700) as a key
-# folder's parents must be, and shared by the tests of one worker (keys are made once).
-if not os.environ.get("CRYPTOFFLOAD_TEST_CACHE"):
+# The he-cnn key folder (apps/he_cnn/keys.py) of a test run is a folder of its own, never the
+# user's ~/.cache; it is private (0700) as a key folder's parents must be, and shared by the
+# tests of one worker (a key set is made once). Only that folder: the project's other caches
+# (compiled kernels, Paillier windows, matplotlib's fonts) stay where they are, or every run
+# would rebuild them.
+if not os.environ.get("CRYPTOFFLOAD_HE_CNN_KEYS"):
+    import atexit
+    import shutil
     import tempfile
 
-    os.environ["CRYPTOFFLOAD_TEST_CACHE"] = tempfile.mkdtemp(prefix="cryptoffload-test-cache-")
-    os.environ["XDG_CACHE_HOME"] = os.environ["CRYPTOFFLOAD_TEST_CACHE"]
+    _KEYS = tempfile.mkdtemp(prefix="cryptoffload-test-keys-")  # the workers inherit it; this process removes it
+    os.environ["CRYPTOFFLOAD_HE_CNN_KEYS"] = os.path.join(_KEYS, "he-cnn-keys")
+    atexit.register(shutil.rmtree, _KEYS, True)  # a SEAL key set is 112 MB

@@ -27,9 +27,9 @@ def test_classify_agrees_with_the_plaintext_model_and_keeps_its_keys(tmp_path: P
 
 
 def test_no_key_folder_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CRYPTOFFLOAD_HE_CNN_KEYS", str(tmp_path / "keys"))
     clf = he_cnn.Classifier(backend="emulator", key_dir=None)
-    assert not clf.keys_reused and clf.key_file is None and not (tmp_path / "cryptoffload").exists()
+    assert not clf.keys_reused and clf.key_file is None and not (tmp_path / "keys").exists()
 
 
 def test_images_it_refuses(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def test_the_examples_are_numbered_and_each_readme_block_is_the_start_of_one() -
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_and_prints_what_it_says(tmp_path: Path, script: Path) -> None:
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}  # XDG_CACHE_HOME: this run's (tests/conftest.py)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}  # the key folder: this run's (tests/conftest.py)
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

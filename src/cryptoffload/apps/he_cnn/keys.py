@@ -15,8 +15,10 @@ is ours but unreadable as a context (truncated, another version) is replaced by 
 and the caller is told.
 
 Where: ``--key-dir`` (the API's ``key_dir``), else :func:`default_key_dir`:
-``$XDG_CACHE_HOME/cryptoffload/he-cnn-keys`` (``~/.cache/...``) -- a cache, since losing it costs
-one key generation and nothing else.
+``$CRYPTOFFLOAD_HE_CNN_KEYS`` when set, else ``he-cnn-keys`` in the project's cache folder (the
+one the compiled kernels and Paillier windows use: ``$CRYPTOFFLOAD_CACHE``, else
+``$XDG_CACHE_HOME/cryptoffload``, else ``~/.cache/cryptoffload``) -- a cache, since losing it
+costs one key generation and nothing else.
 """
 
 from __future__ import annotations
@@ -40,11 +42,20 @@ from cryptoffload.private_files import private_dir, read_private
 WHAT = "he-cnn key"
 
 
+#: the environment variable naming the key folder outright (tests point it at a folder of their
+#: own, leaving the project's other caches where they are)
+KEY_DIR_ENV = "CRYPTOFFLOAD_HE_CNN_KEYS"
+
+
 def default_key_dir() -> Path:
-    """``$XDG_CACHE_HOME/cryptoffload/he-cnn-keys``, or ``~/.cache/cryptoffload/he-cnn-keys``."""
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
-    return root / "cryptoffload" / "he-cnn-keys"
+    """The key folder when none is given (see the module docstring); relative values of the
+    variables are ignored, as the XDG specification asks."""
+    for name, tail in ((KEY_DIR_ENV, ()), ("CRYPTOFFLOAD_CACHE", ("he-cnn-keys",)),
+                       ("XDG_CACHE_HOME", ("cryptoffload", "he-cnn-keys"))):
+        value = os.environ.get(name, "").strip()
+        if value and os.path.isabs(value):
+            return Path(value, *tail)
+    return Path.home() / ".cache" / "cryptoffload" / "he-cnn-keys"
 
 
 def key_file_name(backend: str, params: CkksParams, steps: Sequence[int]) -> str:
