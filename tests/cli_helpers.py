@@ -12,7 +12,9 @@ from pathlib import Path
 
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, columns: int = 200,
             timeout: float = 180) -> subprocess.CompletedProcess:
-    env = dict(os.environ if env is None else env)
+    if env is None:  # pytest-xdist's workers export COLUMNS=80: the width asked for wins
+        env = {**os.environ, "COLUMNS": str(columns)}
+    env = dict(env)
     env.setdefault("COLUMNS", str(columns))
     env.setdefault("PYTHONWARNINGS", "ignore")
     return subprocess.run([sys.executable, "-m", "cryptoffload.cli", *args], cwd=cwd, env=env,

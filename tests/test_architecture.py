@@ -21,6 +21,9 @@ SRC = Path(cryptoffload.__file__).resolve().parent
 # engines and sim share a rank and must not import each other.
 RANKS = {
     "cli": 9,
+    # the public Python API: a facade over crypto, apps, studies and policies, so above them all;
+    # the CLI may use it. The package root names its modules lazily (see the test below).
+    "api": 8.5,
     "studies": 8,
     "apps": 7,
     "policies": 6,
@@ -188,3 +191,21 @@ def test_no_section_banner_inside_a_function():
 
 def _is_banner(line: str) -> bool:
     return line.startswith("# --") or line.startswith("# ==") or (line.startswith("#") and line.endswith("----"))
+
+
+def test_the_package_root_reaches_the_api_only_lazily():
+    """``cryptoffload/__init__.py`` is rank 0 and imports nothing above it; the API's modules
+    are attributes it resolves on first use (PEP 562), one ``importlib`` call for exactly the
+    names in ``API_MODULES``, each a module of ``cryptoffload.api``. ``import cryptoffload``
+    loads none of them (nor any other layer)."""
+    import subprocess
+    import sys
+
+    root = SRC / "__init__.py"
+    assert not [t for t, _ in _imports(root)], "the package root imports a module of the package at run time"
+    assert set(cryptoffload.API_MODULES) == {p.stem for p in (SRC / "api").glob("*.py") if p.stem != "__init__"}
+    code = ("import sys, cryptoffload; loaded = [m for m in sys.modules if m.startswith('cryptoffload.')]; "
+            "assert not loaded, loaded; from cryptoffload import paillier; "
+            "assert paillier.__name__ == 'cryptoffload.api.paillier'")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr

@@ -67,6 +67,11 @@ def test_parse_lists() -> None:
             parse_ints("--devices", bad)
     with pytest.raises(ConfigError, match="--modes: give at least one value"):
         split_list("--modes", " , ")
+    # issue 37: "1 2 4" was read as 124
+    with pytest.raises(ConfigError, match=r"^--devices: '1 2 4' holds a space; separate the values with commas: 1,2,4$"):
+        parse_ints("--devices", "1 2 4")
+    with pytest.raises(ConfigError, match="separate the values with commas: 100,1e3"):
+        parse_floats("--rates", "100 1e3")
 
 
 def test_ceilings_seeds_ports() -> None:

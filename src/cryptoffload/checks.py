@@ -350,19 +350,32 @@ def is_number(text: str) -> bool:
     return _numeral(text, FLOAT_RE) is not None
 
 
+def _refuse_spaces_between(what: str, items: list[str]) -> None:
+    """A list item with a space inside (``--devices "1 2 4"``) is several values someone
+    separated with spaces: refused with the list written as it should be."""
+    spaced = next((v for v in items if len(v.split()) > 1), None)
+    if spaced is not None:
+        raise ConfigError(f"{what}: {spaced.strip()!r} holds a space; separate the values with commas: "
+                          f"{','.join(spaced.split())}")
+
+
 def parse_floats(what: str, text: str) -> list[float]:
     """Comma-separated numbers (``"100,1e3"``), at least one; empty items are skipped."""
     items = [x for x in text.split(",") if x.strip()]
     if not items:
         raise ConfigError(f"{what} must be comma-separated numbers, got '{text}' (none)")
+    _refuse_spaces_between(what, items)
     if any(_numeral(x, FLOAT_RE) is None for x in items):
         raise ConfigError(f"{what} must be comma-separated numbers, got '{text}'")
     return [parse_float(what, x) for x in items]
 
 
 def parse_ints(what: str, text: str) -> list[int]:
-    """Comma-separated positive integers (``"1,2,4"``), at least one."""
-    items = [v for v in text.replace(" ", "").split(",") if v]
+    """Comma-separated positive integers (``"1,2,4"``, spaces after the commas allowed), at
+    least one. Spaces *inside* an item are refused with the fix: ``"1 2 4"`` was once read as
+    124 (issue 37)."""
+    items = [v.strip() for v in text.split(",") if v.strip()]
+    _refuse_spaces_between(what, items)
     vals = [int(v) for v in items if _numeral(v, INT_RE) is not None]
     if not items or len(vals) != len(items) or any(v < 1 for v in vals):
         raise ConfigError(f"{what} must be a comma-separated list of positive integers, got {text!r}")

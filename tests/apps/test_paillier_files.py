@@ -6,6 +6,8 @@ checked by decryption, which refuses a value outside it (issue 32)."""
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -49,7 +51,7 @@ def test_integers_one_per_line(tmp_path: Path) -> None:
         pf.read_integers(tmp_path / "bad.txt")
 
 
-@pytest.mark.parametrize("cell", ["1_000", "\u0661\u0662", "\uff11\uff12", "0x10", "1e3", "+-1", "\u00b2"])
+@pytest.mark.parametrize("cell", ["1_000", "\u0661\u0662", "\uff11\uff12", "0x10", "+-1", "\u00b2"])
 def test_integers_follow_the_one_grammar(tmp_path: Path, cell: str) -> None:
     """issue 32: `int()` took '1_000' and Arabic-Indic or full-width digits, which another reader
     of the same file would read differently (or not at all); only ASCII digits with a sign pass."""
@@ -75,7 +77,8 @@ def test_integers_of_a_named_csv_column(tmp_path: Path) -> None:
     ("id,amount\n1,2\n3,x4\n", "amount", r"d.csv:3: column 'amount': must be an integer \(ASCII digits, optional "
      r"sign\), got 'x4'$"),
     ("id,amount\n1,2\n3,\n", "amount", r"d.csv:3: column 'amount': must be an integer .*, got ''$"),
-    ("id,amount\n1,2.5\n", "amount", r"d.csv:2: column 'amount': must be an integer .*, got '2.5'$"),
+    ("id,amount\n1,2.5\n", "amount", r"d.csv:2: column 'amount': '2.5' is a decimal number, not an integer; to "
+                                       r"encrypt decimals give --fixed-point BITS"),
     ("id,amount\n1,2\n3\n", "amount", r"d.csv:3: the row has 1 cells, no cell for column 'amount'$"),
     ("a,a\n1,2\n", "a", r"d.csv: the header names column 'a' 2 times; rename one of them$"),
     ("\n\n", "a", r"d.csv is empty; with --column it must start with a header line$"),
@@ -164,7 +167,8 @@ def test_a_ciphertext_at_or_above_n_squared_is_refused_naming_the_file(tmp_path:
     a = _write(pk, tmp_path / "a.bin", [1])
     (tmp_path / "big.bin").write_bytes(framing.pack(pk, [pk.nsquare + 1], bound=1))
     with pytest.raises(pl.CiphertextFormatError, match=f"^--in {tmp_path / 'big.bin'}: ciphertext 0: not a valid "
-                       r"ciphertext for this key \(must be a unit modulo n\^2\)$"):
+                       r"ciphertext for this key \(must be a unit modulo n\^2\); give a ciphertext file written whole by "
+                       r"`cryptoffload paillier encrypt` \(or add, sum, mul\) under this key, or make it again$"):
         pf.add_elementwise(pk, [a, tmp_path / "big.bin"])
 
 
@@ -427,3 +431,26 @@ def test_arithmetic_decrypts_to_the_exact_result_or_is_refused(tmp_path: Path, k
     assert frame.bound == bound <= pk.max_int
     (tmp_path / "r.bin").write_bytes(pl.ciphertexts_to_bytes(frame.ciphertexts, pk, bound=frame.bound))
     assert pf.decrypt_file(sk, tmp_path / "r.bin")[1] == expected
+
+
+@pytest.mark.parametrize("cell", ["2.5", "1e3", "-.5"])
+def test_a_decimal_without_a_fixed_point_names_the_option(tmp_path: Path, cell: str) -> None:
+    """issue 37: a decimal is not an integer, and the refusal says how to encrypt it."""
+    (tmp_path / "m.txt").write_text(f"7\n{cell}\n", encoding="utf-8")
+    with pytest.raises(pl.PaillierError, match=rf"m.txt:2: '{re.escape(cell)}' is a decimal number, not an integer; to "
+                       r"encrypt decimals give --fixed-point BITS"):
+        pf.read_integers(tmp_path / "m.txt")
+    assert pf.read_integers(tmp_path / "m.txt", fixed_point=pl.FixedPoint(4)) == [7 * 16, round(float(cell) * 16)]
+
+
+def test_a_csv_without_column_names_the_option_and_its_columns(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text("id,amount\n1,10\n", encoding="utf-8")
+    with pytest.raises(pl.PaillierError, match=r"sales.csv:1: 'id,amount' holds 2 comma-separated cells.*--column NAME "
+                       r"\(its first line: 'id', 'amount'\)$"):
+        pf.read_integers(tmp_path / "sales.csv")
+
+
+def test_standard_input_is_read_like_a_file() -> None:
+    assert pf.read_integers(pf.Piped(b"1\n-2\n")) == [1, -2]
+    with pytest.raises(pl.PaillierError, match=r"^- \(standard input\):2: must be an integer"):
+        pf.read_integers(pf.Piped(b"1\nx\n"))

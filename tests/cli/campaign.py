@@ -85,7 +85,10 @@ class Fixtures:
         (self.root / "adir").mkdir(exist_ok=True)
         (self.root / "emptydir").mkdir(exist_ok=True)
         (self.root / "www").mkdir(exist_ok=True)
+        (self.root / "opendir").mkdir(exist_ok=True)
+        os.chmod(self.root / "opendir", 0o755)  # a key folder others can list: refused with chmod 700
         w("www/index.html", "hello\n")
+        w("decimals.txt", "1.5\n-2.25\n")
         w("afile", "a plain file\n")
         w("empty", b"")
         w("latin1.txt", b"caf\xe9 1\n2\n\xff\xfe\n")
@@ -352,6 +355,18 @@ def cases(fx: Fixtures) -> list[Case]:
                   "/dev/zero"))
     add(s, ["--key", fx["k.json"], "--in", fx["c.bin"], *study], "--out", file_outs)
     add(s, ["--key", fx["k.json"], *study], "--in", [fx["c_lowbound.bin"]], mentions=("outside the file's bound",))
+    # issue 37: fixed point and "-" for standard input and output
+    add(s, ["--key", fx["k.json"], "--in", fx["c.bin"], *study], "--fixed-point", ["0", "65", "-1", "abc", "1.5", ""])
+    add("paillier encrypt", ["--key", fx["k.pub"], "--in", fx["m.txt"], "--out", "c.bin", *study], "--fixed-point",
+        ["0", "65", "-1", "abc", "1.5", "1_0"])
+    add("paillier encrypt", ["--key", fx["k.pub"], "--in", fx["decimals.txt"], "--out", "c.bin", *study], "--bound",
+        ["1", "abc", "nan", "-1"], mentions=("--bound", "1.5", "abc", "nan", "-1"))
+    add("paillier encrypt", ["--key", fx["k.pub"], "--out", "c.bin", *study], "--in", [fx["decimals.txt"]],
+        mentions=("--fixed-point",))
+    add("paillier encrypt", ["--key", fx["k.pub"], "--in", fx["m.txt"], "--json", *study], "--out", ["-"],
+        mentions=("--json", "--out -"))
+    add("paillier sum", ["--key", fx["k.pub"], "--in", "-", "--out", "o.bin", *study], "--in", ["-"],
+        mentions=("--in -", "more than once"))
 
     # -- calibrate --------------------------------------------------------------------------------
     add("calibrate", [], "--out-dir", folder_outs)
@@ -439,6 +454,9 @@ def cases(fx: Fixtures) -> list[Case]:
     add(s, [], "--backend", ["nosuch", ""])
     add(s, [], "--trace", created_outs)
     add(s, [], "--mnist-dir", ["/nonexistent/mnist", fx["afile"], fx["mnist_garbage"]])
+    add(s, [], "--key-dir", [fx["afile"], fx["afile"] + "/keys", fx["opendir"]],
+        mentions=("--key-dir", "key", "afile", "opendir", "chmod"))
+    add(s, ["--no-keep-keys"], "--key-dir", [fx["emptydir"]], mentions=("--no-keep-keys",))
     for s in ("he-cnn bench", "he-cnn evaluate"):
         ints(s, [], "--images", zero=True)
         add(s, [], "--model", models[:4])

@@ -61,7 +61,7 @@ def test_infer_an_image_file_of_ones_own(tmp_path: Path) -> None:
 
     pytest.importorskip("tenseal")
     name, plain_digit = _digit_png(tmp_path, 7)
-    proc = run_cli(tmp_path, "he-cnn", "infer", "--image", name, "--trace", "t.json")
+    proc = run_cli(tmp_path, "he-cnn", "infer", "--image", name, "--trace", "t.json", "--json")
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout)
     assert res["image_file"] == name and res["index"] is None and res["label"] is None

@@ -274,7 +274,8 @@ def test_paillier_encrypt_resolves_the_backend_once(tmp_path: Path, monkeypatch)
     monkeypatch.setattr(pl, "resolve_backend", resolve)
     monkeypatch.setattr(pl.PublicKey, "encryptor", encryptor)
     res = CliRunner().invoke(app, ["paillier", "encrypt", "--key", str(tmp_path / "k.pub"), "--in",
-                                   str(tmp_path / "m.txt"), "--out", str(tmp_path / "c.bin"), STUDY])
+                                   str(tmp_path / "m.txt"), "--out", str(tmp_path / "c.bin"), STUDY],
+                             env={"COLUMNS": "300"})  # the status line whole
     assert res.exit_code == 0, res.output
     name = real_resolve("auto", pk.nsquare.bit_length())
     assert resolved == [(("auto", pk.nsquare.bit_length()), name)]

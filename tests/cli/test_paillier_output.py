@@ -107,12 +107,12 @@ def test_decrypt_json_holds_every_value_exactly(wide) -> None:
     doc = json.loads(proc.stdout)
     fingerprint = json.loads((root / "k.json.pub").read_text())["fingerprint"]
     assert doc == {"values": [str(v) for v in values], "count": 200, "bound": str(1 << 2040), "bound_recorded": True,
-                   "key": fingerprint}
+                   "key": fingerprint, "fixed_point": None}
     assert proc.stderr == ""
     proc = run_cli(root, "paillier", "decrypt", "--key", "k.json", "--in", "c.bin", "--json", "--out", "p.txt")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"out": "p.txt", "count": 200, "bound": str(1 << 2040), "bound_recorded": True,
-                                       "key": fingerprint}
+                                       "key": fingerprint, "fixed_point": None}
     assert (root / "p.txt").read_text().splitlines() == [str(v) for v in values]
 
 
@@ -131,7 +131,8 @@ def test_every_command_has_json_and_keeps_stdout_for_data(tmp_path: Path) -> Non
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     enc = json.loads(proc.stdout)
     assert enc.pop("backend") and enc == {"out": "c.bin", "count": 3, "bound": "100",
-                                          "format_version": pl.CIPHERTEXT_VERSION, "key": fingerprint}
+                                          "format_version": pl.CIPHERTEXT_VERSION, "key": fingerprint,
+                                          "fixed_point": None}
     for args, expected in (
             (["add", "--in", "c.bin", "--in", "c.bin", "--out", "a.bin"],
              {"operation": "add", "count": 3, "bound": "200", "inputs": ["c.bin", "c.bin"], "rerandomized": True}),

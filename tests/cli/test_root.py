@@ -134,19 +134,19 @@ def test_usage_errors_are_one_error_line_naming_the_command(capsys) -> None:
 
     for argv, needle in ((["paillier", "keygen", "--out", "k", "--nope"], "No such option: --nope"),
                          (["paillier", "keygen"], "Missing option '--out'"),
-                         (["no-such-command"], "No such command")):
+                         (["no-such-command"], "No such command"),
+                         (["paillier", "encrpyt"], "Did you mean 'encrypt'")):
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and err[0].startswith("error: cryptoffload") and needle in err[0], err
         assert "--help" in err[0]
-    # a number that does not parse is refused by the one grammar, naming the option and the form
-    with pytest.raises(SystemExit) as info:
+    with pytest.raises(SystemExit) as info:  # a number is ours to read (one grammar, a named bound)
         main(["paillier", "keygen", "--bits", "abc", "--out", "k"])
     assert info.value.code == 2
-    assert capsys.readouterr().err.splitlines() == [
-        "error: --bits must be an integer (ASCII digits, optional sign), got 'abc'"]
+    assert capsys.readouterr().err.splitlines() == ["error: --bits must be an integer (ASCII digits, optional sign), "
+                                                    "got 'abc'"]
 
 
 def test_help_and_exit_codes_pass_through(capsys) -> None:
@@ -204,15 +204,51 @@ def test_print_data_and_print_json_write_whole_lines(capsys) -> None:
         print_data(["1\n2"])
 
 
-def test_the_consoles_never_wrap_a_line_on_a_pipe(tmp_path: Path) -> None:
-    """Text the shared console prints (a long value, a long line of words) stays on one line
-    whatever COLUMNS says: the consoles soft-wrap."""
+def test_prose_follows_columns_and_data_never_wraps(tmp_path: Path) -> None:
+    """issue 37: text for people (prose, status lines) follows COLUMNS -- piped lines had reached
+    500 characters -- while data (print_data, print_json) and error lines stay whole at any
+    width."""
     import subprocess
     import sys
 
-    code = ("from cryptoffload.cli.root import console; console.print('9' * 700, markup=False); "
-            "console.print('a ' * 300 + 'end', markup=False)")
+    code = ("from cryptoffload.cli.root import console, print_data, say, _error_line; "
+            "console.print('a ' * 30 + 'end', markup=False); say('b ' * 30 + 'end'); print_data(['9' * 700]); "
+            "_error_line('c ' * 30 + 'end')")
     proc = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "COLUMNS": "20"},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["9" * 700, ("a " * 300 + "end")]
+    out, err = proc.stdout.splitlines(), proc.stderr.splitlines()
+    assert out[-1] == "9" * 700 and all(len(line) <= 20 for line in out[:-1])
+    assert " ".join(out[:-1]).split() == ["a"] * 30 + ["end"]
+    assert err[-1] == "error: " + "c " * 30 + "end" and all(len(line) <= 20 for line in err[:-1])
+    wide = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "COLUMNS": "200"},
+                          capture_output=True, text=True, timeout=120)
+    assert wide.stdout.splitlines()[0] == "a " * 30 + "end"
+
+
+def test_quiet_silences_status_and_progress_but_not_results_or_errors(capsys) -> None:
+    from cryptoffload.cli import root
+
+    root._state.quiet = True
+    try:
+        root.say("wrote x")
+        with root.progress_bar() as prog:
+            prog(2)("one")
+        root.warn("warning: kept")
+        root.print_data(["42"])
+    finally:
+        root._state.quiet = False
+    out, err = capsys.readouterr()
+    assert out == "42\n" and err == "warning: kept\n"
+
+
+def test_flags_show_no_type_in_help() -> None:
+    """issue 37: `--quick <bool>` read as if the flag took a value; a repeatable option showed
+    `<list[Path]>`."""
+    from typer.testing import CliRunner
+
+    from cryptoffload.cli import app
+
+    res = CliRunner().invoke(app, ["paillier", "add", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "<bool>" not in res.output and "list[" not in res.output
+    assert "--json" in res.output and "<path>" in res.output

@@ -94,8 +94,9 @@ def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
-    # the findings and where the files are, no tables (--tables prints them)
-    assert lines[-2:] == ["wrote o/result.json (14 tables, 3 figures)", "tables: one CSV each in o/ (--tables prints them here)"]
+    # the findings on stdout, where the files are on stderr (status lines), no tables (--tables prints them)
+    assert proc.stderr.splitlines() == ["wrote o/result.json (14 tables, 3 figures)",
+                                        "tables: one CSV each in o/ (--tables prints them here)"]
     assert not any(line.startswith(("┏", "│")) for line in lines) and len(lines) < 25
     assert sum(line.startswith("• ") for line in lines) == 7   # the paper's Predict leads, our tuned interval beside it
     out = tmp_path / "o"

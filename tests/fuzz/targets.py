@@ -120,6 +120,14 @@ def _integers_parse(ctx: Context, data: bytes) -> object:
     return pf.read_integers(ctx.write("ints.txt", data))
 
 
+def _decimals_parse(ctx: Context, data: bytes) -> object:
+    """``paillier encrypt --fixed-point 16 --in FILE`` (issue 37): decimals read exactly."""
+    from cryptoffload.apps import paillier_files as pf
+    from cryptoffload.crypto.paillier import FixedPoint
+
+    return pf.read_integers(ctx.write("decimals.txt", data), fixed_point=FixedPoint(16))
+
+
 def _integers_csv_parse(ctx: Context, data: bytes) -> object:
     from cryptoffload.apps import paillier_files as pf
 
@@ -310,6 +318,7 @@ TARGETS: dict[str, Target] = {
     "paillier-ciphertexts": Target(_ciphertext_seeds, _ciphertext_parse),
     "paillier-decrypt": Target(_ciphertext_seeds, _decrypt_parse),
     "paillier-integers": Target(lambda ctx: [b"1\n-2\n\n300\n", b"9" * 1000 + b"\n"], _integers_parse),
+    "paillier-decimals": Target(lambda ctx: [b"1.5\n-2.25e3\n\n.5\n", b"9" * 200 + b".5e-3\n"], _decimals_parse),
     "paillier-integers-csv": Target(lambda ctx: [b"id,amount\n1,10\n2,-20\n", b'amount,"x, y"\n5,"a"\n'],
                                     _integers_csv_parse),
     "ckks-ciphertext": Target(_ckks_seeds, _ckks_parse),

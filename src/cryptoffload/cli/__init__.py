@@ -8,7 +8,9 @@ servers' connection options), :mod:`.study` (one command per registered study, g
 from the registry), :mod:`.report`, :mod:`.plan`, :mod:`.calibrate`, :mod:`.trace`,
 :mod:`.paillier`, :mod:`.he_cnn`, :mod:`.ridge`, :mod:`.tls`, :mod:`.dask`. Errors: a
 ``CryptoffloadError`` is one ``error:`` line and exit 2 (``root.main``); anything else keeps
-its traceback.
+its traceback. Output and conventions (``--json``, ``--quiet``, ``-`` for standard input and
+output, the width, completion, flags in ``--help``) are :mod:`.root`'s, shared by every group;
+the same operations for Python programs are ``cryptoffload.api`` (docs/api.md).
 """
 
 from __future__ import annotations

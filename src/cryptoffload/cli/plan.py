@@ -9,7 +9,7 @@ import typer
 
 from cryptoffload.checks import (CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, LEVEL, LINK_GBPS, LINK_LATENCY_US, RING_DEGREE,
                                  SIZE_TB, SLOTS, parse_ints)
-from cryptoffload.cli.root import console, number_option
+from cryptoffload.cli.root import console, json_option, number_option, print_tables_json
 from cryptoffload.papers import PAPERS
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ def plan_bsgs_cmd(
     naive_baby: Optional[int] = number_option(None, "--naive-bs", bound=DIAGONALS, maximum=MAX_DIAGONALS,
                                               help="Single-device bs to compare with (default: the best for N = 1)."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Also run the exhaustive search and print the tuner's gap."),
+    as_json: bool = json_option("the plan's table and the notes on its baseline"),
 ) -> None:
     """Choose the BSGS strategy and baby-step size per device count, and print the predicted time."""
     from cryptoffload.errors import ConfigError
@@ -54,8 +55,12 @@ def plan_bsgs_cmd(
 
     table = plan_bsgs(profile, counts, diagonals=diagonals, strategy=strategy, space=space,
                       naive_baby=naive_baby, exhaustive=exhaustive)
+    notes = _naive_baselines(table, profile, diagonals, strategy, space, naive_baby)
+    if as_json:
+        print_tables_json([table], notes)
+        return
     render_table(table, console)
-    for line in _naive_baselines(table, profile, diagonals, strategy, space, naive_baby):
+    for line in notes:
         console.print(line, markup=False, highlight=False)
 
 
@@ -106,6 +111,7 @@ def plan_isc_cmd(
     nand_tb: Optional[float] = number_option(None, "--nand-tb", bound=SIZE_TB,
                                              help="NAND per CSD in TB (default: the preset's)."),
     partition: bool = typer.Option(False, "--partition", help="Split clients over CSDs instead of keys on every CSD."),
+    as_json: bool = json_option("the plan's table, the recommendation and the bounds it took"),
 ) -> None:
     from cryptoffload.policies.isc_plan import plan_isc
     from cryptoffload.report.tables import render_table
@@ -114,9 +120,15 @@ def plan_isc_cmd(
 
     plan = plan_isc(clients, load_isc_world(model), requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
                     keys_on_every_csd=not partition)
+    notes = [_isc_bounds(plan)] if plan.csds is not None else []
+    if as_json:
+        from dataclasses import asdict
+
+        print_tables_json([plan_table(plan)], notes, plan=asdict(plan))
+        return
     render_table(plan_table(plan), console)
-    if plan.csds is not None:
-        console.print(_isc_bounds(plan), markup=False, highlight=False)
+    for line in notes:
+        console.print(line, markup=False, highlight=False)
 
 
 def _isc_bounds(plan: IscPlan) -> str:

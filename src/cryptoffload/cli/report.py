@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from cryptoffload.checks import SEED
-from cryptoffload.cli.root import console, err_console, number_option, progress_bar
+from cryptoffload.cli.root import console, number_option, progress_bar, warn
 from cryptoffload.cli.study import TABLES_HELP
 
 
@@ -48,7 +48,7 @@ def report(
         require_chromium()
 
     def fail(name: str, message: str) -> None:
-        err_console.print(f"error: study {name}: {message}", markup=False, highlight=False)
+        warn(f"error: study {name}: {message}")
 
     ctx = ReportContext(out=out, full=full, seed=seed, calibrate=calibrate,
                         log=lambda line: console.print(line, markup=False, highlight=False))

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from cryptoffload.checks import (BATCH, BOUND, FEATURES, FRACTION_BITS, KEY_BITS, LAMBDA, PORT, PROVIDERS, RECORDS,
                                  SEED, STAT_BITS, WAIT_S, WORKERS, check_bounded, check_host, check_int, check_port,
                                  check_seed, check_url, shown)
-from cryptoffload.cli.root import (console, err_console, max_connections_option, max_per_client_option,
+from cryptoffload.cli.root import (console, err_console, is_quiet, max_connections_option, max_per_client_option, warn,
                                    number_option, set_server_limits)
 from cryptoffload.io import check_not_input, check_output_file, check_output_folder, write_json
 
@@ -66,7 +66,7 @@ def _ridge_token(path: Optional[Path]) -> str:
 def _ridge_progress(enabled: bool) -> Iterator[Callable[[str], Callable[[int, int], None]]]:
     """One bar per provider, counting acknowledged records."""
     prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("records"),
-                    TimeElapsedColumn(), console=err_console, disable=not enabled)
+                    TimeElapsedColumn(), console=err_console, disable=not enabled or is_quiet())
     started = False
 
     def make(label: str) -> Callable[[int, int], None]:
@@ -254,7 +254,7 @@ def ridge_provider(
     from cryptoffload.errors import ConfigError
 
     def retrying(text: str) -> None:
-        err_console.print(f"warning: {text}", markup=False, highlight=False, soft_wrap=True)
+        warn(f"warning: {text}")
 
     check_url("--platform", platform)
     check_data_spec(data)

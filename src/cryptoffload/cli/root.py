@@ -4,12 +4,29 @@ every command group shares, and ``main()``, which turns user errors into one lin
 User mistakes (bad options, profiles, traces) end with a one-line ``error: ...`` on stderr and
 exit code 2, never a traceback; anything else is a bug and keeps its traceback.
 
-Output another program reads (values, JSON) goes through :func:`print_data` /
-:func:`print_json`: straight to stdout, one item per line, never through rich, whose console
-wraps a line at its width -- on a pipe a 617-digit integer came out as four lines, and the next
-command read four numbers. Status lines ("wrote ...") of commands that print data go to stderr
-(:func:`say`), so stdout holds the data alone. The consoles soft-wrap: text they print is never
-broken into lines by rich either (a terminal may still fold a long line on screen).
+Output, three kinds, three paths (issue 37: "three output styles mixed"):
+
+* **data** another program reads (values, JSON) goes through :func:`print_data` /
+  :func:`print_json`: straight to stdout, one item per line, never through rich, whose
+  console wraps a line at its width -- on a pipe a 617-digit integer came out as four lines,
+  and the next command read four numbers. ``--json`` (:func:`json_option`) on a command that
+  prints results makes stdout one JSON document and nothing else.
+* **status lines** ("wrote ...", "made new keys ...") and logs go to stderr (:func:`say`,
+  :data:`err_console`), so stdout holds the data alone; ``--quiet`` (:func:`quiet_option`, or
+  ``cryptoffload --quiet COMMAND``) silences them and every progress bar. Error lines are
+  never silenced.
+* **prose and tables** for people (findings, plans) go through :data:`console` on stdout.
+
+Width: prose, tables and status lines follow ``COLUMNS`` when it is set, else the width of
+the terminal that stdout, stderr or stdin is (``cmd | less`` in a terminal still fits it), else
+:data:`PIPE_WIDTH` (logs: wide enough for a study's widest table). Error lines stay one line
+whatever the width: the contract is "one ``error:`` line".
+
+Conventions every command shares: ``-`` for standard input or output where a command reads or
+writes a data file (:func:`is_stdio`, :func:`read_stdin`, :func:`write_stdout`; never for keys),
+shell completion (``--install-completion``, ``--show-completion``), boolean flags shown as flags
+in ``--help`` (:func:`_flags_take_no_value`), and a misspelt command answered with the closest
+names (typer's suggestions; the study group adds its own, :mod:`.study`).
 """
 
 from __future__ import annotations
@@ -26,15 +43,89 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cryptoffload import __version__
-from cryptoffload.errors import CryptoffloadError
+from cryptoffload.errors import ConfigError, CryptoffloadError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
 
-console = Console(soft_wrap=True)
-if not console.is_terminal:  # logs and pipes: wide enough for Table 6 without truncation
-    console = Console(width=200, soft_wrap=True)
-err_console = Console(stderr=True)
+#: Width of prose and tables when neither COLUMNS nor any terminal says one (logs, CI): wide
+#: enough for the widest study table (fpga-reconfig's Table 6) without folding its cells.
+PIPE_WIDTH = 200
+#: COLUMNS values taken as a width; anything else (0, "abc", 10**9) is ignored.
+MIN_WIDTH, MAX_WIDTH = 20, 10_000
+
+#: The name that means standard input or output in place of a data file's path.
+STDIO = "-"
+
+
+class _State:
+    """What the root options set for one command line (reset by every invocation)."""
+
+    quiet = False
+
+
+_state = _State()
+
+
+class StatusConsole(Console):
+    """The stderr console of status lines, logs and progress bars: silent under ``--quiet``.
+    Error lines do not pass here (:func:`_error_line` has its own console)."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        if not _state.quiet:
+            super().print(*objects, **kwargs)
+
+
+def output_width() -> int:
+    """The width prose and tables follow: ``COLUMNS``, else a terminal's, else
+    :data:`PIPE_WIDTH` (see the module docstring)."""
+    text = os.environ.get("COLUMNS", "").strip()
+    if text.isascii() and text.isdigit() and MIN_WIDTH <= int(text) <= MAX_WIDTH:
+        return int(text)
+    for fd in (1, 2, 0):
+        try:
+            return max(MIN_WIDTH, os.get_terminal_size(fd).columns)
+        except (OSError, ValueError):
+            continue
+    return PIPE_WIDTH
+
+
+console = Console(width=output_width())
+err_console: Console = StatusConsole(stderr=True, width=output_width())
+_errors = Console(stderr=True, soft_wrap=True, width=output_width())  # error lines and warnings: never silenced
+
+
+def _fit_consoles() -> None:
+    """Set the consoles' width for this command line (``COLUMNS`` may have changed since the
+    module was imported: a test's forked child, a long-lived process)."""
+    width = output_width()
+    console.width = width
+    err_console.width = width
+    _errors.width = width
+
+
+def is_quiet() -> bool:
+    """Whether ``--quiet`` was given: no status lines, no progress bars."""
+    return _state.quiet
+
+
+def _set_quiet(value: bool) -> bool:
+    if value:
+        _state.quiet = True
+    return value
+
+
+def quiet_option() -> Any:
+    """``--quiet``/``-q`` of a command: no progress bar, no status lines on stderr (results and
+    errors are still printed). Typed ``Any`` as ``typer.Option`` is."""
+    return typer.Option(False, "--quiet", "-q", callback=_set_quiet,
+                        help="No progress bars and no status lines (results and errors are still printed).")
+
+
+def json_option(what: str = "the results") -> Any:
+    """``--json`` of a command that prints results: stdout holds one JSON document (``what``)
+    and nothing else."""
+    return typer.Option(False, "--json", help=f"Print one JSON object on stdout: {what}.")
 
 
 class NumberParser:
@@ -98,9 +189,10 @@ def set_server_limits(max_connections: int, max_per_client: int) -> None:
 
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[int], Callable[[str], None]]]:
-    """A rich progress bar handed to studies as ``progress(total) -> advance(label)``."""
+    """A rich progress bar handed to studies as ``progress(total) -> advance(label)``; none
+    under ``--quiet``."""
     prog = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=False, disable=not enabled)
+                    console=err_console, transient=False, disable=not enabled or _state.quiet)
     started = False
 
     def start(total: int) -> Callable[[str], None]:
@@ -162,16 +254,104 @@ def print_json(obj: object) -> None:
     print_data(json.dumps(obj, indent=2, default=str).split("\n"))
 
 
+def print_tables_json(tables: Iterable[Any], notes: Iterable[str] = (), **fields: Any) -> None:
+    """``--json`` of a command that prints tables (:class:`~cryptoffload.report.result.Table`):
+    one JSON object, ``{"tables": {id: contract}, "notes": [...], **fields}`` -- the same table
+    shape as a study's ``result.json``."""
+    from cryptoffload.io import json_safe
+
+    print_json({"tables": {t.id: t.to_contract() for t in tables}, "notes": list(notes), **json_safe(fields)})
+
+
 def say(message: str) -> None:
     """A status line ("wrote ...") of a command that prints data: on stderr, so stdout holds
-    the data alone."""
-    err_console.print(message, markup=False, highlight=False, soft_wrap=True)
+    the data alone; folded at the output width; nothing under ``--quiet``."""
+    err_console.print(message, markup=False, highlight=False)
+
+
+def warn(message: str) -> None:
+    """A warning, or one part of a command that failed while the rest went on (a study of the
+    report): on stderr, folded at the output width, printed even under ``--quiet``."""
+    _errors.print(message, markup=False, highlight=False, soft_wrap=False)
+
+
+# -- "-" for standard input and output -----------------------------------------------------------
+
+
+def is_stdio(path: object) -> bool:
+    """Whether a data file's path is ``-`` (standard input or output; a file named ``-`` is
+    ``./-``)."""
+    return str(path) == STDIO
+
+
+def read_stdin(flag: str, what: str, *, max_bytes: int, error: type[CryptoffloadError] = ConfigError) -> bytes:
+    """Everything on standard input for ``flag -`` (``what``: "integers"), at most
+    ``max_bytes``; a terminal on standard input is refused (a command would wait for typing it
+    never announced), and so is more than ``max_bytes``."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        raise error(f"{flag} -: standard input is a terminal; pipe the {what} in (... | cryptoffload ...) or give a "
+                    f"file to {flag}")
+    data = stream.buffer.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise error(f"{flag} -: standard input holds more than {max_bytes:,} bytes, the most {what} read at once")
+    return data
+
+
+def check_binary_stdout(flag: str) -> None:
+    """``flag -`` writes binary data: refused on a terminal (it would print bytes a terminal
+    interprets), before any work is done."""
+    if sys.stdout.isatty():
+        raise ConfigError(f"{flag} -: standard output is a terminal, where binary ciphertexts would be garbage; "
+                          f"redirect it (> file, | command) or give a file to {flag}")
+
+
+def write_stdout(data: bytes) -> None:
+    """Binary data on standard output, all of it, flushed (``--out -``)."""
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        _reader_gone()
+
+
+# -- help and completion -------------------------------------------------------------------------
+
+
+def _flags_take_no_value() -> None:
+    """typer 0.29's rich help prints a type after every option, ``--quick <bool>`` and ``--in
+    <list[Path]>`` included, as if a flag took a value (its plain help does not): a flag shows
+    no type, a repeatable option the type of one value. Set once, on typer's option class,
+    because flags are made in every command group and for every study."""
+    from typer.core import TyperOption
+
+    if getattr(TyperOption.display_type_rich, "_cryptoffload", False):
+        return
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> Optional[str]:
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        text = shown(self, ctx)
+        if text is not None and text.startswith("<list[") and text.endswith("]>"):
+            return f"<{text[6:-2].lower()}>"
+        return text
+
+    display_type_rich._cryptoffload = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_take_no_value()
 
 
 @app.command()
-def version() -> None:
+def version(as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the version.")) -> None:
     """Print the package version."""
-    console.print(__version__)
+    if as_json:
+        print_json({"version": __version__})
+    else:
+        print_data([__version__])
 
 
 def _print_version(value: bool) -> None:
@@ -185,14 +365,18 @@ def _print_version(value: bool) -> None:
 def root(
     show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                       help="Print the package version and exit (the same as `cryptoffload version`)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="For every command: no progress bars and no status "
+                               "lines (results and errors are still printed)."),
 ) -> None:
     """Options of the root command itself; every command group is attached in ``cli/__init__``."""
+    _state.quiet = quiet
+    _fit_consoles()  # also for a caller of ``app`` that bypasses main() (typer's CliRunner)
 
 
 def _error_line(message: str) -> None:
     # One line whatever the terminal width or the message: no wrapping, no embedded newlines.
     message = " ".join(message.split())
-    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    _errors.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -202,6 +386,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     # typer vendors click; its exception classes are only importable from there (typer pinned)
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
+    _state.quiet = False
+    _fit_consoles()
     try:
         rv = app(args=argv, prog_name="cryptoffload", standalone_mode=False)
     except CryptoffloadError as exc:
@@ -217,13 +403,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         _error_line(exc.format_message())
         sys.exit(exc.exit_code)
     except typer.Abort:
-        err_console.print("Aborted.", markup=False, highlight=False)
+        _errors.print("Aborted.", markup=False, highlight=False)
         sys.exit(1)
     except Exception:
         traceback.print_exc()
-        err_console.print(f"internal error: this is a bug in cryptoffload {__version__}, not a mistake in your "
-                          f"input; please report it with the command line and the traceback above.",
-                          markup=False, highlight=False, soft_wrap=True)
+        _errors.print(f"internal error: this is a bug in cryptoffload {__version__}, not a mistake in your "
+                      f"input; please report it with the command line and the traceback above.",
+                      markup=False, highlight=False, soft_wrap=True)
         sys.exit(1)
     if isinstance(rv, int) and rv:  # typer.Exit(code) in non-standalone mode comes back as a value
         sys.exit(rv)

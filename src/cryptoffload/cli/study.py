@@ -2,8 +2,10 @@
 
 The ``study NAME`` commands are generated from the study registry (:mod:`cryptoffload.studies`):
 each study's options become typer options, plus ``--quick``, ``--seed`` (where the study has
-one), ``--out``, ``--tables`` and ``--no-progress``. A study module is imported only when its command runs
-(or when ``study --help`` / ``study list`` needs them all).
+one), ``--out``, ``--tables``, ``--no-progress``, ``--quiet`` and ``--json`` (the result contract
+on stdout instead of the findings). A study module is imported only when its command runs
+(or when ``study --help`` / ``study list`` needs them all). A misspelt study name is answered
+with the closest names.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typer._click import Command, Context  # typer 0.29 vendors click: its own c
 from typer.core import TyperGroup
 
 from cryptoffload.checks import SEED
-from cryptoffload.cli.root import console, number_parser, progress_bar
+from cryptoffload.cli.root import console, number_parser, print_json, progress_bar, quiet_option, say
 
 #: ``study NAME --tables`` and ``report --tables``: without it a command prints its findings and
 #: where its files are (a study's tables run to hundreds of lines; its CSVs and the HTML report
@@ -39,15 +41,19 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     out: Path = check_output_folder(values.pop("out"))
     no_progress: bool = values.pop("no_progress")
     tables: bool = values.pop("show_tables")
+    as_json: bool = values.pop("as_json")
+    values.pop("quiet")
     cfg = spec.make_config(values)
     cfg.validate()
     with progress_bar(not no_progress) as prog:
         result = spec.run(cfg, out, prog)
-    render_result(result, console, tables=tables)
-    console.print(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)",
-                  markup=False)
-    if not tables and result.tables:
-        console.print(f"tables: one CSV each in {out}/ (--tables prints them here)", markup=False)
+    if as_json:
+        print_json(result.to_contract())
+    else:
+        render_result(result, console, tables=tables)
+    say(f"wrote {out}/result.json ({len(result.tables)} tables, {len(result.figures)} figures)")
+    if not tables and not as_json and result.tables:
+        say(f"tables: one CSV each in {out}/ (--tables prints them here)")
 
 
 def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str,
@@ -76,6 +82,9 @@ def study_command(spec: StudySpec) -> Command:
                                  else None))
     params.append(_parameter("show_tables", bool, False, "--tables", help=TABLES_HELP))
     params.append(_parameter("no_progress", bool, False, "--no-progress", help="No progress bar."))
+    params.append(_parameter("as_json", bool, False, "--json", help="Print the result (result.json's contract) on "
+                             "stdout as one JSON object instead of the findings."))
+    params.append(inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=quiet_option()))
 
     def command(**values: Any) -> None:
         _run_study(spec, values)
@@ -95,6 +104,22 @@ class StudyGroup(TyperGroup):
 
         return [*super().list_commands(ctx), *all_studies()]
 
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[Optional[str], Optional[Command], list[str]]:
+        """typer suggests close names among the fixed commands only; a study name is suggested
+        from the registry (``study ridg`` -> did you mean 'ridge'?)."""
+        import difflib
+
+        from typer._click.exceptions import UsageError
+
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            if args and "Did you mean" not in exc.message:
+                close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=3)
+                if close:
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(c) for c in close)}?"
+            raise
+
     def get_command(self, ctx: Context, cmd_name: str) -> Optional[Command]:
         fixed = super().get_command(ctx, cmd_name)
         if fixed is not None:
@@ -113,11 +138,18 @@ app = typer.Typer(cls=StudyGroup, no_args_is_help=True, help="Run one study (a p
 
 
 @app.command("list")
-def study_list() -> None:
+def study_list(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: each study's name, title and the "
+                                 "paper it reproduces."),
+) -> None:
     """List the available studies and the paper each reproduces."""
     from rich.markup import escape
 
     from cryptoffload.studies import all_studies
 
+    if as_json:
+        print_json({"studies": [{"name": name, "title": spec.title, "paper": spec.paper.cite()}
+                                for name, spec in all_studies().items()]})
+        return
     for name, spec in all_studies().items():
         console.print(f"[bold]{name}[/bold]  {escape(spec.listing)}")

@@ -10,7 +10,7 @@ import typer
 
 from cryptoffload.checks import (CONNECTIONS, COUNT, DURATION_MS, PORT, SEED, WAIT_S, WORKERS, check_host, check_int,
                                  split_list)
-from cryptoffload.cli.root import console, err_console, number_option, progress_bar
+from cryptoffload.cli.root import console, number_option, progress_bar, warn
 from cryptoffload.io import check_output_file, check_output_folder, write_json
 
 app = typer.Typer(no_args_is_help=True,
@@ -78,8 +78,7 @@ def tls_serve(
     after = read_tls_stat()
     entries = server.access_entries()
     if not interrupted:
-        err_console.print("nginx ended on its own: " + (server.error_log_text().strip().splitlines() or ["no message"])[-1],
-                          markup=False, highlight=False)
+        warn("nginx ended on its own: " + (server.error_log_text().strip().splitlines() or ["no message"])[-1])
     console.print(f"stopped; {len(entries)} request(s) served", markup=False, highlight=False)
     console.print("verified: " + verify_mode(mode, before, after, access_entries=entries, support=support),
                   markup=False, highlight=False)
@@ -177,6 +176,5 @@ def _guest_bench(count: Optional[int], sizes: str, seed: int, out: Path) -> None
     console.print(f"wrote {out / 'guest.json'} ({result['host']['wall_s']:.0f} s)", markup=False, highlight=False)
     bad = unverified_ktls(summarize(result))
     if bad:
-        err_console.print("kTLS not shown in the kernel by the counters for: " + "; ".join(bad),
-                          markup=False, highlight=False)
+        warn("kTLS not shown in the kernel by the counters for: " + "; ".join(bad))
         raise typer.Exit(1)

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from cryptoffload.checks import RATE_PER_S, REQUESTS, SEED
-from cryptoffload.cli.root import console, number_option
+from cryptoffload.cli.root import console, json_option, number_option, print_json
 from cryptoffload.io import check_output_file
 
 app = typer.Typer(no_args_is_help=True, help="Generate or inspect request traces.")
@@ -39,7 +39,10 @@ def trace_generate(
 
 
 @app.command("inspect")
-def trace_inspect(path: Path) -> None:
+def trace_inspect(
+    path: Path,
+    as_json: bool = json_option("requests, span, rate, clients, mean size, cipher mix, bad lines"),
+) -> None:
     """Read a log (CSV or Common Log Format) and report what it holds, bad lines included."""
     import numpy as np
 
@@ -49,6 +52,13 @@ def trace_inspect(path: Path) -> None:
     from cryptoffload.workloads.trace_log import load_trace
 
     tr = load_trace(path, cipher_names=CIPHERS)
+    if as_json:
+        print_json({"path": str(path), "requests": len(tr), "span_s": float(tr.span),
+                    "offered_rate_per_s": float(tr.offered_rate), "clients": int(len(np.unique(tr.client))),
+                    "mean_size_bytes": float(tr.size.mean()),
+                    "cipher_mix": {DISPLAY_NAMES[c]: float(m) for c, m in zip(CIPHERS, tr.cipher_mix("count"))},
+                    "bad_lines": int(tr.bad_lines), "bad_examples": list(tr.bad_examples)})
+        return
     console.print(f"{path}: {len(tr):,} requests, {tr.span:,.1f} s, {tr.offered_rate:,.2f} req/s, "
                   f"{len(np.unique(tr.client)):,} clients, mean size {tr.size.mean():,.0f} B", markup=False)
     mix = tr.cipher_mix("count")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptoffload.apps.he_cnn import benchmark, infer
+from cryptoffload.apps.he_cnn import benchmark, keys
 from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.benchmark import bench
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig
@@ -44,7 +44,7 @@ def test_per_channel_times_are_the_device_work_after_a_warm_up(tmp_path: Path, m
     first calls' extra work stays in the untimed warm-up image."""
     model, path = small_model(tmp_path, hidden=16)
     n_prepare = prepare_encodes(PerChannelPlan(model, DEFAULT_PARAMS))
-    _, made = late_backends(monkeypatch, infer)
+    _, made = late_backends(monkeypatch, keys)  # infer makes its key set through apps/he_cnn/keys.py
     b = bench(3, path, backend="late")
     assert len(made) == 1 and b.warmup_images == 1 and b.n_images == 3
     assert b.keygen_s == LATE_WORK["keygen"] + LATE_FIRST

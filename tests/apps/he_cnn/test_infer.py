@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cryptoffload.apps.he_cnn import infer
+from cryptoffload.apps.he_cnn import infer, keys
 from cryptoffload.apps.he_cnn.infer import infer_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
@@ -76,7 +76,7 @@ def test_phase_times_are_the_device_work(tmp_path: Path, monkeypatch: pytest.Mon
     image, no warm-up: the first calls' extra work (LATE_FIRST) is in the phases that make them."""
     model, path = small_model(tmp_path, hidden=16)
     n_prepare = prepare_encodes(PerChannelPlan(model, DEFAULT_PARAMS))
-    _, made = late_backends(monkeypatch, infer)
+    _, made = late_backends(monkeypatch, keys)  # infer makes its key set through apps/he_cnn/keys.py
     r = infer_image(0, path, backend="late")
     n = made[0].counts
     w = LATE_WORK

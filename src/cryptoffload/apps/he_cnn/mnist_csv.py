@@ -9,6 +9,7 @@ encryption starts.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -69,9 +70,34 @@ def csv_from_bytes(data: bytes, path: str | Path = "MNIST CSV", *, label_column:
     return scale_pixels(pixels, str(path)).reshape(-1, *IMAGE_SHAPE), check_labels(labels, str(path))
 
 
+#: characters a well-formed table holds (digits, signs, separators, blanks)
+_TABLE_CHARS = str.maketrans("", "", "0123456789+-, \t\n")
+
+
+def _fast_table(lines: list[str]) -> np.ndarray | None:
+    """The table by NumPy's C reader when every cell is plainly an integer of at most nine
+    digits; None for anything else, which :func:`_integers` then reads line by line for its
+    precise message. Why: the line-by-line grammar check took 0.5 s of CPU for the 5,000
+    images, a third of a warm ``he-cnn infer``; the fast path refuses what the grammar refuses
+    (no ``nan``, ``1e2``, ``3.5``, ``1_000``: not in the characters, or not an int to NumPy)."""
+    text = "\n".join(lines)
+    if text.translate(_TABLE_CHARS):
+        return None
+    try:
+        table = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2)
+    except (ValueError, OverflowError):
+        return None
+    if table.shape[0] != len(lines) or (table.size and int(np.abs(table).max()) >= 10**9):
+        return None
+    return table
+
+
 def _integers(path: str | Path, lines: list[str], first_line: int) -> np.ndarray:
     """The rows as an int64 table, every cell an integer of the one grammar and every row as
     wide as the first; else a ConfigError naming the line and the column."""
+    table = _fast_table(lines)
+    if table is not None:
+        return table
     for i, line in enumerate(lines):
         if not _ROW.fullmatch(line):
             cells = line.split(",")
