@@ -38,4 +38,19 @@ def test_isc_refusals_and_the_table_of_planners() -> None:
         plan.isc(0)
     with pytest.raises(ConfigError, match="requests_per_client"):
         plan.isc(10, requests_per_client=-1.0)
-    assert set(plan.PLANNERS) == {"bsgs", "isc"}
+    assert set(plan.PLANNERS) == {"bsgs", "isc", "bootstrap"}
+
+
+def test_bootstrap_plans_a_bootstrap_plan_the_command_prints() -> None:
+    """plan.bootstrap is what ``cryptoffload plan bootstrap`` runs: a BootstrapPlan that fits the
+    depth, OpenFHE's default beside it, refusals as the command's."""
+    from cryptoffload.crypto.ckks.bootstrap import BootstrapPlan
+    from cryptoffload.errors import ConfigError
+
+    choice = plan.bootstrap(1 << 12)
+    assert isinstance(choice.chosen.plan, BootstrapPlan)
+    assert choice.setting.levels_left(choice.chosen.plan) >= 2 and choice.default is not None
+    with pytest.raises(ConfigError, match="--ring must be a power of two"):
+        plan.bootstrap(5000)
+    with pytest.raises(ConfigError, match="--devices must be between 1 and 64"):
+        plan.bootstrap(1 << 12, devices=65)

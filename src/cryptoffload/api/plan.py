@@ -13,25 +13,36 @@ the same inputs, bounds and refusals; what it returns is a value, not a printed 
 :func:`isc` an :class:`~cryptoffload.policies.isc_plan.IscPlan` (the recommended CSD count,
 the bounds behind it, NAND per CSD). :data:`PLANNERS` lists them by name.
 
-A new planner (the bootstrap planner of ``policies/bootstrap_plan.py`` is being added) is one
-function here, calling its policy, and one entry in :data:`PLANNERS`.
+    >>> choice = plan.bootstrap(1 << 16)                # a CKKS bootstrap's level budget and baby steps
+    >>> choice.chosen.plan                              # a BootstrapPlan: what bootstrap_setup takes
+
+:func:`bootstrap` a :class:`~cryptoffload.policies.bootstrap_plan.PlanChoice` (the chosen
+:class:`~cryptoffload.crypto.ckks.bootstrap.BootstrapPlan` and OpenFHE's default, each with
+its predicted, *simulated*, stage times). A new planner is one function here, calling its
+policy, and one entry in :data:`PLANNERS`; the command of the same name calls that function.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from cryptoffload.checks import CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, SIZE_TB
+from cryptoffload.checks import (CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, LEVEL, LINK_GBPS, LINK_LATENCY_US, RING_DEGREE,
+                                 SIZE_TB, SLOTS)
 from cryptoffload.errors import ConfigError
+from cryptoffload.policies.bootstrap_plan import PlanChoice
 from cryptoffload.policies.isc_plan import IscPlan
 from cryptoffload.report.result import Table
 
-__all__ = ["PLANNERS", "IscPlan", "Table", "bsgs", "isc"]
+__all__ = ["PLANNERS", "IscPlan", "PlanChoice", "Table", "bootstrap", "bsgs", "isc"]
 
 #: Ceilings of the planners' sizes, as ``plan bsgs`` has them: the tuner's search grows with
 #: both (the paper plans up to 16 devices and C = 32768), and without them a typo hangs.
 MAX_DEVICES = 1024
 MAX_DIAGONALS = 65536
+#: Ceilings of ``plan bootstrap``: a modulus chain of at most 120 levels, and 64 devices (a
+#: bootstrap stage has at most 2^(k+1) - 1 diagonals; the multi-device paper plans up to 16)
+MAX_BOOT_DEPTH = 120
+MAX_BOOT_DEVICES = 64
 
 
 def bsgs(devices: Sequence[int] = (1, 2, 4, 8, 16), *, profile: str = "bsgs_u280", diagonals: Optional[int] = None,
@@ -82,5 +93,40 @@ def isc(clients: int, *, model: Optional[str] = None, requests_per_client: Optio
                     keys_on_every_csd=not partition)
 
 
+def bootstrap(ring: int = 1 << 16, *, slots: int = 0, levels_after: int = 2, depth: Optional[int] = None,
+              devices: int = 1, profile: Optional[str] = None, link_gbps: float = 100.0,
+              link_latency_us: float = 1.0) -> PlanChoice:
+    """A CKKS bootstrap's level budget and baby steps (OpenFHE's ``EvalBootstrapSetup`` knobs)
+    for ring degree ``ring`` and ``slots`` (0: full packing), leaving ``levels_after`` levels on a
+    chain of ``depth`` (default: what OpenFHE's default plan needs, ``levels_after + 23``), split
+    over ``devices`` joined by a link of ``link_gbps`` and ``link_latency_us``, priced with the
+    per-level op costs of ``profile`` (default: the shipped OpenFHE profile nearest the ring);
+    OpenFHE's default beside it. Predicted times are simulated."""
+    from cryptoffload.policies.bootstrap_costs import load_costs
+    from cryptoffload.policies.bootstrap_model import OPENFHE_DEFAULT, BootstrapSetting, bootstrap_depth
+    from cryptoffload.policies.bootstrap_plan import check_fits, plan_bootstrap
+
+    RING_DEGREE.check("--ring", ring)
+    if ring & (ring - 1):
+        raise ConfigError(f"--ring must be a power of two from {RING_DEGREE.floor:,.0f} to {RING_DEGREE.ceiling:,.0f}, "
+                          f"got {ring}")
+    SLOTS.check("--slots", slots)
+    if slots > ring // 2 or (slots and (slots < 2 or slots & (slots - 1))):
+        raise ConfigError(f"--slots must be 0 (full packing) or a power of two from 2 to {ring // 2}, got {slots}")
+    LEVEL.check("--levels-after", levels_after, maximum=MAX_BOOT_DEPTH - 16)   # (1, 1) takes 16 levels
+    if depth is not None:
+        LEVEL.check("--depth", depth, maximum=MAX_BOOT_DEPTH, allow_zero=False)
+    DEVICES.check("--devices", devices, maximum=MAX_BOOT_DEVICES)
+    gbps, latency = LINK_GBPS.check("--link-gbps", link_gbps), LINK_LATENCY_US.check("--link-latency-us", link_latency_us)
+    need = bootstrap_depth(OPENFHE_DEFAULT.level_budget) + levels_after
+    if depth is None and need > MAX_BOOT_DEPTH:
+        raise ConfigError(f"--levels-after {levels_after} makes the default --depth {need}, above {MAX_BOOT_DEPTH}; "
+                          "give --depth (at most 120) or fewer levels after")
+    setting = BootstrapSetting(ring, need if depth is None else depth, levels_after, slots, devices,
+                               bandwidth_Bps=gbps * 1e9 / 8, latency_s=latency * 1e-6)
+    check_fits(setting)
+    return plan_bootstrap(setting, load_costs(profile, ring))
+
+
 #: every planner, by the name ``cryptoffload plan NAME`` gives it
-PLANNERS: dict[str, Callable[..., Any]] = {"bsgs": bsgs, "isc": isc}
+PLANNERS: dict[str, Callable[..., Any]] = {"bsgs": bsgs, "isc": isc, "bootstrap": bootstrap}

@@ -144,9 +144,8 @@ def _isc_bounds(plan: IscPlan) -> str:
 
 
 
-#: Ceilings of `plan bootstrap`: rings OpenFHE and our backends run (2^10 .. 2^17, checks.RING_DEGREE),
-#: a modulus chain of at most 120 levels, and 64 devices (a bootstrap stage has at most 2^(k+1) - 1
-#: diagonals; the multi-device paper plans up to 16)
+#: Ceilings of `plan bootstrap` (the API's, where they are checked): rings 2^10 .. 2^17
+#: (checks.RING_DEGREE), a chain of at most 120 levels, 64 devices
 MAX_BOOT_DEPTH = 120
 MAX_BOOT_DEVICES = 64
 
@@ -172,26 +171,10 @@ def plan_bootstrap_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (for scripts) instead of tables."),
 ) -> None:
     """Choose a CKKS bootstrap's level budget and baby steps (OpenFHE's EvalBootstrapSetup knobs) from per-op costs, beside OpenFHE's default; times are predicted (simulated)."""
-    from cryptoffload.errors import ConfigError
+    from cryptoffload.api import plan as api_plan
 
-    if ring & (ring - 1):
-        raise ConfigError(f"--ring must be a power of two from {RING_DEGREE.floor:,.0f} to {RING_DEGREE.ceiling:,.0f}, "
-                          f"got {ring}")
-    if slots > ring // 2 or (slots and (slots < 2 or slots & (slots - 1))):
-        raise ConfigError(f"--slots must be 0 (full packing) or a power of two from 2 to {ring // 2}, got {slots}")
-    gbps, latency = link_gbps, link_latency_us
-    from cryptoffload.policies.bootstrap_costs import load_costs
-    from cryptoffload.policies.bootstrap_model import OPENFHE_DEFAULT, BootstrapSetting, bootstrap_depth
-    from cryptoffload.policies.bootstrap_plan import check_fits, plan_bootstrap
-
-    need = bootstrap_depth(OPENFHE_DEFAULT.level_budget) + levels_after
-    if depth is None and need > MAX_BOOT_DEPTH:
-        raise ConfigError(f"--levels-after {levels_after} makes the default --depth {need}, above {MAX_BOOT_DEPTH}; "
-                          "give --depth (at most 120) or fewer levels after")
-    setting = BootstrapSetting(ring, need if depth is None else depth, levels_after, slots, devices,
-                               bandwidth_Bps=gbps * 1e9 / 8, latency_s=latency * 1e-6)
-    check_fits(setting)
-    choice = plan_bootstrap(setting, load_costs(profile, ring))
+    choice = api_plan.bootstrap(ring, slots=slots, levels_after=levels_after, depth=depth, devices=devices,
+                                profile=profile, link_gbps=link_gbps, link_latency_us=link_latency_us)
     _print_bootstrap(choice, as_json)
 
 
