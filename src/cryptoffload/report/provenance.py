@@ -140,10 +140,11 @@ def _row_index(table: Table, key: list[Any]) -> int | None:
 def check_bands(result: StudyResult) -> list[str]:
     """Issue 26's rule for every headline claim: it carries the band its inputs and noise allow
     and names the input that moves it most (a band of zero width moves with nothing, so it names
-    none). An agreement without a band could not be checked against the paper's value."""
+    none). An agreement without a band could not be checked against the paper's value; a claim
+    that could get no band (too few repeats) is inconclusive and says why (issue 35)."""
     problems = []
     for c in result.claims:
-        if c.band is None:
+        if c.band is None and c.kind not in ("inconclusive", "not judged in quick mode"):
             problems.append(f"claim {c.ours!r}: no band (every headline claim carries the band its inputs and "
                             "noise allow: studies/_bands.py, profiles/sensitivity.py)")
         elif c.band[0] < c.band[1] and not c.most_sensitive:
