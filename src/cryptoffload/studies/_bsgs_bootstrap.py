@@ -17,6 +17,7 @@ from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.report.result import Table
+from cryptoffload.report.provenance import provenance_word, stored_from
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies._bsgs_paper import PaperSetup
@@ -172,7 +173,7 @@ def openfhe_table(of: dict[str, Any]) -> Table:
     return table_of(OpenfheRow, [openfhe_row(c) for c in of.get("configs", [])], id="openfhe_bootstrap",
                     title=f"OpenFHE {of.get('openfhe', '')} bootstrapping, stored: measured on {where}, "
                           f"{of.get('date', '?')} (`make bench-bootstrap`), not in this run",
-                    provenance="stored", key_columns=2,
+                    provenance=provenance_word(stored_from(of, "OpenFHE's bootstrapping benchmark")), key_columns=2,
                     note=f"Stored from our own benchmark (not measured in this run; the machine and date are in the "
                          f"title). {of.get('security', '')} Measured then: bootstrap wall time (median), and the share "
                          "of perf samples inside EvalCoeffsToSlots/EvalSlotsToCoeffs (x the median = "

@@ -20,6 +20,7 @@ import numpy as np
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles.loader import Profile
 from cryptoffload.report.result import Claim, Table
+from cryptoffload.report.provenance import computed_from, from_printed, of_fit, printed, stored_from
 from cryptoffload.report.rows import by_key, column, table_of
 from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.sim.op_dag import DagCosts
@@ -214,7 +215,7 @@ def table1_naive_table(t1: Table1, setup: PaperSetup, fitted: bool) -> Table:
     prof = setup.profile
     return table_of(NaiveRow, [p.naive_row() for p in t1.ours], paper=[p.naive_row() for p in t1.paper],
                     id="table1_naive", title=f"Table 1, naive row: bs = {setup.naive_baby} kept on N U280s "
-                    "(the op costs were fitted to this row)", provenance="fitted" if fitted else "simulated",
+                    "(the op costs were fitted to this row)", provenance=computed_from(fitted, "simulated"),
                     reproduces=NAIVE_ROW, inputs=[prof.name],
                     note=f"{prof.name} ({prof.kind}): rotation, product and reduction-round size fitted by least "
                          "squares to this row (fit_naive_row); no published U280 op latency could be checked, so none "
@@ -366,7 +367,7 @@ def table1_verdicts(tables: Mapping[str, Table], bands: Mapping[str, Banded], ho
     naive = tables.get("table1_naive")
     if naive is not None:
         out += [judge(naive, key, col, None, how, figure=f"naive at N = {key[0]} (ms)",
-                      paper_source=f"cited: Table 1, naive row, N = {key[0]}", alternative=0.0,
+                      paper_source=printed(f"Table 1, naive row, N = {key[0]}"), alternative=0.0,
                       alternative_what="none", no_band="the op costs are fitted to this row")
                 for key, col in paper_cells(naive)]
     tuned = tables.get("table1_tuned")
@@ -378,12 +379,12 @@ def table1_verdicts(tables: Mapping[str, Table], bands: Mapping[str, Banded], ho
         assert point is not None
         if col == "tuned_ms":
             out.append(judge(tuned, key, col, bands.get(f"tuned ms at N = {n}"), how, figure=f"tuned at N = {n} (ms)",
-                             paper_source=f"cited: Table 1, tuned row, N = {n}", alternative=point.naive_s * 1e3,
+                             paper_source=printed(f"Table 1, tuned row, N = {n}"), alternative=point.naive_s * 1e3,
                              alternative_what="no tuning (the paper's naive row)", no_band="not banded"))
         else:
             out.append(judge(tuned, key, col, bands.get(f"speedup at N = {n}"), how, figure=f"speedup at N = {n}",
-                             paper_source=f"derived: Table 1, naive / tuned at N = {n} "
-                                          f"({point.naive_s * 1e3:.4g} / {point.tuned_s * 1e3:.4g} ms)",
+                             paper_source=from_printed(f"Table 1, naive / tuned at N = {n} "
+                                                       f"({point.naive_s * 1e3:.4g} / {point.tuned_s * 1e3:.4g} ms)"),
                              alternative=1.0, alternative_what="no tuning (a speedup of 1)", no_band="not banded"))
     return out
 
@@ -433,7 +434,7 @@ def naive_fit_claim(t1: Table1, fitted: bool, fit_band: Banded | None = None) ->
     text: dict[str, Any] = dict(
         paper=f"naive row {first.naive_ms:.2f} ms (N = {first.devices}) ... {last.naive_ms:.2f} ms (N = {last.devices})",
         ours=f"naive row within {naive_row_error(t1):.2f} %, fitted (op costs fitted to this row)",
-        provenance="fitted" if fitted else "simulated", table="table1_naive", key=[first.devices])
+        provenance=computed_from(fitted, "simulated"), table="table1_naive", key=[first.devices])
     if fit_band is None:
         return Claim(**text)
     b = fit_band.band

@@ -23,6 +23,7 @@ from typing import Callable, Mapping
 
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.profiles.sensitivity import Input, band, profile_input, written_with_values
+from cryptoffload.report.provenance import of_fit
 from cryptoffload.sim.isc_simulation import simulate
 from cryptoffload.sim.program_steps import CompiledProgram, compile_steps
 from cryptoffload.studies._bands import Banded, Memo
@@ -46,7 +47,7 @@ def inputs(setting: IscSetting, fpga_profile: str) -> list[Input]:
             profile_input(load_profile(setting.inputs_profile), "network.hidden", HIDDEN),
             Input(RULE, setting.world.cost.keyswitch_exponent, 0.0, 2.0,
                   "x = 2: ours (key switching does ~L(L+1) limb transforms); x = 0: the paper's (constant over "
-                  "levels, section 4.3)", "assumed")]
+                  "levels, section 4.3)", of_fit(None))]
 
 
 def _program(setting: IscSetting, folder: Path) -> Callable[[int], HEProgram]:

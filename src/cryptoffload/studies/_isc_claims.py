@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from cryptoffload.profiles.sensitivity import Band, Swing
+from cryptoffload.report.provenance import computed_from, from_printed, printed
 from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.report.verdicts import Verdict, paper_cells
@@ -72,7 +73,7 @@ def headline(setting: IscSetting, t2: Table2, t3: Table3) -> Headline:
 def cpu_speedup_provenance(setting: IscSetting) -> str:
     """The CPU speedup is a CPU time (cited or measured) over our latency: *derived*, unless the
     latency is fitted, since a value computed from a fit must say fitted."""
-    return "fitted" if setting.provenance == "fitted" else "derived"
+    return computed_from(setting.provenance == "fitted", "derived")
 
 
 def headline_table(setting: IscSetting, head: Headline) -> Table:
@@ -113,14 +114,14 @@ def _table2_verdicts(setting: IscSetting, t: Table, bands: Mapping[str, Banded],
         assert paper is not None
         if col == "latency_ms":
             out.append(judge(t, key, col, lat, how, figure=f"Table 2 at {key[0]} ({key[1]}): latency (ms)",
-                             paper_source=f"cited: Table 2, {key[0]}", alternative=LATENCY_ALTERNATIVE[0],
+                             paper_source=printed(f"Table 2, {key[0]}"), alternative=LATENCY_ALTERNATIVE[0],
                              alternative_what=LATENCY_ALTERNATIVE[1], no_band="not banded in this run"))
         else:
             pv = paper[t.columns.index(col)]
             out.append(judge(t, key, col, _inverted(lat, PAPER_CPU_MS, pv), how,
                              figure=f"Table 2 at {key[0]} ({key[1]}): speedup over the CPU",
-                             paper_source=f"derived: the paper's CPU {PAPER_CPU_MS:,.0f} ms / its {key[0]} latency "
-                                          f"{paper[t.columns.index('latency_ms')]:,.0f} ms",
+                             paper_source=from_printed(f"the paper's CPU {PAPER_CPU_MS:,.0f} ms / its {key[0]} latency "
+                                                       f"{paper[t.columns.index('latency_ms')]:,.0f} ms"),
                              alternative=ONE[0], alternative_what="no offload (a speedup of 1)",
                              no_band="not banded in this run"))
     return out
@@ -131,15 +132,15 @@ def _table3_verdicts(t: Table, bands: Mapping[str, Banded], how: Judging) -> lis
     for key, col in paper_cells(t):
         alt = LATENCY_ALTERNATIVE if col.endswith("latency_ms") else THROUGHPUT_ALTERNATIVE
         out.append(judge(t, key, col, bands.get(table3_label(key[0], col)), how,
-                         figure=f"Table 3, {key[0]} device(s): {col}", paper_source=f"cited: Table 3, k = {key[0]}, {col}",
+                         figure=f"Table 3, {key[0]} device(s): {col}", paper_source=printed(f"Table 3, k = {key[0]}, {col}"),
                          alternative=alt[0], alternative_what=alt[1],
                          no_band="fitted to Table 2" if t.provenance == "fitted" else "not banded in this run"))
     return out
 
 
-_HEADLINE_SOURCES = {"reduction": "cited: the paper's headline, latency -72.2 % (= 1 - 1,071 / 3,858 of its Table 3)",
-                     "ratio": "cited: the paper's headline, throughput x3.60 (= 14.939 / 4.147 of its Table 3)",
-                     "cpu": "cited: the paper's text, 10.6x (= 11,359 / 1,071 ms)"}
+_HEADLINE_SOURCES = {"reduction": printed("the paper's headline, latency -72.2 % (= 1 - 1,071 / 3,858 of its Table 3)"),
+                     "ratio": printed("the paper's headline, throughput x3.60 (= 14.939 / 4.147 of its Table 3)"),
+                     "cpu": printed("the paper's text, 10.6x (= 11,359 / 1,071 ms)")}
 
 
 def _headline_verdicts(t: Table, bands: Mapping[str, Banded], how: Judging) -> list[Verdict]:
@@ -157,12 +158,12 @@ def _headline_verdicts(t: Table, bands: Mapping[str, Banded], how: Judging) -> l
     return out
 
 
-_WORKLOAD_SOURCES = {"FPGA compute per inference (s)": "derived: Table 2's compute-bound plateau (1,055 ms at 16 GB/s)"}
+_WORKLOAD_SOURCES = {"FPGA compute per inference (s)": from_printed("Table 2's compute-bound plateau (1,055 ms at 16 GB/s)")}
 
 
 def _workload_verdicts(t: Table, bands: Mapping[str, Banded], how: Judging) -> list[Verdict]:
     return [judge(t, key, col, bands.get(workload_label(key[0])), how, figure=f"workload: {key[0]}",
-                  paper_source=_WORKLOAD_SOURCES.get(key[0], "cited: section 4.4"), alternative=NONE[0],
+                  paper_source=_WORKLOAD_SOURCES.get(key[0], printed("section 4.4")), alternative=NONE[0],
                   alternative_what=NONE[1], no_band="not banded in this run")
             for key, col in paper_cells(t)]
 

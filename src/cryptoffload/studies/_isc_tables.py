@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cryptoffload.report.result import Table
+from cryptoffload.report.provenance import computed_from, printed
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.sim.isc_platform import LABELS, PLATFORMS, PlatformPreset
 from cryptoffload.sim.isc_simulation import IscRun, simulate
@@ -59,7 +60,7 @@ class IscSetting:
 
     @property
     def provenance(self) -> str:
-        return "fitted" if self.program.source == "paper-calibrated" else "simulated"
+        return computed_from(self.program.source == "paper-calibrated", "simulated")
 
     @property
     def label(self) -> str:
@@ -90,7 +91,7 @@ def cpu_reference(program: HEProgram) -> CpuReference:
     wall = program.measured_wall_s()
     if wall is not None:
         return CpuReference(wall, "measured", "sum of the trace's per-op wall times (one thread)")
-    return CpuReference(PAPER_CPU_MS / 1e3, "cited", "the paper's Table 2: Xeon Gold 5122, one thread, EVA/SEAL")
+    return CpuReference(PAPER_CPU_MS / 1e3, printed(), "the paper's Table 2: Xeon Gold 5122, one thread, EVA/SEAL")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def table2(setting: IscSetting) -> Table2:
     paper: list[Table2Row] = []
     row_inputs: list[list[str] | None] = []
     for label, prov, sweep, inputs in ((setting.label, setting.provenance, runs, setting.inputs),
-                                       (FITTED, "fitted", fitted, setting.fit_inputs)):
+                                       (FITTED, computed_from(True, "simulated"), fitted, setting.fit_inputs)):
         for b, r in sweep.items():
             lat = r.mean_latency_s * 1e3
             speedup = PAPER_CPU_MS / lat if cpu.provenance == "cited" else cpu.seconds * 1e3 / lat
@@ -266,7 +267,7 @@ def table3_fitted_table(setting: IscSetting, t3: Table3) -> Table:
     """Table 3 from the program fitted to Table 2: a check of the platform model, not a prediction."""
     return table_of(
         Table3Row, t3.rows, paper=_paper3(setting), id="table3_fitted",
-        title="Table 3 from the program fitted to Table 2 (secondary)", provenance="fitted",
+        title="Table 3 from the program fitted to Table 2 (secondary)", provenance=computed_from(True, "simulated"),
         reproduces="Table 3", inputs=setting.fit_inputs, fitted_to="Table 2",
         note="Table 3 repeats Table 2's points at each board's share of the lanes (16/k GB/s; CSD: "
              "8 GB/s), so a program fitted to Table 2 reproduces it almost by construction: "
@@ -318,7 +319,7 @@ def _workload_rows(setting: IscSetting, t2: Table2) -> list[WorkloadRow]:
     summ = setting.program.summary(setting.world.cost)
     peak = max(r.dram_peak_bytes for r in t2.runs.values())
     src = "derived (program)"
-    dram_src = "cited (the paper's Table 1)" if setting.dram_cited else "input"
+    dram_src = f"{printed()} (the paper's Table 1)" if setting.dram_cited else "input"
     weights_src = ("input (the channel count is chosen to give the paper's stated 3.3 GB)"
                    if setting.program.source == "paper-inputs" else src)
     return [

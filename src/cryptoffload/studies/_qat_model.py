@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from cryptoffload.profiles.loader import ProfileValue, load_profile
-from cryptoffload.report.provenance import fits_from_sources
+from cryptoffload.report.provenance import computed_from, fits_from_sources, from_printed, printed
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim import qat
@@ -106,7 +106,7 @@ def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed
             tick(f"simulating qhcs1 with {k} in flight")
         sweep[k] = qat.simulate_mode("qhcs1", p, max(n // 3, 4 * k, 500), concurrency=k, seed=seed)
     ceiling = p.card_modexp_per_s / 2.0
-    rows = [_design_row(mode, r) for mode, r in sim.items()]
+    rows = [_design_row(mode, r, _fitted(result, key)) for mode, r in sim.items()]
     rows.append(Table1Row(CEILING, f"simulated (from cited RSA rates, {card_scaling} size scaling)", "QAT DH8970 model",
                           ceiling, None, None))
     paper_rows = [_paper_design_row(mode) for mode in sim] + [Table1Row(CEILING, None, None, QHCS1_OPS, None, None)]
@@ -116,8 +116,13 @@ def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed
     return QatModel(sim, sweep, rows, paper_rows, row_inputs, ceiling, key)
 
 
-def _design_row(mode: str, r: qat.QatRunResult) -> Table1Row:
-    prov = "cited" if mode == "sw" else "fitted"
+def _fitted(result: StudyResult, profile_key: str) -> bool:
+    """Whether the study declared a fit of the profile's (every mode's numbers then rest on it)."""
+    return any(k.startswith(profile_key + ":") for k in result.fits)
+
+
+def _design_row(mode: str, r: qat.QatRunResult, fitted: bool) -> Table1Row:
+    prov = printed() if mode == "sw" else computed_from(fitted, "simulated")
     return Table1Row(SIM_LABELS[mode], f"{prov} ({_WHY[mode]})", "QAT DH8970 model, 1 core", r.throughput_ops,
                      r.mean_latency_s * 1e3, r.p99_latency_s * 1e3)
 
@@ -150,14 +155,15 @@ def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, 
                 sw_here_ratio: float | None) -> None:
     """The paper's ratios: the model's (fitted or predicted, per row) and this machine's engine."""
     s = m.sim
+    fit = computed_from(_fitted(result, m.profile_key), "simulated")  # from the declared fits, not by hand
     spec = [RatioSpec(*x) for x in (
-        ("S2 / S1 throughput", s["qat-s2"].throughput_ops / s["qat-s1"].throughput_ops, "fitted", ("threads", "sync", "throughput"), "s2_over_s1_throughput"),
-        ("S2 / S1 mean latency", s["qat-s2"].mean_latency_s / s["qat-s1"].mean_latency_s, "fitted", ("threads", "sync", "mean_latency"), "s2_over_s1_latency"),
-        ("QHCS1 / S2 throughput", s["qhcs1"].throughput_ops / s["qat-s2"].throughput_ops, "fitted", ("coro1", "threads", "throughput"), "qhcs1_over_s2_throughput"),
-        ("QHCS1 / S2 mean latency", s["qhcs1"].mean_latency_s / s["qat-s2"].mean_latency_s, "fitted", ("coro1", "threads", "mean_latency"), "qhcs1_over_s2_latency"),
+        ("S2 / S1 throughput", s["qat-s2"].throughput_ops / s["qat-s1"].throughput_ops, fit, ("threads", "sync", "throughput"), "s2_over_s1_throughput"),
+        ("S2 / S1 mean latency", s["qat-s2"].mean_latency_s / s["qat-s1"].mean_latency_s, fit, ("threads", "sync", "mean_latency"), "s2_over_s1_latency"),
+        ("QHCS1 / S2 throughput", s["qhcs1"].throughput_ops / s["qat-s2"].throughput_ops, fit, ("coro1", "threads", "throughput"), "qhcs1_over_s2_throughput"),
+        ("QHCS1 / S2 mean latency", s["qhcs1"].mean_latency_s / s["qat-s2"].mean_latency_s, fit, ("coro1", "threads", "mean_latency"), "qhcs1_over_s2_latency"),
         ("QHCS2 / QHCS1 throughput", s["qhcs2"].throughput_ops / s["qhcs1"].throughput_ops, "simulated", ("coro2", "coro1", "throughput"), None),
         ("QHCS2 / QHCS1 mean latency", s["qhcs2"].mean_latency_s / s["qhcs1"].mean_latency_s, "simulated", ("coro2", "coro1", "mean_latency"), "qhcs2_over_qhcs1_latency"),
-        ("QHCS1 / SW throughput", s["qhcs1"].throughput_ops / s["sw"].throughput_ops, "fitted", None, "qhcs1_over_sw_throughput"),
+        ("QHCS1 / SW throughput", s["qhcs1"].throughput_ops / s["sw"].throughput_ops, fit, None, "qhcs1_over_sw_throughput"),
         ("QHCS1 ceiling / SW throughput", m.ceiling_ops / s["sw"].throughput_ops, "simulated", None, "qhcs1_over_sw_throughput"),
     )]
     rows, paper, inputs = [], [], []
@@ -245,20 +251,20 @@ def model_figures(m: QatModel) -> tuple[dict[str, float], dict[str, float]]:
 #: Where each of the paper's Table 1 values comes from: its Table 1 is not in our copy, so all but
 #: QHCS1's 27,400 enc/s are arithmetic on the ratios its text prints (sim/qat.py PAPER_TARGETS).
 T1_PAPER_SOURCES = {
-    ("QAT+S1", "throughput_ops"): "derived: 27,400 / 1.76 / 46 (QHCS1 = 1.76 x S2, S2 = 46 x S1)",
-    ("QAT+S1", "mean_latency_ms"): "derived: 46 x 1.76 / 27,400 s (one request in flight: 1 / its throughput)",
-    ("QAT+S2", "throughput_ops"): "derived: 27,400 / 1.76 (QHCS1 = 1.76 x S2)",
-    ("QAT+S2", "mean_latency_ms"): "derived: 21 x QAT+S1's latency (the text: S2's latency is 21x S1's)",
-    ("QHCS1", "throughput_ops"): "cited: the text, QHCS1 about 27,400 enc/s",
-    ("QHCS1", "mean_latency_ms"): "derived: 0.67 x QAT+S2's latency (the text: 33 % below)",
-    ("QHCS2", "mean_latency_ms"): "derived: 0.5 x QHCS1's latency (the text: half)",
-    (CEILING, "throughput_ops"): "cited: the text, QHCS1 about 27,400 enc/s",
+    ("QAT+S1", "throughput_ops"): from_printed("27,400 / 1.76 / 46 (QHCS1 = 1.76 x S2, S2 = 46 x S1)"),
+    ("QAT+S1", "mean_latency_ms"): from_printed("46 x 1.76 / 27,400 s (one request in flight: 1 / its throughput)"),
+    ("QAT+S2", "throughput_ops"): from_printed("27,400 / 1.76 (QHCS1 = 1.76 x S2)"),
+    ("QAT+S2", "mean_latency_ms"): from_printed("21 x QAT+S1's latency (the text: S2's latency is 21x S1's)"),
+    ("QHCS1", "throughput_ops"): printed("the text, QHCS1 about 27,400 enc/s"),
+    ("QHCS1", "mean_latency_ms"): from_printed("0.67 x QAT+S2's latency (the text: 33 % below)"),
+    ("QHCS2", "mean_latency_ms"): from_printed("0.5 x QHCS1's latency (the text: half)"),
+    (CEILING, "throughput_ops"): printed("the text, QHCS1 about 27,400 enc/s"),
 }
 T1_PAPER_DERIVED = {
-    "throughput_ops": "derived: from the text's ratios (SW 27,400 / 110, QAT+S1 27,400 / 1.76 / 46, QAT+S2 27,400 / "
-                      "1.76; ASIC 1 / 5.9 ms); QHCS1's 27,400 and FPGA's 1,151 are printed",
-    "mean_latency_ms": "derived: from the text's ratios (QAT+S1 46 x 1.76 / 27,400 s, QAT+S2 21x that, QHCS1 0.67x "
-                       "S2's, QHCS2 0.5x QHCS1's); FPGA's 11.29 and ASIC's 5.9 ms are printed",
+    "throughput_ops": from_printed("from the text's ratios (SW 27,400 / 110, QAT+S1 27,400 / 1.76 / 46, QAT+S2 "
+                                   "27,400 / 1.76; ASIC 1 / 5.9 ms); QHCS1's 27,400 and FPGA's 1,151 are printed"),
+    "mean_latency_ms": from_printed("from the text's ratios (QAT+S1 46 x 1.76 / 27,400 s, QAT+S2 21x that, QHCS1 "
+                                    "0.67x S2's, QHCS2 0.5x QHCS1's); FPGA's 11.29 and ASIC's 5.9 ms are printed"),
 }
 #: the simplest alternative to each figure: no offload (SW's throughput), one request at a time
 #: (QAT+S1's latency), and for a ratio no change (1)
@@ -287,7 +293,7 @@ def verdicts(tables: Mapping[str, Any], bands: Mapping[str, Banded], how: Judgin
     for key, col in paper_cells(ratios):
         b = banded.get((ratios.id, key[0], col))
         out.append(judge(ratios, key, col, b, how, figure=f"Table 1 ratio {key[0]}",
-                         paper_source=f"cited: the text, {ratios.paper_row(key)[2]:g}x"
+                         paper_source=printed(f"the text, {ratios.paper_row(key)[2]:g}x")
                                       + (" (in words: 'half', read as 0.45 .. 0.55)" if b and b.paper_range else ""),
                          alternative=1.0, alternative_what="no change (a ratio of 1)",
                          paper_range=b.paper_range if b else None, no_band="fitted to Table 1: not banded"))

@@ -16,6 +16,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from cryptoffload.report.result import StudyResult, Table
+from cryptoffload.report.provenance import computed_from, of_fit
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform
 from cryptoffload.studies._reconfig_paper import (
@@ -334,7 +335,7 @@ def table7_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], platform
     fitted = bool(result.fits.get("client_population"))
     result.add(table_of(CipherShareRow, rows, paper=paper, id="table7_cipher_mix",
                         title=f"Table 7 — share of requests per cipher, sorted, over {len(outcomes)} seed(s)",
-                        provenance="fitted" if fitted else "simulated", reproduces="Table 7",
+                        provenance=computed_from(fitted, "simulated"), reproduces="Table 7",
                         inputs=["client_population"] if fitted else [],
                         note="Sorted because which cipher a long run uses is chance (client id mod 10), in the paper's "
                              "trace as in ours. Fitted: the client population was fitted to this table (and to Fc); the "
@@ -374,8 +375,9 @@ def population_table(result: StudyResult, outcomes: Sequence[SeedOutcome], clien
     ks = [o.fc_ks for o in outcomes]
     l1 = [o.mix_l1 for o in outcomes if np.isfinite(o.mix_l1)]
     fitted = clients == "population"
-    rows = [PopulationRow("clients", float(FITTED_CLIENTS) if fitted else None, "fitted"),
-            PopulationRow("activity_pareto_shape", FITTED_SHAPE if fitted else None, "fitted"),
+    fit = of_fit("Table 7" if fitted else None)
+    rows = [PopulationRow("clients", float(FITTED_CLIENTS) if fitted else None, fit),
+            PopulationRow("activity_pareto_shape", FITTED_SHAPE if fitted else None, fit),
             PopulationRow("fc_ks_distance_median", median(ks), "simulated"),
             PopulationRow("table7_sorted_l1_median", median(l1) if l1 else None, "simulated")]
     result.add(table_of(PopulationRow, rows, id="client_population",

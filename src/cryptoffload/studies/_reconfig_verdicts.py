@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from cryptoffload.report.provenance import from_printed, printed
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.report.verdicts import Verdict
@@ -84,7 +85,7 @@ def table6_cells(outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> li
         if pv is None:
             continue
         col, oracle = (p, False) if p != "oracle" else ("oracle_p90_s", True)
-        src = f"cited: Table 6, {rate:g} req/s, " + ("Oracle's p90" if oracle else f"{tables.paper_column(p)}")
+        src = printed(f"Table 6, {rate:g} req/s, " + ("Oracle's p90" if oracle else tables.paper_column(p)))
         cells.append(Cell(T6, [rate], col, SeedFigure(f"Table 6 {rate:g} req/s {col}", pv, (p, "oracle"),
                                                      _rel_at(rate, p)),
                           src, SECONDS_ALTERNATIVE if oracle else RATIO_ALTERNATIVE))
@@ -99,8 +100,8 @@ def mean_cells(summary: tables.Table6Summary) -> list[Cell]:
         if pv is None:
             continue
         col = tables.paper_column(p)
-        src = (f"cited: the text, {col.capitalize()}/Oracle {pv:g}" if col in ("predict", "nopredict") else
-               f"derived: the mean of the paper's Table 6 {col} column over its 10 rates ({pv:.4g})")
+        src = (printed(f"the text, {col.capitalize()}/Oracle {pv:g}") if col in ("predict", "nopredict") else
+               from_printed(f"the mean of the paper's Table 6 {col} column over its 10 rates ({pv:.4g})"))
         cells.append(Cell(MEANS, [p], MEAN_COLUMN, SeedFigure(f"mean over rates {p}", pv, (p, "oracle"),
                                                              _mean_rel_of(p)), src, RATIO_ALTERNATIVE))
     return cells
@@ -160,7 +161,7 @@ def table8_cells(result: StudyResult, outcomes: Sequence[SeedOutcome], platform:
             pv = None if row is None else row.of(p)
             if pv is not None:
                 cells.append(Cell(T8, [n], p, SeedFigure(figs[(n, p)].label, pv, (p, "software"), figs[(n, p)].values),
-                                  f"cited: Table 8, {n if n != 'mean over ciphers' else 'Total Average'}, {p}",
+                                  printed(f"Table 8, {n if n != 'mean over ciphers' else 'Total Average'}, {p}"),
                                   REDUCTION_ALTERNATIVE))
     return cells
 
@@ -184,7 +185,7 @@ def verdicts(result: StudyResult, cells: Sequence[Cell], banded: Mapping[str, Ba
     for key, col in table7_cells(result):
         assert t7 is not None
         out.append(judge(t7, key, col, None, how, figure=f"Table 7 rank {key[0]} share", paper_source=
-                         f"cited: Table 7, the rank-{key[0]} cipher's share", alternative=0.1,
+                         printed(f"Table 7, the rank-{key[0]} cipher's share"), alternative=0.1,
                          alternative_what="an even mix (1/10)",
                          no_band="Table 7 from a log or the literal clients: the share of a cipher per seed is not "
                                  "banded", narrow="more seeds (the 10-90 % spread is in the table)"))

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN
 from cryptoffload.apps.ridge.bulk import ChunkTiming
 from cryptoffload.profiles.sensitivity import CONFIDENCE, Band, Input, band, interval_text, t_multiplier
+from cryptoffload.report.provenance import printed
 from cryptoffload.report.result import Table
 from cryptoffload.report.rows import table_of
 from cryptoffload.studies._bands import BANDS_ID, TORNADO_ID, Banded, BandRow, TornadoRow, band_rows, tornado_rows
@@ -183,7 +184,7 @@ def band_tables(phases: Sequence[Banded], accuracy: AccuracyBand, provenance: st
     rows = [replace(r, most_sensitive=most_sensitive(f)) for r, f in zip(band_rows(phases), phases)]
     bands = table_of(BandRow, rows + [acc], id=BANDS_ID, provenance="mixed", inputs=[],
                      column_provenance={"ours": provenance, "band_low": "derived", "band_high": "derived",
-                                        "paper": "cited", "paper_inside": "derived"},
+                                        "paper": printed(), "paper_inside": "derived"},
                      title="Headline figures with their bands: each phase time over this run's own run-to-run noise",
                      note=f"Phase times at 1,000,000 records, each over a {CONFIDENCE:.0%} t-interval of its "
                           "per-ciphertext rate over this run's chunks (none where it cannot be estimated: the "

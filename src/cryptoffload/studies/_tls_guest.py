@@ -23,7 +23,7 @@ from cryptoffload.apps.tls.guest import GuestCellSummary, summarize
 from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
 from cryptoffload.profiles.sensitivity import interval_text, t_multiplier
-from cryptoffload.report.provenance import provenance_word
+from cryptoffload.report.provenance import provenance_word, stored_from
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim import smartnic as nic
@@ -59,9 +59,9 @@ def provenance_of(guest: dict[str, Any]) -> str:
     """What the guest run measured and what was emulated, in one cell."""
     g, h = guest.get("guest", {}), guest.get("host", {})
     host = h.get("machine", {}).get("cpu", "host not recorded")
-    return (f"stored (measured in an emulated guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')}, "
-            f"{h.get('emulation', 'QEMU TCG')} on {host}, {h.get('date', 'date not recorded')}; CPU split and kTLS "
-            "counters measured, times emulated)")
+    return stored_from(h, f"measured in an emulated guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')}, "
+                          f"{h.get('emulation', 'QEMU TCG')} on {host}, {h.get('date')}; CPU split and kTLS counters "
+                          "measured, times emulated")
 
 
 @dataclass(frozen=True)

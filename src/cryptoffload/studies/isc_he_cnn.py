@@ -59,6 +59,7 @@ from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE
 from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE
+from cryptoffload.workloads.he_models import FITTED_MODEL
 
 NAME = "isc-he-cnn"
 TITLE = "HE CNN inference on computational storage: FPGA-only vs FPGA&SSD vs CSD"
@@ -146,7 +147,7 @@ def _setting(cfg: IscHeCnnConfig, say: Callable[[str], None]) -> IscSetting:
     load = partial(load_isc_world, fpga_profile=cfg.fpga_profile, platform_profile=cfg.platform_profile,
                    fitted_profile=cfg.fitted_profile, dram_gb=cfg.dram_gb, step_limits=cfg.step_limits)
     world = load(cfg.model, inputs_profile=cfg.inputs_profile)
-    fitted = load("fitted") if _decomposes(cfg) else None
+    fitted = load(FITTED_MODEL) if _decomposes(cfg) else None
     return IscSetting(world, fitted, list(cfg.bandwidths), sorted(set(cfg.devices)), cfg.queries, cfg.seed, cfg.quick,
                       cfg.step_limits, cfg.dram_gb is None, _is_paper(cfg),
                       tables.profile_names(cfg.fpga_profile, cfg.platform_profile, cfg.inputs_profile,
@@ -291,7 +292,7 @@ def run(cfg: IscHeCnnConfig, out: str | Path,
     t3 = tables.table3(setting, setting.world.compiled, "predicted" if setting.main_is_paper else setting.program.name)
     result.add(tables.table3_table(setting, t3))
     if setting.fitted is not None and not cfg.quick:
-        result.add(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled, "fitted")))
+        result.add(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled, "fitted program")))
     head = claims.headline(setting, t2, t3)
     if head.rows:
         result.add(claims.headline_table(setting, head))

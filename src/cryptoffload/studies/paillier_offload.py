@@ -57,6 +57,7 @@ from cryptoffload.studies._qat_bands import note as bands_note
 from cryptoffload.studies._qat_bands import qat_bands
 from cryptoffload.studies._qat_model import Table1Row
 from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
+from cryptoffload.report.provenance import printed
 from cryptoffload.studies.registry import Option, register_study
 
 NAME = "paillier-offload"
@@ -283,9 +284,9 @@ def _record_measured_setup(result: StudyResult, cfg: PaillierOffloadConfig, here
 
 def _cited_rows(platform_note: str) -> list[Table1Row]:
     """The paper's literature figures (Table 1): San et al.'s FPGA, Cai et al.'s ASIC."""
-    return [Table1Row("FPGA (San et al.)", "cited", f"13 instances on one FPGA{platform_note}",
+    return [Table1Row("FPGA (San et al.)", printed(), f"13 instances on one FPGA{platform_note}",
                       PAPER_FPGA["ops_13_instances"], PAPER_FPGA["latency_s"] * 1e3, None),
-            Table1Row("ASIC (Cai et al.)", "cited", f"one core{platform_note}", 1 / PAPER_ASIC["latency_s"],
+            Table1Row("ASIC (Cai et al.)", printed(), f"one core{platform_note}", 1 / PAPER_ASIC["latency_s"],
                       PAPER_ASIC["latency_s"] * 1e3, None)]
 
 

@@ -42,6 +42,7 @@ from cryptoffload.report.rows import by_key, column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
 from cryptoffload.profiles.sensitivity import Band
+from cryptoffload.report.provenance import from_printed, printed
 from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.studies._bands import Banded
 from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command, judge
@@ -461,7 +462,7 @@ def _phase_bands(cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> dict[
 
 def _paper_rows(rows: list[PhaseRow]) -> list[PhaseRow]:
     """The paper's row beside each of ours (cited; None where the paper gives no figure)."""
-    return [PhaseRow(row.phase, "cited", None, None, *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
+    return [PhaseRow(row.phase, printed(), None, None, *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
 
 
 def worker_share(bulk: BulkRun) -> str:
@@ -584,7 +585,7 @@ def _phases_plot(path: Path, *, n: int, times: PhaseTimes) -> None:
     theirs = [PAPER_PHASES_S[k] for k in labels]
     bar_plot(path, [f"{k} (ours)" for k in labels] + [f"{k} (paper)" for k in labels], ours + theirs,
              kinds=["measured" if n == PAPER_RECORDS else "measured, scaled to 1M records"] * 2 + ["measured"]
-             + ["cited"] * 3,
+             + [printed()] * 3,
              title="Ridge regression on 1,000,000 records, d = 20: phase times", ylabel="seconds")
 
 
@@ -618,12 +619,12 @@ def phase_verdicts(table: Table, rows: list[PhaseRow], bands: dict[str, Banded],
             exact = Banded("ciphertext bytes at 1,000,000 records", Band(ours, ours, ours, (), "counted: no noise"),
                            PAPER_BYTES, [])
             out.append(judge(table, key, col, exact, how, figure="ciphertext bytes at 1,000,000 records",
-                             paper_source="cited: the text, about 2 GB of ciphertext matrices (read as 1.5 .. 2.5 GB)",
+                             paper_source=printed("the text, about 2 GB of ciphertext matrices (read as 1.5 .. 2.5 GB)"),
                              alternative=0.0, alternative_what="none", paper_range=PAPER_BYTES_RANGE))
             continue
         out.append(judge(table, key, col, _usable(bands.get(name)), how, figure=f"{name} at 1,000,000 records (s)",
-                         paper_source=f"cited: Table 2, {name}" if name != "total" else
-                         "derived: the paper's 636 + 116 + 20 s",
+                         paper_source=printed(f"Table 2, {name}") if name != "total" else
+                         from_printed("the paper's 636 + 116 + 20 s"),
                          alternative=0.0, alternative_what="none (0 s)",
                          no_band="measured once per run: no noise band (the solve runs once)",
                          narrow="time the phase at least 5 times"))

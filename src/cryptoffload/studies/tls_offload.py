@@ -28,6 +28,8 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.profiles.loader import load_profile
+from cryptoffload.profiles.fits import profile_fits
+from cryptoffload.report.provenance import computed_from
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
@@ -310,8 +312,9 @@ def _cost_model(result: StudyResult, cfg: TlsOffloadConfig, f: Fetches, params: 
     result.notes += clamp_notes
     if cfg.variant == "pessimistic":
         result.declare_fits({f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"})
-    return CostModel(nic.TlsCostModel(measured, params), "fitted" if cfg.variant == "pessimistic" else "simulated",
-                     params.input_names())
+    fitted = set(params.input_names()) & set(result.fits) | set(params.input_names()) & set(
+        profile_fits(cfg.profile or nic.PROFILE_NAME))
+    return CostModel(nic.TlsCostModel(measured, params), computed_from(bool(fitted), "simulated"), params.input_names())
 
 
 def _model_tables(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[tm.PredictionRow]:
