@@ -189,7 +189,7 @@ def interval_text(n: int, confidence: float = CONFIDENCE) -> str:
     k = t_multiplier(n, confidence)
     if k is None:
         return f"no noise band: {n} repeat(s), fewer than the {MIN_SAMPLES} a t-interval is computed from"
-    return f"t-interval, {confidence:.0%}, {n - 1} degrees of freedom (t = {k:.3g})"
+    return f"t-interval, {confidence * 100:g} %, {n - 1} degrees of freedom (t = {k:.3g})"
 
 
 def measured_input(name: str, samples: Sequence[float], confidence: float = CONFIDENCE) -> Input | None:

@@ -176,7 +176,7 @@ def _claim_html(c: Claim, anchor: str = "", tables: Sequence[str] = ()) -> str:
             if c.band is not None else "")
     src = (f"<a class='src' href='#{_e(table_id(anchor, c.table))}'>table →</a>"
            if anchor and c.table and c.table in tables else "")
-    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}{src}</div>"
+    return (f"<div class='claim {_e(c.kind.split()[0])}'><div class='kind'>{_e(c.label())}{src}</div>"
             f"<div class='line'><span class='who'>paper</span><span>{_e(c.paper)}</span></div>"
             f"<div class='line'><span class='who'>ours</span><span>{badge(c.provenance)} {_e(c.ours)}</span></div>"
             f"{band}{why}</div>")
@@ -207,7 +207,7 @@ def scoreboard_html(board: Scoreboard, anchor: str = "") -> str:
     verdicts coloured as the claims are; it links to the study's verdicts table."""
     if not board.rows:
         return ""
-    parts = [f"<span class='{_e(k.split()[0])}'>{n} {_e(k)}</span>" for k, n in board.counts.items() if n]
+    parts = [f"<span class='{_e(k.split()[0])}'>{_e(text)}</span>" for k, text in board.parts()]
     link = f" <a href='#{_e(table_id(anchor, VERDICTS_ID))}'>verdicts →</a>" if anchor else ""
     return (f"<div class='score'><b>{board.rows} row{'s' if board.rows != 1 else ''} with a paper value</b>: "
             + ", ".join(parts) + f"{link}</div>")

@@ -234,7 +234,7 @@ class Claim:
                 if rule != self.kind:
                     raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} beside the band "
                                      f"[{self.band[0]:g}, {self.band[1]:g}] (alternative {self.alternative:g}) is "
-                                     f"an {rule} by the rule (report/verdicts.py), not an {self.kind}")
+                                     f"{rule!r} by the rule (report/verdicts.py), not {self.kind!r}")
 
     @classmethod
     def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,

@@ -208,13 +208,17 @@ class Scoreboard:
     def add(self, other: "Scoreboard") -> "Scoreboard":
         return Scoreboard(self.rows + other.rows, {k: self.counts[k] + other.counts[k] for k in KINDS})
 
-    def text(self) -> str:
-        """``"87 rows with a paper value: 3 agreements, 40 divergences, 20 inconclusive, 10 fitted,
-        14 not judged in quick mode"`` (kinds with none left out)."""
+    def parts(self) -> list[tuple[str, str]]:
+        """``[(kind, "3 agreements"), ...]`` for every kind with at least one verdict."""
         names = {AGREEMENT: ("agreement", "agreements"), DIVERGENCE: ("divergence", "divergences"),
                  INCONCLUSIVE: ("inconclusive", "inconclusive"), FITTED: ("fitted", "fitted"),
                  NOT_JUDGED: ("not judged in quick mode", "not judged in quick mode")}
-        parts = [f"{n} {names[k][n != 1]}" for k in KINDS if (n := self.counts[k])]
+        return [(k, f"{n} {names[k][n != 1]}") for k in KINDS if (n := self.counts[k])]
+
+    def text(self) -> str:
+        """``"87 rows with a paper value: 3 agreements, 40 divergences, 20 inconclusive, 10 fitted,
+        14 not judged in quick mode"`` (kinds with none left out)."""
+        parts = [t for _, t in self.parts()]
         return f"{self.rows} row{'s' if self.rows != 1 else ''} with a paper value" + (
             ": " + ", ".join(parts) if parts else "")
 

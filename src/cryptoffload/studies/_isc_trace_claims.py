@@ -196,7 +196,7 @@ def note(inputs: Sequence[Input], quick: bool) -> str:
     return ("A program that is not the paper's: each headline figure over "
             + ", ".join(i.name for i in inputs)
             + " (heax_set_c.toml ranges; the rule from 2, ours, to 0, the paper's), the trace recompiled and "
-              f"simulated at each point; the speedup also over {CPU} (measured: a {CONFIDENCE:.0%} t-interval of the "
+              f"simulated at each point; the speedup also over {CPU} (measured: a {CONFIDENCE * 100:g} % t-interval of the "
               "trace's summed wall times, from its own scatter). The paper's values are its "
               "own program's, for scale. "
             + ("A quick run stops at the tornado's ends (the corners can only widen the band)." if quick

@@ -186,7 +186,7 @@ def band_tables(phases: Sequence[Banded], accuracy: AccuracyBand, provenance: st
                      column_provenance={"ours": provenance, "band_low": "derived", "band_high": "derived",
                                         "paper": printed(), "paper_inside": "derived"},
                      title="Headline figures with their bands: each phase time over this run's own run-to-run noise",
-                     note=f"Phase times at 1,000,000 records, each over a {CONFIDENCE:.0%} t-interval of its "
+                     note=f"Phase times at 1,000,000 records, each over a {CONFIDENCE * 100:g} % t-interval of its "
                           "per-ciphertext rate over this run's chunks (none where it cannot be estimated: the "
                           "solve runs once); nothing of ours models the paper's QAT card, K80 or garbled circuit. "
                           f"The accuracy row is in z, its band the [0, {Z_MARGIN:g}] a correct protocol stays in.")

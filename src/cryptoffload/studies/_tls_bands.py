@@ -146,11 +146,11 @@ def note(quick: bool, variant: str = "nominal") -> str:
     """The bands table's note: what moved and how (a variant moves the measured noise only)."""
     if variant != "nominal":
         return (f"The {variant} variant is itself an end of the model's ranges, so its ratios move over this run's "
-                f"noise only: the measured TLS fetch over a {CONFIDENCE:.0%} t-interval of its fetches and the noise "
+                f"noise only: the measured TLS fetch over a {CONFIDENCE * 100:g} % t-interval of its fetches and the noise "
                 "of a ratio of two fetch series (a t-interval of their combined standard error); two inputs, all 4 "
                 "corners.")
     return ("Each predicted ratio over the tls_offload.toml ranges of the model's six fractions and costs, the "
-            f"measured TLS fetch over a {CONFIDENCE:.0%} t-interval of this run's fetches, and the noise of a ratio "
+            f"measured TLS fetch over a {CONFIDENCE * 100:g} % t-interval of this run's fetches, and the noise of a ratio "
             "of two fetch series (a t-interval of the combined standard error of this run's series); eight inputs, "
             "so a Latin hypercube of "
             f"{QUICK_SAMPLES if quick else DEFAULT_SAMPLES} points (seed 1) with every tornado end"

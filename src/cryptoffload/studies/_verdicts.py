@@ -84,10 +84,12 @@ def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
 
 
 def add_verdicts(result: StudyResult, verdicts: Sequence[Verdict]) -> None:
-    """Record the verdicts and their table (once per run; a run without any adds nothing)."""
+    """Record the verdicts and their table, and put the scoreboard first in the headline (once per
+    run; a run without any adds nothing)."""
     result.verdicts.extend(verdicts)
     if result.verdicts:
         result.add(verdicts_table(result.verdicts))
+        result.headline.insert(0, f"Scoreboard: {result.scoreboard.text()} (verdicts table; docs/result-contract.md)")
 
 
 __all__ = ["Judging", "VerdictRow", "add_verdicts", "full_command", "judge", "verdicts_table"]
