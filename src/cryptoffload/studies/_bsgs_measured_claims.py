@@ -78,7 +78,7 @@ def config_band(row: MeasuredRow) -> Banded:
     (its method says no noise band was claimed)."""
     inputs, pred = noise_inputs(row), row.predicted_s * 1e3
     if inputs is None:
-        b0 = Band(pred, pred, pred, (), f"no noise band: {interval_text(len(row.walls_s))}")
+        b0 = Band(pred, pred, pred, (), interval_text(len(row.walls_s)))
         return Banded(f"predicted ms, {row.devices} worker(s) {row.strategy} bs = {row.baby}", b0,
                       row.measured_s * 1e3, [])
     b = band(lambda ov: max(0.0, pred + ov.get(PREDICTED_NOISE, 0.0) - ov.get(MEASURED_NOISE, 0.0)), inputs)
@@ -163,7 +163,7 @@ def target_claim(measured: Sequence[MeasuredRow], bands: Mapping[Key, Banded], q
     if any(not b.inputs for b in bands.values()):
         rounds = min(len(r.walls_s) for r in measured)
         kind = "inconclusive" if quick_basis is None else "not judged in quick mode"
-        return Claim(**text, kind=kind, why=f"no noise band: {interval_text(rounds)}; the full run has five rounds")
+        return Claim(**text, kind=kind, why=f"{interval_text(rounds)}; the full run has five rounds")
     return judged_by_run(
         f"the target of all configurations within {MODEL_TARGET:.0%}", "", **text,
         band=[count.sure, count.possible], paper_value=count.total, alternative=0.0, most_sensitive=noise,

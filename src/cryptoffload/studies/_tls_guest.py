@@ -198,7 +198,7 @@ def _saving_claim(r: SavingRow, b: Optional[SavingBand], fetches: int) -> Claim:
                        f"than user-space TLS ({r.saved_ns_per_byte:.2f} ns/byte, emulated); {r.user_moved_ms:.0f} "
                        f"ms user time left, {r.system_added_ms:.0f} ms system time came (the encryption moved into "
                        "the kernel)",
-                  why=f"no band: {interval_text(fetches)} (re-measure with `make ktls`)")
+                  why=f"{interval_text(fetches)} (re-measure with `make ktls`)")
     if b is None:
         return claim
     zero = ("; the band holds no saving at all: this run does not show one" if b.low_pct <= 0 <= b.high_pct else "")

@@ -359,11 +359,14 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
             + (", fitted variant" if label == "fitted" else ""))
     if verdict is not None:
         result.claims.append(Claim.of_verdict(verdict, paper=paper, ours=ours))
-    else:  # curl alone: no paper value beside the row, so the answer is stated, with its band
+    elif banded is not None:  # curl alone: no paper value beside the row, so the answer is stated, with its band
         result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
-                                   key=n.key, band=None if banded is None else [banded.band.low, banded.band.high],
-                                   most_sensitive="" if banded is None else banded.band.most_sensitive,
-                                   band_method="" if banded is None else banded.band.method))
+                                   key=n.key, band=[banded.band.low, banded.band.high],
+                                   most_sensitive=banded.band.most_sensitive, band_method=banded.band.method))
+    else:  # and too few fetches for a noise band: nothing can be said of it beyond the number
+        result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
+                                   key=n.key, kind="inconclusive",
+                                   why="no band: fewer fetches than a noise band needs (--count 5 or more)"))
     result.headline.append(
         "Assumptions this answer rests on: the NIC set-up is a third party's ConnectX-6 Dx throughput read as one "
         "context per connection (not measured on a BlueField-2); the kTLS hand-off comes from a cited break-even "
