@@ -133,7 +133,7 @@ def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_
 
 
 def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
-    stored = {"date": "2026-11-21", "security": "INSECURE study setting",
+    stored = {"date": "2026-11-21", "machine": {"cpu": "CPU X", "cores": 2}, "security": "INSECURE study setting",
               "configs": [{"level_budget": [2, 2], "dim1": [0, 0], "ring_dim": 4096,
                            "bootstrap_s": {"median": 1.5, "runs": [1.5]},
                            "measured": {"available": True, "bsgs_share": 0.4, "stage_ms": {"total": 600.0}},
@@ -148,7 +148,10 @@ def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
                                          "bootstrap_s": 1.5, "bsgs_share": 0.4, "measured_stage_ms": 600.0,
                                          "model_stage_ms": 550.0, "model_error_pct": -8.3,
                                          "model_keys_match_openfhe": True, "note": ""}]
-    assert t.provenance == "stored" and "an unnamed CPU" in t.title
+    assert t.provenance == "stored" and "measured on CPU X, 2 cores" in t.title
+    # a stored result that does not say whose machine and when is not shown as stored
+    (tmp_path / "anon.json").write_text(json.dumps({k: v for k, v in stored.items() if k != "machine"}))
+    assert st.load_openfhe(str(tmp_path / "anon.json")) is None
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -195,13 +198,11 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     for r, b in zip(rows, bands):
         assert b["band_low_ms"] == b["band_high_ms"] == b["predicted_ms"] == r["predicted_ms"]
         assert (b["measured_se_ms"], b["predicted_se_ms"], b["measured_inside"]) == (0.0, 0.0, False)
-    target, worst = [c for c in res.claims if c.table == "model_vs_measured"]
-    within = sum(abs(r["error_pct"]) <= 20 for r in rows)
-    assert (target.band, target.paper_value) == ([within, within], 8.0)
-    assert target.kind == ("agreement" if within == 8 else "divergence")
-    assert worst.kind == "divergence" and worst.band[0] == worst.band[1] and worst.why
-    assert worst.paper_value == max(rows, key=lambda r: abs(r["error_pct"]))["measured_ms"]
+    (target,) = [c for c in res.claims if c.table == "model_vs_measured"]
+    # one round is no noise band (issue 35: five at least): a quick run leaves the count to the full run
+    assert (target.band, target.kind) == (None, "not judged in quick mode") and "fewer than the 5" in target.why
     assert any("measured Dask configurations" in h for h in res.headline)
+    assert any(h.startswith("Largest |error| of the model against this run's Dask runs") for h in res.headline)
     t = res.tables["two_workers_vs_one"]
     sc = named(t.rows, t.columns)
     assert [r["bs"] for r in sc] == [2, 4]

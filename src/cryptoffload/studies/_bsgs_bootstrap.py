@@ -124,15 +124,18 @@ def bootstrap_stage_detail_table(st: BootstrapStages) -> Table:
 
 def load_openfhe(path: str | None) -> dict[str, Any] | None:
     """The stored OpenFHE benchmark: ``path`` if given, else the copy shipped with the package
-    (``cryptoffload/studies/data``), so the table does not depend on where the study runs."""
+    (``cryptoffload/studies/data``), so the table does not depend on where the study runs;
+    ``None`` for one that cannot be read or does not name its machine and date."""
     from importlib import resources
 
     try:
         text = (read_input_text(path, "OpenFHE result", max_bytes=64 * 1024 * 1024) if path else
                 resources.files("cryptoffload.studies.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
-        return json.loads(text)
+        data = json.loads(text)
     except (OSError, ValueError, InputError):
         return None
+    # a stored run is shown as stored only with the machine and date it ran on (report/provenance.stored_from)
+    return data if isinstance(data, dict) and data.get("machine") and data.get("date") else None
 
 
 @dataclass(frozen=True)

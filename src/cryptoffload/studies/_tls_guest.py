@@ -52,6 +52,10 @@ def load_guest(path: Optional[str]) -> Optional[dict[str, Any]]:
         raise InputError(f"--guest-result: not JSON ({exc})") from None
     if data.get("kind") != "bench":
         raise InputError(f"--guest-result: not a `tls bench --guest` result (kind {data.get('kind')!r})")
+    host = data.get("host")
+    if not isinstance(host, dict) or not host.get("machine") or not host.get("date"):
+        raise InputError("--guest-result: a stored guest run names the machine and date it ran on (host.machine, "
+                         "host.date, as `tls bench --guest` writes them); run `make ktls` again")
     return data
 
 

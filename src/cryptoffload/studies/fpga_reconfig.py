@@ -320,6 +320,8 @@ def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: Reconfi
     result.add(table_of(SoftwareThroughputRow, ours, paper=paper, id="software_throughput_mbps",
                         title="Software throughput (Mbps): this machine vs the paper's Pentium 4", provenance="measured",
                         note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
+                        unjudged="this machine's CPU beside the paper's Pentium 4: another processor, shown for scale "
+                                 "(the model runs on the paper's own throughputs, judged in Table 6 and Table 8)",
                         reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
     result.profiles += measured.profiles[1:]
 
