@@ -20,7 +20,7 @@ import numpy as np
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles.loader import Profile
 from cryptoffload.report.result import Claim, Table
-from cryptoffload.report.provenance import computed_from, from_printed, of_fit, printed, stored_from
+from cryptoffload.report.provenance import computed_from, from_printed, printed
 from cryptoffload.report.rows import by_key, column, table_of
 from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.sim.op_dag import DagCosts

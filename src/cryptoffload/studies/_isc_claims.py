@@ -1,6 +1,6 @@
-"""The isc-he-cnn study's claims: the paper's headline ratios (Table 3's CSDs vs FPGA&SSD, a
-CSD vs the CPU), our strongest agreement and largest divergence with the paper and why, and a
-note for every difference beyond the tolerance.
+"""The isc-he-cnn study's verdicts and claims: a verdict for every cell of the paper's program
+beside a paper value (issue 35), the paper's headline ratios (Table 3's CSDs vs FPGA&SSD, a CSD
+vs the CPU) as its claims, and a note for every difference beyond the tolerance.
 
 Why its own module: the tables (``_isc_tables.py``) say what we simulated; this module says
 what it means beside the paper's words, reading the tables' typed rows by field.
@@ -19,9 +19,8 @@ from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.studies import isc_gap
 from cryptoffload.studies._bands import Banded
 from cryptoffload.studies._isc_bands import table2_label, table3_label, workload_label
-from cryptoffload.studies._isc_paper import (GB, PAPER_CPU_MS, PAPER_HEADLINE, PAPER_SIZES, PAPER_TABLE2, PREDICTED,
-                                             TABLE3_COLUMNS, TOLERANCE)
-from cryptoffload.studies._isc_tables import IscSetting, Table2, Table3, unjudged_reason, paper_table3_row
+from cryptoffload.studies._isc_paper import GB, PAPER_CPU_MS, PAPER_HEADLINE, PAPER_SIZES, TABLE3_COLUMNS, TOLERANCE
+from cryptoffload.studies._isc_tables import IscSetting, Table2, Table3, paper_table3_row, unjudged_reason
 from cryptoffload.studies._verdicts import Judging, judge
 
 TABLE2_ID, HEADLINE_ID = "table2_latency_vs_bandwidth", "table3_headline"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from cryptoffload.profiles.loader import Profile
 from cryptoffload.report.result import Claim, StudyResult, Table

@@ -23,18 +23,19 @@ labelled as a reading.
 
 Only the optional "this machine" software throughput is *measured* (``calibrate ciphers``).
 
-Bands (issue 26, ``_reconfig_bands.py``): every claim's figure moves over the trace seed, the
-reconfiguration time (the paper's 55 and 60 ms) and the fitted population's size together; a
-claim is an agreement only with the paper's value inside its band.
+Bands (issue 26, ``_reconfig_bands.py``): every figure moves over the trace seed, the
+reconfiguration time (the paper's 55 and 60 ms) and the fitted population's size together.
+Verdicts (issue 35, ``_reconfig_verdicts.py``): every cell beside the paper's Table 6, its means,
+Table 8 and Table 7 is judged by its band under the one rule of ``report/verdicts.py``; a quick
+run's fewer seeds and requests judge nothing the full run could judge otherwise.
 """
 
 from __future__ import annotations
 
-import math
 import time as _time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -43,9 +44,8 @@ from cryptoffload.checks import parse_floats
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies.reconfig import BEYOND_POLICIES
-from cryptoffload.profiles.sensitivity import closer
 from cryptoffload.report.plots import line_plot
-from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.studies import _reconfig_bands as bands

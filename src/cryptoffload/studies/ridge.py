@@ -18,7 +18,6 @@ the party modules of ``apps/ridge/`` move real bytes over loopback).
 from __future__ import annotations
 
 import functools
-import math
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
