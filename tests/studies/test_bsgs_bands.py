@@ -80,6 +80,15 @@ def test_every_cell_of_table1_is_judged_by_its_band_against_no_tuning(setup_and_
     assert claims[0].kind == sp.kind and "no bs brings a device below" in claims[0].why
 
 
+def test_a_quick_run_gives_table1_the_full_runs_verdicts(setup_and_bands) -> None:
+    """Issue 35: Table 1's bands are the refit over the profile's ranges, computed alike in both
+    modes (basis "full"), so a quick run's verdicts are the full run's."""
+    setup, t1, bands = setup_and_bands
+    quick = bp.table1_verdicts(_tables(t1, setup), bands, Judging(True, "full", FULL.rerun))
+    assert [v.kind for v in quick] == [v.kind for v in bp.table1_verdicts(_tables(t1, setup), bands, FULL)]
+    assert all(v.quick for v in quick)
+
+
 def test_without_bands_table1_is_inconclusive(setup_and_bands) -> None:
     setup, t1, _ = setup_and_bands
     judged = bp.table1_verdicts(_tables(t1, setup), {}, FULL)
