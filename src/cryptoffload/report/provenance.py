@@ -178,7 +178,7 @@ def check_bands(result: StudyResult) -> list[str]:
     that could get no band (too few repeats) is inconclusive and says why (issue 35)."""
     problems = []
     for c in result.claims:
-        if c.band is None and c.kind not in ("inconclusive", "not judged in quick mode"):
+        if c.band is None and c.kind not in ("inconclusive", "not judged in quick mode", "fitted"):
             problems.append(f"claim {c.ours!r}: no band (every headline claim carries the band its inputs and "
                             "noise allow: studies/_bands.py, profiles/sensitivity.py)")
         elif c.band is not None and c.band[0] < c.band[1] and not c.most_sensitive:
