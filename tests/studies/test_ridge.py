@@ -8,6 +8,7 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.studies import _ridge_bands as rb
+from cryptoffload.studies import _ridge_verdicts as rv
 from cryptoffload.studies import ridge as st
 from cryptoffload.studies._verdicts import Judging
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN
@@ -92,7 +93,7 @@ def _judged(records: int, enc_se: float, mode: str = "full") -> tuple[list, list
     noise = {"encryption": rb.RateNoise("encryption", 8, enc_se), "aggregation": rb.RateNoise("aggregation", 8, 0.01),
              "pipeline": rb.RateNoise("encryption + aggregation", 8, 0.02)}
     bands = rb.phase_bands(rb.PhaseFigures(662.0, 27.0, 694.0, 15.0), noise, st.PAPER_PHASE_S)
-    judged = st.phase_verdicts(table, rows, bands, Judging(mode == "quick", "sample", "cryptoffload study ridge"))
+    judged = rv.phase_verdicts(table, rows, bands, Judging(mode == "quick", "sample", "cryptoffload study ridge"))
     st._phase_claims(res, judged, records, 20 * records, 33e-6 * 20 * records, 1.3e-6 * 20 * records, 2)
     assert res.headline == [c.sentence() for c in res.claims]
     return judged, res.claims

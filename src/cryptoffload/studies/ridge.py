@@ -40,11 +40,11 @@ from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.report.rows import by_key, column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
-from cryptoffload.profiles.sensitivity import Band
-from cryptoffload.report.provenance import from_printed, printed
-from cryptoffload.report.verdicts import Verdict, paper_cells
+from cryptoffload.studies import _ridge_verdicts as rv
+from cryptoffload.report.provenance import printed
+from cryptoffload.report.verdicts import Verdict
 from cryptoffload.studies._bands import Banded
-from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command, judge
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
@@ -58,7 +58,6 @@ PAPER_D = 20
 PAPER_PHASES_S = {"encryption": 10.6 * 60, "aggregation": 116.0, "solve": 20.0}
 PAPER_PLAINTEXTS = 17      # per record: 420 values packed into 1024-bit plaintexts
 PAPER_BYTES = 2e9          # "about 2 GB of ciphertext matrices"
-PAPER_BYTES_RANGE = (1.5e9, 2.5e9)  # "about 2 GB": one significant digit, +-half a unit
 PAPER_LINK_BPS = 10e9 / 8  # 10 Gb/s between the two servers
 QUICK_RECORDS = 10_000
 
@@ -269,7 +268,7 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         result.add(table)
     _notes(result, acc_rows, models.same_model)
     _headlines(result, cfg, uploads, times)
-    judged = phase_verdicts(result.tables["table2_phases"], rows, bands,
+    judged = rv.phase_verdicts(result.tables["table2_phases"], rows, bands,
                             Judging(cfg.quick, "sample", full_command(NAME), f"{n:,} records scaled linearly"))
     if cfg.d == PAPER_D:
         _phase_claims(result, judged, n, uploads.bulk.result.ciphertexts,
@@ -600,42 +599,6 @@ def _coefficients_plot(path: Path, *, coefs: Coefs) -> None:
 _PHASES = ("encryption", "aggregation", "solve", "total")
 PAPER_HARDWARE = {"encryption": "one QAT DH8970 (QHCS1)", "aggregation": "a K80 GPU", "solve": "a garbled circuit",
                   "total": "QAT + K80 + garbled circuit"}
-
-
-def phase_verdicts(table: Table, rows: list[PhaseRow], bands: dict[str, Banded], how: Judging) -> list[Verdict]:
-    """A verdict for every phase of ours at 1,000,000 records beside the paper's: each time by
-    its band (this run's own noise, ``studies/_ridge_bands.py``; none for a phase measured
-    once), the ciphertext bytes by their count (exact: no noise) against the paper's "about
-    2 GB". Nothing here predicts the paper (its QAT card, K80 and garbled circuit are not
-    modelled): a verdict says whether our machine's figure lies near the paper's, not a model's."""
-    records = {r.phase: r for r in rows}
-    out = []
-    for key, col in paper_cells(table):
-        row = records[key[0]]
-        name = row.key
-        if col == "bytes_at_1m_records" and row.bytes_at_1m_records is not None:
-            ours = row.bytes_at_1m_records
-            exact = Banded("ciphertext bytes at 1,000,000 records", Band(ours, ours, ours, (), "counted: no noise"),
-                           PAPER_BYTES, [])
-            out.append(judge(table, key, col, exact, how, figure="ciphertext bytes at 1,000,000 records",
-                             paper_source=printed("the text, about 2 GB of ciphertext matrices (read as 1.5 .. 2.5 GB)"),
-                             alternative=0.0, alternative_what="none", paper_range=PAPER_BYTES_RANGE))
-            continue
-        out.append(judge(table, key, col, _usable(bands.get(name)), how, figure=f"{name} at 1,000,000 records (s)",
-                         paper_source=printed(f"Table 2, {name}") if name != "total" else
-                         from_printed("the paper's 636 + 116 + 20 s"),
-                         alternative=0.0, alternative_what="none (0 s)",
-                         no_band="measured once per run: no noise band (the solve runs once)",
-                         narrow="time the phase at least 5 times"))
-    return out
-
-
-def _usable(b: Banded | None) -> Banded | None:
-    """A band that rests on a noise estimate; a figure measured once has none (issue 35: a noise
-    band needs at least five samples), so it is judged without a band."""
-    if b is None or any(i.high == i.low for i in b.inputs):
-        return None
-    return b
 
 
 def _phase_claims(result: StudyResult, judged: list[Verdict], n: int, ciphertexts: int, encrypt_ws: float,
