@@ -177,7 +177,7 @@ class Verdict:
         width = self.band[1] - self.band[0]
         wide = (f"wider than the {_num(effect)} effect from {self.alternative_what} ({_num(self.alternative)})"
                 if width >= effect else
-                f"a half-width over {MAX_HALF_WIDTH:.0%} of the paper's value")
+                f"a half-width over {MAX_HALF_WIDTH * 100:g} % of the paper's value")
         moved = f"; {self.most_sensitive} moves it most" if self.most_sensitive else ""
         return (f"the paper's {paper} lies inside our band {band}, but the band is {wide}{moved}"
                 + (f"; {self.narrow}" if self.narrow else ""))
