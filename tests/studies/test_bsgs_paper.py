@@ -71,8 +71,11 @@ def test_tables_lay_out_the_records() -> None:
     assert naive.columns == ["devices", "naive_ms"] and naive.rows == [[1, ms(14.0)], [2, ms(8.0)]]
     assert naive.paper == [[1, pytest.approx(14.297)], [2, pytest.approx(8.049)]] and naive.provenance == "fitted"
     tuned = st.table1_tuned_table(t1, setup)
-    assert tuned.rows == [[1, ms(14.0), 1.0, "replicate bs=64"], [2, ms(7.0), ms(8 / 7), "replicate bs=64"]]
-    assert tuned.paper == [[1, pytest.approx(14.297), 1.0, None], [2, pytest.approx(7.447), 1.08, None]]
+    # one device: nothing to tune, so the tuned row is the naive row's fit, and says so (issue 35)
+    assert tuned.rows == [[1, "fitted", ms(14.0), 1.0, "replicate bs=64"],
+                          [2, "simulated", ms(7.0), ms(8 / 7), "replicate bs=64"]]
+    assert tuned.paper == [[1, None, pytest.approx(14.297), 1.0, None], [2, None, pytest.approx(7.447), 1.08, None]]
+    assert st.table1_tuned_table(t1, setup, fitted=False).rows[0][1] == "simulated"
     strategies = st.strategies_rows(sim)
     table = st.strategies_table(strategies)
     assert table.columns == ["devices", "replicate_ms", "broadcast_ms", "split-giant_ms", "replicate_bs",

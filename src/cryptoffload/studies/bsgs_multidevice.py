@@ -156,7 +156,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     fitted = _declare_fits(result, cfg.profile)
     t1 = table1(sim)
     result.add(table1_naive_table(t1, setup, fitted))
-    result.add(table1_tuned_table(t1, setup))
+    result.add(table1_tuned_table(t1, setup, fitted))
     result.add(closed_form_table(setup, sim))
     tuners = tuner_rows(sim)
     result.add(tuner_table(tuners))
