@@ -60,8 +60,10 @@ def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
     res, out = paper_run
     naive = {r["devices"]: r["naive_ms"] for r in named(res.tables["table1_naive"].rows, ["devices", "naive_ms"])}
     t = res.tables["table1_tuned"]
-    assert t.columns == ["devices", "tuned_ms", "speedup", "tuned_config"]
-    assert t.provenance == "simulated" and t.reproduces == st.TUNED_ROW
+    assert t.columns == ["devices", "provenance", "tuned_ms", "speedup", "tuned_config"]
+    assert t.provenance == "mixed" and t.reproduces == st.TUNED_ROW
+    # one device: the tuned row is the naive row's fit; from two devices on, a prediction
+    assert [t.row_provenance(i) for i in range(len(t.rows))] == ["fitted"] + ["simulated"] * (len(t.rows) - 1)
     paper = {r["devices"]: r for r in named(t.paper, t.columns)}
     speedups = []
     for row in named(t.rows, t.columns):
@@ -73,7 +75,7 @@ def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
     assert all(b > a for a, b in zip(speedups, speedups[1:]))
     data = json.loads((out / "result.json").read_text())
     assert named(data["tables"]["table1_tuned"]["paper"], t.columns)[-1] == {
-        "devices": 16, "tuned_ms": pytest.approx(1.522), "speedup": 1.84, "tuned_config": None}
+        "devices": 16, "provenance": None, "tuned_ms": pytest.approx(1.522), "speedup": 1.84, "tuned_config": None}
     tuned = [c for c in res.claims if c.table == "table1_tuned"]
     speedup = next(c for c in tuned if "1.84x" in c.paper)
     assert speedup.provenance == "simulated" and speedup.key == [16]
