@@ -104,3 +104,9 @@ def test_the_band_table_says_per_configuration_whether_the_measured_time_is_insi
         pytest.approx(78 - half), pytest.approx(78 + half), False, pytest.approx((78 - half) - 100),
         pytest.approx((78 + half) - 100), mc.MEASURED_NOISE)
     assert [r[t.columns.index("measured_inside")] for r in t.rows] == [True, False]
+
+
+def test_the_largest_error_without_a_noise_band_says_so() -> None:
+    rows = [R1, FEW]
+    line = mc.worst_line(rows, [(1.0, 0.97)], mc.measured_bands(rows))
+    assert "measured 150 ms, no noise band: 3 repeat(s), fewer than the 5" in line and "outside" not in line

@@ -196,11 +196,11 @@ def worst_line(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, fl
     worst = max(measured, key=lambda r: abs(r.error))
     b = bands[key_of(worst)]
     pred, meas = worst.predicted_s * 1e3, worst.measured_s * 1e3
-    inside = "inside" if b.band.contains(meas) else "outside"
+    where = (f"{'inside' if b.band.contains(meas) else 'outside'} the prediction's band [{b.band.low:.0f}, "
+             f"{b.band.high:.0f}] ms: {b.band.method}" if b.inputs else b.band.method)
     return (f"Largest |error| of the model against this run's Dask runs: {abs(worst.error) * 100:.1f} % at "
             f"{worst.devices} worker(s), {worst.strategy}, bs = {worst.baby} (predicted {pred:.0f} ms, measured "
-            f"{meas:.0f} ms, {inside} the prediction's band [{b.band.low:.0f}, {b.band.high:.0f}] ms: {b.band.method}); "
-            f"run-to-run spread up to {max(r.spread for r in measured) * 100:.0f} %; "
+            f"{meas:.0f} ms, {where}); run-to-run spread up to {max(r.spread for r in measured) * 100:.0f} %; "
             + worst_cause(worst, shares))
 
 
