@@ -10,6 +10,7 @@ table, and writes the ``verdicts`` table every card links to.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -40,8 +41,12 @@ def full_command(study: str, extra: str = "") -> str:
 def judge(table: Table, key: Sequence[Any], col: str, banded: Banded | None, how: Judging, *, figure: str,
           paper_source: str, alternative: float, alternative_what: str, no_band: str = "", narrow: str = "",
           paper_range: Sequence[float] | None = None) -> Verdict:
-    """The verdict on one cell: judged by ``banded``'s band, or -- without one -- inconclusive
-    with ``no_band`` saying why no band could be made."""
+    """The verdict on one cell: judged by ``banded``'s band, or -- without one, or with one that
+    is not a number somewhere (a figure undefined at some point of its inputs: a cipher no
+    request used) -- inconclusive, with ``no_band`` saying why no band could be made."""
+    if banded is not None and not all(math.isfinite(x) for x in (banded.band.low, banded.band.high)):
+        banded, no_band = None, ("the figure is undefined at some point of its inputs (no requests of it in some "
+                                 "seed or corner), so it has no band; more requests would give it one")
     if banded is None:
         return verdict_for(table, key, col, figure=figure, paper_source=paper_source, alternative=alternative,
                            alternative_what=alternative_what, band=None, quick=how.quick, basis=how.basis,
