@@ -431,9 +431,11 @@ def test_every_builtin_value_states_its_kind_and_every_assumed_or_fitted_one_a_r
     ends = {k for k in prof.values if k.rsplit("_", 1)[-1] in ("min", "max") and k.rsplit("_", 1)[0] in prof.values}
     bare = [k for k, v in prof.values.items() if v.provenance in ("assumed", "fitted") and v.range is None and k not in ends]
     assert bare == []
-    for k in ends:  # a value's range and its _min/_max ends agree
+    for k in ends:  # a value's range and its _min/_max ends agree, unless the range sources its ends itself
         base = prof.values[k.rsplit("_", 1)[0]]
-        assert base.range is not None and prof.value(k) == base.range[0 if k.endswith("_min") else 1], k
+        assert base.range is not None, k
+        if not base.range_why.startswith("low:"):  # "low: ...; high: ...": profiles/ranges.py (issue 35)
+            assert prof.value(k) == base.range[0 if k.endswith("_min") else 1], k
 
 
 def test_the_relabelled_values_of_issue_26() -> None:

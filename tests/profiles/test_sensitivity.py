@@ -72,14 +72,33 @@ def test_closer_names_the_input_that_moves_towards_the_target() -> None:
     assert sens.closer(flat, 2.0) == ""
 
 
-def test_a_measured_input_is_its_mean_within_two_standard_errors() -> None:
-    m = sens.measured_input("fetch", [1.0, 2.0, 3.0, 4.0])
-    se = math.sqrt(5 / 3) / 2
-    assert m.nominal == 2.5 and math.isclose(m.low, 2.5 - 2 * se) and math.isclose(m.high, 2.5 + 2 * se)
-    assert m.provenance == "measured" and "4 runs" in m.why
-    assert (sens.measured_input("one", [3.0]).low, sens.measured_input("one", [3.0]).high) == (3.0, 3.0)
+def test_a_measured_input_is_its_mean_within_a_t_interval_from_five_samples_or_none() -> None:
+    m = sens.measured_input("fetch", [1.0, 2.0, 3.0, 4.0, 5.0])
+    se = math.sqrt(2.5) / math.sqrt(5)
+    t4 = 2.7764451051977934  # Student's t, 97.5 %, 4 degrees of freedom
+    assert m is not None and m.nominal == 3.0
+    assert math.isclose(m.low, 3.0 - t4 * se, rel_tol=1e-9) and math.isclose(m.high, 3.0 + t4 * se, rel_tol=1e-9)
+    assert m.provenance == "measured" and "5 runs" in m.why and "95 %" in m.why
+    # two samples give a standard error on one degree of freedom: no band is claimed from them (issue 35)
+    assert sens.measured_input("two", [3.0, 4.0]) is None and sens.measured_input("four", [1.0, 2.0, 3.0, 4.0]) is None
     with pytest.raises(ValueError, match="no samples"):
         sens.measured_input("none", [])
+
+
+@pytest.mark.parametrize(("df", "t"), [(1, 12.706204736174694), (2, 4.302652729749462), (4, 2.7764451051977934),
+                                       (9, 2.262157162798205), (30, 2.0422724563012373), (1000, 1.9623390808264083)])
+def test_the_t_quantile_matches_the_tables(df: int, t: float) -> None:
+    assert math.isclose(sens.t_quantile(0.975, df), t, rel_tol=1e-9)
+
+
+def test_the_t_quantile_against_an_independent_reference() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    for df in (1, 3, 5, 7, 12, 24, 60):
+        for p in (0.6, 0.9, 0.95, 0.975, 0.995):
+            assert math.isclose(sens.t_quantile(p, df), float(stats.t.ppf(p, df)), rel_tol=1e-8)
+    assert sens.t_multiplier(4) is None and sens.t_multiplier(5) == pytest.approx(2.7764451051977934)
+    with pytest.raises(ValueError):
+        sens.t_quantile(0.4, 3)
 
 
 def test_a_profile_value_becomes_an_input_over_its_range() -> None:

@@ -150,12 +150,13 @@ def test_first_screen_cards_claims_badges_and_key_figure(tmp_path: Path) -> None
     a = _study("isc-he-cnn", "HE CNN on computational storage", paper=PAPERS["in-storage-he"].cite(),
                key_figure="load_factor.png")
     a.claims = [Claim.judged(paper="3,850 ms", ours="3,656 ms (-5 %)", provenance="simulated", band=[3600, 3900],
-                             paper_value=3850, most_sensitive="keys"),
+                             paper_value=3850, alternative=11359, most_sensitive="keys"),
                 Claim.judged(paper="1,321 ms", ours="1,082 ms (-18 %)", provenance="simulated", band=[1000, 1200],
-                             paper_value=1321, most_sensitive="keys", closes="keys", why="assumed HEAX op rates"),
+                             paper_value=1321, alternative=11359, most_sensitive="keys", closes="keys",
+                             why="assumed HEAX op rates"),
                 Claim("x3.60", "x3.96", "fitted"),
                 Claim.judged(paper="12 runs within 20 %", ours="within 20 % of 12 runs", provenance="simulated",
-                             band=[0.9, 1.1], paper_value=1.0, most_sensitive="seed")]
+                             band=[0.9, 1.1], paper_value=1.0, alternative=0.0, most_sensitive="seed")]
     trace = _study("isc-he-cnn", "HE CNN, a recorded trace")
     b = _study("ridge", "Ridge regression")  # no claims: headline and table provenances
     doc = write_index([(a, "isc-he-cnn"), (trace, "isc-he-cnn-trace"), (b, "ridge")], tmp_path,
@@ -245,9 +246,9 @@ def _navigable_report(tmp_path: Path) -> str:
     a.add(Table("quoted_long", "Long and quoted", ["i", "v"], long_rows, "simulated"))
     a.add(Table("long", "Long, not quoted", ["i", "v"], long_rows, "simulated"))
     a.claims = [Claim("1,000 ms", "1,001 ms", "simulated", table="wide", kind="agreement", band=[990.0, 1010.0],
-                      paper_value=1000.0),
+                      paper_value=1000.0, alternative=0.0),
                 Claim("12", "13", "simulated", table="quoted_long", kind="divergence", why="w", band=[13.0, 14.0],
-                      paper_value=12.0),
+                      paper_value=12.0, alternative=0.0),
                 Claim("x", "y", "simulated", table="sw")]
     trace = _study("isc-he-cnn", "HE CNN on computational storage")
     b = _study("ridge", "Ridge regression")
@@ -303,10 +304,34 @@ def test_a_banded_claim_shows_its_band_and_what_would_close_it() -> None:
     from cryptoffload.report.result import Claim
 
     c = Claim.judged(paper="Table 2 at 16 GB/s: 1.20 s", ours="1.00 s", provenance="simulated",
-                     band=(0.90, 1.10), paper_value=1.20, most_sensitive="keyswitch_s", closes="hidden")
+                     band=(0.90, 1.10), paper_value=1.20, alternative=0.0, most_sensitive="keyswitch_s",
+                     closes="hidden")
     html = _claim_html(c)
     assert c.kind == "divergence"
     assert "<span class='who'>band</span><span>band 0.9 .. 1.1, most sensitive to keyswitch_s</span>" in html
     assert "hidden moves ours furthest towards it" in html          # the divergence's reason
     plain = Claim(paper="p", ours="o", provenance="measured")
     assert "who'>band<" not in _claim_html(plain)
+
+
+def test_each_card_and_the_top_show_the_scoreboard(tmp_path: Path) -> None:
+    """Issue 35: the rows with a paper value and each verdict's count, on the card (linking to
+    the verdicts table) and summed at the top of the report."""
+    from cryptoffload.report.result import Table
+    from cryptoffload.report.verdicts import verdict_for
+
+    a = _study("isc-he-cnn", "HE CNN on computational storage")
+    t = a.add(Table("t2", "Table 2", ["bw", "ms"], [["1", 3656.0], ["2", 1848.0], ["4", 1082.0]], "simulated",
+                    paper=[["1", 3850.0], ["2", 1951.0], ["4", 1321.0]]))
+    for key, band in (("1", [3600.0, 3700.0]), ("2", [1800.0, 2000.0]), ("4", [900.0, 2000.0])):
+        a.verdicts.append(verdict_for(t, [key], "ms", figure=f"Table 2 at {key}", paper_source="cited: Table 2",
+                                      alternative=11359.0, alternative_what="no offload", band=band))
+    a.add(Table("verdicts", "Verdicts", ["figure"], [[v.figure] for v in a.verdicts], "mixed"))
+    b = _study("ridge", "Ridge regression")
+    doc = write_index([(a, "isc-he-cnn"), (b, "ridge")], tmp_path, machine={}).read_text(encoding="utf-8")
+    card = _cards(doc)["isc-he-cnn"]
+    assert "3 rows with a paper value" in card and "1 agreement" in card and "1 divergence" in card \
+        and "1 inconclusive" in card
+    assert "href='#isc-he-cnn--verdicts'" in doc
+    top = doc[:doc.index("<section class='cards'>")]
+    assert "3 rows with a paper value" in top and "one rule" in top

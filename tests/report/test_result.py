@@ -14,6 +14,7 @@ import pytest
 
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, load_result, write_result
+from cryptoffload.report.verdicts import verdict_for
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CONTRACT_KEYS = {"study", "mode", "seed", "version", "machine", "tables", "figures", "profiles", "notes"}
@@ -32,8 +33,13 @@ def _result(**kw) -> StudyResult:
                       machine={"cpu": "test cpu", "cores": 2}, profiles=["profiles/virtex2_ciphers.toml"],
                       notes=["a note"], headline=["a headline"], paper="Niwa et al.", elapsed_s=1.25,
                       extra={"claims": {"ordering": True}})
-    res.add(_table())
+    t6 = res.add(_table())
     res.add(Table("table7_cipher_mix", "Table 7", ["cipher", "share"], [["AES-ECB", 0.1], ["DES-ECB", 0.9]], "cited"))
+    res.verdicts += [verdict_for(t6, [10], "predict", figure="predict at 10", paper_source="cited: Table 6",
+                                 alternative=2.0, alternative_what="Nopredict", band=[0.99, 1.05], quick=True,
+                                 basis="sample", rerun="cryptoffload study fpga-reconfig --out DIR"),
+                     verdict_for(t6, [10], "oracle_p90_s", figure="oracle at 10", paper_source="cited: Table 6",
+                                 alternative=0.0, alternative_what="none", band=None, quick=True, why="one seed")]
     for k, v in kw.items():
         setattr(res, k, v)
     return res
@@ -97,7 +103,7 @@ def test_write_result_writes_csvs_figures_and_contract_json(tmp_path: Path) -> N
         ["rate", "predict", "oracle_p90_s", "provenance"], ["10", "1.02", "0.0005", "simulated"],
         ["100", "1.5", "0.0009", "simulated"]]
     # None is an empty cell
-    assert _read_csv(out / "table6_p90_vs_oracle_paper.csv")[2] == ["200", "2.02", ""]
+    assert _read_csv(out / "table6_p90_vs_oracle_paper.csv")[2] == ["200", "2.02", "", "cited"]
 
     data = json.loads(path.read_text(encoding="utf-8"))
     assert CONTRACT_KEYS <= set(data)
@@ -117,11 +123,20 @@ def test_write_result_writes_csvs_figures_and_contract_json(tmp_path: Path) -> N
     assert data["tables"]["table7_cipher_mix"]["paper"] is None
     assert data["tables"]["table7_cipher_mix"]["provenance"] == "cited"
     assert not [p for p in out.iterdir() if p.name.startswith(".partial-")]
+    # every paper cell has its verdict; a quick run leaves what the full run could judge otherwise
+    assert data["scoreboard"] == {"rows": 2, "agreement": 0, "divergence": 0, "inconclusive": 1, "fitted": 0,
+                                  "not judged in quick mode": 1}
+    assert [v["kind"] for v in data["verdicts"]] == ["not judged in quick mode", "inconclusive"]
+    assert data["verdicts"][0]["reason"].endswith("could differ from the full run's: cryptoffload study fpga-reconfig "
+                                                  "--out DIR")
+    # the paper's CSV says where its numbers come from
+    assert _read_csv(out / "table6_p90_vs_oracle_paper.csv")[0] == ["rate", "predict", "oracle_p90_s", "provenance"]
 
 
 def test_nan_and_inf_become_null_and_numpy_becomes_plain_numbers(tmp_path: Path) -> None:
     res = _result()
     res.tables.clear()
+    res.verdicts.clear()
     res.add(Table("t", "t", ["k", "a", "b", "c"],
                   [[1, math.nan, math.inf, -math.inf], [np.int64(2), np.float64(0.5), np.float32(0.25), np.nan]],
                   "simulated", paper=[[1, float("nan"), 1.0, None]]))
@@ -177,6 +192,8 @@ def test_failing_figure_keeps_the_previous_complete_result_untouched(tmp_path: P
 
     new = _result(notes=["new run"])
     new.tables["table6_p90_vs_oracle"].rows = [[10, 9.99, 9.99], [100, 9.99, 9.99]]
+    new.verdicts.clear()
+    new.tables["table6_p90_vs_oracle"].unjudged = "a test of the writer, not of the verdicts"
     new.add(Table("extra_table", "extra", ["a"], [[1]], "simulated"))
     with pytest.raises(RuntimeError):
         write_result(new, tmp_path, [("ok.png", _png), ("bad.png", _boom)])
@@ -220,10 +237,13 @@ def test_line_plot_linear_axes(tmp_path: Path) -> None:
 def _fitted_result() -> StudyResult:
     res = _result()
     res.tables.clear()
+    res.verdicts.clear()
     res.declare_fits({"u280:ops.rotate_s": "Table 1"})
-    res.add(Table("table1", "Table 1", ["devices", "provenance", "naive_ms"],
-                  [[1, "fitted", 14.3], [2, "simulated", 8.0]], "mixed", paper=[[1, None, 14.297]],
-                  reproduces="Table 1", row_inputs=[["u280"], ["cited_costs"]]))
+    t1 = res.add(Table("table1", "Table 1", ["devices", "provenance", "naive_ms"],
+                       [[1, "fitted", 14.3], [2, "simulated", 8.0]], "mixed", paper=[[1, None, 14.297]],
+                       reproduces="Table 1", row_inputs=[["u280"], ["cited_costs"]]))
+    res.verdicts.append(verdict_for(t1, [1], "naive_ms", figure="naive at 1", paper_source="cited: Table 1",
+                                    alternative=0.0, alternative_what="none", band=None, quick=True))
     res.add(Table("ratios", "Ratios", ["ratio", "model", "here"], [["a/b", 1.1, 1.3]], "mixed",
                   column_provenance={"model": "simulated", "here": "measured"}))
     res.claim(Claim(paper="14.297 ms", ours="14.3 ms", provenance="fitted", table="table1", key=[1],
@@ -268,12 +288,15 @@ def test_table_rejects_inconsistent_declarations() -> None:
 
 
 def test_a_claims_sentence_says_what_it_is_and_only_a_simulated_one_is_predicted() -> None:
-    assert Claim("1.18", "1.08", "simulated", kind="agreement", band=[1.0, 1.2], paper_value=1.18).sentence() == \
-        "Predicted agreement, inside our band: 1.08 (paper: 1.18) — simulated; band 1 .. 1.2"
-    assert Claim("636 s", "662 s", "measured", kind="agreement", band=[630.0, 670.0], paper_value=636.0) \
-        .sentence().startswith("Agreement, inside our band: 662 s")
-    assert Claim("x", "y", "fitted", kind="divergence", why="w", band=[2.0, 3.0], paper_value=1.0).sentence() == \
-        "Divergence, outside our band: y (paper: x) — fitted; band 2 .. 3; w"
+    assert Claim("1.18", "1.08", "simulated", kind="agreement", band=[1.1, 1.2], paper_value=1.18,
+                 alternative=0.0).sentence() == \
+        "Predicted agreement, inside our band: 1.08 (paper: 1.18) — simulated; band 1.1 .. 1.2"
+    assert Claim("636 s", "662 s", "measured", kind="agreement", band=[630.0, 670.0], paper_value=636.0,
+                 alternative=0.0).sentence().startswith("Agreement, inside our band: 662 s")
+    assert Claim("x", "y", "fitted", kind="divergence", why="w", band=[2.0, 3.0], paper_value=1.0,
+                 alternative=0.0).sentence() == "Divergence, outside our band: y (paper: x) — fitted; band 2 .. 3; w"
+    assert Claim("x", "y", "simulated", kind="inconclusive", why="w").label() == \
+        "inconclusive: our band is too wide to tell"
     assert Claim("x", "y", "cited").label() == "the paper's claim"
     assert Claim("x", "y", "cited", why="w").sentence() == "y (paper: x) — cited; w"
 
@@ -286,31 +309,37 @@ def test_an_agreement_or_a_divergence_needs_a_band_and_the_papers_value(kind: st
         Claim("1.18", "1.08", "simulated", kind=kind)
     with pytest.raises(ValueError, match="judged against our band"):
         Claim("1.18", "1.08", "simulated", kind=kind, band=[1.0, 1.2])
+    with pytest.raises(ValueError, match="judged against our band"):  # no alternative: no effect to judge
+        Claim("1.18", "1.08", "simulated", kind=kind, band=[1.0, 1.2], paper_value=1.18)
     old = Claim.from_contract({"paper": "1.18", "ours": "1.08", "provenance": "simulated", "kind": kind})
     assert old.kind == "claim"
-    with pytest.raises(ValueError, match="inside the band .* an agreement, not a divergence"):
-        Claim("1.18", "1.08", "simulated", kind="divergence", band=[1.0, 1.2], paper_value=1.18)
+    with pytest.raises(ValueError, match="'agreement' by the rule"):
+        Claim("1.18", "1.08", "simulated", kind="divergence", band=[1.1, 1.2], paper_value=1.18, alternative=0.0)
 
 
 # ---- issue 26: claims carry their band --------------------------------------------------------
 def _banded(paper_value: float, **kw) -> Claim:
     args = dict(paper="1.18", ours="1.26", provenance="simulated", band=[1.1, 1.3], paper_value=paper_value,
-                most_sensitive="reconfig_s", closes="slots", table="t", key=[1], band_method="4 corners")
+                most_sensitive="reconfig_s", closes="slots", table="t", key=[1], band_method="4 corners",
+                alternative=0.0)
     args.update(kw)
     return Claim.judged(**args)
 
 
-def test_a_claim_is_an_agreement_only_with_the_paper_inside_its_band() -> None:
+def test_a_claim_is_an_agreement_only_with_the_paper_inside_an_informative_band() -> None:
     inside = _banded(1.18)
     assert (inside.kind, inside.closes, inside.why, inside.inside) == ("agreement", "", "", True)
+    # the same band against an alternative it does not exclude (Oracle's own 1.0 is 0.18 away; the band is 0.2 wide)
+    wide = _banded(1.18, alternative=1.0)
+    assert wide.kind == "inconclusive" and wide.why.startswith("the band [1.1, 1.3] is too wide to judge")
     assert _banded(1.1).kind == "agreement" and _banded(1.3).kind == "agreement"  # the ends are inside
     out = _banded(1.05, why="our tuned interval")
     assert out.kind == "divergence" and out.closes == "slots"
     assert out.why == ("the paper's 1.05 lies outside our band [1.1, 1.3]; slots moves ours furthest towards it; "
                        "our tuned interval")
     assert _banded(1.05, closes="").why == "the paper's 1.05 lies outside our band [1.1, 1.3]; no input of ours moves towards it"
-    with pytest.raises(ValueError, match="outside the band .* a divergence, not an agreement"):
-        Claim("1.05", "1.26", "simulated", kind="agreement", band=[1.1, 1.3], paper_value=1.05)
+    with pytest.raises(ValueError, match="'divergence' by the rule"):
+        Claim("1.05", "1.26", "simulated", kind="agreement", band=[1.1, 1.3], paper_value=1.05, alternative=0.0)
     with pytest.raises(ValueError, match=r"band must be \[low, high\]"):
         Claim("x", "y", "simulated", band=[1.3, 1.1])
 
@@ -326,19 +355,21 @@ def test_a_paper_figure_given_in_words_is_inside_when_its_stated_range_meets_the
     assert far.kind == "divergence" and far.why.startswith("the paper's 0.45 .. 0.55 lies outside our band [0.56, 0.6]")
     with pytest.raises(ValueError, match="paper_range must be"):
         Claim("x", "y", "simulated", band=[0.52, 0.53], paper_value=0.5, paper_range=[0.51, 0.55])
+    # a quick run whose band is not the full run's says so instead of judging
+    assert _banded(0.5, band=[0.52, 0.53], paper_range=[0.45, 0.55], quick_basis="sample").kind == \
+        "not judged in quick mode"
     back = Claim.from_contract(half.to_contract())
     assert back.paper_range == [0.45, 0.55] and back.kind == "agreement"
 
 
-def test_a_band_wider_than_the_effect_says_within_noise() -> None:
-    c = _banded(0.992, band=[0.95, 1.01], effect=-0.019, most_sensitive="tls fetch noise")
-    assert c.within_noise and c.kind == "agreement"
+def test_a_band_wider_than_the_effect_is_inconclusive_and_says_within_noise() -> None:
+    c = _banded(0.992, band=[0.95, 1.01], alternative=1.0, most_sensitive="tls fetch noise")
+    assert c.within_noise and c.kind == "inconclusive" and c.effect == pytest.approx(-0.008)
     assert c.band_text() == ("band 0.95 .. 1.01, most sensitive to tls fetch noise; within noise "
-                             "(the band is wider than the 0.019 effect)")
-    assert not _banded(1.18, effect=0.5).within_noise and not _banded(1.18).within_noise
-    assert c.label() == "predicted agreement, inside our band" and _banded(1.05).label() == "divergence, outside our band"
-    assert c.sentence() == ("Predicted agreement, inside our band: 1.26 (paper: 1.18) — simulated; band 0.95 .. 1.01, most "
-                            "sensitive to tls fetch noise; within noise (the band is wider than the 0.019 effect)")
+                             "(the band is wider than the 0.008 effect)")
+    assert not _banded(1.18).within_noise
+    assert _banded(1.18).label() == "predicted agreement, inside our band" and _banded(1.05).label() == \
+        "divergence, outside our band"
 
 
 def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path) -> None:
@@ -346,6 +377,8 @@ def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path
     res.claims.clear()
     res.tables["table1"].rows[0][1] = "simulated"
     res.fits.clear()
+    res.verdicts.clear()
+    res.tables["table1"].unjudged = "a test of the claim's round trip"
     res.claim(_banded(1.05, table="table1", key=[2]))
     back = load_result(write_result(res, tmp_path))
     c = back.claims[0]
@@ -354,7 +387,8 @@ def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path
     data = json.loads((tmp_path / "result.json").read_text())
     assert data["claims"][0]["within_noise"] is False
     # a result.json written before bands existed: no band keys, read back without one, unjudged
-    for key in ("band", "paper_value", "most_sensitive", "closes", "effect", "within_noise", "band_method"):
+    for key in ("band", "paper_value", "most_sensitive", "closes", "effect", "within_noise", "band_method",
+                "alternative"):
         del data["claims"][0][key]
     (tmp_path / "result.json").write_text(json.dumps(data))
     old = load_result(tmp_path / "result.json").claims[0]

@@ -11,8 +11,10 @@ import pytest
 
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles import load_profile
+from cryptoffload.report.verdicts import verdict_kind
 from cryptoffload.studies import _bsgs_bands as bb
 from cryptoffload.studies import _bsgs_paper as bp
+from cryptoffload.studies._verdicts import Judging
 
 OURS = {2: (7.64865256, 1.0522633230970029), 16: (1.7458480400000003, 1.601042001341652)}  # the study's Table 1
 
@@ -35,7 +37,8 @@ def _refit_tuned16(setup, baby: int) -> float:
 
 def test_the_bands_move_the_profiles_ranges_with_the_costs_refitted(setup_and_bands) -> None:
     setup, _, bands = setup_and_bands
-    assert set(bands) == {"tuned ms at N = 2", "tuned ms at N = 16", "speedup at N = 16", bp.NAIVE_FIT_FIGURE}
+    assert set(bands) == {"tuned ms at N = 2", "tuned ms at N = 16", "speedup at N = 2", "speedup at N = 16",
+                          bp.NAIVE_FIT_FIGURE}
     b = bands["tuned ms at N = 16"]
     assert b.band.nominal == OURS[16][0] and b.band.method == "4 corners"
     swing = {s.input: s for s in b.band.tornado}
@@ -51,26 +54,46 @@ def test_the_bands_move_the_profiles_ranges_with_the_costs_refitted(setup_and_ba
     assert b.band.most_sensitive == bb.NAIVE_BABY and b.paper == pytest.approx(1.522)
 
 
-def test_every_agreement_has_the_papers_value_inside_its_band(setup_and_bands) -> None:
-    _, t1, bands = setup_and_bands
-    agree, speedup, _fit = bp.table1_claims(t1, fitted=True, bands=bands)
-    assert agree.kind == "agreement" and agree.key == [2] and agree.band[0] <= 7.447 <= agree.band[1]
-    assert agree.most_sensitive == bb.NAIVE_BABY
-    # the speedup at N = 16: the paper's 1.84x lies inside a band the assumed bs alone spans, wider than the effect
-    b = bands["speedup at N = 16"].band
-    assert speedup.band == [b.low, b.high] and speedup.paper_value == 1.84 and b.low < 1.84 < b.high
-    assert speedup.kind == "agreement" and speedup.within_noise and "only because the assumed naive bs" in speedup.why
-    for c in (agree, speedup):
-        assert c.band[0] <= c.paper_value <= c.band[1]
+def _tables(t1: bp.Table1, setup) -> dict:
+    return {t.id: t for t in (bp.table1_naive_table(t1, setup, fitted=True), bp.table1_tuned_table(t1, setup))}
 
 
-def test_without_bands_the_claims_are_stated_not_judged(setup_and_bands) -> None:
-    """An agreement or a divergence is judged against a band: without bands the same
-    sentences stand as claims, the divergence keeping its reason."""
-    _, t1, _ = setup_and_bands
-    agree, diverge, _fit = bp.table1_claims(t1, fitted=True)
-    assert (agree.kind, diverge.kind, agree.band, diverge.band) == ("claim", "claim", None, None)
-    assert "no bs brings a device below" in diverge.why
+FULL = Judging(False, "full", "cryptoffload study bsgs-multidevice --out DIR")
+
+
+def test_every_cell_of_table1_is_judged_by_its_band_against_no_tuning(setup_and_bands) -> None:
+    """Issue 35: a verdict per cell beside the paper's, by the one rule, against the alternative
+    the paper names (no tuning: its naive row, a speedup of 1)."""
+    setup, t1, bands = setup_and_bands
+    judged = bp.table1_verdicts(_tables(t1, setup), bands, FULL)
+    by = {(v.column, v.key[0]): v for v in judged if v.table == "table1_tuned"}
+    assert set(by) == {("tuned_ms", 2), ("tuned_ms", 16), ("speedup", 2), ("speedup", 16)}
+    for v in by.values():
+        assert v.kind == verdict_kind(v.band, v.paper, v.alternative)
+    sp = by[("speedup", 16)]
+    # the paper's 1.84x lies inside a band the assumed bs alone spans, 0.61 wide: narrower than the 0.84 effect
+    assert sp.band == [bands["speedup at N = 16"].band.low, bands["speedup at N = 16"].band.high]
+    assert (sp.alternative, sp.kind, sp.most_sensitive) == (1.0, "agreement", bb.NAIVE_BABY)
+    assert by[("tuned_ms", 16)].alternative == pytest.approx(2.795)  # the paper's naive row at N = 16
+    claims = bp.table1_claims(t1, True, judged, bands)
+    assert [(c.key, c.column) for c in claims[:2]] == [([16], "speedup"), ([16], "tuned_ms")]
+    assert claims[0].kind == sp.kind and "no bs brings a device below" in claims[0].why
+
+
+def test_a_quick_run_gives_table1_the_full_runs_verdicts(setup_and_bands) -> None:
+    """Issue 35: Table 1's bands are the refit over the profile's ranges, computed alike in both
+    modes (basis "full"), so a quick run's verdicts are the full run's."""
+    setup, t1, bands = setup_and_bands
+    quick = bp.table1_verdicts(_tables(t1, setup), bands, Judging(True, "full", FULL.rerun))
+    assert [v.kind for v in quick] == [v.kind for v in bp.table1_verdicts(_tables(t1, setup), bands, FULL)]
+    assert all(v.quick for v in quick)
+
+
+def test_without_bands_table1_is_inconclusive(setup_and_bands) -> None:
+    setup, t1, _ = setup_and_bands
+    judged = bp.table1_verdicts(_tables(t1, setup), {}, FULL)
+    assert {v.kind for v in judged if v.table == "table1_tuned"} == {"inconclusive"}
+    assert {v.kind for v in judged if v.table == "table1_naive"} == {"fitted"}
 
 
 def _naive_ms(setup, costs, baby: int, n: int) -> float:

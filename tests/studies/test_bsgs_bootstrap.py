@@ -37,7 +37,9 @@ def test_openfhe_rows_read_missing_parts_as_none() -> None:
     bare = {"bootstrap_s": 2.0, "measured": {"available": False, "bsgs_share": 0.4}, "dim1_complete": False}
     assert st.openfhe_row(bare) == st.OpenfheRow("()", "()", None, 2.0, None, None, None, None, None,
                                                  "OpenFHE leaves diagonals out")
-    table = st.openfhe_table({"configs": [full, bare], "machine": {"cpu": "CPU X", "cores": 4}})
+    table = st.openfhe_table({"configs": [full, bare], "machine": {"cpu": "CPU X", "cores": 4}, "date": "2026-01-02"})
+    with pytest.raises(ValueError, match="names its machine and date"):  # a stored figure says whose and when
+        st.openfhe_table({"configs": [full], "machine": {"cpu": "CPU X"}})
     assert table.rows[1] == ["()", "()", None, 2.0, None, None, None, None, None, "OpenFHE leaves diagonals out"]
     assert "measured on CPU X, 4 cores, ?, Python ?" in table.title and table.provenance == "stored"
 

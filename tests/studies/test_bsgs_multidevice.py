@@ -60,8 +60,10 @@ def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
     res, out = paper_run
     naive = {r["devices"]: r["naive_ms"] for r in named(res.tables["table1_naive"].rows, ["devices", "naive_ms"])}
     t = res.tables["table1_tuned"]
-    assert t.columns == ["devices", "tuned_ms", "speedup", "tuned_config"]
-    assert t.provenance == "simulated" and t.reproduces == st.TUNED_ROW
+    assert t.columns == ["devices", "provenance", "tuned_ms", "speedup", "tuned_config"]
+    assert t.provenance == "mixed" and t.reproduces == st.TUNED_ROW
+    # one device: the tuned row is the naive row's fit; from two devices on, a prediction
+    assert [t.row_provenance(i) for i in range(len(t.rows))] == ["fitted"] + ["simulated"] * (len(t.rows) - 1)
     paper = {r["devices"]: r for r in named(t.paper, t.columns)}
     speedups = []
     for row in named(t.rows, t.columns):
@@ -73,7 +75,7 @@ def test_tuned_row_predicted_and_speedup_rises(paper_run) -> None:
     assert all(b > a for a, b in zip(speedups, speedups[1:]))
     data = json.loads((out / "result.json").read_text())
     assert named(data["tables"]["table1_tuned"]["paper"], t.columns)[-1] == {
-        "devices": 16, "tuned_ms": pytest.approx(1.522), "speedup": 1.84, "tuned_config": None}
+        "devices": 16, "provenance": None, "tuned_ms": pytest.approx(1.522), "speedup": 1.84, "tuned_config": None}
     tuned = [c for c in res.claims if c.table == "table1_tuned"]
     speedup = next(c for c in tuned if "1.84x" in c.paper)
     assert speedup.provenance == "simulated" and speedup.key == [16]
@@ -133,7 +135,7 @@ def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_
 
 
 def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
-    stored = {"date": "2026-11-21", "security": "INSECURE study setting",
+    stored = {"date": "2026-11-21", "machine": {"cpu": "CPU X", "cores": 2}, "security": "INSECURE study setting",
               "configs": [{"level_budget": [2, 2], "dim1": [0, 0], "ring_dim": 4096,
                            "bootstrap_s": {"median": 1.5, "runs": [1.5]},
                            "measured": {"available": True, "bsgs_share": 0.4, "stage_ms": {"total": 600.0}},
@@ -148,7 +150,10 @@ def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
                                          "bootstrap_s": 1.5, "bsgs_share": 0.4, "measured_stage_ms": 600.0,
                                          "model_stage_ms": 550.0, "model_error_pct": -8.3,
                                          "model_keys_match_openfhe": True, "note": ""}]
-    assert t.provenance == "stored" and "an unnamed CPU" in t.title
+    assert t.provenance == "stored" and "measured on CPU X, 2 cores" in t.title
+    # a stored result that does not say whose machine and when is not shown as stored
+    (tmp_path / "anon.json").write_text(json.dumps({k: v for k, v in stored.items() if k != "machine"}))
+    assert st.load_openfhe(str(tmp_path / "anon.json")) is None
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -195,13 +200,11 @@ def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     for r, b in zip(rows, bands):
         assert b["band_low_ms"] == b["band_high_ms"] == b["predicted_ms"] == r["predicted_ms"]
         assert (b["measured_se_ms"], b["predicted_se_ms"], b["measured_inside"]) == (0.0, 0.0, False)
-    target, worst = [c for c in res.claims if c.table == "model_vs_measured"]
-    within = sum(abs(r["error_pct"]) <= 20 for r in rows)
-    assert (target.band, target.paper_value) == ([within, within], 8.0)
-    assert target.kind == ("agreement" if within == 8 else "divergence")
-    assert worst.kind == "divergence" and worst.band[0] == worst.band[1] and worst.why
-    assert worst.paper_value == max(rows, key=lambda r: abs(r["error_pct"]))["measured_ms"]
+    (target,) = [c for c in res.claims if c.table == "model_vs_measured"]
+    # one round is no noise band (issue 35: five at least): a quick run leaves the count to the full run
+    assert (target.band, target.kind) == (None, "not judged in quick mode") and "fewer than the 5" in target.why
     assert any("measured Dask configurations" in h for h in res.headline)
+    assert any(h.startswith("Largest |error| of the model against this run's Dask runs") for h in res.headline)
     t = res.tables["two_workers_vs_one"]
     sc = named(t.rows, t.columns)
     assert [r["bs"] for r in sc] == [2, 4]

@@ -35,21 +35,31 @@ def test_table1_pairs_by_devices_not_position() -> None:
     assert [(o.devices, p.devices) for o, p in t1.pairs()] == [(1, 1), (4, 4), (16, 16)]
     assert t1.ours[1] == st.Table1Point(3, 6.0, 5.0, pytest.approx(1.2), "replicate bs=64")
     assert t1.paper_at(4) == st.Table1Point(4, pytest.approx(4.975), pytest.approx(4.072), 1.22, None)
-    agree, diverge, fit = st.table1_claims(t1, fitted=True)
-    # N = 4: 4.0 vs 4.072 (-1.8 %), N = 16: 1.6 vs 1.522 (+5.1 %)
-    assert agree.key == [4] and agree.paper == "tuned at N = 4: 4.072 ms" and "(-1.8%" in agree.ours
-    assert diverge.key == [16] and diverge.paper == "tuning bs per N: up to 1.84x at N = 16"
-    assert diverge.ours == "predicted 1.75x at N = 16 (1.60 ms vs 1.52)"
+    judged = _judged(t1)
+    speedup, tuned, fit = st.table1_claims(t1, True, judged, {})
+    # the paper's headline at its largest N, the speedup then the tuned time: no band here, inconclusive
+    assert speedup.key == [16] and speedup.paper == "tuning bs per N: up to 1.84x at N = 16"
+    assert speedup.ours == "predicted 1.75x at N = 16" and speedup.kind == "inconclusive"
+    assert tuned.key == [16] and tuned.paper == "tuned at N = 16: 1.522 ms" and "(+5.1%" in tuned.ours
     assert fit.paper == "naive row 14.30 ms (N = 1) ... 2.80 ms (N = 16)" and fit.provenance == "fitted"
     assert fit.ours == "naive row within 2.08 %, fitted (op costs fitted to this row)"   # N = 1: 14.0 vs 14.297
 
 
 def test_claims_on_table1_need_the_papers_largest_n() -> None:
     t1 = st.table1(run_of([2, 3], [8.0, 6.0], [7.0, 5.0]))
-    (fit,) = st.table1_claims(t1, fitted=False)         # N = 3 is not the paper's: no tuned claims
+    (fit,) = st.table1_claims(t1, False, _judged(t1), {})         # N = 3 is not the paper's: no tuned claims
     assert fit.paper == "naive row 8.05 ms (N = 2) ... 8.05 ms (N = 2)" and fit.key == [2]
     assert fit.provenance == "simulated"
-    assert st.table1_claims(st.table1(run_of([3], [6.0], [5.0])), fitted=True) == []
+    assert st.table1_claims(st.table1(run_of([3], [6.0], [5.0])), True, [], {}) == []
+
+
+def _judged(t1: st.Table1) -> list:
+    from cryptoffload.studies._bsgs_paper import table1_verdicts
+    from cryptoffload.studies._verdicts import Judging
+
+    setup = st.paper_inputs(load_profile("bsgs_u280"), [o.devices for o in t1.ours])
+    tables = {t.id: t for t in (st.table1_naive_table(t1, setup, fitted=True), st.table1_tuned_table(t1, setup))}
+    return table1_verdicts(tables, {}, Judging(False, "full", "cmd"))
 
 
 def test_tables_lay_out_the_records() -> None:
@@ -61,8 +71,11 @@ def test_tables_lay_out_the_records() -> None:
     assert naive.columns == ["devices", "naive_ms"] and naive.rows == [[1, ms(14.0)], [2, ms(8.0)]]
     assert naive.paper == [[1, pytest.approx(14.297)], [2, pytest.approx(8.049)]] and naive.provenance == "fitted"
     tuned = st.table1_tuned_table(t1, setup)
-    assert tuned.rows == [[1, ms(14.0), 1.0, "replicate bs=64"], [2, ms(7.0), ms(8 / 7), "replicate bs=64"]]
-    assert tuned.paper == [[1, pytest.approx(14.297), 1.0, None], [2, pytest.approx(7.447), 1.08, None]]
+    # one device: nothing to tune, so the tuned row is the naive row's fit, and says so (issue 35)
+    assert tuned.rows == [[1, "fitted", ms(14.0), 1.0, "replicate bs=64"],
+                          [2, "simulated", ms(7.0), ms(8 / 7), "replicate bs=64"]]
+    assert tuned.paper == [[1, None, pytest.approx(14.297), 1.0, None], [2, None, pytest.approx(7.447), 1.08, None]]
+    assert st.table1_tuned_table(t1, setup, fitted=False).rows[0][1] == "simulated"
     strategies = st.strategies_rows(sim)
     table = st.strategies_table(strategies)
     assert table.columns == ["devices", "replicate_ms", "broadcast_ms", "split-giant_ms", "replicate_bs",

@@ -19,7 +19,7 @@ def banded():
     setting = st._setting(cfg, lambda s: None)
     t2 = tables.table2(setting)
     ours = {ib.table2_label(16.0): t2.runs[16.0].mean_latency_s * 1e3}
-    return setting, ours, ib.isc_bands(setting, ours, cfg.fpga_profile)
+    return setting, ours, ib.isc_bands(setting, ours, {ib.table2_label(16.0): 1055.0}, cfg.fpga_profile)
 
 
 def test_the_inputs_move_over_the_profile_ranges_and_the_papers_rule(banded) -> None:
@@ -49,5 +49,19 @@ def test_the_audits_figures_at_16_gbps(banded) -> None:
 
 def test_a_full_run_takes_the_corners(banded) -> None:
     setting, ours, _ = banded
-    full = ib.isc_bands(replace(setting, quick=False), ours, st.FPGA_PROFILE)[ib.table2_label(16.0)]
-    assert full.band.method == "8 corners" and full.band.high >= 1274.0
+    full = ib.isc_bands(replace(setting, quick=False), ours, {}, st.FPGA_PROFILE)[ib.table2_label(16.0)]
+    assert full.band.method == "8 corners" and full.band.high >= 1274.0 and full.paper is None
+
+
+def test_table3_and_the_workload_are_banded_as_the_study_simulates_them(banded) -> None:
+    """Issue 35: every cell beside a paper value has a band; Table 3's at the nominal inputs is the
+    study's own table, the workload's the program's summary."""
+    setting, _, _ = banded
+    t3 = tables.table3(setting, setting.world.compiled, "t")
+    row = next(r for r in t3.rows if r.devices == 16)
+    ours = {ib.table3_label(16, "csd_latency_ms"): row.csd_latency_ms,
+            ib.workload_label("evaluation keys per client (GB)"): 0.0}
+    run = ib._runner(setting, __import__("pathlib").Path("/nonexistent"), set(ours))({})
+    assert run[ib.table3_label(16, "csd_latency_ms")] == pytest.approx(row.csd_latency_ms)
+    assert run[ib.workload_label("evaluation keys per client (GB)")] == pytest.approx(
+        setting.program.summary(setting.world.cost)["key_bytes"] / 1e9)

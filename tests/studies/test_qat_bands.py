@@ -15,6 +15,9 @@ from cryptoffload.sim.qat_params import load_qat_params
 from cryptoffload.studies import _qat_bands as qb
 from cryptoffload.studies._bands import band_rows
 from cryptoffload.studies import _qat_model as qm
+from cryptoffload.report.rows import table_of
+from cryptoffload.report.verdicts import verdict_kind
+from cryptoffload.studies._verdicts import Judging
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +49,14 @@ def test_each_band_moves_its_inputs_over_the_profile_ranges(banded) -> None:
 
 def test_the_claims_follow_the_band_rule(banded) -> None:
     res, m, _, bands = banded
-    qm.claims(res, m, bands)
-    latency, ceiling = res.claims
+    qm.ratio_table(res, m, lambda *_: None, None)
+    res.add(table_of(qm.Table1Row, m.rows, paper=m.paper_rows, id="table1_implementations", title="t",
+                     provenance="mixed", reproduces="Table 1", row_inputs=m.row_inputs))
+    judged = qm.verdicts(res.tables, bands, Judging(False, "full", "cryptoffload study paillier-offload --out DIR"))
+    qm.claims(res, m, judged, bands)
+    ceiling, latency = res.claims
     for c in res.claims:
-        lo, hi = c.paper_range or (c.paper_value, c.paper_value)
-        assert c.band is not None and c.kind == ("agreement" if lo <= c.band[1] and c.band[0] <= hi else "divergence")
+        assert c.band is not None and c.kind == verdict_kind(c.band, c.paper_value, c.alternative, c.paper_range)
     # the card's ceiling is short of 27,400 enc/s over every reading of the 8950 rates
     assert ceiling.kind == "divergence" and ceiling.paper_value == 27_400 and ceiling.band[1] < 27_400
     assert ceiling.closes == "card.reference_rsa1k_private_per_s"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.report.provenance import check_provenance
+from cryptoffload.report.verdicts import check_verdicts
+from cryptoffload.studies._verdicts import Judging
 from cryptoffload.report.result import StudyResult
 from cryptoffload.report.rows import table_of
 from cryptoffload.sim import qat
@@ -41,18 +43,20 @@ def test_tables_and_claims_pass_the_provenance_check(model) -> None:
     res.add(table_of(qm.Table1Row, m.rows, paper=m.paper_rows, id="table1_implementations",
                      title="the model's rows, as the study shows them", provenance="mixed", reproduces="Table 1",
                      row_inputs=m.row_inputs))
-    qm.claims(res, m)
+    judged = qm.verdicts(res.tables, {}, Judging(res.mode == "quick", "full", "cryptoffload study paillier-offload"))
+    qm.claims(res, m, judged, {})
     ratios = {r[0]: r for r in res.tables["table1_ratios"].rows}
     assert ratios["QHCS2 / QHCS1 mean latency"][1] == "simulated" and ratios["S2 / S1 throughput"][1] == "fitted"
     assert all(r[3] is None for r in ratios.values())       # nothing measured here in this test
     assert [r[0] for r in res.tables["qat_card_readings"].rows] == list(CARD_SCALINGS)
-    # without bands (test_qat_bands.py: with them) stated, not judged: an agreement needs a band
-    assert [c.kind for c in res.claims] == ["claim", "claim"] and all(c.why for c in res.claims)
+    # without bands (test_qat_bands.py: with them) the predicted cells are inconclusive, the fitted ones fitted
+    assert [c.kind for c in res.claims] == ["inconclusive", "inconclusive"] and all(c.why for c in res.claims)
     assert all(c.band is None for c in res.claims)
-    problems = check_provenance(res)               # the labels are honest; only the bands are missing
-    assert len(problems) == 2 and all(p.endswith("no band (every headline claim carries the band its inputs and "
-                                                 "noise allow: studies/_bands.py, profiles/sensitivity.py)")
-                                      for p in problems)
+    assert {v.kind for v in judged} == {"inconclusive", "fitted"}
+    assert [v.key[0] for v in judged if v.kind == "inconclusive"] == [qm.CEILING, "QHCS2 / QHCS1 mean latency",
+                                                                      "QHCS1 ceiling / SW throughput"]
+    res.verdicts += judged
+    assert check_provenance(res) == [] and check_verdicts(res) == []  # every cell judged, the labels honest
     assert res.tables["table1_implementations"].columns == ["implementation", "provenance", "platform",
                                                             "throughput_ops", "mean_latency_ms", "p99_latency_ms"]
 

@@ -1,55 +1,62 @@
-"""The ridge study's bands on made-up chunk times: mean +- 2 standard errors of the per-ciphertext
-rate over the chunks, none claimed from one chunk, the accuracy band in z, and the tables."""
+"""The ridge study's bands on made-up chunk times: a t-interval (95 %) of the per-ciphertext rate
+over the chunks, none claimed from fewer than five, the accuracy band in z, and the tables."""
 
 from __future__ import annotations
+
+import math
+import statistics
 
 import pytest
 
 from cryptoffload.apps.ridge.bulk import ChunkTiming
 from cryptoffload.studies import _ridge_bands as rb
 
-# per-ciphertext encryption (encode + encrypt) 1.0, 1.2, 1.1, 1.3 ms; the last chunk is half size,
-# so a band from the folded sums (not the rates) would differ
+# per-ciphertext encryption (encode + encrypt) 1.0, 1.2, 1.1, 1.3, 1.2 ms; the fourth chunk is half
+# size, so a band from the folded sums (not the rates) would differ
 CHUNKS = [ChunkTiming(0, 100, 0.01, 0.09, 0.002), ChunkTiming(100, 100, 0.02, 0.10, 0.002),
-          ChunkTiming(200, 100, 0.01, 0.10, 0.003), ChunkTiming(300, 50, 0.005, 0.06, 0.001)]
+          ChunkTiming(200, 100, 0.01, 0.10, 0.003), ChunkTiming(300, 50, 0.005, 0.06, 0.001),
+          ChunkTiming(350, 100, 0.02, 0.10, 0.002)]
+T4 = 2.7764451051977934  # Student's t, 97.5 %, four degrees of freedom: five chunks
 
 
-def test_a_phase_band_is_mean_plus_minus_two_standard_errors_of_the_chunk_rates() -> None:
+def _rel_se(rates: list[float]) -> float:
+    return statistics.stdev(rates) / math.sqrt(len(rates)) / statistics.fmean(rates)
+
+
+def test_a_phase_band_is_a_t_interval_of_the_chunk_rates() -> None:
     noise = rb.chunk_noise(CHUNKS)
-    # by hand: rates 1.0, 1.2, 1.1, 1.3 ms, mean 1.15, stdev sqrt(0.05 / 3) ms, k = 4
-    assert noise["encryption"].samples == 4
-    assert noise["encryption"].rel_se == pytest.approx(0.05613019342329589, rel=1e-12)
+    enc_se = _rel_se([1.0, 1.2, 1.1, 1.3, 1.2])
+    assert noise["encryption"].samples == 5 and noise["encryption"].rel_se == pytest.approx(enc_se, rel=1e-12)
     bands = rb.phase_bands(rb.PhaseFigures(1000.0, 50.0, 1050.0, 9.0), noise, {"encryption": 636.0})
     enc = bands["encryption"]
-    assert (enc.band.nominal, enc.band.low, enc.band.high) == pytest.approx((1000.0, 887.7396131534082,
-                                                                             1112.2603868465917), rel=1e-12)
+    assert (enc.band.nominal, enc.band.low, enc.band.high) == pytest.approx(
+        (1000.0, 1000 * (1 - T4 * enc_se), 1000 * (1 + T4 * enc_se)), rel=1e-12)
     assert enc.paper == 636.0 and bands["aggregation"].paper is None
-    assert rb.most_sensitive(enc) == "run-to-run noise of the encryption chunk times (4 chunks)"
-    assert enc.band.method == ("+-2 standard errors of the per-ciphertext encryption time over this run's 4 chunks "
-                               "(stdev / sqrt(k) / mean = 5.61%), times the phase time")
-    # aggregation rates 0.02, 0.02, 0.03, 0.02 ms: stdev 0.005, mean 0.0225
-    agg_se = 0.005 / 2 / 0.0225
+    assert rb.most_sensitive(enc) == "run-to-run noise of the encryption chunk times (5 chunks)"
+    assert enc.band.method.startswith("t-interval, 95 %, 4 degrees of freedom (t = 2.78) x the relative standard "
+                                      "error of the per-ciphertext encryption time over this run's 5 chunks")
+    agg_se = _rel_se([0.02, 0.02, 0.03, 0.02, 0.02])
     assert (bands["aggregation"].band.low, bands["aggregation"].band.high) == pytest.approx(
-        (50 * (1 - 2 * agg_se), 50 * (1 + 2 * agg_se)), rel=1e-9)
+        (50 * (1 - T4 * agg_se), 50 * (1 + T4 * agg_se)), rel=1e-9)
 
 
 def test_the_total_carries_the_pipelines_noise_and_the_solve_none() -> None:
     noise = rb.chunk_noise(CHUNKS)
-    # pipeline rates 1.02, 1.22, 1.13, 1.32 ms
-    rates = [1.02, 1.22, 1.13, 1.32]
-    mean = sum(rates) / 4
-    sd = (sum((r - mean) ** 2 for r in rates) / 3) ** 0.5
-    se = sd / 2 / mean
+    se = _rel_se([1.02, 1.22, 1.13, 1.32, 1.22])
     bands = rb.phase_bands(rb.PhaseFigures(1000.0, 50.0, 1050.0, 9.0), noise, {})
     total = bands["total"]
     assert (total.band.nominal, total.band.low, total.band.high) == pytest.approx(
-        (1059.0, 1050 * (1 - 2 * se) + 9.0, 1050 * (1 + 2 * se) + 9.0), rel=1e-9)
-    assert rb.most_sensitive(total) == "run-to-run noise of the encryption + aggregation chunk times (4 chunks)"
+        (1059.0, 1050 * (1 - T4 * se) + 9.0, 1050 * (1 + T4 * se) + 9.0), rel=1e-9)
+    assert rb.most_sensitive(total) == "run-to-run noise of the encryption + aggregation chunk times (5 chunks)"
     solve = bands["solve"]
     assert (solve.band.low, solve.band.high) == (9.0, 9.0)
     assert rb.most_sensitive(solve) == "run-to-run noise of the solve (one per run: not estimated)"
-    assert solve.band.method == ("one solve per run: its noise cannot be estimated from one measurement: band = the "
-                                 "value alone")
+    assert solve.band.method == "one solve per run: its noise cannot be estimated from one measurement: no noise band"
+
+
+def test_fewer_chunks_than_a_t_interval_needs_claim_no_noise() -> None:
+    b = rb.phase_bands(rb.PhaseFigures(1000.0, 50.0, 1050.0, 9.0), rb.chunk_noise(CHUNKS[:4]), {})["encryption"].band
+    assert (b.low, b.high) == (1000.0, 1000.0) and "fewer than the 5" in b.method
 
 
 @pytest.mark.parametrize("chunks", [CHUNKS[:1], []])
@@ -59,7 +66,7 @@ def test_one_chunk_claims_no_noise(chunks) -> None:
     b = rb.phase_bands(rb.PhaseFigures(1000.0, 50.0, 1050.0, 9.0), noise, {})["encryption"].band
     assert (b.low, b.high) == (1000.0, 1000.0)
     k = len(chunks)
-    assert b.method == f"the noise cannot be estimated from {k} chunk{'s' if k != 1 else ''}: band = the value alone"
+    assert b.method == f"the noise cannot be estimated from {k} chunk{'s' if k != 1 else ''}: no noise band"
 
 
 def test_a_phase_with_no_time_per_chunk_claims_no_noise() -> None:
@@ -69,7 +76,7 @@ def test_a_phase_with_no_time_per_chunk_claims_no_noise() -> None:
 
 
 def test_a_wild_spread_does_not_take_the_band_below_zero() -> None:
-    noise = rb.rate_noise("encryption", [1.0, 100.0], [1, 1])
+    noise = rb.rate_noise("encryption", [1.0, 100.0, 1.0, 100.0, 1.0], [1, 1, 1, 1, 1])
     assert noise.rel_se is not None and noise.rel_se > 0.5 and noise.as_input().low == 0.0
 
 
@@ -96,7 +103,8 @@ def test_the_band_tables_show_every_phase_and_the_accuracy() -> None:
     assert list(rows) == ["encryption at 1,000,000 records (s)", "aggregation at 1,000,000 records (s)", "solve (s)",
                           "total at 1,000,000 records (s)", rb.ACCURACY_FIGURE]
     enc = rows["encryption at 1,000,000 records (s)"]
-    assert enc[col["band_low"]] == pytest.approx(887.7396131534082) and enc[col["paper_inside"]] is False
+    assert enc[col["band_low"]] == pytest.approx(1000 * (1 - T4 * _rel_se([1.0, 1.2, 1.1, 1.3, 1.2])))
+    assert enc[col["paper_inside"]] is False
     # the solve's row names the noise it rests on, though that noise moves nothing
     assert rows["solve (s)"][col["most_sensitive"]] == "run-to-run noise of the solve (one per run: not estimated)"
     acc = rows[rb.ACCURACY_FIGURE]

@@ -22,9 +22,10 @@ MAX_FILE_BYTES = 1 << 30  # each file is written to a temporary folder
 MAX_CONNECTIONS = 10_000  # wrk connections (each an open socket)
 MAX_SECONDS = 3600.0
 MAX_GUEST_FILE_BYTES = 256 << 20  # the guest holds its files in memory (2 GiB)
-#: Fetches per server in the guest for each size (emulated: a 64 MB TLS fetch takes seconds);
-#: the whole `make ktls` stays under 10 minutes on this shared 2-core machine.
-GUEST_COUNTS = {2048: 10, 64 << 20: 2}
+#: Fetches per server in the guest for each size (emulated: a 64 MB TLS fetch takes 10-17 s):
+#: at least 5 each, so a saving's band is a t-interval on 4 or more degrees of freedom
+#: (studies/_tls_guest.py); the whole `make ktls` takes about 15 minutes on a shared 2-core machine.
+GUEST_COUNTS = {2048: 10, 64 << 20: 6}
 GUEST_DEFAULT_COUNT = 3
 
 

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from cryptoffload.profiles.loader import builtin_profile_path, load_profile
+from cryptoffload.profiles.ranges import fitted_ends
 from cryptoffload.report.provenance import fits_from_sources
 
 
@@ -25,9 +26,11 @@ def _resolve(name_or_path: str | os.PathLike[str]) -> str | os.PathLike[str]:
 
 def profile_fits(name_or_path: str | os.PathLike[str]) -> dict[str, str]:
     """``{"NAME:field": "table 2"}`` for every value of the profile whose source says it was
-    fitted (``""``: fitted to the paper's results without naming a table)."""
+    fitted (``""``: fitted to the paper's results without naming a table), and for every value
+    with a range end fitted so (issue 35: the fit checker follows range ends as well as
+    nominal values, ``profiles/ranges.py``)."""
     prof = load_profile(_resolve(name_or_path))
-    return fits_from_sources(prof.name, {k: v.source for k, v in prof.values.items()})
+    return fits_from_sources(prof.name, {k: v.source for k, v in prof.values.items()}) | fitted_ends(prof)
 
 
 __all__ = ["profile_fits"]

@@ -17,8 +17,10 @@ Two views of the same ranges:
   (nominal and tornado runs included). Corners are exact for a prediction monotone in each
   input; a sample is a lower bound of the true spread, and says how many points it took.
 
-A measured input carries its run-to-run noise (:func:`measured_input`): mean +- 2 standard
-errors of its repeats.
+A measured input carries its run-to-run noise (:func:`measured_input`): its repeats' mean +- a
+Student t-interval at :data:`CONFIDENCE` (:func:`t_half_width`), and only from at least
+:data:`MIN_SAMPLES` repeats (issue 35): two samples give a standard error on one degree of
+freedom, whose 95 % interval is 12.7 standard errors wide on each side, not 2.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from cryptoffload.profiles.loader import Profile, write_profile
 MAX_CORNER_INPUTS = 6
 #: Latin-hypercube points when the band is sampled (a quick run may ask for fewer).
 DEFAULT_SAMPLES = 64
-#: A measured input's half-width, in standard errors of its mean (about a 95 % interval).
-NOISE_STANDARD_ERRORS = 2.0
+#: The confidence of every noise band: a two-sided Student t-interval of a mean.
+CONFIDENCE = 0.95
+#: The fewest repeats a noise band is computed from (four degrees of freedom); fewer give none.
+MIN_SAMPLES = 5
 
 Predict = Callable[[Mapping[str, float]], float]
 
@@ -131,15 +135,77 @@ def written_with_values(profile: Profile, overrides: Mapping[str, float], folder
     return write_profile(folder / f"{profile.name}-{digest}.toml", moved.meta, moved.values)
 
 
-def measured_input(name: str, samples: Sequence[float], k: float = NOISE_STANDARD_ERRORS) -> Input:
-    """A measured input from its repeats: the mean, +- ``k`` standard errors (one sample: no
-    spread known, so none is claimed)."""
+def _regularized_beta(x: float, a: float, b: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function, by its continued fraction (Lentz's
+    method, as in Numerical Recipes' ``betai``): what the t distribution's tails are made of."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - _regularized_beta(1.0 - x, b, a)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 400):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * f
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``p`` in (0.5, 1)), by
+    bisection on its CDF ``1 - I_{df/(df+t^2)}(df/2, 1/2) / 2``: no statistics package needed."""
+    if not 0.5 < p < 1.0 or df < 1:
+        raise ValueError(f"t quantile: need 0.5 < p < 1 and df >= 1, got p={p}, df={df}")
+    lo, hi = 0.0, 1.0
+    while 1.0 - 0.5 * _regularized_beta(df / (df + hi * hi), df / 2.0, 0.5) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if 1.0 - 0.5 * _regularized_beta(df / (df + mid * mid), df / 2.0, 0.5) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def t_multiplier(n: int, confidence: float = CONFIDENCE) -> float | None:
+    """How many standard errors of a mean of ``n`` repeats a two-sided t-interval at
+    ``confidence`` spans on each side; ``None`` below :data:`MIN_SAMPLES` (no band claimed)."""
+    if n < MIN_SAMPLES:
+        return None
+    return t_quantile((1.0 + confidence) / 2.0, n - 1)
+
+
+def interval_text(n: int, confidence: float = CONFIDENCE) -> str:
+    """How a noise band was made, in words (``"t-interval, 95 %, 9 degrees of freedom (t = 2.26)"``)."""
+    k = t_multiplier(n, confidence)
+    if k is None:
+        return f"no noise band: {n} repeat(s), fewer than the {MIN_SAMPLES} a t-interval is computed from"
+    return f"t-interval, {confidence * 100:g} %, {n - 1} degrees of freedom (t = {k:.3g})"
+
+
+def measured_input(name: str, samples: Sequence[float], confidence: float = CONFIDENCE) -> Input | None:
+    """A measured input from its repeats: the mean, +- the t-interval's half-width at
+    ``confidence``; ``None`` with fewer than :data:`MIN_SAMPLES` repeats (no band can be claimed
+    from them: the figure it moves is then inconclusive)."""
     if not samples:
         raise ValueError(f"measured input {name}: no samples")
+    k = t_multiplier(len(samples), confidence)
+    if k is None:
+        return None
     mean = statistics.fmean(samples)
-    se = statistics.stdev(samples) / math.sqrt(len(samples)) if len(samples) > 1 else 0.0
+    se = statistics.stdev(samples) / math.sqrt(len(samples))
     return Input(name, mean, mean - k * se, mean + k * se,
-                 f"measured: mean of {len(samples)} runs +- {k:g} standard errors ({se:.3g})", "measured")
+                 f"measured: mean of {len(samples)} runs, {interval_text(len(samples), confidence)} x standard "
+                 f"error {se:.3g}", "measured")
 
 
 def tornado(predict: Predict, inputs: Iterable[Input]) -> tuple[Swing, ...]:
@@ -201,6 +267,6 @@ def closer(result: Band, target: float) -> str:
     return best
 
 
-__all__ = ["Band", "DEFAULT_SAMPLES", "Input", "MAX_CORNER_INPUTS", "NOISE_STANDARD_ERRORS", "Predict", "Swing",
-           "band", "closer", "corners", "latin_hypercube", "measured_input", "profile_input", "tornado",
-           "with_values", "written_with_values"]
+__all__ = ["Band", "CONFIDENCE", "DEFAULT_SAMPLES", "Input", "MAX_CORNER_INPUTS", "MIN_SAMPLES", "Predict", "Swing",
+           "band", "closer", "corners", "interval_text", "latin_hypercube", "measured_input", "profile_input",
+           "t_multiplier", "t_quantile", "tornado", "with_values", "written_with_values"]

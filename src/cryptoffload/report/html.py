@@ -38,11 +38,14 @@ from cryptoffload.report.result import (
     provenance_word,
 )
 from cryptoffload.report.tables import fmt, provenance_label
+from cryptoffload.report.verdicts import VERDICTS_ID, Scoreboard
 
 BADGE_CLASSES = frozenset(PROVENANCES + VALUE_PROVENANCES)
 #: a table with more rows than this folds under its summary line (``<details>``), unless a
 #: claim quotes it (a claim's link must land on an open table)
 FOLD_ROWS = 8
+#: claims a card shows before the rest fold under "more"
+CARD_CLAIMS = 2
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.2rem auto;max-width:1360px;
@@ -71,7 +74,9 @@ display:-webkit-box;-webkit-line-clamp:2;-webkit-box-orient:vertical;overflow:hi
 .card .claims{flex:1;min-width:0}
 .card .thumb{width:200px;max-height:170px;object-fit:contain;flex:none;border:1px solid #eee;margin:.2rem 0 0}
 .claim{border-left:4px solid #d0d7de;padding:.05rem .5rem;margin:.3rem 0;font-size:.82rem;line-height:1.35}
-.claim.agreement{border-color:#1a7f37}.claim.divergence{border-color:#cf222e}
+.claim.agreement{border-color:#1a7f37}.claim.divergence{border-color:#cf222e}.claim.inconclusive{border-color:#bf8700}
+.score{font-size:.78rem;margin:.15rem 0 .3rem;color:#24292f} .score b{font-weight:600}
+.score .agreement{color:#1a7f37}.score .divergence{color:#cf222e}.score .inconclusive{color:#9a6700}
 .claim .kind{font-size:.66rem;text-transform:uppercase;letter-spacing:.04em;color:#57606a;font-weight:600}
 .claim .line{display:flex;gap:.4rem;align-items:baseline}
 .claim .who{flex:none;width:2.6rem;color:#57606a}
@@ -171,7 +176,7 @@ def _claim_html(c: Claim, anchor: str = "", tables: Sequence[str] = ()) -> str:
             if c.band is not None else "")
     src = (f"<a class='src' href='#{_e(table_id(anchor, c.table))}'>table →</a>"
            if anchor and c.table and c.table in tables else "")
-    return (f"<div class='claim {_e(c.kind)}'><div class='kind'>{_e(c.label())}{src}</div>"
+    return (f"<div class='claim {_e(c.kind.split()[0])}'><div class='kind'>{_e(c.label())}{src}</div>"
             f"<div class='line'><span class='who'>paper</span><span>{_e(c.paper)}</span></div>"
             f"<div class='line'><span class='who'>ours</span><span>{badge(c.provenance)} {_e(c.ours)}</span></div>"
             f"{band}{why}</div>")
@@ -197,24 +202,33 @@ def _also_html(other: StudyResult, anchor: str) -> str:
             f"<a href='#{_e(anchor)}'>{_e(other.title)} ({_e(anchor)})</a></div>{why}</div>")
 
 
+def scoreboard_html(board: Scoreboard, anchor: str = "") -> str:
+    """The scoreboard line (issue 35): rows with a paper value and each verdict's count, the
+    verdicts coloured as the claims are; it links to the study's verdicts table."""
+    if not board.rows:
+        return ""
+    parts = [f"<span class='{_e(k.split()[0])}'>{_e(text)}</span>" for k, text in board.parts()]
+    link = f" <a href='#{_e(table_id(anchor, VERDICTS_ID))}'>verdicts →</a>" if anchor else ""
+    return (f"<div class='score'><b>{board.rows} row{'s' if board.rows != 1 else ''} with a paper value</b>: "
+            + ", ".join(parts) + f"{link}</div>")
+
+
 def card_html(result: StudyResult, anchor: str, fig_prefix: str, also: Sequence[tuple[StudyResult, str]] = ()) -> str:
     """One first-screen card: title (linking to the details), the paper by authors, title and
-    venue, the strongest predicted agreement and the largest divergence (each with our
-    provenance badge), and the key figure. The paper's other claims and other runs of the study
-    fold under "more", so every card fits a few lines and the first screen shows them all."""
+    venue, the study's scoreboard (every row with a paper value and its verdict), the claims
+    that matter most to a user (each with our provenance badge), and the key figure. The
+    paper's other claims and other runs of the study fold under "more", so every card fits a
+    few lines and the first screen shows them all."""
     p = paper_of(result)
     paper = (f"{_e(p.short())}, \u201c{_e(p.title)}\u201d, {venue_html(p.venue)}" if p
              else venue_html(result.paper))
     full = p.cite() if p else result.paper
-    # one agreement and one divergence (the first of each: a study lists its headline pair
-    # first) stay on the card; further ones and the paper's other claims fold under "more"
-    first = {kind: next((c for c in result.claims if c.kind == kind), None) for kind in ("agreement", "divergence")}
-    main = [c for c in first.values() if c is not None]
-    more = [c for c in result.claims if all(c is not m for m in main)]
-    if not main:
-        main, more = more, []
+    # the study's first claims (it lists what matters most to a user first) stay on the card;
+    # the rest fold under "more"
+    main, more = result.claims[:CARD_CLAIMS], result.claims[CARD_CLAIMS:]
     tables = list(result.tables)
-    body = "".join(_claim_html(c, anchor, tables) for c in main) if main else _fallback_html(result)
+    body = scoreboard_html(result.scoreboard, anchor if VERDICTS_ID in result.tables else "")
+    body += "".join(_claim_html(c, anchor, tables) for c in main) if main else _fallback_html(result)
     folded = "".join(_claim_html(c, anchor, tables) for c in more) + "".join(_also_html(r, a) for r, a in also)
     if folded:
         what = [f"{len(more)} more claims" if len(more) > 1 else "1 more claim"] if more else []
@@ -300,6 +314,10 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
         also = [(r, anchors[j]) for j, (r, _) in enumerate(results) if r.study == study and j != i]
         cards.append(card_html(results[i][0], anchors[i], prefix[i], also))
     papers = {(p.cite() if (p := paper_of(r)) else r.paper) for r, _ in results}
+    total = Scoreboard()
+    for r, _ in results:
+        total = total.add(r.scoreboard)
+    modes = sorted({r.mode for r, _ in results})
     count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}"
     body = [f"<h1 class='top'>cryptoffload — {count} on offloading cryptographic work: what each claimed, "
             "what we found</h1>"
@@ -314,6 +332,13 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
             "<span class='badge stored'>stored</span> from an earlier run of ours on the machine and date shown, or "
             "<span class='badge cited'>cited</span> from a paper. "
             "A card's title leads to the study's tables.</p>",
+            f"<section class='total'>{scoreboard_html(total)}<p class='legend'>Every row of ours beside a paper "
+            "value is judged by one rule (docs/result-contract.md): a <b>divergence</b> when the paper's value lies "
+            "outside our band, an <b>agreement</b> inside a band narrower than the effect it judges, "
+            "<b>inconclusive</b> inside a wider one; <b>fitted</b> rows are not judged"
+            + (", and a quick run leaves <b>not judged</b> what its smaller sample could judge otherwise than the "
+               "full run (<code>cryptoffload report --full</code>)" if "quick" in modes else "")
+            + ".</p></section>",
             f"<section class='cards'>{''.join(cards)}</section>", toc_html(results, anchors)]
     for name, err in failures:
         body.append(f"<div class='note'>study {_e(name)} failed: {_e(err)}</div>")

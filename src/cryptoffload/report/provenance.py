@@ -33,6 +33,40 @@ VALUE_PROVENANCES = ("simulated", "measured", "fitted", "cited", "stored", "deri
 PROVENANCE_COLUMN = "provenance"
 
 
+def printed(where: str = "") -> str:
+    """The provenance of a number the paper prints (``where``: its table or sentence):
+    ``cited``, with where, as a paper row's cell or a verdict's ``paper_source`` says it."""
+    return f"cited: {where}" if where else "cited"
+
+
+def from_printed(arithmetic: str) -> str:
+    """A value the paper never prints, computed from numbers it does: ``derived``, with the
+    arithmetic (issue 35: never ``cited``)."""
+    return f"derived: {arithmetic}"
+
+
+def computed_from(fitted: bool, otherwise: str) -> str:
+    """What a value computed from inputs is: ``fitted`` when one of them was fitted to the
+    paper's table it stands beside (the project's rule, read from the declared fits or the
+    profiles), else what the computation itself is (``otherwise``: ``simulated``, ``derived``)."""
+    return "fitted" if fitted else otherwise
+
+
+def stored_from(record: Mapping[str, Any], what: str) -> str:
+    """The provenance of a number read from a stored run of ours: ``stored``, with ``what`` --
+    only for a record that names its machine and date (a stored figure without them could be
+    anyone's, from any time)."""
+    if not record.get("machine") or not record.get("date"):
+        raise ValueError(f"a stored record names its machine and date, got keys {sorted(record)}")
+    return f"stored ({what})"
+
+
+def of_fit(fit: str | None) -> str:
+    """The kind of a model input whose fit is ``fit`` (a fit target, ``""`` for none named, or
+    ``None``: not fitted): ``fitted`` or ``assumed`` (an input no source gives, chosen by us)."""
+    return "fitted" if fit is not None else "assumed"
+
+
 def provenance_word(text: Any) -> str:
     """The provenance a cell states: its first word (``"simulated (Table 2 runs)"`` ->
     ``simulated``), lower-cased; ``""`` for an empty cell."""
@@ -140,13 +174,14 @@ def _row_index(table: Table, key: list[Any]) -> int | None:
 def check_bands(result: StudyResult) -> list[str]:
     """Issue 26's rule for every headline claim: it carries the band its inputs and noise allow
     and names the input that moves it most (a band of zero width moves with nothing, so it names
-    none). An agreement without a band could not be checked against the paper's value."""
+    none). An agreement without a band could not be checked against the paper's value; a claim
+    that could get no band (too few repeats) is inconclusive and says why (issue 35)."""
     problems = []
     for c in result.claims:
-        if c.band is None:
+        if c.band is None and c.kind not in ("inconclusive", "not judged in quick mode", "fitted"):
             problems.append(f"claim {c.ours!r}: no band (every headline claim carries the band its inputs and "
                             "noise allow: studies/_bands.py, profiles/sensitivity.py)")
-        elif c.band[0] < c.band[1] and not c.most_sensitive:
+        elif c.band is not None and c.band[0] < c.band[1] and not c.most_sensitive:
             problems.append(f"claim {c.ours!r}: its band does not name its most sensitive input")
     return problems
 
@@ -193,4 +228,5 @@ def check_provenance(result: StudyResult) -> list[str]:
 
 
 __all__ = ["PROVENANCES", "PROVENANCE_COLUMN", "VALUE_PROVENANCES", "check_bands", "check_claims", "check_provenance",
-           "check_table", "fits_from_sources", "fitted_inputs", "fitted_target", "provenance_word"]
+           "check_table", "computed_from", "fits_from_sources", "fitted_inputs", "fitted_target", "from_printed",
+           "of_fit", "printed", "provenance_word", "stored_from"]

@@ -26,6 +26,17 @@ from cryptoffload.report.provenance import (
     check_provenance,
     provenance_word,
 )
+from cryptoffload.report.verdicts import (
+    AGREEMENT,
+    DIVERGENCE,
+    INCONCLUSIVE,
+    KINDS,
+    Scoreboard,
+    Verdict,
+    check_verdicts,
+    quick_kind,
+    verdict_kind,
+)
 
 MAX_RESULT_BYTES = 256 * 1024 * 1024  # a result.json (tables of a full run)
 
@@ -43,7 +54,13 @@ class Table:
     ``row_inputs`` narrows them per row; ``fitted_to`` names what a fitted table was fitted to
     when that is not the table it reproduces. :func:`cryptoffload.report.provenance.check_provenance`
     then refuses a row computed from an input fitted to the very table it stands beside
-    unless the row says ``fitted``."""
+    unless the row says ``fitted``.
+
+    Every cell beside a paper value gets a verdict (:mod:`cryptoffload.report.verdicts`) unless
+    ``unjudged`` says where those paper values are judged instead (a view of another table,
+    a reading of the paper rather than our prediction); ``paper_derived`` says which of the
+    paper's columns are arithmetic on its printed numbers, with the arithmetic (``{column:
+    "derived: 11,359 ms / latency_ms"}``): the paper's CSV labels them so, never cited."""
 
     id: str
     title: str
@@ -58,6 +75,8 @@ class Table:
     row_inputs: list[list[str] | None] | None = None
     column_provenance: dict[str, str] | None = None
     fitted_to: str = ""
+    unjudged: str = ""
+    paper_derived: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.provenance not in PROVENANCES:
@@ -73,6 +92,10 @@ class Table:
                 raise ValueError(f"table {self.id}: column_provenance names {col!r}, not a column")
             if prov not in VALUE_PROVENANCES:
                 raise ValueError(f"table {self.id}: column {col!r} provenance must be one of {VALUE_PROVENANCES}")
+        for col, how in (self.paper_derived or {}).items():
+            if col not in self.columns or provenance_word(how) != "derived":
+                raise ValueError(f"table {self.id}: paper_derived names {col!r} as {how!r}: a column, and "
+                                 "'derived: <the arithmetic>'")
 
     @property
     def has_provenance_column(self) -> bool:
@@ -111,6 +134,10 @@ class Table:
                "reproduces": self.reproduces, "inputs": self.inputs}
         if self.fitted_to:
             out["fitted_to"] = self.fitted_to
+        if self.unjudged:
+            out["unjudged"] = self.unjudged
+        if self.paper_derived:
+            out["paper_derived"] = self.paper_derived
         if self.row_inputs is not None:
             out["row_inputs"] = self.row_inputs
         if self.column_provenance:
@@ -134,15 +161,27 @@ class Table:
             return self.columns + [PROVENANCE_COLUMN], [list(r) + [desc] for r in self.rows]
         return self.columns + [PROVENANCE_COLUMN], [list(r) + [self.provenance] for r in self.rows]
 
+    def paper_csv_columns_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """The paper's rows as written to ``*_paper.csv``, with a ``provenance`` column: ``cited``
+        (as printed), then each column that is arithmetic on printed numbers, with its arithmetic."""
+        derived = "; ".join(f"{c}: {how}" for c, how in (self.paper_derived or {}).items())
+        label = "cited" + (f"; {derived}" if derived else "")
+        cols = [c for c in self.columns if c != PROVENANCE_COLUMN]
+        at = [j for j, c in enumerate(self.columns) if c != PROVENANCE_COLUMN]
+        return cols + [PROVENANCE_COLUMN], [[r[j] for j in at] + [label] for r in self.paper or []]
+
 
 @dataclass
 class Claim:
     """One of the paper's claims beside our result, for the report's first screen and the
     headline. ``provenance`` is our result's (one of :data:`VALUE_PROVENANCES`); ``table`` and
-    ``key`` point at the row it quotes, so the check can hold the claim to that row's
-    provenance; ``kind`` is ``agreement`` (the paper's value inside our band), ``divergence``
-    (outside it, with ``why``) or ``claim`` (stated, not judged: an agreement or a divergence
-    needs a band and the paper's value, so a claim without them is refused either kind).
+    ``key`` (and ``column``, for a claim that quotes one cell) point at what it quotes, so the
+    check can hold the claim to that row's provenance and to the cell's verdict; ``kind`` is a
+    verdict's (:data:`~cryptoffload.report.verdicts.KINDS`: ``agreement``, ``divergence``,
+    ``inconclusive``, ``fitted``, ``not judged in quick mode``, following the one rule of
+    :mod:`cryptoffload.report.verdicts`) or ``claim`` (stated, not judged: our own extension,
+    no paper value). An agreement or a divergence needs a band, the paper's value and the
+    ``alternative`` the rule measures the effect from.
 
     A predicted claim carries its band (issue 26): ``band`` is ``[low, high]`` of our figure
     when its uncertain inputs move over their ranges (``profiles/sensitivity.py``),
@@ -166,17 +205,21 @@ class Claim:
     effect: float | None = None
     band_method: str = ""
     paper_range: list[float] | None = None
+    column: str = ""
+    alternative: float | None = None
 
-    KINDS = ("agreement", "divergence", "claim")
+    KINDS = KINDS + ("claim",)
 
     def __post_init__(self) -> None:
         if self.provenance not in VALUE_PROVENANCES:
             raise ValueError(f"claim provenance must be one of {VALUE_PROVENANCES}, got {self.provenance!r}")
         if self.kind not in self.KINDS:
             raise ValueError(f"claim kind must be one of {self.KINDS}, got {self.kind!r}")
-        if self.kind != "claim" and (self.band is None or self.paper_value is None):
+        if self.kind in (AGREEMENT, DIVERGENCE) and (self.band is None or self.paper_value is None
+                                                     or self.alternative is None):
             raise ValueError(f"claim {self.ours!r}: an {self.kind} with the paper is judged against our band: give "
-                             "band and paper_value (Claim.judged), or state it unjudged (kind 'claim')")
+                             "band, paper_value and alternative (Claim.judged, Claim.of_verdict), or state it "
+                             "unjudged (kind 'claim')")
         if self.band is not None:
             if len(self.band) != 2 or not self.band[0] <= self.band[1]:
                 raise ValueError(f"claim band must be [low, high], got {self.band!r}")
@@ -185,34 +228,57 @@ class Claim:
                     and self.paper_range[0] <= self.paper_value <= self.paper_range[1]):
                 raise ValueError(f"claim paper_range must be [low, high] around the paper's value, got "
                                  f"{self.paper_range!r} for {self.paper_value!r}")
-            if self.kind == "agreement" and self.paper_value is not None and not self.inside:
-                raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} lies outside the band "
-                                 f"[{self.band[0]:g}, {self.band[1]:g}]: a divergence, not an agreement")
-            if self.kind == "divergence" and self.inside:
-                raise ValueError(f"claim {self.ours!r}: the paper's value lies inside the band "
-                                 f"[{self.band[0]:g}, {self.band[1]:g}]: an agreement, not a divergence")
+            if (self.kind in (AGREEMENT, DIVERGENCE, INCONCLUSIVE) and self.paper_value is not None
+                    and self.alternative is not None):
+                rule = verdict_kind(self.band, self.paper_value, self.alternative, self.paper_range)
+                if rule != self.kind:
+                    raise ValueError(f"claim {self.ours!r}: the paper's {self.paper_value:g} beside the band "
+                                     f"[{self.band[0]:g}, {self.band[1]:g}] (alternative {self.alternative:g}) is "
+                                     f"{rule!r} by the rule (report/verdicts.py), not {self.kind!r}")
 
     @classmethod
     def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,
-               most_sensitive: str, closes: str = "", effect: float | None = None, why: str = "",
+               alternative: float, most_sensitive: str, closes: str = "", why: str = "",
                table: str = "", key: Sequence[Any] = (), band_method: str = "",
-               paper_range: Sequence[float] | None = None) -> "Claim":
-        """A banded claim whose kind follows the rule: an agreement when the paper's value (or,
-        with ``paper_range``, its stated precision) lies inside the band, otherwise a divergence
-        that names the input that would close it."""
+               paper_range: Sequence[float] | None = None, quick_basis: str | None = None) -> "Claim":
+        """A banded claim whose kind follows the one rule (:func:`~cryptoffload.report.verdicts.verdict_kind`):
+        a divergence when the paper's value (or, with ``paper_range``, its stated precision) lies
+        outside the band, naming the input that would close it; an agreement inside a band
+        narrower than the effect from ``alternative``; inconclusive inside a wider one. A quick
+        run passes how its band relates to the full run's (``quick_basis``), and a verdict the
+        full run could contradict becomes "not judged in quick mode"."""
         lo, hi = (paper_range[0], paper_range[1]) if paper_range is not None else (paper_value, paper_value)
-        inside = lo <= band[1] and band[0] <= hi
+        b = [float(band[0]), float(band[1])]
+        full = verdict_kind(b, paper_value, alternative, paper_range)
+        kind = full if quick_basis is None else quick_kind(full, quick_basis)
         reason = why
-        if not inside:
-            paper_text = _num(paper_value) if paper_range is None else f"{_num(lo)} .. {_num(hi)}"
-            gap = f"the paper's {paper_text} lies outside our band [{_num(band[0])}, {_num(band[1])}]"
+        paper_text = _num(paper_value) if paper_range is None else f"{_num(lo)} .. {_num(hi)}"
+        if kind == DIVERGENCE:
+            gap = f"the paper's {paper_text} lies outside our band [{_num(b[0])}, {_num(b[1])}]"
             moves = f"; {closes} moves ours furthest towards it" if closes else "; no input of ours moves towards it"
             reason = f"{gap}{moves}" + (f"; {why}" if why else "")
-        return cls(paper=paper, ours=ours, provenance=provenance, table=table, key=list(key),
-                   kind="agreement" if inside else "divergence", why=reason, band=[float(band[0]), float(band[1])],
-                   paper_value=float(paper_value), most_sensitive=most_sensitive, closes="" if inside else closes,
-                   effect=effect, band_method=band_method,
-                   paper_range=None if paper_range is None else [float(lo), float(hi)])
+        elif kind == INCONCLUSIVE:
+            reason = (f"the band [{_num(b[0])}, {_num(b[1])}] is too wide to judge the paper's {paper_text} against "
+                      f"{_num(alternative)} (report/verdicts.py)" + (f"; {why}" if why else ""))
+        elif kind not in (AGREEMENT, DIVERGENCE):
+            reason = f"quick mode's band could give another verdict than the full run's ({full})" + (
+                f"; {why}" if why else "")
+        return cls(paper=paper, ours=ours, provenance=provenance, table=table, key=list(key), kind=kind, why=reason,
+                   band=b, paper_value=float(paper_value), most_sensitive=most_sensitive,
+                   closes=closes if kind == DIVERGENCE else "", effect=float(paper_value - alternative),
+                   band_method=band_method, paper_range=None if paper_range is None else [float(lo), float(hi)],
+                   alternative=float(alternative))
+
+    @classmethod
+    def of_verdict(cls, v: Verdict, *, paper: str, ours: str, why: str = "") -> "Claim":
+        """A headline claim that quotes one judged cell: its kind, band, provenance and reason
+        are the verdict's; only the wording is the study's."""
+        reason = v.reason() + (f"; {why}" if why else "")
+        return cls(paper=paper, ours=ours, provenance=v.provenance, table=v.table, key=list(v.key), kind=v.kind,
+                   why=reason, band=None if v.band is None else list(v.band), paper_value=v.paper,
+                   most_sensitive=v.most_sensitive, closes=v.closes, effect=v.paper - v.alternative,
+                   band_method=v.band_method, paper_range=None if v.paper_range is None else list(v.paper_range),
+                   column=v.column, alternative=v.alternative)
 
     @property
     def inside(self) -> bool:
@@ -231,12 +297,14 @@ class Claim:
 
     def label(self) -> str:
         """What the claim is, as the card and the headline name it: only a simulated result is
-        a *predicted* agreement. It says what made it one (issue 26: the paper's value inside
-        or outside our band), not "strongest" or "largest", which the band does not rank."""
-        if self.kind == "agreement":
+        a *predicted* agreement. It says what made it one (the paper's value inside an
+        informative band, outside it, or inside one too wide to tell), not "strongest" or
+        "largest", which the band does not rank."""
+        if self.kind == AGREEMENT:
             what = "predicted agreement" if self.provenance == "simulated" else "agreement"
             return f"{what}, " + ("the paper's range meets our band" if self.paper_range else "inside our band")
-        return "divergence, outside our band" if self.kind == "divergence" else "the paper's claim"
+        return {DIVERGENCE: "divergence, outside our band", INCONCLUSIVE: "inconclusive: our band is too wide to tell",
+                "fitted": "fitted: not judged", "claim": "the paper's claim"}.get(self.kind, self.kind)
 
     def band_text(self) -> str:
         """The band in words: its ends, the input that moves it most, and "within noise" when
@@ -268,6 +336,10 @@ class Claim:
     def to_contract(self) -> dict[str, Any]:
         out = {"paper": self.paper, "ours": self.ours, "provenance": self.provenance, "table": self.table,
                "key": json_safe(self.key), "kind": self.kind, "why": self.why}
+        if self.column:
+            out["column"] = self.column
+        if self.alternative is not None:
+            out["alternative"] = json_safe(self.alternative)
         if self.band is not None:
             out.update(band=json_safe(self.band), paper_value=json_safe(self.paper_value),
                        most_sensitive=self.most_sensitive, closes=self.closes, effect=json_safe(self.effect),
@@ -280,12 +352,15 @@ class Claim:
     def from_contract(cls, c: dict[str, Any]) -> "Claim":
         """A claim read back from ``result.json``; one written before bands existed has none, and
         was never judged against one, so it reads back as a stated claim."""
-        judged = c.get("band") is not None and c.get("paper_value") is not None
+        kind = c.get("kind", "claim")
+        judged = c.get("band") is not None and c.get("paper_value") is not None and c.get("alternative") is not None
+        if kind in (AGREEMENT, DIVERGENCE) and not judged:
+            kind = "claim"  # written before the rule had an alternative: never judged by it
         return cls(paper=c["paper"], ours=c["ours"], provenance=c["provenance"], table=c.get("table", ""),
-                   key=c.get("key", []), kind=c.get("kind", "claim") if judged else "claim", why=c.get("why", ""), band=c.get("band"),
+                   key=c.get("key", []), kind=kind, why=c.get("why", ""), band=c.get("band"),
                    paper_value=c.get("paper_value"), most_sensitive=c.get("most_sensitive", ""),
                    closes=c.get("closes", ""), effect=c.get("effect"), band_method=c.get("band_method", ""),
-                   paper_range=c.get("paper_range"))
+                   paper_range=c.get("paper_range"), column=c.get("column", ""), alternative=c.get("alternative"))
 
 
 def _num(v: float) -> str:
@@ -312,6 +387,12 @@ class StudyResult:
     fits: dict[str, str] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     key_figure: str = ""
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def scoreboard(self) -> Scoreboard:
+        """The study's rows with a paper value, and how many of each verdict."""
+        return Scoreboard.of(self.verdicts)
 
     def add(self, table: Table) -> Table:
         self.tables[table.id] = table
@@ -336,6 +417,7 @@ class StudyResult:
             "figures": self.figures, "profiles": self.profiles, "notes": self.notes,
             "headline": self.headline, "paper": self.paper, "elapsed_s": self.elapsed_s,
             "fits": self.fits, "claims": [c.to_contract() for c in self.claims], "key_figure": self.key_figure,
+            "scoreboard": self.scoreboard.to_contract(), "verdicts": [v.to_contract() for v in self.verdicts],
             "extra": json_safe(self.extra),
         }
 
@@ -348,15 +430,18 @@ def load_result(path: str | os.PathLike[str]) -> StudyResult:
                          key_columns=t.get("key_columns", 1), note=t.get("note", ""),
                          reproduces=t.get("reproduces", ""), inputs=t.get("inputs"),
                          row_inputs=t.get("row_inputs"), column_provenance=t.get("column_provenance"),
-                         fitted_to=t.get("fitted_to", ""))
+                         fitted_to=t.get("fitted_to", ""), unjudged=t.get("unjudged", ""),
+                         paper_derived=t.get("paper_derived"))
               for tid, t in data["tables"].items()}
     claims = [Claim.from_contract(c) for c in data.get("claims", [])]
+    verdicts = [Verdict.from_contract(v) for v in data.get("verdicts", [])]
     return StudyResult(study=data["study"], title=data.get("title", data["study"]), mode=data["mode"],
                        seed=data["seed"], version=data["version"], machine=data["machine"], tables=tables,
                        figures=data["figures"], profiles=data["profiles"], notes=data["notes"],
                        headline=data.get("headline", []), paper=data.get("paper", ""),
                        elapsed_s=data.get("elapsed_s", 0.0), extra=data.get("extra", {}),
-                       fits=data.get("fits", {}), claims=claims, key_figure=data.get("key_figure", ""))
+                       fits=data.get("fits", {}), claims=claims, key_figure=data.get("key_figure", ""),
+                       verdicts=verdicts)
 
 
 def write_result(result: StudyResult, out: str | os.PathLike[str],
@@ -368,7 +453,7 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
     value as a prediction, leaves a mixed table unexplained or makes a claim without its band
     is a bug in its study: it is refused before anything is written (``ValueError`` listing
     every problem)."""
-    problems = check_provenance(result)
+    problems = check_provenance(result) + check_verdicts(result)
     if problems:
         raise ValueError(f"study {result.study}: provenance labels or claim bands are not honest:\n  " + "\n  ".join(problems))
     out_dir = Path(out)
@@ -380,7 +465,7 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
             _write_csv(stage / f"{table.id}.csv", *table.csv_columns_rows())
             names.append(f"{table.id}.csv")
             if table.paper is not None:
-                _write_csv(stage / f"{table.id}_paper.csv", table.columns, table.paper)
+                _write_csv(stage / f"{table.id}_paper.csv", *table.paper_csv_columns_rows())
                 names.append(f"{table.id}_paper.csv")
         result.figures = []
         for fname, draw in figures:

@@ -232,6 +232,9 @@ class TlsOffloadParams:
     max_records_per_s: float | None = None
     variant: str = "nominal"
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: each parameter's kind as its profile value states it (cited, assumed, derived, ...): a table
+    #: that shows a parameter labels it from here, never by hand
+    provenances: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         for name in _FRACTIONS:
@@ -271,17 +274,13 @@ class TlsOffloadParams:
         idx = VARIANTS.index(variant)
         kw: dict[str, Any] = {}
         sources: dict[str, str] = {}
-        for name, triple in _RANGED.items():
-            dotted = triple[idx]
+        provenances: dict[str, str] = {}
+        fields = [(name, triple[idx]) for name, triple in _RANGED.items()] + list(_FIXED.items())
+        fields += [(name, dotted) for name, dotted in OPTIONAL_PROFILE_FIELDS.items() if profile.get(dotted) is not None]
+        for name, dotted in fields:
             kw[name] = profile.value(dotted)  # ProfileError naming the field when missing
             sources[name] = f"{dotted}: {profile.source(dotted)}"
-        for name, dotted in _FIXED.items():
-            kw[name] = profile.value(dotted)
-            sources[name] = f"{dotted}: {profile.source(dotted)}"
-        for name, dotted in OPTIONAL_PROFILE_FIELDS.items():
-            if profile.get(dotted) is not None:
-                kw[name] = profile.value(dotted)
-                sources[name] = f"{dotted}: {profile.source(dotted)}"
+            provenances[name] = profile.provenance(dotted)
         for name in ("record_bytes", "mss_bytes"):
             v = kw[name]
             if v != int(v):
@@ -289,7 +288,7 @@ class TlsOffloadParams:
                                    f"number of bytes, got {v!r}")
             kw[name] = int(v)
         try:
-            return cls(variant=variant, sources=sources, **kw)
+            return cls(variant=variant, sources=sources, provenances=provenances, **kw)
         except ConfigError as exc:
             raise ProfileError(f"{profile.path}: {exc}") from None
 

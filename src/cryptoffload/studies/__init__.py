@@ -15,12 +15,15 @@ its rows are typed records (``report/rows.py``). The studies and their private m
 * ``bsgs_multidevice`` -- BSGS tuned for N devices (``_bsgs_paper``: the U280 model and
   Table 1, ``_bsgs_bootstrap``, ``_bsgs_measured``: real Dask runs beside the model).
 * ``fpga_reconfig`` -- reconfiguration with request prediction (``_reconfig_paper``,
-  ``_reconfig_sweep``: the seeds' runs, ``_reconfig_tables``).
+  ``_reconfig_sweep``: the seeds' runs, ``_reconfig_tables``, ``_reconfig_verdicts``: a verdict
+  for every cell beside the paper's).
 * ``paillier_offload`` -- Paillier on QAT and on this machine (``_qat_model``,
   ``_paillier_measured``, ``_gpu``: GPU rows shared with ridge).
 * ``ridge`` -- private ridge regression at the paper's scale.
 * ``tls_offload`` -- nginx in four modes (``_tls_model``).
 
+Shared by all: ``_bands`` (a figure's band and its tables) and ``_verdicts`` (a verdict for every
+cell beside a paper value, by the one rule of ``report/verdicts.py``, and the ``verdicts`` table).
 :mod:`.runner` runs them all for the report. Where to start reading: :mod:`.registry`, then
 ``isc_he_cnn.run``.
 """

@@ -23,6 +23,7 @@ from cryptoffload.policies.bootstrap_costs import load_costs
 from cryptoffload.policies.bootstrap_model import BootstrapSetting, StagePricer
 from cryptoffload.policies.bootstrap_plan import plan_bootstrap
 from cryptoffload.report.result import Table
+from cryptoffload.report.provenance import provenance_word, stored_from
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies._bsgs_paper import PaperSetup
@@ -129,15 +130,18 @@ def bootstrap_stage_detail_table(st: BootstrapStages) -> Table:
 
 def load_openfhe(path: str | None) -> dict[str, Any] | None:
     """The stored OpenFHE benchmark: ``path`` if given, else the copy shipped with the package
-    (``cryptoffload/studies/data``), so the table does not depend on where the study runs."""
+    (``cryptoffload/studies/data``), so the table does not depend on where the study runs;
+    ``None`` for one that cannot be read or does not name its machine and date."""
     from importlib import resources
 
     try:
         text = (read_input_text(path, "OpenFHE result", max_bytes=64 * 1024 * 1024) if path else
                 resources.files("cryptoffload.studies.data").joinpath(OPENFHE_RESULT).read_text(encoding="utf-8"))
-        return strict_json(text)  # a JsonRefused is a ValueError
+        data = strict_json(text)  # a JsonRefused is a ValueError
     except (OSError, ValueError, InputError):
         return None
+    # a stored run is shown as stored only with the machine and date it ran on (report/provenance.stored_from)
+    return data if isinstance(data, dict) and data.get("machine") and data.get("date") else None
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,7 @@ def openfhe_table(of: dict[str, Any]) -> Table:
     return table_of(OpenfheRow, [openfhe_row(c) for c in of.get("configs", [])], id="openfhe_bootstrap",
                     title=f"OpenFHE {of.get('openfhe', '')} bootstrapping, stored: measured on {where}, "
                           f"{of.get('date', '?')} (`make bench-bootstrap`), not in this run",
-                    provenance="stored", key_columns=2,
+                    provenance=provenance_word(stored_from(of, "OpenFHE's bootstrapping benchmark")), key_columns=2,
                     note=f"Stored from our own benchmark (not measured in this run; the machine and date are in the "
                          f"title). {of.get('security', '')} Measured then: bootstrap wall time (median), and the share "
                          "of perf samples inside EvalCoeffsToSlots/EvalSlotsToCoeffs (x the median = "

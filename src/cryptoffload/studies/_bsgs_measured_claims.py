@@ -13,12 +13,13 @@ has a profile range to move. What moves both is this run's noise, and the run ho
   (``round_predicted_s``), and their standard error is the re-timed costs' noise carried through
   the model.
 
-Each is an input of :func:`~cryptoffload.profiles.sensitivity.band` over +- 2 standard errors
-(``NOISE_STANDARD_ERRORS``), in ms, added to the prediction (the measured one with its sign
-turned: a reference higher by d reads as ours lower by d); its 4 corners give the band on the
-predicted time. The reference that band is judged against is **the measured time of this run**
--- the paper has no such runs -- so the claims say so instead of naming the paper. With one
-round no spread is known and none is claimed (a band of zero width). The standard error of the
+Each is an input of :func:`~cryptoffload.profiles.sensitivity.band` over a t-interval at the
+stated confidence (``sensitivity.CONFIDENCE``, on the rounds' degrees of freedom), in ms, added to
+the prediction (the measured one with its sign turned: a reference higher by d reads as ours
+lower by d); its 4 corners give the band on the predicted time. The reference that band is
+judged against is **the measured time of this run** -- the paper has no such runs -- so the
+claims say so instead of naming the paper. With fewer than five rounds (a quick run's three) no
+noise band is claimed, and the count claim is inconclusive (issue 35). The standard error of the
 mean stands for the noise of a median (or minimum) of the rounds: an approximation the table's
 note states.
 """
@@ -32,7 +33,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cryptoffload.profiles.sensitivity import NOISE_STANDARD_ERRORS, Input, band, closer
+from cryptoffload.profiles.sensitivity import Band, Input, band, interval_text, t_multiplier
 from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.studies._bands import Banded
@@ -54,23 +55,32 @@ def standard_error(samples: Sequence[float]) -> float:
     return statistics.stdev(samples) / math.sqrt(len(samples)) if len(samples) > 1 else 0.0
 
 
-def noise_inputs(row: MeasuredRow) -> list[Input]:
-    """The two noises of one configuration as inputs in ms, nominal 0, +- 2 standard errors."""
-    k = NOISE_STANDARD_ERRORS
+def noise_inputs(row: MeasuredRow) -> list[Input] | None:
+    """The two noises of one configuration as inputs in ms, nominal 0, over a t-interval of the
+    rounds (``None`` below the minimum rounds: no noise band is claimed)."""
+    kp, km = t_multiplier(len(row.round_predicted_s)), t_multiplier(len(row.walls_s))
+    if kp is None or km is None:
+        return None
     se_p, se_m = standard_error(row.round_predicted_s) * 1e3, standard_error(row.walls_s) * 1e3
-    return [Input(PREDICTED_NOISE, 0.0, -k * se_p, k * se_p,
-                  f"measured: +-{k:g} standard errors ({se_p:.3g} ms) of the prediction priced with each of "
-                  f"{len(row.round_predicted_s)} rounds' re-timed costs alone", "measured"),
-            Input(MEASURED_NOISE, 0.0, -k * se_m, k * se_m,
-                  f"measured: +-{k:g} standard errors ({se_m:.3g} ms) of {len(row.walls_s)} wall times, one per round",
-                  "measured")]
+    return [Input(PREDICTED_NOISE, 0.0, -kp * se_p, kp * se_p,
+                  f"measured: {interval_text(len(row.round_predicted_s))} x the standard error ({se_p:.3g} ms) of the "
+                  f"prediction priced with each of {len(row.round_predicted_s)} rounds' re-timed costs alone",
+                  "measured"),
+            Input(MEASURED_NOISE, 0.0, -km * se_m, km * se_m,
+                  f"measured: {interval_text(len(row.walls_s))} x the standard error ({se_m:.3g} ms) of "
+                  f"{len(row.walls_s)} wall times, one per round", "measured")]
 
 
 def config_band(row: MeasuredRow) -> Banded:
     """The band on one configuration's predicted time (ms); its reference is the measured time.
-    Its low end stops at 0: on a loaded machine two standard errors of three rounds can exceed
-    the time itself, and no time is below zero."""
+    Its low end stops at 0: on a loaded machine a t-interval of a few rounds can exceed the time
+    itself, and no time is below zero. Below the minimum rounds the band is the prediction alone
+    (its method says no noise band was claimed)."""
     inputs, pred = noise_inputs(row), row.predicted_s * 1e3
+    if inputs is None:
+        b0 = Band(pred, pred, pred, (), interval_text(len(row.walls_s)))
+        return Banded(f"predicted ms, {row.devices} worker(s) {row.strategy} bs = {row.baby}", b0,
+                      row.measured_s * 1e3, [])
     b = band(lambda ov: max(0.0, pred + ov.get(PREDICTED_NOISE, 0.0) - ov.get(MEASURED_NOISE, 0.0)), inputs)
     return Banded(f"predicted ms, {row.devices} worker(s) {row.strategy} bs = {row.baby}", b, row.measured_s * 1e3,
                   inputs)
@@ -118,42 +128,49 @@ def dominant_noise(bands: Mapping[Key, Banded]) -> str:
 
 
 def judged_by_run(reference: str, cause: str, **kw: Any) -> Claim:
-    """:meth:`Claim.judged`, its reason naming what it was judged against (``reference``: this
-    run's measured time, or the issue's target), never "the paper's", which has no such figure;
-    ``cause``: what the error likely comes from, kept either way."""
+    """:meth:`Claim.judged` (the one rule of ``report/verdicts.py``), its reason naming what it
+    was judged against (``reference``: this run's measured time, or the issue's target), never
+    "the paper's", which has no such figure; ``cause``: what the error likely comes from."""
     claim = Claim.judged(**kw)
     lo, hi = claim.band or (math.nan, math.nan)
+    extra = f"; {cause}" if cause else ""
     if claim.kind == "agreement":
-        return replace(claim, why=f"{reference} ({claim.paper_value:.4g}) lies inside our band, within this run's noise"
-                                  + (f"; {cause}" if cause else ""))
-    moves = (f"{claim.closes} moves ours furthest towards it" if claim.closes
-             else "no noise was measured (one round), so none widens it")
-    return replace(claim, why=f"{reference} ({claim.paper_value:.4g}) lies outside our band [{lo:.4g}, {hi:.4g}]; "
-                              f"{moves}" + (f"; {cause}" if cause else ""))
+        return replace(claim, why=f"{reference} ({claim.paper_value:.4g}) lies inside our band, narrower than its "
+                                  f"distance from the alternative{extra}")
+    if claim.kind == "divergence":
+        moves = f"{claim.closes} moves ours furthest towards it" if claim.closes else "no noise moves ours towards it"
+        return replace(claim, why=f"{reference} ({claim.paper_value:.4g}) lies outside our band [{lo:.4g}, {hi:.4g}]; "
+                                  f"{moves}{extra}")
+    return replace(claim, why=claim.why + extra)
 
 
-def target_claim(measured: Sequence[MeasuredRow], bands: Mapping[Key, Banded]) -> Claim:
-    """Claim (a): the count within :data:`MODEL_TARGET`, banded over the noise; an agreement
-    only when the noise lets every configuration be within it (the target of issue 16, the
-    reference here). The effect is the shortfall from that target (configurations outside it):
-    a band wider than the shortfall says the count is within noise."""
+def target_claim(measured: Sequence[MeasuredRow], bands: Mapping[Key, Banded], quick_basis: str | None) -> Claim:
+    """Claim (a): the count within :data:`MODEL_TARGET`, banded over the noise, judged by the one
+    rule against the target (every configuration within it: the reference here, issue 16's) with
+    none within it as the alternative: a band from 0 to every configuration admits every outcome
+    and is inconclusive. Without a noise band (too few rounds) the count is stated inconclusive."""
     count = target_count(measured, bands)
     med = float(np.median([abs(r.error) for r in measured])) * 100
     noise = dominant_noise(bands)
     first = measured[0]
-    return judged_by_run(
-        f"the target of all configurations within {MODEL_TARGET:.0%}", "",
+    text: dict[str, Any] = dict(
         paper=f"(not in the paper) the model predicts real distributed runs: every configuration within "
               f"{MODEL_TARGET:.0%} (issue 16's target is the reference here)",
         ours=f"model within {MODEL_TARGET:.0%} of {count.within} of {count.total} measured Dask configurations "
              f"({count.sure} .. {count.possible} over this run's noise; median |error| {med:.1f} %); the measured "
              f"time inside the prediction's noise band in {count.inside} of {count.total}",
-        provenance="simulated", table="model_vs_measured", key=[first.devices, first.strategy, first.baby],
-        band=[count.sure, count.possible], paper_value=count.total, most_sensitive=noise, closes=noise,
-        effect=count.total - count.within,
+        provenance="simulated", table="model_vs_measured", key=[first.devices, first.strategy, first.baby])
+    if any(not b.inputs for b in bands.values()):
+        rounds = min(len(r.walls_s) for r in measured)
+        kind = "inconclusive" if quick_basis is None else "not judged in quick mode"
+        return Claim(**text, kind=kind, why=f"{interval_text(rounds)}; the full run has five rounds")
+    return judged_by_run(
+        f"the target of all configurations within {MODEL_TARGET:.0%}", "", **text,
+        band=[count.sure, count.possible], paper_value=count.total, alternative=0.0, most_sensitive=noise,
+        closes=noise, quick_basis=quick_basis,
         band_method=f"configurations whose error band lies within {MODEL_TARGET:.0%} (low end) or reaches it (high "
-                    "end); each error band: the prediction's band (4 corners of +-2 standard errors of this run's "
-                    "re-timed costs and wall times) over the measured time")
+                    "end); each error band: the prediction's band (4 corners of a t-interval of this run's re-timed "
+                    "costs and wall times) over the measured time")
 
 
 def worst_cause(worst: MeasuredRow, shares: Sequence[tuple[float, float]]) -> str:
@@ -172,32 +189,28 @@ def worst_cause(worst: MeasuredRow, shares: Sequence[tuple[float, float]]) -> st
             "share, which the model does not charge")
 
 
-def worst_claim(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]],
-                bands: Mapping[Key, Banded]) -> Claim:
-    """Claim (b): the largest |error|, judged by its band against this run's measured time
-    (the reference: the paper has no such runs); the effect is the error itself, in ms."""
+def worst_line(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]],
+               bands: Mapping[Key, Banded]) -> str:
+    """The largest |error| and its likely cause, as a headline line: every configuration stands
+    in ``model_vs_measured_bands`` with its band, so none is picked out as a claim (issue 35)."""
     worst = max(measured, key=lambda r: abs(r.error))
     b = bands[key_of(worst)]
     pred, meas = worst.predicted_s * 1e3, worst.measured_s * 1e3
-    where = f"{worst.devices} worker(s), {worst.strategy}, bs = {worst.baby}"
-    return judged_by_run(
-        "this run's measured time", worst_cause(worst, shares),
-        paper=f"(not in the paper) the model predicts real distributed runs; the reference is this run's measured "
-              f"time at {where}, not a paper figure",
-        ours=f"|error| {abs(worst.error) * 100:.1f} % at {where} (predicted {pred:.0f} ms, measured {meas:.0f} ms); "
-             f"run-to-run spread up to {max(r.spread for r in measured) * 100:.0f} %",
-        provenance="simulated", table="model_vs_measured", key=list(key_of(worst)), band=[b.band.low, b.band.high],
-        paper_value=meas, most_sensitive=b.band.most_sensitive, closes=closer(b.band, meas), effect=pred - meas,
-        band_method=f"{b.band.method} of +-2 standard errors of this run's re-timed costs (the prediction per round) "
-                    "and wall times (ms)")
+    where = (f"{'inside' if b.band.contains(meas) else 'outside'} the prediction's band [{b.band.low:.0f}, "
+             f"{b.band.high:.0f}] ms: {b.band.method}" if b.inputs else b.band.method)
+    return (f"Largest |error| of the model against this run's Dask runs: {abs(worst.error) * 100:.1f} % at "
+            f"{worst.devices} worker(s), {worst.strategy}, bs = {worst.baby} (predicted {pred:.0f} ms, measured "
+            f"{meas:.0f} ms, {where}); run-to-run spread up to {max(r.spread for r in measured) * 100:.0f} %; "
+            + worst_cause(worst, shares))
 
 
-def measured_claims(measured: Sequence[MeasuredRow], shares: Sequence[tuple[float, float]],
-                    bands: Mapping[Key, Banded] | None = None) -> list[Claim]:
-    """Claims (a) and (b), in the order the headline gives them (``bands``: :func:`measured_bands`
-    of ``measured``, computed here when not given)."""
+def measured_claims(measured: Sequence[MeasuredRow], bands: Mapping[Key, Banded] | None = None,
+                    quick_basis: str | None = None) -> list[Claim]:
+    """Claim (a), the count within the target (``bands``: :func:`measured_bands` of
+    ``measured``, computed here when not given; ``quick_basis``: how a quick run's band relates
+    to the full run's, ``None`` in a full run)."""
     bands = bands if bands is not None else measured_bands(measured)
-    return [target_claim(measured, bands), worst_claim(measured, shares, bands)]
+    return [target_claim(measured, bands, quick_basis)]
 
 
 @dataclass(frozen=True)
@@ -239,11 +252,12 @@ def measured_bands_table(rows: Sequence[MeasuredRow], bands: Mapping[Key, Banded
                            "most_sensitive": "derived"},
         note="predicted_se_ms: standard error of the predictions priced with each round's re-timed costs alone; "
              "measured_se_ms: standard error of the wall times, one per round (the standard error of their mean "
-             "stands for the noise of their median); band: predicted +- 2 of each, at the 4 corners (one round: no "
-             "spread known, none claimed); error_*_pct: the band's ends over the measured time, minus 1.")
+             "stands for the noise of their median); band: predicted +- a t-interval of each, at the 4 corners "
+             "(fewer than five rounds: no noise band claimed, the band is the prediction alone); error_*_pct: the "
+             "band's ends over the measured time, minus 1.")
 
 
 __all__ = ["MEASURED_NOISE", "MODEL_TARGET", "PREDICTED_NOISE", "Key", "MeasuredBandRow", "TargetCount", "band_row",
            "config_band", "dominant_noise", "error_band", "judged_by_run", "key_of", "measured_bands",
            "measured_bands_table", "measured_claims", "noise_inputs", "standard_error", "target_claim",
-           "target_count", "worst_cause", "worst_claim"]
+           "target_count", "worst_cause", "worst_line"]

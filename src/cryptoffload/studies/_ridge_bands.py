@@ -27,7 +27,8 @@ from typing import Mapping, Sequence
 
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN
 from cryptoffload.apps.ridge.bulk import ChunkTiming
-from cryptoffload.profiles.sensitivity import NOISE_STANDARD_ERRORS, Band, Input, band
+from cryptoffload.profiles.sensitivity import CONFIDENCE, Band, Input, band, interval_text, t_multiplier
+from cryptoffload.report.provenance import printed
 from cryptoffload.report.result import Table
 from cryptoffload.report.rows import table_of
 from cryptoffload.studies._bands import BANDS_ID, TORNADO_ID, Banded, BandRow, TornadoRow, band_rows, tornado_rows
@@ -64,19 +65,21 @@ class RateNoise:
         return self.label or f"run-to-run noise of the {self.what} chunk times ({self.samples} chunk{plural})"
 
     def as_input(self) -> Input:
-        """The noise as a factor on the phase time: ``1 +- 2 rel_se`` (not below 0)."""
-        if self.rel_se is None:
-            return Input(self.input_name, 1.0, 1.0, 1.0, self.why, "measured")
-        half = NOISE_STANDARD_ERRORS * self.rel_se
+        """The noise as a factor on the phase time: ``1 +- t rel_se``, a t-interval at the stated
+        confidence over the chunks (not below 0); fixed at 1 where it cannot be estimated."""
+        k = t_multiplier(self.samples)
+        if self.rel_se is None or k is None:
+            return Input(self.input_name, 1.0, 1.0, 1.0, self.why or interval_text(self.samples), "measured")
+        half = k * self.rel_se
         return Input(self.input_name, 1.0, max(0.0, 1.0 - half), 1.0 + half,
-                     f"measured: +-{NOISE_STANDARD_ERRORS:g} standard errors of the per-ciphertext {self.what} time "
-                     f"over this run's {self.samples} chunks (stdev / sqrt(k) / mean = {self.rel_se:.2%})", "measured")
+                     f"measured: {interval_text(self.samples)} x the relative standard error of the per-ciphertext "
+                     f"{self.what} time over this run's {self.samples} chunks ({self.rel_se:.2%})", "measured")
 
     def method(self) -> str:
-        if self.rel_se is None:
-            return f"{self.why}: band = the value alone"
-        return (f"+-{NOISE_STANDARD_ERRORS:g} standard errors of the per-ciphertext {self.what} time over this run's "
-                f"{self.samples} chunks (stdev / sqrt(k) / mean = {self.rel_se:.2%}), times the phase time")
+        if self.rel_se is None or t_multiplier(self.samples) is None:
+            return f"{self.why or interval_text(self.samples)}: no noise band"
+        return (f"{interval_text(self.samples)} x the relative standard error of the per-ciphertext {self.what} time "
+                f"over this run's {self.samples} chunks ({self.rel_se:.2%}), times the phase time")
 
 
 def rate_noise(what: str, seconds: Sequence[float], ciphertexts: Sequence[int]) -> RateNoise:
@@ -181,9 +184,9 @@ def band_tables(phases: Sequence[Banded], accuracy: AccuracyBand, provenance: st
     rows = [replace(r, most_sensitive=most_sensitive(f)) for r, f in zip(band_rows(phases), phases)]
     bands = table_of(BandRow, rows + [acc], id=BANDS_ID, provenance="mixed", inputs=[],
                      column_provenance={"ours": provenance, "band_low": "derived", "band_high": "derived",
-                                        "paper": "cited", "paper_inside": "derived"},
+                                        "paper": printed(), "paper_inside": "derived"},
                      title="Headline figures with their bands: each phase time over this run's own run-to-run noise",
-                     note=f"Phase times at 1,000,000 records, each +-{NOISE_STANDARD_ERRORS:g} standard errors of its "
+                     note=f"Phase times at 1,000,000 records, each over a {CONFIDENCE * 100:g} % t-interval of its "
                           "per-ciphertext rate over this run's chunks (none where it cannot be estimated: the "
                           "solve runs once); nothing of ours models the paper's QAT card, K80 or garbled circuit. "
                           f"The accuracy row is in z, its band the [0, {Z_MARGIN:g}] a correct protocol stays in.")
@@ -192,8 +195,8 @@ def band_tables(phases: Sequence[Banded], accuracy: AccuracyBand, provenance: st
                        column_provenance=dict.fromkeys(derived, "derived"),
                        title="Tornado: each noise alone at its low and high end, the others nominal (largest swing "
                              "first)",
-                       note="input_low/input_high: the factor the noise puts on the phase time (1 +- 2 relative "
-                            "standard errors); range_why: how it was measured.")
+                       note="input_low/input_high: the factor the noise puts on the phase time (1 +- t relative "
+                            "standard errors, a t-interval); range_why: how it was measured.")
     return bands, tornado
 
 

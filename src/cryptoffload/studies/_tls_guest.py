@@ -22,6 +22,8 @@ from cryptoffload.apps.tls.guest import GuestCellSummary, summarize
 from cryptoffload.checks import load_json
 from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
+from cryptoffload.profiles.sensitivity import interval_text, t_multiplier
+from cryptoffload.report.provenance import provenance_word, stored_from
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim import smartnic as nic
@@ -48,6 +50,10 @@ def load_guest(path: Optional[str]) -> Optional[dict[str, Any]]:
     if not isinstance(data, dict) or data.get("kind") != "bench":
         kind = data.get("kind") if isinstance(data, dict) else type(data).__name__
         raise InputError(f"--guest-result: not a `tls bench --guest` result (kind {kind!r})")
+    host = data.get("host")
+    if not isinstance(host, dict) or not host.get("machine") or not host.get("date"):
+        raise InputError("--guest-result: a stored guest run names the machine and date it ran on (host.machine, "
+                         "host.date, as `tls bench --guest` writes them); run `make ktls` again")
     return data
 
 
@@ -55,9 +61,9 @@ def provenance_of(guest: dict[str, Any]) -> str:
     """What the guest run measured and what was emulated, in one cell."""
     g, h = guest.get("guest", {}), guest.get("host", {})
     host = h.get("machine", {}).get("cpu", "host not recorded")
-    return (f"stored (measured in an emulated guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')}, "
-            f"{h.get('emulation', 'QEMU TCG')} on {host}, {h.get('date', 'date not recorded')}; CPU split and kTLS "
-            "counters measured, times emulated)")
+    return stored_from(h, f"measured in an emulated guest: kernel {g.get('kernel', '?')}, {g.get('cpu_model', '?')}, "
+                          f"{h.get('emulation', 'QEMU TCG')} on {host}, {h.get('date')}; CPU split and kTLS counters "
+                          "measured, times emulated")
 
 
 @dataclass(frozen=True)
@@ -162,8 +168,9 @@ GUEST_NOISE = "run-to-run noise of the kTLS and user-space TLS worker CPU"
 @dataclass(frozen=True)
 class SavingBand:
     """A saving's band from the stored run's own noise: ``saved = 1 - kTLS CPU / TLS CPU``, the
-    ratio +- 2 combined relative standard errors of the two per-fetch means; ``fetches`` says
-    how many each series had (two fetches give a standard error on one degree of freedom)."""
+    ratio times a t-interval (``sensitivity.CONFIDENCE``) of the combined relative standard error
+    of the two per-fetch means, on the smaller series' degrees of freedom; ``fetches`` says how
+    many the smaller series had."""
 
     low_pct: float
     high_pct: float
@@ -171,29 +178,35 @@ class SavingBand:
 
 
 def saving_band(ktls: GuestCellSummary, tls: GuestCellSummary) -> Optional[SavingBand]:
-    """The band of kTLS's CPU saving over user-space TLS (``None`` when either series has no
-    noise estimate: fewer than two fetches, or CPU not read)."""
+    """The band of kTLS's CPU saving over user-space TLS (``None`` when either series has fewer
+    fetches than a t-interval is computed from, or no CPU reading)."""
     if ktls.cpu_ms is None or not tls.cpu_ms or ktls.cpu_rse is None or tls.cpu_rse is None:
         return None
+    n = min(ktls.fetches, tls.fetches)
+    k = t_multiplier(n)
+    if k is None:
+        return None
     r, se = ktls.cpu_ms / tls.cpu_ms, math.hypot(ktls.cpu_rse, tls.cpu_rse)
-    return SavingBand(100 * (1 - r * (1 + 2 * se)), 100 * (1 - r * (1 - 2 * se)), min(ktls.fetches, tls.fetches))
+    return SavingBand(100 * (1 - r * (1 + k * se)), 100 * (1 - r * (1 - k * se)), n)
 
 
-def _saving_claim(r: SavingRow, b: Optional[SavingBand]) -> Claim:
+def _saving_claim(r: SavingRow, b: Optional[SavingBand], fetches: int) -> Claim:
     """One saving as a claim: no paper value (the paper asks the question), so kind ``claim``;
-    banded by the stored run's own noise when both series have two fetches or more."""
+    banded by the stored run's own noise when both series have enough fetches for a t-interval,
+    and saying so when they do not or when the band holds no saving at all."""
     claim = Claim(paper="future work: how much server CPU kTLS saves per request and per byte, and where it goes",
-                  provenance="derived", table="ktls_guest_saving", key=[r.tls_version, r.file],
+                  provenance=provenance_word(r.provenance), table="ktls_guest_saving", key=[r.tls_version, r.file],
                   ours=f"kTLS in an emulated guest ({r.tls_version}, {r.file}): {r.saved_pct:.1f} % less worker CPU "
                        f"than user-space TLS ({r.saved_ns_per_byte:.2f} ns/byte, emulated); {r.user_moved_ms:.0f} "
                        f"ms user time left, {r.system_added_ms:.0f} ms system time came (the encryption moved into "
                        "the kernel)",
-                  why="no band: a series with fewer than two fetches has no run-to-run noise estimate")
+                  why=f"{interval_text(fetches)} (re-measure with `make ktls`)")
     if b is None:
         return claim
-    return replace(claim, why="", band=[b.low_pct, b.high_pct], most_sensitive=GUEST_NOISE, effect=r.saved_pct,
-                   band_method=f"+-2 combined standard errors of the two per-fetch means ({b.fetches} fetches each, "
-                               "so each standard error rests on one degree of freedom: a rough band)")
+    zero = ("; the band holds no saving at all: this run does not show one" if b.low_pct <= 0 <= b.high_pct else "")
+    return replace(claim, why=zero.lstrip("; "), band=[b.low_pct, b.high_pct], most_sensitive=GUEST_NOISE,
+                   effect=r.saved_pct, band_method=f"{interval_text(b.fetches)} x the combined relative standard error "
+                                                   "of the two per-fetch means")
 
 
 def add_claims(result: StudyResult, guest: dict[str, Any]) -> None:
@@ -207,4 +220,5 @@ def add_claims(result: StudyResult, guest: dict[str, Any]) -> None:
             ktls = next(c for c in cells if c.mode == "ktls" and (c.tls_version or "-") == r.tls_version
                         and c.file == r.file)
             twin = _tls_twin(cells, ktls)
-            result.claim(_saving_claim(r, saving_band(ktls, twin) if twin else None))
+            result.claim(_saving_claim(r, saving_band(ktls, twin) if twin else None,
+                                       min(ktls.fetches, twin.fetches) if twin else ktls.fetches))

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from cryptoffload.profiles.sensitivity import closer
-from cryptoffload.report.result import Claim, StudyResult
+from cryptoffload.profiles.loader import Profile
+from cryptoffload.report.result import Claim, StudyResult, Table
 from cryptoffload.report.rows import column, hidden, table_of
+from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.sim import smartnic as nic
 from cryptoffload.studies._bands import Banded
 from cryptoffload.studies._tls_bands import FetchNoise, figure_label
+from cryptoffload.studies._verdicts import Judging, judge
 
 SMALL = 2048
 LARGE = 64 << 20
@@ -210,15 +212,16 @@ def mechanism_rows(model: nic.TlsCostModel, phases: Phases, files: dict[str, int
             ("TCP connect (curl)", pl.get("connect"), "measured"),
             ("TLS handshake, user space, every TLS mode (curl)", tl.get("handshake"), "measured"),
             ("server CPU of that handshake (intercept of tls - plain CPU over size)", model.measured.handshake_s,
-             "measured"),
+             "derived"),
             ("request to first byte, tls (curl)", tl.get("first_byte"), "measured"),
             ("transfer, tls (curl)", tl.get("transfer"), "measured"),
             ("kTLS key hand-off per connection (added)", model.handoff_ktls_s, label),
             ("NIC crypto-context set-up per connection (added)", model.handoff_nic_s,
-             "cited" if model.params.variant == "nominal" else label),
+             model.params.provenances.get("nic_setup_s", label)),
             ("record-layer work kTLS removes (saved)", ktls_saving_s(model, size), label),
             ("record-layer work the NIC removes beyond kTLS (saved)", nic_saving_s(model, size), label),
-            ("device bounce copy, Linux < 5.19 (added)", model.params.bounce_copy_s_per_byte * size, "cited"),
+            ("device bounce copy, Linux < 5.19 (added)", model.params.bounce_copy_s_per_byte * size,
+             model.params.provenances.get("bounce_copy_s_per_byte", label)),
         ):
             rows.append(MechanismRow(fname, what, prov, _ms(value)))
     return rows
@@ -257,7 +260,9 @@ def add_tables(result: StudyResult, model: nic.TlsCostModel, fetch_mean: FetchMe
                         provenance="mixed", key_columns=2, inputs=inputs,
                         note=f"AES-128-GCM measured here: {enc_s_per_byte * 1e9:.3f} ns/byte. kTLS hand-off = cited "
                              f"break-even ({model.params.ktls_breakeven_bytes:,.0f} B) x the per-byte saving from the "
-                             "measured costs; NIC set-up and bounce copy cited (profiles/tls_offload.toml)."))
+                             "measured costs; NIC set-up and bounce copy labelled as their profile values say "
+                             "(profiles/tls_offload.toml); the handshake's server CPU is the intercept of a regression "
+                             "of the measured CPU on size (derived)."))
     result.add(table_of(ImpliedRow, implied_rows(model, fetch_mean, files, clients, label, startup or {}),
                         id="paper_implied",
                         title="What the paper's 2 KB ratios imply if the modelled NIC delta is right (ms)",
@@ -268,12 +273,37 @@ def add_tables(result: StudyResult, model: nic.TlsCostModel, fetch_mean: FetchMe
     return rows
 
 
+#: the profile's [paper] field that states each of the paper's ratios (its source and stated precision)
+PAPER_FIELDS = {("tls/plain", SMALL): "paper.small_tls_over_plain", ("tls/plain", LARGE): "paper.large_tls_over_plain",
+                ("ktls/tls", SMALL): "paper.small_ktls_over_tls", ("ktls/tls", LARGE): "paper.large_ktls_over_tls",
+                ("ktls-nic/ktls", SMALL): "paper.small_nic_over_ktls",
+                ("ktls-nic/ktls", LARGE): "paper.large_nic_over_ktls"}
+
+
+def verdicts(table: Table, files: dict[str, int], profile: Profile, bands: Mapping[str, Banded],
+             how: Judging) -> list[Verdict]:
+    """A verdict for every ratio of ours beside the paper's (wget): the measured ``tls/plain``
+    by this run's fetch noise, the predicted ones by the model's ranges and that noise
+    (``_tls_bands.py``); the paper's value at the precision its profile entry states."""
+    out = []
+    for key, col in paper_cells(table):
+        field = PAPER_FIELDS[(key[0], files[key[1]])]
+        b = bands.get(figure_label(*key))
+        out.append(judge(table, key, col, b, how, figure=f"{key[0]} {key[1]} {key[2]}",
+                         paper_source=f"{profile.provenance(field)}: {profile.source(field)}",
+                         alternative=1.0, alternative_what="no change (a ratio of 1)",
+                         paper_range=profile.range(field), no_band="fewer fetches than a noise band needs",
+                         narrow="more fetches per cell (--count)"))
+    return out
+
+
 def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostModel, files: dict[str, int],
-           fetch_mean: FetchMean, label: str = "simulated", bands: Mapping[str, Banded] | None = None,
-           noise: Mapping[tuple[str, str], FetchNoise] | None = None) -> None:
-    """The answer to the paper's question, and its strongest predicted agreement and largest
-    divergence (each with its reason), judged by their bands (``_tls_bands.py``) when given;
-    ``noise`` (by file and client) is this run's own fetch noise, which the reasons quote."""
+           fetch_mean: FetchMean, judged: Sequence[Verdict], label: str = "simulated",
+           bands: Mapping[str, Banded] | None = None, noise: Mapping[tuple[str, str], FetchNoise] | None = None) -> None:
+    """What a user reads first: the answer to the paper's question (why offload made single
+    2 KB fetches slower), judged on the NIC step's cell, and the paper's 64 MB figures, each with
+    its verdict; ``noise`` (by file and client) is this run's own fetch noise, which the reasons quote."""
+    by = {tuple(v.key): v for v in judged}
     small = small_file(files)
     if small:
         row = {tuple(r.key): r for r in rows}
@@ -281,20 +311,27 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
         client = "wget" if ("ktls/tls", small, "wget") in row else "curl"
         k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
         if k and n:
-            _answer(result, model, k, n, client, fetch_mean("tls", small, client), label)
-            b = (bands or {}).get(figure_label(*n.key))
-            if b is not None:  # the card's claim: the NIC step's band (beside the paper's only with wget), its kind unchanged
-                q = result.claims[-1]
-                q.band, q.paper_value, q.most_sensitive = [b.band.low, b.band.high], b.paper, b.band.most_sensitive
-                q.band_method = b.band.method
-    _agreement_and_divergence(result, [r for r in rows if r.provenance == label and r.error_pct is not None],
-                              model, files, label, bands or {}, noise or {})
+            _answer(result, model, k, n, client, fetch_mean("tls", small, client), label,
+                    by.get(tuple(n.key)), (bands or {}).get(figure_label(*n.key)))
+    large = next((f for f, size in files.items() if size == LARGE), None)
+    for ratio in ("ktls/tls", "ktls-nic/ktls"):
+        r = next((r for r in rows if r.key == [ratio, large, "wget"]), None)
+        v = by.get((ratio, large, "wget"))
+        if r is None or v is None:
+            continue
+        why = (_why_agreement(r, model, files, (noise or {}).get((r.file, r.client))) if v.kind != "divergence"
+               else _why(r, model, files))
+        what = f"{RATIO_WORDS.get(r.ratio, r.ratio)}, one {_size_words(files[r.file])} fetch with wget"
+        result.claim(Claim.of_verdict(v, paper=f"{what}: {v.paper:.3g}x the time",
+                                      ours=f"predicted {v.ours:.3g}x ({r.error_pct:+.1f} %)"
+                                           + (", fitted variant" if label == "fitted" else ""), why=why))
 
 
 def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: PredictionRow, client: str,
-            fetch_tls: float | None, label: str) -> None:
+            fetch_tls: float | None, label: str, verdict: Verdict | None, banded: Banded | None) -> None:
     """Why offload made single 2 KB fetches slower (the paper's open question): the headline's
-    full answer, the card's claim, and the assumptions the answer rests on."""
+    full answer, the card's claim (judged on the NIC step's cell when it stands beside the
+    paper's), and the assumptions the answer rests on."""
     assert k.ours is not None and n.ours is not None, "our rows always carry a ratio (only the paper's may not)"
     handshake_s = model.measured.handshake_s
     assert handshake_s is not None, "the study's measured costs carry the handshake (MeasuredCosts.with_handshake)"
@@ -315,14 +352,21 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
         f"the kTLS key hand-off ({model.handoff_ktls_s * 1e6:.0f} us) and the NIC's crypto context "
         f"({model.handoff_nic_s * 1e3:.2f} ms); predicted with {client}: kTLS {100 * (k.ours - 1):+.1f} % (paper +6.2 %), "
         f"NIC {100 * (n.ours - 1):+.1f} % (paper +13 %) — {label}" + implied + ".")
-    # the question on the report's card; the headline has the full answer above
-    result.claims.append(Claim(
-        paper="offload made single 2 KB fetches slower: kTLS +6.2 %, NIC +13 % (why: left open)",
-        ours=(f"predicted with {client}: kTLS {100 * (k.ours - 1):+.1f} %, NIC {100 * (n.ours - 1):+.1f} %, because one "
-              f"fetch is one connection: offload saves per-byte work ({(ktls_saving_s(model, SMALL) + nic_saving_s(model, SMALL)) * 1e6:.2g} us "
-              f"on 2 KB) and adds per-connection set-up ({(model.handoff_ktls_s + model.handoff_nic_s) * 1e3:.2f} ms)"
-              + (", fitted variant" if label == "fitted" else "")),
-        provenance=label, table="single_fetch_prediction", key=n.key))
+    paper = "offload made single 2 KB fetches slower: kTLS +6.2 %, NIC +13 % (why: left open)"
+    ours = (f"predicted with {client}: kTLS {100 * (k.ours - 1):+.1f} %, NIC {100 * (n.ours - 1):+.1f} %, because one "
+            f"fetch is one connection: offload saves per-byte work ({(ktls_saving_s(model, SMALL) + nic_saving_s(model, SMALL)) * 1e6:.2g} us "
+            f"on 2 KB) and adds per-connection set-up ({(model.handoff_ktls_s + model.handoff_nic_s) * 1e3:.2f} ms)"
+            + (", fitted variant" if label == "fitted" else ""))
+    if verdict is not None:
+        result.claims.append(Claim.of_verdict(verdict, paper=paper, ours=ours))
+    elif banded is not None:  # curl alone: no paper value beside the row, so the answer is stated, with its band
+        result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
+                                   key=n.key, band=[banded.band.low, banded.band.high],
+                                   most_sensitive=banded.band.most_sensitive, band_method=banded.band.method))
+    else:  # and too few fetches for a noise band: nothing can be said of it beyond the number
+        result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
+                                   key=n.key, kind="inconclusive",
+                                   why="no band: fewer fetches than a noise band needs (--count 5 or more)"))
     result.headline.append(
         "Assumptions this answer rests on: the NIC set-up is a third party's ConnectX-6 Dx throughput read as one "
         "context per connection (not measured on a BlueField-2); the kTLS hand-off comes from a cited break-even "
@@ -331,35 +375,6 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
         "fetch was 40 ms or more and its +13 % means 5 ms or more a connection, four times the cited set-up; a "
         "stall that kTLS or the NIC switch on (they change how nginx's response is cut into records and segments) "
         "would give the +6 %/+13 % by itself. This kernel has no kTLS, so none of the offload side is measured.")
-
-
-def _agreement_and_divergence(result: StudyResult, pred: list[PredictionRow], model: nic.TlsCostModel,
-                              files: dict[str, int], label: str, bands: Mapping[str, Banded],
-                              noise: Mapping[tuple[str, str], FetchNoise]) -> None:
-    """The predicted row closest to the paper's and the one furthest from it, each with why;
-    with a band, its kind follows the band (an agreement only with the paper's value inside)."""
-    if not pred:
-        return
-    best = min(pred, key=_abs_error)
-    worst = max(pred, key=_abs_error)
-    for r, kind in ((best, "agreement"), (worst, "divergence")):
-        b = bands.get(figure_label(*r.key))
-        inside = b is not None and r.paper is not None and b.band.contains(r.paper)
-        agrees = inside if b is not None else kind == "agreement"
-        rank = f"the closest of {len(pred)} predicted rows" if r is best else f"the furthest of {len(pred)} predicted rows"
-        why = (_why_agreement(r, model, files, noise.get((r.file, r.client)), rank) if agrees
-               else _why(r, model, files))
-        what = f"{RATIO_WORDS.get(r.ratio, r.ratio)}, one {_size_words(files[r.file])} fetch with wget"
-        text: dict[str, Any] = dict(paper=f"{what}: {r.paper:.3g}x the time", provenance=label,
-                                    table="single_fetch_prediction", key=r.key, why=why,
-                                    ours=(f"predicted {r.ours:.3g}x ({r.error_pct:+.1f} %)"
-                                          + (", fitted variant" if label == "fitted" else "")))
-        if b is None or r.paper is None or r.ours is None:
-            result.claim(Claim(**text))  # no band: stated, not judged
-            continue
-        result.claim(Claim.judged(**text, band=[b.band.low, b.band.high], paper_value=r.paper,
-                                  most_sensitive=b.band.most_sensitive, closes=closer(b.band, r.paper),
-                                  effect=r.ours - 1, band_method=b.band.method))
 
 
 def _abs_error(row: PredictionRow) -> float:
@@ -378,12 +393,11 @@ def noise_words(n: FetchNoise | None) -> str:
     return text
 
 
-def _why_agreement(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int], noise: FetchNoise | None,
-                   rank: str) -> str:
+def _why_agreement(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int], noise: FetchNoise | None) -> str:
     size = files[row.file]
-    return (f"predicted from the fetch measured here and cited constants (kTLS saves "
+    return (f"predicted from the fetch measured here and the profile's constants (kTLS saves "
             f"{ktls_saving_s(model, size) * 1e3:.2f} ms of server work on this file), nothing calibrated to the paper; "
-            f"{rank}; {noise_words(noise)}, so agreement closer than that is luck")
+            f"{noise_words(noise)}, so agreement closer than that is luck")
 
 
 def _why(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int]) -> str:
@@ -406,4 +420,5 @@ def _why(row: PredictionRow, model: nic.TlsCostModel, files: dict[str, int]) -> 
 
 __all__ = ["SMALL", "LARGE", "PAPER_RATIOS", "MODE_RATIOS", "ModeRatio", "PredictionRow", "MechanismRow",
            "ImpliedRow", "PaperImplied", "measure_aes_gcm_s_per_byte", "fetch_predictions", "server_deltas",
-           "implied_by_paper", "mechanism_rows", "ktls_saving_s", "nic_saving_s", "add_tables", "claims", "noise_words"]
+           "implied_by_paper", "mechanism_rows", "ktls_saving_s", "nic_saving_s", "add_tables", "claims", "noise_words",
+           "PAPER_FIELDS", "verdicts"]

@@ -49,14 +49,17 @@ from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESUL
                                                   bootstrap_stages_table, load_openfhe, openfhe_table, stage_totals)
 from cryptoffload.studies._bsgs_measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
                                                   measure, measure_run, measured_tables, scaling_rows)
-from cryptoffload.studies._bsgs_measured_claims import measured_bands, measured_bands_table, measured_claims
+from cryptoffload.studies._bsgs_measured_claims import (measured_bands, measured_bands_table, measured_claims,
+                                                        worst_line)
 from cryptoffload.studies._bsgs_paper import (ADD_PER_PMUL, CLOSED_FORM_FIT, NAIVE_ROW, PAPER_DEVICES, PAPER_NAIVE,
                                                PAPER_SPEEDUP, PAPER_TUNED, TUNED_ROW, PaperRun, StrategiesRow, Table1,
                                                closed_form, closed_form_table, fit_naive_row, paper_inputs,
                                                paper_setup, sensitivity_table, strategies_rows, strategies_table,
                                                table1, table1_claims, table1_naive_table, table1_tuned_table,
+                                               table1_verdicts,
                                                tuner_headline, tuner_rows, tuner_table)
 from cryptoffload.checks import DIAGONALS, WORKERS
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, as_str, int_tuple, register_study
 from cryptoffload.workloads.bsgs import STRATEGIES, check_positive_int
 
@@ -166,7 +169,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     fitted = _declare_fits(result, cfg.profile)
     t1 = table1(sim)
     result.add(table1_naive_table(t1, setup, fitted))
-    result.add(table1_tuned_table(t1, setup))
+    result.add(table1_tuned_table(t1, setup, fitted))
     result.add(closed_form_table(setup, sim))
     tuners = tuner_rows(sim)
     result.add(tuner_table(tuners))
@@ -182,13 +185,17 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     if bands:
         for table in band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE):
             result.add(table)
-    for claim in table1_claims(t1, fitted, bands):
+    judged = table1_verdicts(result.tables, bands, Judging(cfg.quick, "full", full_command(NAME)))
+    for claim in table1_claims(t1, fitted, judged, bands):
         result.claim(claim)
     result.headline.append(tuner_headline(tuners))
     measured_rows = measured.rows if measured is not None else []
     if measured is not None and measured_rows:
-        for claim in measured_claims(measured_rows, measured.shares, measured_bands(measured_rows)):
+        noise = measured_bands(measured_rows)
+        for claim in measured_claims(measured_rows, noise, "sample" if cfg.quick else None):
             result.claim(claim)
+        result.headline.append(worst_line(measured_rows, measured.shares, noise))
+    add_verdicts(result, judged)
     result.extra["config"] = _config_record(cfg, setup.devices)
     say("writing results")
     result.elapsed_s = _time.perf_counter() - started

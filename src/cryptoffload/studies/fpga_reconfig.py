@@ -23,18 +23,19 @@ labelled as a reading.
 
 Only the optional "this machine" software throughput is *measured* (``calibrate ciphers``).
 
-Bands (issue 26, ``_reconfig_bands.py``): every claim's figure moves over the trace seed, the
-reconfiguration time (the paper's 55 and 60 ms) and the fitted population's size together; a
-claim is an agreement only with the paper's value inside its band.
+Bands (issue 26, ``_reconfig_bands.py``): every figure moves over the trace seed, the
+reconfiguration time (the paper's 55 and 60 ms) and the fitted population's size together.
+Verdicts (issue 35, ``_reconfig_verdicts.py``): every cell beside the paper's Table 6, its means,
+Table 8 and Table 7 is judged by its band under the one rule of ``report/verdicts.py``; a quick
+run's fewer seeds and requests judge nothing the full run could judge otherwise.
 """
 
 from __future__ import annotations
 
-import math
 import time as _time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -43,14 +44,15 @@ from cryptoffload.checks import DURATION_MS, RATE_PER_S, REQUESTS, SEEDS, SIZE_M
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies.reconfig import BEYOND_POLICIES
-from cryptoffload.profiles.sensitivity import closer
 from cryptoffload.report.plots import line_plot
-from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.studies import _reconfig_bands as bands
 from cryptoffload.studies import _reconfig_tables as tables
+from cryptoffload.studies import _reconfig_verdicts as rv
 from cryptoffload.studies._bands import Banded, band_tables
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies._reconfig_paper import (
     PAPER_MEAN_NOPREDICT,
     PAPER_MEAN_PREDICT,
@@ -159,15 +161,19 @@ def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Call
         result.extra["readings"] = {r.reading: r.values() for r in readings}
     if runs.this_machine is not None and plan.measured is not None:  # runs for this machine exactly when measured
         _this_machine(result, runs.this_machine, plan.platform, plan.measured, plan.this_machine_policies)
-    heads = _headlines(summary, runs.outcomes)
-    banded = _bands(result, cfg, plan, runs.outcomes, heads)
-    _agreement_claim(result, heads.agreement, runs.outcomes, banded)
-    _extension_claim(result, summary, banded.get(TUNED))
+    cells = _cells(result, runs.outcomes, plan, summary)
+    banded = _bands(cfg, plan, runs.outcomes, cells)
+    judged = rv.verdicts(result, cells, banded, Judging(cfg.quick, "sample", full_command(NAME),
+                                                              "fewer seeds and requests; the tornado's ends only"))
+    rv.claims(result, judged, summary, _why_top(runs.outcomes, plan.platform, readings))
+    for table in band_tables(rv.headline_figures(judged, banded), list(plan.platform.profiles[:1]),
+                             bands.note(cfg, len(runs.outcomes))):
+        result.add(table)
     _predict_headline(result, summary, len(runs.outcomes))
-    _ordering_headline(result, summary, runs.outcomes, plan.platform, readings,
-                       banded.get(heads.oracle.label) if heads.oracle else None)
+    _ordering_headline(result, summary)
     _table7_headline(result, tops, len(runs.outcomes))
     _beyond_headline(result, runs.outcomes, plan.policies)
+    add_verdicts(result, judged)
     figures = _figures(runs.outcomes, plan.policies)
     result.elapsed_s = _time.perf_counter() - started
     write_result(result, out, figures)
@@ -318,6 +324,8 @@ def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: Reconfi
     result.add(table_of(SoftwareThroughputRow, ours, paper=paper, id="software_throughput_mbps",
                         title="Software throughput (Mbps): this machine vs the paper's Pentium 4", provenance="measured",
                         note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
+                        unjudged="this machine's CPU beside the paper's Pentium 4: another processor, shown for scale "
+                                 "(the model runs on the paper's own throughputs, judged in Table 6 and Table 8)",
                         reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
     result.profiles += measured.profiles[1:]
 
@@ -327,166 +335,24 @@ def _spread(xs: Sequence[float]) -> str:
     return f"{q.median:.2f} (10-90 %: {q.p10:.2f}-{q.p90:.2f})"
 
 
-PAPERS_PREDICT = "Predict (the paper's 5 MB interval)"
-SEED_INPUT = bands.SEED_INPUT
-TUNED = "our tuned-interval Predict/Oracle p90 averaged over rates"
+def _cells(result: StudyResult, outcomes: Sequence[SeedOutcome], plan: StudyPlan,
+           summary: tables.Table6Summary | None) -> list[rv.Cell]:
+    """Every cell of ours beside a paper value that a band over the seeds can judge."""
+    if summary is None:
+        return []
+    return (rv.table6_cells(outcomes, plan.table6_policies) + rv.mean_cells(summary)
+            + rv.table8_cells(result, outcomes, plan.platform, plan.dist_policies))
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A statistic the model predicts (never one it was fitted to), beside the paper's value:
-    a candidate for the strongest predicted agreement. ``values`` gives it per seed from any
-    seeds' outcomes (``None``: not a distribution over seeds), ``policies`` the runs it reads."""
-
-    label: str
-    ours: float
-    paper: float
-    values: Callable[[Sequence[SeedOutcome]], list[float]] | None
-    table: str
-    key: list
-    policies: tuple[str, ...] = ()
-
-    @property
-    def log_distance(self) -> float:
-        return abs(math.log(self.ours / self.paper))
-
-    def figure(self) -> bands.SeedFigure | None:
-        return None if self.values is None else bands.SeedFigure(self.label, self.paper, self.policies, self.values)
-
-
-def _mean_rel_of(policy: str) -> Callable[[Sequence[SeedOutcome]], list[float]]:
-    """A policy's p90 / Oracle p90 averaged over rates, per seed (as ``mean_p90_vs_oracle``)."""
-    return lambda outs: [tables.mean_rel(o, policy) for o in outs]
-
-
-def _rel_at(rate: float, policy: str) -> Callable[[Sequence[SeedOutcome]], list[float]]:
-    """A policy's p90 / Oracle p90 at one rate, per seed (Oracle: its p90 in s)."""
-    return lambda outs: tables.rel_oracle(outs, [policy, "oracle"])[(rate, policy)]
-
-
-def _candidates(summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome]) -> list[Candidate]:
-    """Table 7's top share is a fit target, so it is reported but not a candidate. Table 8 is
-    computed on the first seed alone, so it has no band over the seeds and cannot head the
-    report (issue 26: every headline claim carries its band); it stays in its table."""
-    cands = []
-    if summary is not None:
-        # the paper's own Predict (its fixed 5 MB interval) is the candidate; our tuned interval stands beside it
-        predict = "predict-5mb" if "predict-5mb" in summary.mean_rel else "predict"
-        for p, label, pv in ((predict, PAPERS_PREDICT if predict == "predict-5mb" else "Predict", PAPER_MEAN_PREDICT),
-                             ("nopredict", "Nopredict", PAPER_MEAN_NOPREDICT)):
-            if p in summary.mean_rel:
-                cands.append(Candidate(f"{label}/Oracle p90 averaged over rates", tables.median(summary.mean_rel[p]),
-                                       pv, _mean_rel_of(p), "mean_p90_vs_oracle", [p], (p, "oracle")))
-        rels = tables.rel_oracle(outcomes, ["software", "oracle"])
-        if (20000.0, "software") in rels:
-            cands.append(Candidate("Software/Oracle p90 at 20,000 req/s", tables.median(rels[(20000.0, "software")]),
-                                   PAPER_TABLE6[20000].software, _rel_at(20000.0, "software"), "table6_p90_vs_oracle",
-                                   [20000.0], ("software", "oracle")))
-    return cands
-
-
-@dataclass(frozen=True)
-class Headlines:
-    """The figures the claims quote, chosen at the nominal inputs before anything is banded:
-    the closest predicted agreement, our tuned-interval Predict, the Oracle's worst rate."""
-
-    agreement: Candidate | None
-    tuned: bands.SeedFigure | None
-    oracle: bands.SeedFigure | None
-
-    def figures(self) -> list[bands.SeedFigure]:
-        fig = self.agreement.figure() if self.agreement else None
-        return [f for f in (fig, self.tuned, self.oracle) if f is not None]
-
-
-def _headlines(summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome]) -> Headlines:
-    cands = _candidates(summary, outcomes)
-    agreement = min(cands, key=lambda c: c.log_distance) if cands else None
-    tuned = (bands.SeedFigure(TUNED, PAPER_MEAN_PREDICT, ("predict", "oracle"), _mean_rel_of("predict"))
-             if summary is not None and "predict" in summary.mean_rel and "predict-5mb" in summary.mean_rel else None)
-    worst = _oracle_worst_rate(outcomes) if summary is not None and summary.ordering else None
-    oracle = (bands.SeedFigure(f"Oracle p90 at {worst:g} req/s (s)", PAPER_TABLE6[int(worst)].oracle_p90_s, ("oracle",),
-                               _rel_at(worst, "oracle")) if worst is not None else None)
-    return Headlines(agreement, tuned, oracle)
-
-
-def _oracle_worst_rate(outcomes: Sequence[SeedOutcome]) -> float | None:
-    """The rate of the paper's Table 6 where our Oracle p90 (median over seeds) is furthest from its."""
-    rels = tables.rel_oracle(outcomes, ["oracle"])
-    rates = sorted(r for r, p in rels if p == "oracle" and tables.paper_rate(r))
-    if not rates:
-        return None
-    return max(rates, key=lambda r: abs(math.log(tables.median(rels[(r, "oracle")]) / PAPER_TABLE6[int(r)].oracle_p90_s)))
-
-
-def _bands(result: StudyResult, cfg: FpgaReconfigConfig, plan: StudyPlan, outcomes: Sequence[SeedOutcome],
-           heads: Headlines) -> dict[str, Banded]:
-    """Every headline figure over the trace seed and the reconfiguration time (``_reconfig_bands.py``),
-    and the two band tables (zero-width bands when no input moves: one seed, a time set by hand)."""
-    figures = heads.figures()
-    if not figures:
+def _bands(cfg: FpgaReconfigConfig, plan: StudyPlan, outcomes: Sequence[SeedOutcome],
+           cells: Sequence[rv.Cell]) -> dict[str, Banded]:
+    """Every cell's band over the trace seed, the reconfiguration time and the population's
+    size (``_reconfig_bands.py``; zero-width when no input moves: one seed, a time set by hand)."""
+    if not cells:
         return {}
     quick = replace(cfg, workers=1) if cfg.quick else cfg  # a quick re-run is faster than spawning workers
-    banded = bands.seed_bands(quick, plan.seeds, outcomes, figures, plan.platform.reconfig_time, joint=not cfg.quick,
-                              rerun=bands.QUICK_RERUN_SEEDS if cfg.quick else None)
-    for table in band_tables(list(banded.values()), list(plan.platform.profiles[:1]), bands.note(cfg, len(outcomes))):
-        result.add(table)
-    return banded
-
-
-def _judged(banded: Banded, text: dict[str, Any]) -> Claim:
-    """A claim judged by its band: agreement inside, otherwise a divergence naming the closer."""
-    b = banded.band
-    assert banded.paper is not None, "every banded figure of this study is the paper's"
-    return Claim.judged(**text, band=[b.low, b.high], paper_value=banded.paper, most_sensitive=b.most_sensitive,
-                        closes=closer(b, banded.paper), band_method=_method(banded))
-
-
-def _method(banded: Banded) -> str:
-    """How the band was found, with each moving input's ends."""
-    ends = {i.name: i for i in banded.inputs}
-    r, n = ends[bands.RECONFIG_INPUT], ends[bands.CLIENTS_INPUT]
-    return (f"{banded.band.method}: {bands.SEED_INPUT} (10-90 %) x {bands.RECONFIG_INPUT} "
-            f"{r.low:.1f}-{r.high:.1f} x {bands.CLIENTS_INPUT} {n.low:,.0f}-{n.high:,.0f}")
-
-
-def _agreement_claim(result: StudyResult, c: Candidate | None, outcomes: Sequence[SeedOutcome],
-                     banded: dict[str, Banded]) -> None:
-    """The strongest predicted agreement, judged by its band (issue 26): over the trace seeds
-    (10-90 %) and the reconfiguration time (the paper's 55 and 60 ms)."""
-    if c is None:
-        return
-    xs = c.values(outcomes) if c.values is not None else []
-    where = (f"; the paper's draw is at the {tables.paper_percentile(c.paper, xs):.0f}th percentile of our seeds"
-             if len(xs) > 1 else "")
-    text: dict[str, Any] = dict(paper=f"{c.label} {c.paper:.3g}", provenance="simulated", table=c.table, key=c.key,
-                                ours=f"{c.label} {c.ours:.3g} ({100 * (c.ours / c.paper - 1):+.0f} %)",
-                                why=f"predicted from the paper's inputs, nothing fitted to its Table 6{where}")
-    result.claim(_judged(banded[c.label], text) if c.label in banded else Claim(**text))  # unbanded: stated, not judged
-
-
-def _extension_claim(result: StudyResult, summary: tables.Table6Summary | None, banded: Banded | None) -> None:
-    """Our tuned-interval Predict beside the paper's 5 MB one: our extension, kept a claim (never
-    an agreement: it is not the policy the paper's 1.18 measures), with where the paper's value
-    falls in its band and the input that moves it most."""
-    if summary is None or banded is None:
-        return
-    b = banded.band
-    lost = [r for r, ok in summary.ordering_5mb.items() if not ok]
-    inside = "inside" if b.contains(PAPER_MEAN_PREDICT) else "outside"
-    why = ("our extension, not the paper's policy: Predict choosing its interval on the history per rate "
-           "(policies/interval_tuner.py), added because "
-           + (f"with the paper's fixed 5 MB interval Predict lost to Nopredict at {', '.join(f'{r:g}' for r in lost)} "
-              "req/s in our simulator" if lost else "the paper's fixed 5 MB interval is one point of a choice the "
-              "paper does not tune")
-           + f"; the paper's {PAPER_MEAN_PREDICT:g} lies {inside} our band [{b.low:.3g}, {b.high:.3g}], and need not "
-             "lie inside it: it measures the paper's 5 MB Predict, a different policy (compared like for like in the "
-             f"claim above); the input that moves ours most is the {b.most_sensitive or 'none'}")
-    result.claim(Claim(paper=f"Predict/Oracle p90 averaged over rates {PAPER_MEAN_PREDICT:.3g} (its 5 MB interval)",
-                       ours=f"{TUNED} {b.nominal:.3g} ({100 * (b.nominal / PAPER_MEAN_PREDICT - 1):+.0f} %)",
-                       provenance="simulated", table="mean_p90_vs_oracle", key=["predict"], kind="claim", why=why,
-                       band=[b.low, b.high], paper_value=PAPER_MEAN_PREDICT, most_sensitive=b.most_sensitive,
-                       band_method=_method(banded)))
+    return bands.seed_bands(quick, plan.seeds, outcomes, [c.seed for c in cells], plan.platform.reconfig_time,
+                            joint=not cfg.quick, rerun=bands.QUICK_RERUN_SEEDS if cfg.quick else None)
 
 
 def _predict_headline(result: StudyResult, summary: tables.Table6Summary | None, n: int) -> None:
@@ -510,9 +376,7 @@ def _predict_headline(result: StudyResult, summary: tables.Table6Summary | None,
                                 f"{TOLERANCE:.0%}: see docs/studies/fpga-reconfig.md")
 
 
-def _ordering_headline(result: StudyResult, summary: tables.Table6Summary | None, outcomes: Sequence[SeedOutcome],
-                       platform: ReconfigPlatform, readings: Sequence[tables.ReadingRow],
-                       oracle: Banded | None) -> None:
+def _ordering_headline(result: StudyResult, summary: tables.Table6Summary | None) -> None:
     if summary is None or not summary.ordering:
         return
     bad = [r for r, ok in summary.ordering.items() if not ok]
@@ -522,17 +386,10 @@ def _ordering_headline(result: StudyResult, summary: tables.Table6Summary | None
                            + ("never loses to Nopredict" if all(summary.ordering_5mb.values()) else
                               "loses at " + ", ".join(f"{r:g}" for r, ok in summary.ordering_5mb.items() if not ok)
                               + " req/s"))
-    _oracle_divergence_claim(result, outcomes, platform, readings, oracle)
 
 
-def _oracle_divergence_claim(result: StudyResult, outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform,
-                             readings: Sequence[tables.ReadingRow], banded: Banded | None) -> None:
-    """The rate where our Oracle p90 is furthest from the paper's, and why (Table 2 cannot carry it)."""
-    worst = _oracle_worst_rate(outcomes)
-    if worst is None:
-        return
-    paper = PAPER_TABLE6[int(worst)].oracle_p90_s
-    ours = tables.median(tables.rel_oracle(outcomes, ["oracle"])[(worst, "oracle")])
+def _why_top(outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform, readings: Sequence[tables.ReadingRow]) -> str:
+    """Why our Oracle p90 parts from the paper's at its highest rates: Table 2 cannot carry them."""
     mix = np.mean([o.mix for o in outcomes], axis=0)
     cap = 1.0 / platform.mean_service_s(mix, 24 * 1024, np.ones(platform.k, dtype=bool))
     why = (f"Table 2's throughputs carry at most ~{cap:,.0f} req/s of 24 KiB requests even with every circuit "
@@ -544,10 +401,7 @@ def _oracle_divergence_claim(result: StudyResult, outcomes: Sequence[SeedOutcome
                 f"column (mean |log10| error {best.oracle_p90_mean_abs_log10_err:.2f}), and "
                 + (f"{', '.join(falling)} reproduce(s)" if falling else "none reproduces")
                 + " its fall from 1,000 to 20,000 req/s (readings_sensitivity)")
-    text: dict[str, Any] = dict(paper=f"Oracle p90 {paper:.3g} s at {worst:g} req/s", provenance="simulated",
-                                table="table6_p90_vs_oracle", key=[worst], why=why,
-                                ours=f"Oracle p90 at {worst:g} req/s is {ours:.3g} s")
-    result.claim(_judged(banded, text) if banded is not None else Claim(**text))  # unbanded: stated, not judged
+    return why
 
 
 def _table7_headline(result: StudyResult, tops: list[float], n: int) -> None:

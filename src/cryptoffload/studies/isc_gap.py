@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from cryptoffload.report.provenance import of_fit
 from cryptoffload.sim.fpga_cost import FpgaCostModel
 from cryptoffload.sim.isc_platform import PlatformPreset
 from cryptoffload.sim.isc_simulation import simulate
@@ -105,10 +106,10 @@ def variants(predicted: HEProgram, inputs: PaperInputs, cost: FpgaCostModel, fit
     out.append(Variant(f"4. + keys at the stated {inputs.keys_gb:g} GB (ours {predicted.key_total_bytes / GB:.2f})",
                        "simulated", keyed, cost, base + [names["inputs"]], step="4"))
     factor = plateau_s / keyed.compute_s(cost)
-    out.append(Variant(f"5. + FPGA compute x{factor:.2f}, to Table 2's 16 GB/s plateau", "fitted", keyed,
+    out.append(Variant(f"5. + FPGA compute x{factor:.2f}, to Table 2's 16 GB/s plateau", of_fit(COMPUTE_FIT), keyed,
                        scaled_cost(cost, factor), base + [names["inputs"], COMPUTE_FIT], step="5"))
     if fitted is not None:
-        out.append(Variant("6. the paper-calibrated program (phase shares fitted to Table 2)", "fitted", fitted,
+        out.append(Variant("6. the paper-calibrated program (phase shares fitted to Table 2)", of_fit("Table 2"), fitted,
                            fitted_cost, base + [names["fitted"]], step="6"))
     out.append(Variant(f"sensitivity: our prediction at {PCIE_EFFICIENCY:.0%} of theoretical bandwidth", "simulated",
                        predicted, cost, base + [names["inputs"]], efficiency=PCIE_EFFICIENCY))

@@ -55,9 +55,11 @@ from cryptoffload.studies._isc_paper import (CPU_LABEL, FITTED, GB, PAPER_CPU_MS
 from cryptoffload.studies._isc_plan_table import plan_table
 from cryptoffload.studies._isc_claims import Headline
 from cryptoffload.studies._isc_tables import IscSetting, Table2, Table3
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE
 from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE
+from cryptoffload.workloads.he_models import FITTED_MODEL
 
 NAME = "isc-he-cnn"
 TITLE = "HE CNN inference on computational storage: FPGA-only vs FPGA&SSD vs CSD"
@@ -145,7 +147,7 @@ def _setting(cfg: IscHeCnnConfig, say: Callable[[str], None]) -> IscSetting:
     load = partial(load_isc_world, fpga_profile=cfg.fpga_profile, platform_profile=cfg.platform_profile,
                    fitted_profile=cfg.fitted_profile, dram_gb=cfg.dram_gb, step_limits=cfg.step_limits)
     world = load(cfg.model, inputs_profile=cfg.inputs_profile)
-    fitted = load("fitted") if _decomposes(cfg) else None
+    fitted = load(FITTED_MODEL) if _decomposes(cfg) else None
     return IscSetting(world, fitted, list(cfg.bandwidths), sorted(set(cfg.devices)), cfg.queries, cfg.seed, cfg.quick,
                       cfg.step_limits, cfg.dram_gb is None, _is_paper(cfg),
                       tables.profile_names(cfg.fpga_profile, cfg.platform_profile, cfg.inputs_profile,
@@ -175,7 +177,31 @@ def _gap(setting: IscSetting, result: StudyResult) -> list[isc_gap.GapRow]:
     return rows
 
 
-def _bands(setting: IscSetting, t2: Table2, head: Headline, result: StudyResult, fpga_profile: str) -> dict[str, Banded]:
+def _banded_figures(setting: IscSetting, t2: Table2, t3: Table3,
+                    head: Headline) -> tuple[dict[str, float], dict[str, float | None]]:
+    """Ours and the paper's value of every figure the paper's program is banded on: Table 2's
+    latencies, the headline ratios, Table 3's cells and the workload's predicted quantities."""
+    ours = {isc_bands.table2_label(b): r.mean_latency_s * 1e3 for b, r in t2.runs.items()}
+    paper: dict[str, float | None] = {isc_bands.table2_label(b): PAPER_TABLE2.get(float(b)) for b in t2.runs}
+    for r in head.rows:
+        if r.claim in (isc_bands.REDUCTION, isc_bands.THROUGHPUT) and r.value is not None:
+            ours[r.claim], paper[r.claim] = r.value, r.paper_value
+    for row in t3.rows:
+        p3 = tables.paper_table3_row(row.devices)
+        for col in TABLE3_COLUMNS[1:]:
+            if getattr(row, col) is not None:
+                label = isc_bands.table3_label(row.devices, col)
+                ours[label], paper[label] = getattr(row, col), getattr(p3, col) if p3 is not None else None
+    summ = setting.program.summary(setting.world.cost)
+    sizes = {"evaluation keys per client (GB)": "keys_gb", "memory touched per inference (GB)": "touched_gb",
+             "FPGA compute per inference (s)": "compute_s"}
+    for q, read in isc_bands.WORKLOAD.items():
+        ours[isc_bands.workload_label(q)], paper[isc_bands.workload_label(q)] = read(summ), PAPER_SIZES[sizes[q]]
+    return ours, paper
+
+
+def _bands(setting: IscSetting, t2: Table2, t3: Table3, head: Headline, result: StudyResult,
+           fpga_profile: str) -> dict[str, Banded]:
     """The headline figures' bands and their tables: the paper's program's predicted figures
     (``_isc_bands.py``), or another program's own headline (``_isc_trace_claims.py``); none for
     the fitted program, which is a fit."""
@@ -185,24 +211,27 @@ def _bands(setting: IscSetting, t2: Table2, head: Headline, result: StudyResult,
         note = trace_claims.note(trace_claims.model_inputs(setting, fpga_profile), setting.quick)
     elif setting.main_is_paper:
         setting.say("bands: keyswitch_s, hidden, the key-switching rule")
-        ours = {isc_bands.table2_label(b): r.mean_latency_s * 1e3 for b, r in t2.runs.items()}
-        ours |= {r.claim: r.value for r in head.rows
-                 if r.claim in (isc_bands.REDUCTION, isc_bands.THROUGHPUT) and r.value is not None}
-        bands = isc_bands.isc_bands(setting, ours, fpga_profile)
+        ours, paper = _banded_figures(setting, t2, t3, head)
+        bands = isc_bands.isc_bands(setting, ours, paper, fpga_profile)
         note = isc_bands.note(setting.quick)
     else:
         return {}
-    for table in band_tables(list(bands.values()), setting.inputs, note):
+    shown = [b for b in bands.values() if not b.figure.startswith(("Table 3,", "workload:"))]
+    for table in band_tables(shown, setting.inputs, note):
         result.add(table)
     return bands
 
 
 def _claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.GapRow], bands: dict[str, Banded],
             result: StudyResult) -> None:
-    """The paper's program: its claims, judged by their bands. Another program: what it is,
-    then its own headline figures as claims."""
+    """The paper's program: a verdict on every cell beside a paper value, and its headline claims
+    with theirs. Another program: what it is, then its own headline figures as claims."""
     if setting.paper_like:
-        found = claims.claims(setting, t2, head, gap, bands)
+        judged = claims.verdicts(setting, result.tables, bands,
+                                 Judging(setting.quick, "sample", full_command(NAME),
+                                         "coarser steps, 2 ms / 16 MB, and the tornado's ends only"))
+        found = claims.claims(head, judged, gap)
+        add_verdicts(result, judged)
     else:
         result.headline.append(claims.other_program_headline(setting))
         found = trace_claims.trace_claims(setting, head, t2.cpu, bands)
@@ -263,14 +292,14 @@ def run(cfg: IscHeCnnConfig, out: str | Path,
     t3 = tables.table3(setting, setting.world.compiled, "predicted" if setting.main_is_paper else setting.program.name)
     result.add(tables.table3_table(setting, t3))
     if setting.fitted is not None and not cfg.quick:
-        result.add(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled, "fitted")))
+        result.add(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled, "fitted program")))
     head = claims.headline(setting, t2, t3)
     if head.rows:
         result.add(claims.headline_table(setting, head))
     gap = _gap(setting, result)
-    bands = _bands(setting, t2, head, result, cfg.fpga_profile)
-    _claims(setting, t2, head, gap, bands, result)
     result.add(tables.workload_table(setting, t2))
+    bands = _bands(setting, t2, t3, head, result, cfg.fpga_profile)
+    _claims(setting, t2, head, gap, bands, result)
     say("capacity plan")
     result.add(plan_table(plan_isc(cfg.plan_clients, setting.world), "plan_clients"))
     _notes(setting, t2, t3, head, gap, result)

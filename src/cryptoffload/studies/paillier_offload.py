@@ -56,6 +56,8 @@ from cryptoffload.studies._paillier_measured import (
 from cryptoffload.studies._qat_bands import note as bands_note
 from cryptoffload.studies._qat_bands import qat_bands
 from cryptoffload.studies._qat_model import Table1Row
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
+from cryptoffload.report.provenance import printed
 from cryptoffload.studies.registry import Option, register_study
 
 NAME = "paillier-offload"
@@ -176,7 +178,11 @@ def run(cfg: PaillierOffloadConfig, out: str | Path,
                       paper_ranges=qm.PAPER_STATED_RANGES)
     for table in band_tables(bands, [model.profile_key], bands_note(cfg.quick)):
         result.add(table)
-    qm.claims(result, model, {b.figure: b for b in bands})
+    by_figure = {b.figure: b for b in bands}
+    judged = qm.verdicts(result.tables, by_figure, Judging(cfg.quick, "sample", full_command(NAME),
+                                                     "fewer simulated encryptions"))
+    qm.claims(result, model, judged, by_figure)
+    add_verdicts(result, judged)
     if not cfg.measure:
         result.notes.append("measured half skipped (--no-measure): only simulated rows")
     result.extra["config"] = {"bits": cfg.bits, "sim_encryptions": cfg.n_sim, "measured_encryptions": cfg.n_measure,
@@ -281,9 +287,9 @@ def _record_measured_setup(result: StudyResult, cfg: PaillierOffloadConfig, here
 
 def _cited_rows(platform_note: str) -> list[Table1Row]:
     """The paper's literature figures (Table 1): San et al.'s FPGA, Cai et al.'s ASIC."""
-    return [Table1Row("FPGA (San et al.)", "cited", f"13 instances on one FPGA{platform_note}",
+    return [Table1Row("FPGA (San et al.)", printed(), f"13 instances on one FPGA{platform_note}",
                       PAPER_FPGA["ops_13_instances"], PAPER_FPGA["latency_s"] * 1e3, None),
-            Table1Row("ASIC (Cai et al.)", "cited", f"one core{platform_note}", 1 / PAPER_ASIC["latency_s"],
+            Table1Row("ASIC (Cai et al.)", printed(), f"one core{platform_note}", 1 / PAPER_ASIC["latency_s"],
                       PAPER_ASIC["latency_s"] * 1e3, None)]
 
 
@@ -319,7 +325,7 @@ def _table1(result: StudyResult, cfg: PaillierOffloadConfig, model: qm.QatModel,
     result.add(table_of(
         Table1Row, rows, paper=paper_rows, id="table1_implementations",
         title=f"Paillier encryption, {cfg.bits}-bit key: the paper's implementations (DH8970 model) and ours (measured)",
-        provenance="mixed", reproduces="Table 1",
+        provenance="mixed", reproduces="Table 1", paper_derived=qm.T1_PAPER_DERIVED,
         row_inputs=model.row_inputs + [[] for _ in rows[len(model.rows):]],
         note="Model rows: DH8970 model (sim/qat_params.py: cited card rate, CPU costs measured here, three "
              "values fitted to Table 1 and labelled so); the ceiling row uses cited inputs only. Paper values "

@@ -18,7 +18,6 @@ the party modules of ``apps/ridge/`` move real bytes over loopback).
 from __future__ import annotations
 
 import functools
-import math
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,11 @@ from cryptoffload.report.result import Claim, StudyResult, Table, write_result
 from cryptoffload.report.rows import by_key, column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
+from cryptoffload.studies import _ridge_verdicts as rv
+from cryptoffload.report.provenance import printed
+from cryptoffload.report.verdicts import Verdict
 from cryptoffload.studies._bands import Banded
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, as_str, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
@@ -130,21 +133,24 @@ class PhaseRow:
     time_s: float | None = column()
     bytes: int | float | None = column()
     time_s_at_1m_records: float | None = column()
+    bytes_at_1m_records: float | None = column()
     key: str = hidden()  # what the study calls the phase: "encryption", "solve", "total", ...
 
 
-#: the paper's (time_s, bytes, time_s_at_1m_records) for each phase key (None: not given)
+#: the paper's (time_s_at_1m_records, bytes_at_1m_records) for each phase key (None: not given);
+#: its figures are for 1,000,000 records, so they stand beside ours at that count only (a quick
+#: run's own time and bytes are for its fewer records)
 _ENC, _AGG, _SOLVE = PAPER_PHASES_S["encryption"], PAPER_PHASES_S["aggregation"], PAPER_PHASES_S["solve"]
-PAPER_PHASE_VALUES: dict[str, tuple[float | None, float | None, float | None]] = {
-    "encryption": (_ENC, PAPER_BYTES, _ENC),
-    "aggregation": (_AGG, None, _AGG),
-    "pipeline": (None, None, None),
-    "solve": (_SOLVE, None, _SOLVE),
-    "transfer": (None, PAPER_BYTES, None),
-    "total": (sum(PAPER_PHASES_S.values()), None, sum(PAPER_PHASES_S.values())),
-    "per_provider": (None, None, None),
-    "gpu_aggregation": (_AGG, PAPER_BYTES, _AGG),
-    "gpu_encrypt_aggregate": (_ENC + _AGG, None, _ENC + _AGG),
+PAPER_PHASE_VALUES: dict[str, tuple[float | None, float | None]] = {
+    "encryption": (_ENC, PAPER_BYTES),
+    "aggregation": (_AGG, None),
+    "pipeline": (None, None),
+    "solve": (_SOLVE, None),
+    "transfer": (None, None),
+    "total": (sum(PAPER_PHASES_S.values()), None),
+    "per_provider": (None, None),
+    "gpu_aggregation": (_AGG, None),
+    "gpu_encrypt_aggregate": (_ENC + _AGG, None),
 }
 
 
@@ -277,11 +283,14 @@ def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[s
         result.add(table)
     _notes(result, acc_rows, models.same_model)
     _headlines(result, cfg, uploads, times)
+    judged = rv.phase_verdicts(result.tables["table2_phases"], rows, bands,
+                            Judging(cfg.quick, "sample", full_command(NAME), f"{n:,} records scaled linearly"))
     if cfg.d == PAPER_D:
-        _phase_claims(result, rows, paper, n, uploads.bulk.result.ciphertexts,
+        _phase_claims(result, judged, n, uploads.bulk.result.ciphertexts,
                       uploads.bulk.result.encode_s + uploads.bulk.result.encrypt_s, uploads.bulk.result.aggregate_s,
-                      uploads.workers, bands)
+                      uploads.workers)
     result.claim(_accuracy_claim(acc_rows, models, accuracy))
+    add_verdicts(result, judged)
     result.extra.update(_extra(cfg, uploads, models, times))
     result.key_figure = "phases.png"
     result.elapsed_s = _time.perf_counter() - started
@@ -411,17 +420,19 @@ def _phase_rows(n: int, uploads: Uploads, models: Models, times: PhaseTimes) -> 
     x = times.scale
     return [
         PhaseRow("encryption (encode + pack + encrypt), per record", "measured", times.encrypt_s, r.wire_bytes,
-                 times.encrypt_s * x, "encryption"),
-        PhaseRow("aggregation (column products)", "measured", times.aggregate_s, None, times.aggregate_s * x,
+                 times.encrypt_s * x, r.wire_bytes * x, "encryption"),
+        PhaseRow("aggregation (column products)", "measured", times.aggregate_s, None, times.aggregate_s * x, None,
                  "aggregation"),
-        PhaseRow("encrypt + aggregate pipeline, wall clock", "measured", wall, None, times.pipeline_at_1m_s, "pipeline"),
+        PhaseRow("encrypt + aggregate pipeline, wall clock", "measured", wall, None, times.pipeline_at_1m_s, None,
+                 "pipeline"),
         PhaseRow("solve: masked unpack + masked solve + recovery", "measured", times.solve_s, None, times.solve_s,
-                 "solve"),
+                 None, "solve"),
         PhaseRow("transfer of the ciphertexts at 10 Gb/s", "derived", times.transfer_s, r.wire_bytes,
-                 times.transfer_s * x, "transfer"),
-        PhaseRow("total: pipeline + solve", "measured", wall + times.solve_s, None, times.total_at_1m_s, "total"),
+                 times.transfer_s * x, r.wire_bytes * x, "transfer"),
+        PhaseRow("total: pipeline + solve", "measured", wall + times.solve_s, None, times.total_at_1m_s, None, "total"),
         PhaseRow("per-provider mode (same records), all phases", "measured",
-                 pp.wall_s + sum(models.per_provider_timings.values()), pp.result.wire_bytes, None, "per_provider"),
+                 pp.wall_s + sum(models.per_provider_timings.values()), pp.result.wire_bytes, None, None,
+                 "per_provider"),
     ]
 
 
@@ -438,9 +449,9 @@ def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: Phase
                            f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
     return [
         PhaseRow(f"aggregation on the GPU ({g.device}): host to device, column products, back", "measured",
-                 g.aggregate_s, r.wire_bytes, g.aggregate_s * times.scale, "gpu_aggregation"),
+                 g.aggregate_s, r.wire_bytes, g.aggregate_s * times.scale, None, "gpu_aggregation"),
         PhaseRow(f"encryption + aggregation on the GPU ({g.device}), ciphertexts kept on the device", "measured",
-                 g.encrypt_aggregate_s, None, g.encrypt_aggregate_s * times.scale, "gpu_encrypt_aggregate"),
+                 g.encrypt_aggregate_s, None, g.encrypt_aggregate_s * times.scale, None, "gpu_encrypt_aggregate"),
     ]
 
 
@@ -464,7 +475,7 @@ def _phase_bands(cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> dict[
 
 def _paper_rows(rows: list[PhaseRow]) -> list[PhaseRow]:
     """The paper's row beside each of ours (cited; None where the paper gives no figure)."""
-    return [PhaseRow(row.phase, "cited", *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
+    return [PhaseRow(row.phase, printed(), None, None, *PAPER_PHASE_VALUES[row.key], row.key) for row in rows]
 
 
 def worker_share(bulk: BulkRun) -> str:
@@ -477,16 +488,18 @@ def worker_share(bulk: BulkRun) -> str:
 def _phases_table(cfg: RidgeConfig, bulk: BulkRun, rows: list[PhaseRow], paper: list[PhaseRow],
                   gpu_reason: str | None) -> Table:
     gpu_note = f" GPU rows: not measured: {gpu_reason}." if gpu_reason is not None else ""
-    scaled = cfg.n != PAPER_RECORDS  # the last column extrapolates: derived, whatever the row measured
+    scaled = cfg.n != PAPER_RECORDS  # the last columns extrapolate: derived, whatever the row measured
     return table_of(PhaseRow, rows, paper=paper, id="table2_phases", provenance="mixed",
-                    column_provenance={"time_s_at_1m_records": "derived"} if scaled else None,
+                    column_provenance=({"time_s_at_1m_records": "derived", "bytes_at_1m_records": "derived"}
+                                       if scaled else None),
                     title=f"Phases for {cfg.n:,} records, d = {cfg.d}, {cfg.upload_bits}-bit upload key "
                           f"({worker_share(bulk)})",
                     note="Paper: QAT DH8970 encryption (QHCS1), K80 aggregation, garbled-circuit solve. Ours: this "
                          "machine's cores via Dask; encryption/aggregation times are worker-seconds divided by the "
-                         "workers that ran chunks (they overlap in one pipeline, whose wall clock is the third row). The last column "
-                         "scales linearly to 1,000,000 records where the run had fewer (quick mode), from worker-"
-                         "seconds (start-up excluded) -- an extrapolation, not a measurement." + gpu_note)
+                         "workers that ran chunks (they overlap in one pipeline, whose wall clock is the third row). The "
+                         "last two columns scale linearly to 1,000,000 records where the run had fewer (quick mode), "
+                         "from worker-seconds (start-up excluded) -- an extrapolation, not a measurement. The paper's "
+                         "figures are for 1,000,000 records, so they stand beside those columns only." + gpu_note)
 
 
 def _layout_table(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Table:
@@ -585,7 +598,7 @@ def _phases_plot(path: Path, *, n: int, times: PhaseTimes) -> None:
     theirs = [PAPER_PHASES_S[k] for k in labels]
     bar_plot(path, [f"{k} (ours)" for k in labels] + [f"{k} (paper)" for k in labels], ours + theirs,
              kinds=["measured" if n == PAPER_RECORDS else "measured, scaled to 1M records"] * 2 + ["measured"]
-             + ["cited"] * 3,
+             + [printed()] * 3,
              title="Ridge regression on 1,000,000 records, d = 20: phase times", ylabel="seconds")
 
 
@@ -603,34 +616,23 @@ PAPER_HARDWARE = {"encryption": "one QAT DH8970 (QHCS1)", "aggregation": "a K80 
                   "total": "QAT + K80 + garbled circuit"}
 
 
-def _phase_claims(result: StudyResult, rows: list[PhaseRow], paper: list[PhaseRow], n: int, ciphertexts: int,
-                  encrypt_ws: float, aggregate_ws: float, workers: int, bands: dict[str, Banded]) -> None:
-    """The closest and the furthest of our phase times at 1,000,000 records from the paper's,
-    each judged by its band (this run's own noise, ``studies/_ridge_bands.py``) and with its
-    reason. Nothing here predicts the paper (its QAT card, K80 and garbled circuit are not
-    modelled), so no input of ours closes a divergence; the time is measured (derived by linear
-    scaling in a smaller run)."""
-    cands = []
-    for name in _PHASES:
-        row = by_key(rows, key=name)
-        ours, theirs = row.time_s_at_1m_records, by_key(paper, key=name).time_s_at_1m_records
-        if ours and theirs:
-            cands.append((abs(math.log(ours / theirs)), name, row.phase, ours, theirs))
-    if len(cands) < 2:
-        return
+def _phase_claims(result: StudyResult, judged: list[Verdict], n: int, ciphertexts: int, encrypt_ws: float,
+                  aggregate_ws: float, workers: int) -> None:
+    """The paper's three phases and its total at 1,000,000 records, each with its verdict and why
+    ours differs (the scoreboard counts every row)."""
     reasons = _phase_reasons(n, ciphertexts, encrypt_ws, aggregate_ws)
     scaled = "" if n == PAPER_RECORDS else f", scaled linearly from {n:,} records"
-    for (_, name, phase, ours, theirs), rank in ((min(cands), "closest"), (max(cands), "furthest")):
-        b = bands[name]
-        result.claim(Claim.judged(
-            paper=f"{name} of 1,000,000 records: {theirs:,.0f} s on {PAPER_HARDWARE[name]}",
-            provenance=_scaled_provenance(n), table="table2_phases", key=[phase],
-            ours=f"{name}: {ours:,.0f} s ({100 * (ours / theirs - 1):+.0f} %) with {workers} Dask worker(s) "
+    by = {v.figure: v for v in judged}
+    for name in _PHASES:
+        v = by.get(f"{name} at 1,000,000 records (s)")
+        if v is None:
+            continue
+        result.claim(Claim.of_verdict(
+            v, paper=f"{name} of 1,000,000 records: {v.paper:,.0f} s on {PAPER_HARDWARE[name]}",
+            ours=f"{name}: {v.ours:,.0f} s ({100 * (v.ours / v.paper - 1):+.0f} %) with {workers} Dask worker(s) "
                  f"here{scaled}",
-            band=[b.band.low, b.band.high], paper_value=theirs, most_sensitive=rb.most_sensitive(b), closes="",
-            band_method=b.band.method,
-            why=f"the {rank} of our phases to the paper's; measured on this machine, nothing predicted: nothing of "
-                f"ours models {PAPER_HARDWARE[name]}; " + reasons[name]))
+            why=f"measured on this machine, nothing predicted: nothing of ours models {PAPER_HARDWARE[name]}; "
+                + reasons[name]))
 
 
 def _phase_reasons(n: int, ciphertexts: int, encrypt_ws: float, aggregate_ws: float) -> dict[str, str]:

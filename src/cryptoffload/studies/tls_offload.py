@@ -28,6 +28,8 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.profiles.loader import load_profile
+from cryptoffload.profiles.fits import profile_fits
+from cryptoffload.report.provenance import computed_from
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
@@ -37,6 +39,7 @@ from cryptoffload.studies import _tls_bands as tband
 from cryptoffload.studies import _tls_guest as tg
 from cryptoffload.studies import _tls_model as tm
 from cryptoffload.studies._bands import Banded, band_tables
+from cryptoffload.studies._verdicts import Judging, add_verdicts, full_command
 from cryptoffload.studies.registry import Option, names, register_study
 
 if TYPE_CHECKING:
@@ -143,12 +146,16 @@ def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callab
     _record_detection(result, tb)
     _measured_headline(result, fetches)
     bands, noise = _bands(result, cfg, model, fetches, predictions)
-    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, model.label, bands, noise)
+    judged = tm.verdicts(result.tables["single_fetch_prediction"], fetches.files,
+                         load_profile(cfg.profile or nic.PROFILE_NAME), bands,
+                         Judging(cfg.quick, "sample", full_command(NAME), f"{tb.bench.count} fetches per cell"))
+    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, judged, model.label, bands, noise)
     _planner_headlines(result, model, plans)
     result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
     if guest is not None:
         tg.add_claims(result, guest)
     result.extra["elapsed_bench_s"] = tb.elapsed_s
+    add_verdicts(result, judged)
     result.key_figure = "single_fetch_prediction.png"
     result.elapsed_s = _time.perf_counter() - started
     write_result(result, out, _figures(fetches.files, predictions, cpu_rows, plans.rows))
@@ -168,15 +175,25 @@ def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetc
     profile = load_profile(cfg.profile or nic.PROFILE_NAME)
     small = tm.small_file(f.files)
     moved = tband.MODEL_FIELDS if cfg.variant == "nominal" else ()
-    bands = {tband.figure_label(*r.key): tband.ratio_band(profile, model.costs, r.key, f.files[r.file],
+    found = {tband.figure_label(*r.key): tband.ratio_band(profile, model.costs, r.key, f.files[r.file],
                                                     f.samples("tls", r.file, r.client), noise[(r.file, r.client)],
                                                     r.paper, cfg.quick, moved)
              for r in predictions if r.provenance == model.label and (r.paper is not None or r.file == small)
              and (r.file, r.client) in noise}
+    bands = {k: b for k, b in found.items() if b is not None}
     if bands:
         for table in band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick, cfg.variant),
                                  model.label):
             result.add(table)
+    for r in predictions:  # the measured tls/plain ratios beside the paper's: this run's noise alone
+        if r.ratio == "tls/plain" and r.paper is not None and r.ours is not None:
+            plain = tband.relative_se(f.samples("plain", r.file, r.client))
+            tls = tband.relative_se(f.samples("tls", r.file, r.client))
+            n = min(len(f.samples("plain", r.file, r.client)), len(f.samples("tls", r.file, r.client)))
+            m = tband.measured_ratio_band(tband.figure_label(*r.key), r.ours,
+                                          tband.FetchNoise(n, tls, math.hypot(tls, plain), None), r.paper)
+            if m is not None:
+                bands[m.figure] = m
     return bands, noise
 
 
@@ -273,6 +290,8 @@ def _single_fetch_ratio_table(result: StudyResult, f: Fetches) -> None:
     result.add(table_of(FetchRatioRow, rows, paper=paper, id="single_fetch_ratios",
                         title="Single-fetch time ratios between modes as run here (measured) vs the paper (wget)",
                         provenance="measured", key_columns=2, inputs=[],
+                        unjudged="the ratios as run here: tls/plain is judged in single_fetch_prediction; ktls/tls here "
+                                 "ran user-space TLS in both modes (verified), so it measures noise, not kTLS",
                         note="ktls here ran as user-space TLS (verified), so ktls/tls measures noise, not kTLS; "
                              "ktls-nic cannot run here. The paper column is wget."))
 
@@ -293,8 +312,9 @@ def _cost_model(result: StudyResult, cfg: TlsOffloadConfig, f: Fetches, params: 
     result.notes += clamp_notes
     if cfg.variant == "pessimistic":
         result.declare_fits({f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"})
-    return CostModel(nic.TlsCostModel(measured, params), "fitted" if cfg.variant == "pessimistic" else "simulated",
-                     params.input_names())
+    fitted = set(params.input_names()) & set(result.fits) | set(params.input_names()) & set(
+        profile_fits(cfg.profile or nic.PROFILE_NAME))
+    return CostModel(nic.TlsCostModel(measured, params), computed_from(bool(fitted), "simulated"), params.input_names())
 
 
 def _model_tables(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[tm.PredictionRow]:

@@ -16,6 +16,7 @@ from cryptoffload.workloads.he_trace import load_trace
 #: ``--model`` names: the program built from the paper's stated inputs (the default), the one
 #: whose phases are fitted to its Table 2, and the CNN generator; anything else is a trace file.
 MODELS = ("paper", "fitted", "generated")
+PAPER_MODEL, FITTED_MODEL, GENERATED_MODEL = MODELS
 
 
 def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE,
@@ -32,4 +33,4 @@ def load_model(model: str | None, op_time: OpTime, profile: str = PAPER_PROFILE,
     return load_trace(model)
 
 
-__all__ = ["MODELS", "load_model"]
+__all__ = ["FITTED_MODEL", "GENERATED_MODEL", "MODELS", "PAPER_MODEL", "load_model"]
