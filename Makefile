@@ -46,7 +46,7 @@ typecheck: $(STAMP)
 # benchmark script that drive them; on the CPU twin here, and on CUDA too where a GPU is. CI runs
 # them on Python 3.12 besides `make test` on 3.11. (tests/sim/test_gpu.py is the simulator: not here.)
 GPU_PATH_TESTS := tests/crypto/ckks/gpu tests/crypto/paillier_gpu $(wildcard tests/crypto/_native/test_gpu_*.py) \
-  $(wildcard tests/engines/test_gpu*.py) tests/test_cuda.py tests/calibrate/test_gpu.py tests/studies/test_gpu.py \
+  $(wildcard tests/engines/test_gpu*.py) tests/test_cuda.py tests/calibrate/test_gpu.py tests/studies/test_paillier_gpu.py \
   tests/benchmarks/test_paillier_gpu_benchmark.py
 
 test-gpu-path: $(STAMP)

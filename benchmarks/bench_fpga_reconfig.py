@@ -23,8 +23,8 @@ from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.policies.reconfig import POLICIES
 from cryptoffload.sim.reconfig_platform import load_reconfig_platform
-from cryptoffload.studies import fpga_reconfig as st
-from cryptoffload.studies._reconfig_sweep import traces_for_seed
+from cryptoffload.studies.fpga_reconfig import study as st
+from cryptoffload.studies.fpga_reconfig.sweep import traces_for_seed
 from cryptoffload.workloads.web_trace import generate_trace
 
 

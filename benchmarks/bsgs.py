@@ -28,7 +28,7 @@ from rich.table import Table
 
 from cryptoffload.io import write_json
 from cryptoffload.machine import machine_info
-from cryptoffload.studies.bsgs_multidevice import (LINK_FIELDS, WINDOW_FIELDS, BsgsMultideviceConfig, measure,
+from cryptoffload.studies.bsgs_multidevice.study import (LINK_FIELDS, WINDOW_FIELDS, BsgsMultideviceConfig, measure,
                                                     scaling_rows)
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -22,7 +22,7 @@ from rich.table import Table
 
 from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
-from cryptoffload.studies.fpga_reconfig import PAPER_TABLE7
+from cryptoffload.studies.fpga_reconfig.study import PAPER_TABLE7
 from cryptoffload.workloads.client_population import FITTED_CLIENTS, FITTED_SHAPE
 from cryptoffload.workloads.population_fit import fit_population
 

@@ -16,7 +16,7 @@ constant time, and the IFMA path not slower than before.
     .venv/bin/python benchmarks/ridge.py --solve [--rounds 3] [--old-gmp-rows 4]
     .venv/bin/python benchmarks/ridge.py --pipeline [--rounds 3] [--study-rounds 2]
 
-Without ``--solve``/``--pipeline``: runs the `ridge` study (cryptoffload.studies.ridge) in full
+Without ``--solve``/``--pipeline``: runs the `ridge` study (cryptoffload.studies.ridge.study) in full
 mode once per record count and samples, every 0.2 s, the resident memory of this process (the
 driver) and of its descendants (the Dask nanny and worker processes), phase by phase (the
 study's progress steps). Each record count runs in a fresh process (a driver keeps an earlier
@@ -49,7 +49,7 @@ from cryptoffload.bench import save_results
 from cryptoffload.crypto._native import core as native
 from cryptoffload.machine import machine_info
 from cryptoffload.report.tables import render_result
-from cryptoffload.studies import ridge as st
+from cryptoffload.studies.ridge import study as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ridge_solve as rs  # noqa: E402

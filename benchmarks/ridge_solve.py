@@ -40,7 +40,7 @@ from cryptoffload.apps.ridge.proofs import Solution, solution_proof, verify_solu
 from cryptoffload.apps.ridge.protocol import Provider, native_column_products
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import PrivateKey, PublicKey, generate_keypair
-from cryptoffload.studies import ridge as st
+from cryptoffload.studies.ridge import study as st
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, generate
 
 #: path name -> the environment that selects it on a CPU that has IFMA

@@ -21,7 +21,7 @@ from rich.console import Console
 from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.report.tables import render_result
-from cryptoffload.studies import tls_offload as st
+from cryptoffload.studies.tls_offload import study as st
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -12,7 +12,7 @@ real | discrete-event models) > ``workloads`` (traces, op DAGs) > ``crypto`` (Pa
 ciphers, native code) > ``profiles`` (TOML cost tables) > the base library (``errors``,
 ``papers``, ``cuda``, ``machine``, ``checks``, ``io``, ``bench``, ``report``). Each package's
 docstring is its map. Where to start reading: ``studies/registry.py`` (how a study is found and
-run), then one study, e.g. ``studies/isc_he_cnn.py``, whose ``run`` reads as its table of contents.
+run), then one study, e.g. ``studies/isc_he_cnn/study.py``, whose ``run`` reads as its table of contents.
 
 The Python API (``cryptoffload.api``; start there to use the package rather than read it)::
 

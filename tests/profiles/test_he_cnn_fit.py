@@ -8,7 +8,7 @@ import pytest
 from cryptoffload.profiles import load_profile
 from cryptoffload.profiles.he_cnn_fit import (SHARES, VALUE_DIGITS, corners, first_phase_ranges, fit_profile,
                                               fit_shares, outward, share_ranges)
-from cryptoffload.studies._isc_paper import PAPER_TABLE2
+from cryptoffload.studies.isc_he_cnn.paper import PAPER_TABLE2
 
 KEYS = [0.23, 0.0, 0.77, 0.0, 0.0]
 

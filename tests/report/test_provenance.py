@@ -117,7 +117,7 @@ def test_every_claim_carries_its_band_and_names_what_moves_it() -> None:
     r = _res(_t2(reproduces="Table 2"), fits={})
     r.claim(Claim("3,850 ms", "3,842 ms", "simulated", table="t2", key=["1 GB/s"]))
     assert check_provenance(r) == ["claim '3,842 ms': no band (every headline claim carries the band its inputs and "
-                                   "noise allow: studies/_bands.py, profiles/sensitivity.py)"]
+                                   "noise allow: studies/bands.py, profiles/sensitivity.py)"]
     r.claims[0].band = [3800.0, 3900.0]
     assert check_provenance(r) == ["claim '3,842 ms': its band does not name its most sensitive input"]
     r.claims[0].band = [3842.0, 3842.0]          # nothing moves it: nothing to name

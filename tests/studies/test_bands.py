@@ -4,7 +4,7 @@ paper's value inside or not, and one model run per distinct set of overrides."""
 from __future__ import annotations
 
 from cryptoffload.profiles.sensitivity import Input, band
-from cryptoffload.studies import _bands as bd
+from cryptoffload.studies import bands as bd
 
 
 def test_the_tables_show_each_band_and_its_tornado() -> None:

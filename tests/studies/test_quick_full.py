@@ -11,7 +11,8 @@ import pytest
 
 from cryptoffload.report.result import StudyResult
 from cryptoffload.report.verdicts import NOT_JUDGED
-from cryptoffload.studies import fpga_reconfig, paillier_offload
+from cryptoffload.studies.fpga_reconfig import study as fpga_reconfig
+from cryptoffload.studies.paillier_offload import study as paillier_offload
 
 
 def _both(run, make, tmp_path: Path) -> tuple[StudyResult, StudyResult]:
@@ -29,7 +30,7 @@ def _held(quick: StudyResult, full: StudyResult) -> list[str]:
 @pytest.mark.parametrize("study", ["paillier-offload", "fpga-reconfig"])
 def test_every_quick_verdict_is_the_full_runs_or_not_judged(study: str, tmp_path: Path) -> None:
     """(bsgs-multidevice's Table 1 bands are computed alike in both modes, so its quick verdicts
-    are its full ones: tests/studies/test_bsgs_bands.py holds that without running it twice.)"""
+    are its full ones: tests/studies/bsgs_multidevice/test_bands.py holds that without running it twice.)"""
     if study == "paillier-offload":  # the ceiling's band is the full run's; the simulated ratios are not
         quick, full = _both(paillier_offload.run, lambda q: paillier_offload.PaillierOffloadConfig(
             quick=q, measure=False, sim_count=600, sweep_inflight=[4]), tmp_path)

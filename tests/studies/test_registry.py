@@ -89,7 +89,7 @@ def test_artifacts_are_made_once(tmp_path: Path) -> None:
 
 
 def test_get_study_loads_one_module_and_refuses_unknown_names() -> None:
-    assert get_study("fpga-reconfig").module == "cryptoffload.studies.fpga_reconfig"
+    assert get_study("fpga-reconfig").module == "cryptoffload.studies.fpga_reconfig.study"
     with pytest.raises(ConfigError, match="unknown study 'nosuch' \\(known: .*fpga-reconfig"):
         get_study("nosuch")
 

@@ -80,7 +80,7 @@ def _naive_baselines(table: Table, profile: str, diagonals: Optional[int], strat
     is not a field of it)."""
     from cryptoffload.policies.bsgs_plan import plan_bsgs
     from cryptoffload.profiles.loader import load_profile
-    from cryptoffload.studies._bsgs_paper import paper_inputs
+    from cryptoffload.studies.bsgs_multidevice.paper import paper_inputs
 
     label = next(c for c in table.columns if c.startswith("naive (")).removesuffix(" ms")
     how = (f"--naive-bs {naive_baby}" if naive_baby is not None else
@@ -116,7 +116,7 @@ def plan_isc_cmd(
     from cryptoffload.policies.isc_plan import plan_isc
     from cryptoffload.report.tables import render_table
     from cryptoffload.sim.isc_world import load_isc_world
-    from cryptoffload.studies._isc_plan_table import plan_table
+    from cryptoffload.studies.isc_he_cnn.plan_table import plan_table
 
     plan = plan_isc(clients, load_isc_world(model), requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,
                     keys_on_every_csd=not partition)

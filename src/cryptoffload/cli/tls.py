@@ -24,7 +24,7 @@ MAX_SECONDS = 3600.0
 MAX_GUEST_FILE_BYTES = 256 << 20  # the guest holds its files in memory (2 GiB)
 #: Fetches per server in the guest for each size (emulated: a 64 MB TLS fetch takes 10-17 s):
 #: at least 5 each, so a saving's band is a t-interval on 4 or more degrees of freedom
-#: (studies/_tls_guest.py); the whole `make ktls` takes about 15 minutes on a shared 2-core machine.
+#: (studies/tls_offload/guest.py); the whole `make ktls` takes about 15 minutes on a shared 2-core machine.
 GUEST_COUNTS = {2048: 10, 64 << 20: 6}
 GUEST_DEFAULT_COUNT = 3
 

@@ -5,7 +5,7 @@ client), with the single-CSD latency simulated.
 
 Why a policy: it is a decision rule on a loaded world (``sim/isc_world.py``): it returns the
 plan as numbers (:class:`IscPlan`); who shows it (``cryptoffload plan isc``, the isc-he-cnn
-study) turns it into a table (``studies/_isc_plan_table.py``).
+study) turns it into a table (``studies/isc_he_cnn/plan_table.py``).
 """
 
 from __future__ import annotations

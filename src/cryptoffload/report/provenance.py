@@ -180,7 +180,7 @@ def check_bands(result: StudyResult) -> list[str]:
     for c in result.claims:
         if c.band is None and c.kind not in ("inconclusive", "not judged in quick mode", "fitted"):
             problems.append(f"claim {c.ours!r}: no band (every headline claim carries the band its inputs and "
-                            "noise allow: studies/_bands.py, profiles/sensitivity.py)")
+                            "noise allow: studies/bands.py, profiles/sensitivity.py)")
         elif c.band is not None and c.band[0] < c.band[1] and not c.most_sensitive:
             problems.append(f"claim {c.ours!r}: its band does not name its most sensitive input")
     return problems

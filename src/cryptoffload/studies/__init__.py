@@ -1,31 +1,29 @@
-"""Studies: one module per source paper (workload + platform + policies + the paper's tables).
+"""Studies: one subpackage per source paper (workload + platform + policies + the paper's tables).
 
-Each study module registers itself with :func:`register_study` (see :mod:`.registry`) on its
-``run(cfg, out, progress) -> StudyResult``; the CLI, ``cryptoffload report`` and the tests find
-every study through :func:`all_studies` and :func:`get_study`. Study modules are found by
-listing this package, so adding one is adding its file; they are imported only when a study
-is asked for (importing all of them takes seconds, and most commands need none).
+Each study is a room of its own, ``studies/<study>/``: its ``study.py`` registers the study with
+:func:`register_study` (see :mod:`.registry`) on its ``run(cfg, out, progress) -> StudyResult``,
+beside the paper's data, tables, claims, bands and figures (each subpackage's docstring is its
+map). The CLI, ``cryptoffload report`` and the tests find every study through
+:func:`all_studies` and :func:`get_study`. Studies are found by listing this package's
+subpackages, so adding one is adding its folder; they are imported only when a study is asked
+for (importing all of them takes seconds, and most commands need none).
 
 A study's ``run`` reads as its table of contents (one named function per table or claim);
-its rows are typed records (``report/rows.py``). The studies and their private modules:
+its rows are typed records (``report/rows.py``). The studies:
 
-* ``isc_he_cnn`` -- in-storage HE CNN inference (``_isc_paper``: the paper's numbers,
-  ``_isc_tables``, ``_isc_claims``, ``_isc_figures``, ``_isc_plan_table``; ``isc_gap``: where
-  the prediction parts from Table 2, input by input).
-* ``bsgs_multidevice`` -- BSGS tuned for N devices (``_bsgs_paper``: the U280 model and
-  Table 1, ``_bsgs_bootstrap``, ``_bsgs_measured``: real Dask runs beside the model).
-* ``fpga_reconfig`` -- reconfiguration with request prediction (``_reconfig_paper``,
-  ``_reconfig_sweep``: the seeds' runs, ``_reconfig_tables``, ``_reconfig_verdicts``: a verdict
-  for every cell beside the paper's).
-* ``paillier_offload`` -- Paillier on QAT and on this machine (``_qat_model``,
-  ``_paillier_measured``, ``_gpu``: GPU rows shared with ridge).
+* ``isc_he_cnn`` -- in-storage HE CNN inference.
+* ``bsgs_multidevice`` -- BSGS tuned for N devices, modelled and measured on Dask.
+* ``fpga_reconfig`` -- reconfiguration with request prediction.
+* ``paillier_offload`` -- Paillier on QAT and on this machine.
 * ``ridge`` -- private ridge regression at the paper's scale.
-* ``tls_offload`` -- nginx in four modes (``_tls_model``).
+* ``tls_offload`` -- nginx in four modes.
 
-Shared by all: ``_bands`` (a figure's band and its tables) and ``_verdicts`` (a verdict for every
-cell beside a paper value, by the one rule of ``report/verdicts.py``, and the ``verdicts`` table).
+Shared by all, public modules of this package: :mod:`.bands` (a figure's band and its tables),
+:mod:`.verdicts` (a verdict for every cell beside a paper value, by the one rule of
+``report/verdicts.py``, and the ``verdicts`` table) and :mod:`.paillier_gpu` (the GPU rows of
+paillier-offload and ridge). ``data/`` holds stored results the studies show (package data).
 :mod:`.runner` runs them all for the report. Where to start reading: :mod:`.registry`, then
-``isc_he_cnn.run``.
+``isc_he_cnn/study.py``.
 """
 
 from __future__ import annotations
@@ -36,28 +34,33 @@ import pkgutil
 from cryptoffload.studies.registry import (
     Option, ReportContext, ReportRun, StudySpec, register_study, registered, unknown_study)
 
-_INFRASTRUCTURE = {"registry", "runner"}
+#: Subpackages that are not studies (stored results, package data).
+_NOT_STUDIES = {"data"}
 
 
-def _study_modules() -> list[str]:
+def _study_packages() -> list[str]:
     return [m.name for m in pkgutil.iter_modules(__path__)
-            if not m.name.startswith("_") and m.name not in _INFRASTRUCTURE]
+            if m.ispkg and not m.name.startswith("_") and m.name not in _NOT_STUDIES]
+
+
+def _import_study(package: str) -> None:
+    importlib.import_module(f"{__name__}.{package}.study")
 
 
 def all_studies() -> dict[str, StudySpec]:
-    """Every study, by name (imports every study module)."""
-    for module in _study_modules():
-        importlib.import_module(f"{__name__}.{module}")
+    """Every study, by name (imports every study's ``study`` module)."""
+    for package in _study_packages():
+        _import_study(package)
     return registered()
 
 
 def get_study(name: str) -> StudySpec:
-    """One study by name: its module is tried first under the study's own name
-    (``fpga-reconfig`` -> ``fpga_reconfig``), then every module; unknown names are a
+    """One study by name: its subpackage is tried first under the study's own name
+    (``fpga-reconfig`` -> ``fpga_reconfig``), then every one; unknown names are a
     :class:`~cryptoffload.errors.ConfigError` listing the known ones."""
-    module = name.replace("-", "_")
-    if module in _study_modules():
-        importlib.import_module(f"{__name__}.{module}")
+    package = name.replace("-", "_")
+    if package in _study_packages():
+        _import_study(package)
     spec = registered().get(name)
     if spec is None:
         spec = all_studies().get(name)
