@@ -22,7 +22,7 @@ from rich.table import Table
 from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
 from cryptoffload.policies.reconfig import POLICIES
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
+from cryptoffload.sim.reconfig.platform import load_reconfig_platform
 from cryptoffload.studies.fpga_reconfig import study as st
 from cryptoffload.studies.fpga_reconfig.sweep import traces_for_seed
 from cryptoffload.workloads.web_trace import generate_trace

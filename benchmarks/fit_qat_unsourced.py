@@ -2,7 +2,7 @@
 
 Prints the fitted values for ``profiles/qat_dh8970.toml`` (sources "fitted") and what the model
 then gives for the figures they were fitted to; writes ``benchmarks/results/qat_fit.json`` with
-the machine. See ``src/cryptoffload/sim/qat_fit.py`` for why these three and to what.
+the machine. See ``src/cryptoffload/sim/qat/fit.py`` for why these three and to what.
 
     .venv/bin/python benchmarks/fit_qat_unsourced.py [--encryptions 6000]
 """
@@ -17,8 +17,8 @@ from rich.console import Console
 
 from cryptoffload.bench import save_results
 from cryptoffload.machine import machine_info
-from cryptoffload.sim.qat_fit import FIT_TARGETS, fit_unsourced
-from cryptoffload.sim.qat_params import load_qat_params
+from cryptoffload.sim.qat.fit import FIT_TARGETS, fit_unsourced
+from cryptoffload.sim.qat.params import load_qat_params
 
 
 def main() -> None:

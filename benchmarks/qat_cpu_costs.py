@@ -1,6 +1,6 @@
 """CPU-side costs of the QAT Paillier client designs, measured on one pinned core of this machine.
 
-The QAT model (``sim/qat.py``) needs what each client design costs the host CPU: a thread switch
+The QAT model (``sim/qat/model.py``) needs what each client design costs the host CPU: a thread switch
 among 1,000 synchronous callers (QAT+S2), a coroutine resume-and-pause (QHCS, OpenSSL ASYNC_JOB),
 the Paillier work around the two modexps, and a software modexp. They are measured here by a small
 C program (``benchmarks/qat_cpu_costs.c``, built with the system compiler against GMP and OpenSSL,

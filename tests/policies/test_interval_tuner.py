@@ -6,7 +6,7 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.interval_tuner import CANDIDATE_WINDOWS, MB, tune_intervals
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
+from cryptoffload.sim.reconfig.platform import load_reconfig_platform
 from cryptoffload.workloads.web_trace import generate_trace
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.isc_plan import plan_isc
-from cryptoffload.sim.isc_platform import load_platforms
-from cryptoffload.sim.isc_world import IscWorld, load_isc_world
+from cryptoffload.sim.isc.platform import load_platforms
+from cryptoffload.sim.isc.world import IscWorld, load_isc_world
 
 
 def test_planner_follows_the_papers_key_reasoning() -> None:

@@ -13,9 +13,9 @@ from cryptoffload.errors import ConfigError
 from cryptoffload.policies.reconfig import (
     INTERVAL_POLICIES, PAPER_POLICIES, POLICIES, BEYOND_POLICIES, FpgaView, PolicyContext, make_policy,
     prepare_policies, run_policy, same_pair)
-from cryptoffload.sim import reconfig_fast as fast
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
-from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
+from cryptoffload.sim.reconfig import fast
+from cryptoffload.sim.reconfig.platform import load_reconfig_platform
+from cryptoffload.sim.reconfig.server import ServerCosts, simulate_simpy
 from cryptoffload.workloads.web_trace import generate_trace
 
 

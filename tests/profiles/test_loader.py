@@ -19,7 +19,7 @@ from cryptoffload.profiles import (
     write_profile,
 )
 from cryptoffload.profiles.loader import MAX_DEPTH, MAX_PROFILE_BYTES
-from cryptoffload.sim.reconfig_platform import required_fields
+from cryptoffload.sim.reconfig.platform import required_fields
 
 META = '[meta]\nname = "t"\nkind = "cited"\ndescription = "a test profile"\n'
 GOOD_BODY = (

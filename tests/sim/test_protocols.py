@@ -5,13 +5,14 @@ not resources through the accounts they give of their devices (a type checker ve
 import numpy as np
 import pytest
 
-from cryptoffload.sim import op_dag, reconfig_fast
+from cryptoffload.sim import op_dag
+from cryptoffload.sim.reconfig import fast as reconfig_fast
 from cryptoffload.sim.core import Simulation
 from cryptoffload.sim.devices import FifoDevice, ReconfigurableDevice
 from cryptoffload.sim.gpu import GpuDevice, GpuOpCost, GpuParams, as_device
 from cryptoffload.sim.links import SharedLink
 from cryptoffload.sim.protocols import Device, DeviceAccount, Link, device_account
-from cryptoffload.sim.qat_card import QatDevice
+from cryptoffload.sim.qat.card import QatDevice
 from cryptoffload.sim.storage import NandFlash
 from cryptoffload.workloads.bsgs import BsgsShape, build_dag, split
 

@@ -7,7 +7,7 @@ import pytest
 
 from cryptoffload.errors import ProfileError
 from cryptoffload.profiles import builtin_profile_path
-from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
 from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE, paper_calibrated_program
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
 from cryptoffload.workloads.he_cnn_fitted import paper_calibrated_program
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_models import MODELS, load_model

@@ -82,7 +82,7 @@ def isc(clients: int, *, model: Optional[str] = None, requests_per_client: Optio
     second (sizes for load too; without it, for capacity only); ``nand_tb``: NAND per CSD;
     ``partition``: split clients over CSDs instead of every CSD holding every client's keys."""
     from cryptoffload.policies.isc_plan import plan_isc
-    from cryptoffload.sim.isc_world import load_isc_world
+    from cryptoffload.sim.isc.world import load_isc_world
 
     CLIENTS.check("clients", clients)
     if requests_per_client is not None:

@@ -115,7 +115,7 @@ def plan_isc_cmd(
 ) -> None:
     from cryptoffload.policies.isc_plan import plan_isc
     from cryptoffload.report.tables import render_table
-    from cryptoffload.sim.isc_world import load_isc_world
+    from cryptoffload.sim.isc.world import load_isc_world
     from cryptoffload.studies.isc_he_cnn.plan_table import plan_table
 
     plan = plan_isc(clients, load_isc_world(model), requests_per_client_per_s=requests_per_client, nand_tb=nand_tb,

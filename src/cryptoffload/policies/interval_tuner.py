@@ -25,7 +25,7 @@ import numpy as np
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.reconfig import prepare_policies, run_policy
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform
 from cryptoffload.workloads.request_trace import Trace
 
 __all__ = ["CANDIDATE_WINDOWS", "IntervalChoice", "tune_intervals"]

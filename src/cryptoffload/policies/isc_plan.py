@@ -3,7 +3,7 @@ how much NAND on each, for ``M`` clients of a model -- the reasoning of Suzuki a
 section 4.5.1 (every CSD holds every client's evaluation keys, so any idle CSD serves any
 client), with the single-CSD latency simulated.
 
-Why a policy: it is a decision rule on a loaded world (``sim/isc_world.py``): it returns the
+Why a policy: it is a decision rule on a loaded world (``sim/isc/world.py``): it returns the
 plan as numbers (:class:`IscPlan`); who shows it (``cryptoffload plan isc``, the isc-he-cnn
 study) turns it into a table (``studies/isc_he_cnn/plan_table.py``).
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cryptoffload.errors import ConfigError
-from cryptoffload.sim.isc_simulation import simulate
-from cryptoffload.sim.isc_world import IscWorld
+from cryptoffload.sim.isc.simulation import simulate
+from cryptoffload.sim.isc.world import IscWorld
 
 #: How clients' keys lie on the CSDs: every client's on every CSD (the paper's rule), clients
 #: partitioned over CSDs, or no layout at all (a CSD cannot hold the weights and one client's keys).

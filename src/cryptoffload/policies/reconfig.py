@@ -19,9 +19,9 @@ import numpy as np
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies import ngram
-from cryptoffload.sim import reconfig_fast as fast
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform
-from cryptoffload.sim.reconfig_server import Decision, FpgaView
+from cryptoffload.sim.reconfig import fast
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform
+from cryptoffload.sim.reconfig.server import Decision, FpgaView
 from cryptoffload.workloads.request_trace import Trace
 
 __all__ = ["FpgaView", "Decision", "KernelArgs", "PolicyContext", "ReconfigPolicy", "POLICIES", "PAPER_POLICIES",
@@ -63,7 +63,7 @@ class ReconfigPolicy:
     """Base class; subclasses set ``name``, ``label``, ``mode`` and prepare predictions.
 
     It is what the SimPy server model asks of a policy
-    (:class:`~cryptoffload.sim.reconfig_server.ServerPolicy`: ``mode``, ``initial``, ``fixed``,
+    (:class:`~cryptoffload.sim.reconfig.server.ServerPolicy`: ``mode``, ``initial``, ``fixed``,
     ``decide``), and, through :meth:`kernel_args`, what the fast path asks."""
 
     name = "base"

@@ -9,7 +9,7 @@ one op at a time, op times from :class:`~.fpga_cost.FpgaCostModel`), a
 :class:`~.device_dram.DeviceDRAM` with a capacity from which dead data is evicted at once, and
 links (:class:`~.links.Link`, exact processor sharing) for NAND, SSD and PCIe lanes -- this
 module. :func:`~.program_steps.compile_steps` turns a program into the steps the simulation
-executes; ``sim/isc_platform.py`` and ``sim/isc_simulation.py`` wire them into platforms.
+executes; ``sim/isc/platform.py`` and ``sim/isc/simulation.py`` wire them into platforms.
 
 Every byte that leaves storage is counted once; intermediate ciphertexts never leave DRAM.
 """

@@ -23,7 +23,7 @@ simulation *predicts* Table 2 and Table 3 and the gap to the paper can be decomp
   step the program uses has its own Galois key, plus the relinearisation key, each
   ``L * 2 * (L + 1) * N * 8`` bytes for ``L`` data primes.
 
-The op times are the FPGA model's (``sim/fpga_cost.py``), so nothing here is fitted to a latency.
+The op times are the FPGA model's (``sim/isc/fpga_cost.py``), so nothing here is fitted to a latency.
 """
 
 from __future__ import annotations

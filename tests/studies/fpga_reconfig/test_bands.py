@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
+from cryptoffload.sim.reconfig.platform import load_reconfig_platform
 from cryptoffload.studies.fpga_reconfig.bands import (
     CLIENTS_INPUT,
     RECONFIG_INPUT,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cryptoffload.sim.reconfig_platform import load_reconfig_platform
+from cryptoffload.sim.reconfig.platform import load_reconfig_platform
 from cryptoffload.studies.fpga_reconfig import sweep as sw
 from cryptoffload.studies.fpga_reconfig.paper import PAPER_RATES
 from cryptoffload.workloads.web_trace import generate_trace

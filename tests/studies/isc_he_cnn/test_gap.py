@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.sim.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
 from cryptoffload.studies.isc_he_cnn import gap as isc_gap
 from cryptoffload.workloads.he_cnn_eva import CnnShape, eva_cnn, eva_params
 

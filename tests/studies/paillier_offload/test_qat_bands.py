@@ -10,8 +10,8 @@ import pytest
 from cryptoffload.profiles import load_profile
 from cryptoffload.profiles.sensitivity import with_values
 from cryptoffload.report.result import StudyResult
-from cryptoffload.sim import qat
-from cryptoffload.sim.qat_params import load_qat_params
+from cryptoffload.sim.qat import model as qat
+from cryptoffload.sim.qat.params import load_qat_params
 from cryptoffload.studies.paillier_offload import qat_bands as qb
 from cryptoffload.studies.bands import band_rows
 from cryptoffload.studies.paillier_offload import qat_model as qm

@@ -11,8 +11,8 @@ from cryptoffload.report.verdicts import check_verdicts
 from cryptoffload.studies.verdicts import Judging
 from cryptoffload.report.result import StudyResult
 from cryptoffload.report.rows import table_of
-from cryptoffload.sim import qat
-from cryptoffload.sim.qat_params import CARD_SCALINGS, load_qat_params
+from cryptoffload.sim.qat import model as qat
+from cryptoffload.sim.qat.params import CARD_SCALINGS, load_qat_params
 from cryptoffload.studies.paillier_offload import qat_model as qm
 
 

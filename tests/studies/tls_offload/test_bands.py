@@ -11,7 +11,7 @@ import pytest
 from cryptoffload.profiles import load_profile
 from cryptoffload.report.result import StudyResult
 from cryptoffload.report.verdicts import verdict_kind
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.tls_offload import bands as tb
 from cryptoffload.studies.tls_offload import model as tm
 from cryptoffload.studies.verdicts import Judging

@@ -11,7 +11,7 @@ import pytest
 
 from cryptoffload.errors import InputError
 from cryptoffload.report.result import StudyResult
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.tls_offload import guest as tg
 
 SMALL, LARGE = 2048, 64 << 20

@@ -8,7 +8,7 @@ import pytest
 
 from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.result import StudyResult
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.studies.tls_offload import bands as tband
 from cryptoffload.studies.tls_offload import model as tm

@@ -104,7 +104,7 @@ class _FakeWrk:
 
 def test_capacity_rows_name_the_latency_target_and_model_every_mode():
     from cryptoffload.report.result import StudyResult
-    from cryptoffload.sim import smartnic as nic
+    from cryptoffload.sim.tls import smartnic as nic
 
     costs = nic.MeasuredCosts({st.SMALL: 0.18e-3, st.LARGE: 4.8e-3}, {st.SMALL: 1.0e-3, st.LARGE: 38e-3})
     model = st.CostModel(nic.TlsCostModel(costs.with_handshake(), nic.TlsOffloadParams.from_profile()), "simulated", [])

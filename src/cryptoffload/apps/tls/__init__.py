@@ -15,6 +15,6 @@ apart:
 """
 
 from cryptoffload.apps.tls.nginx import NginxServer
-from cryptoffload.sim.smartnic import SERVING_MODES
+from cryptoffload.sim.tls.smartnic import SERVING_MODES
 
 __all__ = ["SERVING_MODES", "NginxServer"]

@@ -45,7 +45,7 @@ from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
 from cryptoffload.procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
 from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.private_files import write_private
-from cryptoffload.sim.smartnic import TLS_MODES, check_mode  # one definition, shared with the model
+from cryptoffload.sim.tls.smartnic import TLS_MODES, check_mode  # one definition, shared with the model
 
 Mode = Literal["plain", "tls", "ktls", "ktls-nic"]
 

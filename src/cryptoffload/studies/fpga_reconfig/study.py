@@ -47,7 +47,7 @@ from cryptoffload.policies.reconfig import BEYOND_POLICIES
 from cryptoffload.report.plots import line_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, table_of
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform, load_reconfig_platform
 from cryptoffload.studies.fpga_reconfig import bands
 from cryptoffload.studies.fpga_reconfig import tables
 from cryptoffload.studies.fpga_reconfig import verdicts as rv

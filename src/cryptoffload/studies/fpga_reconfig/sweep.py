@@ -20,9 +20,9 @@ from cryptoffload.checks import DURATION_MS, RATE_PER_S, SIZE_MB, check_bounded,
 from cryptoffload.errors import ConfigError
 from cryptoffload.policies.interval_tuner import tune_intervals
 from cryptoffload.policies.reconfig import INTERVAL_POLICIES, POLICIES, ReconfigPolicy, prepare_policies, run_policy
-from cryptoffload.sim import reconfig_fast as fast
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform, load_reconfig_platform
-from cryptoffload.sim.reconfig_server import ServerCosts, simulate_simpy
+from cryptoffload.sim.reconfig import fast
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform, load_reconfig_platform
+from cryptoffload.sim.reconfig.server import ServerCosts, simulate_simpy
 from cryptoffload.studies.fpga_reconfig.paper import PAPER_RATES, PAPER_TABLE7
 from cryptoffload.workloads.client_population import FITTED_CLIENTS, draw_population
 from cryptoffload.workloads.population_fit import fc_distance, mix_distance

@@ -18,7 +18,7 @@ import numpy as np
 from cryptoffload.report.result import StudyResult, Table
 from cryptoffload.report.provenance import computed_from, of_fit
 from cryptoffload.report.rows import column, table_of
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform
 from cryptoffload.studies.fpga_reconfig.paper import (
     _PAPER_COLUMN,
     PAPER_MEAN_NOPREDICT,

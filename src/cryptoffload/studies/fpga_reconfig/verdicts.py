@@ -27,7 +27,7 @@ from cryptoffload.report.provenance import from_printed, printed
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.report.verdicts import Verdict
-from cryptoffload.sim.reconfig_platform import ReconfigPlatform
+from cryptoffload.sim.reconfig.platform import ReconfigPlatform
 from cryptoffload.studies.fpga_reconfig import tables
 from cryptoffload.studies.bands import Banded
 from cryptoffload.studies.fpga_reconfig.bands import SeedFigure

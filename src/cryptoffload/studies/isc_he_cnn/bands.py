@@ -24,8 +24,8 @@ from typing import Callable, Mapping
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.profiles.sensitivity import Input, band, profile_input, written_with_values
 from cryptoffload.report.provenance import of_fit
-from cryptoffload.sim.isc_simulation import simulate
-from cryptoffload.sim.program_steps import CompiledProgram, compile_steps
+from cryptoffload.sim.isc.simulation import simulate
+from cryptoffload.sim.isc.program_steps import CompiledProgram, compile_steps
 from cryptoffload.studies.bands import Banded, Memo
 from cryptoffload.studies.isc_he_cnn.paper import GB, TABLE3_COLUMNS
 from cryptoffload.studies.isc_he_cnn.tables import IscSetting, table3

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from cryptoffload.report.plots import legend_outside, line_plot, save
-from cryptoffload.sim.isc_platform import LABELS, PLATFORMS
+from cryptoffload.sim.isc.platform import LABELS, PLATFORMS
 from cryptoffload.studies.isc_he_cnn.paper import GB, PAPER_TABLE2
 from cryptoffload.studies.isc_he_cnn.tables import IscSetting, Table2, Table3, paper_table3_row
 

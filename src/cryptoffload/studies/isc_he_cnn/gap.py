@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from cryptoffload.report.provenance import of_fit
-from cryptoffload.sim.fpga_cost import FpgaCostModel
-from cryptoffload.sim.isc_platform import PlatformPreset
-from cryptoffload.sim.isc_simulation import simulate
-from cryptoffload.sim.program_steps import compile_steps
+from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc.platform import PlatformPreset
+from cryptoffload.sim.isc.simulation import simulate
+from cryptoffload.sim.isc.program_steps import compile_steps
 from cryptoffload.workloads.he_cnn_eva import CnnShape, PaperInputs, eva_cnn
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_program import HEProgram

@@ -6,7 +6,7 @@ Why its own module: the tables, the claims and the figures all read them; none o
 
 from __future__ import annotations
 
-from cryptoffload.sim.isc_platform import PLATFORMS
+from cryptoffload.sim.isc.platform import PLATFORMS
 
 GB = 1e9
 #: a difference from the paper beyond this gets a note

@@ -4,7 +4,7 @@ The in-storage HE paper (Suzuki and Yamana) asks where an FPGA running CKKS shou
 weights and keys that do not fit in its DRAM: from host memory (FPGA-only), from an SSD through
 the host (FPGA&SSD) or from NAND flash on the same device (CSD). It answers by simulation:
 Table 2 (latency vs source bandwidth, and a CPU) and Table 3 (k devices on 32 PCIe lanes). We
-rebuild that simulation (``sim/fpga_cost.py``, ``sim/isc_platform.py``: an FPGA with per-level op
+rebuild that simulation (``sim/isc/fpga_cost.py``, ``sim/isc/platform.py``: an FPGA with per-level op
 times, DRAM with eviction of dead data, NAND, SSDs and shared PCIe lanes, transfers prefetched
 in program order) and feed it the CNN built from the paper's *stated inputs*
 (``workloads/he_cnn_eva.py``: network, EVA parameters, data sizes), so Tables 2 and 3 are
@@ -15,7 +15,7 @@ carries wall times (then *measured*).
 
 :func:`cryptoffload.policies.isc_plan.plan_isc` answers the planning question the paper
 reasons about in section 4.5.1: how many CSDs and how much NAND for ``M`` clients and a given
-model; the study and the planner start from the same world (``sim/isc_world.py``).
+model; the study and the planner start from the same world (``sim/isc/world.py``).
 
 :func:`run` is the study's table of contents; the tables live in ``tables.py``, the claims
 and notes in ``claims.py`` (a program that is not the paper's, such as the report's recorded
@@ -40,9 +40,9 @@ from cryptoffload.papers import PAPERS
 from cryptoffload.policies.isc_plan import plan_isc
 from cryptoffload.profiles.fits import profile_fits
 from cryptoffload.report.result import StudyResult, write_result
-from cryptoffload.sim.fpga_cost import FPGA_PROFILE
-from cryptoffload.sim.isc_platform import PLATFORM_PROFILE, PLATFORMS
-from cryptoffload.sim.isc_world import load_isc_world, profile_path
+from cryptoffload.sim.isc.fpga_cost import FPGA_PROFILE
+from cryptoffload.sim.isc.platform import PLATFORM_PROFILE, PLATFORMS
+from cryptoffload.sim.isc.world import load_isc_world, profile_path
 from cryptoffload.studies.isc_he_cnn import bands as isc_bands
 from cryptoffload.studies.isc_he_cnn import claims
 from cryptoffload.studies.isc_he_cnn import tables

@@ -15,10 +15,10 @@ from typing import Any, Callable
 from cryptoffload.report.result import Table
 from cryptoffload.report.provenance import computed_from, printed
 from cryptoffload.report.rows import column, hidden, table_of
-from cryptoffload.sim.isc_platform import LABELS, PLATFORMS, PlatformPreset
-from cryptoffload.sim.isc_simulation import IscRun, simulate
-from cryptoffload.sim.isc_world import IscWorld
-from cryptoffload.sim.program_steps import CompiledProgram
+from cryptoffload.sim.isc.platform import LABELS, PLATFORMS, PlatformPreset
+from cryptoffload.sim.isc.simulation import IscRun, simulate
+from cryptoffload.sim.isc.world import IscWorld
+from cryptoffload.sim.isc.program_steps import CompiledProgram
 from cryptoffload.studies.isc_he_cnn import gap as isc_gap
 from cryptoffload.studies.isc_he_cnn.paper import (CPU_LABEL, FITTED, GB, PAPER_CPU_MS, PAPER_SIZES, PAPER_TABLE2,
                                              PAPER_TABLE3, PREDICTED, TABLE3_COLUMNS)

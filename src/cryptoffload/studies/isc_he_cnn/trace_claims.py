@@ -26,9 +26,9 @@ from typing import Callable, Mapping, Sequence
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.profiles.sensitivity import CONFIDENCE, Input, band, interval_text, profile_input, t_multiplier
 from cryptoffload.report.result import Claim
-from cryptoffload.sim.fpga_cost import FpgaCostModel
-from cryptoffload.sim.isc_simulation import simulate
-from cryptoffload.sim.program_steps import compile_steps
+from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
+from cryptoffload.sim.isc.simulation import simulate
+from cryptoffload.sim.isc.program_steps import compile_steps
 from cryptoffload.studies.bands import Banded, Memo
 from cryptoffload.studies.isc_he_cnn.bands import RULE
 from cryptoffload.studies.isc_he_cnn.bands import inputs as paper_inputs

@@ -18,8 +18,8 @@ from typing import Callable, Mapping, Sequence
 
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.profiles.sensitivity import Input, band, profile_input, with_values
-from cryptoffload.sim import qat
-from cryptoffload.sim.qat_params import REQUIRED_PROFILE_FIELDS, load_qat_params
+from cryptoffload.sim.qat import model as qat
+from cryptoffload.sim.qat.params import REQUIRED_PROFILE_FIELDS, load_qat_params
 from cryptoffload.studies.bands import Banded, Memo
 
 BAND_ENCRYPTIONS = 3_000

@@ -3,7 +3,7 @@ every value labelled for what it is.
 
 Why a module of its own: the study module runs the measured half (our engines, the GPU rows);
 this one owns the model's rows, the paper's figures, which of them are predicted and which
-fitted, and why each differs. The model's inputs (``sim/qat_params.py``) are a cited card rate,
+fitted, and why each differs. The model's inputs (``sim/qat/params.py``) are a cited card rate,
 CPU costs measured on this project's machine, and three values fitted to the paper's Table 1
 (card latency to QAT+S1, driver cost to QAT+S2, coroutines to QHCS1's latency). By the
 project's rule a value computed from an input fitted to the table it stands beside is
@@ -22,8 +22,8 @@ from cryptoffload.profiles.loader import ProfileValue, load_profile
 from cryptoffload.report.provenance import computed_from, fits_from_sources, from_printed, printed
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
-from cryptoffload.sim import qat
-from cryptoffload.sim.qat_params import CARD_SCALINGS, REQUIRED_PROFILE_FIELDS, load_qat_params
+from cryptoffload.sim.qat import model as qat
+from cryptoffload.sim.qat.params import CARD_SCALINGS, REQUIRED_PROFILE_FIELDS, load_qat_params
 from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.studies.bands import Banded
 from cryptoffload.studies.verdicts import Judging, judge
@@ -205,7 +205,7 @@ def inputs_table(result: StudyResult, profile: str) -> None:
                         title="QAT model inputs: cited, measured on this project's machine, or fitted",
                         provenance="mixed",
                         note="Measured values come from benchmarks/results/qat_cpu_costs.json (machine named there) and "
-                             "are scaled to the paper's Xeon D-1541 by its SW figure; see sim/qat_params.py."))
+                             "are scaled to the paper's Xeon D-1541 by its SW figure; see sim/qat/params.py."))
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ def model_figures(m: QatModel) -> tuple[dict[str, float], dict[str, float]]:
 
 
 #: Where each of the paper's Table 1 values comes from: its Table 1 is not in our copy, so all but
-#: QHCS1's 27,400 enc/s are arithmetic on the ratios its text prints (sim/qat.py PAPER_TARGETS).
+#: QHCS1's 27,400 enc/s are arithmetic on the ratios its text prints (sim/qat/model.py PAPER_TARGETS).
 T1_PAPER_SOURCES = {
     ("QAT+S1", "throughput_ops"): from_printed("27,400 / 1.76 / 46 (QHCS1 = 1.76 x S2, S2 = 46 x S1)"),
     ("QAT+S1", "mean_latency_ms"): from_printed("46 x 1.76 / 27,400 s (one request in flight: 1 / its throughput)"),

@@ -4,7 +4,7 @@ CUDA GPU is present, our GPU kernels measured beside them, with the simulated GP
 the run) checked against measured runs it was not fitted on (``studies/paillier_gpu.py``).
 
 Why two halves: we have no QAT card, so the paper's Table 1 (SW, QAT+S1, QAT+S2, QHCS1,
-QHCS2) is reproduced by the DH8970 model (``sim/qat.py``; ``studies/paillier_offload/qat_model.py``): a cited
+QHCS2) is reproduced by the DH8970 model (``sim/qat/model.py``; ``studies/paillier_offload/qat_model.py``): a cited
 card rate, CPU costs measured here, and three values fitted to Table 1 and labelled fitted;
 what none of the fits moves -- the ceiling the card puts on QHCS1, QHCS2 against QHCS1 -- is
 predicted. What users actually ask -- what would a card, or more
@@ -37,7 +37,7 @@ from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import StudyResult, write_result
 from cryptoffload.report.rows import column, table_of
-from cryptoffload.sim import qat
+from cryptoffload.sim.qat import model as qat
 from cryptoffload.studies import paillier_gpu as _gpu
 from cryptoffload.studies.bands import band_tables
 from cryptoffload.studies.paillier_offload import qat_model as qm
@@ -327,7 +327,7 @@ def _table1(result: StudyResult, cfg: PaillierOffloadConfig, model: qm.QatModel,
         title=f"Paillier encryption, {cfg.bits}-bit key: the paper's implementations (DH8970 model) and ours (measured)",
         provenance="mixed", reproduces="Table 1", paper_derived=qm.T1_PAPER_DERIVED,
         row_inputs=model.row_inputs + [[] for _ in rows[len(model.rows):]],
-        note="Model rows: DH8970 model (sim/qat_params.py: cited card rate, CPU costs measured here, three "
+        note="Model rows: DH8970 model (sim/qat/params.py: cited card rate, CPU costs measured here, three "
              "values fitted to Table 1 and labelled so); the ceiling row uses cited inputs only. Paper values "
              "are derived from the ratios in its text (Table 1 itself is not in our copy). Cited rows: the "
              "paper's literature figures. Measured rows: this machine; baselines report throughput only "

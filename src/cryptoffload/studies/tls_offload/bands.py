@@ -39,7 +39,7 @@ from cryptoffload.profiles.sensitivity import (
     t_multiplier,
     with_values,
 )
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.bands import Banded
 
 #: the profile values a predicted fetch ratio reads, each over its range

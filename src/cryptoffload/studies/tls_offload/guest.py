@@ -26,7 +26,7 @@ from cryptoffload.profiles.sensitivity import interval_text, t_multiplier
 from cryptoffload.report.provenance import provenance_word, stored_from
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.rows import column, table_of
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 
 #: the guest run of ``make ktls``, shipped as package data
 GUEST_RESULT = "tls_guest.json"

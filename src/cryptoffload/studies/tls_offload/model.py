@@ -2,7 +2,7 @@
 predicted from what this machine measures and from cited constants, never calibrated to the
 paper's ratios.
 
-The mechanism (``sim/smartnic.py``): one fetch is one connection. Every mode pays the
+The mechanism (``sim/tls/smartnic.py``): one fetch is one connection. Every mode pays the
 connection's fixed costs (TCP, the user-space handshake, measured here with curl's timers); kTLS
 and the NIC add fixed costs of their own (the key hand-off to the kernel; the NIC's crypto
 context, set up by synchronous firmware commands) and save costs per byte (copies; encryption)
@@ -23,7 +23,7 @@ from cryptoffload.profiles.loader import Profile
 from cryptoffload.report.result import Claim, StudyResult, Table
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.report.verdicts import Verdict, paper_cells
-from cryptoffload.sim import smartnic as nic
+from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.bands import Banded
 from cryptoffload.studies.tls_offload.bands import FetchNoise, figure_label
 from cryptoffload.studies.verdicts import Judging, judge

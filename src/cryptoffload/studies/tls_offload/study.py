@@ -6,7 +6,7 @@ clients can the node serve?
 Why the split: this kernel has no ``CONFIG_TLS`` and no NIC here offloads TLS, so only plain
 HTTP and user-space TLS really run; kTLS is requested too, and what actually ran is verified
 (``apps/tls/detect.py``: "requested ktls, ran user-space TLS"), never reported as kTLS. Modes 3
-and 4 are then predicted by the cost model of ``sim/smartnic.py`` (profile
+and 4 are then predicted by the cost model of ``sim/tls/smartnic.py`` (profile
 ``tls_offload.toml``: Pismenny et al. ASPLOS 2021, Watson netdev 1.2, Netflix's kTLS reports,
 Linux's zerocopy-sendfile commit and a third-party ConnectX-6 Dx benchmark -- never the paper's
 own ratios) applied to what is measured here (``studies/tls_offload/model.py``), and the planner
@@ -33,8 +33,8 @@ from cryptoffload.report.provenance import computed_from
 from cryptoffload.report.plots import bar_plot
 from cryptoffload.report.result import StudyResult, Table, write_result
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
-from cryptoffload.sim import smartnic as nic
-from cryptoffload.sim import tls_node
+from cryptoffload.sim.tls import smartnic as nic
+from cryptoffload.sim.tls import node as tls_node
 from cryptoffload.studies.tls_offload import bands as tband
 from cryptoffload.studies.tls_offload import guest as tg
 from cryptoffload.studies.tls_offload import model as tm
