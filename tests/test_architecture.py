@@ -1,5 +1,5 @@
-"""The shape of the code, held by a test: imports point down the layers, and nothing imports in
-a circle.
+"""The shape of the code, held by a test: imports point down the layers, nothing imports in a
+circle, and no test or CLI module reaches into another package's private (underscore) module.
 
 Why a test: the layering in ARCHITECTURE.md (cli > studies > apps > policies > calibrate >
 engines | sim > workloads > crypto > profiles > the base modules) is what lets a reader find a
@@ -209,3 +209,82 @@ def test_the_package_root_reaches_the_api_only_lazily():
             "assert paillier.__name__ == 'cryptoffload.api.paillier'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+
+
+# -- private modules -------------------------------------------------------------------------
+# A module whose name (or a package above it) starts with "_" is its package's business: what
+# another package needs of it belongs in a public module (issue 36). Tests mirror src/
+# (tests/apps/ridge/test_x.py is at home in cryptoffload.apps.ridge), so a test may use the
+# private modules of the package it mirrors and of the packages above that one; the CLI only
+# its own. tests/benchmarks/ mirror benchmarks/, scripts that time the internals themselves
+# (the C core, the kernels): they are not held to it.
+
+TESTS = SRC.parent.parent / "tests"
+
+
+def private_owner(module: str) -> str | None:
+    """The package a private module belongs to (``cryptoffload.crypto`` for
+    ``cryptoffload.crypto._native.core``); ``None`` for a public module."""
+    parts = module.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def test_home(path: Path, tests: Path = TESTS) -> str:
+    """The package a test file mirrors: ``tests/apps/ridge/test_x.py`` -> ``cryptoffload.apps.ridge``."""
+    return ".".join(["cryptoffload", *path.parent.relative_to(tests).parts])
+
+
+test_home.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+def private_imports(source: str, home: str) -> list[tuple[str, int]]:
+    """``(module, line)`` of every private module of another package that ``source`` imports
+    (absolute imports, at any depth; a name imported from a package counts when it is a module
+    there). ``home`` is the package the file belongs to or mirrors."""
+    found = []
+    for node in _walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [(f"{node.module}.{a.name}" if _exists(f"{node.module}.{a.name}") else node.module, node.lineno)
+                     for a in node.names]
+        else:
+            continue
+        for module, line in names:
+            owner = private_owner(module) if module.split(".")[0] == "cryptoffload" else None
+            if owner is not None and home != owner and not home.startswith(owner + "."):
+                found.append((module, line))
+    return sorted(set(found), key=lambda f: (f[1], f[0]))
+
+
+def test_no_test_or_cli_module_imports_another_packages_private_module():
+    files = [(p, test_home(p)) for p in sorted(TESTS.rglob("*.py"))
+             if "__pycache__" not in p.parts and p.relative_to(TESTS).parts[0] != "benchmarks"]
+    files += [(p, "cryptoffload.cli") for p in sorted((SRC / "cli").rglob("*.py"))]
+    bad = [f"{p.relative_to(SRC.parent.parent)}:{line} imports {module} (a private module of "
+           f"{private_owner(module)}; {home} may not use it)"
+           for p, home in files for module, line in private_imports(p.read_text(encoding="utf-8"), home)]
+    assert not bad, ("what these need belongs in a public module of the right layer:\n" + "\n".join(bad))
+
+
+def test_the_private_import_rule_flags_a_planted_violation(tmp_path: Path):
+    """The rule can fail: a CLI module or a test of another package importing a private module
+    is flagged, however it is spelled; the mirrored package's own tests and public modules are not."""
+    planted = ("from cryptoffload.apps import _http\n"
+               "import cryptoffload.crypto._native.core\n"
+               "def f():\n    from cryptoffload.crypto._native.core import cpu_path\n")
+    assert [m for m, _ in private_imports(planted, "cryptoffload.cli")] == [
+        "cryptoffload.apps._http", "cryptoffload.crypto._native.core", "cryptoffload.crypto._native.core"]
+    assert private_imports(planted, "cryptoffload.studies.ridge") != []
+    assert private_imports(planted, "cryptoffload.apps.ridge")[1:] != []  # crypto's, not apps'
+    assert private_imports("from cryptoffload.apps import _http", "cryptoffload.apps.ridge") == []
+    assert private_imports("from cryptoffload.crypto._native import core", "cryptoffload.crypto.paillier") == []
+    assert private_imports("from cryptoffload.studies.isc_he_cnn import tables", "cryptoffload.cli") == []
+    assert private_imports("from cryptoffload.apps.ridge.provider import _batch_bounds",
+                           "cryptoffload.cli") == []  # a private function is the test's business, not a module
+    test = tmp_path / "tests" / "cli" / "test_x.py"
+    test.parent.mkdir(parents=True)
+    assert test_home(test, tmp_path / "tests") == "cryptoffload.cli"

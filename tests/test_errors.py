@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cryptoffload.crypto._gcrypt import GcryptError, WeakKeyError
+from cryptoffload.crypto.ciphers import WeakKeyError
+from cryptoffload.crypto.native import GcryptError
 from cryptoffload.engines import EngineClosed, EngineError, JobFailed, RingClosed, RingEmpty, RingFull
 from cryptoffload.errors import (
     BackendUnavailable, ConfigError, CryptoffloadError, InputError, OutputError, ProfileError, TraceError)

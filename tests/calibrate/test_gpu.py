@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto import native as gr
 from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.calibrate import gpu as cg
 from cryptoffload.sim.gpu import load_gpu_params, simulate_batches

@@ -161,24 +161,28 @@ def test_help_and_exit_codes_pass_through(capsys) -> None:
     assert info.value.code == 2 and "keygen" in capsys.readouterr().out
 
 
-def test_server_limits_options_are_checked_then_apply_to_every_server(monkeypatch, capsys) -> None:
+def test_server_limits_options_are_checked_then_apply_to_every_server(capsys) -> None:
     import pytest
 
-    from cryptoffload.apps import _http
+    from cryptoffload.apps import serving
     from cryptoffload.cli import root
 
-    monkeypatch.setattr(_http, "_limits", _http.ServerLimits())  # restored after the test
-    for args, option in ((["ridge", "csp", "--port", "0", "--max-records", "10", "--max-connections", "-1"],
-                          "--max-connections"),
-                         (["he-cnn", "serve", "--port", "0", "--max-connections-per-client", "0"],
-                          "--max-connections-per-client")):
-        with pytest.raises(SystemExit) as info:
-            root.main(args)
-        assert info.value.code == 2
-        err = capsys.readouterr().err.splitlines()
-        assert len(err) == 1 and err[0].startswith(f"error: {option} must be"), err
-    root.set_server_limits(100, 5)
-    assert _http.limits() == _http.ServerLimits(max_connections=100, max_per_client=5)
+    before = serving.limits()
+    serving.set_limits(serving.ServerLimits())
+    try:
+        for args, option in ((["ridge", "csp", "--port", "0", "--max-records", "10", "--max-connections", "-1"],
+                              "--max-connections"),
+                             (["he-cnn", "serve", "--port", "0", "--max-connections-per-client", "0"],
+                              "--max-connections-per-client")):
+            with pytest.raises(SystemExit) as info:
+                root.main(args)
+            assert info.value.code == 2
+            err = capsys.readouterr().err.splitlines()
+            assert len(err) == 1 and err[0].startswith(f"error: {option} must be"), err
+        root.set_server_limits(100, 5)
+        assert serving.limits() == serving.ServerLimits(max_connections=100, max_per_client=5)
+    finally:
+        serving.set_limits(before)  # the other tests' servers keep the limits they had
 
 
 def test_print_data_and_print_json_write_whole_lines(capsys) -> None:

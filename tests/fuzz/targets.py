@@ -159,7 +159,7 @@ def _ckks_secret_parse(ctx: Context, data: bytes) -> object:
 
 # -- tokens and TLS credentials ----------------------------------------------------------------
 def _token_parse(ctx: Context, data: bytes) -> object:
-    from cryptoffload.apps._credentials import read_secret
+    from cryptoffload.apps.serving import read_secret
 
     return read_secret(ctx.write("party.token", data), "party token")
 

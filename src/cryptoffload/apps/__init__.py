@@ -15,6 +15,8 @@ Packages and modules:
 * shared by the servers: :mod:`._http` (aiohttp servers: bind, TLS, JSON refusals, limits),
   :mod:`._listen` (accepting connections), :mod:`._credentials` (bearer tokens),
   :mod:`._private_tmp` (the folder a server keeps its secrets in).
+* :mod:`.serving` -- what the CLI sets and checks of them (connection limits, a server URL, a
+  token file): the one public door to those private modules.
 
 Where to start reading: :mod:`._http`, then the party you care about.
 """

@@ -285,8 +285,7 @@ def he_cnn_client(
 ) -> None:
     """Encrypt a held-out image here, have the server classify it, decrypt the answer here."""
     checks.check_url("--url", url)
-    from cryptoffload.apps._credentials import read_secret
-    from cryptoffload.apps._http import check_url
+    from cryptoffload.apps.serving import check_url, read_secret
     from cryptoffload.apps.he_cnn.client import client_infer
 
     check_url(url, "he-cnn server", insecure_http)

@@ -179,12 +179,12 @@ def max_per_client_option() -> Any:
 def set_server_limits(max_connections: int, max_per_client: int) -> None:
     """The servers this command starts accept at most these connections (checked now: a bad
     value is a one-line error before any key is made)."""
-    from cryptoffload.apps import _http
+    from cryptoffload.apps import serving
     from cryptoffload.checks import check_int
 
     check_int("--max-connections", max_connections, minimum=0, maximum=1_000_000)
     check_int("--max-connections-per-client", max_per_client, maximum=1_000_000)
-    _http.set_limits(_http.ServerLimits(max_connections=max_connections, max_per_client=max_per_client))
+    serving.set_limits(serving.ServerLimits(max_connections=max_connections, max_per_client=max_per_client))
 
 
 @contextmanager

@@ -17,6 +17,7 @@ Map (one concept per module):
   CPU twin), written against :mod:`._native.gpu_interface`.
 * :mod:`._native` -- the C core (GMP, AVX512-IFMA through crypto_mb) and the CUDA kernels with
   their CPU twin, built by ``pip install`` through cffi; optional, with gmpy2 behind it.
+  :mod:`.native` is what other packages and the tests may use of it (probes, GPU runtimes).
 * :mod:`.ckks` -- CKKS behind one interface (SEAL, OpenFHE, a GPU, an exact emulator, a
   recording backend) and the BSGS kernel written once against it; its ``__init__`` has the map.
 * :mod:`.ciphers` -- the ten block ciphers of the FPGA-reconfiguration paper, really run

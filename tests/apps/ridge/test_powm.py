@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from cryptoffload.apps.ridge import RidgeParams, TradingPlatform
 from cryptoffload.apps.ridge import powm
 from cryptoffload.apps.ridge.protocol import EncryptedSystem
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.errors import ConfigError
 

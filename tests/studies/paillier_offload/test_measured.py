@@ -8,7 +8,7 @@ import secrets
 import pytest
 
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.studies.paillier_offload import measured as pm
 from cryptoffload.studies.paillier_offload.measured import _check_decrypts, baseline_cases, decryption_cases
 
