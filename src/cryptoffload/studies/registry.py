@@ -15,17 +15,20 @@ CLI; ``cli/study.py`` turns them into typer options.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from cryptoffload.checks import Bound, parse_floats, parse_ints, split_list
 from cryptoffload.errors import ConfigError
 from cryptoffload.papers import Paper
 
-#: ``progress(total) -> advance(label)``, as the CLI's progress bar hands it to ``run``.
-ProgressFn = Callable[[int], Callable[[str], None]]
+if TYPE_CHECKING:  # the frame (and the report it writes) is imported when a study runs, not with the CLI
+    from cryptoffload.report.result import StudyResult
+    from cryptoffload.studies.frame import ProgressFn, Sections
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,8 @@ class StudySpec:
         return f"{self.title} ({self.paper.brief()})"
 
     def run(self, cfg: Any, out: str | Path, progress: Optional[ProgressFn] = None) -> Any:
-        """The study's ``run``, looked up when called (so a test can replace it)."""
+        """The study's ``run`` in its frame (:class:`FramedRun`), looked up when called (so a
+        test can replace it): the written :class:`~cryptoffload.report.result.StudyResult`."""
         return getattr(importlib.import_module(self.module), "run")(cfg, out, progress)
 
     def make_config(self, values: dict[str, Any]) -> Any:
@@ -185,6 +189,23 @@ class StudySpec:
         return list(self.report(self))
 
 
+class FramedRun:
+    """A study's ``run(cfg) -> Sections`` inside the frame (:mod:`.frame`): called as
+    ``run(cfg, out, progress=None)`` it validates ``cfg``, runs the study with ``progress`` as
+    its progress context, assembles and writes the result and returns it; :attr:`sections` is
+    the study's own function, its findings as values (what a test reads without writing files)."""
+
+    def __init__(self, spec: StudySpec, sections: Callable[[Any], Sections]) -> None:
+        self.spec = spec
+        self.sections = sections
+        functools.update_wrapper(self, sections)
+
+    def __call__(self, cfg: Any, out: str | Path, progress: Optional[ProgressFn] = None) -> StudyResult:
+        from cryptoffload.studies.frame import run_study
+
+        return run_study(self.spec, self.sections, cfg, out, progress)
+
+
 _REGISTRY: dict[str, StudySpec] = {}
 
 
@@ -193,14 +214,17 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
                    seed: Optional[str] = "Seed of the simulation (cryptography is never seeded).",
                    report: Optional[Callable[[StudySpec], Iterable[ReportRun]]] = None
                    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorate a study module's ``run(cfg, out, progress)`` to register the study.
+    """Decorate a study module's ``run(cfg) -> Sections`` to register the study; the module's
+    ``run`` becomes the study in its frame (:class:`FramedRun`: ``run(cfg, out, progress)``
+    validates, runs, assembles and writes). A ``run(cfg, out, progress)`` that still builds and
+    writes its own result (a study not yet moved onto the frame) is registered as it is.
 
     ``quick`` is the help of ``--quick``; ``seed`` the help of ``--seed`` (None: the study has
     no seed option). ``report(spec)`` lists the study's runs in the report (default: one run,
     :meth:`StudySpec.default_config`)."""
     def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
         if run.__name__ != "run":  # the runner calls the module's run(): decorating a helper would hide that
-            raise ValueError(f"@register_study({name!r}) decorates the study's run(cfg, out, progress), "
+            raise ValueError(f"@register_study({name!r}) decorates the study's run(cfg), "
                              f"not {run.__name__}")
         spec = StudySpec(name=name, module=run.__module__, title=title, summary=summary, paper=paper,
                          config=config, options=tuple(options), quick_help=quick, seed_help=seed, report=report)
@@ -215,6 +239,8 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
         if len(set(fields)) != len(fields) or {"quick", "seed", "out", "no_progress"} & set(fields):
             raise ValueError(f"study {name!r}: option fields must be unique and not quick/seed/out/no_progress")
         _REGISTRY[name] = spec
+        if len(inspect.signature(run).parameters) == 1:  # run(cfg) -> Sections: the frame does the rest
+            return FramedRun(spec, run)
         return run
     return decorate
 

@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.studies import all_studies
-from cryptoffload.studies.registry import ProgressFn, ReportContext
+from cryptoffload.studies.frame import ProgressFn
+from cryptoffload.studies.registry import ReportContext
 
 
 def run_report(ctx: ReportContext, progress: Callable[[], AbstractContextManager[ProgressFn]],

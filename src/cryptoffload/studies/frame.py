@@ -1,0 +1,160 @@
+"""The study frame: what every study's run shares, written once.
+
+Why: each study used to repeat the same frame around its findings -- validate the config,
+start a clock, size a progress bar, build a ``StudyResult`` with the machine's description, add
+tables and claims to it through helpers that took the result, time it and write it. Now a
+study's ``run(cfg)`` returns its findings as values (:class:`Sections`) and
+:meth:`~cryptoffload.studies.registry.StudySpec.run` does the rest, the same way for every study
+(:func:`frame`): validation first (bad input fails before any progress bar or file), timing,
+machine information, the progress bar as a context (:func:`expect`, :func:`step`: a study asks
+for it where it needs it, no callback is threaded through its signatures), the result assembled
+from the sections and written by the one writer (:func:`cryptoffload.report.result.write_result`).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+
+from cryptoffload import __version__
+from cryptoffload.machine import machine_info
+from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.verdicts import Verdict
+from cryptoffload.studies.verdicts import add_verdicts
+
+if TYPE_CHECKING:
+    from cryptoffload.studies.registry import StudySpec
+
+#: ``progress(total) -> advance(label)``, as the CLI's progress bar hands it to a study's run.
+ProgressFn = Callable[[int], Callable[[str], None]]
+
+
+class StudyConfig(Protocol):
+    """What the frame needs of every study's settings (a keyword-only dataclass)."""
+
+    quick: bool
+    seed: int
+
+    def validate(self) -> None: ...
+
+#: A figure: its file name and what draws it into a path.
+Figure = tuple[str, Callable[[Path], None]]
+
+
+@dataclass
+class Sections:
+    """What one run of a study found, as values; the frame makes the :class:`StudyResult` of it.
+
+    ``headline`` reads in order: a :class:`Claim` is a claim (and its sentence a headline line),
+    a string a line of its own. ``verdicts``: a verdict for every cell beside a paper value;
+    the frame adds their table and puts the scoreboard first in the headline."""
+
+    tables: list[Table] = field(default_factory=list)
+    headline: list[str | Claim] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    profiles: list[str] = field(default_factory=list)
+    fits: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    key_figure: str = ""
+
+    def table(self, table_id: str) -> Table:
+        """A table found so far, by id."""
+        for t in self.tables:
+            if t.id == table_id:
+                return t
+        raise KeyError(table_id)
+
+    @property
+    def by_id(self) -> dict[str, Table]:
+        """The tables found so far, by id (what a verdict reads its cells from)."""
+        return {t.id: t for t in self.tables}
+
+
+class _Progress:
+    """The progress of the run under way: sized once by the study (:func:`expect`), advanced by
+    :func:`step`. Without a bar (a test, the Python API) both do nothing."""
+
+    def __init__(self, make: ProgressFn | None) -> None:
+        self.make = make
+        self.advance: Callable[[str], None] | None = None
+
+    def expect(self, total: int) -> None:
+        if self.make is not None:
+            self.advance = self.make(total)
+
+    def step(self, label: str) -> None:
+        if self.advance is not None:
+            self.advance(label)
+
+
+_CURRENT: ContextVar[_Progress] = ContextVar("study_progress", default=_Progress(None))
+
+
+def expect(total: int) -> None:
+    """Size the progress bar of the run under way: ``total`` calls of :func:`step` will follow."""
+    _CURRENT.get().expect(total)
+
+
+def step(label: str) -> None:
+    """One step of the run under way done; ``label`` says what runs next."""
+    _CURRENT.get().step(label)
+
+
+def shown() -> bool:
+    """Whether the run under way shows progress (a study hands lower layers their own bars only then)."""
+    return _CURRENT.get().make is not None
+
+
+@contextmanager
+def progress(make: ProgressFn | None) -> Iterator[None]:
+    """Run the body with ``make`` as the progress bar of :func:`expect` and :func:`step`."""
+    token = _CURRENT.set(_Progress(make))
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def run_study(spec: "StudySpec", sections: Callable[[Any], Sections], cfg: StudyConfig, out: str | Path,
+              make_progress: ProgressFn | None = None) -> StudyResult:
+    """The frame around one run: validate ``cfg`` (bad input fails before any bar or file), run
+    ``sections(cfg)`` with ``make_progress`` as the progress context, time it, assemble the
+    result with this machine's description and write it into ``out`` (nothing half-written)."""
+    cfg.validate()
+    started = time.perf_counter()
+    with progress(make_progress):
+        found = sections(cfg)
+        result = assemble(spec, cfg, found)
+        step("writing results")
+        result.elapsed_s = time.perf_counter() - started
+        write_result(result, out, found.figures)
+    return result
+
+
+def assemble(spec: "StudySpec", cfg: StudyConfig, found: Sections) -> StudyResult:
+    """The :class:`StudyResult` of a run's sections: the study's name, title and paper from its
+    registration, the mode and seed from its settings, the version and the machine here; the
+    headline in the study's order, after the scoreboard of its verdicts (with their table)."""
+    result = StudyResult(spec.name, spec.title, "quick" if cfg.quick else "full", cfg.seed, __version__,
+                         machine_info(), profiles=list(found.profiles), notes=list(found.notes),
+                         paper=spec.paper.cite(), extra=dict(found.extra), fits=dict(found.fits),
+                         key_figure=found.key_figure)
+    for table in found.tables:
+        result.add(table)
+    for line in found.headline:
+        if isinstance(line, Claim):
+            result.claim(line)
+        else:
+            result.headline.append(line)
+    add_verdicts(result, found.verdicts)
+    return result
+
+
+__all__ = ["Figure", "ProgressFn", "Sections", "StudyConfig", "assemble", "expect", "progress", "run_study", "shown",
+           "step"]
