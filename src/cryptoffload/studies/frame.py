@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence
 
 from cryptoffload import __version__
 from cryptoffload.machine import machine_info
@@ -45,16 +45,28 @@ class StudyConfig(Protocol):
 Figure = tuple[str, Callable[[Path], None]]
 
 
+@dataclass(frozen=True)
+class ClaimOnly:
+    """A claim the headline does not repeat as a sentence of its own (a line of the study's
+    beside it says it in other words)."""
+
+    claim: Claim
+
+
+#: One entry of a headline, in order: a line, a claim (and its sentence), or a claim alone.
+HeadlineEntry = str | Claim | ClaimOnly
+
+
 @dataclass
 class Sections:
     """What one run of a study found, as values; the frame makes the :class:`StudyResult` of it.
 
     ``headline`` reads in order: a :class:`Claim` is a claim (and its sentence a headline line),
-    a string a line of its own. ``verdicts``: a verdict for every cell beside a paper value;
+    a string a line of its own, a :class:`ClaimOnly` a claim without a line. ``verdicts``: a verdict for every cell beside a paper value;
     the frame adds their table and puts the scoreboard first in the headline."""
 
     tables: list[Table] = field(default_factory=list)
-    headline: list[str | Claim] = field(default_factory=list)
+    headline: list[HeadlineEntry] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
@@ -147,14 +159,21 @@ def assemble(spec: "StudySpec", cfg: StudyConfig, found: Sections) -> StudyResul
                          key_figure=found.key_figure)
     for table in found.tables:
         result.add(table)
-    for line in found.headline:
-        if isinstance(line, Claim):
-            result.claim(line)
-        else:
-            result.headline.append(line)
+    add_headline(result, found.headline)
     add_verdicts(result, found.verdicts)
     return result
 
 
-__all__ = ["Figure", "ProgressFn", "Sections", "StudyConfig", "assemble", "expect", "progress", "run_study", "shown",
+def add_headline(result: StudyResult, entries: Sequence[HeadlineEntry]) -> None:
+    """Headline entries into ``result``, in order: a line, a claim with its sentence, a claim alone."""
+    for line in entries:
+        if isinstance(line, Claim):
+            result.claim(line)
+        elif isinstance(line, ClaimOnly):
+            result.claims.append(line.claim)
+        else:
+            result.headline.append(line)
+
+
+__all__ = ["ClaimOnly", "Figure", "HeadlineEntry", "ProgressFn", "Sections", "StudyConfig", "add_headline", "assemble", "expect", "progress", "run_study", "shown",
            "step"]

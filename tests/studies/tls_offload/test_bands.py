@@ -10,6 +10,7 @@ import pytest
 
 from cryptoffload.profiles import load_profile
 from cryptoffload.report.result import StudyResult
+from cryptoffload.studies.frame import add_headline
 from cryptoffload.report.verdicts import verdict_kind
 from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.tls_offload import bands as tb
@@ -87,10 +88,11 @@ def test_claims_follow_their_bands_and_quote_the_runs_noise() -> None:
                                                     noise[(r.file, "wget")], r.paper, True)
              for r in rows if r.provenance == "simulated" and r.paper is not None}
     res = StudyResult("tls-offload", "t", "full", 1, "test", {})
-    tm.add_tables(res, model, _mean, lambda mode, f: {}, FILES, ["wget"], 1e-9, [], "simulated", {})
+    for t in tm.model_tables(model, _mean, lambda mode, f: {}, FILES, ["wget"], 1e-9, [], "simulated", {})[0]:
+        res.add(t)
     judged = tm.verdicts(res.tables["single_fetch_prediction"], FILES, prof, bands,
                          Judging(False, "full", "cryptoffload study tls-offload --out DIR"))
-    tm.claims(res, rows, model, FILES, _mean, judged, "simulated", bands, noise)
+    add_headline(res, tm.claims(rows, model, FILES, _mean, judged, "simulated", bands, noise))
     by = {tuple(v.key): v for v in judged}
     assert set(by) == {(r, f, "wget") for r in ("tls/plain", "ktls/tls", "ktls-nic/ktls") for f in FILES}
     assert by[("tls/plain", "2K.bin", "wget")].kind == "inconclusive"  # the measured rows: no band given here

@@ -11,6 +11,7 @@ import pytest
 
 from cryptoffload.errors import InputError
 from cryptoffload.report.result import StudyResult
+from cryptoffload.studies.frame import add_headline
 from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.tls_offload import guest as tg
 
@@ -41,7 +42,7 @@ def model() -> nic.TlsCostModel:
 def test_rows_say_stored_and_emulated_and_stand_beside_the_models_ratio() -> None:
     res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
     costs = model()
-    tg.add_tables(res, GUEST, costs, "simulated", [])
+    [res.add(t) for t in tg.guest_tables(GUEST, costs, "simulated", [])]
     t = res.tables["ktls_guest"]
     rows = {(r[0], r[1]): dict(zip(t.columns, r)) for r in t.rows}
     k = rows[("ktls TLSv1.3", "64M.bin")]
@@ -59,7 +60,7 @@ def test_rows_say_stored_and_emulated_and_stand_beside_the_models_ratio() -> Non
 
 def test_saving_per_request_per_byte_and_where_it_went() -> None:
     res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
-    tg.add_tables(res, GUEST, model(), "simulated", [])
+    [res.add(t) for t in tg.guest_tables(GUEST, model(), "simulated", [])]
     t = res.tables["ktls_guest_saving"]
     rows = [dict(zip(t.columns, r)) for r in t.rows]
     assert [(r["tls_version"], r["file"]) for r in rows] == [("TLSv1.3", "2K.bin"), ("TLSv1.3", "64M.bin")]
@@ -70,7 +71,7 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     assert (large["user_moved_ms"], large["system_added_ms"]) == (1300.0, 980.0)
     assert large["provenance"].startswith("derived")
     assert res.headline == []
-    tg.add_claims(res, GUEST)
+    add_headline(res, tg.guest_claims(GUEST))
     ours = ("kTLS in an emulated guest (TLSv1.3, 64M.bin): 16.1 % less worker CPU than user-space TLS "
             "(4.83 ns/byte, emulated); 1300 ms user time left, 980 ms system time came (the encryption "
             "moved into the kernel)")
@@ -83,7 +84,7 @@ def test_saving_per_request_per_byte_and_where_it_went() -> None:
     # two fetches: a standard error on one degree of freedom is no band at all (issue 35)
     two = {**GUEST, "cells": [dict(c, fetches=c["fetches"][:2]) for c in GUEST["cells"]]}
     res2 = StudyResult("tls-offload", "t", "quick", 1, "test", {})
-    tg.add_claims(res2, two)
+    add_headline(res2, tg.guest_claims(two))
     assert res2.claims[0].band is None and "fewer than the 5" in res2.claims[0].why
 
 
@@ -111,7 +112,7 @@ def test_a_savings_band_is_a_t_interval_of_the_runs_own_noise() -> None:
 
 def test_the_stored_runs_claims_carry_bands() -> None:
     res = StudyResult("tls-offload", "t", "quick", 1, "test", {})
-    tg.add_claims(res, tg.load_guest(None))
+    add_headline(res, tg.guest_claims(tg.load_guest(None)))
     assert [c.key for c in res.claims] == [["TLSv1.2", "64M.bin"], ["TLSv1.3", "64M.bin"]]
     for c in res.claims:  # the stored run has six 64 MB fetches per server (make ktls, issue 35)
         assert c.band is not None and c.band[0] < c.effect < c.band[1] and "5 degrees of freedom" in c.band_method

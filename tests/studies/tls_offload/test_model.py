@@ -8,6 +8,7 @@ import pytest
 
 from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.result import StudyResult
+from cryptoffload.studies.frame import add_headline
 from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.studies.tls_offload import bands as tband
@@ -41,13 +42,14 @@ def _bands(model: nic.TlsCostModel, rows: list[tm.PredictionRow], label: str) ->
 
 def _result(model: nic.TlsCostModel, label: str) -> StudyResult:
     res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
-    tm.add_tables(res, model, _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, model.params.input_names(), label,
-                  {"wget": 5e-3})
+    for t in tm.model_tables(model, _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, model.params.input_names(),
+                             label, {"wget": 5e-3})[0]:
+        res.add(t)
     rows = tm.fetch_predictions(model, _fetch, FILES, ["wget"], label)[0]
     bands = _bands(model, rows, label)
     judged = tm.verdicts(res.tables["single_fetch_prediction"], FILES, load_profile(nic.PROFILE_NAME), bands,
                          Judging(True, "sample", "cryptoffload study tls-offload --out DIR", "test"))
-    tm.claims(res, rows, model, FILES, _fetch, judged, label, bands)
+    add_headline(res, tm.claims(rows, model, FILES, _fetch, judged, label, bands))
     res.verdicts += judged
     return res
 
@@ -98,7 +100,8 @@ def test_prediction_rows_carry_the_papers_ratio_and_read_back_by_field() -> None
     assert curl.paper is None and curl.error_pct is None      # the paper's column is wget
     assert [p.ours for p in paper[:3]] == [3.0, 1.062, 1.13] and all(p.provenance is None for p in paper)
     res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
-    tm.add_tables(res, _model(), _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, [], "simulated", {})
+    for t in tm.model_tables(_model(), _fetch, lambda mode, f: {}, FILES, ["wget"], 1e-9, [], "simulated", {})[0]:
+        res.add(t)
     t = res.tables["single_fetch_prediction"]
     assert t.columns == ["ratio", "file", "client", "provenance", "ours", "error_pct"]  # the paper's ratio stays hidden
     assert t.paper[0] == ["tls/plain", "2K.bin", "wget", None, 3.0, None]

@@ -103,14 +103,11 @@ class _FakeWrk:
 
 
 def test_capacity_rows_name_the_latency_target_and_model_every_mode():
-    from cryptoffload.report.result import StudyResult
     from cryptoffload.sim.tls import smartnic as nic
 
     costs = nic.MeasuredCosts({st.SMALL: 0.18e-3, st.LARGE: 4.8e-3}, {st.SMALL: 1.0e-3, st.LARGE: 38e-3})
     model = st.CostModel(nic.TlsCostModel(costs.with_handshake(), nic.TlsOffloadParams.from_profile()), "simulated", [])
-    res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
-    st._capacity_table(res, model, _FakeWrk())
-    t = res.tables["capacity"]
+    t = st._capacity_table(model, _FakeWrk())
     assert t.columns == ["mode", "provenance", "wrk_max_rps", "wrk_connections_at_p99_10ms", "model_rps_per_core_2k",
                          "model_rps_per_core_64m"]
     rows = {r[0]: r for r in t.rows}

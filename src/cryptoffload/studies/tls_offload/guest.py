@@ -24,7 +24,7 @@ from cryptoffload.errors import InputError
 from cryptoffload.io import read_input_text
 from cryptoffload.profiles.sensitivity import interval_text, t_multiplier
 from cryptoffload.report.provenance import provenance_word, stored_from
-from cryptoffload.report.result import Claim, StudyResult
+from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.tls import smartnic as nic
 
@@ -137,13 +137,12 @@ def saving_rows(cells: list[GuestCellSummary]) -> list[SavingRow]:
     return rows
 
 
-def add_tables(result: StudyResult, guest: dict[str, Any], costs: nic.TlsCostModel, label: str,
-               inputs: list[str]) -> None:
+def guest_tables(guest: dict[str, Any], costs: nic.TlsCostModel, label: str, inputs: list[str]) -> list[Table]:
     """The guest's cells beside the model's kTLS/TLS CPU ratio, and what kTLS saved there."""
     cells = summarize(guest)
     prov = provenance_of(guest)
     counts = guest.get("counts", {})
-    result.add(table_of(GuestRow, guest_rows(cells, prov, costs), id="ktls_guest",
+    return [table_of(GuestRow, guest_rows(cells, prov, costs), id="ktls_guest",
                         title="Mode 3 for real: nginx in a Linux guest with kTLS (stored `make ktls` run; QEMU TCG, "
                               "so times are emulated), per fetch, beside the model's kTLS/TLS CPU ratio",
                         provenance="mixed", key_columns=2, inputs=inputs,
@@ -151,14 +150,14 @@ def add_tables(result: StudyResult, guest: dict[str, Any], costs: nic.TlsCostMod
                         note=f"curl fetches per server: {counts}; every kTLS fetch verified by /proc/net/tls_stat "
                              "(TlsTxSw rose; ktls_verified counts them). worker_cpu_ms from schedstat; user_ms / "
                              "system_ms from clock ticks (10 ms steps). The model's ratio is on this machine's "
-                             "measured costs, the guest's on an emulated CPU: compare the ratios, not the times."))
-    result.add(table_of(SavingRow, saving_rows(cells), id="ktls_guest_saving",
+                             "measured costs, the guest's on an emulated CPU: compare the ratios, not the times."),
+            table_of(SavingRow, saving_rows(cells), id="ktls_guest_saving",
                         title="Server CPU kTLS saves over user-space TLS, and where it goes (from the stored guest "
                               "run; emulated)",
                         provenance="mixed", key_columns=2,
                         note="saved = user-space TLS worker CPU - kTLS worker CPU per request; per byte: the 64 MB "
                              "saving beyond the 2 KB one over the extra bytes; user_moved / system_added: the "
-                             "encryption leaving user space (OpenSSL) for the kernel (sendfile), in 10 ms ticks."))
+                             "encryption leaving user space (OpenSSL) for the kernel (sendfile), in 10 ms ticks.")]
 
 
 #: what moves a guest saving's band: the two fetch series' own run-to-run noise
@@ -209,16 +208,18 @@ def _saving_claim(r: SavingRow, b: Optional[SavingBand], fetches: int) -> Claim:
                                                    "of the two per-fetch means")
 
 
-def add_claims(result: StudyResult, guest: dict[str, Any]) -> None:
+def guest_claims(guest: dict[str, Any]) -> list[Claim]:
     """What kTLS saved on 64 MB in the guest, and where the CPU went, per TLS version: a claim
     each (the card lists it with its provenance -- derived from the stored run, as its row -- and
     links the saving table), beside the paper's second future-work question, banded by the
     stored run's own fetch-to-fetch noise."""
     cells = summarize(guest)
+    found = []
     for r in saving_rows(cells):
         if r.saved_ns_per_byte is not None and r.saved_pct is not None:
             ktls = next(c for c in cells if c.mode == "ktls" and (c.tls_version or "-") == r.tls_version
                         and c.file == r.file)
             twin = _tls_twin(cells, ktls)
-            result.claim(_saving_claim(r, saving_band(ktls, twin) if twin else None,
+            found.append(_saving_claim(r, saving_band(ktls, twin) if twin else None,
                                        min(ktls.fetches, twin.fetches) if twin else ktls.fetches))
+    return found

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from cryptoffload.profiles.loader import Profile
-from cryptoffload.report.result import Claim, StudyResult, Table
+from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.report.verdicts import Verdict, paper_cells
 from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.studies.bands import Banded
+from cryptoffload.studies.frame import ClaimOnly, HeadlineEntry
 from cryptoffload.studies.tls_offload.bands import FetchNoise, figure_label
 from cryptoffload.studies.verdicts import Judging, judge
 
@@ -240,13 +241,14 @@ def nic_saving_s(model: nic.TlsCostModel, size: int) -> float:
     return k.cpu_s - n.cpu_s + model.handoff_nic_s * p.handoff_cpu_share + p.bounce_copy_s_per_byte * size
 
 
-def add_tables(result: StudyResult, model: nic.TlsCostModel, fetch_mean: FetchMean, phases: Phases,
-               files: dict[str, int], clients: Sequence[str], enc_s_per_byte: float, inputs: list[str],
-               label: str = "simulated", startup: dict[str, float] | None = None) -> list[PredictionRow]:
+def model_tables(model: nic.TlsCostModel, fetch_mean: FetchMean, phases: Phases,
+                 files: dict[str, int], clients: Sequence[str], enc_s_per_byte: float, inputs: list[str],
+                 label: str = "simulated", startup: dict[str, float] | None = None
+                 ) -> tuple[list[Table], list[PredictionRow]]:
     """The modelled tables: single-fetch predictions, where a fetch's time goes, and what the
-    paper's ratios imply; returns the prediction rows (the claims and the figure read them)."""
+    paper's ratios imply; and the prediction rows (the claims and the figure read them)."""
     rows, paper = fetch_predictions(model, fetch_mean, files, clients, label)
-    result.add(table_of(PredictionRow, rows, paper=paper, id="single_fetch_prediction",
+    return [table_of(PredictionRow, rows, paper=paper, id="single_fetch_prediction",
                         title="Single-fetch time ratios: measured here (plain, tls) and predicted (ktls, ktls-nic) vs "
                               "the paper (wget)",
                         provenance="mixed", key_columns=3, reproduces="Fig. 3/4", inputs=inputs,
@@ -254,23 +256,22 @@ def add_tables(result: StudyResult, model: nic.TlsCostModel, fetch_mean: FetchMe
                         note="Predicted = the user-space TLS fetch measured here plus the modelled server-side "
                              "difference (hand-off, record-layer work, bounce copy); nothing is calibrated to the "
                              "paper's ratios. Our fetches are on loopback, the paper's over 25 GbE (where its client "
-                             "ran is not stated), so the fixed costs in the denominator differ."))
-    result.add(table_of(MechanismRow, mechanism_rows(model, phases, files, label), id="fetch_mechanism",
+                             "ran is not stated), so the fixed costs in the denominator differ."),
+            table_of(MechanismRow, mechanism_rows(model, phases, files, label), id="fetch_mechanism",
                         title="Where a single fetch's time goes (ms): measured phases and modelled offload deltas",
                         provenance="mixed", key_columns=2, inputs=inputs,
                         note=f"AES-128-GCM measured here: {enc_s_per_byte * 1e9:.3f} ns/byte. kTLS hand-off = cited "
                              f"break-even ({model.params.ktls_breakeven_bytes:,.0f} B) x the per-byte saving from the "
                              "measured costs; NIC set-up and bounce copy labelled as their profile values say "
                              "(profiles/tls_offload.toml); the handshake's server CPU is the intercept of a regression "
-                             "of the measured CPU on size (derived)."))
-    result.add(table_of(ImpliedRow, implied_rows(model, fetch_mean, files, clients, label, startup or {}),
+                             "of the measured CPU on size (derived)."),
+            table_of(ImpliedRow, implied_rows(model, fetch_mean, files, clients, label, startup or {}),
                         id="paper_implied",
                         title="What the paper's 2 KB ratios imply if the modelled NIC delta is right (ms)",
                         provenance="mixed", inputs=inputs,
                         note="Derived rows divide the modelled server-side delta by the paper's ratios; they are "
                              "inferences about the paper's set-up, not predictions of it. Client start-ups are "
-                             "measured apart from the fetches (a busy machine moves them)."))
-    return rows
+                             "measured apart from the fetches (a busy machine moves them).")], rows
 
 
 #: the profile's [paper] field that states each of the paper's ratios (its source and stated precision)
@@ -297,13 +298,15 @@ def verdicts(table: Table, files: dict[str, int], profile: Profile, bands: Mappi
     return out
 
 
-def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostModel, files: dict[str, int],
+def claims(rows: list[PredictionRow], model: nic.TlsCostModel, files: dict[str, int],
            fetch_mean: FetchMean, judged: Sequence[Verdict], label: str = "simulated",
-           bands: Mapping[str, Banded] | None = None, noise: Mapping[tuple[str, str], FetchNoise] | None = None) -> None:
+           bands: Mapping[str, Banded] | None = None, noise: Mapping[tuple[str, str], FetchNoise] | None = None
+           ) -> list[HeadlineEntry]:
     """What a user reads first: the answer to the paper's question (why offload made single
     2 KB fetches slower), judged on the NIC step's cell, and the paper's 64 MB figures, each with
     its verdict; ``noise`` (by file and client) is this run's own fetch noise, which the reasons quote."""
     by = {tuple(v.key): v for v in judged}
+    found: list[HeadlineEntry] = []
     small = small_file(files)
     if small:
         row = {tuple(r.key): r for r in rows}
@@ -311,8 +314,8 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
         client = "wget" if ("ktls/tls", small, "wget") in row else "curl"
         k, n = row.get(("ktls/tls", small, client)), row.get(("ktls-nic/ktls", small, client))
         if k and n:
-            _answer(result, model, k, n, client, fetch_mean("tls", small, client), label,
-                    by.get(tuple(n.key)), (bands or {}).get(figure_label(*n.key)))
+            found += _answer(model, k, n, client, fetch_mean("tls", small, client), label,
+                             by.get(tuple(n.key)), (bands or {}).get(figure_label(*n.key)))
     large = next((f for f, size in files.items() if size == LARGE), None)
     for ratio in ("ktls/tls", "ktls-nic/ktls"):
         r = next((r for r in rows if r.key == [ratio, large, "wget"]), None)
@@ -322,13 +325,15 @@ def claims(result: StudyResult, rows: list[PredictionRow], model: nic.TlsCostMod
         why = (_why_agreement(r, model, files, (noise or {}).get((r.file, r.client))) if v.kind != "divergence"
                else _why(r, model, files))
         what = f"{RATIO_WORDS.get(r.ratio, r.ratio)}, one {_size_words(files[r.file])} fetch with wget"
-        result.claim(Claim.of_verdict(v, paper=f"{what}: {v.paper:.3g}x the time",
+        found.append(Claim.of_verdict(v, paper=f"{what}: {v.paper:.3g}x the time",
                                       ours=f"predicted {v.ours:.3g}x ({r.error_pct:+.1f} %)"
                                            + (", fitted variant" if label == "fitted" else ""), why=why))
+    return found
 
 
-def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: PredictionRow, client: str,
-            fetch_tls: float | None, label: str, verdict: Verdict | None, banded: Banded | None) -> None:
+def _answer(model: nic.TlsCostModel, k: PredictionRow, n: PredictionRow, client: str,
+            fetch_tls: float | None, label: str, verdict: Verdict | None, banded: Banded | None
+            ) -> list[HeadlineEntry]:
     """Why offload made single 2 KB fetches slower (the paper's open question): the headline's
     full answer, the card's claim (judged on the NIC step's cell when it stands beside the
     paper's), and the assumptions the answer rests on."""
@@ -343,7 +348,7 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
                f"for {imp.ktls_cost * 1e3:.2f} ms a connection, which no cited constant gives (our kTLS "
                f"hand-off: {model.handoff_ktls_s * 1e6:.0f} us)"
                if imp.ktls_fetch and imp.ktls_cost is not None and fetch_tls else "")
-    result.headline.append(
+    answer = (
         "Why offload made single 2 KB fetches slower (the paper's open question): one fetch is one connection, and "
         f"offload saves only per-byte work ({ktls_saving_s(model, SMALL) * 1e6:.2g} us with kTLS, "
         f"{nic_saving_s(model, SMALL) * 1e6:.2g} us more with the NIC, on 2 KB; the handshake's "
@@ -358,16 +363,16 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
             f"on 2 KB) and adds per-connection set-up ({(model.handoff_ktls_s + model.handoff_nic_s) * 1e3:.2f} ms)"
             + (", fitted variant" if label == "fitted" else ""))
     if verdict is not None:
-        result.claims.append(Claim.of_verdict(verdict, paper=paper, ours=ours))
+        claim = Claim.of_verdict(verdict, paper=paper, ours=ours)
     elif banded is not None:  # curl alone: no paper value beside the row, so the answer is stated, with its band
-        result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
-                                   key=n.key, band=[banded.band.low, banded.band.high],
-                                   most_sensitive=banded.band.most_sensitive, band_method=banded.band.method))
+        claim = Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
+                      key=n.key, band=[banded.band.low, banded.band.high],
+                      most_sensitive=banded.band.most_sensitive, band_method=banded.band.method)
     else:  # and too few fetches for a noise band: nothing can be said of it beyond the number
-        result.claims.append(Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
-                                   key=n.key, kind="inconclusive",
-                                   why="no band: fewer fetches than a noise band needs (--count 5 or more)"))
-    result.headline.append(
+        claim = Claim(paper=paper, ours=ours, provenance=label, table="single_fetch_prediction",
+                      key=n.key, kind="inconclusive",
+                      why="no band: fewer fetches than a noise band needs (--count 5 or more)")
+    assumptions = (
         "Assumptions this answer rests on: the NIC set-up is a third party's ConnectX-6 Dx throughput read as one "
         "context per connection (not measured on a BlueField-2); the kTLS hand-off comes from a cited break-even "
         "size; offload work is serial with the transfer; our loopback fetch stands in for the paper's 25 GbE one "
@@ -375,6 +380,7 @@ def _answer(result: StudyResult, model: nic.TlsCostModel, k: PredictionRow, n: P
         "fetch was 40 ms or more and its +13 % means 5 ms or more a connection, four times the cited set-up; a "
         "stall that kTLS or the NIC switch on (they change how nginx's response is cut into records and segments) "
         "would give the +6 %/+13 % by itself. This kernel has no kTLS, so none of the offload side is measured.")
+    return [answer, ClaimOnly(claim), assumptions]  # the headline says the answer in full: the claim is on the card
 
 
 def _abs_error(row: PredictionRow) -> float:

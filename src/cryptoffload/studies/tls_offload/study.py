@@ -17,29 +17,28 @@ measured, simulated or cited.
 from __future__ import annotations
 
 import math
-import time as _time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from cryptoffload import __version__
 from cryptoffload.checks import FETCHES, check_int
 from cryptoffload.errors import ConfigError
-from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.profiles.fits import profile_fits
 from cryptoffload.report.provenance import computed_from
 from cryptoffload.report.plots import bar_plot
-from cryptoffload.report.result import StudyResult, Table, write_result
+from cryptoffload.report.result import Table
 from cryptoffload.report.rows import column, columns_of, rows_of, table_of
 from cryptoffload.sim.tls import smartnic as nic
 from cryptoffload.sim.tls import node as tls_node
 from cryptoffload.studies.tls_offload import bands as tband
 from cryptoffload.studies.tls_offload import guest as tg
 from cryptoffload.studies.tls_offload import model as tm
+from cryptoffload.studies import frame
 from cryptoffload.studies.bands import Banded, band_tables
-from cryptoffload.studies.verdicts import Judging, add_verdicts, full_command
+from cryptoffload.studies.frame import Sections
+from cryptoffload.studies.verdicts import Judging, full_command
 from cryptoffload.studies.registry import Option, names, register_study
 
 if TYPE_CHECKING:
@@ -52,7 +51,7 @@ PAPER = PAPERS["smartnic-tls"].cite()
 SMALL, LARGE, PAPER_RATIOS = tm.SMALL, tm.LARGE, tm.PAPER_RATIOS
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TlsOffloadConfig:
     quick: bool = True
     seed: int = 1
@@ -118,57 +117,53 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
                                                       "stored one; 'none': leave it out)."),
     ],
 )
-def run(cfg: TlsOffloadConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
-    cfg.validate()
-    started = _time.perf_counter()
+def run(cfg: TlsOffloadConfig) -> Sections:
+    """nginx measured, the cost model and the planner on it, the guest's kTLS run beside; the
+    verdicts, claims and headline."""
     # the model needs the profile before anything slow runs: a bad profile is refused first
     params = nic.TlsOffloadParams.from_profile(cfg.profile, cfg.variant)
     guest = tg.load_guest(cfg.guest_result)
-    tick = progress(3) if progress else None
-    if tick:
-        tick("nginx: interleaved fetches and wrk sweep")
+    frame.expect(3)
+    frame.step("nginx: interleaved fetches and wrk sweep")
     tb = _run_nginx(cfg)
-    result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         profiles=[f"profiles/{nic.PROFILE_NAME}.toml" if cfg.profile is None else str(cfg.profile)],
-                         paper=PAPER)
+    found = Sections(profiles=[f"profiles/{nic.PROFILE_NAME}.toml" if cfg.profile is None else str(cfg.profile)],
+                     key_figure="single_fetch_prediction.png")
     fetches = Fetches(tb.bench)
-    _single_fetch_table(result, fetches)
-    _single_fetch_ratio_table(result, fetches)
-    if tick:
-        tick("cost model and planner")
-    model = _cost_model(result, cfg, fetches, params)
-    predictions = _model_tables(result, cfg, model, fetches)
-    cpu_rows = _cpu_table(result, cfg, model, fetches)
+    found.tables += [_single_fetch_table(fetches), _single_fetch_ratio_table(fetches)]
+    frame.step("cost model and planner")
+    model, found.notes, found.fits = _cost_model(cfg, fetches, params)
+    model_tables, predictions = _model_tables(cfg, model, fetches)
+    cpu_table, cpu_rows = _cpu_table(cfg, model, fetches)
+    found.tables += [*model_tables, cpu_table]
     if guest is not None:
-        tg.add_tables(result, guest, model.costs, model.label, model.inputs)
-    _capacity_table(result, model, tb)
-    plans = _clients_per_core_table(result, cfg, model)
-    _record_detection(result, tb)
-    _measured_headline(result, fetches)
-    bands, noise = _bands(result, cfg, model, fetches, predictions)
-    judged = tm.verdicts(result.tables["single_fetch_prediction"], fetches.files,
-                         load_profile(cfg.profile or nic.PROFILE_NAME), bands,
-                         Judging(cfg.quick, "sample", full_command(NAME), f"{tb.bench.count} fetches per cell"))
-    tm.claims(result, predictions, model.costs, fetches.files, fetches.mean, judged, model.label, bands, noise)
-    _planner_headlines(result, model, plans)
-    result.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
+        found.tables += tg.guest_tables(guest, model.costs, model.label, model.inputs)
+    plans_table, plans = _clients_per_core_table(cfg, model)
+    found.tables += [_capacity_table(model, tb), plans_table]
+    found.extra.update(_detection(tb))
+    found.headline.append(_measured_headline(fetches))
+    bands, noise, band_tables_ = _bands(cfg, model, fetches, predictions)
+    found.tables += band_tables_
+    found.verdicts = tm.verdicts(found.by_id["single_fetch_prediction"], fetches.files,
+                                 load_profile(cfg.profile or nic.PROFILE_NAME), bands,
+                                 Judging(cfg.quick, "sample", full_command(NAME), f"{tb.bench.count} fetches per cell"))
+    found.headline += tm.claims(predictions, model.costs, fetches.files, fetches.mean, found.verdicts, model.label,
+                                bands, noise)
+    found.headline += _planner_headlines(model, plans)
+    found.headline.append("kTLS requested here: " + tb.bench.verified.get("ktls", "not requested"))
     if guest is not None:
-        tg.add_claims(result, guest)
-    result.extra["elapsed_bench_s"] = tb.elapsed_s
-    add_verdicts(result, judged)
-    result.key_figure = "single_fetch_prediction.png"
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, _figures(fetches.files, predictions, cpu_rows, plans.rows))
-    return result
+        found.headline += tg.guest_claims(guest)
+    found.extra["elapsed_bench_s"] = tb.elapsed_s
+    found.figures = _figures(fetches.files, predictions, cpu_rows, plans.rows)
+    return found
 
 
-def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches,
-           predictions: list[tm.PredictionRow]) -> tuple[dict[str, Banded], dict[tuple[str, str], tband.FetchNoise]]:
+def _bands(cfg: TlsOffloadConfig, model: CostModel, f: Fetches, predictions: list[tm.PredictionRow]
+           ) -> tuple[dict[str, Banded], dict[tuple[str, str], tband.FetchNoise], list[Table]]:
     """Bands of the predicted rows beside a paper figure, and of the small file's rows whatever
     the client (the card's open-question claim quotes them, and with curl alone the paper's
     wget figures have no row to stand beside), over the model's ranges and the run's noise (a
-    variant, itself an end of the ranges, over the noise only); their tables, and this run's
-    fetch noise per file and client."""
+    variant, itself an end of the ranges, over the noise only); this run's fetch noise per file
+    and client; and the bands' tables."""
     ktls_is_tls = "ran user-space TLS" in f.bench.verified.get("ktls", "")
     noise = {(fname, c): tband.fetch_noise(f.samples, fname, c, ktls_is_tls) for fname in f.files for c in cfg.clients
              if f.samples("tls", fname, c)}
@@ -181,10 +176,8 @@ def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetc
              for r in predictions if r.provenance == model.label and (r.paper is not None or r.file == small)
              and (r.file, r.client) in noise}
     bands = {k: b for k, b in found.items() if b is not None}
-    if bands:
-        for table in band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick, cfg.variant),
-                                 model.label):
-            result.add(table)
+    tables = (list(band_tables(list(bands.values()), model.inputs, tband.note(cfg.quick, cfg.variant), model.label))
+              if bands else [])
     for r in predictions:  # the measured tls/plain ratios beside the paper's: this run's noise alone
         if r.ratio == "tls/plain" and r.paper is not None and r.ours is not None:
             plain = tband.relative_se(f.samples("plain", r.file, r.client))
@@ -194,7 +187,7 @@ def _bands(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetc
                                           tband.FetchNoise(n, tls, math.hypot(tls, plain), None), r.paper)
             if m is not None:
                 bands[m.figure] = m
-    return bands, noise
+    return bands, noise, tables
 
 
 def _run_nginx(cfg: TlsOffloadConfig) -> TlsBenchResult:
@@ -256,12 +249,12 @@ class SingleFetchRow:
     std_ms: float = column()
 
 
-def _single_fetch_table(result: StudyResult, f: Fetches) -> None:
+def _single_fetch_table(f: Fetches) -> Table:
     """Single fetches, the paper's method: every cell as measured."""
     b = f.bench
     rows = [SingleFetchRow(c.mode, c.file, c.client, f.label.get(c.mode, "measured"), c.stats.mean * 1e3,
                            c.stats.std * 1e3) for c in b.cells]
-    result.add(table_of(SingleFetchRow, rows, id="single_fetch",
+    return (table_of(SingleFetchRow, rows, id="single_fetch",
                         title=f"Single fetches: {b.count} per cell, {b.interval_s * 1e3:.0f} ms apart, "
                               "modes interleaved in random order (measured)",
                         provenance="mixed", key_columns=3, inputs=[],
@@ -276,7 +269,7 @@ class FetchRatioRow:
     wget: float | None = column()
 
 
-def _single_fetch_ratio_table(result: StudyResult, f: Fetches) -> None:
+def _single_fetch_ratio_table(f: Fetches) -> Table:
     """Each offload step's fetch-time ratio as run here, beside the paper's (wget)."""
     rows, paper = [], []
     for step in tm.MODE_RATIOS:
@@ -287,7 +280,7 @@ def _single_fetch_ratio_table(result: StudyResult, f: Fetches) -> None:
                 vals.append(x / y if x and y else None)
             rows.append(FetchRatioRow(step.label, fname, *vals))
             paper.append(FetchRatioRow(step.label, fname, None, PAPER_RATIOS.get((step.label, size))))
-    result.add(table_of(FetchRatioRow, rows, paper=paper, id="single_fetch_ratios",
+    return (table_of(FetchRatioRow, rows, paper=paper, id="single_fetch_ratios",
                         title="Single-fetch time ratios between modes as run here (measured) vs the paper (wget)",
                         provenance="measured", key_columns=2, inputs=[],
                         unjudged="the ratios as run here: tls/plain is judged in single_fetch_prediction; ktls/tls here "
@@ -307,25 +300,27 @@ class CostModel:
     inputs: list[str]
 
 
-def _cost_model(result: StudyResult, cfg: TlsOffloadConfig, f: Fetches, params: nic.TlsOffloadParams) -> CostModel:
+def _cost_model(cfg: TlsOffloadConfig, f: Fetches, params: nic.TlsOffloadParams
+                ) -> tuple[CostModel, list[str], dict[str, str]]:
+    """The model on the measured costs, the notes on those costs, and the fit the pessimistic
+    variant declares."""
     measured, clamp_notes = _measured_costs(f.bench)
-    result.notes += clamp_notes
-    if cfg.variant == "pessimistic":
-        result.declare_fits({f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"})
-    fitted = set(params.input_names()) & set(result.fits) | set(params.input_names()) & set(
+    fits = {f"{nic.PROFILE_NAME}:ktls.cpu_fraction_max": "Fig. 3/4"} if cfg.variant == "pessimistic" else {}
+    fitted = set(params.input_names()) & set(fits) | set(params.input_names()) & set(
         profile_fits(cfg.profile or nic.PROFILE_NAME))
-    return CostModel(nic.TlsCostModel(measured, params), computed_from(bool(fitted), "simulated"), params.input_names())
+    model = CostModel(nic.TlsCostModel(measured, params), computed_from(bool(fitted), "simulated"), params.input_names())
+    return model, clamp_notes, fits
 
 
-def _model_tables(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[tm.PredictionRow]:
+def _model_tables(cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> tuple[list[Table], list[tm.PredictionRow]]:
     """Single-fetch predictions, where a fetch's time goes, what the paper's ratios imply
     (``studies/tls_offload/model.py``), on this core's AES-GCM speed and the clients' start-up."""
     from cryptoffload.apps.tls.measure import client_startup_s
 
     enc = tm.measure_aes_gcm_s_per_byte(0.1 if cfg.quick else 0.5)
     startup = {c: client_startup_s(c, 5 if cfg.quick else 20) for c in cfg.clients}
-    return tm.add_tables(result, model.costs, f.mean, f.phases, f.files, cfg.clients, enc, model.inputs, model.label,
-                         startup)
+    return tm.model_tables(model.costs, f.mean, f.phases, f.files, cfg.clients, enc, model.inputs, model.label,
+                           startup)
 
 
 @dataclass(frozen=True)
@@ -336,18 +331,17 @@ class CpuRow:
     cpu_ms: float = column()
 
 
-def _cpu_table(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> list[CpuRow]:
+def _cpu_table(cfg: TlsOffloadConfig, model: CostModel, f: Fetches) -> tuple[Table, list[CpuRow]]:
     """Worker CPU per request: measured for what ran, modelled for kTLS and NIC offload."""
     rows = [CpuRow(f"{m} (as run here)" if m not in ("plain", "tls") else m, fname, f.label[m], f.cpu_ms[m][fname])
             for m in f.bench.modes for fname in f.files]
     rows += [CpuRow(m, fname, model.label, model.costs.cost(m, size).cpu_s * 1e3)
              for m in nic.MODELLED_MODES for fname, size in f.files.items()]
-    result.add(table_of(CpuRow, rows, id="cpu_per_request",
+    return (table_of(CpuRow, rows, id="cpu_per_request",
                         title="nginx worker CPU per request (ms): measured here, and modelled for kTLS / NIC offload",
                         provenance="mixed", key_columns=2, inputs=model.inputs,
                         note=f"CPU from {f.bench.cpu_source}; modelled rows: profiles/tls_offload.toml ({cfg.variant} "
-                             "variant) applied to the measured plain and tls costs."))
-    return rows
+                             "variant) applied to the measured plain and tls costs."), rows)
 
 
 @dataclass(frozen=True)
@@ -360,7 +354,7 @@ class CapacityRow:
     model_rps_per_core_64m: float = column()
 
 
-def _capacity_table(result: StudyResult, model: CostModel, tb: TlsBenchResult) -> None:
+def _capacity_table(model: CostModel, tb: TlsBenchResult) -> Table:
     """wrk on nginx (measured, all cores) and the cost model's per-core capacity (every mode)."""
     max_rps, at_target = tb.max_requests_per_s(), tb.clients_at_target()
     rows = []
@@ -372,7 +366,7 @@ def _capacity_table(result: StudyResult, model: CostModel, tb: TlsBenchResult) -
                                 model.costs.capacity(m, LARGE).per_core_requests_per_s))
     target_column = f"wrk_connections_at_p99_{tb.latency_target_ms:g}ms"
     columns = [target_column if c == "wrk_connections_at_target" else c for c in columns_of(CapacityRow)]
-    result.add(Table("capacity", f"Capacity: wrk on the {tb.wrk_file} file (measured, all cores) and per-core capacity "
+    return (Table("capacity", f"Capacity: wrk on the {tb.wrk_file} file (measured, all cores) and per-core capacity "
                                  "from the cost model (modelled for every mode, on measured inputs for plain/tls)",
                      columns, rows_of(CapacityRow, rows), "mixed", inputs=model.inputs,
                      column_provenance={"model_rps_per_core_2k": model.label, "model_rps_per_core_64m": model.label}))
@@ -411,7 +405,7 @@ class Plans:
         return self.by_scenario[scenario.name][mode].clients
 
 
-def _clients_per_core_table(result: StudyResult, cfg: TlsOffloadConfig, model: CostModel) -> Plans:
+def _clients_per_core_table(cfg: TlsOffloadConfig, model: CostModel) -> tuple[Table, Plans]:
     plans = Plans({}, [])
     for sc in SCENARIOS:
         plans.by_scenario[sc.name] = tls_node.plan_modes(sc.size, sc.p99_target_s, sc.requests_per_s_per_client,
@@ -420,39 +414,38 @@ def _clients_per_core_table(result: StudyResult, cfg: TlsOffloadConfig, model: C
         for m, p in plans.by_scenario[sc.name].items():
             prov = model.label if p.provenance == nic.MODELLED else "simulated (from measured costs)"
             plans.rows.append(PlanRow(sc.name, m, prov, p.clients, p.bound))
-    result.add(table_of(PlanRow, plans.rows, id="clients_per_core",
+    return (table_of(PlanRow, plans.rows, id="clients_per_core",
                         title="Management-node clients per core at a p99 latency target (planner, simulated node)",
                         provenance="mixed", key_columns=2, inputs=model.inputs,
                         note="; ".join(f"{sc.name}: p99 <= {sc.p99_target_s * 1e3:g} ms, "
-                                       f"{sc.requests_per_s_per_client:g} requests/s per client" for sc in SCENARIOS)))
-    return plans
+                                       f"{sc.requests_per_s_per_client:g} requests/s per client" for sc in SCENARIOS)),
+            plans)
 
 
-def _record_detection(result: StudyResult, tb: TlsBenchResult) -> None:
+def _detection(tb: TlsBenchResult) -> dict[str, Any]:
     """What this kernel and nginx support, and what each mode ran as."""
     sup = tb.support
-    result.extra["support"] = sup.to_dict() if hasattr(sup, "to_dict") else str(sup)
-    result.extra["verified"] = tb.bench.verified
-    result.extra["cpu_source"] = tb.bench.cpu_source
+    return {"support": sup.to_dict() if hasattr(sup, "to_dict") else str(sup), "verified": tb.bench.verified,
+            "cpu_source": tb.bench.cpu_source}
 
 
-def _measured_headline(result: StudyResult, f: Fetches) -> None:
+def _measured_headline(f: Fetches) -> str:
     small, large = ({m: f.cpu_ms_of(m, size) for m in ("plain", "tls")} for size in (SMALL, LARGE))
-    result.headline.append(f"Measured here: TLS costs {small['tls'] / max(small['plain'], 1e-9):.1f}x the CPU of plain "
+    return (f"Measured here: TLS costs {small['tls'] / max(small['plain'], 1e-9):.1f}x the CPU of plain "
                            f"HTTP per 2 KB request and {large['tls'] / max(large['plain'], 1e-9):.1f}x per 64 MB request")
 
 
-def _planner_headlines(result: StudyResult, model: CostModel, plans: Plans) -> None:
+def _planner_headlines(model: CostModel, plans: Plans) -> list[str]:
     """Clients per core with NIC offload against user-space TLS, for both scenarios."""
     api, downloads = SCENARIOS
     who = model.label.capitalize()
-    result.headline.append(f"{who}: NIC offload serves {plans.clients(downloads, 'ktls-nic')} vs "
+    return [f"{who}: NIC offload serves {plans.clients(downloads, 'ktls-nic')} vs "
                            f"{plans.clients(downloads, 'tls')} 64 MB-download clients per core (user-space TLS); "
-                           f"kTLS alone {plans.clients(downloads, 'ktls')}")
-    result.headline.append(f"{who}: for 2 KB requests {plans.clients(api, 'ktls-nic')} (NIC) vs "
+                           f"kTLS alone {plans.clients(downloads, 'ktls')}",
+            f"{who}: for 2 KB requests {plans.clients(api, 'ktls-nic')} (NIC) vs "
                            f"{plans.clients(api, 'tls')} (user-space TLS) clients per core, if the NIC's set-up holds "
                            "the worker (an assumption: "
-                           f"handoff.cpu_share = {model.costs.params.handoff_cpu_share:g})")
+                           f"handoff.cpu_share = {model.costs.params.handoff_cpu_share:g})"]
 
 
 def _figures(files: dict[str, int], predictions: list[tm.PredictionRow], cpu_rows: list[CpuRow],
