@@ -88,7 +88,7 @@ def test_the_sections_are_values_and_progress_is_a_context(study) -> None:
     found = study.sections(Settings(rows=2))
     assert [t.id for t in found.tables] == ["squares"] and found.by_id["squares"].rows[1] == [1, 1.0]
     seen: list[str] = []
-    with frame.progress(lambda total: seen.append):
+    with frame.running(lambda total: seen.append):
         frame.expect(1)
         assert frame.shown()
         frame.step("inside")

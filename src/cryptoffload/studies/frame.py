@@ -88,12 +88,14 @@ class Sections:
         return {t.id: t for t in self.tables}
 
 
-class _Progress:
-    """The progress of the run under way: sized once by the study (:func:`expect`), advanced by
-    :func:`step`. Without a bar (a test, the Python API) both do nothing."""
+class _Run:
+    """The run under way: its progress, sized once by the study (:func:`expect`) and advanced by
+    :func:`step` (without a bar -- a test, the Python API -- both do nothing), and the folder
+    its result goes to (:func:`folder`)."""
 
-    def __init__(self, make: ProgressFn | None) -> None:
+    def __init__(self, make: ProgressFn | None, out: Path | None) -> None:
         self.make = make
+        self.out = out
         self.advance: Callable[[str], None] | None = None
 
     def expect(self, total: int) -> None:
@@ -105,7 +107,7 @@ class _Progress:
             self.advance(label)
 
 
-_CURRENT: ContextVar[_Progress] = ContextVar("study_progress", default=_Progress(None))
+_CURRENT: ContextVar[_Run] = ContextVar("study_run", default=_Run(None, None))
 
 
 def expect(total: int) -> None:
@@ -123,10 +125,21 @@ def shown() -> bool:
     return _CURRENT.get().make is not None
 
 
+def folder() -> Path:
+    """The folder the run under way writes its result to, for what a study measures into a file
+    of its own on the way (a calibrated profile); made when asked for."""
+    out = _CURRENT.get().out
+    if out is None:
+        raise RuntimeError("frame.folder() is asked for outside a study's run")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 @contextmanager
-def progress(make: ProgressFn | None) -> Iterator[None]:
-    """Run the body with ``make`` as the progress bar of :func:`expect` and :func:`step`."""
-    token = _CURRENT.set(_Progress(make))
+def running(make: ProgressFn | None, out: str | Path | None = None) -> Iterator[None]:
+    """Run the body as a study's run: ``make`` is the progress bar of :func:`expect` and
+    :func:`step`, ``out`` the folder of :func:`folder`."""
+    token = _CURRENT.set(_Run(make, None if out is None else Path(out)))
     try:
         yield
     finally:
@@ -140,7 +153,7 @@ def run_study(spec: "StudySpec", sections: Callable[[Any], Sections], cfg: Study
     result with this machine's description and write it into ``out`` (nothing half-written)."""
     cfg.validate()
     started = time.perf_counter()
-    with progress(make_progress):
+    with running(make_progress, out):
         found = sections(cfg)
         result = assemble(spec, cfg, found)
         step("writing results")
@@ -175,5 +188,5 @@ def add_headline(result: StudyResult, entries: Sequence[HeadlineEntry]) -> None:
             result.headline.append(line)
 
 
-__all__ = ["ClaimOnly", "Figure", "HeadlineEntry", "ProgressFn", "Sections", "StudyConfig", "add_headline", "assemble", "expect", "progress", "run_study", "shown",
-           "step"]
+__all__ = ["ClaimOnly", "Figure", "HeadlineEntry", "ProgressFn", "Sections", "StudyConfig", "add_headline", "assemble",
+           "expect", "folder", "run_study", "running", "shown", "step"]

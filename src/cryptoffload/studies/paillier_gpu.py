@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from cryptoffload.report.rows import column
+from cryptoffload.studies import frame
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.paillier import PrivateKey, PublicKey
-
-Tick = Callable[[str], None] | None
 
 #: Batch sizes the calibration times, as fractions of the prepared instances (quick: 2^18, so
 #: 8,192, 65,536 and 262,144); the held-out workloads use other sizes.
@@ -85,19 +84,18 @@ def _median_wall(fn: Callable[[], float], repeats: int) -> float:
     return statistics.median(fn() for _ in range(repeats))
 
 
-def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: bool, tick: Tick = None,
+def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: bool,
                          device: str = "cuda", max_items: int | None = None, repeats: int = 3) -> PaillierGpuRun:
     """See the module docstring; raises BackendUnavailable without a GPU. ``device`` and
     ``max_items`` exist for the tests (the CPU twin, small batches); the studies use a GPU."""
-    from cryptoffload.crypto._native import gpu_runtime as gr
+    from cryptoffload.crypto.native import get_runtime
     from cryptoffload.crypto.paillier_gpu import from_limbs
     from cryptoffload.calibrate.gpu import GpuBench, calibrate_gpu, run_batches
     from cryptoffload.sim.gpu import load_gpu_params, simulate_batches
 
-    rt = gr.get_runtime(device)
+    rt = get_runtime(device)
     max_items = max_items or 1 << (18 if quick else 20)
-    if tick:
-        tick(f"GPU: preparing {max_items:,} instances on {rt.describe()}")
+    frame.step(f"GPU: preparing {max_items:,} instances on {rt.describe()}")
     bench = GpuBench(rt, max_items=max_items, key=(pk, sk))
     sample = 16
     if sk.raw_decrypt_many(from_limbs(bench.host["aggregate"][0][:, :sample])) != \
@@ -105,17 +103,15 @@ def measure_paillier_gpu(pk: PublicKey, sk: PrivateKey, out: Path, *, quick: boo
         raise RuntimeError("GPU ciphertexts do not decrypt to their plaintexts with the CPU key")
     out.mkdir(parents=True, exist_ok=True)
     profile = calibrate_gpu(out / "gpu_profile.toml", device=device, bench=bench, fit_batches=fit_batches(max_items),
-                            repeats=repeats, tick=tick)
+                            repeats=repeats, tick=frame.step)
     params = load_gpu_params(str(profile))
-    if tick:
-        tick("GPU: encryption and decryption throughput")
+    frame.step("GPU: encryption and decryption throughput")
     enc_s = _median_wall(lambda: run_batches(bench, [("encrypt", max_items)] * 2), repeats)
     dec_s = _median_wall(lambda: run_batches(bench, [("decrypt", max_items)] * 2), repeats)
     run = PaillierGpuRun(rt.describe(), profile, 2 * max_items / enc_s, 2 * max_items / dec_s, max_items,
                          info=rt.info())
     for label, batches in holdout_workloads(max_items):
-        if tick:
-            tick(f"GPU model vs measured: {label}")
+        frame.step(f"GPU model vs measured: {label}")
         pred = simulate_batches(params, batches, streams=2).makespan_s
         meas = _median_wall(lambda: run_batches(bench, batches, streams=2), repeats)
         run.model_rows.append(GpuModelRow(label, sum(items for _, items in batches), pred, meas, pred / meas - 1.0))
@@ -131,7 +127,7 @@ class RidgeGpuRun:
 
 
 def measure_ridge_gpu(upload_pk: PublicKey, upload_sk: PrivateKey, plaintexts: Sequence[int], rows: int, cols: int,
-                      cpu_aggregate: Sequence[int], *, tick: Tick = None, device: str = "cuda") -> RidgeGpuRun:
+                      cpu_aggregate: Sequence[int], *, device: str = "cuda") -> RidgeGpuRun:
     """Time the GPU aggregation of the run's ciphertexts (made on the GPU from the run's
     plaintexts, brought to the host as an upload would arrive) and the GPU's encrypt +
     aggregate; both aggregates must decrypt to what the CPU run's does."""
@@ -144,8 +140,7 @@ def measure_ridge_gpu(upload_pk: PublicKey, upload_sk: PrivateKey, plaintexts: S
     with eng:
         key = eng.key(upload_pk)
         rt = eng.runtime
-        if tick:
-            tick(f"GPU: encrypting {rows * cols:,} ciphertexts on {rt.describe()}")
+        frame.step(f"GPU: encrypting {rows * cols:,} ciphertexts on {rt.describe()}")
         parts = []
         step = max(1, (1 << 20) // cols)
         s = rt.stream()
@@ -155,14 +150,12 @@ def measure_ridge_gpu(upload_pk: PublicKey, upload_sk: PrivateKey, plaintexts: S
             dev = key.encrypt_device(rt.upload(msgs, s), rt.upload(random_exponents(r * cols, key.exp_bits), s), r * cols, s)
             parts.append(rt.download(dev, s))
         cts = np.ascontiguousarray(np.concatenate(parts, axis=1))
-        if tick:
-            tick("GPU: aggregation (host -> device, column products, back)")
+        frame.step("GPU: aggregation (host -> device, column products, back)")
         t0 = time.perf_counter()
         agg = eng.aggregate(upload_pk.nsquare, cts, rows, cols)
         agg_s = time.perf_counter() - t0
         del cts, parts
-        if tick:
-            tick("GPU: encrypt + aggregate, ciphertexts kept on the device")
+        frame.step("GPU: encrypt + aggregate, ciphertexts kept on the device")
         t0 = time.perf_counter()
         agg2 = eng.encrypt_aggregate(upload_pk, plaintexts, rows, cols)
         enc_agg_s = time.perf_counter() - t0

@@ -10,6 +10,7 @@ import pytest
 from cryptoffload.profiles import load_profile
 from cryptoffload.profiles.sensitivity import with_values
 from cryptoffload.report.result import StudyResult
+from cryptoffload.studies.frame import add_headline
 from cryptoffload.sim.qat import model as qat
 from cryptoffload.sim.qat.params import load_qat_params
 from cryptoffload.studies.paillier_offload import qat_bands as qb
@@ -22,8 +23,8 @@ from cryptoffload.studies.verdicts import Judging
 
 @pytest.fixture(scope="module")
 def banded():
-    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
-    m = qm.run_model(res, qat.PROFILE_NAME, "qat-measured", 600, 1, [], None)
+    m = qm.run_model(qat.PROFILE_NAME, "qat-measured", 600, 1, [])
+    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {}, fits=dict(m.fits))
     ours, paper = qm.model_figures(m)
     bands = {b.figure: b for b in qb.qat_bands(qat.PROFILE_NAME, "qat-measured", 1, ours, paper,
                                                paper_ranges=qm.PAPER_STATED_RANGES)}
@@ -49,11 +50,11 @@ def test_each_band_moves_its_inputs_over_the_profile_ranges(banded) -> None:
 
 def test_the_claims_follow_the_band_rule(banded) -> None:
     res, m, _, bands = banded
-    qm.ratio_table(res, m, lambda *_: None, None)
+    res.add(qm.ratio_table(m, lambda *_: None, None))
     res.add(table_of(qm.Table1Row, m.rows, paper=m.paper_rows, id="table1_implementations", title="t",
                      provenance="mixed", reproduces="Table 1", row_inputs=m.row_inputs))
     judged = qm.verdicts(res.tables, bands, Judging(False, "full", "cryptoffload study paillier-offload --out DIR"))
-    qm.claims(res, m, judged, bands)
+    add_headline(res, qm.claims(m, judged, bands)[0])
     ceiling, latency = res.claims
     for c in res.claims:
         assert c.band is not None and c.kind == verdict_kind(c.band, c.paper_value, c.alternative, c.paper_range)

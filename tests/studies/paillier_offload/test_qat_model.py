@@ -10,6 +10,7 @@ from cryptoffload.report.provenance import check_provenance
 from cryptoffload.report.verdicts import check_verdicts
 from cryptoffload.studies.verdicts import Judging
 from cryptoffload.report.result import StudyResult
+from cryptoffload.studies.frame import add_headline
 from cryptoffload.report.rows import table_of
 from cryptoffload.sim.qat import model as qat
 from cryptoffload.sim.qat.params import CARD_SCALINGS, load_qat_params
@@ -18,8 +19,8 @@ from cryptoffload.studies.paillier_offload import qat_model as qm
 
 @pytest.fixture(scope="module")
 def model() -> tuple[StudyResult, qm.QatModel]:
-    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
-    m = qm.run_model(res, qat.PROFILE_NAME, "qat-measured", 600, 1, [4, 16], None)
+    m = qm.run_model(qat.PROFILE_NAME, "qat-measured", 600, 1, [4, 16])
+    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {}, fits=dict(m.fits))
     return res, m
 
 
@@ -37,14 +38,15 @@ def test_rows_are_labelled_and_the_ceiling_is_the_cited_card_rate(model) -> None
 
 
 def test_tables_and_claims_pass_the_provenance_check(model) -> None:
-    res, m = model                                           # run_model declared the model's fits
-    qm.ratio_table(res, m, lambda *_: None, None)
-    qm.readings_table(res, qat.PROFILE_NAME, m.sim["sw"].throughput_ops)
+    res, m = model                                           # with the model's fits declared
+    res.add(qm.ratio_table(m, lambda *_: None, None))
+    res.add(qm.readings_table(qat.PROFILE_NAME, m.sim["sw"].throughput_ops))
     res.add(table_of(qm.Table1Row, m.rows, paper=m.paper_rows, id="table1_implementations",
                      title="the model's rows, as the study shows them", provenance="mixed", reproduces="Table 1",
                      row_inputs=m.row_inputs))
     judged = qm.verdicts(res.tables, {}, Judging(res.mode == "quick", "full", "cryptoffload study paillier-offload"))
-    qm.claims(res, m, judged, {})
+    claims, res.notes = qm.claims(m, judged, {})
+    add_headline(res, claims)
     ratios = {r[0]: r for r in res.tables["table1_ratios"].rows}
     assert ratios["QHCS2 / QHCS1 mean latency"][1] == "simulated" and ratios["S2 / S1 throughput"][1] == "fitted"
     assert all(r[3] is None for r in ratios.values())       # nothing measured here in this test
@@ -62,9 +64,7 @@ def test_tables_and_claims_pass_the_provenance_check(model) -> None:
 
 
 def test_the_model_inputs_say_what_each_source_states(model) -> None:
-    res = StudyResult("paillier-offload", "test", "quick", 1, "test", {})
-    qm.inputs_table(res, qat.PROFILE_NAME)
-    t = res.tables["qat_model_inputs"]
+    t = qm.inputs_table(qat.PROFILE_NAME)
     assert t.columns == ["input", "value", "provenance", "source"]
     prov = {r[0]: r[2] for r in t.rows}
     assert prov["card.modexp_latency_s"] == prov["cpu.request_s"] == prov["workload.qhcs_coroutines"] == "fitted"

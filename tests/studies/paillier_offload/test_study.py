@@ -132,7 +132,6 @@ def test_bad_config_refused_and_nothing_written(tmp_path):
 
 def test_gpu_rows_and_table_from_a_run_without_a_gpu(tmp_path):
     """The GPU half's rows, table and headline from a recorded run (this machine has no CUDA GPU)."""
-    from cryptoffload.report.result import StudyResult
     from cryptoffload.studies import paillier_gpu as _gpu
 
     g = _gpu.PaillierGpuRun("H100", tmp_path / "gpu_profile.toml", 2.0e6, 1.0e6, 1 << 18,
@@ -143,18 +142,15 @@ def test_gpu_rows_and_table_from_a_run_without_a_gpu(tmp_path):
     assert [(r.implementation, r.platform, r.throughput_ops) for r in rows] == [
         ("ours, GPU, DJN constant-time table, batches of 262,144 with copies", "H100", 2.0e6),
         ("ours, GPU, CRT decryption (constant time), batches of 262,144 with copies", "H100", 1.0e6)]
-    res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
-    st._gpu_table(res, st.PaillierOffloadConfig(), g)
-    t = res.tables["gpu_model_vs_measured"]
+    t = st._gpu_table(st.PaillierOffloadConfig(), g)
     assert t.columns == ["workload", "items", "predicted_s", "measured_s", "error_rel"]
     assert t.rows == [["a", 10, 1.1, 1.0, 0.1], ["b", 20, 0.7, 1.0, -0.3]]
-    assert res.headline == ["GPU (H100): 2,000,000 enc/s and 1,000,000 CRT dec/s with copies (measured); GPU model "
-                            "within 30% of measured runs it was not fitted on"]
+    assert st._gpu_headline(g) == ("GPU (H100): 2,000,000 enc/s and 1,000,000 CRT dec/s with copies (measured); GPU model "
+                                   "within 30% of measured runs it was not fitted on")
 
 
 def test_measured_half_reads_baselines_by_role():
     from cryptoffload import bench
-    from cryptoffload.report.result import StudyResult
     from cryptoffload.studies.paillier_offload import measured as pm
 
     def case(name, role, rate):
@@ -167,11 +163,9 @@ def test_measured_half_reads_baselines_by_role():
                            all_cores=st.AllCores(5480.0, 2))
     assert here.rate(pm.PHE) == 100.0 and here.rate(pm.IPCL_STYLE) is None
     assert here.coro1_over_textbook is None and here.mode_ratio("coro1", "sync", "throughput") is None
-    res = StudyResult(st.NAME, st.TITLE, "quick", 1, "test", {})
-    st._one_core_tables(res, st.PaillierOffloadConfig(), here)
-    st._measured_headlines(res, here)
-    assert [r[0] for r in res.tables["plan_cores_vs_qat"].rows] == ["phe 1.5.0", "textbook", "ours, fastest (x)"]
-    assert res.tables["encryption_one_core"].rows[2] == ["ours, fastest (x)", 2500.0, 25.0, None, 0.0]
-    assert res.headline == ["Ours, fastest, one core: 2,500 enc/s = 25x phe (measured)",
+    tables = {t.id: t for t in st._one_core_tables(st.PaillierOffloadConfig(), here)}
+    assert [r[0] for r in tables["plan_cores_vs_qat"].rows] == ["phe 1.5.0", "textbook", "ours, fastest (x)"]
+    assert tables["encryption_one_core"].rows[2] == ["ours, fastest (x)", 2500.0, 25.0, None, 0.0]
+    assert st._measured_headlines(here) == ["Ours, fastest, one core: 2,500 enc/s = 25x phe (measured)",
                             "All 2 cores: 5,480 enc/s = 0.20x QHCS1 on a DH8970 (measured here vs the paper's figure)"]
-    assert res.extra["all_cores_vs_qhcs1"] == 5480.0 / st.QHCS1_OPS
+    assert st._all_cores_extra(here)["all_cores_vs_qhcs1"] == 5480.0 / st.QHCS1_OPS

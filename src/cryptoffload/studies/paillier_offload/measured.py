@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from cryptoffload import bench
 from cryptoffload.crypto import baselines
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.engines.modes import CLIENT_MODES, ModeResult
+from cryptoffload.studies import frame
 
 if TYPE_CHECKING:
     from cryptoffload.studies.paillier_offload.study import PaillierOffloadConfig
@@ -80,7 +81,7 @@ def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
 
 
 def measure_modes(cfg: PaillierOffloadConfig, pk: pl.PublicKey, sk: pl.PrivateKey,
-                  tick: Callable[[str], None] | None, workers: int = 1,
+                  workers: int = 1,
                   sweep_inflight: Sequence[int] = ()) -> tuple[dict[str, ModeResult], dict[int, ModeResult], str]:
     """The paper's four client modes plus batching, real, on our offload engine with
     ``workers`` compute workers (1 on the pinned core; one per core for the all-cores run)."""
@@ -93,14 +94,12 @@ def measure_modes(cfg: PaillierOffloadConfig, pk: pl.PublicKey, sk: pl.PrivateKe
     with make_engine(cfg.engine, workers=workers) as engine:
         engine_name = type(engine).__name__
         for mode in CLIENT_MODES:
-            if tick:
-                tick(f"measuring mode {mode} ({workers} worker{'s' if workers > 1 else ''})")
+            frame.step(f"measuring mode {mode} ({workers} worker{'s' if workers > 1 else ''})")
             res = run_mode(mode, engine, pk, msgs, threads=cfg.threads, inflight=cfg.inflight)
             _check_decrypts(sk, msgs, res.ciphertexts, mode)
             results[mode] = res
         for k in sweep_inflight:
-            if tick:
-                tick(f"coro1 with {k} in flight")
+            frame.step(f"coro1 with {k} in flight")
             res = run_mode("coro1", engine, pk, msgs[: max(64, min(len(msgs), 4 * k))], inflight=k)
             sweep[k] = res
     return results, sweep, engine_name

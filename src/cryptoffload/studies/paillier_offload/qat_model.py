@@ -20,11 +20,12 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from cryptoffload.profiles.loader import ProfileValue, load_profile
 from cryptoffload.report.provenance import computed_from, fits_from_sources, from_printed, printed
-from cryptoffload.report.result import Claim, StudyResult
+from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.qat import model as qat
 from cryptoffload.sim.qat.params import CARD_SCALINGS, REQUIRED_PROFILE_FIELDS, load_qat_params
 from cryptoffload.report.verdicts import Verdict, paper_cells
+from cryptoffload.studies import frame
 from cryptoffload.studies.bands import Banded
 from cryptoffload.studies.verdicts import Judging, judge
 
@@ -76,6 +77,7 @@ class QatModel:
     row_inputs: list[list[str] | None]
     ceiling_ops: float
     profile_key: str
+    fits: dict[str, str]  # the model inputs fitted to the paper's tables (from the profile's sources)
 
 
 def _profile_key(profile: str) -> str:
@@ -88,37 +90,34 @@ def _cited_card_inputs(key: str) -> list[str]:
             f"{key}:card.reference_rsa2k_private_per_s"]
 
 
-def run_model(result: StudyResult, profile: str, card_scaling: str, n: int, seed: int, sweep_inflight: list[int],
-              tick: Callable[[str], None] | None) -> QatModel:
-    """Simulate the paper's five designs and the in-flight sweep; declare the model's fits."""
+def run_model(profile: str, card_scaling: str, n: int, seed: int, sweep_inflight: list[int]) -> QatModel:
+    """Simulate the paper's five designs and the in-flight sweep; the model's fits with it."""
     prof = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
     key = _profile_key(profile)
-    result.declare_fits(fits_from_sources(key, {k: v.source for k, v in prof.values.items()}))
+    fits = fits_from_sources(key, {k: v.source for k, v in prof.values.items()})
     p = load_qat_params(prof, card_scaling)
     sim = {}
     for mode in qat.QAT_DESIGNS:
-        if tick:
-            tick(f"simulating {mode}")
+        frame.step(f"simulating {mode}")
         sim[mode] = qat.simulate_mode(mode, p, n, seed=seed)
     sweep = {}
     for k in sweep_inflight:
-        if tick:
-            tick(f"simulating qhcs1 with {k} in flight")
+        frame.step(f"simulating qhcs1 with {k} in flight")
         sweep[k] = qat.simulate_mode("qhcs1", p, max(n // 3, 4 * k, 500), concurrency=k, seed=seed)
     ceiling = p.card_modexp_per_s / 2.0
-    rows = [_design_row(mode, r, _fitted(result, key)) for mode, r in sim.items()]
+    rows = [_design_row(mode, r, _fitted(fits, key)) for mode, r in sim.items()]
     rows.append(Table1Row(CEILING, f"simulated (from cited RSA rates, {card_scaling} size scaling)", "QAT DH8970 model",
                           ceiling, None, None))
     paper_rows = [_paper_design_row(mode) for mode in sim] + [Table1Row(CEILING, None, None, QHCS1_OPS, None, None)]
     row_inputs: list[list[str] | None] = [[f"{key}:cpu.paper_sw_encryption_s"] if mode == "sw" else [key]
                                           for mode in sim]
     row_inputs.append(_cited_card_inputs(key))
-    return QatModel(sim, sweep, rows, paper_rows, row_inputs, ceiling, key)
+    return QatModel(sim, sweep, rows, paper_rows, row_inputs, ceiling, key, fits)
 
 
-def _fitted(result: StudyResult, profile_key: str) -> bool:
-    """Whether the study declared a fit of the profile's (every mode's numbers then rest on it)."""
-    return any(k.startswith(profile_key + ":") for k in result.fits)
+def _fitted(fits: Mapping[str, str], profile_key: str) -> bool:
+    """Whether the profile carries a fit (every mode's numbers then rest on it)."""
+    return any(k.startswith(profile_key + ":") for k in fits)
 
 
 def _design_row(mode: str, r: qat.QatRunResult, fitted: bool) -> Table1Row:
@@ -151,11 +150,11 @@ class RatioRow:
     measured_here: float | None = column()
 
 
-def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, str], float | None],
-                sw_here_ratio: float | None) -> None:
+def ratio_table(m: QatModel, measured: Callable[[str, str, str], float | None],
+                sw_here_ratio: float | None) -> Table:
     """The paper's ratios: the model's (fitted or predicted, per row) and this machine's engine."""
     s = m.sim
-    fit = computed_from(_fitted(result, m.profile_key), "simulated")  # from the declared fits, not by hand
+    fit = computed_from(_fitted(m.fits, m.profile_key), "simulated")  # from the declared fits, not by hand
     spec = [RatioSpec(*x) for x in (
         ("S2 / S1 throughput", s["qat-s2"].throughput_ops / s["qat-s1"].throughput_ops, fit, ("threads", "sync", "throughput"), "s2_over_s1_throughput"),
         ("S2 / S1 mean latency", s["qat-s2"].mean_latency_s / s["qat-s1"].mean_latency_s, fit, ("threads", "sync", "mean_latency"), "s2_over_s1_latency"),
@@ -174,7 +173,7 @@ def ratio_table(result: StudyResult, m: QatModel, measured: Callable[[str, str, 
         # predicted rows hold whatever the three fitted values are (tests move each +-50 %)
         inputs.append(_cited_card_inputs(m.profile_key) + [f"{m.profile_key}:cpu.paper_sw_encryption_s"]
                       if sp.provenance == "simulated" else [m.profile_key])
-    result.add(table_of(RatioRow, rows, paper=paper, id="table1_ratios",
+    return (table_of(RatioRow, rows, paper=paper, id="table1_ratios",
                         title="The paper's ratios: DH8970 model (fitted or predicted, per row) and the same "
                               "modes on this machine (measured)",
                         provenance="mixed", reproduces="Table 1", row_inputs=inputs,
@@ -197,11 +196,11 @@ def _source_text(pv: ProfileValue) -> str:
     return f"{pv.source} [unverified: {pv.unverified}]" if pv.unverified else pv.source
 
 
-def inputs_table(result: StudyResult, profile: str) -> None:
+def inputs_table(profile: str) -> Table:
     prof = load_profile(profile, required=REQUIRED_PROFILE_FIELDS)
     rows = [InputRow(dotted, prof.value(dotted), prof.provenance(dotted), _source_text(prof.values[dotted]))
             for dotted in REQUIRED_PROFILE_FIELDS]
-    result.add(table_of(InputRow, rows, id="qat_model_inputs",
+    return (table_of(InputRow, rows, id="qat_model_inputs",
                         title="QAT model inputs: cited, measured on this project's machine, or fitted",
                         provenance="mixed",
                         note="Measured values come from benchmarks/results/qat_cpu_costs.json (machine named there) and "
@@ -216,7 +215,7 @@ class CardReadingRow:
     ceiling_over_sw: float = column()
 
 
-def readings_table(result: StudyResult, profile: str, sw_ops: float) -> None:
+def readings_table(profile: str, sw_ops: float) -> Table:
     """The card's ceiling under each reading of how a modexp's cost grows with the modulus."""
     rows, paper = [], []
     for sc in CARD_SCALINGS:
@@ -226,7 +225,7 @@ def readings_table(result: StudyResult, profile: str, sw_ops: float) -> None:
     base = load_qat_params(profile)
     need = QHCS1_OPS * 2 * load_profile(profile).value("card.rsa2k_private_per_s") / base.card_modexp_per_s
     key = _profile_key(profile)
-    result.add(table_of(CardReadingRow, rows, paper=paper, id="qat_card_readings",
+    return (table_of(CardReadingRow, rows, paper=paper, id="qat_card_readings",
                         title="QHCS1's ceiling from the cited card rate, per size-scaling reading",
                         provenance="simulated", reproduces="Table 1",
                         inputs=_cited_card_inputs(key) + [f"{key}:cpu.paper_sw_encryption_s"],
@@ -300,9 +299,10 @@ def verdicts(tables: Mapping[str, Any], bands: Mapping[str, Banded], how: Judgin
     return out
 
 
-def claims(result: StudyResult, m: QatModel, judged: Sequence[Verdict], bands: Mapping[str, Banded]) -> None:
+def claims(m: QatModel, judged: Sequence[Verdict], bands: Mapping[str, Banded]) -> tuple[list[Claim], list[str]]:
     """The paper's two claims a user reads first: QHCS1's 27,400 enc/s (110x SW), against the
-    ceiling the cited card rate allows, and QHCS2's half latency; each with its verdict."""
+    ceiling the cited card rate allows, and QHCS2's half latency; each with its verdict. And
+    the note on QHCS1 in the model."""
     by = {(v.table, v.key[0], v.column): v for v in judged}
     q1, q2 = m.sim["qhcs1"], m.sim["qhcs2"]
     sw = m.sim["sw"].throughput_ops
@@ -311,20 +311,20 @@ def claims(result: StudyResult, m: QatModel, judged: Sequence[Verdict], bands: M
     ratio_text = (f"; {m.ceiling_ops / sw:.0f}x SW (band {ratio.band.low:.0f}x .. {ratio.band.high:.0f}x) is "
                   f"110 x our ceiling / 27,400, not an independent ratio: the SW figure is derived from QHCS1 "
                   f"(cpu.paper_sw_encryption_s = 110 x 0.042 / 1151)" if ratio is not None else "")
-    result.claim(Claim.of_verdict(
+    ceiling = Claim.of_verdict(
         by[("table1_implementations", CEILING, "throughput_ops")], paper="QHCS1 about 27,400 enc/s = 110x SW",
         ours=f"the cited card rate caps QHCS1 at {m.ceiling_ops:,.0f} enc/s = {m.ceiling_ops / sw:.0f}x SW ({short:+.0f} %)",
         why=("the only measured 8970 RSA-2048 rate we can cite (wolfSSL, 44,259 ops/s with 8 client threads) is a "
              "lower bound of the card; the 8950 rates that scale it to a 2048-bit modulus are unverified; every "
-             "mode's own numbers are fitted (card latency, driver cost and coroutines fitted to Table 1)" + ratio_text)))
-    result.claim(Claim.of_verdict(
+             "mode's own numbers are fitted (card latency, driver cost and coroutines fitted to Table 1)" + ratio_text))
+    latency = Claim.of_verdict(
         by[("table1_ratios", "QHCS2 / QHCS1 mean latency", "model_qat")], paper="QHCS2's latency is half of QHCS1's",
         ours=f"QHCS2's mean latency is {q2.mean_latency_s / q1.mean_latency_s:.2f}x QHCS1's, at "
              f"{q2.throughput_ops / q1.throughput_ops:.2f}x its throughput",
-        why="two coroutines per encryption submit both modexps at once on a card that is already full"))
-    result.notes.append(f"QHCS1 in the model: {q1.throughput_ops:,.0f} enc/s, {q1.throughput_ops / sw:.0f}x SW — fitted "
+        why="two coroutines per encryption submit both modexps at once on a card that is already full")
+    return [ceiling, latency], [f"QHCS1 in the model: {q1.throughput_ops:,.0f} enc/s, {q1.throughput_ops / sw:.0f}x SW — fitted "
                         "(it depends on the driver cost fitted to QAT+S2); the paper's 1.76x over S2 becomes "
-                        f"{q1.throughput_ops / m.sim['qat-s2'].throughput_ops:.2f}x because the card, not the CPU, limits QHCS1.")
+                        f"{q1.throughput_ops / m.sim['qat-s2'].throughput_ops:.2f}x because the card, not the CPU, limits QHCS1."]
 
 
 __all__ = ["QatModel", "Table1Row", "RatioRow", "run_model", "ratio_table", "inputs_table", "readings_table", "claims",

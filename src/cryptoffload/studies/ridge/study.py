@@ -444,7 +444,7 @@ def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: Phase
     prov = P.Provider(parties.params, parties.csp.upload_pk)
     g = _gpu.measure_ridge_gpu(parties.csp.upload_pk, parties.upload_sk,
                                prov.packed_records(*chunk_records(cfg.seed, 0, cfg.n, cfg.d)), cfg.n, prov.plaintexts,
-                               r.aggregate, tick=tick)
+                               r.aggregate)
     result.headline.append(f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
                            f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
     return [
