@@ -146,6 +146,17 @@ def running(make: ProgressFn | None, out: str | Path | None = None) -> Iterator[
         _CURRENT.reset(token)
 
 
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Run the body without advancing the progress bar (work the bar did not count, such as a
+    band's re-simulations of a table)."""
+    token = _CURRENT.set(_Run(None, _CURRENT.get().out))
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
 def run_study(spec: "StudySpec", sections: Callable[[Any], Sections], cfg: StudyConfig, out: str | Path,
               make_progress: ProgressFn | None = None) -> StudyResult:
     """The frame around one run: validate ``cfg`` (bad input fails before any bar or file), run
@@ -189,4 +200,4 @@ def add_headline(result: StudyResult, entries: Sequence[HeadlineEntry]) -> None:
 
 
 __all__ = ["ClaimOnly", "Figure", "HeadlineEntry", "ProgressFn", "Sections", "StudyConfig", "add_headline", "assemble",
-           "expect", "folder", "run_study", "running", "shown", "step"]
+           "expect", "folder", "quiet", "run_study", "running", "shown", "step"]

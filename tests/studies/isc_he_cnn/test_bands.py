@@ -16,7 +16,7 @@ from cryptoffload.studies.isc_he_cnn import study as st
 @pytest.fixture(scope="module")
 def banded():
     cfg = st.IscHeCnnConfig(quick=True, bandwidths=[16.0], decompose=False)
-    setting = st._setting(cfg, lambda s: None)
+    setting = st._setting(cfg)
     t2 = tables.table2(setting)
     ours = {ib.table2_label(16.0): t2.runs[16.0].mean_latency_s * 1e3}
     return setting, ours, ib.isc_bands(setting, ours, {ib.table2_label(16.0): 1055.0}, cfg.fpga_profile)

@@ -38,7 +38,7 @@ def test_table2_rows_beside_the_papers(monkeypatch) -> None:
                         lambda comp, csd, k, q, source_gbps, record, seed: SimpleNamespace(mean_latency_s=lat[source_gbps]))
     program = SimpleNamespace(measured_wall_s=lambda: None)
     setting = _Setting(bandwidths=[2.0, 3.0], world=SimpleNamespace(compiled=None), fitted=None, csd=None, queries=1,
-                       seed=1, say=lambda s: None, program=program, label="paper inputs", provenance="simulated",
+                       seed=1, program=program, label="paper inputs", provenance="simulated",
                        inputs=["a"], fit_inputs=["b"])
     t2 = table2(setting)  # type: ignore[arg-type]
     assert t2.cpu == cpu_reference(program)

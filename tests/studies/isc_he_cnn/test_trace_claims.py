@@ -93,7 +93,7 @@ def trace_run(tmp_path_factory):
     path = tmp_path_factory.mktemp("trace") / "trace.json"
     path.write_text(json.dumps(trace))
     cfg = st.IscHeCnnConfig(model=str(path), bandwidths=[8.0], devices=[1, 16], quick=False)
-    setting = st._setting(cfg, lambda s: None)
+    setting = st._setting(cfg)
     t2 = tables.table2(setting)
     head = claims.headline(setting, t2, tables.table3(setting, setting.world.compiled, "trace"))
     return setting, t2, head, tc.trace_bands(setting, head, t2.cpu, cfg.fpga_profile)

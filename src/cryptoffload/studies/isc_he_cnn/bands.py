@@ -26,6 +26,7 @@ from cryptoffload.profiles.sensitivity import Input, band, profile_input, writte
 from cryptoffload.report.provenance import of_fit
 from cryptoffload.sim.isc.simulation import simulate
 from cryptoffload.sim.isc.program_steps import CompiledProgram, compile_steps
+from cryptoffload.studies import frame
 from cryptoffload.studies.bands import Banded, Memo
 from cryptoffload.studies.isc_he_cnn.paper import GB, TABLE3_COLUMNS
 from cryptoffload.studies.isc_he_cnn.tables import IscSetting, table3
@@ -80,7 +81,8 @@ WORKLOAD = {"evaluation keys per client (GB)": lambda s: s["key_bytes"] / GB,
 
 def _table3_figures(setting: IscSetting, compiled: CompiledProgram) -> dict[str, float]:
     """Table 3's cells, simulated as the study's table is (quietly: no progress ticks)."""
-    t3 = table3(replace(setting, say=lambda _: None), compiled, "band")
+    with frame.quiet():
+        t3 = table3(setting, compiled, "band")
     return {table3_label(r.devices, col): v for r in t3.rows for col in TABLE3_COLUMNS[1:]
             if (v := getattr(r, col)) is not None}
 

@@ -23,7 +23,7 @@ bandwidths; real PCIe 3.0 delivers about 80 % of them).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from cryptoffload.report.provenance import of_fit
 from cryptoffload.sim.isc.fpga_cost import FpgaCostModel
@@ -33,6 +33,7 @@ from cryptoffload.sim.isc.program_steps import compile_steps
 from cryptoffload.workloads.he_cnn_eva import CnnShape, PaperInputs, eva_cnn
 from cryptoffload.workloads.he_cnn_generated import generate_cnn
 from cryptoffload.workloads.he_program import HEProgram
+from cryptoffload.studies import frame
 
 GB = 1e9
 COMPUTE_FIT = "fit:fpga_compute_to_table2_plateau"
@@ -117,12 +118,12 @@ def variants(predicted: HEProgram, inputs: PaperInputs, cost: FpgaCostModel, fit
 
 
 def waterfall(vs: list[Variant], csd: PlatformPreset, bandwidths: list[float], step_limits: tuple[float, float],
-              seed: int, say: Callable[[str], None] = lambda s: None) -> list[GapRow]:
+              seed: int) -> list[GapRow]:
     """One row per variant: its latency (ms) at each bandwidth, weights, keys (GB) and FPGA
     compute (s)."""
     rows = []
     for v in vs:
-        say(f"gap decomposition: {v.label[:40]}")
+        frame.step(f"gap decomposition: {v.label[:40]}")
         comp = compile_steps(v.program, v.cost, *step_limits)
         lats = tuple(simulate(comp, csd, 1, source_gbps=b * v.efficiency, seed=seed).mean_latency_s * 1e3
                      for b in bandwidths)

@@ -26,23 +26,22 @@ trace: ``trace_claims.py``), the figures in ``figures.py``, the paper's numbers 
 from __future__ import annotations
 
 import math
-import time as _time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
-from cryptoffload import __version__
 from cryptoffload.checks import CLIENTS, DURATION_MS, QUERIES, SIZE_GB, SIZE_MB, check_bounded, check_int
 from cryptoffload.errors import ConfigError
-from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies.isc_plan import plan_isc
 from cryptoffload.profiles.fits import profile_fits
-from cryptoffload.report.result import StudyResult, write_result
+from cryptoffload.report.result import Table
+from cryptoffload.report.verdicts import Verdict
 from cryptoffload.sim.isc.fpga_cost import FPGA_PROFILE
 from cryptoffload.sim.isc.platform import PLATFORM_PROFILE, PLATFORMS
 from cryptoffload.sim.isc.world import load_isc_world, profile_path
+from cryptoffload.studies import frame
+from cryptoffload.studies.frame import HeadlineEntry, Sections
 from cryptoffload.studies.isc_he_cnn import bands as isc_bands
 from cryptoffload.studies.isc_he_cnn import claims
 from cryptoffload.studies.isc_he_cnn import tables
@@ -55,7 +54,7 @@ from cryptoffload.studies.isc_he_cnn.paper import (CPU_LABEL, FITTED, GB, PAPER_
 from cryptoffload.studies.isc_he_cnn.plan_table import plan_table
 from cryptoffload.studies.isc_he_cnn.claims import Headline
 from cryptoffload.studies.isc_he_cnn.tables import IscSetting, Table2, Table3
-from cryptoffload.studies.verdicts import Judging, add_verdicts, full_command
+from cryptoffload.studies.verdicts import Judging, full_command
 from cryptoffload.studies.registry import Option, ReportContext, ReportRun, register_study
 from cryptoffload.workloads.he_cnn_eva import PAPER_INPUTS_PROFILE
 from cryptoffload.workloads.he_cnn_fitted import PAPER_PROFILE
@@ -66,7 +65,7 @@ TITLE = "HE CNN inference on computational storage: FPGA-only vs FPGA&SSD vs CSD
 PAPER = PAPERS["in-storage-he"].cite()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class IscHeCnnConfig:
     quick: bool = True
     seed: int = 1
@@ -132,49 +131,55 @@ def _decomposes(cfg: IscHeCnnConfig) -> bool:
     return _is_paper(cfg) and cfg.decompose
 
 
-def _progress(cfg: IscHeCnnConfig, progress: Callable[[int], Callable[[str], None]] | None) -> Callable[[str], None]:
-    """The progress callback, told how many steps the run will take."""
+def _steps(cfg: IscHeCnnConfig) -> int:
+    """How many steps the run will take."""
     ks, bws, n = len(set(cfg.devices)), len(cfg.bandwidths), len(PLATFORMS)
     fit_steps = (bws + 7 + (0 if cfg.quick else ks * n)) if _decomposes(cfg) else 0
     bands = 0 if cfg.model == "fitted" else 1  # the fitted program is a fit: no bands
-    tick = progress(3 + bands + bws + ks * n + fit_steps) if progress else None
-    return tick or (lambda label: None)
+    return 3 + bands + bws + ks * n + fit_steps
 
 
-def _setting(cfg: IscHeCnnConfig, say: Callable[[str], None]) -> IscSetting:
+def _setting(cfg: IscHeCnnConfig) -> IscSetting:
     """Load the world (and the fitted program's, when the gap is decomposed)."""
-    say("loading the program and the platforms")
+    frame.step("loading the program and the platforms")
     load = partial(load_isc_world, fpga_profile=cfg.fpga_profile, platform_profile=cfg.platform_profile,
                    fitted_profile=cfg.fitted_profile, dram_gb=cfg.dram_gb, step_limits=cfg.step_limits)
     world = load(cfg.model, inputs_profile=cfg.inputs_profile)
     fitted = load(FITTED_MODEL) if _decomposes(cfg) else None
-    return IscSetting(world, fitted, list(cfg.bandwidths), sorted(set(cfg.devices)), cfg.queries, cfg.seed, cfg.quick,
-                      cfg.step_limits, cfg.dram_gb is None, _is_paper(cfg),
-                      tables.profile_names(cfg.fpga_profile, cfg.platform_profile, cfg.inputs_profile,
-                                           cfg.fitted_profile), cfg.inputs_profile, say)
+    return IscSetting(world=world, fitted=fitted, bandwidths=list(cfg.bandwidths), devices=sorted(set(cfg.devices)),
+                      queries=cfg.queries, seed=cfg.seed, quick=cfg.quick, step_limits=cfg.step_limits,
+                      dram_cited=cfg.dram_gb is None, main_is_paper=_is_paper(cfg),
+                      profile_names=tables.profile_names(cfg.fpga_profile, cfg.platform_profile, cfg.inputs_profile,
+                                                         cfg.fitted_profile),
+                      inputs_profile=cfg.inputs_profile)
 
 
-def _new_result(cfg: IscHeCnnConfig, setting: IscSetting) -> StudyResult:
-    """The result, with the profiles read and the fits they carry declared."""
-    result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         profiles=list(setting.world.profiles), paper=PAPER)
+def _sections(cfg: IscHeCnnConfig, setting: IscSetting) -> Sections:
+    """The sections to fill: the profiles read and the fits they carry."""
+    found = Sections(profiles=list(setting.world.profiles), key_figure="table2_latency.png")
     if setting.fitted is not None:
-        result.profiles.append(profile_path(cfg.fitted_profile))
+        found.profiles.append(profile_path(cfg.fitted_profile))
     if setting.fitted is not None or setting.program.source == "paper-calibrated":
-        result.declare_fits(profile_fits(cfg.fitted_profile))
-    return result
+        found.fits.update(profile_fits(cfg.fitted_profile))
+    return found
 
 
-def _gap(setting: IscSetting, result: StudyResult) -> list[isc_gap.GapRow]:
+@dataclass
+class Gap:
+    """The gap decomposition: its rows, table and the latencies by step (none without the fitted program)."""
+
+    rows: list[isc_gap.GapRow] = field(default_factory=list)
+    table: Table | None = None
+    latencies_ms: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+
+def _gap(setting: IscSetting) -> Gap:
     """The gap decomposition (only beside the paper's program, with the fitted one)."""
     if setting.fitted is None:
-        return []
+        return Gap()
     rows, vs = tables.gap_rows(setting)
-    result.declare_fits({isc_gap.COMPUTE_FIT: "Table 2"})
-    result.add(tables.gap_table(setting, rows, vs))
     cols = tables.gap_columns(setting)
-    result.extra["gap"] = {r.label: dict(zip(cols, r.latencies_ms)) for r in rows}
-    return rows
+    return Gap(rows, tables.gap_table(setting, rows, vs), {r.label: dict(zip(cols, r.latencies_ms)) for r in rows})
 
 
 def _banded_figures(setting: IscSetting, t2: Table2, t3: Table3,
@@ -200,53 +205,45 @@ def _banded_figures(setting: IscSetting, t2: Table2, t3: Table3,
     return ours, paper
 
 
-def _bands(setting: IscSetting, t2: Table2, t3: Table3, head: Headline, result: StudyResult,
-           fpga_profile: str) -> dict[str, Banded]:
+def _bands(setting: IscSetting, t2: Table2, t3: Table3, head: Headline,
+           fpga_profile: str) -> tuple[dict[str, Banded], list[Table]]:
     """The headline figures' bands and their tables: the paper's program's predicted figures
     (``bands.py``), or another program's own headline (``trace_claims.py``); none for
     the fitted program, which is a fit."""
     if not setting.paper_like:
-        setting.say("bands: the FPGA op times, the key-switching rule, the CPU time")
+        frame.step("bands: the FPGA op times, the key-switching rule, the CPU time")
         bands = trace_claims.trace_bands(setting, head, t2.cpu, fpga_profile)
         note = trace_claims.note(trace_claims.model_inputs(setting, fpga_profile), setting.quick)
     elif setting.main_is_paper:
-        setting.say("bands: keyswitch_s, hidden, the key-switching rule")
+        frame.step("bands: keyswitch_s, hidden, the key-switching rule")
         ours, paper = _banded_figures(setting, t2, t3, head)
         bands = isc_bands.isc_bands(setting, ours, paper, fpga_profile)
         note = isc_bands.note(setting.quick)
     else:
-        return {}
+        return {}, []
     shown = [b for b in bands.values() if not b.figure.startswith(("Table 3,", "workload:"))]
-    for table in band_tables(shown, setting.inputs, note):
-        result.add(table)
-    return bands
+    return bands, list(band_tables(shown, setting.inputs, note))
 
 
 def _claims(setting: IscSetting, t2: Table2, head: Headline, gap: list[isc_gap.GapRow], bands: dict[str, Banded],
-            result: StudyResult) -> None:
+            tables_so_far: dict[str, Table]) -> tuple[list[Verdict], list[HeadlineEntry]]:
     """The paper's program: a verdict on every cell beside a paper value, and its headline claims
     with theirs. Another program: what it is, then its own headline figures as claims."""
     if setting.paper_like:
-        judged = claims.verdicts(setting, result.tables, bands,
+        judged = claims.verdicts(setting, tables_so_far, bands,
                                  Judging(setting.quick, "sample", full_command(NAME),
                                          "coarser steps, 2 ms / 16 MB, and the tornado's ends only"))
-        found = claims.claims(head, judged, gap)
-        add_verdicts(result, judged)
-    else:
-        result.headline.append(claims.other_program_headline(setting))
-        found = trace_claims.trace_claims(setting, head, t2.cpu, bands)
-    for c in found:
-        result.claim(c)
+        return judged, list(claims.claims(head, judged, gap))
+    return [], [claims.other_program_headline(setting), *trace_claims.trace_claims(setting, head, t2.cpu, bands)]
 
 
-def _notes(setting: IscSetting, t2: Table2, t3: Table3, head: Headline,
-           gap: list[isc_gap.GapRow], result: StudyResult) -> None:
+def _notes(setting: IscSetting, t2: Table2, t3: Table3, gap: list[isc_gap.GapRow]) -> list[str]:
     """Every difference from the paper beyond the tolerance, or (another program) what it is."""
     if setting.paper_like:
-        result.notes += claims.table2_notes(setting, t2, gap) + claims.table3_note(t3) + claims.keys_note(setting)
+        notes = claims.table2_notes(setting, t2, gap) + claims.table3_note(t3) + claims.keys_note(setting)
     else:
-        result.notes += claims.other_program_notes(setting, t2)
-    result.notes.extend(setting.program.notes)
+        notes = claims.other_program_notes(setting, t2)
+    return notes + list(setting.program.notes)
 
 
 def _extras(cfg: IscHeCnnConfig, setting: IscSetting, t2: Table2) -> dict[str, object]:
@@ -278,37 +275,37 @@ def _extras(cfg: IscHeCnnConfig, setting: IscSetting, t2: Table2) -> dict[str, o
             ctx, model=str(ctx.artifact("he-cnn-trace", _recorded_he_cnn_trace)))),
     ],
 )
-def run(cfg: IscHeCnnConfig, out: str | Path,
-        progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
+def run(cfg: IscHeCnnConfig) -> Sections:
     """Table 2, Table 3 (and from the fitted program, full mode), the headline, the gap, the
-    claims, the workload, a capacity plan, the notes; then the figures and the files."""
-    cfg.validate()
-    started = _time.perf_counter()
-    say = _progress(cfg, progress)
-    setting = _setting(cfg, say)
-    result = _new_result(cfg, setting)
+    claims, the workload, a capacity plan, the notes, the figures."""
+    frame.expect(_steps(cfg))
+    setting = _setting(cfg)
+    found = _sections(cfg, setting)
     t2 = tables.table2(setting)
-    result.add(tables.table2_table(setting, t2))
+    found.tables.append(tables.table2_table(setting, t2))
     t3 = tables.table3(setting, setting.world.compiled, "predicted" if setting.main_is_paper else setting.program.name)
-    result.add(tables.table3_table(setting, t3))
+    found.tables.append(tables.table3_table(setting, t3))
     if setting.fitted is not None and not cfg.quick:
-        result.add(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled, "fitted program")))
+        found.tables.append(tables.table3_fitted_table(setting, tables.table3(setting, setting.fitted.compiled,
+                                                                              "fitted program")))
     head = claims.headline(setting, t2, t3)
     if head.rows:
-        result.add(claims.headline_table(setting, head))
-    gap = _gap(setting, result)
-    result.add(tables.workload_table(setting, t2))
-    bands = _bands(setting, t2, t3, head, result, cfg.fpga_profile)
-    _claims(setting, t2, head, gap, bands, result)
-    say("capacity plan")
-    result.add(plan_table(plan_isc(cfg.plan_clients, setting.world), "plan_clients"))
-    _notes(setting, t2, t3, head, gap, result)
-    result.extra.update(_extras(cfg, setting, t2))
-    result.key_figure = "table2_latency.png"
-    say("writing results")
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, figures(setting, t2, t3))
-    return result
+        found.tables.append(claims.headline_table(setting, head))
+    gap = _gap(setting)
+    if gap.table is not None:
+        found.fits[isc_gap.COMPUTE_FIT] = "Table 2"
+        found.tables.append(gap.table)
+        found.extra["gap"] = gap.latencies_ms
+    found.tables.append(tables.workload_table(setting, t2))
+    bands, band_tables_ = _bands(setting, t2, t3, head, cfg.fpga_profile)
+    found.tables += band_tables_
+    found.verdicts, found.headline = _claims(setting, t2, head, gap.rows, bands, found.by_id)
+    frame.step("capacity plan")
+    found.tables.append(plan_table(plan_isc(cfg.plan_clients, setting.world), "plan_clients"))
+    found.notes = _notes(setting, t2, t3, gap.rows)
+    found.extra.update(_extras(cfg, setting, t2))
+    found.figures = figures(setting, t2, t3)
+    return found
 
 
 __all__ = ["CPU_LABEL", "FITTED", "IscHeCnnConfig", "NAME", "PAPER_CPU_MS", "PAPER_HEADLINE", "PAPER_SIZES",

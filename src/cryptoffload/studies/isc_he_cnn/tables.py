@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cryptoffload.report.result import Table
 from cryptoffload.report.provenance import computed_from, printed
@@ -19,6 +19,7 @@ from cryptoffload.sim.isc.platform import LABELS, PLATFORMS, PlatformPreset
 from cryptoffload.sim.isc.simulation import IscRun, simulate
 from cryptoffload.sim.isc.world import IscWorld
 from cryptoffload.sim.isc.program_steps import CompiledProgram
+from cryptoffload.studies import frame
 from cryptoffload.studies.isc_he_cnn import gap as isc_gap
 from cryptoffload.studies.isc_he_cnn.paper import (CPU_LABEL, FITTED, GB, PAPER_CPU_MS, PAPER_SIZES, PAPER_TABLE2,
                                              PAPER_TABLE3, PREDICTED, TABLE3_COLUMNS)
@@ -26,7 +27,7 @@ from cryptoffload.workloads.he_cnn_eva import load_paper_inputs
 from cryptoffload.workloads.he_program import HEProgram
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IscSetting:
     """What every table of one run shares: the world simulated (and the program fitted to
     Table 2 beside it, when the run decomposes the gap), the sweep, and where the inputs came from."""
@@ -43,7 +44,6 @@ class IscSetting:
     main_is_paper: bool  # --model paper (or none)
     profile_names: dict[str, str]  # fpga, platforms, inputs, fitted -> profile stem
     inputs_profile: str
-    say: Callable[[str], None]
 
     @property
     def program(self) -> HEProgram:
@@ -120,7 +120,7 @@ class Table2:
 def _sweep(setting: IscSetting, compiled: CompiledProgram, tag: str, record: bool) -> dict[float, IscRun]:
     runs = {}
     for b in setting.bandwidths:
-        setting.say(f"Table 2{tag}: {b:g} GB/s")
+        frame.step(f"Table 2{tag}: {b:g} GB/s")
         runs[b] = simulate(compiled, setting.csd, 1, setting.queries, source_gbps=b, record=record, seed=setting.seed)
     return runs
 
@@ -220,7 +220,7 @@ def table3(setting: IscSetting, compiled: CompiledProgram, tag: str) -> Table3:
     thr: dict[tuple[str, int], float] = {}
     for k in setting.devices:
         for p in PLATFORMS:
-            setting.say(f"Table 3 ({tag}): {LABELS[p]} x{k}")
+            frame.step(f"Table 3 ({tag}): {LABELS[p]} x{k}")
             if k > presets[p].max_devices:
                 runs[(p, k)] = None
             elif p == "csd":
@@ -280,8 +280,7 @@ def gap_rows(setting: IscSetting) -> tuple[list[isc_gap.GapRow], list[isc_gap.Va
     cost = setting.world.cost
     vs = isc_gap.variants(setting.program, inputs, cost, setting.fitted.program if setting.fitted else None, cost,
                           PAPER_SIZES["compute_s"], setting.profile_names)
-    return isc_gap.waterfall(vs, setting.csd, list(setting.bandwidths), setting.step_limits, setting.seed,
-                             setting.say), vs
+    return isc_gap.waterfall(vs, setting.csd, list(setting.bandwidths), setting.step_limits, setting.seed), vs
 
 
 def gap_columns(setting: IscSetting) -> list[str]:
