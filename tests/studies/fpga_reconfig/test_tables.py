@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from cryptoffload.studies.fpga_reconfig.sweep import PolicyRun, SeedOutcome
-from cryptoffload.report.result import StudyResult
 from cryptoffload.studies.fpga_reconfig.tables import (
     ReadingRow,
     by_key,
@@ -64,10 +63,9 @@ def test_the_papers_table6_for_our_policies() -> None:
 def test_ordering_per_rate_read_back_by_field() -> None:
     rels = {(10.0, "predict"): [1.1, 1.3, 0.9], (10.0, "nopredict"): [1.5, 1.2, 1.4], (10.0, "predict-5mb"): [1.6] * 3,
             (20.0, "predict"): [1.4] * 3, (20.0, "nopredict"): [1.2] * 3}
-    res = StudyResult("s", "t", "quick", 1, "test", {})
-    ordering, ordering_5mb = ordering_table(res, rels, [10.0, 20.0])
+    ordering, ordering_5mb, [t] = ordering_table(rels, [10.0, 20.0])
     assert ordering == {10.0: True, 20.0: False} and ordering_5mb == {10.0: False}
-    t = res.tables["ordering_by_rate"]
+    assert t.id == "ordering_by_rate"
     assert t.columns == ["rate", "predict", "nopredict", "holds", "share_of_seeds_holding", "predict_5mb",
                          "predict_5mb_le_nopredict"]
     assert t.rows[0] == [10.0, 1.1, 1.4, True, pytest.approx(1 / 3), 1.6, False]  # seed 3: predict below 1

@@ -32,27 +32,26 @@ run's fewer seeds and requests judge nothing the full run could judge otherwise.
 
 from __future__ import annotations
 
-import time as _time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from cryptoffload import __version__
 from cryptoffload.checks import DURATION_MS, RATE_PER_S, REQUESTS, SEEDS, SIZE_MB, WORKERS
-from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.policies.reconfig import BEYOND_POLICIES
 from cryptoffload.report.plots import line_plot
-from cryptoffload.report.result import StudyResult, Table, write_result
+from cryptoffload.report.result import Table
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig.platform import ReconfigPlatform, load_reconfig_platform
+from cryptoffload.studies import frame
 from cryptoffload.studies.fpga_reconfig import bands
 from cryptoffload.studies.fpga_reconfig import tables
 from cryptoffload.studies.fpga_reconfig import verdicts as rv
 from cryptoffload.studies.bands import Banded, band_tables
-from cryptoffload.studies.verdicts import Judging, add_verdicts, full_command
+from cryptoffload.studies.frame import Sections
+from cryptoffload.studies.verdicts import Judging, full_command
 from cryptoffload.studies.fpga_reconfig.paper import (
     PAPER_MEAN_NOPREDICT,
     PAPER_MEAN_PREDICT,
@@ -142,42 +141,45 @@ def _calibrated_ciphers(ctx: ReportContext) -> str:
     report=lambda spec: [ReportRun(NAME, lambda ctx: spec.default_config(
         ctx, sw_profile=ctx.artifact("ciphers-profile", _calibrated_ciphers) if ctx.calibrate else None))],
 )
-def run(cfg: FpgaReconfigConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
-    """Run the study and write ``out``; returns the result (also written as result.json)."""
-    cfg.validate()
-    started = _time.perf_counter()
+def run(cfg: FpgaReconfigConfig) -> Sections:
+    """The seeds' runs, then one table (or claim) per step below; the verdicts and headline."""
     plan = _plan(cfg)
-    runs = _run_seeds(cfg, plan, progress(plan.steps) if progress else None)
-    result = _new_result(cfg, plan, runs)
-    summary = tables.table6_tables(result, runs.outcomes, plan.table6_policies) if "oracle" in plan.policies else None
-    tables.first_seed_tables(result, runs.first.runs, plan.platform, plan.policies, cfg.seed)
-    tops = tables.table7_tables(result, runs.outcomes, plan.platform)
-    tables.interval_table(result, runs.outcomes)
-    tables.population_table(result, runs.outcomes, cfg.clients)
-    result.extra["claims"] = _claims(result, runs.first.runs, plan.policies, summary)
-    readings = tables.readings_table(result, cfg, plan.platform, runs.trace, runs.history, cfg.seed) \
-        if plan.readings else []
-    if readings:
-        result.extra["readings"] = {r.reading: r.values() for r in readings}
+    frame.expect(plan.steps)
+    runs = _run_seeds(cfg, plan)
+    found = _sections(cfg, plan, runs)
+    summary = None
+    if "oracle" in plan.policies:
+        t6, summary = tables.table6_tables(runs.outcomes, plan.table6_policies)
+        found.tables += t6
+    first, _ = tables.first_seed_tables(runs.first.runs, plan.platform, plan.policies, cfg.seed)
+    t7, tops = tables.table7_tables(runs.outcomes, plan.platform, bool(found.fits.get("client_population")))
+    found.tables += [*first, t7, tables.interval_table(runs.outcomes),
+                     tables.population_table(runs.outcomes, cfg.clients)]
+    found.extra["claims"], found.notes = _claims(runs.first.runs, plan.policies, summary, runs.notes)
+    readings: list[tables.ReadingRow] = []
+    if plan.readings:
+        t_readings, readings = tables.readings_table(cfg, plan.platform, runs.trace, runs.history, cfg.seed)
+        found.tables.append(t_readings)
+        found.extra["readings"] = {r.reading: r.values() for r in readings}
     if runs.this_machine is not None and plan.measured is not None:  # runs for this machine exactly when measured
-        _this_machine(result, runs.this_machine, plan.platform, plan.measured, plan.this_machine_policies)
-    cells = _cells(result, runs.outcomes, plan, summary)
+        found.tables += _this_machine(runs.this_machine, plan.platform, plan.measured, plan.this_machine_policies)
+        found.profiles += plan.measured.profiles[1:]
+    t8, cells = _cells(runs.outcomes, plan, summary)
+    found.tables += t8
     banded = _bands(cfg, plan, runs.outcomes, cells)
-    judged = rv.verdicts(result, cells, banded, Judging(cfg.quick, "sample", full_command(NAME),
-                                                              "fewer seeds and requests; the tornado's ends only"))
-    rv.claims(result, judged, summary, _why_top(runs.outcomes, plan.platform, readings))
-    for table in band_tables(rv.headline_figures(judged, banded), list(plan.platform.profiles[:1]),
-                             bands.note(cfg, len(runs.outcomes))):
-        result.add(table)
-    _predict_headline(result, summary, len(runs.outcomes))
-    _ordering_headline(result, summary)
-    _table7_headline(result, tops, len(runs.outcomes))
-    _beyond_headline(result, runs.outcomes, plan.policies)
-    add_verdicts(result, judged)
-    figures = _figures(runs.outcomes, plan.policies)
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, figures)
-    return result
+    found.verdicts = rv.verdicts(found.by_id, cells, banded, Judging(cfg.quick, "sample", full_command(NAME),
+                                                                     "fewer seeds and requests; the tornado's ends only"))
+    found.headline += rv.claims(found.verdicts, summary, _why_top(runs.outcomes, plan.platform, readings))
+    found.tables += band_tables(rv.headline_figures(found.verdicts, banded), list(plan.platform.profiles[:1]),
+                                bands.note(cfg, len(runs.outcomes)))
+    lines, notes = _predict_headline(summary, len(runs.outcomes))
+    found.headline += lines + _ordering_headline(summary) + _table7_headline(tops, len(runs.outcomes))
+    found.notes += notes
+    beyond, extra = _beyond_headline(runs.outcomes, plan.policies)
+    found.headline += beyond
+    found.extra.update(extra)
+    found.figures = _figures(runs.outcomes, plan.policies)
+    return found
 
 
 @dataclass
@@ -231,13 +233,13 @@ class SeedRuns:
         return self.outcomes[0]
 
 
-def _run_seeds(cfg: FpgaReconfigConfig, plan: StudyPlan, advance: Callable[[str], None] | None) -> SeedRuns:
+def _run_seeds(cfg: FpgaReconfigConfig, plan: StudyPlan) -> SeedRuns:
     """The first seed in this process (every policy, and this machine's platform) while the
     other seeds run their distribution policies in worker processes."""
 
     def first_seed() -> SeedRuns:
         trace, history, notes = traces_for_seed(cfg, cfg.seed)
-        runs, windows = sweep(cfg, trace, history, plan.platform, plan.rates, plan.policies, cfg.seed, advance)
+        runs, windows = sweep(cfg, trace, history, plan.platform, plan.rates, plan.policies, cfg.seed, frame.step)
         ciphers = plan.platform.ciphers
         target = [PAPER_TABLE7[c] for c in ciphers] if set(ciphers) == set(PAPER_TABLE7) else None
         outcome = SeedOutcome(cfg.seed, runs, windows, trace.cipher_mix(), fc_distance(trace),
@@ -245,19 +247,19 @@ def _run_seeds(cfg: FpgaReconfigConfig, plan: StudyPlan, advance: Callable[[str]
         mruns = None
         if plan.measured is not None:
             mruns, _ = sweep(cfg, trace, history, plan.measured, plan.rates, plan.this_machine_policies, cfg.seed,
-                             advance)
+                             frame.step)
         return SeedRuns([outcome], trace, history, notes, mruns)
 
-    others, first = run_seeds(cfg, plan.seeds[1:], plan.dist_policies, advance, meanwhile=first_seed)
+    others, first = run_seeds(cfg, plan.seeds[1:], plan.dist_policies, frame.step, meanwhile=first_seed)
     assert first is not None, "run_seeds returns what meanwhile returned"
     first.outcomes += others
     return first
 
 
-def _new_result(cfg: FpgaReconfigConfig, plan: StudyPlan, runs: SeedRuns) -> StudyResult:
-    result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         profiles=list(plan.platform.profiles), paper=PAPER, notes=runs.notes)
-    result.extra["config"] = {"requests": len(runs.trace), "history_requests": len(runs.history),
+def _sections(cfg: FpgaReconfigConfig, plan: StudyPlan, runs: SeedRuns) -> Sections:
+    """The sections to fill: the profiles, the run's configuration, the fit of the client population."""
+    found = Sections(profiles=list(plan.platform.profiles), key_figure="p90_rel_oracle.png")
+    found.extra["config"] = {"requests": len(runs.trace), "history_requests": len(runs.history),
                               "rates": sorted({r.rate for r in runs.first.runs}), "policies": plan.policies,
                               "seeds": plan.seeds, "reconfig_time_s": plan.platform.reconfig_time,
                               "interval": cfg.interval,
@@ -265,40 +267,45 @@ def _new_result(cfg: FpgaReconfigConfig, plan: StudyPlan, runs: SeedRuns) -> Stu
                               "engine": cfg.engine, "clients": cfg.clients, "trace": runs.trace.source,
                               "history": runs.history.source}
     if cfg.clients == "population" and not cfg.trace:
-        result.declare_fits({"client_population": "Table 7"})
-    result.key_figure = "p90_rel_oracle.png"
-    return result
+        found.fits["client_population"] = "Table 7"
+    return found
 
 
-def _claims(result: StudyResult, runs: list[PolicyRun], policies: Sequence[str],
-            summary: tables.Table6Summary | None) -> dict[str, bool]:
-    """The orderings the paper reports; violations become notes, outcomes go in result.extra."""
+def _claims(runs: list[PolicyRun], policies: Sequence[str], summary: tables.Table6Summary | None,
+            notes: Sequence[str]) -> tuple[dict[str, bool], list[str]]:
+    """The orderings the paper reports (for ``extra``), and ``notes`` with a note for each one
+    that does not hold."""
     claims: dict[str, bool] = {}
+    notes = list(notes)
     if summary is not None and summary.ordering:
-        claims.update(_ordering_claims(result, summary))
+        holds, why = _ordering_claims(summary)
+        claims.update(holds)
+        notes += why
     if "hardware" in policies:
         by = tables.by_key(runs)
         low = [r for r in sorted({r.rate for r in runs}) if r <= 100]
         ok = all(by[(r, "hardware")].p90 >= 10 * max(by[(r, p)].p90 for p in policies if p != "hardware") for r in low)
         claims["hardware_worst_low_rates"] = ok if low else True
         if low and not ok:
-            result.notes.append("Hardware is not the worst by an order of magnitude at every rate <= 100 req/s")
-    return claims
+            notes.append("Hardware is not the worst by an order of magnitude at every rate <= 100 req/s")
+    return claims, notes
 
 
-def _ordering_claims(result: StudyResult, summary: tables.Table6Summary) -> dict[str, bool]:
-    """Oracle <= Predict <= Nopredict at every rate, and the paper's fixed interval against Nopredict."""
+def _ordering_claims(summary: tables.Table6Summary) -> tuple[dict[str, bool], list[str]]:
+    """Oracle <= Predict <= Nopredict at every rate, and the paper's fixed interval against
+    Nopredict; a note for each that does not hold."""
+    notes = []
     bad = [r for r, ok in summary.ordering.items() if not ok]
     if bad:
-        result.notes.append("Oracle <= Predict <= Nopredict (median p90 over seeds) does not hold at "
+        notes.append("Oracle <= Predict <= Nopredict (median p90 over seeds) does not hold at "
                             + ", ".join(f"{r:g}" for r in bad) + " req/s")
     bad5 = [r for r, ok in summary.ordering_5mb.items() if not ok]
     if bad5:
-        result.notes.append("With the paper's fixed 5 MB interval Predict loses to Nopredict at "
+        notes.append("With the paper's fixed 5 MB interval Predict loses to Nopredict at "
                             + ", ".join(f"{r:g}" for r in bad5) + " req/s: at low load a reconfiguration is "
                             "free, so Nopredict's random reconfiguration on every miss catches a run sooner than "
                             "a 200-request interval state shifts (see policies/interval_tuner.py)")
-    return {"oracle_le_predict_le_nopredict_every_rate": not bad, "predict_5mb_le_nopredict_every_rate": not bad5}
+    return {"oracle_le_predict_le_nopredict_every_rate": not bad, "predict_5mb_le_nopredict_every_rate": not bad5}, notes
 
 
 @dataclass(frozen=True)
@@ -307,11 +314,12 @@ class SoftwareThroughputRow:
     software_mbps: float | None = column()
 
 
-def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: ReconfigPlatform,
-                  measured: ReconfigPlatform, pols: Sequence[str]) -> None:
+def _this_machine(mruns: list[PolicyRun], platform: ReconfigPlatform,
+                  measured: ReconfigPlatform, pols: Sequence[str]) -> list[Table]:
+    """The model on this machine's measured software throughput, and that throughput beside the paper's."""
     mby = tables.by_key(mruns)
     mrates = sorted({r.rate for r in mruns})
-    result.add(Table("this_machine_p90_ms",
+    p90 = (Table("this_machine_p90_ms",
                      "This machine's CPU (measured software throughput) with the cited Virtex-II board: p90 (ms)",
                      ["rate"] + list(pols) + [f"{p}_fpga_share" for p in pols if p != "software"],
                      [[r] + [mby[(r, p)].p90 * 1e3 for p in pols] + [mby[(r, p)].fpga_share for p in pols if p != "software"]
@@ -321,13 +329,12 @@ def _this_machine(result: StudyResult, mruns: list[PolicyRun], platform: Reconfi
     ours = [SoftwareThroughputRow(platform.display(i), None if c in measured.carried else float(measured.sw_mbps[i]))
             for i, c in enumerate(platform.ciphers)]
     paper = [SoftwareThroughputRow(platform.display(i), float(platform.sw_mbps[i])) for i in range(platform.k)]
-    result.add(table_of(SoftwareThroughputRow, ours, paper=paper, id="software_throughput_mbps",
+    return [p90, table_of(SoftwareThroughputRow, ours, paper=paper, id="software_throughput_mbps",
                         title="Software throughput (Mbps): this machine vs the paper's Pentium 4", provenance="measured",
                         note="Paper column: Table 2 (Pentium 4 2.2 GHz). Ours: measured on this machine, one core.",
                         unjudged="this machine's CPU beside the paper's Pentium 4: another processor, shown for scale "
                                  "(the model runs on the paper's own throughputs, judged in Table 6 and Table 8)",
-                        reproduces="Table 2", inputs=[]))  # measured: no fitted input behind it
-    result.profiles += measured.profiles[1:]
+                        reproduces="Table 2", inputs=[])]  # measured: no fitted input behind it
 
 
 def _spread(xs: Sequence[float]) -> str:
@@ -335,13 +342,14 @@ def _spread(xs: Sequence[float]) -> str:
     return f"{q.median:.2f} (10-90 %: {q.p10:.2f}-{q.p90:.2f})"
 
 
-def _cells(result: StudyResult, outcomes: Sequence[SeedOutcome], plan: StudyPlan,
-           summary: tables.Table6Summary | None) -> list[rv.Cell]:
-    """Every cell of ours beside a paper value that a band over the seeds can judge."""
+def _cells(outcomes: Sequence[SeedOutcome], plan: StudyPlan,
+           summary: tables.Table6Summary | None) -> tuple[list[Table], list[rv.Cell]]:
+    """Every cell of ours beside a paper value that a band over the seeds can judge, with the
+    table of Table 8's over the seeds."""
     if summary is None:
-        return []
-    return (rv.table6_cells(outcomes, plan.table6_policies) + rv.mean_cells(summary)
-            + rv.table8_cells(result, outcomes, plan.platform, plan.dist_policies))
+        return [], []
+    t8, cells8 = rv.table8_cells(outcomes, plan.platform, plan.dist_policies)
+    return t8, rv.table6_cells(outcomes, plan.table6_policies) + rv.mean_cells(summary) + cells8
 
 
 def _bands(cfg: FpgaReconfigConfig, plan: StudyPlan, outcomes: Sequence[SeedOutcome],
@@ -355,10 +363,11 @@ def _bands(cfg: FpgaReconfigConfig, plan: StudyPlan, outcomes: Sequence[SeedOutc
                             joint=not cfg.quick, rerun=bands.QUICK_RERUN_SEEDS if cfg.quick else None)
 
 
-def _predict_headline(result: StudyResult, summary: tables.Table6Summary | None, n: int) -> None:
-    """Predict/Oracle and Nopredict/Oracle over seeds, where the paper's draw falls in ours."""
+def _predict_headline(summary: tables.Table6Summary | None, n: int) -> tuple[list[str], list[str]]:
+    """Predict/Oracle and Nopredict/Oracle over seeds, where the paper's draw falls in ours; a
+    note where ours parts from the paper's beyond the tolerance."""
     if summary is None or "predict" not in summary.mean_rel or "nopredict" not in summary.mean_rel:
-        return
+        return [], []
     pr, npr = summary.mean_rel["predict"], summary.mean_rel["nopredict"]
     p5 = summary.mean_rel.get("predict-5mb")
     lead = (f"Predict with the paper's 5 MB interval/Oracle {_spread(p5)} (paper 1.18, its draw at the "
@@ -366,26 +375,27 @@ def _predict_headline(result: StudyResult, summary: tables.Table6Summary | None,
             f"a tuned interval, {_spread(pr)}" if p5 else
             f"Predict/Oracle {_spread(pr)} (paper 1.18, its draw at the "
             f"{tables.paper_percentile(PAPER_MEAN_PREDICT, pr):.0f}th percentile of ours)")
-    result.headline.append(
-        f"Predicted over {n} seed(s): {lead}; Nopredict/Oracle {_spread(npr)} "
-        f"(paper 2.01, {tables.paper_percentile(PAPER_MEAN_NOPREDICT, npr):.0f}th percentile).")
+    line = (f"Predicted over {n} seed(s): {lead}; Nopredict/Oracle {_spread(npr)} "
+            f"(paper 2.01, {tables.paper_percentile(PAPER_MEAN_NOPREDICT, npr):.0f}th percentile).")
+    notes = []
     for name, xs, pv in (("Predict", pr, PAPER_MEAN_PREDICT), ("Nopredict", npr, PAPER_MEAN_NOPREDICT)):
         med = tables.median(xs)
         if abs(med / pv - 1) > TOLERANCE:
-            result.notes.append(f"{name}/Oracle mean {med:.2f} differs from the paper's {pv} by more than "
-                                f"{TOLERANCE:.0%}: see docs/studies/fpga-reconfig.md")
+            notes.append(f"{name}/Oracle mean {med:.2f} differs from the paper's {pv} by more than "
+                         f"{TOLERANCE:.0%}: see docs/studies/fpga-reconfig.md")
+    return [line], notes
 
 
-def _ordering_headline(result: StudyResult, summary: tables.Table6Summary | None) -> None:
+def _ordering_headline(summary: tables.Table6Summary | None) -> list[str]:
     if summary is None or not summary.ordering:
-        return
+        return []
     bad = [r for r, ok in summary.ordering.items() if not ok]
-    result.headline.append("Oracle <= Predict <= Nopredict at every rate of the sweep (median over seeds): "
+    return ["Oracle <= Predict <= Nopredict at every rate of the sweep (median over seeds): "
                            + ("holds" if not bad else "does NOT hold at " + ", ".join(f"{r:g}" for r in bad) + " req/s")
                            + "; with the paper's fixed 5 MB interval Predict "
                            + ("never loses to Nopredict" if all(summary.ordering_5mb.values()) else
                               "loses at " + ", ".join(f"{r:g}" for r, ok in summary.ordering_5mb.items() if not ok)
-                              + " req/s"))
+                              + " req/s")]
 
 
 def _why_top(outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform, readings: Sequence[tables.ReadingRow]) -> str:
@@ -404,28 +414,27 @@ def _why_top(outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform, readin
     return why
 
 
-def _table7_headline(result: StudyResult, tops: list[float], n: int) -> None:
+def _table7_headline(tops: list[float], n: int) -> list[str]:
     if not tops:
-        return
-    result.headline.append(
+        return []
+    return [
         f"Table 7 is fitted (the client population, {FITTED_CLIENTS:,} clients with Pareto activity shape "
         f"{FITTED_SHAPE:g}, was fitted to it and to Fc, the paper's inputs): top share {_spread(tops)} over {n} "
         f"seed(s) vs the paper's 0.246 ({tables.paper_percentile(PAPER_TABLE7_TOP, tops):.0f}th percentile), a share "
-        "that comes from the uncapped run-length law Fa rather than from the population.")
+        "that comes from the uncapped run-length law Fa rather than from the population."]
 
 
-def _beyond_headline(result: StudyResult, outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> None:
-    """The best policy the paper names as future work, against Predict (first seed)."""
+def _beyond_headline(outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """The best policy the paper names as future work, against Predict (first seed), and which it is."""
     beyond = [p for p in BEYOND_POLICIES if p in policies]
     if not (beyond and "predict" in policies and "oracle" in policies):
-        return
+        return [], {}
     first = outcomes[0]
     means = {p: tables.mean_rel(first, p) for p in beyond + ["predict"]}
     best = min(beyond, key=lambda p: means[p])
-    result.headline.append(f"Best beyond-the-paper policy (seed {first.seed}): {best}, mean p90/Oracle "
-                           f"{means[best]:.2f} vs Predict {means['predict']:.2f}")
-    result.extra["best_beyond"] = best
-    result.extra["beyond_beats_predict"] = means[best] < means["predict"]
+    return ([f"Best beyond-the-paper policy (seed {first.seed}): {best}, mean p90/Oracle "
+             f"{means[best]:.2f} vs Predict {means['predict']:.2f}"],
+            {"best_beyond": best, "beyond_beats_predict": means[best] < means["predict"]})
 
 
 def _figures(outcomes: Sequence[SeedOutcome], policies: Sequence[str]):

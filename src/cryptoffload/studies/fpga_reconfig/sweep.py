@@ -44,7 +44,7 @@ TOLERANCE = 0.25  # differences from the paper's headline ratios above this get 
 INTERVALS = ("tuned", "fixed")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FpgaReconfigConfig:
     """Everything a run depends on; validated before anything is computed or written."""
 

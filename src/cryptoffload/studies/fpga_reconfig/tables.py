@@ -15,7 +15,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from cryptoffload.report.result import StudyResult, Table
+from cryptoffload.report.result import Table
 from cryptoffload.report.provenance import computed_from, of_fit
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.sim.reconfig.platform import ReconfigPlatform
@@ -126,25 +126,25 @@ class Table6Summary:
     ordering_5mb: dict[float, bool]
 
 
-def table6_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> Table6Summary:
+def table6_tables(outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> tuple[list[Table], Table6Summary]:
     """Table 6 as medians over seeds, its spread, the headline means and the orderings."""
     rels = rel_oracle(outcomes, policies)
     rates = sorted({r for r, _ in rels})
     rel_pols = [p for p in policies if p != "oracle"]
-    table6_median_table(result, rels, rates, rel_pols, len(outcomes))
-    table6_spread_table(result, rels, rates, rel_pols, len(outcomes))
-    mean_rel_all = mean_rel_table(result, outcomes, rel_pols)
-    ordering, ordering_5mb = ordering_table(result, rels, rates)
-    return Table6Summary(mean_rel_all, ordering, ordering_5mb)
+    means, mean_rel_all = mean_rel_table(outcomes, rel_pols)
+    ordering, ordering_5mb, orders = ordering_table(rels, rates)
+    return ([table6_median_table(rels, rates, rel_pols, len(outcomes)),
+             table6_spread_table(rels, rates, rel_pols, len(outcomes)), means, *orders],
+            Table6Summary(mean_rel_all, ordering, ordering_5mb))
 
 
-def table6_median_table(result: StudyResult, rels: dict[tuple[float, str], list[float]], rates: list[float],
-                        rel_pols: list[str], n: int) -> None:
+def table6_median_table(rels: dict[tuple[float, str], list[float]], rates: list[float],
+                        rel_pols: list[str], n: int) -> Table:
     """Table 6 itself: a column per policy (so cells, not records), medians over seeds."""
     rows = [[rate] + [median(rels[(rate, p)]) for p in rel_pols] + [median(rels[(rate, "oracle")])] for rate in rates]
     paper = [[rate] + [paper_table6(rate, p) for p in rel_pols] + [paper_table6(rate, "oracle")]
              for rate in rates if paper_rate(rate)]
-    result.add(Table("table6_p90_vs_oracle",
+    return (Table("table6_p90_vs_oracle",
                      f"Table 6 — p90 latency relative to Oracle, median over {n} seed(s) (last column: Oracle p90, s)",
                      ["rate"] + rel_pols + ["oracle_p90_s"], rows, "simulated", paper or None, reproduces="Table 6",
                      note="Predicted from the paper's inputs; spread over seeds in table6_spread. 'predict' chooses "
@@ -162,8 +162,8 @@ class SpreadRow:
     paper_percentile: float | None = column()
 
 
-def table6_spread_table(result: StudyResult, rels: dict[tuple[float, str], list[float]], rates: list[float],
-                        rel_pols: list[str], n: int) -> None:
+def table6_spread_table(rels: dict[tuple[float, str], list[float]], rates: list[float],
+                        rel_pols: list[str], n: int) -> Table:
     spread, spread_paper = [], []
     for rate in rates:
         for p in rel_pols + ["oracle"]:
@@ -172,7 +172,7 @@ def table6_spread_table(result: StudyResult, rels: dict[tuple[float, str], list[
             spread.append(SpreadRow(rate, p, q.p10, q.median, q.p90,
                                     None if pv is None else paper_percentile(pv, rels[(rate, p)])))
             spread_paper.append(SpreadRow(rate, p, None, pv, None, None))
-    result.add(table_of(SpreadRow, spread, paper=spread_paper, id="table6_spread",
+    return (table_of(SpreadRow, spread, paper=spread_paper, id="table6_spread",
                         title=f"Table 6 over {n} seeds: 10th, 50th, 90th percentile of p90/Oracle "
                               "(Oracle: its p90 in s), and the paper's value's percentile in ours",
                         provenance="simulated", key_columns=2, reproduces="Table 6",
@@ -189,8 +189,8 @@ class MeanRelRow:
     paper_percentile: float | None = column()
 
 
-def mean_rel_table(result: StudyResult, outcomes: Sequence[SeedOutcome], rel_pols: list[str]) -> dict[str, list[float]]:
-    """The headline means over rates, per seed; returns them per policy."""
+def mean_rel_table(outcomes: Sequence[SeedOutcome], rel_pols: list[str]) -> tuple[Table, dict[str, list[float]]]:
+    """The headline means over rates, per seed: their table, and the means per policy."""
     mean_rel_all = {p: [mean_rel(o, p) for o in outcomes] for p in rel_pols}
     mrows, mpaper = [], []
     for p in rel_pols:
@@ -199,7 +199,7 @@ def mean_rel_table(result: StudyResult, outcomes: Sequence[SeedOutcome], rel_pol
         mrows.append(MeanRelRow(p, q.median, q.p10, q.p90, None if pv is None else paper_percentile(pv, mean_rel_all[p])))
         if pv is not None:
             mpaper.append(MeanRelRow(p, pv, None, None, None))
-    result.add(table_of(MeanRelRow, mrows, paper=mpaper, id="mean_p90_vs_oracle",
+    table = (table_of(MeanRelRow, mrows, paper=mpaper, id="mean_p90_vs_oracle",
                         title=f"Mean over rates of p90 / Oracle p90: median and 10-90 % over {len(outcomes)} seed(s)",
                         provenance="simulated", reproduces="Table 6",
                         paper_derived={"mean_p90_rel_oracle": "derived: the mean of the paper's Table 6 column over its "
@@ -207,7 +207,7 @@ def mean_rel_table(result: StudyResult, outcomes: Sequence[SeedOutcome], rel_pol
                                                               "Predict's 1.18 and Nopredict's 2.01 are its text's"},
                         note="Paper: Predict 1.18 and Nopredict 2.01 from its text; other policies: mean of its Table 6 "
                              "column (derived). Predicted, not fitted: nothing in the model was adjusted to Table 6."))
-    return mean_rel_all
+    return table, mean_rel_all
 
 
 @dataclass(frozen=True)
@@ -221,9 +221,10 @@ class OrderingRow:
     predict_5mb_le_nopredict: bool | None = column()
 
 
-def ordering_table(result: StudyResult, rels: dict[tuple[float, str], list[float]],
-                   rates: list[float]) -> tuple[dict[float, bool], dict[float, bool]]:
-    """Oracle <= Predict <= Nopredict per rate (and the fixed 5 MB interval against Nopredict)."""
+def ordering_table(rels: dict[tuple[float, str], list[float]],
+                   rates: list[float]) -> tuple[dict[float, bool], dict[float, bool], list[Table]]:
+    """Oracle <= Predict <= Nopredict per rate (and the fixed 5 MB interval against Nopredict),
+    with its table (none without both policies)."""
     orows = []
     for rate in rates:
         med = {p: median(rels[(rate, p)]) for p in ("predict", "nopredict", "predict-5mb") if (rate, p) in rels}
@@ -232,23 +233,21 @@ def ordering_table(result: StudyResult, rels: dict[tuple[float, str], list[float
             p5 = med.get("predict-5mb")
             orows.append(OrderingRow(rate, med["predict"], med["nopredict"], 1.0 <= med["predict"] <= med["nopredict"],
                                      float(per_seed), p5, None if p5 is None else p5 <= med["nopredict"]))
-    if orows:
-        result.add(table_of(OrderingRow, orows, id="ordering_by_rate",
-                            title="Oracle <= Predict <= Nopredict at every rate (p90 / Oracle p90, median over seeds)",
-                            provenance="simulated",
-                            note="'predict_5mb': the paper's fixed 5 MB interval; 'predict': interval chosen on the "
-                                 "history."))
+    tables = [table_of(OrderingRow, orows, id="ordering_by_rate",
+                       title="Oracle <= Predict <= Nopredict at every rate (p90 / Oracle p90, median over seeds)",
+                       provenance="simulated",
+                       note="'predict_5mb': the paper's fixed 5 MB interval; 'predict': interval chosen on the "
+                            "history.")] if orows else []
     return ({r.rate: r.holds for r in orows},
-            {r.rate: r.predict_5mb_le_nopredict for r in orows if r.predict_5mb_le_nopredict is not None})
+            {r.rate: r.predict_5mb_le_nopredict for r in orows if r.predict_5mb_le_nopredict is not None}, tables)
 
 
-def first_seed_tables(result: StudyResult, runs: Sequence[PolicyRun], platform: ReconfigPlatform,
-                      policies: Sequence[str], seed: int) -> dict[str, float]:
+def first_seed_tables(runs: Sequence[PolicyRun], platform: ReconfigPlatform,
+                      policies: Sequence[str], seed: int) -> tuple[list[Table], dict[str, float]]:
     """Latency quantiles, Fig. 7 and Table 8 on the first seed (every policy, beyond-paper ones
-    too); returns Table 8's mean over ciphers per policy."""
-    latency_tables(result, runs, policies, seed)
-    fig7_table(result, runs, policies, seed)
-    return table8_table(result, runs, platform, policies, seed)
+    too); and Table 8's mean over ciphers per policy."""
+    t8, totals = table8_table(runs, platform, policies, seed)
+    return [*latency_tables(runs, policies, seed), fig7_table(runs, policies, seed), *t8], totals
 
 
 def _paper_p90_ms(rate: float, policy: str) -> float | None:
@@ -258,10 +257,11 @@ def _paper_p90_ms(rate: float, policy: str) -> float | None:
     return row.oracle_p90_s * 1e3 if policy == "oracle" else None
 
 
-def latency_tables(result: StudyResult, runs: Sequence[PolicyRun], policies: Sequence[str], seed: int) -> None:
+def latency_tables(runs: Sequence[PolicyRun], policies: Sequence[str], seed: int) -> list[Table]:
     """p50, p90 and p99 latency per policy and rate (a column per policy); the paper's p90 beside ours."""
     by = by_key(runs)
     rates = sorted({r.rate for r in runs})
+    out = []
     for q in ("p50", "p90", "p99"):
         rows = [[rate] + [getattr(by[(rate, p)], q) * 1e3 for p in policies] for rate in rates]
         paper: list[list[float | None]] | None = None
@@ -269,28 +269,30 @@ def latency_tables(result: StudyResult, runs: Sequence[PolicyRun], policies: Seq
             paper = [[rate, *(_paper_p90_ms(rate, p) for p in policies)] for rate in rates if paper_rate(rate)]
         derived = ({p: "derived: the paper's Table 6 p90 / Oracle p90 times its Oracle p90" for p in policies}
                    if paper else None)
-        result.add(Table(f"latency_{q}_ms", f"{q} latency (ms) per policy and rate, seed {seed}",
+        out.append(Table(f"latency_{q}_ms", f"{q} latency (ms) per policy and rate, seed {seed}",
                          ["rate"] + list(policies), rows, "simulated", paper or None, reproduces="Table 6",
                          paper_derived=derived,
                          unjudged="the first seed's p90s in ms beside the paper's (derived from its relative p90s): "
                                   "judged as relatives over every seed in table6_p90_vs_oracle" if paper else ""))
+    return out
 
 
-def fig7_table(result: StudyResult, runs: Sequence[PolicyRun], policies: Sequence[str], seed: int) -> None:
+def fig7_table(runs: Sequence[PolicyRun], policies: Sequence[str], seed: int) -> Table:
     by = by_key(runs)
     rows = [[rate] + [by[(rate, p)].load_factor for p in policies] for rate in sorted({r.rate for r in runs})]
-    result.add(Table("fig7_load_factor", f"Fig. 7 — host load factor (software encryption time / arrival span), seed {seed}",
+    return (Table("fig7_load_factor", f"Fig. 7 — host load factor (software encryption time / arrival span), seed {seed}",
                      ["rate"] + list(policies), rows, "simulated", note="> 1: the host cannot keep up by encrypting alone."))
 
 
-def table8_table(result: StudyResult, runs: Sequence[PolicyRun], platform: ReconfigPlatform,
-                 policies: Sequence[str], seed: int) -> dict[str, float]:
-    """Table 8 (a column per policy): encryption-time reduction vs Software per cipher, mean over rates."""
+def table8_table(runs: Sequence[PolicyRun], platform: ReconfigPlatform,
+                 policies: Sequence[str], seed: int) -> tuple[list[Table], dict[str, float]]:
+    """Table 8 (a column per policy): encryption-time reduction vs Software per cipher, mean over
+    rates (none without Software); and its mean over ciphers per policy."""
     by = by_key(runs)
     rates = sorted({r.rate for r in runs})
     t8 = [p for p in T8_POLICIES if p in policies]
     if "software" not in policies or not t8:
-        return {}
+        return [], {}
     red = {p: np.mean([1.0 - by[(r, p)].enc_time_by_cipher / by[(r, "software")].enc_time_by_cipher
                        for r in rates], axis=0) * 100 for p in t8}
     rows = [[platform.display(i)] + [float(red[p][i]) for p in t8] for i in range(platform.k)]
@@ -299,13 +301,13 @@ def table8_table(result: StudyResult, runs: Sequence[PolicyRun], platform: Recon
     paper = [[platform.display(i)] + [PAPER_TABLE8[c].of(p) for p in t8]
              for i, c in enumerate(platform.ciphers) if c in PAPER_TABLE8]
     paper.append(["mean over ciphers"] + [PAPER_TABLE8_TOTAL.of(p) for p in t8])
-    result.add(Table("table8_enc_time_reduction_pct",
+    table = (Table("table8_enc_time_reduction_pct",
                      f"Table 8 — encryption-time reduction vs Software (%), mean over rates, seed {seed}",
                      ["cipher"] + t8, rows, "simulated", paper, reproduces="Table 8",
                      unjudged="the first seed's, with the policies beyond the paper: the paper's policies are judged "
                               "over every seed in table8_over_seeds",
                      note="Encryption time only (no queueing); the paper's 'Total Average' row is the mean over ciphers."))
-    return totals
+    return [table], totals
 
 
 @dataclass(frozen=True)
@@ -318,8 +320,10 @@ class CipherShareRow:
     first_seed_cipher: str | None = column()
 
 
-def table7_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform) -> list[float]:
-    """Table 7 as sorted shares (rank 1 = the most used cipher) over seeds; returns the top shares."""
+def table7_tables(outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform,
+                  fitted: bool) -> tuple[Table, list[float]]:
+    """Table 7 as sorted shares (rank 1 = the most used cipher) over seeds (``fitted``: the client
+    population was fitted to it); and the top shares."""
     sorted_mix = np.array([np.sort(o.mix)[::-1] for o in outcomes])
     paper_sorted = sorted(PAPER_TABLE7.values(), reverse=True)
     rows, paper = [], []
@@ -332,15 +336,14 @@ def table7_tables(result: StudyResult, outcomes: Sequence[SeedOutcome], platform
                                    None if pv is None else paper_percentile(pv, sorted_mix[:, rank]),
                                    f"{platform.display(int(order[rank]))} {first[order[rank]]:.3f}"))
         paper.append(CipherShareRow(rank + 1, pv, None, None, None, f"twofish {PAPER_TABLE7_TOP:.3f}" if rank == 0 else None))
-    fitted = bool(result.fits.get("client_population"))
-    result.add(table_of(CipherShareRow, rows, paper=paper, id="table7_cipher_mix",
+    table = (table_of(CipherShareRow, rows, paper=paper, id="table7_cipher_mix",
                         title=f"Table 7 — share of requests per cipher, sorted, over {len(outcomes)} seed(s)",
                         provenance=computed_from(fitted, "simulated"), reproduces="Table 7",
                         inputs=["client_population"] if fitted else [],
                         note="Sorted because which cipher a long run uses is chance (client id mod 10), in the paper's "
                              "trace as in ours. Fitted: the client population was fitted to this table (and to Fc); the "
                              "top share itself comes from the uncapped run-length law Fa."))
-    return list(sorted_mix[:, 0])
+    return table, list(sorted_mix[:, 0])
 
 
 @dataclass(frozen=True)
@@ -351,14 +354,14 @@ class IntervalRow:
     share_choosing_paper_5mb: float = column()
 
 
-def interval_table(result: StudyResult, outcomes: Sequence[SeedOutcome]) -> None:
+def interval_table(outcomes: Sequence[SeedOutcome]) -> Table:
     rows = []
     for rate in sorted(outcomes[0].windows):
         ws = [o.windows[rate] / MB for o in outcomes if rate in o.windows]
         vals, counts = np.unique(ws, return_counts=True)
         rows.append(IntervalRow(rate, outcomes[0].windows[rate] / MB, float(vals[np.argmax(counts)]),
                                 float(np.mean(np.array(ws) == 5.0))))
-    result.add(table_of(IntervalRow, rows, id="prediction_interval_mb",
+    return (table_of(IntervalRow, rows, id="prediction_interval_mb",
                         title="Prediction interval (MB) chosen on the history at each rate", provenance="simulated",
                         note="policies/interval_tuner.py: the first half of the history builds the 2-gram, the second "
                              "half is replayed at the rate for every candidate; lowest p90 wins. The paper fixes 5 MB."))
@@ -371,7 +374,7 @@ class PopulationRow:
     provenance: str = column()
 
 
-def population_table(result: StudyResult, outcomes: Sequence[SeedOutcome], clients: str) -> None:
+def population_table(outcomes: Sequence[SeedOutcome], clients: str) -> Table:
     ks = [o.fc_ks for o in outcomes]
     l1 = [o.mix_l1 for o in outcomes if np.isfinite(o.mix_l1)]
     fitted = clients == "population"
@@ -380,7 +383,7 @@ def population_table(result: StudyResult, outcomes: Sequence[SeedOutcome], clien
             PopulationRow("activity_pareto_shape", FITTED_SHAPE if fitted else None, fit),
             PopulationRow("fc_ks_distance_median", median(ks), "simulated"),
             PopulationRow("table7_sorted_l1_median", median(l1) if l1 else None, "simulated")]
-    result.add(table_of(PopulationRow, rows, id="client_population",
+    return (table_of(PopulationRow, rows, id="client_population",
                         title="Client population behind the request stream (fitted to the paper's inputs)",
                         provenance="mixed",
                         note=f"clients={clients!r}. Fitted: {FIT_PROVENANCE}. Distances are this run's traces against Fc "
@@ -449,13 +452,13 @@ def run_reading(cfg: FpgaReconfigConfig, rd: Reading, platform: ReconfigPlatform
                       by[(20000, "oracle")].p90, err)
 
 
-def readings_table(result: StudyResult, cfg: FpgaReconfigConfig, platform: ReconfigPlatform, trace: Trace,
-                   history: Trace, seed: int) -> list[ReadingRow]:
-    """Table 6's headline numbers under each reading of the paper, on the first seed."""
+def readings_table(cfg: FpgaReconfigConfig, platform: ReconfigPlatform, trace: Trace,
+                   history: Trace, seed: int) -> tuple[Table, list[ReadingRow]]:
+    """Table 6's headline numbers under each reading of the paper, on the first seed: the table and its rows."""
     rows = [run_reading(cfg, rd, platform, trace, history, seed) for rd in READINGS]
     paper = [ReadingRow(rd.name, None, PAPER_MEAN_PREDICT, PAPER_MEAN_NOPREDICT, PAPER_TABLE6[1000].oracle_p90_s,
                         PAPER_TABLE6[20000].oracle_p90_s, 0.0) for rd in READINGS]
-    result.add(table_of(ReadingRow, rows, paper=paper, id="readings_sensitivity",
+    table = (table_of(ReadingRow, rows, paper=paper, id="readings_sensitivity",
                         title=f"Readings of the paper that would make its Table 6 feasible (seed {seed}; each row a "
                               "reading, not a fit)",
                         provenance="simulated", reproduces="Table 6",
@@ -467,4 +470,4 @@ def readings_table(result: StudyResult, cfg: FpgaReconfigConfig, platform: Recon
                              ". fixall_capacity_rps: nominal rate at which even Fix-All (every circuit resident) "
                              "saturates; the paper's top rate is 20,000 req/s. Error: mean |log10(ours/paper)| of the "
                              "Oracle p90 column."))
-    return rows
+    return table, rows

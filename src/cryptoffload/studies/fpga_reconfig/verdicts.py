@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from cryptoffload.report.provenance import from_printed, printed
-from cryptoffload.report.result import Claim, StudyResult
+from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import column, table_of
 from cryptoffload.report.verdicts import Verdict
 from cryptoffload.sim.reconfig.platform import ReconfigPlatform
@@ -132,12 +132,12 @@ class Table8Row:
     oracle: float | None = column()
 
 
-def table8_cells(result: StudyResult, outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform,
-                 policies: Sequence[str]) -> list[Cell]:
+def table8_cells(outcomes: Sequence[SeedOutcome], platform: ReconfigPlatform,
+                 policies: Sequence[str]) -> tuple[list[Table], list[Cell]]:
     """Table 8 as medians over every seed (the first seed's table stays, unjudged), and its cells."""
     t8 = [p for p in TABLE8_PAPER_POLICIES if p in policies]
     if "software" not in policies or not t8:
-        return []
+        return [], []
     names = [platform.display(i) for i in range(platform.k)] + ["mean over ciphers"]
     index: list[int | None] = [*range(platform.k), None]
     paper_of = {platform.display(i): PAPER_TABLE8.get(c) for i, c in enumerate(platform.ciphers)}
@@ -148,7 +148,7 @@ def table8_cells(result: StudyResult, outcomes: Sequence[SeedOutcome], platform:
     rows = [Table8Row(n, *(med[(n, p)] if p in t8 else None for p in TABLE8_PAPER_POLICIES)) for n in names]
     paper = [Table8Row(n, *(row.of(p) if p in t8 else None for p in TABLE8_PAPER_POLICIES))
              for n in names if (row := paper_of[n]) is not None]
-    result.add(table_of(Table8Row, rows, paper=paper, id=T8, provenance="simulated", reproduces="Table 8",
+    table = (table_of(Table8Row, rows, paper=paper, id=T8, provenance="simulated", reproduces="Table 8",
                         title=f"Table 8 — encryption-time reduction vs Software (%), mean over rates, median over "
                               f"{len(outcomes)} seed(s)",
                         note="The paper's policies over every seed (the first seed's table, with the policies beyond "
@@ -163,26 +163,28 @@ def table8_cells(result: StudyResult, outcomes: Sequence[SeedOutcome], platform:
                 cells.append(Cell(T8, [n], p, SeedFigure(figs[(n, p)].label, pv, (p, "software"), figs[(n, p)].values),
                                   printed(f"Table 8, {n if n != 'mean over ciphers' else 'Total Average'}, {p}"),
                                   REDUCTION_ALTERNATIVE))
-    return cells
+    return [table], cells
 
 
-def table7_cells(result: StudyResult) -> list[tuple[list[Any], str]]:
+def table7_cells(tables_: Mapping[str, Table]) -> list[tuple[list[Any], str]]:
     """Table 7's cells with a paper value (fitted: not judged, or another program's: no band)."""
-    t = result.tables.get("table7_cipher_mix")
+    t = tables_.get("table7_cipher_mix")
     if t is None:
         return []
     return [([r[0]], "share") for r in t.rows if r[1] is not None and (p := t.paper_row([r[0]])) is not None
             and p[1] is not None]
 
 
-def verdicts(result: StudyResult, cells: Sequence[Cell], banded: Mapping[str, Banded], how: Judging) -> list[Verdict]:
-    """A verdict for every cell (Table 7's shares without a band: fitted, or a log's mix)."""
-    out = [judge(result.tables[c.table], c.key, c.column, banded.get(c.label), how, figure=c.label,
+def verdicts(tables_: Mapping[str, Table], cells: Sequence[Cell], banded: Mapping[str, Banded],
+             how: Judging) -> list[Verdict]:
+    """A verdict for every cell of ``tables_`` (by id; Table 7's shares without a band: fitted,
+    or a log's mix)."""
+    out = [judge(tables_[c.table], c.key, c.column, banded.get(c.label), how, figure=c.label,
                  paper_source=c.paper_source, alternative=c.alternative[0], alternative_what=c.alternative[1],
                  no_band="not banded in this run")
            for c in cells]
-    t7 = result.tables.get("table7_cipher_mix")
-    for key, col in table7_cells(result):
+    t7 = tables_.get("table7_cipher_mix")
+    for key, col in table7_cells(tables_):
         assert t7 is not None
         out.append(judge(t7, key, col, None, how, figure=f"Table 7 rank {key[0]} share", paper_source=
                          printed(f"Table 7, the rank-{key[0]} cipher's share"), alternative=0.1,
@@ -200,24 +202,25 @@ def _pct(ours: float, paper: float) -> str:
     return f"{100 * (ours / paper - 1):+.0f} %"
 
 
-def claims(result: StudyResult, judged: Sequence[Verdict], summary: tables.Table6Summary | None, why_top: str) -> None:
+def claims(judged: Sequence[Verdict], summary: tables.Table6Summary | None, why_top: str) -> list[Claim]:
     """What a user reads first: whether prediction hides reconfiguration (the paper's Predict
     and Nopredict against Oracle, averaged over rates), our tuned-interval Predict beside it,
     and Oracle's own p90 at the paper's highest rate, where our queues and its table part.
     Each quotes its cell's verdict; the scoreboard counts the rest."""
     by = _by_cell(judged)
+    found = []
     paper_predict = "predict-5mb" if summary is not None and "predict-5mb" in summary.mean_rel else "predict"
     for p, label, pv in ((paper_predict, "Predict (the paper's 5 MB interval)" if paper_predict == "predict-5mb"
                           else "Predict", PAPER_MEAN_PREDICT), ("nopredict", "Nopredict", PAPER_MEAN_NOPREDICT)):
         v = by.get((MEANS, repr([p]), MEAN_COLUMN))
         if v is not None:
-            result.claim(Claim.of_verdict(v, paper=f"{label}/Oracle p90 averaged over rates {pv:.3g}",
+            found.append(Claim.of_verdict(v, paper=f"{label}/Oracle p90 averaged over rates {pv:.3g}",
                                           ours=f"{label}/Oracle p90 averaged over rates {v.ours:.3g} "
                                                f"({_pct(v.ours, pv)})",
                                           why="predicted from the paper's inputs, nothing fitted to its Table 6"))
     tuned = by.get((MEANS, repr(["predict"]), MEAN_COLUMN))
     if tuned is not None and paper_predict == "predict-5mb":
-        result.claim(Claim.of_verdict(
+        found.append(Claim.of_verdict(
             tuned, paper=f"Predict/Oracle p90 averaged over rates {PAPER_MEAN_PREDICT:.3g} (its 5 MB interval)",
             ours=f"our tuned-interval Predict/Oracle p90 averaged over rates {tuned.ours:.3g} "
                  f"({_pct(tuned.ours, PAPER_MEAN_PREDICT)})",
@@ -225,8 +228,9 @@ def claims(result: StudyResult, judged: Sequence[Verdict], summary: tables.Table
                 "(policies/interval_tuner.py), beside the paper's 5 MB Predict"))
     top = by.get((T6, repr([TOP_RATE]), "oracle_p90_s"))
     if top is not None:
-        result.claim(Claim.of_verdict(top, paper=f"Oracle p90 {top.paper:.3g} s at {TOP_RATE:,.0f} req/s",
+        found.append(Claim.of_verdict(top, paper=f"Oracle p90 {top.paper:.3g} s at {TOP_RATE:,.0f} req/s",
                                       ours=f"Oracle p90 at {TOP_RATE:,.0f} req/s is {top.ours:.3g} s", why=why_top))
+    return found
 
 
 def headline_figures(judged: Sequence[Verdict], banded: Mapping[str, Banded]) -> list[Banded]:
