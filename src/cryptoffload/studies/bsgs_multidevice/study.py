@@ -26,22 +26,21 @@ and their bands from the run's own noise) -- from typed rows (:mod:`cryptoffload
 
 from __future__ import annotations
 
-import time as _time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from cryptoffload import __version__
 from cryptoffload.engines.dask import parse_scheduler
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
 from cryptoffload.errors import ConfigError
-from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.profiles.loader import load_profile
 from cryptoffload.report.plots import bar_plot, line_plot
-from cryptoffload.report.result import StudyResult, write_result
+from cryptoffload.report.result import Table
 from cryptoffload.sim.op_dag import DagCosts
+from cryptoffload.studies import frame
 from cryptoffload.studies.bands import band_tables
+from cryptoffload.studies.frame import Sections
 from cryptoffload.studies.bsgs_multidevice.bands import NOTE as BANDS_NOTE
 from cryptoffload.studies.bsgs_multidevice.bands import table1_bands
 from cryptoffload.studies.bsgs_multidevice.bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_plan_part,
@@ -59,7 +58,7 @@ from cryptoffload.studies.bsgs_multidevice.paper import (ADD_PER_PMUL, CLOSED_FO
                                                table1_verdicts,
                                                tuner_headline, tuner_rows, tuner_table)
 from cryptoffload.checks import DIAGONALS, WORKERS
-from cryptoffload.studies.verdicts import Judging, add_verdicts, full_command
+from cryptoffload.studies.verdicts import Judging, full_command
 from cryptoffload.studies.registry import Option, as_str, int_tuple, register_study
 from cryptoffload.workloads.bsgs import STRATEGIES, check_positive_int
 
@@ -74,7 +73,7 @@ TITLE = "Multi-device bootstrapping: BSGS tuned for N devices, modelled and meas
 PAPER = PAPERS["multi-device-bootstrapping"].cite()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BsgsMultideviceConfig:
     quick: bool = True
     seed: int = 0
@@ -153,101 +152,74 @@ def _scheduler(flag: str, text: str) -> str:
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
     ],
 )
-def run(cfg: BsgsMultideviceConfig, out: str | Path,
-        progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
+def run(cfg: BsgsMultideviceConfig) -> Sections:
     """The study, table by table: the paper's setup (Table 1 fitted and predicted, the closed
     form, the tuner, the strategies, full-size ciphertexts), bootstrapping's stages, the measured
     runs, OpenFHE's stored bootstrapping, then the claims."""
-    cfg.validate()
-    started = _time.perf_counter()
-    out = Path(out)
-    say = _progress(cfg, progress)
+    frame.expect(_steps(cfg))
     setup = paper_inputs(load_profile(cfg.profile), cfg.devices)
-    result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         profiles=[setup.profile.path], paper=PAPER)
-    sim = paper_setup(setup.costs, setup.base, setup.naive_baby, setup.devices, say)
-    fitted = _declare_fits(result, cfg.profile)
+    found = Sections(profiles=[setup.profile.path], fits=_fits(cfg.profile), key_figure="table1_speedup.png")
+    sim = paper_setup(setup.costs, setup.base, setup.naive_baby, setup.devices, frame.step)
+    fitted = bool(found.fits)  # the naive row's provenance: fitted
     t1 = table1(sim)
-    result.add(table1_naive_table(t1, setup, fitted))
-    result.add(table1_tuned_table(t1, setup, fitted))
-    result.add(closed_form_table(setup, sim))
     tuners = tuner_rows(sim)
-    result.add(tuner_table(tuners))
     strategies = strategies_rows(sim)
-    result.add(strategies_table(strategies))
-    result.add(sensitivity_table(setup, say))
-    stages = bootstrap_stage_rows(setup, cfg.level_budget, say)
-    result.add(bootstrap_stages_table(stages))
-    result.add(bootstrap_stage_detail_table(stages))
-    measured = _measured_part(cfg, out, say, result) if cfg.measure else None
-    _openfhe_part(cfg, result)
+    found.tables += [table1_naive_table(t1, setup, fitted), table1_tuned_table(t1, setup, fitted),
+                     closed_form_table(setup, sim), tuner_table(tuners), strategies_table(strategies),
+                     sensitivity_table(setup, frame.step)]
+    stages = bootstrap_stage_rows(setup, cfg.level_budget, frame.step)
+    found.tables += [bootstrap_stages_table(stages), bootstrap_stage_detail_table(stages)]
+    measured = measure_run(cfg, frame.folder(), frame.step) if cfg.measure else None
+    if measured is not None:
+        found.profiles.append(measured.profile_path)
+        found.tables += _measured_tables(cfg, measured)
+    openfhe, found.notes = _openfhe_part(cfg)
+    found.tables += openfhe
     bands = table1_bands(setup, t1)
     if bands:
-        for table in band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE):
-            result.add(table)
-    judged = table1_verdicts(result.tables, bands, Judging(cfg.quick, "full", full_command(NAME)))
-    for claim in table1_claims(t1, fitted, judged, bands):
-        result.claim(claim)
-    result.headline.append(tuner_headline(tuners))
+        found.tables += band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE)
+    found.verdicts = table1_verdicts(found.by_id, bands, Judging(cfg.quick, "full", full_command(NAME)))
+    found.headline += [*table1_claims(t1, fitted, found.verdicts, bands), tuner_headline(tuners)]
     measured_rows = measured.rows if measured is not None else []
     if measured is not None and measured_rows:
         noise = measured_bands(measured_rows)
-        for claim in measured_claims(measured_rows, noise, "sample" if cfg.quick else None):
-            result.claim(claim)
-        result.headline.append(worst_line(measured_rows, measured.shares, noise))
-    add_verdicts(result, judged)
-    result.extra["config"] = _config_record(cfg, setup.devices)
-    say("writing results")
-    result.elapsed_s = _time.perf_counter() - started
-    result.key_figure = "table1_speedup.png"
-    write_result(result, out, _figures(t1, strategies, measured_rows))
-    return result
+        found.headline += [*measured_claims(measured_rows, noise, "sample" if cfg.quick else None),
+                           worst_line(measured_rows, measured.shares, noise)]
+    found.extra["config"] = _config_record(cfg, setup.devices)
+    found.figures = _figures(t1, strategies, measured_rows)
+    return found
 
 
-def _progress(cfg: BsgsMultideviceConfig,
-              progress: Callable[[int], Callable[[str], None]] | None) -> Callable[[str], None]:
+def _steps(cfg: BsgsMultideviceConfig) -> int:
     """A step of the progress bar per simulated N and measured configuration, and four more."""
-    if progress is None:
-        return lambda label: None
     n_measured = (sum(1 if n == 1 else len(STRATEGIES) for n in cfg.measured_devices) * len(cfg.measured_babies)
                   if cfg.measure else 0)
-    return progress(len(cfg.devices) + n_measured + 4)
+    return len(cfg.devices) + n_measured + 4
 
 
-def _declare_fits(result: StudyResult, profile: str) -> bool:
-    """Declare the profile's fitted values and the closed form's fit; whether the result now
-    holds any fit (the naive row's provenance: fitted)."""
+def _fits(profile: str) -> dict[str, str]:
+    """The profile's fitted values and the closed form's fit."""
     from cryptoffload.profiles.fits import profile_fits
 
-    result.declare_fits(profile_fits(profile))
-    result.declare_fits({CLOSED_FORM_FIT: NAIVE_ROW})
-    return bool(result.fits)
+    return {**profile_fits(profile), CLOSED_FORM_FIT: NAIVE_ROW}
 
 
-def _measured_part(cfg: BsgsMultideviceConfig, out: Path, say: Callable[[str], None],
-                   result: StudyResult) -> MeasuredRun:
-    """Real products on Dask workers beside the model: the measured profile and its tables, then
-    each prediction's band from this run's noise (``measured_claims``)."""
-    measured = measure_run(cfg, out, say)
-    result.profiles.append(measured.profile_path)
-    for table in measured_tables(measured, cfg):
-        result.add(table)
+def _measured_tables(cfg: BsgsMultideviceConfig, measured: MeasuredRun) -> list[Table]:
+    """Real products on Dask workers beside the model: the measured profile's tables, then each
+    prediction's band from this run's noise (``measured_claims``)."""
+    tables = list(measured_tables(measured, cfg))
     if measured.rows:
-        result.add(measured_bands_table(measured.rows, measured_bands(measured.rows)))
-    return measured
+        tables.append(measured_bands_table(measured.rows, measured_bands(measured.rows)))
+    return tables
 
 
-def _openfhe_part(cfg: BsgsMultideviceConfig, result: StudyResult) -> None:
-    """OpenFHE's stored bootstrapping benchmark, or a note saying how to make one."""
+def _openfhe_part(cfg: BsgsMultideviceConfig) -> tuple[list[Table], list[str]]:
+    """OpenFHE's stored bootstrapping benchmark (or a note saying how to make one), and the
+    planner's plan against OpenFHE's default."""
     stored = load_openfhe(cfg.openfhe_result)
-    if stored is not None:
-        result.add(openfhe_table(stored))
-    else:
-        result.notes.append(OPENFHE_MISSING)
-    tables, notes = bootstrap_plan_part(cfg.devices)   # the planner's plan vs OpenFHE's default
-    for table in tables:
-        result.add(table)
-    result.notes.extend(notes)
+    tables, notes = ([openfhe_table(stored)], []) if stored is not None else ([], [OPENFHE_MISSING])
+    plan_tables, plan_notes = bootstrap_plan_part(cfg.devices)
+    return tables + list(plan_tables), notes + list(plan_notes)
 
 
 def _config_record(cfg: BsgsMultideviceConfig, devices: list[int]) -> dict[str, Any]:
