@@ -83,6 +83,7 @@ def _judged(records: int, enc_se: float, mode: str = "full") -> tuple[list, list
     with a relative standard error ``enc_se`` over 8 chunks, aggregation 27 s (paper 116 s) +-1 %,
     the solve measured once (no band), 5.1 GB of ciphertexts at 1,000,000 records."""
     from cryptoffload.report.result import StudyResult
+    from cryptoffload.studies.frame import add_headline
 
     keys = ["encryption", "aggregation", "pipeline", "solve", "transfer", "total", "per_provider"]
     ours = {"encryption": 662.0, "aggregation": 27.0, "solve": 15.0, "total": 709.0}
@@ -94,7 +95,7 @@ def _judged(records: int, enc_se: float, mode: str = "full") -> tuple[list, list
              "pipeline": rb.RateNoise("encryption + aggregation", 8, 0.02)}
     bands = rb.phase_bands(rb.PhaseFigures(662.0, 27.0, 694.0, 15.0), noise, st.PAPER_PHASE_S)
     judged = rv.phase_verdicts(table, rows, bands, Judging(mode == "quick", "sample", "cryptoffload study ridge"))
-    st._phase_claims(res, judged, records, 20 * records, 33e-6 * 20 * records, 1.3e-6 * 20 * records, 2)
+    add_headline(res, st._phase_claims(judged, records, 20 * records, 33e-6 * 20 * records, 1.3e-6 * 20 * records, 2))
     assert res.headline == [c.sentence() for c in res.claims]
     return judged, res.claims
 

@@ -21,11 +21,10 @@ import functools
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from cryptoffload import __version__
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, BulkRun, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
@@ -35,18 +34,19 @@ from cryptoffload.engines.dask import parse_scheduler
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
 from cryptoffload.engines.registry import ENGINES
 from cryptoffload.errors import ConfigError
-from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
-from cryptoffload.report.result import Claim, StudyResult, Table, write_result
+from cryptoffload.report.result import Claim, Table
 from cryptoffload.report.rows import by_key, column, hidden, table_of
+from cryptoffload.studies import frame
 from cryptoffload.studies import paillier_gpu as _gpu
 from cryptoffload.studies.ridge import bands as rb
 from cryptoffload.studies.ridge import verdicts as rv
 from cryptoffload.report.provenance import printed
 from cryptoffload.report.verdicts import Verdict
 from cryptoffload.studies.bands import Banded
-from cryptoffload.studies.verdicts import Judging, add_verdicts, full_command
+from cryptoffload.studies.frame import Sections
+from cryptoffload.studies.verdicts import Judging, full_command
 from cryptoffload.studies.registry import Option, as_str, negated, register_study
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, ReplaySums, replayed_error, rounding_sigma
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, load_diabetes_scaled
@@ -64,7 +64,7 @@ PAPER_LINK_BPS = 10e9 / 8  # 10 Gb/s between the two servers
 QUICK_RECORDS = 10_000
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RidgeConfig:
     quick: bool = True
     seed: int = 1
@@ -249,54 +249,46 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
                "Also measure GPU aggregation rows where a CUDA GPU is present."),
     ],
 )
-def run(cfg: RidgeConfig, out: str | Path, progress: Callable[[int], Callable[[str], None]] | None = None) -> StudyResult:
+def run(cfg: RidgeConfig) -> Sections:
     """The study's table of contents: parties and keys, the two upload modes on Dask, the
     solve, then one table (or claim) per step below."""
-    cfg.validate()
-    started = _time.perf_counter()
     gpu_reason = ENGINES["gpu"].reason() if cfg.gpu else None
-    tick = progress((6 if cfg.accuracy else 4) + (3 if cfg.gpu and gpu_reason is None else 0)) if progress else None
+    frame.expect((6 if cfg.accuracy else 4) + (3 if cfg.gpu and gpu_reason is None else 0))
     n = cfg.n
-    result = StudyResult(NAME, TITLE, "quick" if cfg.quick else "full", cfg.seed, __version__, machine_info(),
-                         paper=PAPER)
-    if tick:
-        tick("CSP key generation")
+    found = Sections(key_figure="phases.png")
+    frame.step("CSP key generation")
     parties = _parties(cfg)
-    uploads = _upload_runs(cfg, parties, progress, tick)
-    if tick:
-        tick("masked unpack and solve")
+    uploads = _upload_runs(cfg, parties)
+    frame.step("masked unpack and solve")
     models = _solve(cfg, parties, uploads)
     times = _phase_times(n, uploads, models)
     rows = _phase_rows(n, uploads, models, times)
     if cfg.gpu and gpu_reason is None:
-        rows += _gpu_rows(cfg, parties, uploads, times, result, tick)
+        gpu_rows, gpu_line = _gpu_rows(cfg, parties, uploads, times)
+        rows += gpu_rows
+        found.headline.append(gpu_line)
     if gpu_reason is not None:
-        result.extra["gpu_not_measured"] = gpu_reason
+        found.extra["gpu_not_measured"] = gpu_reason
     paper = _paper_rows(rows)
-    result.add(_phases_table(cfg, uploads.bulk, rows, paper, gpu_reason))
-    result.add(_layout_table(cfg, parties, uploads))
-    acc_rows, coefs = _accuracy(cfg, parties.params, models, uploads, tick)
-    result.add(_accuracy_table(parties.params, acc_rows))
+    acc_rows, coefs = _accuracy(cfg, parties.params, models, uploads)
+    found.tables += [_phases_table(cfg, uploads.bulk, rows, paper, gpu_reason), _layout_table(cfg, parties, uploads),
+                     _accuracy_table(parties.params, acc_rows)]
     bands = _phase_bands(cfg, uploads, times)
     accuracy = rb.accuracy_band(acc_rows[0].max_z, parties.params.frac_bits, cfg.d)
-    for table in rb.band_tables(list(bands.values()), accuracy, _scaled_provenance(n)):
-        result.add(table)
-    _notes(result, acc_rows, models.same_model)
-    _headlines(result, cfg, uploads, times)
-    judged = rv.phase_verdicts(result.tables["table2_phases"], rows, bands,
-                            Judging(cfg.quick, "sample", full_command(NAME), f"{n:,} records scaled linearly"))
+    found.tables += rb.band_tables(list(bands.values()), accuracy, _scaled_provenance(n))
+    found.notes = _notes(acc_rows, models.same_model)
+    found.headline += _headlines(cfg, uploads, times)
+    found.verdicts = rv.phase_verdicts(found.by_id["table2_phases"], rows, bands,
+                                       Judging(cfg.quick, "sample", full_command(NAME), f"{n:,} records scaled linearly"))
     if cfg.d == PAPER_D:
-        _phase_claims(result, judged, n, uploads.bulk.result.ciphertexts,
-                      uploads.bulk.result.encode_s + uploads.bulk.result.encrypt_s, uploads.bulk.result.aggregate_s,
-                      uploads.workers)
-    result.claim(_accuracy_claim(acc_rows, models, accuracy))
-    add_verdicts(result, judged)
-    result.extra.update(_extra(cfg, uploads, models, times))
-    result.key_figure = "phases.png"
-    result.elapsed_s = _time.perf_counter() - started
-    write_result(result, out, [("phases.png", functools.partial(_phases_plot, n=n, times=times)),
-                               ("coefficients.png", functools.partial(_coefficients_plot, coefs=coefs))])
-    return result
+        found.headline += _phase_claims(found.verdicts, n, uploads.bulk.result.ciphertexts,
+                                        uploads.bulk.result.encode_s + uploads.bulk.result.encrypt_s,
+                                        uploads.bulk.result.aggregate_s, uploads.workers)
+    found.headline.append(_accuracy_claim(acc_rows, models, accuracy))
+    found.extra.update(_extra(cfg, uploads, models, times))
+    found.figures = [("phases.png", functools.partial(_phases_plot, n=n, times=times)),
+                     ("coefficients.png", functools.partial(_coefficients_plot, coefs=coefs))]
+    return found
 
 
 def _run_params(cfg: RidgeConfig) -> P.RidgeParams:
@@ -338,22 +330,20 @@ class Uploads:
     workers: int
 
 
-def _upload_runs(cfg: RidgeConfig, parties: Parties, progress: Any, tick: Callable[[str], None] | None) -> Uploads:
+def _upload_runs(cfg: RidgeConfig, parties: Parties) -> Uploads:
     from cryptoffload.engines.dask import DaskRunner
 
     n, params, upload_pk = cfg.n, parties.params, parties.csp.upload_pk
     gpu_bulk = cfg.engine != "cpu"
     with DaskRunner(cfg.scheduler, cfg.workers, resources={"GPU": 1} if gpu_bulk and cfg.scheduler is None else None,
                     credentials=cfg.dask_credentials, insecure_plain_tcp=cfg.insecure_plain_tcp_scheduler) as runner:
-        if tick:
-            tick(f"per-record upload: {n:,} records on {runner.describe()}" + (f" ({cfg.engine})" if gpu_bulk else ""))
+        frame.step(f"per-record upload: {n:,} records on {runner.describe()}" + (f" ({cfg.engine})" if gpu_bulk else ""))
         bulk = run_bulk(runner, upload_pk, params, n, seed=cfg.seed, chunk=rb.noise_chunk(n, cfg.chunk),
-                        constant_time=cfg.constant_time, progress=False if progress is None else "encrypt + aggregate",
+                        constant_time=cfg.constant_time, progress="encrypt + aggregate" if frame.shown() else False,
                         engine=cfg.engine)
-        if tick:
-            tick("per-provider mode, same records")
+        frame.step("per-provider mode, same records")
         pp_run, pp_cts = run_per_provider(runner, upload_pk, params, n, seed=cfg.seed,
-                                          progress=False if progress is None else "encode + sum")
+                                          progress="encode + sum" if frame.shown() else False)
         return Uploads(bulk, pp_run, pp_cts, bulk.workers)
 
 
@@ -436,23 +426,22 @@ def _phase_rows(n: int, uploads: Uploads, models: Models, times: PhaseTimes) -> 
     ]
 
 
-def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: PhaseTimes, result: StudyResult,
-              tick: Callable[[str], None] | None) -> list[PhaseRow]:
+def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: PhaseTimes) -> tuple[list[PhaseRow], str]:
     """The GPU's aggregation of the run's ciphertexts, and its encryption + aggregation, each
-    checked by decryption against the CPU run's aggregate; its headline goes to ``result``."""
+    checked by decryption against the CPU run's aggregate; and its headline."""
     r = uploads.bulk.result
     prov = P.Provider(parties.params, parties.csp.upload_pk)
     g = _gpu.measure_ridge_gpu(parties.csp.upload_pk, parties.upload_sk,
                                prov.packed_records(*chunk_records(cfg.seed, 0, cfg.n, cfg.d)), cfg.n, prov.plaintexts,
                                r.aggregate)
-    result.headline.append(f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
-                           f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
+    line = (f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
+            f"with copies (measured; paper's K80 at 1,000,000 records: 116 s)")
     return [
         PhaseRow(f"aggregation on the GPU ({g.device}): host to device, column products, back", "measured",
                  g.aggregate_s, r.wire_bytes, g.aggregate_s * times.scale, None, "gpu_aggregation"),
         PhaseRow(f"encryption + aggregation on the GPU ({g.device}), ciphertexts kept on the device", "measured",
                  g.encrypt_aggregate_s, None, g.encrypt_aggregate_s * times.scale, None, "gpu_encrypt_aggregate"),
-    ]
+    ], line
 
 
 def _scaled_provenance(n: int) -> str:
@@ -519,8 +508,8 @@ def _layout_table(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Table
     return table_of(LayoutRow, rows, id="layout", title="Packing and keys", provenance="measured")
 
 
-def _accuracy(cfg: RidgeConfig, params: P.RidgeParams, models: Models, uploads: Uploads,
-              tick: Callable[[str], None] | None) -> tuple[list[AccuracyRow], Coefs]:
+def _accuracy(cfg: RidgeConfig, params: P.RidgeParams, models: Models,
+              uploads: Uploads) -> tuple[list[AccuracyRow], Coefs]:
     """This run against its float normal equations, and (``cfg.accuracy``) against
     scikit-learn on the same records and on the diabetes data; the coefficients to plot."""
     r, coef = uploads.bulk.result, models.model.coef
@@ -529,8 +518,7 @@ def _accuracy(cfg: RidgeConfig, params: P.RidgeParams, models: Models, uploads: 
     coefs: Coefs = {"this run": (coef, models.reference)}
     if not cfg.accuracy:
         return rows, coefs
-    if tick:
-        tick("accuracy vs scikit-learn")
+    frame.step("accuracy vs scikit-learn")
     sk, sums = sklearn_on_run(cfg, cfg.n, cfg.chunk, params)
     rows.append(accuracy_row("this run vs scikit-learn Ridge (Algorithm 1 data)", coef, sk, r.xtx, r.xty, cfg.n,
                              params, sums.x_max, sums.y_max, sums.error(params.lam_int, cfg.lam)))
@@ -553,22 +541,25 @@ def _accuracy_table(params: P.RidgeParams, rows: list[AccuracyRow]) -> Table:
              "noise only). worst_case_bound: apps/ridge/params.py's bound, for scale.")
 
 
-def _notes(result: StudyResult, acc_rows: list[AccuracyRow], same_model: bool) -> None:
+def _notes(acc_rows: list[AccuracyRow], same_model: bool) -> list[str]:
+    notes = []
     if not all(row.within for row in acc_rows):
-        result.notes.append(f"a coefficient differs from the reference by more than {Z_MARGIN:g} standard deviations "
+        notes.append(f"a coefficient differs from the reference by more than {Z_MARGIN:g} standard deviations "
                             "of the expected fixed-point error")
     if not same_model:
-        result.notes.append("per-record and per-provider models differ (they should be identical fractions)")
+        notes.append("per-record and per-provider models differ (they should be identical fractions)")
+    return notes
 
 
-def _headlines(result: StudyResult, cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> None:
+def _headlines(cfg: RidgeConfig, uploads: Uploads, times: PhaseTimes) -> list[str]:
     where = worker_share(uploads.bulk) + (f" at {cfg.scheduler}" if cfg.scheduler else " on this machine")
-    result.headline.append(f"{cfg.n:,} records on {where}: encrypt + aggregate {uploads.bulk.wall_s:,.1f} s, solve "
+    lines = [f"{cfg.n:,} records on {where}: encrypt + aggregate {uploads.bulk.wall_s:,.1f} s, solve "
                            f"{times.solve_s:,.1f} s (measured); paper 10.6 min + 116 s + 20 s = "
-                           f"{sum(PAPER_PHASES_S.values()):,.0f} s")
+                           f"{sum(PAPER_PHASES_S.values()):,.0f} s"]
     if cfg.n != PAPER_RECORDS:
-        result.headline.append(f"scaled linearly to 1,000,000 records: {times.total_at_1m_s:,.0f} s (derived from "
-                               "this run)")
+        lines.append(f"scaled linearly to 1,000,000 records: {times.total_at_1m_s:,.0f} s (derived from "
+                     "this run)")
+    return lines
 
 
 def _accuracy_claim(acc_rows: list[AccuracyRow], models: Models, accuracy: rb.AccuracyBand) -> Claim:
@@ -616,23 +607,25 @@ PAPER_HARDWARE = {"encryption": "one QAT DH8970 (QHCS1)", "aggregation": "a K80 
                   "total": "QAT + K80 + garbled circuit"}
 
 
-def _phase_claims(result: StudyResult, judged: list[Verdict], n: int, ciphertexts: int, encrypt_ws: float,
-                  aggregate_ws: float, workers: int) -> None:
+def _phase_claims(judged: list[Verdict], n: int, ciphertexts: int, encrypt_ws: float,
+                  aggregate_ws: float, workers: int) -> list[Claim]:
     """The paper's three phases and its total at 1,000,000 records, each with its verdict and why
     ours differs (the scoreboard counts every row)."""
     reasons = _phase_reasons(n, ciphertexts, encrypt_ws, aggregate_ws)
     scaled = "" if n == PAPER_RECORDS else f", scaled linearly from {n:,} records"
     by = {v.figure: v for v in judged}
+    found = []
     for name in _PHASES:
         v = by.get(f"{name} at 1,000,000 records (s)")
         if v is None:
             continue
-        result.claim(Claim.of_verdict(
+        found.append(Claim.of_verdict(
             v, paper=f"{name} of 1,000,000 records: {v.paper:,.0f} s on {PAPER_HARDWARE[name]}",
             ours=f"{name}: {v.ours:,.0f} s ({100 * (v.ours / v.paper - 1):+.0f} %) with {workers} Dask worker(s) "
                  f"here{scaled}",
             why=f"measured on this machine, nothing predicted: nothing of ours models {PAPER_HARDWARE[name]}; "
                 + reasons[name]))
+    return found
 
 
 def _phase_reasons(n: int, ciphertexts: int, encrypt_ws: float, aggregate_ws: float) -> dict[str, str]:
