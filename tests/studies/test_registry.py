@@ -36,7 +36,7 @@ OPTIONS = [Option("--sizes", "sizes", str, "1,2", convert=int_tuple, bound=COUNT
 def fake(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
-    def run(cfg, out, progress=None):
+    def run(cfg):
         return cfg
 
     register_study(name="fake", title="Fake", summary="A fake study.", paper=PAPERS["qat-paillier"],
@@ -63,7 +63,7 @@ def test_default_report_run_is_quick_with_the_reports_seed(fake, tmp_path: Path)
 
 
 def test_registration_refuses_duplicates_and_reserved_fields(fake) -> None:
-    def run(cfg, out, progress=None):
+    def run(cfg):
         return cfg
 
     run.__module__ = "somewhere.else"
@@ -73,11 +73,17 @@ def test_registration_refuses_duplicates_and_reserved_fields(fake) -> None:
         register_study(name="other", title="", summary="", paper=PAPERS["qat-paillier"], config=FakeConfig,
                        options=[Option("--out", "out")])(run)
 
-    def helper(cfg, out, progress=None):
+    def helper(cfg):
         return cfg
 
     with pytest.raises(ValueError, match="decorates the study's run.*not helper"):
         register_study(name="other", title="", summary="", paper=PAPERS["qat-paillier"], config=FakeConfig)(helper)
+
+    def legacy(cfg, out, progress=None):
+        return cfg
+
+    with pytest.raises(ValueError, match=r"run takes its settings only, run\(cfg\) -> Sections"):
+        register_study(name="other", title="", summary="", paper=PAPERS["qat-paillier"], config=FakeConfig)(legacy)
 
 
 def test_artifacts_are_made_once(tmp_path: Path) -> None:
@@ -129,7 +135,7 @@ def test_every_numeric_study_option_has_a_named_bound_that_refuses_absurd_values
 def test_a_study_with_a_numeric_option_without_a_bound_is_refused_at_registration(monkeypatch) -> None:
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
-    def run(cfg, out, progress=None):
+    def run(cfg):
         return cfg
 
     with pytest.raises(ValueError, match=r"numeric option\(s\) --count have no bound"):

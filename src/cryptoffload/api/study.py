@@ -90,8 +90,7 @@ def run(name: str, out: str | os.PathLike[str] | None = None, *, quick: bool = T
     values.update({k: _as_typed(v) for k, v in study_options.items()})
     folder = check_output_folder(Path(out) if out is not None else Path("out") / name)
     cfg = spec.make_config(values)
-    cfg.validate()
-    return spec.run(cfg, folder, progress)
+    return spec.run(cfg, folder, progress)  # the study's frame validates cfg before anything runs
 
 
 def read(path: str | os.PathLike[str]) -> StudyResult:

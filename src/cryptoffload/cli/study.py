@@ -31,9 +31,9 @@ if TYPE_CHECKING:  # the registry is imported when a study command is built, not
 
 
 def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
-    """Build the config, validate it (so bad input fails before any progress bar or file), run
-    with a progress bar, print the findings (and the tables with ``--tables``) and where they
-    went: the same for every study."""
+    """Build the config, run it in the study's frame with a progress bar (the frame validates the
+    config first, so bad input fails before any bar or file), print the findings (and the tables
+    with ``--tables``) and where they went: the same for every study."""
     from cryptoffload.report.tables import render_result
 
     from cryptoffload.io import check_output_folder
@@ -44,7 +44,6 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
     as_json: bool = values.pop("as_json")
     values.pop("quiet")
     cfg = spec.make_config(values)
-    cfg.validate()
     with progress_bar(not no_progress) as prog:
         result = spec.run(cfg, out, prog)
     if as_json:

@@ -213,16 +213,18 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
                    options: Iterable[Option] = (), quick: str = "Reduced run.",
                    seed: Optional[str] = "Seed of the simulation (cryptography is never seeded).",
                    report: Optional[Callable[[StudySpec], Iterable[ReportRun]]] = None
-                   ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+                   ) -> Callable[[Callable[[Any], Sections]], FramedRun]:
     """Decorate a study module's ``run(cfg) -> Sections`` to register the study; the module's
     ``run`` becomes the study in its frame (:class:`FramedRun`: ``run(cfg, out, progress)``
-    validates, runs, assembles and writes). A ``run(cfg, out, progress)`` that still builds and
-    writes its own result (a study not yet moved onto the frame) is registered as it is.
+    validates, runs, assembles and writes).
 
     ``quick`` is the help of ``--quick``; ``seed`` the help of ``--seed`` (None: the study has
     no seed option). ``report(spec)`` lists the study's runs in the report (default: one run,
     :meth:`StudySpec.default_config`)."""
-    def decorate(run: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(run: Callable[[Any], Sections]) -> FramedRun:
+        if len(inspect.signature(run).parameters) != 1:  # the frame owns out and progress
+            raise ValueError(f"@register_study({name!r}): the study's run takes its settings only, run(cfg) -> "
+                             "Sections (the frame writes into the folder and shows the progress)")
         if run.__name__ != "run":  # the runner calls the module's run(): decorating a helper would hide that
             raise ValueError(f"@register_study({name!r}) decorates the study's run(cfg), "
                              f"not {run.__name__}")
@@ -239,9 +241,7 @@ def register_study(*, name: str, title: str, summary: str, paper: Paper, config:
         if len(set(fields)) != len(fields) or {"quick", "seed", "out", "no_progress"} & set(fields):
             raise ValueError(f"study {name!r}: option fields must be unique and not quick/seed/out/no_progress")
         _REGISTRY[name] = spec
-        if len(inspect.signature(run).parameters) == 1:  # run(cfg) -> Sections: the frame does the rest
-            return FramedRun(spec, run)
-        return run
+        return FramedRun(spec, run)
     return decorate
 
 
