@@ -12,7 +12,7 @@ read back by ``sim/`` and the studies. ``ciphers``, ``ckks`` and ``gpu`` are the
 
 Modules:
   * ``ciphers`` -- software block-cipher throughput, for the fpga-reconfig study's host CPU
-    (``calibrate_ciphers``; profile read by ``sim.reconfig_platform``).
+    (``calibrate_ciphers``; profile read by ``sim.reconfig.platform``).
   * ``ckks`` -- CKKS op costs, serialisation and Dask transfer costs, for the multi-device BSGS
     model (``calibrate_ckks``; profile read by ``sim.op_dag.DagCosts``).
   * ``gpu`` -- Paillier GPU kernels and host<->device copies (``calibrate_gpu``; profile read

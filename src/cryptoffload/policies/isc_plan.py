@@ -89,7 +89,7 @@ def plan_isc(clients: int, world: IscWorld, *, requests_per_client_per_s: float 
 
     * ``clients`` -- clients whose evaluation keys the service must hold (each client's keys
       are the program's key bytes: 0.34 GB for the CNN of the paper's inputs, the paper states 0.5 GB);
-    * ``world`` -- the program and platforms (``sim.isc_world.load_isc_world``);
+    * ``world`` -- the program and platforms (``sim.isc.world.load_isc_world``);
     * ``requests_per_client_per_s`` -- mean inference requests per client per second; with it
       the plan also sizes the CSD count for load (otherwise only for capacity);
     * ``nand_tb`` -- NAND per CSD in TB (default: the preset's, an assumed 7.68 TB);

@@ -49,7 +49,7 @@ class PolicyContext:
 
 
 class KernelArgs(TypedDict):
-    """A prepared policy as the compiled fast path takes it (:func:`.reconfig_fast.run_kernel`'s
+    """A prepared policy as the compiled fast path takes it (:func:`cryptoffload.sim.reconfig.fast.run_kernel`'s
     keywords): the same rule as :meth:`ReconfigPolicy.decide`, as arrays."""
 
     mode: int

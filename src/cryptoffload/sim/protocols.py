@@ -4,7 +4,7 @@ Why protocols: ARCHITECTURE.md gives each word one meaning -- a *Device* execute
 *Link* moves bytes -- but the hardware differs in how a job is handed over (a FIFO server takes
 a duration, an FPGA a loaded function and a duration, a GPU a batch, a QAT card a request on a
 ring), and the project models devices in several ways: SimPy resources that queue in simulated
-time (:mod:`.devices`, :mod:`.links`, :mod:`.storage`, :mod:`.qat_card`), and models that are
+time (:mod:`.devices`, :mod:`.links`, :mod:`.storage`, :mod:`.qat.card`), and models that are
 not SimPy -- closed forms (the TLS cost model), a numba kernel (the FPGA-reconfiguration fast
 path), a list scheduler over an op DAG. So the protocols hold what every model of the concept
 shares: its name and the time it spent working (what the metrics registry reads), and for a
@@ -15,7 +15,7 @@ back the account of each device it modelled as a :class:`DeviceAccount`, and the
 builds those accounts is annotated to return ``Device``: the type checker, not a label, holds
 that the account has everything the protocol asks for. (No such model claims to be a Link: a
 Link moves bytes in simulated time through ``transfer``, which a closed form does not have; the
-TLS cost model's CPU and NIC wire are simulated as resources in :mod:`.tls_node`.)
+TLS cost model's CPU and NIC wire are simulated as resources in :mod:`.tls.node`.)
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Studies: one subpackage per source paper (workload + platform + policies + the paper's tables).
 
 Each study is a room of its own, ``studies/<study>/``: its ``study.py`` registers the study with
-:func:`register_study` (see :mod:`.registry`) on its ``run(cfg, out, progress) -> StudyResult``,
-beside the paper's data, tables, claims, bands and figures (each subpackage's docstring is its
-map). The CLI, ``cryptoffload report`` and the tests find every study through
+:func:`register_study` (see :mod:`.registry`) on its ``run(cfg) -> Sections``, beside the paper's
+data, tables, claims, bands and figures (each subpackage's docstring is its map). A run returns
+what it found as values; one frame (:mod:`.frame`) validates the settings, times the run, gives
+it its progress bar as a context, assembles the result with the machine's description and
+writes it. The CLI, ``cryptoffload report`` and the tests find every study through
 :func:`all_studies` and :func:`get_study`. Studies are found by listing this package's
 subpackages, so adding one is adding its folder; they are imported only when a study is asked
 for (importing all of them takes seconds, and most commands need none).
@@ -22,8 +24,8 @@ Shared by all, public modules of this package: :mod:`.bands` (a figure's band an
 :mod:`.verdicts` (a verdict for every cell beside a paper value, by the one rule of
 ``report/verdicts.py``, and the ``verdicts`` table) and :mod:`.paillier_gpu` (the GPU rows of
 paillier-offload and ridge). ``data/`` holds stored results the studies show (package data).
-:mod:`.runner` runs them all for the report. Where to start reading: :mod:`.registry`, then
-``isc_he_cnn/study.py``.
+:mod:`.runner` runs them all for the report. Where to start reading: :mod:`.registry` and
+:mod:`.frame`, then ``isc_he_cnn/study.py``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ everything that lists studies -- ``cryptoffload study NAME`` with its options, `
 ``cryptoffload report`` and the tests -- reads this registry.
 
 Why: studies used to be listed in three places (the package, one CLI command each, the
-report's runners), and one new study missed the third list. Now adding a study is one module
-with one decorator: its options (flag, help, which config field they set and how the text is
+report's runners), and one new study missed the third list. Now adding a study is one
+subpackage whose ``study.py`` has one decorator on its ``run(cfg) -> Sections`` (the frame,
+:mod:`.frame`, does the rest): its options (flag, help, which config field they set and how the text is
 converted), the paper it reproduces, and how the report runs it -- including runs that need
 something produced earlier in the report (a measured profile, a recorded trace), which the
 study asks its :class:`ReportContext` for.

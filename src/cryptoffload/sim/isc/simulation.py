@@ -1,5 +1,5 @@
 """A compiled HE program run on an in-storage platform: ``k`` boards, each running inferences
-one after another, fed over the platform's path (see :mod:`.isc_platform`).
+one after another, fed over the platform's path (see :mod:`.platform`).
 
 Each board runs one inference at a time (query-level parallelism, no board-to-board traffic).
 Within an inference, transfers are issued in program order as early as DRAM allows (HE is

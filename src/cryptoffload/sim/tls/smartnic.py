@@ -350,7 +350,7 @@ def normalise_mix(file_mix: FileMix) -> tuple[tuple[int, float], ...]:
 class TlsCostModel:
     """CPU seconds, non-CPU delay and wire bytes per request in each mode (see module doc).
     A price list, not a Device or a Link: the CPU and the NIC's wire it prices are simulated as
-    resources in :mod:`.tls_node` (a ``FifoDevice`` and a ``SharedLink`` typed as a Link)."""
+    resources in :mod:`.node` (a ``FifoDevice`` and a ``SharedLink`` typed as a Link)."""
 
     measured: MeasuredCosts
     params: TlsOffloadParams
