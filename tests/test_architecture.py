@@ -278,7 +278,7 @@ def test_the_private_import_rule_flags_a_planted_violation(tmp_path: Path):
                "def f():\n    from cryptoffload.crypto._native.core import cpu_path\n")
     assert [m for m, _ in private_imports(planted, "cryptoffload.cli")] == [
         "cryptoffload.apps._http", "cryptoffload.crypto._native.core", "cryptoffload.crypto._native.core"]
-    assert private_imports(planted, "cryptoffload.studies.ridge") != []
+    assert private_imports(planted, "cryptoffload.policies") != []
     assert private_imports(planted, "cryptoffload.apps.ridge")[1:] != []  # crypto's, not apps'
     assert private_imports("from cryptoffload.apps import _http", "cryptoffload.apps.ridge") == []
     assert private_imports("from cryptoffload.crypto._native import core", "cryptoffload.crypto.paillier") == []
