@@ -75,6 +75,13 @@ def test_the_frame_assembles_and_writes_the_sections(study, tmp_path: Path) -> N
     assert registry.registered()["framed"].run(Settings(), tmp_path / "again").mode == "quick"
 
 
+def test_a_study_may_say_more_of_its_paper_than_the_citation(study, tmp_path: Path, monkeypatch) -> None:
+    found = _sections(Settings())
+    found.paper = PAPERS["qat-paillier"].cite() + ", Table 2"
+    monkeypatch.setattr(study, "sections", lambda cfg: found)
+    assert study(Settings(), tmp_path / "out").paper.endswith(", Table 2")
+
+
 def test_bad_settings_fail_before_any_progress_or_file(study, tmp_path: Path) -> None:
     started: list[int] = []
     with pytest.raises(ConfigError, match="--rows"):

@@ -74,6 +74,7 @@ class Sections:
     fits: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     key_figure: str = ""
+    paper: str = ""  # the result's paper line where it says more than the registered citation
 
     def table(self, table_id: str) -> Table:
         """A table found so far, by id."""
@@ -179,7 +180,7 @@ def assemble(spec: "StudySpec", cfg: StudyConfig, found: Sections) -> StudyResul
     headline in the study's order, after the scoreboard of its verdicts (with their table)."""
     result = StudyResult(spec.name, spec.title, "quick" if cfg.quick else "full", cfg.seed, __version__,
                          machine_info(), profiles=list(found.profiles), notes=list(found.notes),
-                         paper=spec.paper.cite(), extra=dict(found.extra), fits=dict(found.fits),
+                         paper=found.paper or spec.paper.cite(), extra=dict(found.extra), fits=dict(found.fits),
                          key_figure=found.key_figure)
     for table in found.tables:
         result.add(table)

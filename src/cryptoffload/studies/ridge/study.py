@@ -255,7 +255,7 @@ def run(cfg: RidgeConfig) -> Sections:
     gpu_reason = ENGINES["gpu"].reason() if cfg.gpu else None
     frame.expect((6 if cfg.accuracy else 4) + (3 if cfg.gpu and gpu_reason is None else 0))
     n = cfg.n
-    found = Sections(key_figure="phases.png")
+    found = Sections(key_figure="phases.png", paper=PAPER)
     frame.step("CSP key generation")
     parties = _parties(cfg)
     uploads = _upload_runs(cfg, parties)
