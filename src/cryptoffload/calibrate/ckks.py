@@ -2,7 +2,7 @@
 
 Why: the multi-device BSGS model (:mod:`cryptoffload.sim.op_dag`) prices a split's op DAG
 with per-op costs, ciphertext sizes and the cost of moving a ciphertext between devices;
-:mod:`cryptoffload.studies.bsgs_multidevice.dask_run` runs the same split on Dask worker processes. To compare
+:mod:`cryptoffload.engines.bsgs_run` runs the same split on Dask worker processes. To compare
 the two, the model needs *this* machine's numbers, measured the way the run spends them.
 
 What is timed (each value's ``source`` says it again):
@@ -18,7 +18,7 @@ What is timed (each value's ``source`` says it again):
   rotations of the rescaled sum, (de)serialisation); the value is the median over ``repeats``
   passes, after one untimed pass of every op (a GPU compiles or loads its kernels on first
   use). The input is a fresh ciphertext at the top level (``limbs = levels + 1`` RNS limbs,
-  what :func:`~cryptoffload.studies.bsgs_multidevice.dask_run.run_bsgs` gets); ``*_low`` values are one level
+  what :func:`~cryptoffload.engines.bsgs_run.run_bsgs` gets); ``*_low`` values are one level
   lower, after a ``mul_plain`` + ``rescale`` (where BSGS's giant rotations and sums run).
   ``serialize_s``/``deserialize_s`` are the backend's framed (checksummed) serialisation.
 * ``[link]`` -- between two Dask worker processes of ``runner`` (a fresh 2-worker
@@ -41,7 +41,7 @@ What is timed (each value's ``source`` says it again):
   for): its event loop, which answers the receiver and tells the scheduler the producer is
   done, then waits for the GIL every time it wakes. Timed for one ciphertext and a batch of
   :data:`BUSY_BATCH`, with the workers' switch interval set as the BSGS execution sets it
-  (:data:`~cryptoffload.engines.dask.SWITCH_INTERVAL_S`). On the 2-core development
+  (:data:`~cryptoffload.engines.bsgs_run.SWITCH_INTERVAL_S`). On the 2-core development
   machine, quiet: one ciphertext 4.7 ms idle, 9-12 ms out of a busy worker (19 ms with
   Python's default 5 ms switch interval).
 * ``[overhead] task_s`` -- worker-side, the gap between the end of a pinned task and the start
@@ -170,9 +170,9 @@ def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_
     ``busy_latency_s`` = gap(one ciphertext) - ``task_s`` - its bytes at that bandwidth (left
     out when noise makes either non-positive). ``switch_interval_s``: the workers' GIL switch
     interval during the measurement (restored afterwards; the BSGS execution's
-    :data:`~cryptoffload.engines.dask.SWITCH_INTERVAL_S`: a busy sender answers within
+    :data:`~cryptoffload.engines.bsgs_run.SWITCH_INTERVAL_S`: a busy sender answers within
     about one), ``None`` leaves it alone."""
-    from cryptoffload.engines.dask import worker_switch_interval
+    from cryptoffload.engines.bsgs_run import worker_switch_interval
 
     addrs = runner.worker_addresses()
     if switch_interval_s is None or len(addrs) < 2:
@@ -379,7 +379,7 @@ def _measure_all(r: Any, params: CkksParams, backend: str, repeats: int, insecur
                  say: Callable[[str], None]) -> tuple[dict[str, float], str, dict[str, float], str]:
     """The op costs on one worker (and, with two or more, the slowdown when all time at once),
     then the Dask link between two workers: ops, backend name, link costs, the runner."""
-    from cryptoffload.engines.dask import SWITCH_INTERVAL_S
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
 
     say(f"timing {backend} ops at N = {params.poly_modulus_degree}, coeff_mod_bits "
         f"{list(params.coeff_mod_bits)}, on a worker process")
@@ -429,7 +429,7 @@ def _op_values(ops: dict[str, float], params: CkksParams, repeats: int, where: s
         "ops.rescale_s": ProfileValue(ops["rescale_s"], f"{where}: rescale of a mul_plain product at level {lv} "
                                                        f"(to level {lv - 1}); {how}"),
         "ciphertext.bytes": ProfileValue(ops["bytes"], f"{where}: len(serialize_ciphertext) of a {top} "
-                                                      "(framed, as dask_run moves it)"),
+                                                      "(framed, as bsgs_run moves it)"),
         "ciphertext.bytes_low": ProfileValue(ops["bytes_low"], f"{where}: len(serialize_ciphertext) of a {lowd}"),
         "ciphertext.serialize_s": ProfileValue(ops["serialize_s"], f"{where}: serialize_ciphertext of a {top}; "
                                                                   f"{how}"),

@@ -24,11 +24,9 @@ Modules:
   * ``gpu`` -- ``GpuEngine``: batches on a CUDA GPU or on its CPU twin.
   * ``registry`` -- the one table of engines (``make_engine``, ``engine_reasons``).
   * ``modes`` -- the QAT paper's client modes (sync, threads, coro1, coro2, and batch) over any engine.
-  * ``dask`` -- ``DaskRunner``: chunks of work over local or remote Dask workers, and the GIL
-    switch interval a worker runs ciphertext work with.
-
-(The BSGS products the bsgs-multidevice study runs on Dask workers are that study's:
-``studies/bsgs_multidevice/dask_run.py``.)
+  * ``dask`` -- ``DaskRunner``: chunks of work over local or remote Dask workers.
+  * ``bsgs_run`` -- a split BSGS product executed with real ciphertexts on Dask workers (what
+    ``sim.op_dag`` is checked against).
 """
 
 from __future__ import annotations

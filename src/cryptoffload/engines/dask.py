@@ -58,7 +58,6 @@ import logging
 import os
 import re
 import socket
-import sys
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -72,24 +71,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_PORT = 8786
-
-#: The GIL switch interval of a worker process while it runs ciphertext work (BSGS products, the
-#: link calibration; Python's default is 5 ms). SEAL holds the GIL through each op (a thread
-#: waking while rotations run waited 6.9 ms with the default, 2.0 ms with 0.5 ms); meanwhile the worker's event loop, which moves
-#: ciphertexts and tells the scheduler that a task is done, waits up to a switch interval each
-#: time it wakes. One ciphertext leaving a worker that went on computing took 19 ms with the
-#: default, 9-12 ms with 1 ms, 4.5 ms out of an idle worker (producer end to consumer start,
-#: medians, calibrate.ckks.measure_link on the 2-core development machine at load 1).
-SWITCH_INTERVAL_S = 0.001
-
-
-def worker_switch_interval(seconds: float) -> float:
-    """Set this worker process's GIL switch interval; returns the one it replaces."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(seconds)
-    return old
-
-
 _TLS_HINT = " with TLS, and are these its credentials"
 _TLS_WORKER = " --tls-ca-file DIR/ca.pem --tls-cert DIR/cert.pem --tls-key DIR/key.pem"
 _MISSING: Any = object()
@@ -592,4 +573,4 @@ def _progress_bar() -> Any:
                     TimeElapsedColumn(), console=Console(stderr=True), transient=False)
 
 
-__all__ = ["DaskRunner", "parse_scheduler", "DEFAULT_PORT", "SWITCH_INTERVAL_S", "worker_switch_interval"]
+__all__ = ["DaskRunner", "parse_scheduler", "DEFAULT_PORT"]

@@ -215,7 +215,7 @@ class StagePricer:
 
 def stage_splits(setting: BootstrapSetting, price: PlanPrice) -> list[tuple[Stage, Split]]:
     """Each stage of a priced plan with the split it was priced with (strategy and devices
-    used): what :func:`cryptoffload.studies.bsgs_multidevice.dask_run.run_bsgs` executes on Dask workers, stage
+    used): what :func:`cryptoffload.engines.bsgs_run.run_bsgs` executes on Dask workers, stage
     by stage, to check the model on the operation itself."""
     stages = stage_levels(setting, price.plan)
     return [(st, split(st.shape, sp.devices_used, sp.strategy)) for st, sp in zip(stages, price.stages)]

@@ -50,8 +50,7 @@ module:
   management node serving a Poisson stream, and the clients-per-core planner).
 * ``op_dag`` -- a BSGS product split over devices (bsgs-multidevice): ``DagCosts`` from a profile
   and ``schedule``, list scheduling of a ``workloads.bsgs.OpDag`` on devices joined by
-  full-duplex ports; out: ``Schedule``. Checked against real Dask runs
-  (``studies/bsgs_multidevice/dask_run.py``).
+  full-duplex ports; out: ``Schedule``. Checked against real Dask runs (``engines/bsgs_run``).
 * ``gpu`` -- Paillier batches on a GPU from a measured profile: ``GpuDevice`` (copy in, kernel,
   copy out) and ``simulate_batches``.
 """

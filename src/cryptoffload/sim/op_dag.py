@@ -4,7 +4,7 @@ Why a scheduler and not a sum of op counts: on several devices the time of a BSG
 set by *waiting* -- for a baby step another device rotated, for a partial sum in the
 reduction tree, for a busy link -- and those waits depend on which device does what. The model
 here is deliberately simple and stated in full, so that it can be checked against real runs
-(``studies/bsgs_multidevice/dask_run.py``) and against the closed forms it must reduce to:
+(``engines/bsgs_run.py``) and against the closed forms it must reduce to:
 
 * each device runs one op at a time; when it is free it starts, among the ops whose inputs are
   on it, the one of best priority -- values another device waits for, then received
@@ -19,7 +19,7 @@ here is deliberately simple and stated in full, so that it can be checked agains
   serialised (one latency, their bytes back to back) and are deserialised in one task;
 * ``task_s`` (a scheduler's fixed cost per task, measured for Dask; 0 for an FPGA) is paid
   before each task of the execution: a device's first (the submission reaching it), every
-  op marked ``new_task`` (``build_dag`` marks where ``studies/bsgs_multidevice/dask_run.py`` cuts its tasks:
+  op marked ``new_task`` (``build_dag`` marks where ``engines/bsgs_run.py`` cuts its tasks:
   each group of sent baby steps, the baby steps that stay, the giant steps) and every
   receiving task;
 * ``concurrent_slowdown`` (measured by ``calibrate ckks``: op time with every worker busy over
@@ -178,7 +178,7 @@ class Schedule:
     compute_by_kind: dict[str, float] = field(default_factory=dict)
 
 
-# Which ready op a free device runs first (Dask's priorities in studies/bsgs_multidevice/dask_run.py): baby steps
+# Which ready op a free device runs first (Dask's priorities in engines/bsgs_run.py): baby steps
 # another device waits for, then received ciphertexts, its own baby steps, giant steps, the rest.
 _SENT, _RECV, _BABY, _GIANT, _OTHER = range(5)
 

@@ -8,7 +8,7 @@ products, which feed per-giant-step sums, giant rotations, partial sums and a re
 and its cost depends on which device does which node and which ciphertext crosses which link.
 So this module builds that graph explicitly; :mod:`cryptoffload.sim.op_dag` prices it on
 devices and links, :mod:`cryptoffload.policies.bsgs_tuner` searches it, and
-:mod:`cryptoffload.studies.bsgs_multidevice.dask_run` executes the *same* split with real CKKS ciphertexts.
+:mod:`cryptoffload.engines.bsgs_run` executes the *same* split with real CKKS ciphertexts.
 
 The product is :mod:`cryptoffload.crypto.ckks.bsgs`'s (the one BSGS kernel, which the HE-CNN
 layers and the Dask runs execute)::

@@ -3,7 +3,7 @@
 What flows in and out: real-valued slot vectors (numpy) in; :class:`Ciphertext` and
 :class:`Plaintext` handles, decrypted vectors, serialised frames (ciphertexts, public and
 secret contexts) and, from the recording backend, op traces (JSON) out. Callers: the HE-CNN
-application, ``workloads/`` (traces and BSGS op DAGs), ``studies/bsgs_multidevice/dask_run.py`` (Dask runs) and
+application, ``workloads/`` (traces and BSGS op DAGs), ``engines/bsgs_run.py`` (Dask runs) and
 ``calibrate/`` (measured op costs). Where to start reading: :mod:`.backend` (the interface
 every program is written against), then :mod:`.emulator` (the shortest adapter), then
 :mod:`.bsgs` (an algorithm written against the interface).

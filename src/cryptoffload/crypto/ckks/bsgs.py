@@ -9,7 +9,7 @@ use the few baby rotations of the input, shared by every giant step. Each inner 
 rescaled *before* its giant rotation (rotating at the lower level is cheaper).
 
 Why here and once: the HE-CNN layers (``apps/he_cnn/packing.py``), the Dask runs that split
-one product over workers (``studies/bsgs_multidevice/dask_run.py``) and the op DAGs of the multi-device study
+one product over workers (``engines/bsgs_run.py``) and the op DAGs of the multi-device study
 (``workloads/bsgs.py``) all evaluate this product. The study's DAG is made by running
 :func:`giant_sums` on an evaluator that adds DAG nodes instead of computing, so a change to
 the order of operations here changes what is run, traced and modelled alike. The functions

@@ -6,10 +6,8 @@ Its room, one concept per module:
 * :mod:`.paper` -- the paper's setup: the U280 model and Table 1 (also ``plan bsgs``).
 * :mod:`.bands` -- Table 1's figures with their bands over the profile's ranges.
 * :mod:`.bootstrap` -- CoeffToSlot/SlotToCoeff as sparse BSGS stages, and the stored OpenFHE runs.
-* :mod:`.dask_run` -- a split BSGS product executed with real CKKS ciphertexts on Dask workers
-  (what ``sim/op_dag.py`` is checked against).
-* :mod:`.measured` -- those runs beside the model; :mod:`.measured_claims` the claims they
-  support, with bands from the run's own noise.
+* :mod:`.measured` -- real BSGS products with SEAL ciphertexts on Dask workers beside the model;
+  :mod:`.measured_claims` the claims they support, with bands from the run's own noise.
 
-The op-DAG scheduler it drives is ``sim/op_dag.py``.
+The op-DAG scheduler it drives is ``sim/op_dag.py``; the Dask runs are ``engines/bsgs_run.py``.
 """

@@ -3,7 +3,7 @@ Dask workers, interleaved in rounds with the timings the model is given, the mod
 prediction for each, and the claims the comparison supports.
 
 Why apart from the study: the study module reads as the study's table of contents; this part
-runs the engine (``studies/bsgs_multidevice/dask_run.py``) and the calibration (``calibrate/ckks.py``) on this
+runs the engine (``engines/bsgs_run.py``) and the calibration (``calibrate/ckks.py``) on this
 machine, checks every product against the plaintext one, predicts each from costs re-timed in
 the same minutes -- nothing fitted to the runs -- and lays out the measured tables (typed rows,
 :mod:`cryptoffload.report.rows`). The claims they support, with the bands this run's own noise
@@ -232,7 +232,7 @@ def round_costs(runner: DaskRunner, params: CkksParams, addrs: Sequence[str], wo
     scheduler round trip and the transfer latency too: under load, every hop between processes
     waits for a time slice, and the 2-worker runs have more hops."""
     from cryptoffload.calibrate.ckks import measure_link, measure_ops_on_worker
-    from cryptoffload.engines.dask import SWITCH_INTERVAL_S
+    from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S
 
     ops = runner.submit(measure_ops_on_worker, params, "seal", 3, worker=addrs[0]).result()[0]
     share = cpu_share(runner, workers)
@@ -249,7 +249,7 @@ def round_costs(runner: DaskRunner, params: CkksParams, addrs: Sequence[str], wo
 
 def run_product(runner: DaskRunner, work: Workload, product: Product, warmup: int) -> ProductRun:
     """One run of ``product`` on the workers, checked against the plaintext product."""
-    from cryptoffload.studies.bsgs_multidevice.dask_run import run_bsgs
+    from cryptoffload.engines.bsgs_run import run_bsgs
 
     be = work.backend
     res = run_bsgs(runner, be, product.diagonals, product.shape, product.split, work.ct, repeats=1, warmup=warmup)

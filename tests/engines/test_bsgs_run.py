@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cryptoffload.crypto.ckks import CkksParams, make_backend
-from cryptoffload.studies.bsgs_multidevice.dask_run import BsgsRunResult, run_bsgs, verify
+from cryptoffload.engines.bsgs_run import BsgsRunResult, run_bsgs, verify
 from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import STRATEGIES, BsgsShape, matrix_of, split
@@ -26,13 +26,13 @@ SPARSE = BsgsShape(6, 2, slots=SLOTS, stride=2, offset=7, level=2)
 
 # run on the workers (top-level, so they pickle by reference)
 def runs_left() -> int:
-    from cryptoffload.studies.bsgs_multidevice import dask_run as bsgs_run
+    from cryptoffload.engines import bsgs_run
 
     return len(bsgs_run._RUNS)
 
 
 def backends_cached() -> int:
-    from cryptoffload.studies.bsgs_multidevice import dask_run as bsgs_run
+    from cryptoffload.engines import bsgs_run
 
     return len(bsgs_run._BACKENDS)
 
@@ -119,7 +119,7 @@ def test_workers_keep_backend_and_drop_run_state(runner: DaskRunner, he) -> None
 
 
 def backends_can_decrypt() -> list[bool]:
-    from cryptoffload.studies.bsgs_multidevice import dask_run as bsgs_run
+    from cryptoffload.engines import bsgs_run
 
     return [be.can_decrypt for be in bsgs_run._BACKENDS.values()]
 
@@ -136,7 +136,7 @@ def test_workers_never_hold_the_secret_key(runner: DaskRunner, he) -> None:
 
 def test_a_worker_refuses_a_secret_context(runner: DaskRunner, he) -> None:
     from cryptoffload.crypto.ckks import CkksError
-    from cryptoffload.studies.bsgs_multidevice.dask_run import _worker_load_backend
+    from cryptoffload.engines.bsgs_run import _worker_load_backend
 
     be = he[0]
     addr = runner.worker_addresses()[0]
@@ -211,7 +211,7 @@ def test_unbatched_sends_each_baby_step_alone(runner: DaskRunner, he, strategy: 
 
 
 def test_switch_interval_is_set_for_the_run_and_restored(runner: DaskRunner, he) -> None:
-    from cryptoffload.engines.dask import worker_switch_interval
+    from cryptoffload.engines.bsgs_run import worker_switch_interval
 
     be, x, diag, ct = he
     shape = SHAPES[4]
