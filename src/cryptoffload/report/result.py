@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from cryptoffload.checks import strict_json
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, read_input_text
 from cryptoffload.report.provenance import (
@@ -423,8 +424,25 @@ class StudyResult:
 
 
 def load_result(path: str | os.PathLike[str]) -> StudyResult:
-    """Read a ``result.json`` back (for the report and for tests)."""
-    data = json.loads(read_input_text(path, "study result", max_bytes=MAX_RESULT_BYTES, error=ConfigError))
+    """Read a ``result.json`` back (for the report, ``api.study.read`` and tests).
+
+    The file comes from outside (a user's folder, a colleague's run): it is read strictly (no
+    NaN literal, no key twice, bounded) and any field missing or of the wrong shape is one
+    :class:`ConfigError` naming the file and the fix, never a traceback."""
+    text = read_input_text(path, "study result", max_bytes=MAX_RESULT_BYTES, error=ConfigError)
+    try:
+        data = strict_json(text)
+        if not isinstance(data, dict) or not isinstance(data.get("tables"), dict):
+            raise ValueError("not a study result (no 'tables' object)")
+        return _result_of(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        what = f"field {exc} missing" if isinstance(exc, KeyError) else str(exc)
+        raise ConfigError(f"cannot read study result {os.fspath(path)}: {what}; write it again with "
+                          "`cryptoffload study <name> --out DIR` (the reader takes what that writes)") from None
+
+
+def _result_of(data: dict[str, Any]) -> StudyResult:
+    """The result held by ``data`` (a decoded ``result.json``); KeyError/TypeError on a bad shape."""
     tables = {tid: Table(id=tid, title=t["title"], columns=t["columns"], rows=t["rows"],
                          provenance=t["provenance"], paper=t.get("paper"),
                          key_columns=t.get("key_columns", 1), note=t.get("note", ""),

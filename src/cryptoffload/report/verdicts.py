@@ -257,6 +257,14 @@ def verdict_for(table: Table, key: Sequence[Any], column: str, *, figure: str, p
                    "" if kind != DIVERGENCE else closes, band_method, why, narrow, rerun, quick_why if quick else "")
 
 
+def _same(cell: Any, ours: float) -> bool:
+    """Our figure in the verdict is the table's: equal, or both undefined (NaN: a figure with no
+    requests in a small run, whose verdict is then inconclusive)."""
+    if isinstance(cell, float) and math.isnan(cell):
+        return math.isnan(ours)
+    return _numeric(cell) and math.isclose(cell, ours, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def _numeric(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -304,8 +312,7 @@ def check_verdicts(result: StudyResult) -> list[str]:
         except (LookupError, ValueError):
             problems.append(f"verdict on {v.figure!r}: table {v.table} has no cell {v.key!r} {v.column}")
             continue
-        if not (_numeric(ours) and _numeric(paper) and math.isclose(ours, v.ours, rel_tol=1e-9, abs_tol=1e-12)
-                and math.isclose(paper, v.paper, rel_tol=1e-9, abs_tol=1e-12)):
+        if not (_same(ours, v.ours) and _numeric(paper) and math.isclose(paper, v.paper, rel_tol=1e-9, abs_tol=1e-12)):
             problems.append(f"verdict on {v.figure!r}: ours {v.ours!r} / paper {v.paper!r} are not the table's "
                             f"({ours!r} / {paper!r})")
         if t.cell_provenance(i, v.column) != v.provenance:
