@@ -113,3 +113,20 @@ def test_no_element_of_the_report_is_wider_than_the_window(tmp_path: Path) -> No
     index = write_index([(res, "wide"), (res, "wide-trace")], tmp_path, machine={"cpu": "test", "cores": 2})
     viewport, page, wide = browser.wider_than_viewport(index, width=1000)
     assert wide == [] and page <= viewport
+
+
+@needs_chromium
+def test_a_screenshot_of_one_element_shows_that_element(tmp_path: Path) -> None:
+    """The docs' pictures of one table or figure: the element's own height (folded tables
+    opened), the page's width, and a clear error for an id the page lacks."""
+    from cryptoffload.report.result import Table
+
+    res = StudyResult("s", "Study s", "quick", 1, "0", {}, headline=["h"] * 40)  # the table sits far down
+    res.add(Table("long", "Long", ["k", "v"], [[i, float(i)] for i in range(30)], "measured"))
+    index = write_index([(res, "s")], tmp_path, machine={"cpu": "test", "cores": 2})
+    png = browser.screenshot_of(index, tmp_path / "table.png", "s--long", width=900, max_height=2000)
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])
+    assert width == 900 and 30 * 20 < height < 2000  # 30 rows, opened; not the page above it
+    with pytest.raises(BackendUnavailable, match="no element with id 'nowhere'"):
+        browser.screenshot_of(index, tmp_path / "x.png", "nowhere")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "table.png"]

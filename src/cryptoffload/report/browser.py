@@ -157,5 +157,42 @@ def screenshot(index: str | os.PathLike[str], png: str | os.PathLike[str], size:
     return target
 
 
+def _page_copy(page: Path, doc: str) -> Path:
+    """``doc`` written beside ``page`` (so its figures load) under a hidden temporary name."""
+    fd, copy = tempfile.mkstemp(prefix=".shot-", suffix=".html", dir=page.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(doc)
+    return Path(copy)
+
+
+def screenshot_of(index: str | os.PathLike[str], png: str | os.PathLike[str], element_id: str,
+                  width: int = FIRST_SCREEN[0], margin: int = 12, max_height: int = 1400,
+                  browser: str | None = None) -> Path:
+    """Write a PNG of the element ``element_id`` of ``index`` (a folded table opened), laid out
+    ``width`` pixels wide, with ``margin`` pixels around it and at most ``max_height`` tall.
+
+    Why not the page at ``#id``: headless Chromium paints nothing when a screenshot starts
+    scrolled. The page is shifted instead (``position:relative`` moves the picture without
+    changing its layout), in a copy beside it that is removed afterwards."""
+    exe = browser or require_chromium()
+    page = Path(index).resolve()
+    doc = page.read_text(encoding="utf-8").replace(f"<details class='fold' id='{element_id}'>",
+                                                   f"<details class='fold' id='{element_id}' open>", 1)
+    copy = _page_copy(page, doc)
+    try:
+        box = probe(copy, f"var e=document.getElementById({json.dumps(element_id)}),r=e&&e.getBoundingClientRect();"
+                    + answer_js("r?{top:Math.round(r.top+scrollY),height:Math.ceil(r.height)}:{}"), width, exe)
+    finally:
+        os.unlink(copy)
+    if "top" not in box:
+        raise BackendUnavailable(f"screenshot {page}: no element with id {element_id!r}")
+    top = max(0, int(box["top"]) - margin)
+    shifted = _page_copy(page, doc.replace("</head>", f"<style>body{{position:relative;top:-{top}px}}</style></head>", 1))
+    try:
+        return screenshot(shifted, png, (width, min(int(box["height"]) + 2 * margin, max_height)), exe)
+    finally:
+        os.unlink(shifted)
+
+
 __all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "OVERFLOW_JS", "PROBE_ID", "answer_js", "find_chromium", "probe", "rendered_dom",
-           "require_chromium", "screenshot", "wider_than_viewport"]
+           "require_chromium", "screenshot", "screenshot_of", "wider_than_viewport"]

@@ -4,8 +4,9 @@ Why align by kind: a column of numbers is read by comparing digits, so numbers s
 in tabular (equal-width) figures; a column of words is read as text, so it sits left-aligned and
 wraps. The report used to right-align everything, so a column of explanations read as ragged
 right-aligned prose and pushed its table past the window. Long column names break after their
-underscores (``p90_rel_<wbr>oracle``), and a table still wider than the page scrolls sideways
-inside its own box, so the page itself never does.
+underscores (``p90_rel_<wbr>oracle``), a column the paper never fills gets no column of dashes
+beside it, and a table still wider than the page scrolls sideways inside its own box, so the
+page itself never does.
 
 Every table has a page-wide id and a link to itself (``#``), so a reader can send a link to one
 table; the table of contents (:mod:`.contents`) and the cards' claims link to the same ids.
@@ -83,40 +84,53 @@ def table_html(table: Table, html_id: str = "", quoted: bool = False) -> str:
 
 def _cell(value: Any, numeric: bool, extra: str = "") -> str:
     cls = " ".join(c for c in (extra, "num" if numeric else "text") if c)
-    return f"<td class='{cls}'>{_e(fmt(value))}</td>"
+    return f"<td class='{cls}'>{_e(fmt(value)) if numeric else breakable(fmt(value))}</td>"
+
+
+def paired_columns(table: Table) -> set[int]:
+    """The value columns shown as ours beside the paper's: those where the paper has a value in
+    some row (a column the paper never fills, such as our ``provenance``, gets no empty twin)."""
+    k = table.key_columns
+    return {j for j in range(k, len(table.columns))
+            if table.columns[j] != PROVENANCE_COLUMN and any(p[j] is not None for p in table.paper or [])}
+
+
+def _head_html(table: Table, nums: set[int], paired: set[int]) -> str:
+    """One header row, or two where some column is ours beside the paper's."""
+    two = bool(paired)
+    out = ["<thead><tr>"]
+    for i, c in enumerate(table.columns):
+        align = "num" if i in nums else "text"
+        key = "key " if i < table.key_columns else ""
+        span = f" colspan='2'" if i in paired else (f" rowspan='2'" if two else "")
+        out.append(f"<th class='{key}{align}'{span}>{breakable(c)}</th>")
+    out.append("</tr>")
+    if two:
+        out.append("<tr>" + "".join(f"<th class='{'num' if j in nums else 'text'}'>ours</th>"
+                                    f"<th class='{'num' if j in nums else 'text'} paper'>paper</th>"
+                                    for j in sorted(paired)) + "</tr>")
+    return "".join(out) + "</thead>"
 
 
 def _grid_html(table: Table) -> str:
-    """The ``<table>`` itself: key columns, then ours beside the paper's for each value column."""
+    """The ``<table>`` itself: key columns, then ours beside the paper's for each value column
+    the paper has values in."""
     k = table.key_columns
-    has_paper = bool(table.paper)
-    nums = numeric_columns(table)
-    out = ["<table><thead><tr>"]
-    for i, c in enumerate(table.columns):
-        align = "num" if i in nums else "text"
-        if i < k:
-            out.append(f"<th class='key {align}' rowspan='{2 if has_paper else 1}'>{breakable(c)}</th>")
-        else:
-            out.append(f"<th class='{align}' colspan='{2 if has_paper else 1}'>{breakable(c)}</th>")
-    out.append("</tr>")
-    if has_paper:
-        out.append("<tr>" + "".join(f"<th class='{'num' if j in nums else 'text'}'>ours</th>"
-                                    f"<th class='{'num' if j in nums else 'text'} paper'>paper</th>"
-                                    for j in range(k, len(table.columns))) + "</tr>")
-    out.append("</thead><tbody>")
+    nums, paired = numeric_columns(table), paired_columns(table)
+    out = ["<table>", _head_html(table, nums, paired), "<tbody>"]
     for r in table.rows:
-        p = table.paper_row(r[:k]) if has_paper else None
+        p = table.paper_row(r[:k]) if paired else None
         cells = [_cell(v, j in nums, "key") for j, v in enumerate(r[:k])]
         for j in range(k, len(r)):
             if table.columns[j] == PROVENANCE_COLUMN and provenance_word(r[j]) in BADGE_CLASSES:
                 cells.append(f"<td class='prov'>{badge(provenance_word(r[j]), fmt(r[j]))}</td>")
             else:
                 cells.append(_cell(r[j], j in nums))
-            if has_paper:
+            if j in paired:
                 cells.append(_cell(p[j] if p is not None else None, j in nums, "paper"))
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
 
 
-__all__ = ["BADGE_CLASSES", "FOLD_ROWS", "badge", "breakable", "numeric_columns", "self_link", "table_html", "table_id"]
+__all__ = ["BADGE_CLASSES", "FOLD_ROWS", "badge", "breakable", "numeric_columns", "paired_columns", "self_link", "table_html", "table_id"]

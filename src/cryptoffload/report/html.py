@@ -56,8 +56,9 @@ a.self{{color:#8c959f;text-decoration:none;font-weight:400;font-size:.85em;margi
 table{{border-collapse:collapse;margin:1rem 0;font-size:.85rem}}
 th,td{{border:1px solid #ccc;padding:.25rem .5rem;vertical-align:top}} th{{background:#f3f3f3;font-weight:600}}
 .num{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}}
-.text{{text-align:left;min-width:6rem;max-width:36rem;overflow-wrap:break-word}}
-th.num,th.text{{white-space:normal;min-width:0}} td.prov{{text-align:left}}
+.text{{text-align:left;min-width:4.5rem;max-width:36rem;overflow-wrap:anywhere}}
+th.num,th.text{{white-space:normal;min-width:0}} td.prov{{text-align:left;min-width:6rem;max-width:22rem}}
+td.prov .badge{{white-space:normal;margin:0}}
 td.paper{{color:#555;background:#fafafa}}
 .badge{{display:inline-block;font-size:.75rem;padding:.05rem .4rem;border-radius:.3rem;color:#fff;margin-left:.4rem;
 white-space:nowrap;font-weight:600}}

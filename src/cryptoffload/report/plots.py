@@ -170,7 +170,8 @@ def _panels(series: Mapping[str, Sequence[float]], paper_drawn: set[str]) -> lis
     panels: list[list[str]] = [[]]
     used = 0
     for name, n in lines.items():
-        if panels[-1] and used + n > per:
+        # a new panel at the even share while panels remain, else only when this one is full
+        if panels[-1] and (used + n > per and len(panels) < n_panels or used + n > MAX_PANEL_SERIES):
             panels.append([])
             used = 0
         panels[-1].append(name)
