@@ -8,11 +8,13 @@ the paper's words, ours, a provenance badge, and for the largest divergence its 
 study's key figure; a study without claims falls back to its headline and the provenances of its
 tables.
 
-After the cards, a table of contents leads to one section per study run (a study run twice, e.g.
-on a recorded trace, gets its own heading and id); a card's claim links to the table it quotes.
-Every table sits in a box that scrolls sideways, so a wide ours-beside-the-paper table never
-pushes the page wider than the window, and a long table folds under a summary line so the
-evidence does not become a wall.
+Above the cards, the scoreboard over every study and what each colour means (:mod:`.palette`);
+after them, the contents (:mod:`.contents`) lead to every study run (a study run twice, e.g. on
+a recorded trace, gets its own heading and id) and to each of its tables and figures; a card's
+claim links to the table it quotes. Every table (:mod:`.grid`) sits in a box that scrolls
+sideways, so a wide ours-beside-the-paper table never pushes the page wider than the window,
+and a long table folds under a summary line so the evidence does not become a wall; every
+figure (:mod:`.figures`) is captioned with the machine and date of its run.
 
 Plain HTML with inline CSS, no JavaScript and nothing fetched from the network, so the report
 opens anywhere (CI artefacts, an air-gapped lab)."""
@@ -31,7 +33,8 @@ from cryptoffload.papers import PAPERS, Paper
 from cryptoffload.report import palette
 from cryptoffload.report.contents import CONTENTS_ID, Section, contents_html
 from cryptoffload.report.figures import figure_html, figure_id, read_figure, run_line
-from cryptoffload.report.grid import BADGE_CLASSES, FOLD_ROWS, badge, self_link, table_html, table_id
+# FOLD_ROWS and table_html are named here too: the page's tables are this module's to callers
+from cryptoffload.report.grid import FOLD_ROWS, badge, self_link, table_html, table_id
 from cryptoffload.report.result import Claim, StudyResult
 from cryptoffload.report.verdicts import VERDICTS_ID, Scoreboard
 
@@ -332,3 +335,7 @@ def write_index(results: Sequence[tuple[StudyResult, str]], out_dir: str | os.Pa
            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
     out.mkdir(parents=True, exist_ok=True)
     return atomic_write(out / "index.html", doc)
+
+
+__all__ = ["CARDS_ID", "CSS", "FOLD_ROWS", "SCOREBOARD_ID", "card_html", "scoreboard_html", "sections_of", "study_html",
+           "table_html", "venue_html", "write_index"]
