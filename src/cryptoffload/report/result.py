@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -389,6 +390,9 @@ class StudyResult:
     claims: list[Claim] = field(default_factory=list)
     key_figure: str = ""
     verdicts: list[Verdict] = field(default_factory=list)
+    #: when the run's result was written (UTC, ``2026-12-06 10:41 UTC``; :func:`write_result`
+    #: sets it): the report's figure captions give it beside the machine
+    date: str = ""
 
     @property
     def scoreboard(self) -> Scoreboard:
@@ -413,7 +417,7 @@ class StudyResult:
     def to_contract(self) -> dict[str, Any]:
         return {
             "study": self.study, "title": self.title, "mode": self.mode, "seed": self.seed,
-            "version": self.version, "machine": self.machine,
+            "version": self.version, "machine": self.machine, "date": self.date,
             "tables": {k: t.to_contract() for k, t in self.tables.items()},
             "figures": self.figures, "profiles": self.profiles, "notes": self.notes,
             "headline": self.headline, "paper": self.paper, "elapsed_s": self.elapsed_s,
@@ -459,7 +463,7 @@ def _result_of(data: dict[str, Any]) -> StudyResult:
                        headline=data.get("headline", []), paper=data.get("paper", ""),
                        elapsed_s=data.get("elapsed_s", 0.0), extra=data.get("extra", {}),
                        fits=data.get("fits", {}), claims=claims, key_figure=data.get("key_figure", ""),
-                       verdicts=verdicts)
+                       verdicts=verdicts, date=str(data.get("date") or ""))
 
 
 def write_result(result: StudyResult, out: str | os.PathLike[str],
@@ -476,6 +480,8 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
         raise ValueError(f"study {result.study}: provenance labels or claim bands are not honest:\n  " + "\n  ".join(problems))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if not result.date:
+        result.date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
     try:
         names: list[str] = []
