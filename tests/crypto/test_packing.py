@@ -29,6 +29,7 @@ from cryptoffload.crypto.paillier import (
     generate_keypair,
 )
 from cryptoffload.errors import CryptoffloadError
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -458,7 +459,7 @@ def test_encrypted_mask_round_trip(keys):
     vals = [65536, -65536, 3, -1, 0] * 5
     acc = PackedAccumulator.encrypt(layout, vals) + PackedAccumulator.encrypt(layout, vals)
     masks = layout.random_masks(len(vals))
-    masked = [c + pk.encrypt(m) for c, m in zip(acc.ciphertexts, layout.pack_mask(masks))]
+    masked = [c + ENCRYPTION.encrypt(pk, m) for c, m in zip(acc.ciphertexts, layout.pack_mask(masks))]
     fields = layout.unpack_masked(sk.decrypt_many(masked), len(vals))
     assert fields != [2 * v for v in vals]
     assert layout.unmask(fields, masks) == [2 * v for v in vals]

@@ -43,6 +43,7 @@ from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Csp
 from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.errors import ConfigError
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def _unpack_request(p: Parties, ciphertexts: str) -> dict:
@@ -65,7 +66,7 @@ def _one_upload_as_aggregate(p: Parties) -> str:
 def _two(p: Parties, value: int) -> str:
     """Two contributions' worth of ciphertexts of ``value`` (what a commitment to two names)."""
     pk = p.info.upload_pk
-    return m.encode_ciphertexts([c.value for c in pk.encrypt_many([value] * (2 * p.csp_service.plaintexts))], pk)
+    return m.encode_ciphertexts([c.value for c in ENCRYPTION.encrypt_many(pk, [value] * (2 * p.csp_service.plaintexts))], pk)
 
 
 def test_buyer_and_strangers_cannot_route_an_upload_through_the_csp(parties: Parties) -> None:

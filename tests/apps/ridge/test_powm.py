@@ -20,6 +20,7 @@ from cryptoffload.apps.ridge.protocol import EncryptedSystem
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import generate_keypair
 from cryptoffload.errors import ConfigError
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 #: environment -> the arithmetic path it leaves (where this CPU has it)
 PATH_ENV = {"default": {}, "no-ifma": {"COPL_DISABLE_IFMA": "1"},
@@ -104,7 +105,7 @@ def encrypted_system(pk, d: int) -> tuple[EncryptedSystem, list[list[int]], list
     """Enc(A), Enc(b) of a random A (d x d) and b over Z_n, with the plaintexts."""
     A = [[secrets.randbelow(pk.n) for _ in range(d)] for _ in range(d)]
     b = [secrets.randbelow(pk.n) for _ in range(d)]
-    enc = pk.encryptor()
+    enc = ENCRYPTION.encryptor(pk)
     cts = enc.encrypt_raw([v for row in A for v in row] + b)
     return EncryptedSystem(pk.fingerprint, [cts[i * d:(i + 1) * d] for i in range(d)], cts[d * d:]), A, b
 

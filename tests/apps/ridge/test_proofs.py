@@ -33,6 +33,7 @@ from cryptoffload.apps.ridge.protocol import Aggregate, Csp, Provider, TradingPl
 from cryptoffload.apps.ridge.provider import run_provider
 from cryptoffload.crypto.paillier import decryption_root
 from cryptoffload.workloads.ridge_data import generate
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def solved(keys: tuple, d: int = 2, records: int = 30, seed: int = 5):
@@ -121,7 +122,7 @@ def test_the_csp_cannot_leave_out_an_honest_contribution(keys: tuple) -> None:
     layout, pk, n = platform.layout, csp.upload_pk, csp.upload_pk.n
 
     def contribution(values: list[int]) -> Aggregate:
-        return Aggregate(pk.fingerprint, pk.encryptor().encrypt_raw([v % n for v in layout._pack_unchecked(values)]), 1)
+        return Aggregate(pk.fingerprint, ENCRYPTION.encryptor(pk).encrypt_raw([v % n for v in layout._pack_unchecked(values)]), 1)
 
     bad = [0, 1 << (layout.slot_bits - 1), 0, 0, 0]
     masked = platform.mask_contributions([contribution([3, -2, 5, 7, -1]), contribution(bad),

@@ -28,6 +28,7 @@ from cryptoffload.crypto.paillier import KeyMismatchError
 from cryptoffload.errors import ConfigError
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma, solve_float_error
 from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 def sklearn_coef(X, y, lam):
     return Ridge(alpha=lam, fit_intercept=False).fit(X, y).coef_
@@ -207,7 +208,7 @@ def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     pk = solve_keys[0]
     A = [[5, 1, 0], [1, 4, -2], [0, -2, 6]]
     b = [3, -7, 11]
-    enc = pk.encryptor()
+    enc = ENCRYPTION.encryptor(pk)
     from cryptoffload.apps.ridge.protocol import EncryptedSystem
 
     system = EncryptedSystem(pk.fingerprint, [enc.encrypt_raw([v % pk.n for v in row]) for row in A],
@@ -238,7 +239,7 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
     count = params.value_count
 
     def contribution(values):
-        cts = pk.encryptor().encrypt_raw([v % n for v in layout._pack_unchecked(list(values))])
+        cts = ENCRYPTION.encryptor(pk).encrypt_raw([v % n for v in layout._pack_unchecked(list(values))])
         return Aggregate(pk.fingerprint, cts, 1)
 
     honest = [[3, -2, 5, 7, -1], [1, 1, 1, 1, 1]]

@@ -94,7 +94,9 @@ from cryptoffload.apps.ridge.params import (
 from cryptoffload.checks import check_int
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     MIN_SECURE_KEY_BITS,
+    Encryptor,
     KeyMismatchError,
     PrivateKey,
     PublicKey,
@@ -178,15 +180,17 @@ class Provider:
             total += self.encode(X[start:start + chunk], y[start:start + chunk]).sum(axis=0)
         return total
 
+    def _encryptor(self) -> Encryptor:
+        return ENCRYPTION.encryptor(self.public_key, self._backend, constant_time=self._constant_time)
+
     def encrypt(self, plaintexts: Sequence[int]) -> list[int]:
-        enc = self.public_key.encryptor(self._backend, self._constant_time)
-        return enc.encrypt_raw(list(plaintexts))
+        return self._encryptor().encrypt_raw(list(plaintexts))
 
     def encrypt_to_words(self, plaintexts: Sequence[int]) -> bytes:
         """The ciphertexts as the native core's word buffer (what
         :func:`~cryptoffload.crypto._native.core.column_products` reads), never as Python
         integers: the fixed-base table writes them there directly when there is one."""
-        return self.public_key.encryptor(self._backend, self._constant_time).encrypt_to_words(plaintexts)
+        return self._encryptor().encrypt_to_words(plaintexts)
 
     def _upload(self, cts: list[int], vectors: int, records: int) -> Upload:
         return Upload(self.public_key.fingerprint, cts, vectors, records)
@@ -367,7 +371,7 @@ class TradingPlatform:
         packed_masks: list[list[int]] = []
         out: list[list[int]] = []
         n2 = self.upload_pk.nsquare
-        enc = self.upload_pk.encryptor(self._backend)
+        enc = ENCRYPTION.encryptor(self.upload_pk, self._backend)
         for agg in aggs:
             if agg.key_fingerprint != self.upload_pk.fingerprint:
                 raise KeyMismatchError("aggregate is under another key than the upload key")
@@ -501,7 +505,7 @@ class Csp:
             total = [a + b for a, b in zip(total, fields)]
         if len(masked) - len(excluded) < minimum:
             raise TooFewContributions(excluded, len(masked), minimum)
-        return Unpacked(self.solve_pk.encryptor(self._backend).encrypt_raw(total), excluded, proofs)
+        return Unpacked(ENCRYPTION.encryptor(self.solve_pk, self._backend).encrypt_raw(total), excluded, proofs)
 
     def solve(self, masked: MaskedSystem) -> Solution:
         """w' = (A R)^-1 (b + A r) mod n, with the proof that it solves the system
