@@ -27,9 +27,9 @@ from cryptoffload.crypto.paillier import (
     KeyMismatchError,
     PaillierError,
     generate_keypair,
+from cryptoffload.crypto.paillier import ENCRYPTION
 )
 from cryptoffload.errors import CryptoffloadError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -18,6 +18,7 @@ from cryptoffload.crypto.paillier import (
     PublicKey,
     encode_signed,
     generate_keypair,
+from cryptoffload.crypto.paillier import ENCRYPTION
 )
 from cryptoffload.crypto.phe_interop import (
     from_phe_encrypted_number,
@@ -29,7 +30,6 @@ from cryptoffload.crypto.phe_interop import (
     to_phe_private_key,
     to_phe_public_key,
 )
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.engines.gpu import twin_reason
 from cryptoffload.studies import _gpu
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 pytestmark = pytest.mark.skipif(twin_reason() is not None, reason="CPU twin not built")
 

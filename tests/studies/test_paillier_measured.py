@@ -9,9 +9,9 @@ import pytest
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.studies import _paillier_measured as pm
 from cryptoffload.studies._paillier_measured import _check_decrypts, baseline_cases, decryption_cases
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 @pytest.fixture(scope="module")

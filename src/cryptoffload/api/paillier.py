@@ -54,6 +54,8 @@ import numpy.typing as npt
 from cryptoffload.apps import paillier_files as pf
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto.paillier import bounds
+from cryptoffload.crypto.paillier.ciphertext import summed
+from cryptoffload.crypto.paillier.service import ENCRYPTION
 from cryptoffload.crypto.paillier.encoding import DEFAULT_FRAC_BITS
 from cryptoffload.io import atomic_write, check_output_file, read_input
 
@@ -211,7 +213,7 @@ def encrypt(public_key: PublicKey, values: Any, *, fixed_point: int | None = Non
     ints = [int(v) if fp is None else fp.to_int(v) for v in items]
     chosen = _integer_bound(public_key, bound, fp)
     _check_within(public_key, ints, chosen, fp, bound is not None)
-    enc = pl.ENCRYPTION.encryptor(public_key, backend)  # the backend, resolved once
+    enc = ENCRYPTION.encryptor(public_key, backend)  # the backend, resolved once
     n = public_key.n
     cts = enc.ciphertexts([m % n for m in ints])  # |m| <= bound <= n/3, checked above: the signed encoding
     return Encrypted(public_key, tuple(cts), chosen, 0 if fp is None else fp.frac_bits, shape)
@@ -252,7 +254,7 @@ def add(*operands: Encrypted[V], rerandomize: bool = True) -> Encrypted[V]:
     bound = bounds.check_result(pk, builtins.sum(op.bound for op in operands),
                                 f"add of {len(operands)} operands (the sum of their bounds)",
                                 "add fewer operands, encrypt them with a smaller bound=, or use a larger key")
-    total = [pl.summed(pk, column) for column in zip(*(op.ciphertexts for op in operands))]
+    total = [summed(pk, column) for column in zip(*(op.ciphertexts for op in operands))]
     return replace(first, ciphertexts=tuple(_fresh(pk, total, rerandomize)), bound=bound,
                    shape=first.shape or next((op.shape for op in operands if op.shape), None))
 
@@ -266,7 +268,7 @@ def sum(*operands: Encrypted[V], rerandomize: bool = True) -> Encrypted[V]:  # n
                                 f"sum of {count:,} values (count x bound of each operand)",
                                 "sum fewer values (sum parts and add the partial sums after decrypting), encrypt "
                                 "with a smaller bound=, or use a larger key")
-    total = pl.summed(pk, (c for op in operands for c in op.ciphertexts))  # keys checked above, once
+    total = summed(pk, (c for op in operands for c in op.ciphertexts))  # keys checked above, once
     return Encrypted(pk, tuple(_fresh(pk, [total], rerandomize)), bound, operands[0].frac_bits)
 
 
@@ -289,7 +291,7 @@ def mul(operand: Encrypted[V], scalar: int, *, rerandomize: bool = True) -> Encr
 
 def _fresh(pk: PublicKey, cts: list[pl.Ciphertext], rerandomize: bool) -> list[pl.Ciphertext]:
     """``cts`` rerandomized by the encryption service unless the caller said not to."""
-    return pl.ENCRYPTION.rerandomize(pk, cts) if rerandomize else cts
+    return ENCRYPTION.rerandomize(pk, cts) if rerandomize else cts
 
 
 # -- decryption ----------------------------------------------------------------------------------

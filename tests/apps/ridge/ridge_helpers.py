@@ -35,8 +35,8 @@ from cryptoffload.apps.ridge.platform import FAULT_ENV, PlatformService
 from cryptoffload.apps.ridge.protocol import Csp, Provider
 from cryptoffload.apps.ridge.store import PlatformStore
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV
-from cryptoffload.workloads.ridge_data import generate
 from cryptoffload.crypto.paillier import ENCRYPTION
+from cryptoffload.workloads.ridge_data import generate
 
 def env(**extra: str) -> dict[str, str]:
     e = {**os.environ, "PYTHONWARNINGS": "ignore", "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}

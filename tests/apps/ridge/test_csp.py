@@ -41,9 +41,8 @@ from cryptoffload.apps.ridge.demo import ServerProcess
 from cryptoffload.apps.ridge.messages import SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Csp
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.errors import ConfigError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def _unpack_request(p: Parties, ciphertexts: str) -> dict:

@@ -37,9 +37,8 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.demo import ServerProcess
 from cryptoffload.apps.ridge.messages import SessionInfo
 from cryptoffload.apps.ridge.platform import FAULT_ENV
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.workloads.ridge_data import generate
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 ALICE = PROVIDERS["alice"]
 

@@ -18,9 +18,8 @@ from cryptoffload.apps.ridge import RidgeParams, TradingPlatform
 from cryptoffload.apps.ridge import powm
 from cryptoffload.apps.ridge.protocol import EncryptedSystem
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.errors import ConfigError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 #: environment -> the arithmetic path it leaves (where this CPU has it)
 PATH_ENV = {"default": {}, "no-ifma": {"COPL_DISABLE_IFMA": "1"},

@@ -31,9 +31,8 @@ from cryptoffload.apps.ridge.proofs import (
 )
 from cryptoffload.apps.ridge.protocol import Aggregate, Csp, Provider, TradingPlatform, aggregate, recover_model
 from cryptoffload.apps.ridge.provider import run_provider
-from cryptoffload.crypto.paillier import decryption_root
+from cryptoffload.crypto.paillier import ENCRYPTION, decryption_root
 from cryptoffload.workloads.ridge_data import generate
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def solved(keys: tuple, d: int = 2, records: int = 30, seed: int = 5):

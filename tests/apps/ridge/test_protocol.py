@@ -24,11 +24,10 @@ from cryptoffload.apps.ridge import (
     recover_model,
     run_in_process,
 )
-from cryptoffload.crypto.paillier import KeyMismatchError
+from cryptoffload.crypto.paillier import ENCRYPTION, KeyMismatchError
 from cryptoffload.errors import ConfigError
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma, solve_float_error
 from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 def sklearn_coef(X, y, lam):
     return Ridge(alpha=lam, fit_intercept=False).fit(X, y).coef_

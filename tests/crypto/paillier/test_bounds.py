@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto.paillier import bounds
-from cryptoffload.crypto.paillier import ENCRYPTION
+from cryptoffload.crypto.paillier import ENCRYPTION, bounds
 
 
 def test_the_limit_is_what_signed_decoding_accepts(keys) -> None:

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.errors import ConfigError
 from cryptoffload.crypto.paillier import ENCRYPTION
+from cryptoffload.errors import ConfigError
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
-from cryptoffload.errors import BackendUnavailable, ConfigError
 from cryptoffload.crypto.paillier import ENCRYPTION
+from cryptoffload.errors import BackendUnavailable, ConfigError
 
 from .conftest import available_backends
 

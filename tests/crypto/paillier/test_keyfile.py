@@ -11,9 +11,8 @@ import pytest
 
 from attacker_helpers import ATTACKER, planted_file, root_only
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto.paillier import keyfile
+from cryptoffload.crypto.paillier import ENCRYPTION, keyfile
 from cryptoffload.errors import OutputError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def test_round_trip_and_modes(keys, tmp_path) -> None:

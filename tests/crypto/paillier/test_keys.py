@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import keys as keys_module
+from cryptoffload.crypto.paillier import ENCRYPTION, keys as keys_module
 from cryptoffload.crypto.paillier import validation
 from cryptoffload.errors import BackendUnavailable, ConfigError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def test_default_key_size_is_2048_bits() -> None:

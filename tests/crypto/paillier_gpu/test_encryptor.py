@@ -11,9 +11,9 @@ import pytest
 
 import paillier_reference as ref
 from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.crypto.paillier_gpu import DEFAULT_GPU_WINDOWS, GpuDecryptor, GpuPaillier
 from cryptoffload.errors import ConfigError
-from cryptoffload.crypto.paillier import ENCRYPTION
 
 HAVE_GMPY2 = importlib.util.find_spec("gmpy2") is not None
 
