@@ -322,9 +322,10 @@ class Parties:
 
 
 def _parties(cfg: RidgeConfig) -> Parties:
+    params = _run_params(cfg)
     t0 = _time.perf_counter()
-    session = RidgeSession.generate(_run_params(cfg), upload_bits=cfg.upload_bits,
-                                    insecure_study_size=cfg.upload_bits < 2048, workers=2)
+    session = RidgeSession.generate(params, upload_bits=cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048,
+                                    workers=2)
     keygen_s = _time.perf_counter() - t0
     assert session.keys is not None
     return Parties(session, session.keys.upload[1], keygen_s)
