@@ -23,11 +23,11 @@ from cryptoffload.crypto.packing import (
     value_bits_for,
 )
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     FixedPoint,
     KeyMismatchError,
     PaillierError,
     generate_keypair,
-from cryptoffload.crypto.paillier import ENCRYPTION
 )
 from cryptoffload.errors import CryptoffloadError
 

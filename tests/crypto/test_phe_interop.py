@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from phe import EncryptedNumber, PaillierPrivateKey, PaillierPublicKey, paillier
 
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     Ciphertext,
     FixedPoint,
     KeyMismatchError,
@@ -18,7 +19,6 @@ from cryptoffload.crypto.paillier import (
     PublicKey,
     encode_signed,
     generate_keypair,
-from cryptoffload.crypto.paillier import ENCRYPTION
 )
 from cryptoffload.crypto.phe_interop import (
     from_phe_encrypted_number,
