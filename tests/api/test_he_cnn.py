@@ -41,3 +41,27 @@ def test_images_it_refuses(tmp_path: Path) -> None:
     (tmp_path / "notes.png").write_text("not an image\n")
     with pytest.raises(ConfigError, match="not a PNG or JPEG"):
         clf.classify(tmp_path / "notes.png")
+
+
+def test_an_image_is_checked_once_where_it_enters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 36: one classification checked its image twice (the session, then packing; the
+    client three times). Counted in every module that holds the check: once per image."""
+    import sys
+
+    import cryptoffload.apps.he_cnn  # noqa: F401 -- its modules, loaded
+    from cryptoffload.apps.he_cnn import mnist_checks
+
+    calls: list[str] = []
+    real = mnist_checks.check_image
+
+    def counted(image: object, what: str = "image") -> np.ndarray:
+        calls.append(what)
+        return real(image, what)
+    holders = [m for name, m in list(sys.modules.items())
+               if name.startswith("cryptoffload.") and getattr(m, "check_image", None) is real]
+    for module in holders:
+        monkeypatch.setattr(module, "check_image", counted)
+    clf = he_cnn.Classifier(backend="emulator", key_dir=None)
+    pixels, _ = he_cnn.held_out_image(3)
+    clf.classify(pixels)
+    assert calls == ["image"]

@@ -96,7 +96,7 @@ def _ciphertext_seeds(ctx: Context) -> list[bytes]:
     from cryptoffload.crypto import paillier as pl
 
     pk, _ = ctx.paillier
-    cts = [pl.Ciphertext(pk, c) for c in pk.encryptor().encrypt_raw([0, 1, 5, pk.n - 1])]
+    cts = [pl.Ciphertext(pk, c) for c in pl.ENCRYPTION.encryptor(pk).encrypt_raw([0, 1, 5, pk.n - 1])]
     return [pl.ciphertexts_to_bytes(cts, pk), pl.ciphertexts_to_bytes(cts[:1], pk, bound=7),
             pl.ciphertexts_to_bytes([], pk)]
 
@@ -316,9 +316,10 @@ def _study_result_parse(ctx: Context, data: bytes) -> object:
 # -- HTTP bodies ---------------------------------------------------------------------------------
 def _ridge_message_seeds(ctx: Context) -> list[bytes]:
     from cryptoffload.apps.ridge import messages as m
+    from cryptoffload.crypto import paillier as pl
 
     pk = ctx.paillier[0]
-    cts = m.encode_ciphertexts(pk.encryptor().encrypt_raw([1, 2]), pk)
+    cts = m.encode_ciphertexts(pl.ENCRYPTION.encryptor(pk).encrypt_raw([1, 2]), pk)
     return [m.dumps(m.new_message("upload", pk.fingerprint, upload_id="u1", records=3, vectors=1, ciphertexts=cts)),
             m.dumps(m.new_message("status", pk.fingerprint))]
 

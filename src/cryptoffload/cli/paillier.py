@@ -159,14 +159,13 @@ def paillier_encrypt(
     fp = None if fixed_point is None else pl.FixedPoint(fixed_point)
     asked = pf.parse_bound(bound, fp)
     pk = pf.public_key_of(key, insecure_study_size)
-    resolved = pl.resolve_backend(backend, pk.nsquare.bit_length())  # once, for this key, before any input is read
+    enc = pl.ENCRYPTION.encryptor(pk, backend, constant_time=not variable_time)  # resolved once, before any input
     source = _source(infile, "--in", "integers")
     integers = pf.read_integers(source, column, fp)
-    chosen = pf.encryption_bound(pk, integers, asked, source, fp)
-    values = [pl.encode_signed(pk, v) for v in integers]
+    chosen = pf.encryption_bound(pk, integers, asked, source, fp)  # the one check of every value
+    values = [v % pk.n for v in integers]  # |v| <= chosen <= n/3: the signed encoding
     pf.check_fits_one_file(pk, len(values), source)
-    enc = pk.encryptor(resolved, not variable_time)
-    _write(out, pl.ciphertexts_to_bytes(pf.encrypt_values(enc, values, progress=not is_quiet()), pk, bound=chosen))
+    _write(out, pl.ciphertexts_to_bytes(enc.ciphertexts(values, progress=not is_quiet()), pk, bound=chosen))
     shown = describe(chosen) if fp is None else f"|x| <= {fp.to_decimal(chosen)} (fixed point 2^-{fp.frac_bits})"
     _report(as_json, f"wrote {_where(out)}: {len(values):,} ciphertexts, bound {shown} ({enc.describe()})",
             {"out": str(out), "count": len(values), "bound": str(chosen), "format_version": pl.CIPHERTEXT_VERSION,

@@ -65,12 +65,12 @@ class EncryptorCache:
         self._lock = threading.Lock()
 
     def get(self, n: int, hs: int) -> "Encryptor":
-        from cryptoffload.crypto.paillier import PublicKey
+        from cryptoffload.crypto.paillier import ENCRYPTION, PublicKey
 
         with self._lock:
             enc = self._cache.get((n, hs))
             if enc is None:
-                enc = PublicKey(n, hs).encryptor(self.backend, self.constant_time)
+                enc = ENCRYPTION.encryptor(PublicKey(n, hs), self.backend, constant_time=self.constant_time)
                 self._cache[(n, hs)] = enc
         return enc
 

@@ -8,6 +8,7 @@ import pytest
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider, split_chunk
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, rounding_sigma
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
@@ -25,7 +26,7 @@ def runner():
 @pytest.fixture(scope="module")
 def setup():
     params = P.RidgeParams(d=D, max_records=10_000, y_bound=algorithm1_y_bound(D), lam=1.0)
-    csp = P.Csp.generate(params, upload_bits=1024, insecure_study_size=True)
+    csp = RidgeSession.generate(params, upload_bits=1024, insecure_study_size=True).csp
     return params, csp
 
 

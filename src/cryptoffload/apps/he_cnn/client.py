@@ -158,9 +158,11 @@ class HeCnnClient:
         self.session_id = session
         return self.session_id
 
-    def encrypt_image(self, image: Any) -> bytes:
+    def encrypt_image(self, image: np.ndarray) -> bytes:
+        """One image, checked where it entered (:func:`client_infer`, or the data set's
+        reader), packed and encrypted."""
         assert self.backend is not None and self.config is not None
-        vec = pack_image(check_image(image), self.config, self.backend.slots)
+        vec = pack_image(image, self.config, self.backend.slots)
         return self.backend.serialize_ciphertext(self.backend.encrypt(vec))
 
     async def send(self, http: aiohttp.ClientSession, data: bytes) -> tuple[bytes, float]:
@@ -177,7 +179,7 @@ class HeCnnClient:
         ct = self.backend.deserialize_ciphertext(data)
         return np.asarray(self.backend.decrypt(ct)[: self.config.classes], dtype=np.float64)
 
-    async def infer(self, http: aiohttp.ClientSession, image: Any) -> tuple[np.ndarray, float]:
+    async def infer(self, http: aiohttp.ClientSession, image: np.ndarray) -> tuple[np.ndarray, float]:
         data = self.encrypt_image(image)
         self.bytes["ciphertexts_sent"] += len(data)
         out, seconds = await self.send(http, data)

@@ -50,13 +50,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.modular import SingularMatrixError
-from cryptoffload.apps.ridge.params import (
-    MAX_PROVIDERS,
-    RidgeParams,
-    check_solve_key,
-    required_solve_key_bits,
-    upload_layout,
-)
+from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, solve_key_bits, upload_layout
 from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem, TooFewContributions
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
@@ -68,26 +62,20 @@ from cryptoffload.apps.ridge.server import (
     run,
     serve_party,
 )
+from cryptoffload.apps.ridge.session import RidgeKeys, RidgeSession
 from cryptoffload.apps.ridge.tokens import BUYER, PLATFORM, allow, csp_credentials
-from cryptoffload.crypto.paillier import (
-    MIN_SECURE_KEY_BITS,
-    PrivateKey,
-    PublicKey,
-    check_key_bits,
-    generate_keypair,
-    load_key,
-    save_key,
-)
+from cryptoffload.crypto.paillier import PrivateKey, check_key_bits, load_key, save_key
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import atomic_write, read_input_text
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, insecure_study_size: bool,
-              key_dir: Path | None) -> tuple[tuple[PublicKey, PrivateKey], tuple[PublicKey, PrivateKey], bool]:
-    """Both key pairs: reused from ``key_dir`` when it holds them (for the same parameters),
-    else generated (and saved there, private keys 0600). Returns (upload, solve, reused)."""
+def _csp_session(params: RidgeParams, upload_bits: int, solve_bits: int | None, insecure_study_size: bool,
+                 key_dir: Path | None, backend: str) -> tuple[RidgeSession, bool]:
+    """The CSP's session: both key pairs reused from ``key_dir`` when it holds them (for the
+    same parameters), else generated (and saved there, private keys 0600). Returns the session
+    and whether the keys were reused."""
     if key_dir is not None:
         up, sp, pj = key_dir / "upload.key", key_dir / "solve.key", key_dir / "params.json"
         if up.exists() or sp.exists():
@@ -105,23 +93,26 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
                 if not isinstance(sk, PrivateKey):
                     raise ConfigError(f"{path} holds no private key")
                 keys.append((sk.public_key, sk))
-            return keys[0], keys[1], True
-    upload = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
-    bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-    solve = generate_keypair(bits, insecure_study_size=insecure_study_size)
-    upload_layout(params, upload[0])  # refuse unusable keys before saving them for reuse
-    check_solve_key(params, solve[0])
+            return RidgeSession.of_keys(params, RidgeKeys(keys[0], keys[1]), backend=backend), True
+    session = RidgeSession.generate(params, upload_bits=upload_bits, solve_bits=solve_bits,
+                                    insecure_study_size=insecure_study_size, backend=backend)
+    session.csp  # noqa: B018 -- the CSP's checks refuse unusable keys before they are saved for reuse
     if key_dir is not None:
-        private_dir(key_dir, "CSP key")
-        try:
-            save_key(upload[1], key_dir / "upload.key")
-            save_key(upload[0], key_dir / "upload.pub")
-            save_key(solve[1], key_dir / "solve.key")
-            save_key(solve[0], key_dir / "solve.pub")
-            atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
-        except OSError as exc:
-            raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
-    return upload, solve, False
+        _save_keys(session, key_dir, params)
+    return session, False
+
+
+def _save_keys(session: RidgeSession, key_dir: Path, params: RidgeParams) -> None:
+    """Both key pairs (private keys 0600) and the parameters they were made for."""
+    assert session.keys is not None
+    private_dir(key_dir, "CSP key")
+    try:
+        for name, (pk, sk) in (("upload", session.keys.upload), ("solve", session.keys.solve)):
+            save_key(sk, key_dir / f"{name}.key")
+            save_key(pk, key_dir / f"{name}.pub")
+        atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
+    except OSError as exc:
+        raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
 
 
 def check_key_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | None,
@@ -129,9 +120,7 @@ def check_key_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | Non
     """Both key sizes, checked before anything starts; returns the solve key's (by default
     max(2048, what exact recovery needs))."""
     check_key_bits(upload_bits, insecure_study_size)
-    bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-    check_key_bits(bits, insecure_study_size)
-    return bits
+    return check_key_bits(solve_key_bits(params, solve_bits), insecure_study_size)
 
 
 class CspService:
@@ -350,14 +339,14 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     try:
         with secrets_folder(key_dir, "CSP key", "ridge-csp-") as folder:
             ctx = _http.tls_context(ctx, folder, host, insecure_http, "ridge csp")
-            upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
+            session, reused = _csp_session(params, upload_bits, solve_bits, insecure_study_size, key_dir, backend)
             credentials = csp_credentials(folder)
             store = CspStore(key_dir / "csp.db" if key_dir is not None else None)
-            service = CspService(Csp(params, upload, solve, backend=backend), credentials, store)
+            service = CspService(session.csp, credentials, store)
             print(f"ridge csp: tokens in {folder} (0600): platform.token for the platform, buyer.token for the "
                   "buyer", flush=True)
-            print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits, solve key "
-                  f"{solve[0].bits} bits; session fingerprint {service.info.fingerprint} (providers: "
+            print(f"ridge csp: {'reused' if reused else 'generated'} upload key {session.upload_pk.bits} bits, solve "
+                  f"key {session.solve_pk.bits} bits; session fingerprint {service.info.fingerprint} (providers: "
                   "--csp-fingerprint)", flush=True)
             try:
                 asyncio.run(serve_party(service.app(), sock, "csp", ctx))

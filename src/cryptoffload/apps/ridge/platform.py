@@ -52,7 +52,7 @@ from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.proofs import check_exclusions
-from cryptoffload.apps.ridge.protocol import Aggregate, TradingPlatform
+from cryptoffload.apps.ridge.protocol import Aggregate
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
     configure_logging,
@@ -63,6 +63,7 @@ from cryptoffload.apps.ridge.server import (
     run,
     serve_party,
 )
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.apps.ridge.store import FinalizeState, PlatformStore, UploadRecord
 from cryptoffload.apps.ridge.tokens import BUYER, allow, read_token
 from cryptoffload.crypto._native import core as native
@@ -100,7 +101,7 @@ class PlatformService:
         self.info = info
         self.params = info.params
         self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
-        self.protocol = TradingPlatform(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
+        self.protocol = RidgeSession.of_info(info, backend=backend, workers=workers).platform
         self.plaintexts = self.protocol.layout.plaintexts_needed(info.params.value_count)
         self.store = store
         self.csp_url = _http.check_url(csp_url, "CSP", insecure_http)

@@ -25,7 +25,8 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.params import RidgeParams
-from cryptoffload.apps.ridge.protocol import Provider, Upload, check_upload_mode
+from cryptoffload.apps.ridge.protocol import Upload, check_upload_mode
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.checks import check_int, check_seed
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
@@ -156,7 +157,7 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
         pin = await _session_pin(session, csp_fingerprint, csp_url, insecure_http)
         upload_pk = pinned_upload_key(info, pin, insecure_study_size)
         X, y = _records(data, info.params, part)
-        prov = Provider(info.params, upload_pk, backend=backend)
+        prov = RidgeSession.of_info(info, backend=backend).provider(upload_pk=upload_pk)
         bounds = _batch_bounds(mode, batch, len(X), served_msg.get("max_upload_vectors"))
 
         def make(index: int) -> Upload:
