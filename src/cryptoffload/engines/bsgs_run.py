@@ -57,23 +57,20 @@ it (``overhead.task_s``).
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 import uuid
-from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto.ckks import (KIND_PUBLIC, Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context,
-                                     peek_context)
-from cryptoffload.crypto.ckks.framing import KIND_NAMES
+from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plaintext
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.crypto.ckks.timing import timed
+from cryptoffload.engines import ckks_workers
 from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
@@ -93,37 +90,14 @@ OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "dese
 SWITCH_INTERVAL_S = 0.001
 
 # ---- worker side -------------------------------------------------------------------------------
-# Module-level state of a worker process (these functions run there, pickled by reference).
-
-_BACKENDS: "OrderedDict[str, CkksBackend]" = OrderedDict()   # context digest -> backend
-_MAX_BACKENDS = 4
+# Module-level state of a worker process (these functions run there, pickled by reference). The
+# backends rebuilt from the client's public context live in :mod:`.ckks_workers` (shared with
+# the bootstrap stages' execution); the names below are this module's for them.
+_BACKENDS = ckks_workers.BACKENDS
+_worker_has_backend = ckks_workers.has_backend
+_worker_load_backend = ckks_workers.load_backend
+_backend = ckks_workers.backend
 _RUNS: dict[str, dict[str, Any]] = {}                        # run id -> inputs, plaintexts, live
-
-
-def _worker_has_backend(digest: str) -> bool:
-    return digest in _BACKENDS
-
-
-def _worker_load_backend(context: bytes, digest: str, insecure_study: bool) -> str:
-    """Rebuild the client's backend here from its *public* context: a worker evaluates and
-    never decrypts, so a context holding a secret key is refused (the second wall behind the
-    client's own check, :func:`_public_context`)."""
-    kind = peek_context(context)[1]
-    if kind != KIND_PUBLIC:
-        raise CkksError(f"a Dask worker takes a public CKKS context only, got a {KIND_NAMES.get(kind, kind)}")
-    if digest not in _BACKENDS:
-        _BACKENDS[digest] = backend_from_context(context, insecure_study=insecure_study)
-        while len(_BACKENDS) > _MAX_BACKENDS:
-            _BACKENDS.popitem(last=False)
-    _BACKENDS.move_to_end(digest)
-    return digest
-
-
-def _backend(digest: str) -> CkksBackend:
-    try:
-        return _BACKENDS[digest]
-    except KeyError:
-        raise RuntimeError("this worker lost the CKKS context (restarted?); run again") from None
 
 
 def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giants: tuple[int, ...],
@@ -331,8 +305,8 @@ class BsgsRunResult:
     records: tuple[TaskRecord, ...] = field(default=(), repr=False)
 
 
-def _ctx_digest(context: bytes) -> str:
-    return hashlib.blake2b(context, digest_size=16).hexdigest()
+_ctx_digest = ckks_workers.context_digest
+_public_context = ckks_workers.public_context
 
 
 def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: Any, repeats: Any,
@@ -386,21 +360,6 @@ def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: A
         raise ConfigError(f"the backend has no Galois keys for rotation steps {missing}; "
                           f"keygen(rotations={shape.rotation_steps()}) makes every key the product uses")
     return diag, ct_bytes, _public_context(backend)
-
-
-def _public_context(backend: CkksBackend) -> bytes:
-    """What the workers get of the client's keys: the public context (public, relinearisation
-    and Galois keys), checked to be one by its frame before it leaves this process -- the
-    secret key never travels to a worker, whatever the backend's export returns."""
-    try:
-        context = backend.public_context()
-        kind = peek_context(context)[1]
-    except CkksError as exc:
-        raise ConfigError(f"cannot export the backend's public context: {exc}") from None
-    if kind != KIND_PUBLIC:
-        raise RuntimeError(f"the {backend.name} backend's public_context() returned a "
-                           f"{KIND_NAMES.get(kind, kind)}; refusing to send it to the workers")
-    return context
 
 
 def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,
@@ -497,13 +456,7 @@ def _setup(runner: DaskRunner, session: _Session, backend: CkksBackend, context:
 
 def _share_context(runner: DaskRunner, session: _Session, context: bytes, insecure: bool) -> None:
     """The public context to every used worker that does not hold its backend yet."""
-    have = runner.gather([runner.submit(_worker_has_backend, session.digest, worker=a) for a in session.used])
-    lacking = [a for a, h in zip(session.used, have) if not h]
-    if lacking:
-        ctx_f = runner.scatter(context, broadcast=True, workers=lacking)
-        runner.gather([runner.submit(_worker_load_backend, ctx_f, session.digest, insecure, worker=a)
-                       for a in lacking])
-        del ctx_f
+    ckks_workers.share_context(runner, session.used, context, session.digest, insecure)
 
 
 def _share_inputs(runner: DaskRunner, session: _Session, ct_bytes: bytes, diag: np.ndarray, shape: BsgsShape,
