@@ -48,7 +48,7 @@ import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -61,7 +61,8 @@ from cryptoffload.engines.dask import DaskRunner
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, split
 
-__all__ = ["PART_COSTS", "StageRunResult", "StageSession", "StageWork", "run_stage", "stage_in_process",
+__all__ = ["PART_COSTS", "StageRunResult", "StageSession", "StageWork", "StagesOnWorkers", "bootstrap_on_workers",
+           "run_stage", "stage_in_process",
            "stage_part_costs", "verify_stage"]
 
 #: what :func:`stage_part_costs` returns, seconds (and ``bytes``)
@@ -145,6 +146,13 @@ def _worker_setup(digest: str, sid: str, work: StageWork, ct_bytes: bytes) -> fl
     st["input"] = be.deserialize_ciphertext(ct_bytes)
     st["enc"] = lintrans.encode(be, work.stage, level=work.level, scale=work.scale, factor=work.factor)
     return time.monotonic() - t0
+
+
+def _worker_load(sid: str, ct_bytes: bytes) -> bool:
+    """A new input for the session's stage (the encoded plaintexts stay)."""
+    st = _SESSIONS[sid]
+    st["input"] = ckks_workers.backend(st["digest"]).deserialize_ciphertext(ct_bytes)
+    return True
 
 
 def _worker_teardown(sid: str) -> bool:
@@ -328,7 +336,7 @@ class StageSession:
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                     or not 1 <= workers <= len(addrs)):
             raise ConfigError(f"workers must be 1 to {len(addrs)} (the cluster's), got {workers!r}")
-        self.runner, self.work = runner, work
+        self.runner, self.backend, self.work = runner, backend, work
         self.shape = work.shape()
         self.addrs = addrs[:workers or len(addrs)]
         self.sid = uuid.uuid4().hex[:12]
@@ -369,6 +377,18 @@ class StageSession:
                 if self._previous:
                     self.runner.gather([self.runner.submit(worker_switch_interval, p, worker=a)
                                         for a, p in zip(self.addrs, self._previous)])
+
+    def load(self, ct: Ciphertext) -> float:
+        """Make ``ct`` (at the stage's level, size 2) the input of the following runs, on every
+        worker of the session (untimed by :meth:`run`); the seconds it took. The workers keep
+        the stage's plaintexts, so a bootstrap that meets this stage again sends only its input."""
+        if not self._open:
+            raise ConfigError("this stage session is closed")
+        data = _input_bytes(self.backend, self.work, ct)
+        t0 = time.perf_counter()
+        ct_f = self.runner.scatter(data, broadcast=True, workers=self.addrs)
+        self.runner.gather([self.runner.submit(_worker_load, self.sid, ct_f, worker=a) for a in self.addrs])
+        return time.perf_counter() - t0
 
     def split(self, devices: int) -> Split:
         """The ``replicate`` split of this stage over ``devices`` devices."""
@@ -507,14 +527,7 @@ def _check(runner: Any, backend: Any, work: Any, ct: Any) -> tuple[bytes, bytes]
     if backend.slots % work.stage.width:
         raise ConfigError(f"the stage is {work.stage.width} slots wide, which does not divide the {backend.name} "
                           f"backend's {backend.slots}")
-    try:
-        level, size, ct_bytes = backend.level(ct), backend.size(ct), backend.serialize_ciphertext(ct)
-    except CkksError as exc:
-        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
-    if level != work.level:
-        raise ConfigError(f"the input ciphertext is at level {level}, the stage runs at level {work.level}")
-    if size != 2:
-        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
+    ct_bytes = _input_bytes(backend, work, ct)
     missing = []
     for s in work.rotation_steps():
         try:
@@ -525,6 +538,19 @@ def _check(runner: Any, backend: Any, work: Any, ct: Any) -> tuple[bytes, bytes]
         raise ConfigError(f"the backend has no Galois keys for the stage's rotation steps {missing}; "
                           "keygen(rotations=...) with StageWork.rotation_steps()")
     return ct_bytes, ckks_workers.public_context(backend)
+
+
+def _input_bytes(backend: CkksBackend, work: StageWork, ct: Any) -> bytes:
+    """``ct`` serialised, once checked to be a size-2 ciphertext of ``backend`` at the stage's level."""
+    try:
+        level, size, ct_bytes = backend.level(ct), backend.size(ct), backend.serialize_ciphertext(ct)
+    except CkksError as exc:
+        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
+    if level != work.level:
+        raise ConfigError(f"the input ciphertext is at level {level}, the stage runs at level {work.level}")
+    if size != 2:
+        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
+    return ct_bytes
 
 
 def run_stage(runner: DaskRunner, backend: CkksBackend, work: StageWork, sp: Split | int, ct: Ciphertext, *,
@@ -547,3 +573,66 @@ def verify_stage(backend: CkksBackend, result: StageRunResult | bytes, reference
     dec = getattr(backend, "decrypt_complex", backend.decrypt)
     got = dec(backend.deserialize_ciphertext(bytes(data)))
     return precision(got, dec(reference)).worst_bits
+
+
+class StagesOnWorkers:
+    """A whole bootstrap's CoeffToSlot and SlotToCoeff stages on Dask workers: the
+    :data:`~cryptoffload.crypto.ckks.bootstrap.driver.StageRunner` that
+    :meth:`~cryptoffload.crypto.ckks.bootstrap.driver.Bootstrapper.run` calls for each stage
+    instead of evaluating it in this process. Each stage runs split over ``devices`` devices
+    (replicated baby steps; device ``d`` on worker ``d mod workers``) from its own
+    :class:`StageSession`, opened at the stage's first use and kept open, so its plaintexts stay
+    on the workers and a later bootstrap sends only the stage's input (:meth:`StageSession.load`).
+    The mod-raise, the conjugation split and EvalMod stay in the client's process: they are not
+    BSGS products. ``runs``: every stage run, in order, with the stage's name. Use as a context
+    manager (or :meth:`close`)."""
+
+    def __init__(self, runner: DaskRunner, backend: CkksBackend, devices: int, *, workers: int | None = None) -> None:
+        if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
+            raise ConfigError(f"devices must be a positive integer, got {devices!r}")
+        available = len(runner.worker_addresses())
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or not 1 <= workers <= available):
+            raise ConfigError(f"workers must be 1 to {available} (the cluster's), got {workers!r}")
+        self.runner, self.backend, self.devices = runner, backend, devices
+        self.workers = workers or min(devices, available)
+        self.sessions: dict[tuple[Any, ...], StageSession] = {}
+        self.runs: list[tuple[str, StageRunResult]] = []
+        self.load_s = 0.0
+
+    def __call__(self, spec: Any, enc: lintrans.EncodedStage, ct: Ciphertext) -> Ciphertext:
+        del enc   # the workers encode the stage themselves, from its description
+        work = StageWork.of(spec)
+        key = (work.name, spec.level, spec.scale, spec.constant)
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.sessions[key] = StageSession(self.runner, self.backend, work, ct, workers=self.workers)
+        else:
+            self.load_s += session.load(ct)
+        result = session.run(self.devices)
+        self.runs.append((work.name, result))
+        return self.backend.deserialize_ciphertext(result.result)
+
+    def __enter__(self) -> "StagesOnWorkers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the sessions, the latest first (each restores the switch interval it found)."""
+        for session in reversed(list(self.sessions.values())):
+            session.close()
+        self.sessions.clear()
+
+
+def bootstrap_on_workers(stages: StagesOnWorkers, ct: Ciphertext) -> tuple[Ciphertext, Any]:
+    """One bootstrap of ``ct`` by ``stages.backend`` (after its ``bootstrap_setup``), every
+    CoeffToSlot/SlotToCoeff stage split over the workers (:class:`StagesOnWorkers`): the
+    refreshed ciphertext -- the values the bootstrap in one process gives -- and the run's
+    :class:`~cryptoffload.crypto.ckks.bootstrap.driver.BootstrapRun` (its CoeffToSlot and
+    SlotToCoeff seconds include the round trips to the workers)."""
+    if not hasattr(type(stages.backend), "bootstrapper"):
+        raise ConfigError(f"the {stages.backend.name} backend runs no bootstrap of ours (gpu, gpu-twin do)")
+    boot = cast(Any, stages.backend).bootstrapper     # not set up: a one-line CkksError
+    return boot.run(ct, stage=stages)

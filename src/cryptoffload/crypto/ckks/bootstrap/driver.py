@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
 
-__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "rotation_steps", "transforms"]
+__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "StageRunner", "rotation_steps", "transforms"]
 
 #: the phases a run is timed by, in order
 PHASES = ("scale_down", "mod_raise", "CoeffToSlot", "EvalMod", "SlotToCoeff")
@@ -89,6 +89,13 @@ class StageEncoding:
     factor: complex | np.ndarray = field(repr=False, compare=False)
 
 
+#: How a caller evaluates one stage instead of :func:`.lintrans.apply` in this process (a split of
+#: its giant steps over Dask workers, ``engines/bootstrap_run.py``): given the stage's encoding
+#: (what another process needs to encode it), its plaintexts here and the input ciphertext, the
+#: stage's rescaled output -- the same ciphertext :func:`.lintrans.apply` makes.
+StageRunner = Callable[[StageEncoding, lintrans.EncodedStage, Any], Any]
+
+
 @dataclass
 class BootstrapRun:
     """One bootstrap: seconds per phase (:data:`PHASES`), the levels, the scale the message
@@ -130,6 +137,7 @@ class Bootstrapper:
         self.series_scale = float(ev.primes[self.schedule.eval_mod[0] - self.eval_mod_series_depth])
         self._encoded_cts: list[lintrans.EncodedStage] | None = None
         self._encoded_stc: list[lintrans.EncodedStage] | None = None
+        self._encodings: dict[str, list[StageEncoding]] = {}
         self._prepared_for: tuple[float, float] | None = None
         self._cache: dict[tuple[str, int, float, float], lintrans.EncodedStage] = {}
 
@@ -207,8 +215,10 @@ class Bootstrapper:
         output_scale = float(self.ev.params.scale) if output_scale is None else output_scale
         if self._prepared_for == (input_scale, output_scale):
             return
-        self._encoded_cts = self._encode_all("cts", self.stage_encodings(dft.COEFF_TO_SLOT, input_scale, output_scale))
-        self._encoded_stc = self._encode_all("stc", self.stage_encodings(dft.SLOT_TO_COEFF, input_scale, output_scale))
+        self._encodings = {name: self.stage_encodings(transform, input_scale, output_scale)
+                       for name, transform in (("cts", dft.COEFF_TO_SLOT), ("stc", dft.SLOT_TO_COEFF))}
+        self._encoded_cts = self._encode_all("cts", self._encodings["cts"])
+        self._encoded_stc = self._encode_all("stc", self._encodings["stc"])
         self._prepared_for = (input_scale, output_scale)
 
     def encoded(self, transform: str) -> list[lintrans.EncodedStage]:
@@ -262,36 +272,37 @@ class Bootstrapper:
                 raised = ev.add(raised, ev.rotate(raised, step))
         return raised
 
-    def _stages(self, name: str, ct: Any, encoded: list[lintrans.EncodedStage]) -> Any:
-        for i, enc in enumerate(encoded):
+    def _stages(self, name: str, ct: Any, key: str, stage: StageRunner | None) -> Any:
+        encoded = self._encoded_cts if key == "cts" else self._encoded_stc
+        assert encoded is not None
+        for i, (spec, enc) in enumerate(zip(self._encodings[key], encoded)):
             self.ev.set_phase(f"{name}:{i}")
-            ct = lintrans.apply(self.ev, ct, enc)
+            ct = lintrans.apply(self.ev, ct, enc) if stage is None else stage(spec, enc, ct)
         return ct
 
-    def _coeff_to_slot(self, ct: Any) -> list[Any]:
+    def _coeff_to_slot(self, ct: Any, stage: StageRunner | None = None) -> list[Any]:
         ev = self.ev
-        assert self._encoded_cts is not None
-        w = self._stages("CoeffToSlot", ct, self._encoded_cts)
+        w = self._stages("CoeffToSlot", ct, "cts", stage)
         ev.set_phase("CoeffToSlot:split")
         conj = ev.conjugate(w)
         if self.sparse:              # real parts in the first copy, imaginary parts in the second
             return [ev.add(w, conj)]
         return [ev.add(w, conj), ev.mul_const(ev.sub(w, conj), -1j, scale=1.0)]
 
-    def _slot_to_coeff(self, parts: list[Any]) -> Any:
+    def _slot_to_coeff(self, parts: list[Any], stage: StageRunner | None = None) -> Any:
         ev = self.ev
-        assert self._encoded_stc is not None
         ev.set_phase("SlotToCoeff:join")
         ct = parts[0] if self.sparse else ev.add(parts[0], ev.mul_const(parts[1], 1j, scale=1.0))
-        ct = self._stages("SlotToCoeff", ct, self._encoded_stc)
+        ct = self._stages("SlotToCoeff", ct, "stc", stage)
         if self.sparse:
             ev.set_phase("SlotToCoeff:fold")
             ct = ev.add(ct, ev.rotate(ct, self.n))
         return ct
 
-    def run(self, ct: Any) -> tuple[Any, BootstrapRun]:
+    def run(self, ct: Any, *, stage: StageRunner | None = None) -> tuple[Any, BootstrapRun]:
         """The bootstrap of ``ct``: a ciphertext of the same values and scale at
-        :attr:`Schedule.after`, and the run's timing."""
+        :attr:`Schedule.after`, and the run's timing. ``stage``: evaluates each CoeffToSlot and
+        SlotToCoeff stage instead of this process (:data:`StageRunner`)."""
         ev = self.ev
         if ev.size(ct) != 2:
             raise CkksError(f"bootstrap: needs a size-2 ciphertext, got size {ev.size(ct)}; relinearize first")
@@ -310,9 +321,9 @@ class Bootstrapper:
         raised = step("mod_raise", self._raise, low)
         self.prepare(ev.scale(raised), out_scale)
         report.message_ratio_bits = math.log2(self.q0 / ev.scale(raised))
-        parts = step("CoeffToSlot", self._coeff_to_slot, raised)
+        parts = step("CoeffToSlot", lambda c: self._coeff_to_slot(c, stage), raised)
         parts = step("EvalMod", lambda p: evalmod.eval_mod(ev, p, self.eval_mod, self.series_scale), parts)
-        out = step("SlotToCoeff", self._slot_to_coeff, parts)
+        out = step("SlotToCoeff", lambda p: self._slot_to_coeff(p, stage), parts)
         ev.set_phase(phase_before)
         report.level_out = ev.level(out)
         return out, report
