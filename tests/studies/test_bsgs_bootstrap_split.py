@@ -74,8 +74,11 @@ def test_the_speedup_at_two_workers_is_judged_by_the_rule_beside_the_paper(speed
     assert table.paper_derived and table.paper_derived["speedup"].startswith("derived")
 
 
-def test_quick_mode_abstains_and_a_stored_record_is_labelled_stored() -> None:
+def test_quick_mode_abstains_and_a_stored_record_is_labelled_stored(tmp_path) -> None:
     part = bs.split_part(record(1.08), False, QUICK)
+    ((name, draw),) = part.figures
+    draw(tmp_path / name)
+    assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (v,) = part.verdicts
     assert v.kind == NOT_JUDGED and v.provenance == "stored" and "stored record" in v.reason()
     tables = {t.id: t for t in part.tables}

@@ -53,6 +53,7 @@ import os
 import statistics
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -624,6 +625,23 @@ class SplitPart:
     verdicts: list[Verdict]
     headline: list[str]
     notes: list[str]
+    figures: list[tuple[str, Callable[[Path], None]]] = field(default_factory=list)
+
+
+def split_figure(record: Mapping[str, Any], word: str) -> Callable[[Path], None]:
+    """Every configuration's measured (or stored) time beside the model's, one bar each."""
+    def draw(path: Path) -> None:
+        from cryptoffload.report.plots import bar_plot
+
+        labels, values, kinds = [], [], []
+        for r in split_rows(record):
+            lab = f"{r.stage} {r.workers}w {r.kind} bs={r.bs}"
+            labels += [f"{lab} {word}", f"{lab} model"]
+            values += [r.measured_ms, r.predicted_ms]
+            kinds += [word, "simulated"]
+        bar_plot(path, labels, values, kinds=kinds, logy=False, ylabel="time (ms)",
+                 title=f"Bootstrap stages on Dask workers, N = {record['settings']['ring']}: {word} vs the model")
+    return draw
 
 
 def split_part(record: Mapping[str, Any] | None, measured: bool, how: Judging) -> SplitPart:
@@ -635,7 +653,7 @@ def split_part(record: Mapping[str, Any] | None, measured: bool, how: Judging) -
     speed = speedup_table(record, word)
     notes = [r.note for r in speedup_rows(record) if r.note.startswith("not run")][:1]
     return SplitPart([split_table(record, word), speed], speedup_verdicts(speed, record, how),
-                     [headline(record, word)], notes)
+                     [headline(record, word)], notes, [("bootstrap_split.png", split_figure(record, word))])
 
 
 __all__ = ["KINDS", "SPLIT_RESULT", "STUDY_QUICK_WHY", "STUDY_SETTINGS", "SplitPart", "SplitRow", "SplitRun", "SplitSettings", "SpeedupRow",

@@ -47,7 +47,7 @@ from cryptoffload.studies._bsgs_bands import table1_bands
 from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_plan_part,
                                                   bootstrap_stage_detail_table, bootstrap_stage_rows,
                                                   bootstrap_stages_table, load_openfhe, openfhe_table, stage_totals)
-from cryptoffload.studies._bsgs_bootstrap_split import STUDY_QUICK_WHY, STUDY_SETTINGS, study_part
+from cryptoffload.studies._bsgs_bootstrap_split import STUDY_QUICK_WHY, STUDY_SETTINGS, SplitPart, study_part
 from cryptoffload.studies._bsgs_measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
                                                   measure, measure_run, measured_tables, scaling_rows)
 from cryptoffload.studies._bsgs_measured_claims import (measured_bands, measured_bands_table, measured_claims,
@@ -186,7 +186,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     result.add(bootstrap_stage_detail_table(stages))
     measured = _measured_part(cfg, out, say, result) if cfg.measure else None
     _openfhe_part(cfg, result)
-    split_verdicts = _bootstrap_split_part(cfg, result, say)
+    split = _bootstrap_split_part(cfg, result, say)
     bands = table1_bands(setup, t1)
     if bands:
         for table in band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE):
@@ -201,12 +201,12 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
         for claim in measured_claims(measured_rows, noise, "sample" if cfg.quick else None):
             result.claim(claim)
         result.headline.append(worst_line(measured_rows, measured.shares, noise))
-    add_verdicts(result, [*judged, *split_verdicts])
+    add_verdicts(result, [*judged, *split.verdicts])
     result.extra["config"] = _config_record(cfg, setup.devices)
     say("writing results")
     result.elapsed_s = _time.perf_counter() - started
     result.key_figure = "table1_speedup.png"
-    write_result(result, out, _figures(t1, strategies, measured_rows))
+    write_result(result, out, _figures(t1, strategies, measured_rows) + split.figures)
     return result
 
 
@@ -257,15 +257,15 @@ def _openfhe_part(cfg: BsgsMultideviceConfig, result: StudyResult) -> None:
     result.notes.extend(notes)
 
 
-def _bootstrap_split_part(cfg: BsgsMultideviceConfig, result: StudyResult, say: Callable[[str], None]) -> list[Any]:
+def _bootstrap_split_part(cfg: BsgsMultideviceConfig, result: StudyResult, say: Callable[[str], None]) -> SplitPart:
     """A bootstrap's stages split over Dask workers beside the model (``_bsgs_bootstrap_split``):
-    its tables, headline and notes into ``result``; its verdicts returned."""
+    its tables, headline and notes into ``result``; the part returned (its verdicts and figure)."""
     part = study_part(cfg, say, Judging(cfg.quick, "sample", full_command(NAME), STUDY_QUICK_WHY))
     for table in part.tables:
         result.add(table)
     result.headline.extend(part.headline)
     result.notes.extend(part.notes)
-    return part.verdicts
+    return part
 
 
 def _config_record(cfg: BsgsMultideviceConfig, devices: list[int]) -> dict[str, Any]:
