@@ -125,3 +125,18 @@ def test_a_real_run_tunes_runs_and_checks_every_configuration() -> None:
     assert all(b & (b - 1) == 0 and 2 <= b <= 2 * naive for b in tuned.values())    # a candidate
     assert [r.bs for r in rows if r.kind == "tuned"] == [tuned["1"], tuned["2"]]
     assert len(rec["load_average_1min"]) == 1 and len(rec["costs_alone"]) == 1
+
+
+def test_the_stored_record_ships_with_the_package_and_names_its_machine() -> None:
+    import json
+    from pathlib import Path
+
+    packaged = bs.load_record()
+    assert packaged is not None and packaged["machine"]["cpu"] and packaged["date"]
+    repo = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / bs.SPLIT_RESULT
+    if repo.is_file():      # the benchmark's own output and the shipped copy must not drift apart
+        assert json.loads(repo.read_text(encoding="utf-8")) == packaged
+    assert packaged["settings"]["rounds"] >= 5 and set(packaged["settings"]["workers"]) == {1, 2}
+    part = bs.split_part(packaged, False, QUICK)
+    assert all(v.kind == NOT_JUDGED for v in part.verdicts) and part.verdicts
+    assert all(r.band_low_ms is not None for r in bs.split_rows(packaged))
