@@ -631,7 +631,8 @@ def bootstrap_on_workers(stages: StagesOnWorkers, ct: Ciphertext) -> tuple[Ciphe
     CoeffToSlot/SlotToCoeff stage split over the workers (:class:`StagesOnWorkers`): the
     refreshed ciphertext -- the values the bootstrap in one process gives -- and the run's
     :class:`~cryptoffload.crypto.ckks.bootstrap.driver.BootstrapRun` (its CoeffToSlot and
-    SlotToCoeff seconds include the round trips to the workers)."""
+    SlotToCoeff seconds include the round trips to the workers, and in the first bootstrap of
+    ``stages`` the sessions' setup: their keys sent and plaintexts encoded on the workers)."""
     if not hasattr(type(stages.backend), "bootstrapper"):
         raise ConfigError(f"the {stages.backend.name} backend runs no bootstrap of ours (gpu, gpu-twin do)")
     boot = cast(Any, stages.backend).bootstrapper     # not set up: a one-line CkksError
