@@ -43,7 +43,7 @@ class Bootstraps:
     @property
     def bootstrapper(self) -> Bootstrapper:
         """The prepared bootstrap (stages, EvalMod, schedule): for a caller that runs or splits
-        its phases itself (:meth:`Bootstrapper.stage`)."""
+        its phases itself (:meth:`Bootstrapper.run` with its ``stage`` runner, as engines/bootstrap_run.py does)."""
         if self._bootstrapper is None:
             raise CkksError("bootstrap: call bootstrap_setup(plan) first")
         return self._bootstrapper
