@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pytest
 
-from cryptoffload.crypto.paillier import PrivateKey, PublicKey, generate_keypair
+from cryptoffload.crypto.paillier import PlaintextRangeError, PrivateKey, PublicKey, generate_keypair
 from cryptoffload.engines import CpuEngine, EngineClosed, Job, JobFailed
 
 MOD = (1 << 2048) - 159  # an odd 2048-bit modulus: ~1 ms per modexp, slow enough to queue up
@@ -44,8 +44,10 @@ def test_process_engine(keypair: tuple[PublicKey, PrivateKey]) -> None:
         futures = eng.submit_many([Job.encrypt(pk, m) for m in ms] + [Job.modexp(5, 117, MOD)])
         assert sk.raw_decrypt_many([f.result(timeout=60) for f in futures[:-1]]) == ms
         assert futures[-1].result() == pow(5, 117, MOD)
-        bad = eng.submit(Job("paillier.encrypt", (pk.n, pk.hs, pk.n + 1, None)))
-        with pytest.raises(JobFailed, match="plaintext"):
+        with pytest.raises(PlaintextRangeError):                 # refused when made: never queued
+            Job("paillier.encrypt", (pk.n, pk.hs, pk.n + 1, None))
+        bad = eng.submit(Job("paillier.encrypt", (pk.n, pk.n, 1, None)))   # h_s = n: not a unit
+        with pytest.raises(JobFailed, match="not a unit"):
             bad.result(timeout=60)
         assert eng.stats().completed == 7
     with pytest.raises(EngineClosed):
