@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pytest
 
-from cryptoffload.crypto.paillier import PlaintextRangeError, PrivateKey, PublicKey, generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, PlaintextRangeError, PrivateKey, PublicKey, generate_keypair
 from cryptoffload.engines import CpuEngine, EngineClosed, Job, JobFailed
 
 MOD = (1 << 2048) - 159  # an odd 2048-bit modulus: ~1 ms per modexp, slow enough to queue up
@@ -32,6 +32,13 @@ def test_threads_engine_encrypts(keypair: tuple[PublicKey, PrivateKey], engine: 
     assert sk.raw_decrypt_many([f.result() for f in futures]) == ms + ms
     a = secrets.randbits(pk.exp_bits)
     assert engine.submit(Job.encrypt(pk, 42, a)).result() == pk.raw_encrypt(42, a)
+
+
+def test_the_engine_keeps_no_table_of_its_own(keypair: tuple[PublicKey, PrivateKey], engine: CpuEngine) -> None:
+    """The table the engine encrypted with is the encryption service's (one cache per process)."""
+    pk, _ = keypair
+    engine.submit(Job.encrypt(pk, 1)).result()
+    assert engine._encryptors.get(pk.n, pk.hs) is ENCRYPTION.encryptor(pk, "gmp")
     r = pk.random_unit()
     assert engine.submit(Job.encrypt_classic(pk, 42, r)).result() == pk.raw_encrypt_classic(42, r)
 

@@ -120,11 +120,13 @@ def test_a_job_and_encrypt_array_check_once(engine: CpuEngine, keypair: tuple[Pu
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     pk, sk = keypair
     counts = _count_checks(monkeypatch)
-    futures = engine.submit_many([Job.encrypt(pk, 3), Job.encrypt_classic(pk, 4), Job("paillier.encrypt", (pk.n, pk.hs, 5, None))])
+    jobs = [Job.encrypt(pk, 3), Job.encrypt_classic(pk, 4), Job("paillier.encrypt", (pk.n, pk.hs, 5, None))]
+    futures = engine.submit_many(jobs)
     assert sk.raw_decrypt_many([f.result() for f in futures]) == [3, 4, 5]
     assert counts["check_plaintext"] == 3
     counts.clear()
-    assert sk.raw_decrypt_many(encrypt_array(engine, pk, np.arange(6, dtype=np.int64), progress=False)) == list(range(6))
+    cts = encrypt_array(engine, pk, np.arange(6, dtype=np.int64), progress=False)
+    assert sk.raw_decrypt_many(cts) == list(range(6))
     assert counts["check_plaintext"] == 6
     submitted = engine.stats().submitted
     for bad in ([-1], [pk.n], [2.0]):
