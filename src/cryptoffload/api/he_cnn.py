@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from cryptoffload.apps.he_cnn.infer import Session, softmax_top
 from cryptoffload.apps.he_cnn.keys import default_key_dir
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
@@ -83,14 +84,16 @@ def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) 
 
 
 def _pixels(image: Image) -> tuple[npt.NDArray[Any], int | None]:
-    """An image as 28 x 28 pixels in [0, 1] and its label when it is a held-out one."""
+    """An image as 28 x 28 pixels in [0, 1] and its label when it is a held-out one, checked
+    once, here where it enters: pixels by ``check_image``, a file by its decoder, a held-out
+    image by the data set's reader (the session takes it as checked)."""
     if isinstance(image, (int, np.integer)) and not isinstance(image, bool):
         return held_out_image(int(image))
     if isinstance(image, (str, os.PathLike)):
         from cryptoffload.apps.he_cnn.digit_image import load_digit_image
 
         return load_digit_image(Path(image)), None
-    return np.asarray(image, dtype=np.float64), None
+    return check_image(image), None
 
 
 def _key_folder(key_dir: str | os.PathLike[str] | None) -> Path | None:

@@ -40,7 +40,7 @@ from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
-from cryptoffload.report.rows import by_key, column, hidden, table_of
+from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
 from cryptoffload.studies import _ridge_verdicts as rv

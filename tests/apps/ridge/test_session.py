@@ -102,3 +102,27 @@ def test_generated_keys_follow_the_rule(upload_keys: tuple) -> None:
     s = RidgeSession.of_keys(params, keys)
     assert s.upload_pk == upload_keys[0] and s.csp.solve_pk == keys.solve[0]
     assert np.isfinite(s.platform.layout.slot_bits)
+
+
+def test_a_session_of_the_upload_key_makes_providers_only(session: RidgeSession) -> None:
+    """What a Dask worker of the bulk path is given -- parameters and the upload public key --
+    is a session too: its providers are the session's; it has no platform and no CSP."""
+    worker = RidgeSession.of_upload_key(session.params, session.upload_pk, backend="gmpy2")
+    prov = worker.provider(constant_time=False)
+    assert prov.public_key == session.upload_pk and prov.plaintexts == session.provider().plaintexts
+    assert prov._backend == "gmpy2" and not prov._constant_time
+    for part in ("solve_pk", "platform", "csp"):
+        with pytest.raises(ConfigError, match="upload key only|key pairs"):
+            getattr(worker, part)
+
+
+def test_key_sizes_are_checked_by_the_rule_generate_follows() -> None:
+    """The CSP server and the demo check both sizes before anything starts, with the rule the
+    keys are then made by (the demo used to import the CSP server's own copy)."""
+    params = _params()
+    assert RidgeKeys.check_sizes(params, 2048) == (2048, solve_key_bits(params))
+    assert RidgeKeys.check_sizes(params, 1024, 3072, insecure_study_size=True) == (1024, 3072)
+    for upload, solve, message in ((1024, None, "112-bit security"), (1023, None, "even number of bits"),
+                                   (2048, 1024, "112-bit security"), (2048, 2**14, "above the")):
+        with pytest.raises(ConfigError, match=message):
+            RidgeKeys.check_sizes(params, upload, solve)

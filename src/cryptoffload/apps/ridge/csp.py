@@ -50,7 +50,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
 from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.modular import SingularMatrixError
-from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, solve_key_bits, upload_layout
+from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_layout
 from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem, TooFewContributions
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
@@ -64,7 +64,7 @@ from cryptoffload.apps.ridge.server import (
 )
 from cryptoffload.apps.ridge.session import RidgeKeys, RidgeSession
 from cryptoffload.apps.ridge.tokens import BUYER, PLATFORM, allow, csp_credentials
-from cryptoffload.crypto.paillier import PrivateKey, check_key_bits, load_key, save_key
+from cryptoffload.crypto.paillier import PrivateKey, load_key, save_key
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import atomic_write, read_input_text
 
@@ -113,14 +113,6 @@ def _save_keys(session: RidgeSession, key_dir: Path, params: RidgeParams) -> Non
         atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
     except OSError as exc:
         raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
-
-
-def check_key_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | None,
-                    insecure_study_size: bool) -> int:
-    """Both key sizes, checked before anything starts; returns the solve key's (by default
-    max(2048, what exact recovery needs))."""
-    check_key_bits(upload_bits, insecure_study_size)
-    return check_key_bits(solve_key_bits(params, solve_bits), insecure_study_size)
 
 
 class CspService:
@@ -333,7 +325,7 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     ``key_dir``, or a new private folder whose path is printed and which is removed at exit
     (the keys die with the process then, and so does the session); never to stdout."""
     configure_logging()
-    check_key_sizes(params, upload_bits, solve_bits, insecure_study_size)
+    RidgeKeys.check_sizes(params, upload_bits, solve_bits, insecure_study_size=insecure_study_size)
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
     try:

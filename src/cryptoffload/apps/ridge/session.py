@@ -12,7 +12,11 @@ written out four times, the study built its platform twice and its keys beside t
   and :meth:`~RidgeSession.finalize` (steps 4 and 5);
 * the CSP server: :meth:`RidgeSession.of_keys` with the key pairs it made or loaded;
 * the platform and a provider: :meth:`RidgeSession.of_info` with the session they fetched
-  (``GET /params``; public keys only -- a session without keys has no CSP).
+  (``GET /params``; public keys only -- a session without keys has no CSP);
+* a Dask worker of the bulk path (:mod:`.bulk`): :meth:`RidgeSession.of_upload_key`, from the
+  parameters and the upload public key its task carries (a provider's part only);
+* before any key exists -- the CSP server before it binds its port, the demo before it starts
+  a server: :meth:`RidgeKeys.check_sizes`, the sizes :meth:`RidgeKeys.generate` will make.
 
 What a session is not: a place that checks. Each party checks what it needs when it is made
 (a packing that fits the upload key, a solve key large enough for exact recovery) -- a party
@@ -32,7 +36,7 @@ from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import (Aggregate, Aggregator, Csp, Provider, RidgeModel, RidgeResult,
                                               TradingPlatform, check_upload_mode, finalize)
 from cryptoffload.checks import check_int
-from cryptoffload.crypto.paillier import KeyMismatchError, PrivateKey, PublicKey, generate_keypair
+from cryptoffload.crypto.paillier import KeyMismatchError, PrivateKey, PublicKey, check_key_bits, generate_keypair
 from cryptoffload.errors import ConfigError
 
 KeyPair = tuple[PublicKey, PrivateKey]
@@ -57,23 +61,42 @@ class RidgeKeys:
         solve = generate_keypair(solve_key_bits(params, solve_bits), insecure_study_size=insecure_study_size)
         return cls(upload, solve)
 
+    @staticmethod
+    def check_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | None = None, *,
+                    insecure_study_size: bool = False) -> tuple[int, int]:
+        """The sizes :meth:`generate` makes -- the upload key's ``upload_bits`` and the solve
+        key's :func:`~.params.solve_key_bits` -- checked before anything is made or started
+        (a runner whose keys are made elsewhere, later, refuses a bad size at once). Returns
+        both."""
+        return (check_key_bits(upload_bits, insecure_study_size),
+                check_key_bits(solve_key_bits(params, solve_bits), insecure_study_size))
+
 
 class RidgeSession:
     """Parameters and both public keys -- what every party of one session knows -- and, for
     whoever plays the CSP, both key pairs; the parties are made from it, each once (see the
     module docstring). ``backend`` is the Paillier backend every party encrypts with,
-    ``workers`` the platform's threads for the masked solve."""
+    ``workers`` the platform's threads for the masked solve. ``solve_pk`` is None only for a
+    provider's part alone (:meth:`of_upload_key`)."""
 
-    def __init__(self, params: RidgeParams, upload_pk: PublicKey, solve_pk: PublicKey, *,
+    def __init__(self, params: RidgeParams, upload_pk: PublicKey, solve_pk: PublicKey | None, *,
                  keys: RidgeKeys | None = None, backend: str = "auto", workers: int = 1) -> None:
         if keys is not None and (keys.upload[0] != upload_pk or keys.solve[0] != solve_pk):
             raise KeyMismatchError("the session's key pairs are not those of its public keys")
         self.params = params
         self.upload_pk = upload_pk
-        self.solve_pk = solve_pk
+        self._solve_pk = solve_pk
         self.keys = keys
         self.backend = backend
         self.workers = check_int("workers", workers)
+
+    @property
+    def solve_pk(self) -> PublicKey:
+        """The solve key (public); a session of the upload key only has none."""
+        if self._solve_pk is None:
+            raise ConfigError("this ridge session knows the upload key only (a provider's part): the platform's "
+                              "and the CSP's parts need the solve key")
+        return self._solve_pk
 
     @classmethod
     def of_keys(cls, params: RidgeParams, keys: RidgeKeys, *, backend: str = "auto", workers: int = 1) -> "RidgeSession":
@@ -84,6 +107,12 @@ class RidgeSession:
     def of_info(cls, info: SessionInfo, *, backend: str = "auto", workers: int = 1) -> "RidgeSession":
         """The session as a platform or a provider fetched it from the CSP: public keys only."""
         return cls(info.params, info.upload_pk, info.solve_pk, backend=backend, workers=workers)
+
+    @classmethod
+    def of_upload_key(cls, params: RidgeParams, upload_pk: PublicKey, *, backend: str = "auto") -> "RidgeSession":
+        """The session as a provider's part alone knows it -- the parameters and the upload key,
+        what a Dask worker of the bulk path is given (no solve key: it has no platform or CSP)."""
+        return cls(params, upload_pk, None, backend=backend)
 
     @classmethod
     def generate(cls, params: RidgeParams, *, upload_bits: int = 1024, solve_bits: int | None = None,
