@@ -74,7 +74,7 @@ from cryptoffload.crypto.ckks.framing import KIND_NAMES
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.crypto.ckks.timing import timed
-from cryptoffload.engines.dask import DaskRunner
+from cryptoffload.engines.dask import DaskRunner, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
 
@@ -597,7 +597,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     senders = {(src, i) for src, dst, i in sp.baby_sends}
     partial_senders = {src for rnd in sp.reduction for src, _ in rnd}
     base = f"bsgs-{run_id}-{rep}"
-    tasks: dict[str, tuple] = {}
+    tasks: dict[str, Task] = {}
     where: dict[str, str] = {}
     rank: dict[str, int] = {}     # issue order within a class; the class orders first
 

@@ -61,7 +61,7 @@ import socket
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeAlias, TypeVar
 
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, Pems, RunCredentials, new_pems, scheduler_credentials
 from cryptoffload.errors import ConfigError
@@ -69,6 +69,8 @@ from cryptoffload.errors import ConfigError
 log = logging.getLogger("cryptoffload.dask")
 T = TypeVar("T")
 R = TypeVar("R")
+#: A task of a graph: ``(fn, *args)``; an argument that is another task's key is its result.
+Task: TypeAlias = tuple[object, ...]
 
 DEFAULT_PORT = 8786
 _TLS_HINT = " with TLS, and are these its credentials"
@@ -365,7 +367,7 @@ class DaskRunner:
             raise ConfigError(f"no Dask worker at {worker!r} (workers: {', '.join(self.worker_addresses())})")
         return client.submit(fn, *args, workers=[worker], allow_other_workers=False, pure=False, **kwargs)
 
-    def submit_graph(self, tasks: Mapping[str, tuple], *, workers: Mapping[str, str] | None = None,
+    def submit_graph(self, tasks: Mapping[str, Task], *, workers: Mapping[str, str] | None = None,
                      priorities: Mapping[str, int] | None = None) -> dict[str, Any]:
         """Submit a whole task graph in one message; a future per key.
 
