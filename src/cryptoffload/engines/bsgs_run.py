@@ -162,7 +162,7 @@ def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
     return st["records"].pop(rep, [])
 
 
-class _Task(BatchedOps):
+class _Task(BatchedOps[Ciphertext, Plaintext]):
     """Worker-side bookkeeping of one timed task: its clock, op counts and live store. The BSGS
     kernel runs on the task, which counts each op and hands it to the worker's backend (a
     recording backend would cost more than a ciphertext addition per op)."""

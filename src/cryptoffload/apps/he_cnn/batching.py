@@ -98,10 +98,11 @@ class BatchPlan:
         """``rescale(W x + b)``: the products as one batched op (a GPU backend runs the whole
         layer in one launch; elsewhere the scalar products one by one), then the biases and
         the rescales."""
-        accs = ev.mul_scalar_sums(xs, W, name)
-        for r, acc in enumerate(accs):
+        accs: list[Ciphertext] = []
+        for r, acc in enumerate(ev.mul_scalar_sums(xs, W, name)):
             if acc is None:
                 raise ConfigError(f"{name}: row {r} has only zero weights")
+            accs.append(acc)
         return ev.rescale_many([ev.add_plain(acc, ev.encode(float(b[r]), like=acc)) for r, acc in enumerate(accs)])
 
     def _conv_terms(self, cts: Sequence[Ciphertext], bw: BatchWeights, chn: int, i: int, j: int) -> list[tuple[Ciphertext, Plaintext]]:

@@ -94,7 +94,7 @@ def _are_close(a: float, b: float) -> bool:
     return bool(abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0))
 
 
-class CkksBackend(BatchedOps, ABC):
+class CkksBackend(BatchedOps["Ciphertext", "Plaintext"], ABC):
     """CKKS on real-valued slot vectors. Every method returns new objects (inputs are not changed).
 
     The abstract methods are the contract other code is written against; the concrete ones
@@ -104,6 +104,9 @@ class CkksBackend(BatchedOps, ABC):
 
     name: str = "abstract"
     params: CkksParams
+    #: The data primes of the modulus chain, level 0 first (SEAL's: :class:`CheckedBackend`
+    #: sets them; a recording backend reads its inner backend's).
+    primes: tuple[int, ...]
     #: True when ``rotate_many`` shares the key-switch decomposition across steps (hoisting).
     hoists_rotations: bool = False
     #: Slot ``j`` is the plaintext polynomial's value at ``zeta**(g**j)`` (``zeta`` a primitive
@@ -218,6 +221,10 @@ class CkksBackend(BatchedOps, ABC):
     def label(self, obj: Handle, name: str) -> Handle:
         """Name a value (a stored weight, the client's image) and return it unchanged."""
         return obj
+
+    def encode_at(self, value: float, like: Ciphertext, name: str) -> Plaintext:
+        """The constant ``value`` encoded at ``like``'s level (default scale), labelled ``name``."""
+        return self.label(self.encode(value, level=self.level(like)), name)
 
     # -- asynchronous devices ----------------------------------------------------------------
     def synchronize(self) -> None:

@@ -29,16 +29,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap import dft, evalmod, lintrans
+from cryptoffload.crypto.ckks.bootstrap.chebyshev import at_level
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.bootstrap.scales import factor_for, prescale_for
 from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
+from cryptoffload.io import JsonDict
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
+
+_A = TypeVar("_A")
+_R = TypeVar("_R")
 
 __all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "rotation_steps", "transforms"]
 
@@ -103,7 +111,7 @@ class BootstrapRun:
     def total_s(self) -> float:
         return sum(self.seconds.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"seconds": dict(self.seconds), "total_s": self.total_s, "level_in": self.level_in,
                 "level_out": self.level_out, "message_ratio_bits": self.message_ratio_bits}
 
@@ -114,7 +122,7 @@ class Bootstrapper:
     once. ``message_ratio_bits``: ``r`` (see the module docstring); ``eval_mod``: EvalMod's
     parameters (default: :func:`.evalmod.choose` for the backend's raise bound)."""
 
-    def __init__(self, ev: Any, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
+    def __init__(self, ev: CkksBackend, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
                  eval_mod: evalmod.EvalModParams | None = None) -> None:
         self.ev, self.plan = ev, plan
         ring = ev.params.poly_modulus_degree
@@ -237,7 +245,7 @@ class Bootstrapper:
         return self.eval_mod.depth - self.eval_mod.double_angles - (2 if self.eval_mod.arcsine else 0)
 
     # -- the phases --------------------------------------------------------------------------------
-    def _scale_down(self, ct: Any) -> Any:
+    def _scale_down(self, ct: Ciphertext) -> Ciphertext:
         """``ct`` at level 0 with the scale EvalMod wants its message at (one of the program's
         levels spent if ``ct`` is above 0); an input at level 0 is taken as it is, unless its
         message is not at least 2^MIN_RATIO_BITS below ``q_0``."""
@@ -252,9 +260,9 @@ class Bootstrapper:
             return ct
         want = prescale_for(self.input_scale, float(ev.primes[lv]))
         low = ev.rescale(ev.mul_const(ct, 1.0, scale=factor_for(ev.scale(ct), want)))
-        return low if ev.level(low) == 0 else ev.mod_switch_to(low, 0)
+        return at_level(ev, low, 0)
 
-    def _raise(self, ct: Any) -> Any:
+    def _raise(self, ct: Ciphertext) -> Ciphertext:
         ev = self.ev
         raised = ev.mod_raise(ct, self.schedule.top)
         if self.sparse:
@@ -262,13 +270,13 @@ class Bootstrapper:
                 raised = ev.add(raised, ev.rotate(raised, step))
         return raised
 
-    def _stages(self, name: str, ct: Any, encoded: list[lintrans.EncodedStage]) -> Any:
+    def _stages(self, name: str, ct: Ciphertext, encoded: list[lintrans.EncodedStage]) -> Ciphertext:
         for i, enc in enumerate(encoded):
             self.ev.set_phase(f"{name}:{i}")
             ct = lintrans.apply(self.ev, ct, enc)
         return ct
 
-    def _coeff_to_slot(self, ct: Any) -> list[Any]:
+    def _coeff_to_slot(self, ct: Ciphertext) -> list[Ciphertext]:
         ev = self.ev
         assert self._encoded_cts is not None
         w = self._stages("CoeffToSlot", ct, self._encoded_cts)
@@ -278,7 +286,7 @@ class Bootstrapper:
             return [ev.add(w, conj)]
         return [ev.add(w, conj), ev.mul_const(ev.sub(w, conj), -1j, scale=1.0)]
 
-    def _slot_to_coeff(self, parts: list[Any]) -> Any:
+    def _slot_to_coeff(self, parts: list[Ciphertext]) -> Ciphertext:
         ev = self.ev
         assert self._encoded_stc is not None
         ev.set_phase("SlotToCoeff:join")
@@ -289,7 +297,7 @@ class Bootstrapper:
             ct = ev.add(ct, ev.rotate(ct, self.n))
         return ct
 
-    def run(self, ct: Any) -> tuple[Any, BootstrapRun]:
+    def run(self, ct: Ciphertext) -> tuple[Ciphertext, BootstrapRun]:
         """The bootstrap of ``ct``: a ciphertext of the same values and scale at
         :attr:`Schedule.after`, and the run's timing."""
         ev = self.ev
@@ -299,7 +307,7 @@ class Bootstrapper:
         out_scale = ev.scale(ct)
         phase_before = getattr(ev, "phase", None)
 
-        def step(name: str, fn: Any, arg: Any) -> Any:
+        def step(name: str, fn: Callable[[_A], _R], arg: _A) -> _R:
             ev.set_phase(name)
             with timed(ev) as t:
                 out = fn(arg)
@@ -318,7 +326,7 @@ class Bootstrapper:
         return out, report
 
 
-def _overflow_bound(ev: Any) -> int:
+def _overflow_bound(ev: CkksBackend) -> int:
     """``K``: the bound on ``|I|`` after the backend's mod-raise, from the Hamming weight of the
     secret it raises under (``|I| <= (h + 1) / 2``)."""
     weight = getattr(ev, "raise_weight", None)
