@@ -23,7 +23,7 @@ import secrets
 from contextlib import contextmanager
 from pathlib import Path
 import stat
-from typing import IO, Any, Iterable, Iterator, Mapping, Sequence, TypeAlias
+from typing import IO, Any, Iterable, Iterator
 
 from cryptoffload.errors import CryptoffloadError, InputError, OutputError
 
@@ -266,13 +266,6 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str, *, mode: int |
     with atomic_writer(path, mode=mode, text=isinstance(data, str), overwrite=overwrite) as fh:
         fh.write(data)
     return Path(path)
-
-
-#: A value JSON can hold. ``Mapping`` and ``Sequence`` (read-only, so covariant): a
-#: ``dict[str, float]`` or a ``list[list[int]]`` is one as it is. What results' ``to_dict`` give.
-JsonValue: TypeAlias = "None | bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue]"
-#: A JSON object.
-JsonDict: TypeAlias = "dict[str, JsonValue]"
 
 
 def json_safe(obj: Any) -> Any:

@@ -81,7 +81,7 @@ from cryptoffload.crypto.ckks import (
     make_backend,
     peek_context,
 )
-from cryptoffload.crypto.ckks.framing import peek_context_header
+from cryptoffload.crypto.ckks.framing import galois_steps, peek_context_header
 from cryptoffload.crypto.ckks.inflate import InflateLimit
 from cryptoffload.crypto.ckks.rotations import rotation_plan
 from cryptoffload.crypto.ckks.timing import timed
@@ -227,8 +227,12 @@ class HeCnnServer:
         try:
             header = peek_context_header(data)
             params = CkksParams.from_dict(header.get("params"))
-            listed = [(_galois_step(step, self.params.slots), str(name)) for step, name in header.get("galois", [])]
-            sections = {str(name) for name, _size in header.get("sections", [])}
+            listed = [(_galois_step(step, self.params.slots), name)
+                      for step, name in galois_steps(header, "serialised context")]
+            named = header.get("sections", [])
+            if not isinstance(named, list) or not all(isinstance(item, list) and item for item in named):
+                raise ValueError("sections")
+            sections = {str(item[0]) for item in named}
         except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
             raise RequestError(400, "bad_context", str(exc)) from None
         except (TypeError, ValueError):

@@ -40,7 +40,7 @@ from cryptoffload.crypto.ckks.bootstrap.scales import factor_for, prescale_for
 from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
-from cryptoffload.io import JsonDict
+from cryptoffload.checks import JsonDict
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext

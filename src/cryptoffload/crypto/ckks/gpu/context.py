@@ -11,12 +11,13 @@ rotation keys; the ephemeral secret itself is never kept.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.errors import CkksError
-from cryptoffload.crypto.ckks.framing import KIND_SECRET
+from cryptoffload.checks import JsonDict
+from cryptoffload.crypto.ckks.framing import KIND_SECRET, galois_steps
 from cryptoffload.crypto.ckks.gpu import serial
 from cryptoffload.crypto.ckks.gpu.kernelset import Array
 from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
 
 
-def sections(be: RnsCkksBackend, kind: int) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+def sections(be: RnsCkksBackend, kind: int) -> tuple[JsonDict, list[tuple[str, bytes]]]:
     """The header and the sections of ``be``'s context of ``kind`` (public: no secret key)."""
     host, keys = be.scheme.ar.to_host, be._keys
     steps = sorted(be._galois.items())
@@ -38,7 +39,7 @@ def sections(be: RnsCkksBackend, kind: int) -> tuple[dict[str, Any], list[tuple[
         out.append(("galois", b"".join(serial.residues_to_bytes(host(keys.get(("galois", k)))) for k, _ in steps)))
     if "conj" in keys:
         out.append(("conj", serial.residues_to_bytes(host(keys.get("conj")))))
-    header: dict[str, Any] = {"params": be.params.to_dict(), "galois": steps, "insecure_study": be.insecure_study}
+    header: JsonDict = {"params": be.params.to_dict(), "galois": steps, "insecure_study": be.insecure_study}
     enc = be._encapsulation
     if enc is not None:
         header["ephemeral_weight"] = enc.weight
@@ -51,7 +52,7 @@ def sections(be: RnsCkksBackend, kind: int) -> tuple[dict[str, Any], list[tuple[
     return header, out
 
 
-def load_keys(be: RnsCkksBackend, header: dict[str, Any], sec: dict[str, bytes], what: str) -> None:
+def load_keys(be: RnsCkksBackend, header: JsonDict, sec: dict[str, bytes], what: str) -> None:
     """Put the public and evaluation keys of a context into ``be`` (a fresh backend)."""
     ring = be.scheme.ring
     n, k, g = ring.n, ring.rows, len(ring.digits)
@@ -62,10 +63,7 @@ def load_keys(be: RnsCkksBackend, header: dict[str, Any], sec: dict[str, bytes],
     be._pk = load(sec["public"], (2, k, n), "public")
     if "relin" in sec:
         be._keys.put("relin", load(sec["relin"], (g, 2, k, n), "relinearisation"))
-    try:
-        steps = [(int(st), str(nm)) for st, nm in header.get("galois", [])]
-    except (TypeError, ValueError):
-        raise CkksError(f"malformed {what}: Galois steps") from None
+    steps = galois_steps(header, what)
     if any(not 0 < st < be.slots for st, _ in steps):
         raise CkksError(f"malformed {what}: a Galois step is out of range")
     blob = sec.get("galois", b"")
