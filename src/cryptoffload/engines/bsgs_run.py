@@ -64,9 +64,10 @@ import uuid
 from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks import (KIND_PUBLIC, Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context,
                                      peek_context)
@@ -77,6 +78,9 @@ from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.engines.dask import DaskRunner, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
+
+if TYPE_CHECKING:
+    from distributed import Future
 
 __all__ = ["SWITCH_INTERVAL_S", "BsgsRunResult", "TaskRecord", "run_bsgs", "verify", "worker_switch_interval"]
 
@@ -98,6 +102,9 @@ SWITCH_INTERVAL_S = 0.001
 _BACKENDS: "OrderedDict[str, CkksBackend]" = OrderedDict()   # context digest -> backend
 _MAX_BACKENDS = 4
 _RUNS: dict[str, dict[str, Any]] = {}                        # run id -> inputs, plaintexts, live
+#: what a task leaves on its worker: device, kind, label, start, end, op counts, bytes in, op seconds
+_Record: TypeAlias = tuple[int, str, str, float, float, dict[str, int], int, dict[str, float]]
+_R = TypeVar("_R")
 
 
 def _worker_has_backend(digest: str) -> bool:
@@ -152,7 +159,7 @@ def _worker_teardown(run_id: str) -> bool:
     return _RUNS.pop(run_id, None) is not None
 
 
-def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
+def _worker_collect(run_id: str, rep: int) -> list[_Record]:
     """This worker's task records of one repeat; frees that repeat's ciphertexts."""
     st = _RUNS.get(run_id)
     if st is None:
@@ -177,7 +184,7 @@ class _Task(BatchedOps[Ciphertext, Plaintext]):
         self.op_s = dict.fromkeys(OP_NAMES, 0.0)
         self.bytes_in = 0
 
-    def _timed(self, name: str, fn: Any, *args: Any) -> Any:
+    def _timed(self, name: str, fn: Callable[..., _R], *args: object) -> _R:
         """Run one op and add its time on the worker's device (waited for: on a GPU backend the
         kernels, not their launch; :func:`~cryptoffload.crypto.ckks.timing.timed`)."""
         with timed(self.be) as t:
@@ -244,7 +251,7 @@ def _task_recv(run_id: str, rep: int, device: int, src: int, babies: tuple[int, 
 
 
 def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tuple[int, ...],
-                after: list[Any], out: bool) -> bytes | None:
+                after: Sequence[object], out: bool) -> bytes | None:
     del after   # only orders this task after the baby steps it uses
     t = _Task(run_id, rep, device, "giant", " ".join(map(str, giants)))
     plain = t.st["plain"][device]
@@ -257,7 +264,7 @@ def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tu
     return data
 
 
-def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, after: Any,
+def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, after: object,
                  out: bool) -> bytes | None:
     del after   # orders this task after the one that made this device's partial
     t = _Task(run_id, rep, device, "reduce", f"from {src}")
@@ -335,8 +342,8 @@ def _ctx_digest(context: bytes) -> str:
     return hashlib.blake2b(context, digest_size=16).hexdigest()
 
 
-def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: Any, repeats: Any,
-           warmup: Any, hoisted: bool) -> tuple[np.ndarray, bytes, bytes]:
+def _check(runner: object, backend: object, diagonals: object, shape: object, sp: object, ct: object, repeats: object,
+           warmup: object, hoisted: bool) -> tuple[np.ndarray, bytes, bytes]:
     """Validate the inputs; ``(diagonals as an array, input bytes, public context)``."""
     if not isinstance(runner, DaskRunner):
         raise ConfigError(f"runner must be a DaskRunner, got {type(runner).__name__}")
@@ -403,7 +410,7 @@ def _public_context(backend: CkksBackend) -> bytes:
     return context
 
 
-def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,
+def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: ArrayLike, shape: BsgsShape, sp: Split,
              ct: Ciphertext, *, repeats: int = 1, warmup: int = 1, hoisted: bool = False,
              batched: bool = True, switch_interval_s: float | None = SWITCH_INTERVAL_S) -> BsgsRunResult:
     """Run the product ``sp`` (a :func:`~cryptoffload.workloads.bsgs.split` of ``shape``) of the
@@ -433,7 +440,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     return _result(runs, shape, sp, session, hoisted=hoisted, repeats=repeats, setup_s=setup_s, note=note)
 
 
-def _check_options(shape: BsgsShape, batched: Any, switch_interval_s: Any) -> None:
+def _check_options(shape: BsgsShape, batched: object, switch_interval_s: object) -> None:
     """Refuse options the execution does not have (the inputs themselves: :func:`_check`)."""
     if not isinstance(batched, bool):
         raise ConfigError(f"batched must be True or False, got {batched!r}")
@@ -456,7 +463,7 @@ class _Session:
     dev_worker: tuple[str, ...]     # device d's worker
     used: list[str]                 # the workers that hold a device, sorted
     workers: int                    # how many workers the cluster has
-    pending: list[Any] = field(default_factory=list)
+    pending: list[Future[object]] = field(default_factory=list)
     previous: list[float] = field(default_factory=list)
 
 
@@ -591,7 +598,7 @@ class _OneRun:
 
 def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
               dev_worker: Sequence[str], used: Sequence[str], hoisted: bool, batched: bool,
-              pending: list[Any]) -> _OneRun:
+              pending: list[Future[object]]) -> _OneRun:
     """Submit one timed run as one graph, wait for it, collect its records."""
     pending.clear()
     senders = {(src, i) for src, dst, i in sp.baby_sends}
@@ -601,7 +608,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     where: dict[str, str] = {}
     rank: dict[str, int] = {}     # issue order within a class; the class orders first
 
-    def add(cls: int, fn: Any, d: int, name: str, *args: Any) -> str:
+    def add(cls: int, fn: Callable[..., object], d: int, name: str, *args: object) -> str:
         key = f"{base}-{name}"
         tasks[key] = (fn, run_id, rep, d, *args)
         where[key] = dev_worker[d]
@@ -660,6 +667,8 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     wall = time.perf_counter() - t0
     runner.wait(pending)
     result = runner.gather(final)
+    if not isinstance(result, bytes):   # the final partial sum's task returns its ciphertext's bytes
+        raise AssertionError(f"the BSGS graph returned a {type(result).__name__}")
     raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
     pending.clear()
     del futures, final
@@ -670,8 +679,8 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     return _OneRun(wall, span, records, result)
 
 
-def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: Any, shape: BsgsShape,
-           x: Any) -> float:
+def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: ArrayLike, shape: BsgsShape,
+           x: ArrayLike) -> float:
     """Decrypt ``result`` with ``backend`` (the client's, holding the secret key) and return
     the largest absolute slot error against the plaintext product
     :func:`~cryptoffload.workloads.bsgs.bsgs_plain` (``M @ x`` for the matrix of ``diagonals``)."""
