@@ -15,9 +15,10 @@ same CKKS interface, so it runs on SEAL, the emulator and the recording backend 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, SquareForm
@@ -59,7 +60,7 @@ class BatchPlan:
     def top(self) -> int:
         return self.params.levels
 
-    def pack_images(self, images: Any) -> list[np.ndarray]:
+    def pack_images(self, images: ArrayLike) -> list[np.ndarray]:
         """Client side: (n, 28, 28) images -> 784 slot vectors (pixel-major)."""
         arr = np.asarray(images, dtype=np.float64)
         c = self.config

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -105,7 +105,7 @@ def _split(n: int, baby: int | None) -> tuple[int, int]:
     return baby, n // baby
 
 
-def pack_image(image: Any, config: ModelConfig, slots: int) -> np.ndarray:
+def pack_image(image: object, config: ModelConfig, slots: int) -> np.ndarray:
     """Client side of the per-channel layout (needs the architecture, not the weights): the
     image replicated into ``config.channels`` blocks of 32 x 32 slots, row stride 32.
     Refuses an image that is not 28 x 28 in [0, 1] with a ConfigError."""
@@ -245,7 +245,7 @@ class PerChannelPlan:
         """Level of the encrypted image (the parameters' top level)."""
         return self.params.levels
 
-    def pack_image(self, image: Any) -> np.ndarray:
+    def pack_image(self, image: object) -> np.ndarray:
         """Client side: the image replicated into the channel blocks (refuses a wrong shape)."""
         return pack_image(image, self.config, self.slots)
 

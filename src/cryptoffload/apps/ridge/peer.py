@@ -59,6 +59,8 @@ class Peer:
                                     code="bad_answer") from None
         try:
             err = _http.parse_json(body, f"the {self.role}'s error answer")
+            if not isinstance(err, dict):   # parse_json checked it is an object
+                raise TypeError("not an object")
             text, code = str(err["message"]), str(err["error"])
         except (_http.MalformedJSON, KeyError, TypeError):
             text, code = f"HTTP {status}", "http_error"

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.procfs import CLK_TCK, read_proc_stat
 from cryptoffload.apps.tls.detect import KtlsSupport, detect_ktls, read_tls_stat, tls_stat_delta, verify_mode
 from cryptoffload.apps.tls.measure import fetch_series, file_sha256, make_files, size_label, verify_download
@@ -80,7 +81,7 @@ class GuestCell:
     sha256_ok: bool = False
     fetches: list[FetchRecord] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         d = asdict(self)
         for f, rec in zip(d["fetches"], self.fetches):
             f["ktls_engaged"] = rec.ktls_engaged
