@@ -15,7 +15,7 @@ import json
 import math
 import numbers
 import re
-from typing import Any, Mapping, Sequence, TypeAlias
+from typing import Any, Mapping, NoReturn, Sequence, TypeAlias
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -427,11 +427,11 @@ def _json_float(text: str) -> float:
     return value
 
 
-def _json_constant(name: str) -> Any:
+def _json_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON (only finite numbers are)")
 
 
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _json_object(pairs: list[tuple[str, JsonValue]]) -> JsonDict:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()

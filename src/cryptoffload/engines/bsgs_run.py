@@ -64,7 +64,7 @@ import uuid
 from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeAlias, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -75,12 +75,9 @@ from cryptoffload.crypto.ckks.framing import KIND_NAMES
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.crypto.ckks.timing import timed
-from cryptoffload.engines.dask import DaskRunner, Task
+from cryptoffload.engines.dask import DaskRunner, Pending, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
-
-if TYPE_CHECKING:
-    from distributed import Future
 
 __all__ = ["SWITCH_INTERVAL_S", "BsgsRunResult", "TaskRecord", "run_bsgs", "verify", "worker_switch_interval"]
 
@@ -463,7 +460,7 @@ class _Session:
     dev_worker: tuple[str, ...]     # device d's worker
     used: list[str]                 # the workers that hold a device, sorted
     workers: int                    # how many workers the cluster has
-    pending: list[Future[object]] = field(default_factory=list)
+    pending: Pending = field(default_factory=list)
     previous: list[float] = field(default_factory=list)
 
 
@@ -598,7 +595,7 @@ class _OneRun:
 
 def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
               dev_worker: Sequence[str], used: Sequence[str], hoisted: bool, batched: bool,
-              pending: list[Future[object]]) -> _OneRun:
+              pending: Pending) -> _OneRun:
     """Submit one timed run as one graph, wait for it, collect its records."""
     pending.clear()
     senders = {(src, i) for src, dst, i in sp.baby_sends}
@@ -667,8 +664,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     wall = time.perf_counter() - t0
     runner.wait(pending)
     result = runner.gather(final)
-    if not isinstance(result, bytes):   # the final partial sum's task returns its ciphertext's bytes
-        raise AssertionError(f"the BSGS graph returned a {type(result).__name__}")
+    assert isinstance(result, bytes)   # the final partial sum's task returns its ciphertext's bytes
     raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
     pending.clear()
     del futures, final

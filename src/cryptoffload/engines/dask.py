@@ -77,6 +77,8 @@ R = TypeVar("R")
 A = TypeVar("A")
 #: A task of a graph: ``(fn, *args)``; an argument that is another task's key is its result.
 Task: TypeAlias = tuple[object, ...]
+#: The futures of submitted tasks still held (dropping them lets Dask release the results).
+Pending: TypeAlias = "list[Future[object]]"
 
 DEFAULT_PORT = 8786
 _TLS_HINT = " with TLS, and are these its credentials"
@@ -494,11 +496,7 @@ class DaskRunner:
         client = self._live()
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {fn!r}")
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
-        if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int)
-                                          or max_in_flight < 1):
-            raise ConfigError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
+        _check_chunk_options(retries, max_in_flight)
         items: list[T | None] = list(chunks)
         self.peak_in_flight = 0
         if not items:
@@ -537,8 +535,7 @@ class DaskRunner:
                 del f
                 window.fill()
                 self.peak_in_flight = window.peak
-                # without an initial value the first result seeds the fold (A is R then)
-                acc = cast(A, v) if isinstance(acc, _Missing) else reduce(acc, v)
+                acc = cast(A, v) if isinstance(acc, _Missing) else reduce(acc, v)   # no initial: A is R
                 del v
                 if bar is not None:
                     bar.advance(task, 1)
@@ -591,6 +588,15 @@ class _Window(Generic[T, R]):
                 self.client.cancel(list(self.pending.values()))
             self.pending.clear()
         self.next = self.total
+
+
+def _check_chunk_options(retries: object, max_in_flight: object) -> None:
+    """:meth:`DaskRunner.map_chunks`' options, refused before anything is submitted."""
+    if not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+    if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int)
+                                      or max_in_flight < 1):
+        raise ConfigError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
 
 
 def _check_resources(resources: Mapping[str, float] | None) -> dict[str, float] | None:

@@ -68,9 +68,6 @@ FETCHED_KINDS = (PLAINTEXT, KEY)
 OpTime = Callable[["HEOp", CkksParams], float]
 
 
-
-
-
 class ProgramSummary(TypedDict):
     """What :meth:`HEProgram.summary` says about a program: its size, ops and bytes (and its
     compute time under a cost model, its measured wall time when the trace has one)."""

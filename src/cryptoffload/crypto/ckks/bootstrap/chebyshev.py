@@ -125,7 +125,6 @@ def evaluate_split(coeffs: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     return node(np.asarray(coeffs, dtype=np.float64))
 
 
-
 def at_level(ev: CkksBackend, ct: Ciphertext, level: int) -> Ciphertext:
     """``ct`` moved down to ``level`` (``mod_switch_to``; itself when it is there already)."""
     if ev.level(ct) == level:
