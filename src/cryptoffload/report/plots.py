@@ -12,13 +12,15 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.legend import Legend  # noqa: E402
 from matplotlib.transforms import offset_copy  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
@@ -31,7 +33,7 @@ BELOW_PT = 44.0
 MIN_TICK_GAP = 1 / 12
 
 
-def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, *, where: str = "right",
+def legend_outside(ax: Axes, handles: Sequence[Artist] | None = None, *, where: str = "right",
                    fontsize: float = 8) -> Legend:
     """A legend beside (``right``) or under (``below``) the axes, never over the data; long
     labels wrap. Save with ``bbox_inches="tight"`` (:func:`save`) so the figure grows to hold it."""
@@ -79,7 +81,7 @@ def integer_log_ticks(ax: Axes, values: Sequence[float], axis: str = "x") -> boo
     return True
 
 
-def save(fig: Any, path: Path) -> None:
+def save(fig: Figure, path: Path) -> None:
     """Save tight (an outside legend is inside the picture) and close, even when saving fails."""
     try:
         fig.savefig(path, bbox_inches="tight")

@@ -314,7 +314,7 @@ class BenchResult:
     tls_stat_delta: dict[str, dict[str, int]]
     cpu_source: str
     elapsed_s: float
-    support: Optional[dict[str, Any]] = None
+    support: Optional[JsonDict] = None
 
     def cell(self, mode: str, file: str, client: str) -> CellResult:
         for c in self.cells:
