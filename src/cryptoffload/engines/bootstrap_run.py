@@ -57,7 +57,7 @@ from cryptoffload.crypto.ckks.bootstrap import dft, lintrans
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.engines import ckks_workers
 from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S, TaskRecord, worker_switch_interval
-from cryptoffload.engines.dask import DaskRunner
+from cryptoffload.engines.dask import DaskRunner, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, split
 
@@ -440,10 +440,10 @@ class StageSession:
         return (f"{sp.devices} devices on {workers} workers (round-robin: device d on worker d mod {workers}); "
                 "devices sharing a worker run one after another")
 
-    def _graph(self, sp: Split, rep: int, dev_worker: Sequence[str]) -> tuple[dict[str, tuple], dict[str, str], str]:
+    def _graph(self, sp: Split, rep: int, dev_worker: Sequence[str]) -> tuple[dict[str, Task], dict[str, str], str]:
         """The run's tasks, where each runs, and the key of the one that makes the result."""
         base = f"bstage-{self.sid}-{rep}"
-        tasks: dict[str, tuple] = {}
+        tasks: dict[str, Task] = {}
         where: dict[str, str] = {}
         partial_key: dict[int, str] = {}
         for share in sp.shares:
@@ -473,6 +473,7 @@ class StageSession:
             wall = time.perf_counter() - t0
             runner.wait(list(futures.values()))
             result = runner.gather(futures[final_key])
+            assert isinstance(result, bytes)   # the final partial sum's task returns its ciphertext's bytes
         except BaseException:
             if runner.client is not None:
                 runner.client.cancel(list(futures.values()))

@@ -33,12 +33,14 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Sequence
 
 from cryptoffload.engines.base import Engine, EngineStats, Job, JobFuture
 from cryptoffload.errors import ConfigError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from cryptoffload.crypto.paillier.keys import PublicKey
 
 CLIENT_MODES: tuple[str, ...] = ("sync", "threads", "coro1", "coro2", "batch")
@@ -287,8 +289,8 @@ def run_mode(mode: str, engine: Engine, pk: PublicKey, messages: Sequence[int], 
         ciphertexts=work.ciphertexts, stats=engine.stats())
 
 
-def encrypt_array(engine: Engine, pk: PublicKey, values: Any, *, progress: bool = True, chunk: int = 4096,
-                  threshold: int = PROGRESS_THRESHOLD) -> list[int]:
+def encrypt_array(engine: Engine, pk: PublicKey, values: Iterable[int] | np.ndarray, *, progress: bool = True,
+                  chunk: int = 4096, threshold: int = PROGRESS_THRESHOLD) -> list[int]:
     """DJN ciphertext integers for a list or numpy array (object or integer dtype) of
     plaintexts, submitted in chunks with the next chunk queued while one is computed; a
     ``rich`` progress bar shows for ``threshold`` values or more when ``progress``."""

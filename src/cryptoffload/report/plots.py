@@ -20,13 +20,15 @@ import math
 import re
 import textwrap
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.legend import Legend  # noqa: E402
 from matplotlib.transforms import offset_copy  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
@@ -50,7 +52,7 @@ BELOW_PT = 44.0
 MIN_TICK_GAP = 1 / 12
 
 
-def legend_outside(ax: Axes, handles: Sequence[Any] | None = None, *, where: str = "right",
+def legend_outside(ax: Axes, handles: Sequence[Artist] | None = None, *, where: str = "right",
                    fontsize: float = 8) -> Legend:
     """A legend beside (``right``) or under (``below``) the axes, never over the data; long
     labels wrap. Save with ``bbox_inches="tight"`` (:func:`save`) so the figure grows to hold it."""
@@ -105,7 +107,7 @@ TITLE_KEY, SERIES_KEY = "Title", "cryptoffload-series"
 MAX_PANEL_SERIES = 8
 
 
-def describe(fig: Any) -> list[dict[str, str]]:
+def describe(fig: Figure) -> list[dict[str, str]]:
     """Every labelled line of ``fig`` as :data:`SERIES_KEY` records it (for a figure a study drew
     itself; :func:`line_plot` and :func:`bar_plot` say what they drew, provenance included)."""
     out = []
@@ -117,13 +119,13 @@ def describe(fig: Any) -> list[dict[str, str]]:
     return out
 
 
-def _title(fig: Any) -> str:
+def _title(fig: Figure) -> str:
     sup = fig.get_suptitle()
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
     return " ".join((sup or (titles[0] if titles else "")).split())
 
 
-def save(fig: Any, path: Path, series: Sequence[Mapping[str, str]] | None = None) -> None:
+def save(fig: Figure, path: Path, series: Sequence[Mapping[str, str]] | None = None) -> None:
     """Save tight (an outside legend is inside the picture) and close, even when saving fails.
 
     The PNG carries its title and its series (:data:`TITLE_KEY`, :data:`SERIES_KEY`): the report

@@ -51,6 +51,7 @@ from cryptoffload.apps.ridge.chunks import ChunkAccountingError, ChunkLedger, Ch
 from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
 from cryptoffload.apps.ridge.session import RidgeSession
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
 
@@ -273,7 +274,7 @@ class BulkRun:
         """Records per worker that ran, largest first."""
         return sorted(self.result.records_by_worker.values(), reverse=True)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         d = asdict(self.result)
         for k in ("aggregate", "xtx", "xty", "records_by_worker", "chunks"):
             d.pop(k)

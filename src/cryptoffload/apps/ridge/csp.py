@@ -48,7 +48,7 @@ from cryptoffload.apps._credentials import Credentials, private_dir
 from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
-from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.messages import Message, ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.modular import SingularMatrixError
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_layout
 from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem, TooFewContributions
@@ -157,7 +157,7 @@ class CspService:
 
     async def _status(self, request: web.Request) -> web.Response:
         """The state for anyone; the committed counts for the platform and the buyer only."""
-        fields: dict[str, Any] = {"role": "csp", "state": self.state(), "solve_key": self.csp.solve_pk.fingerprint.hex()}
+        fields: Message = {"role": "csp", "state": self.state(), "solve_key": self.csp.solve_pk.fingerprint.hex()}
         if request.headers.get("Authorization") is not None:
             self.credentials.identify(request.headers.get("Authorization"))
             c = self.store.commitment() or {}
@@ -167,36 +167,38 @@ class CspService:
     async def _message(self, request: web.Request) -> web.Response:
         role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
         msg = await parse(await _http.read_body(request, self.max_body), self._expected)
-        allowed, handler = self._handlers[msg["type"]]
-        allow(role, allowed, f"'{msg['type']}'")
-        self._replay.check(msg["message_id"])
-        await run(self.store.remember_message, msg["message_id"], msg["type"])
+        kind, mid = m.envelope(msg)
+        allowed, handler = self._handlers[kind]
+        allow(role, allowed, f"'{kind}'")
+        self._replay.check(mid)
+        await run(self.store.remember_message, mid, kind)
         return json_response(await handler(msg))
 
     # -- 1. the commitment --------------------------------------------------------------------
-    def _commitment_of(self, msg: dict[str, Any]) -> dict[str, Any]:
-        c: dict[str, Any] = {}
+    def _commitment_of(self, msg: Message) -> Message:
+        c: Message = {}
         for name in ("aggregate_sha256", "uploads_sha256"):
             v = msg.get(name)
             if not isinstance(v, str) or not _HEX64.fullmatch(v):
                 raise ProtocolError(f"field {name!r} must be 64 lowercase hex digits", code="malformed")
             c[name] = v
-        c["records"] = m.int_field(msg, "records", 1, self.params.max_records)
-        c["uploads"] = m.int_field(msg, "uploads", 1, self.params.max_records)
-        c["providers"] = m.int_field(msg, "providers", 1, min(c["uploads"], MAX_PROVIDERS))
-        contributions = msg.get("contributions")
-        if not isinstance(contributions, list) or len(contributions) != c["providers"] or any(
-                isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in contributions) \
-                or sum(contributions) != c["records"]:
+        c["records"] = records = m.int_field(msg, "records", 1, self.params.max_records)
+        c["uploads"] = uploads = m.int_field(msg, "uploads", 1, self.params.max_records)
+        c["providers"] = providers = m.int_field(msg, "providers", 1, min(uploads, MAX_PROVIDERS))
+        try:
+            contributions = m.int_list_field(msg, "contributions", 1)
+        except ProtocolError:
+            contributions = []
+        if len(contributions) != providers or sum(contributions) != records:
             raise ProtocolError("field 'contributions' must list each provider's records (>= 1), as many as "
                                 "'providers', summing to 'records'", code="malformed")
         c["contributions"] = contributions
-        if c["providers"] < self.params.min_providers:
-            raise ProtocolError(f"{c['providers']} provider(s) in the aggregate; a model needs at least "
+        if providers < self.params.min_providers:
+            raise ProtocolError(f"{providers} provider(s) in the aggregate; a model needs at least "
                                 f"{self.params.min_providers} (min_providers)", status=422, code="too_few_providers")
         return c
 
-    async def _commit(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _commit(self, msg: Message) -> Message:
         c = self._commitment_of(msg)
         text = json.dumps(c, sort_keys=True)
         digest = hashlib.sha256(text.encode()).hexdigest()
@@ -212,7 +214,7 @@ class CspService:
         return m.new_message(m.COMMITTED, self.csp.upload_pk.fingerprint, commitment=digest)
 
     # -- 2. the one unpack ----------------------------------------------------------------------
-    async def _unpack(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _unpack(self, msg: Message) -> Message:
         batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk)
         commitment = self.store.commitment()
         if commitment is None:
@@ -221,7 +223,7 @@ class CspService:
         if batch.digest != commitment["aggregate_sha256"]:
             raise ProtocolError("these ciphertexts are not the committed aggregate; nothing was spent", status=409,
                                 code="not_committed")
-        P, k = self.plaintexts, commitment["providers"]
+        P, k = self.plaintexts, m.int_field(commitment, "providers", 1)
         if len(batch.values) != P * k:
             raise ProtocolError(f"expected {P * k} ciphertexts ({k} contributions), got {len(batch.values)}",
                                 code="malformed")
@@ -240,7 +242,7 @@ class CspService:
                              excluded=answer["excluded"], exclusion_proofs=answer["exclusion_proofs"],
                              request_digest=batch.digest)
 
-    async def _split(self, values: list[int], P: int, k: int) -> dict[str, Any]:
+    async def _split(self, values: list[int], P: int, k: int) -> Message:
         """The spent unpack itself: each contribution checked and the kept ones summed
         (:meth:`~.protocol.Csp.unpack_contributions`); the answer, or the failure, stored."""
         parts = [values[i * P:(i + 1) * P] for i in range(k)]
@@ -255,7 +257,7 @@ class CspService:
                                 f"{self.params.min_providers} left; this CSP session is spent", status=422,
                                 code="unprocessable") from None
         fields, excluded = unpacked.fields, unpacked.excluded
-        answer = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded,
+        answer: Message = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded,
                   "exclusion_proofs": m.exclusion_proofs_to_json(unpacked.proofs)}
         await run(self.store.finish, "unpack", json.dumps(answer))
         for i in excluded:
@@ -265,7 +267,7 @@ class CspService:
         return answer
 
     # -- 3. the one solve -----------------------------------------------------------------------
-    async def _solve(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _solve(self, msg: Message) -> Message:
         unpacked = self.store.step("unpack")
         if unpacked is None or unpacked.result is None:
             raise ProtocolError("nothing unpacked yet: the solve follows the unpack", status=409, code="not_unpacked")
@@ -298,7 +300,7 @@ class CspService:
         return m.new_message(m.SOLVE_ACK, self.csp.solve_pk.fingerprint, system_digest=batch.digest)
 
     # -- 4. w' for the buyer ----------------------------------------------------------------------
-    async def _coefficients(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _coefficients(self, msg: Message) -> Message:
         solved = self.store.step("solve")
         if solved is None or solved.result is None:
             raise ProtocolError("no system has been solved yet: ask the platform to finalize first", status=409,
@@ -309,7 +311,7 @@ class CspService:
         c = self.store.commitment() or {}
         unpacked = self.store.step("unpack")
         excluded = json.loads(unpacked.result)["excluded"] if unpacked is not None and unpacked.result else []
-        kept = [r for i, r in enumerate(c.get("contributions", [])) if i not in excluded]
+        kept = [r for i, r in enumerate(m.int_list_field(c, "contributions")) if i not in excluded]
         log.info("w' handed to the buyer")
         answer = json.loads(solved.result)
         return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=answer["w_prime"],

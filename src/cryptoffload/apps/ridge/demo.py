@@ -45,7 +45,7 @@ from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_
 from cryptoffload.apps.ridge.server import READY_MARK
 from cryptoffload.apps.ridge.session import RidgeKeys
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_token
-from cryptoffload.checks import check_int
+from cryptoffload.checks import JsonDict, check_int
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate
@@ -171,7 +171,7 @@ class DemoResult:
         fixed-point error expected of a correct run (not merely the worst-case bound)."""
         return self.max_abs_diff <= self.expected
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"coef": [float(v) for v in self.coef], "sklearn": [float(v) for v in self.sklearn],
                 "max_abs_diff": self.max_abs_diff, "l2_diff": self.l2_diff, "error_bound": self.bound,
                 "expected_error": self.expected,

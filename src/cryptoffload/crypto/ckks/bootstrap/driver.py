@@ -29,16 +29,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap import dft, evalmod, lintrans
+from cryptoffload.crypto.ckks.bootstrap.chebyshev import at_level
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.bootstrap.scales import factor_for, prescale_for
 from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
+from cryptoffload.checks import JsonDict
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
+
+_A = TypeVar("_A")
+_R = TypeVar("_R")
 
 __all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "StageRunner", "rotation_steps", "transforms"]
 
@@ -93,7 +101,7 @@ class StageEncoding:
 #: its giant steps over Dask workers, ``engines/bootstrap_run.py``): given the stage's encoding
 #: (what another process needs to encode it), its plaintexts here and the input ciphertext, the
 #: stage's rescaled output -- the same ciphertext :func:`.lintrans.apply` makes.
-StageRunner = Callable[[StageEncoding, lintrans.EncodedStage, Any], Any]
+StageRunner = Callable[[StageEncoding, lintrans.EncodedStage, "Ciphertext"], "Ciphertext"]
 
 
 @dataclass
@@ -110,7 +118,7 @@ class BootstrapRun:
     def total_s(self) -> float:
         return sum(self.seconds.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"seconds": dict(self.seconds), "total_s": self.total_s, "level_in": self.level_in,
                 "level_out": self.level_out, "message_ratio_bits": self.message_ratio_bits}
 
@@ -121,7 +129,7 @@ class Bootstrapper:
     once. ``message_ratio_bits``: ``r`` (see the module docstring); ``eval_mod``: EvalMod's
     parameters (default: :func:`.evalmod.choose` for the backend's raise bound)."""
 
-    def __init__(self, ev: Any, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
+    def __init__(self, ev: CkksBackend, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
                  eval_mod: evalmod.EvalModParams | None = None) -> None:
         self.ev, self.plan = ev, plan
         ring = ev.params.poly_modulus_degree
@@ -247,7 +255,7 @@ class Bootstrapper:
         return self.eval_mod.depth - self.eval_mod.double_angles - (2 if self.eval_mod.arcsine else 0)
 
     # -- the phases --------------------------------------------------------------------------------
-    def _scale_down(self, ct: Any) -> Any:
+    def _scale_down(self, ct: Ciphertext) -> Ciphertext:
         """``ct`` at level 0 with the scale EvalMod wants its message at (one of the program's
         levels spent if ``ct`` is above 0); an input at level 0 is taken as it is, unless its
         message is not at least 2^MIN_RATIO_BITS below ``q_0``."""
@@ -262,9 +270,9 @@ class Bootstrapper:
             return ct
         want = prescale_for(self.input_scale, float(ev.primes[lv]))
         low = ev.rescale(ev.mul_const(ct, 1.0, scale=factor_for(ev.scale(ct), want)))
-        return low if ev.level(low) == 0 else ev.mod_switch_to(low, 0)
+        return at_level(ev, low, 0)
 
-    def _raise(self, ct: Any) -> Any:
+    def _raise(self, ct: Ciphertext) -> Ciphertext:
         ev = self.ev
         raised = ev.mod_raise(ct, self.schedule.top)
         if self.sparse:
@@ -272,7 +280,7 @@ class Bootstrapper:
                 raised = ev.add(raised, ev.rotate(raised, step))
         return raised
 
-    def _stages(self, name: str, ct: Any, key: str, stage: StageRunner | None) -> Any:
+    def _stages(self, name: str, ct: Ciphertext, key: str, stage: StageRunner | None) -> Ciphertext:
         encoded = self._encoded_cts if key == "cts" else self._encoded_stc
         assert encoded is not None
         for i, (spec, enc) in enumerate(zip(self._encodings[key], encoded)):
@@ -280,7 +288,7 @@ class Bootstrapper:
             ct = lintrans.apply(self.ev, ct, enc) if stage is None else stage(spec, enc, ct)
         return ct
 
-    def _coeff_to_slot(self, ct: Any, stage: StageRunner | None = None) -> list[Any]:
+    def _coeff_to_slot(self, ct: Ciphertext, stage: StageRunner | None = None) -> list[Ciphertext]:
         ev = self.ev
         w = self._stages("CoeffToSlot", ct, "cts", stage)
         ev.set_phase("CoeffToSlot:split")
@@ -289,7 +297,7 @@ class Bootstrapper:
             return [ev.add(w, conj)]
         return [ev.add(w, conj), ev.mul_const(ev.sub(w, conj), -1j, scale=1.0)]
 
-    def _slot_to_coeff(self, parts: list[Any], stage: StageRunner | None = None) -> Any:
+    def _slot_to_coeff(self, parts: list[Ciphertext], stage: StageRunner | None = None) -> Ciphertext:
         ev = self.ev
         ev.set_phase("SlotToCoeff:join")
         ct = parts[0] if self.sparse else ev.add(parts[0], ev.mul_const(parts[1], 1j, scale=1.0))
@@ -299,7 +307,7 @@ class Bootstrapper:
             ct = ev.add(ct, ev.rotate(ct, self.n))
         return ct
 
-    def run(self, ct: Any, *, stage: StageRunner | None = None) -> tuple[Any, BootstrapRun]:
+    def run(self, ct: Ciphertext, *, stage: StageRunner | None = None) -> tuple[Ciphertext, BootstrapRun]:
         """The bootstrap of ``ct``: a ciphertext of the same values and scale at
         :attr:`Schedule.after`, and the run's timing. ``stage``: evaluates each CoeffToSlot and
         SlotToCoeff stage instead of this process (:data:`StageRunner`)."""
@@ -310,7 +318,7 @@ class Bootstrapper:
         out_scale = ev.scale(ct)
         phase_before = getattr(ev, "phase", None)
 
-        def step(name: str, fn: Any, arg: Any) -> Any:
+        def step(name: str, fn: Callable[[_A], _R], arg: _A) -> _R:
             ev.set_phase(name)
             with timed(ev) as t:
                 out = fn(arg)
@@ -329,7 +337,7 @@ class Bootstrapper:
         return out, report
 
 
-def _overflow_bound(ev: Any) -> int:
+def _overflow_bound(ev: CkksBackend) -> int:
     """``K``: the bound on ``|I|`` after the backend's mod-raise, from the Hamming weight of the
     secret it raises under (``|I| <= (h + 1) / 2``)."""
     weight = getattr(ev, "raise_weight", None)
