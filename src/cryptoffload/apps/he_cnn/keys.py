@@ -29,9 +29,9 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-from cryptoffload.crypto.ckks import CkksError, CkksParams, make_backend
+from cryptoffload.crypto.ckks import CkksBackend, CkksError, CkksParams, make_backend
 from cryptoffload.crypto.ckks.backend import MAX_CONTEXT_BYTES
 from cryptoffload.crypto.ckks.registry import backend_class
 from cryptoffload.crypto.ckks.timing import timed
@@ -71,7 +71,7 @@ class KeySet:
     ``path`` unless no folder was given) or ``reused`` (read from ``path``); ``seconds``: the
     key generation or the read."""
 
-    backend: Any
+    backend: CkksBackend
     how: str
     seconds: float
     path: Path | None = None
@@ -81,14 +81,14 @@ class KeySet:
         return self.how == "reused"
 
 
-def _fresh(backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[Any, float]:
+def _fresh(backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[CkksBackend, float]:
     be = make_backend(backend, params)
     with timed(be) as t:
         be.keygen(rotations=list(steps), relin=True)
     return be, t.seconds
 
 
-def _fits(be: Any, params: CkksParams, steps: Sequence[int]) -> bool:
+def _fits(be: CkksBackend, params: CkksParams, steps: Sequence[int]) -> bool:
     """Whether a loaded key set is the one asked for: same parameters, a relinearisation key,
     and each step's own Galois key (not a composition, which would cost more rotations)."""
     if be.params != params or not be.can_decrypt or "relin" not in be.key_bytes():
@@ -99,7 +99,7 @@ def _fits(be: Any, params: CkksParams, steps: Sequence[int]) -> bool:
         return False
 
 
-def _load(path: Path, backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[Any, float] | None:
+def _load(path: Path, backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[CkksBackend, float] | None:
     """The key set in ``path``, or None when there is none or it is not the one asked for.
     A file that fails the rule for secrets is an error (raised), not a miss."""
     if not os.path.lexists(path):

@@ -12,18 +12,21 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Any, Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol, Sequence, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
     KIND_NAMES,
     KIND_PLAINTEXT,
     KIND_SECRET,
+    galois_steps,
     load_context_header,
     pack_sections,
 )
@@ -52,9 +55,28 @@ def inflate_limits(params: CkksParams, galois_keys: int) -> dict[str, int]:
             "secret": poly + SEAL_SLACK}
 
 
-def _galois_count(header: dict[str, Any], params: CkksParams, what: str) -> int:
-    steps = header.get("galois", [])
-    if not isinstance(steps, list) or len(steps) >= params.slots:
+if TYPE_CHECKING:
+    import tenseal.sealapi as sealapi   # SEAL's bindings: untyped, so their classes are Any to mypy
+
+
+class _Saveable(Protocol):
+    """A SEAL object the bindings save to a path (keys, ciphertexts)."""
+
+    def save(self, path: str) -> None: ...
+
+
+class _Loadable(Protocol):
+    """A SEAL object the bindings load from a path, under a context."""
+
+    def load(self, context: sealapi.SEALContext, path: str) -> None: ...
+
+
+_L = TypeVar("_L", bound=_Loadable)
+
+
+def _galois_count(header: JsonDict, params: CkksParams, what: str) -> int:
+    steps = galois_steps(header, what)
+    if len(steps) >= params.slots:
         raise CkksError(f"malformed {what}: its Galois key list")
     return len(steps)
 
@@ -68,7 +90,7 @@ def _check_inflation(sections: dict[str, bytes], limits: dict[str, int], what: s
         inflated_size(blob, limits[name], f"{what} ({name} keys)")
 
 
-def _sealapi() -> Any:
+def _sealapi() -> ModuleType:
     try:
         import tenseal.sealapi as sealapi  # noqa: PLC0415 -- optional native dependency
     except Exception as exc:  # ImportError, or an OSError loading the extension
@@ -99,7 +121,7 @@ class _SealIO:
             return os.path.join(cls._dir, f"{os.getpid()}-{threading.get_ident()}-{cls._n}")
 
     @classmethod
-    def dump(cls, obj: Any) -> bytes:
+    def dump(cls, obj: _Saveable) -> bytes:
         path = cls._path()
         try:
             obj.save(path)
@@ -110,7 +132,7 @@ class _SealIO:
                 os.unlink(path)
 
     @classmethod
-    def load(cls, obj: Any, context: Any, data: bytes) -> Any:
+    def load(cls, obj: _L, context: sealapi.SEALContext, data: bytes) -> _L:
         path = cls._path()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -123,7 +145,7 @@ class _SealIO:
                 os.unlink(path)
 
 
-def _seal_errors(op: str) -> Any:
+def _seal_errors(op: str) -> ContextManager[None]:
     return library_errors(op, "SEAL")
 
 
@@ -157,7 +179,7 @@ class SealBackend(CheckedBackend):
         got = tuple(m.value() for m in ep.coeff_modulus())
         if got != self.primes:  # the emulator's bookkeeping relies on this
             raise CkksError(f"SEAL picked primes {got}, expected {self.primes}")
-        self._parms_ids: list[Any] = [None] * (params.levels + 1)
+        self._parms_ids: list[sealapi.ParmsId | None] = [None] * (params.levels + 1)
         self._level_of: dict[tuple[int, ...], int] = {}
         cd = self._ctx.first_context_data()
         while cd is not None:
@@ -170,13 +192,13 @@ class SealBackend(CheckedBackend):
         self._ev = s.Evaluator(self._ctx)
         # SEAL objects (the binding is untyped), None until keygen or a context sets them; every
         # use is behind _need_public / _need_secret, which the key state guarantees
-        self._sk: Any = None
-        self._pk: Any = None
-        self._rk: Any = None
-        self._gk: Any = None
-        self._kg: Any = None
-        self._encryptor: Any = None
-        self._decryptor: Any = None
+        self._sk: sealapi.SecretKey = None
+        self._pk: sealapi.PublicKey = None
+        self._rk: sealapi.RelinKeys | None = None
+        self._gk: sealapi.GaloisKeys | None = None
+        self._kg: sealapi.KeyGenerator = None
+        self._encryptor: sealapi.Encryptor = None
+        self._decryptor: sealapi.Decryptor = None
         self._blobs: dict[str, bytes] = {}  # compact serialised keys, for contexts
 
     # -- keys ------------------------------------------------------------------------------
@@ -238,7 +260,7 @@ class SealBackend(CheckedBackend):
         lv = self._level_of[tuple(raw.parms_id())]
         return lv, raw.scale, (raw.size() if isinstance(obj, Ciphertext) else 1)
 
-    def _ct_out(self, raw: Any) -> Ciphertext:
+    def _ct_out(self, raw: sealapi.Ciphertext) -> Ciphertext:
         return Ciphertext(raw, self.fingerprint)
 
     # -- encoding ---------------------------------------------------------------------------
@@ -286,7 +308,7 @@ class SealBackend(CheckedBackend):
         return self._ct_out(out)
 
     @staticmethod
-    def _transparent_safe(fn: Callable[..., Any], *args: Any) -> bool:
+    def _transparent_safe(fn: Callable[..., object], *args: sealapi.Ciphertext) -> bool:
         """Run a SEAL op; False when SEAL refuses its result as *transparent* (not encrypted:
         ``ct * 0`` or ``a - a``), which SEAL is built to throw on."""
         try:
@@ -438,7 +460,7 @@ class SealBackend(CheckedBackend):
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
             sections.append(("secret", _SealIO.dump(self._sk)))
-        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
+        header: JsonDict = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study}
         return self._frame(kind, pack_sections(header, sections))
 
@@ -464,7 +486,7 @@ class SealBackend(CheckedBackend):
         self._blobs = {k: v for k, v in sec.items() if k != "secret"}
         self._key_id = key_id
         self._has_relin = "relin" in sec
-        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._galois = dict(galois_steps(header, KIND_NAMES[kind]))
         self._encryptor = s.Encryptor(self._ctx, self._pk)
         if kind == KIND_SECRET:
             self._has_secret = True
@@ -476,7 +498,7 @@ class SealBackend(CheckedBackend):
         """Key sizes counted from SEAL's key objects (checks :meth:`key_bytes`' formula)."""
         out: dict[str, int] = {}
 
-        def size(keys: Any) -> int:
+        def size(keys: Sequence[sealapi.PublicKey]) -> int:
             return sum(pk.data().size() * pk.data().coeff_modulus_size() * self.params.poly_modulus_degree
                        * WORD_BYTES for pk in keys)
 

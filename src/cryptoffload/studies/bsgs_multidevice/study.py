@@ -46,6 +46,7 @@ from cryptoffload.studies.bsgs_multidevice.bands import table1_bands
 from cryptoffload.studies.bsgs_multidevice.bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_plan_part,
                                                   bootstrap_stage_detail_table, bootstrap_stage_rows,
                                                   bootstrap_stages_table, load_openfhe, openfhe_table, stage_totals)
+from cryptoffload.studies.bsgs_multidevice.bootstrap_split import STUDY_QUICK_WHY, STUDY_SETTINGS, study_part
 from cryptoffload.studies.bsgs_multidevice.measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
                                                   measure, measure_run, measured_tables, scaling_rows)
 from cryptoffload.studies.bsgs_multidevice.measured_claims import (measured_bands, measured_bands_table, measured_claims,
@@ -90,6 +91,7 @@ class BsgsMultideviceConfig:
     insecure_plain_tcp_scheduler: bool = False   # accept a tcp:// scheduler (no TLS, no authentication)
     level_budget: tuple[int, int] = (3, 3)
     openfhe_result: str | None = None
+    bootstrap_split: bool = True   # full mode: a bootstrap's stages on Dask workers (quick: the stored run)
     statistic: str = "median"   # over the rounds, for the op costs, slowdowns, hops and the runs alike
 
     def __post_init__(self) -> None:
@@ -150,6 +152,9 @@ def _scheduler(flag: str, text: str) -> str:
                help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
                     "credentials`)."),
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
+        Option("--bootstrap-split/--no-bootstrap-split", "bootstrap_split", bool, True,
+               "Full mode with --measure: also run a bootstrap's stages split over 1 and 2 Dask workers beside the "
+               "model (a few minutes); otherwise the stored run is shown."),
     ],
 )
 def run(cfg: BsgsMultideviceConfig) -> Sections:
@@ -175,6 +180,10 @@ def run(cfg: BsgsMultideviceConfig) -> Sections:
         found.tables += _measured_tables(cfg, measured)
     openfhe, found.notes = _openfhe_part(cfg)
     found.tables += openfhe
+    split = study_part(cfg, frame.step, Judging(cfg.quick, "sample", full_command(NAME), STUDY_QUICK_WHY))
+    found.tables += split.tables
+    found.headline += split.headline
+    found.notes += split.notes
     bands = table1_bands(setup, t1)
     if bands:
         found.tables += band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE)
@@ -185,8 +194,9 @@ def run(cfg: BsgsMultideviceConfig) -> Sections:
         noise = measured_bands(measured_rows)
         found.headline += [*measured_claims(measured_rows, noise, "sample" if cfg.quick else None),
                            worst_line(measured_rows, measured.shares, noise)]
+    found.verdicts += split.verdicts
     found.extra["config"] = _config_record(cfg, setup.devices)
-    found.figures = _figures(t1, strategies, measured_rows)
+    found.figures = _figures(t1, strategies, measured_rows) + split.figures
     return found
 
 
@@ -194,7 +204,8 @@ def _steps(cfg: BsgsMultideviceConfig) -> int:
     """A step of the progress bar per simulated N and measured configuration, and four more."""
     n_measured = (sum(1 if n == 1 else len(STRATEGIES) for n in cfg.measured_devices) * len(cfg.measured_babies)
                   if cfg.measure else 0)
-    return len(cfg.devices) + n_measured + 4
+    n_split = STUDY_SETTINGS.rounds + 1 if cfg.measure and cfg.bootstrap_split and not cfg.quick else 0
+    return len(cfg.devices) + n_measured + n_split + 4
 
 
 def _fits(profile: str) -> dict[str, str]:
