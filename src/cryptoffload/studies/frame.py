@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from cryptoffload import __version__
 from cryptoffload.machine import machine_info
@@ -40,6 +40,9 @@ class StudyConfig(Protocol):
     seed: int
 
     def validate(self) -> None: ...
+
+
+C = TypeVar("C", bound=StudyConfig)
 
 #: A figure: its file name and what draws it into a path.
 Figure = tuple[str, Callable[[Path], None]]
@@ -72,7 +75,7 @@ class Sections:
     figures: list[Figure] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
     fits: dict[str, str] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     key_figure: str = ""
     paper: str = ""  # the result's paper line where it says more than the registered citation
 
@@ -158,7 +161,7 @@ def quiet() -> Iterator[None]:
         _CURRENT.reset(token)
 
 
-def run_study(spec: "StudySpec", sections: Callable[[Any], Sections], cfg: StudyConfig, out: str | Path,
+def run_study(spec: "StudySpec", sections: Callable[[C], Sections], cfg: C, out: str | Path,
               make_progress: ProgressFn | None = None) -> StudyResult:
     """The frame around one run: validate ``cfg`` (bad input fails before any bar or file), run
     ``sections(cfg)`` with ``make_progress`` as the progress context, time it, assemble the

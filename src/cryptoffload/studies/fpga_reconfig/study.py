@@ -424,7 +424,7 @@ def _table7_headline(tops: list[float], n: int) -> list[str]:
         "that comes from the uncapped run-length law Fa rather than from the population."]
 
 
-def _beyond_headline(outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+def _beyond_headline(outcomes: Sequence[SeedOutcome], policies: Sequence[str]) -> tuple[list[str], dict[str, object]]:
     """The best policy the paper names as future work, against Predict (first seed), and which it is."""
     beyond = [p for p in BEYOND_POLICIES if p in policies]
     if not (beyond and "predict" in policies and "oracle" in policies):

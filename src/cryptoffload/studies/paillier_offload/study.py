@@ -268,11 +268,11 @@ def _measure(cfg: PaillierOffloadConfig, gpu_reason: str | None) -> MeasuredHalf
     return here
 
 
-def _measured_setup(cfg: PaillierOffloadConfig, here: MeasuredHalf) -> dict[str, Any]:
+def _measured_setup(cfg: PaillierOffloadConfig, here: MeasuredHalf) -> dict[str, object]:
     """Where the measured half ran: the pinned core, the engine, the GPU (or why not)."""
     if not cfg.measure:
         return {}
-    setup: dict[str, Any] = {"pinned_cpu": here.pinned_cpu, "engine": here.engine}
+    setup: dict[str, object] = {"pinned_cpu": here.pinned_cpu, "engine": here.engine}
     if here.gpu is not None:
         setup["gpu"] = here.gpu.info
     elif cfg.gpu:
@@ -404,7 +404,7 @@ def _cores_plan(here: MeasuredHalf) -> list[CoresPlanRow]:
             if c.role != OURS_ONLINE]
 
 
-def _all_cores_extra(here: MeasuredHalf) -> dict[str, Any]:
+def _all_cores_extra(here: MeasuredHalf) -> dict[str, object]:
     if not here.all_cores:
         return {}
     return {"all_cores_ops": here.all_cores.ops, "cores": here.all_cores.cores,

@@ -422,7 +422,7 @@ def _clients_per_core_table(cfg: TlsOffloadConfig, model: CostModel) -> tuple[Ta
             plans)
 
 
-def _detection(tb: TlsBenchResult) -> dict[str, Any]:
+def _detection(tb: TlsBenchResult) -> dict[str, object]:
     """What this kernel and nginx support, and what each mode ran as."""
     sup = tb.support
     return {"support": sup.to_dict() if hasattr(sup, "to_dict") else str(sup), "verified": tb.bench.verified,
