@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from cryptoffload.report.plots import legend_outside, line_plot, save
+from cryptoffload.report.palette import provenance_colour, series_style
+from cryptoffload.report.plots import describe, legend_outside, line_plot, save
 from cryptoffload.sim.isc.platform import LABELS, PLATFORMS
 from cryptoffload.studies.isc_he_cnn.paper import GB, PAPER_TABLE2
 from cryptoffload.studies.isc_he_cnn.tables import IscSetting, Table2, Table3, paper_table3_row
@@ -57,13 +58,17 @@ def _occupancy_figure(setting: IscSetting, t2: Table2, path: Path) -> None:
 
     dram, min_dram = setting.csd.dram_bytes, setting.world.compiled.min_dram_bytes
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
-    for b, run in t2.runs.items():
-        smp = run.occupancy
-        if not smp:
-            continue
+    # one colour, the run's provenance (report/palette.py: a colour means where a number comes
+    # from); the bandwidths told apart by line style and a sparse hollow marker
+    colour, series = provenance_colour(setting.provenance), []
+    for i, (b, run) in enumerate((b, r) for b, r in t2.runs.items() if r.occupancy):
+        smp, style = run.occupancy, series_style(i)
         xs = [t for t, _ in smp] + [run.makespan_s]
         ys = [u / GB for _, u in smp] + [smp[-1][1] / GB]
-        ax.step(xs, ys, where="post", label=f"{b:g} GB/s")
+        ax.step(xs, ys, where="post", color=colour, ls=style.linestyle, marker=style.marker,
+                markersize=style.markersize, markerfacecolor="none", markevery=max(1, len(xs) // 8), label=f"{b:g} GB/s")
+        series.append({"label": f"{b:g} GB/s", "colour": colour, "provenance": setting.provenance,
+                       "marker": style.marker, "linestyle": str(style.linestyle)})
     ax.axhline(dram / GB, color="grey", ls=":", lw=0.9, label=f"capacity {dram / GB:g} GB")
     ax.axhline(min_dram / GB, color="black", ls="--", lw=0.7, label=f"needed without prefetch {min_dram / GB:.2f} GB")
     ax.set_xlabel("time in the inference (s)")
@@ -72,7 +77,7 @@ def _occupancy_figure(setting: IscSetting, t2: Table2, path: Path) -> None:
                  f"[{setting.provenance}]", fontsize=10)
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
-    save(fig, path)
+    save(fig, path, series + [d for d in describe(fig) if d["label"].startswith(("capacity", "needed"))])
 
 
 def figures(setting: IscSetting, t2: Table2, t3: Table3) -> list[Figure]:
