@@ -115,7 +115,6 @@ def he_cnn_infer(
     MNIST image, or a digit of one's own (needs only the shipped weights). Prints one line,
     e.g. `digit 7 (p=1.00, label 7) in 1.1 s`; the first call makes the keys and keeps them."""
     from cryptoffload.apps.he_cnn import infer as inf
-    from cryptoffload.apps.he_cnn.digit_image import load_digit_image
     from cryptoffload.apps.he_cnn.keys import default_key_dir
 
     index, image_file = _image_choice(image)
@@ -128,7 +127,11 @@ def he_cnn_infer(
     if trace is not None:
         check_not_input("--trace", trace, [("--model", model), ("--image", image_file), *_mnist_inputs(mnist_dir)])
         check_output_file(trace, create_parents=True)
-    pixels = None if image_file is None else load_digit_image(image_file)
+    pixels = None
+    if image_file is not None:
+        from cryptoffload.apps.he_cnn.digit_image import load_digit_image  # Pillow: only for a file
+
+        pixels = load_digit_image(image_file)
     folder = (key_dir or default_key_dir()) if keep_keys else None
     res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image=pixels, key_dir=folder,
                           log=say, **_model_kw(model))

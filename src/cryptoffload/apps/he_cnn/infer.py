@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
-from cryptoffload.apps.he_cnn.data import load_mnist
+from cryptoffload.apps.he_cnn.data import held_out_image
 from cryptoffload.apps.he_cnn.keys import KeySet, keyed_backend
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
@@ -56,14 +56,6 @@ from cryptoffload.io import json_safe, write_json
 
 SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
-
-
-def _held_out(index: object, mnist_dir: str | Path | None) -> tuple[np.ndarray, int]:
-    data = load_mnist(mnist_dir)
-    n = len(data.y_test)
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
-        raise ConfigError(f"--image must be a held-out test image index 0..{n - 1}, got {index!r}")
-    return data.x_test[index], int(data.y_test[index])
 
 
 def softmax_top(logits: Any) -> float:
@@ -182,7 +174,7 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
     if image is not None:
         img, label, index = check_image(image), None, None
     else:
-        img, label = _held_out(index, mnist_dir)
+        img, label = held_out_image(index, mnist_dir)
     plan = PerChannelPlan(model, params)
     keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
     be = keys.backend

@@ -12,12 +12,13 @@ import os
 import shutil
 import tempfile
 import threading
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
+from cryptoffload.crypto.ckks.backend import MAX_CONTEXT_BYTES, CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
@@ -27,9 +28,10 @@ from cryptoffload.crypto.ckks.framing import (
     load_context_header,
     pack_sections,
 )
-from cryptoffload.crypto.ckks.inflate import inflated_size
+from cryptoffload.crypto.ckks.inflate import COMPR_NONE, inflated_size, parse_seal_header, uncompressed
+from cryptoffload.crypto.ckks.keyfile import KEY_FILE_WHAT, KeyFile, Region, open_key_file, read_region, write_key_file
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, MAX_PRIME_BITS, WORD_BYTES, CkksParams
-from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
 from cryptoffload.private_files import private_dir
 
 __all__ = ["SEAL_SLACK", "SealBackend", "inflate_limits"]
@@ -66,6 +68,22 @@ def _check_inflation(sections: dict[str, bytes], limits: dict[str, int], what: s
         if name not in limits:
             raise CkksError(f"malformed {what}: unknown section {name!r}")
         inflated_size(blob, limits[name], f"{what} ({name} keys)")
+
+
+def _key_file_regions(kf: KeyFile, header: dict[str, Any], params: CkksParams) -> tuple[Region, Region]:
+    """The Galois keys' regions of a key file (:mod:`.keyfile`), bounded by the parameters
+    (each key's in-memory size), the whole ones checked against their digest and SEAL's
+    header (uncompressed, as stated) before SEAL reads a byte."""
+    what = f"the {KEY_FILE_WHAT} file {kf.path}"
+    bulk, compact = kf.region(header, "galois"), kf.region(header, "galois-compact")
+    limit = _galois_count(header, params, what) * (params.ksk_bytes + SEAL_SLACK) + SEAL_SLACK
+    if bulk.offset != 0 or bulk.size > limit or compact.size > limit:
+        raise CkksError(f"{what}: its Galois keys are not where or what its parameters allow; remove it")
+    kf.check(bulk, "Galois")
+    head = parse_seal_header(kf.read(Region(0, min(bulk.size, 16), "")), what, stored=bulk.size)
+    if head.compr_mode != COMPR_NONE:
+        raise CkksError(f"{what}: its Galois keys are compressed; a key file keeps them whole (remove it)")
+    return bulk, compact
 
 
 def _sealapi() -> Any:
@@ -178,6 +196,8 @@ class SealBackend(CheckedBackend):
         self._encryptor: Any = None
         self._decryptor: Any = None
         self._blobs: dict[str, bytes] = {}  # compact serialised keys, for contexts
+        #: where the compact Galois keys lie when the keys came from a key file (read on use)
+        self._compact_source: tuple[Path, tuple[int, int], Region] | None = None
 
     # -- keys ------------------------------------------------------------------------------
     def keygen(self, rotations: Sequence[int] | None = None, relin: bool = True) -> None:
@@ -217,6 +237,7 @@ class SealBackend(CheckedBackend):
         self._galois = dict(steps)
         self._gk = None
         self._blobs.pop("galois", None)
+        self._compact_source = None
         if not steps:
             return
         # Galois elements, not steps: the binding's first overload takes a list of non-negative
@@ -428,23 +449,46 @@ class SealBackend(CheckedBackend):
             raw = _SealIO.load(self._s.Plaintext(), self._ctx, payload)
         return Plaintext(raw, self.fingerprint)
 
-    def _context(self, kind: int) -> bytes:
+    def _context_parts(self, kind: int, *, galois: bool = True) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+        """The JSON header and the sections of a context of ``kind`` (``galois``: with the
+        compact Galois keys)."""
         self._need_public("public_context")
         sections = [("public", self._blobs["public"])]
         if "relin" in self._blobs:
             sections.append(("relin", self._blobs["relin"]))
-        if "galois" in self._blobs:
-            sections.append(("galois", self._blobs["galois"]))
+        if galois and self._galois:
+            sections.append(("galois", self._compact_galois()))
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
             sections.append(("secret", _SealIO.dump(self._sk)))
         header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study}
+        return header, sections
+
+    def _context(self, kind: int) -> bytes:
+        header, sections = self._context_parts(kind)
         return self._frame(kind, pack_sections(header, sections))
+
+    def _compact_galois(self) -> bytes:
+        """The Galois keys as a context carries them (seeded, compressed): kept since keygen,
+        or read from the key file the keys came from (:meth:`load_key_file`)."""
+        if "galois" not in self._blobs:
+            if self._compact_source is None:
+                raise CkksError("public_context: the compact Galois keys are missing")  # not reached: keygen keeps them
+            path, identity, region = self._compact_source
+            self._blobs["galois"] = read_region(path, identity, region, KEY_FILE_WHAT, max_bytes=MAX_CONTEXT_BYTES)
+        return self._blobs["galois"]
 
     @classmethod
     def _from_context(cls, data: bytes, kind: int, insecure_study: bool) -> "SealBackend":
         params, header, sec, key_id = load_context_header(cls.name, data, kind)
+        return cls._rebuild(params, header, sec, key_id, kind, insecure_study)
+
+    @classmethod
+    def _rebuild(cls, params: CkksParams, header: dict[str, Any], sec: dict[str, bytes], key_id: bytes, kind: int,
+                 insecure_study: bool, galois: Callable[["SealBackend"], Any] | None = None) -> "SealBackend":
+        """A backend from a context's checked header and sections; ``galois`` loads the Galois
+        keys from elsewhere (a key file) when the sections do not hold them."""
         what = f"serialised {KIND_NAMES[kind]}"
         if "public" not in sec or (kind == KIND_SECRET and "secret" not in sec):
             raise CkksError(f"{what} lacks its keys")
@@ -457,6 +501,8 @@ class SealBackend(CheckedBackend):
                 self._rk = _SealIO.load(s.RelinKeys(), self._ctx, sec["relin"])
             if "galois" in sec:
                 self._gk = _SealIO.load(s.GaloisKeys(), self._ctx, sec["galois"])
+            elif galois is not None:
+                self._gk = galois(self)
             if kind == KIND_SECRET:
                 self._sk = _SealIO.load(s.SecretKey(), self._ctx, sec["secret"])
         if self.key_set_id(sec["public"]) != key_id:
@@ -471,6 +517,49 @@ class SealBackend(CheckedBackend):
             self._decryptor = s.Decryptor(self._ctx, self._sk)
             self._kg = s.KeyGenerator(self._ctx, self._sk)
         return self
+
+    # -- key files (:mod:`.keyfile`) -------------------------------------------------------------
+    def save_key_file(self, path: str | os.PathLike[str]) -> Path:
+        """Every key as a key file: the Galois keys whole and uncompressed from byte 0 (SEAL
+        reads them back at the speed of a copy), their compact form beside them (read only for
+        a context), the rest framed. Without Galois keys, the secret context itself."""
+        self._need_secret("save_key_file")
+        if self._gk is None:
+            return super().save_key_file(path)
+        compact = self._compact_galois()
+        whole = _SealIO.dump(self._gk)  # SEAL's own save: the whole keys, compressed
+        limit = len(self._galois) * (self.params.ksk_bytes + SEAL_SLACK) + SEAL_SLACK
+        regions = [("galois", uncompressed(whole, limit, "save_key_file: the Galois keys")), ("galois-compact", [compact])]
+
+        def frame_for(spec: dict[str, list[Any]]) -> bytes:
+            header, sections = self._context_parts(KIND_SECRET, galois=False)
+            return self._frame(KIND_SECRET, pack_sections({**header, "regions": spec}, sections))
+
+        return write_key_file(path, regions, frame_for, KEY_FILE_WHAT)
+
+    @classmethod
+    def load_key_file(cls, path: str | os.PathLike[str], *, error: type[CryptoffloadError] = CkksError,
+                      insecure_study: bool = False) -> "SealBackend":
+        """The keys :meth:`save_key_file` wrote (or a secret context saved as a file), from a
+        private file only; ``error``: the class of a refusal by the rule for secrets, any other
+        refusal (garbled, corrupted, another backend) a :class:`CkksError`."""
+        with open_key_file(path, KEY_FILE_WHAT, max_bytes=MAX_CONTEXT_BYTES, error=error) as kf:
+            if not kf.is_key_file:
+                return cls._from_context(kf.whole(), KIND_SECRET, insecure_study)
+            params, header, sec, key_id = load_context_header(cls.name, kf.frame(), KIND_SECRET)
+            bulk, compact = _key_file_regions(kf, header, params)
+
+            def galois(be: "SealBackend") -> Any:
+                gk = be._s.GaloisKeys()
+                where = kf.library_path(bulk)
+                if where is not None:
+                    gk.load(be._ctx, where)  # straight from the checked descriptor: no copy
+                    return gk
+                return _SealIO.load(gk, be._ctx, kf.read(bulk))
+
+            be = cls._rebuild(params, header, sec, key_id, KIND_SECRET, insecure_study, galois)
+            be._compact_source = (kf.path, kf.identity, compact)
+        return be
 
     def measured_key_bytes(self) -> dict[str, int]:
         """Key sizes counted from SEAL's key objects (checks :meth:`key_bytes`' formula)."""
