@@ -158,7 +158,7 @@ def _details(res: Any) -> list[str]:
     return [f"plaintext model: digit {res.plain_prediction} ({agree}; largest logit difference "
             f"{res.max_abs_error:.2g})",
             f"seconds: encrypt {sec['encrypt']:.3f}, evaluate {sec['evaluate']:.3f}, decrypt {sec['decrypt']:.3f}; "
-            f"weights encoded in {sec['prepare_weights']:.2f}",
+            f"weights {'encoded' if res.weights == 'encoded' else 'read back'} in {sec['prepare_weights']:.2f}",
             keys,
             f"backend {res.backend}, N = {res.params['poly_modulus_degree']}, {res.rotations} rotations, "
             f"{res.galois_keys} Galois keys ({res.key_bytes / 2**20:.0f} MiB)"]

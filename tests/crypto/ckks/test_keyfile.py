@@ -95,7 +95,7 @@ def test_a_corrupted_region_or_one_outside_the_file_is_refused(tmp_path: Path) -
     raw[PAGE + 3] ^= 0x40
     path.write_bytes(bytes(raw))
     with open_key_file(path, "test key", max_bytes=1 << 20) as kf:
-        with pytest.raises(CkksError, match="corrupted .its a keys do not match their digest.; remove it"):
+        with pytest.raises(CkksError, match="corrupted .its a region does not match its digest.; remove it"):
             kf.check(kf.region({"regions": {"a": [0, len(a), region_digest(a)]}}, "a"), "a")
         for bad in ([0, len(a) + 1, "x"], [-1, 3, "x"], [0, True, "x"], "a", [0, 1]):
             with pytest.raises(CkksError, match="lists no valid 'a' region"):

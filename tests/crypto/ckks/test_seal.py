@@ -123,7 +123,7 @@ def test_a_corrupted_or_exposed_key_file_is_refused(seal, tmp_path):
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 4] ^= 1  # inside the Galois keys
     path.write_bytes(bytes(raw))
-    with pytest.raises(CkksError, match="corrupted .its Galois keys do not match their digest.; remove it"):
+    with pytest.raises(CkksError, match="corrupted .its Galois region does not match its digest.; remove it"):
         SealBackend.load_key_file(path)
     raw[len(raw) // 4] ^= 1
     raw[-100] ^= 1  # inside the frame
@@ -133,3 +133,26 @@ def test_a_corrupted_or_exposed_key_file_is_refused(seal, tmp_path):
     os.chmod(path, 0o640)
     with pytest.raises(ConfigError, match=f"open to others .mode 0640.; run: chmod 600 {path}"):
         SealBackend.load_key_file(path, error=ConfigError)
+
+
+def test_plaintexts_kept_in_a_file_read_back_the_same_and_bound_to_their_key_set(seal, tmp_path):
+    """save_plaintext_file / load_plaintext_file: the same values at the same levels, 0600, one
+    file refused when corrupted or when read by another key set (its frame's key id)."""
+    pts = [seal.encode(np.linspace(-1, 1, 16) * k, level=k % 3) for k in range(1, 6)]
+    path = seal.save_plaintext_file(tmp_path / "w.weights", pts)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    back = seal.load_plaintext_file(path)
+    assert [seal.level(p) for p in back] == [seal.level(p) for p in pts]
+    for a, b in zip(pts, back):
+        close(seal.decode(a)[:16], seal.decode(b)[:16])
+    ct = seal.encrypt(np.ones(16), level=seal.level(back[1]))
+    close(seal.decrypt(seal.rescale(seal.mul_plain(ct, back[1])))[:16], seal.decode(pts[1])[:16])
+    other = SealBackend(PARAMS)
+    other.keygen([1])
+    with pytest.raises(CkksError, match="belongs to another key set"):
+        other.load_plaintext_file(path)
+    raw = bytearray(path.read_bytes())
+    raw[1000] ^= 4
+    path.write_bytes(bytes(raw))
+    with pytest.raises(CkksError, match="corrupted .its plaintext region does not match its digest."):
+        seal.load_plaintext_file(path)

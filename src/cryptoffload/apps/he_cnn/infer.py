@@ -44,6 +44,7 @@ import numpy as np
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import held_out_image
+from cryptoffload.apps.he_cnn.encoded_weights import prepared_weights
 from cryptoffload.apps.he_cnn.keys import KeySet, keyed_backend
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
@@ -106,6 +107,7 @@ class InferResult:
     trace_path: str | None = None
     keys: str = "made"  #: "made" (new this call) or "reused" (read from the key folder)
     key_file: str | None = None
+    weights: str = "encoded"  #: "encoded" (this call) or "reused" (read from the key folder)
 
     @property
     def probability(self) -> float:
@@ -148,7 +150,7 @@ class Session:
         plan = PerChannelPlan(model, params)
         keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
         with timed(keys.backend) as prepare:
-            weights = plan.prepare(keys.backend)
+            weights, _ = prepared_weights(plan, keys, log=log)
         return cls(model, plan, keys, weights, prepare.seconds)
 
     def classify(self, image: Any) -> tuple[np.ndarray, dict[str, float]]:
@@ -179,8 +181,8 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
     keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
     be = keys.backend
     ev = RecordingBackend(be, trace_name="mnist-cnn-per-channel")
-    with timed(ev) as prepare:
-        pw = plan.prepare(ev)
+    with timed(ev) as prepare:  # a trace records the encoding: then the weights are encoded, never read
+        pw, weights = prepared_weights(plan, keys, ev, reuse=trace_out is None, log=log)
     ev.set_phase("client")
     with timed(ev) as encrypt:
         ct = ev.label(ev.encrypt(plan.pack_image(img)), "image")
@@ -210,7 +212,7 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
                  "encrypt": encrypt.seconds, "evaluate": evaluate.seconds, "decrypt": decrypt.seconds},
         layers=layers, op_kinds=kinds, rotations=count_rotations(ev.ops), galois_keys=len(plan.rotation_steps()),
         key_bytes=int(sum(be.key_bytes().values())), weight_plaintext_bytes=pw.plaintext_bytes,
-        trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path))
+        trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path), weights=weights)
 
 
 def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | None = None,

@@ -341,6 +341,23 @@ class CkksBackend(BatchedOps, ABC):
         data = read_private(path, "CKKS key", max_bytes=MAX_CONTEXT_BYTES, error=error)
         return cls.from_secret_context(data)
 
+    #: the library (and its version) that computes, for the names of files it made: "" when
+    #: this package computes (the emulator, the gpu backends)
+    library = ""
+
+    #: whether encoded plaintexts can be kept in a file (:meth:`save_plaintext_file`): where
+    #: reading them back beats encoding them again (SEAL's)
+    keeps_plaintexts = False
+
+    def save_plaintext_file(self, path: str | os.PathLike[str], plaintexts: Sequence[Plaintext]) -> Path:
+        """Encoded plaintexts as one private file bound to this key set, read back by
+        :meth:`load_plaintext_file` (where :attr:`keeps_plaintexts`)."""
+        raise CkksError(f"save_plaintext_file: the {self.name} backend keeps no plaintexts in files")
+
+    def load_plaintext_file(self, path: str | os.PathLike[str], *,
+                            error: type[CryptoffloadError] = CkksError) -> list[Plaintext]:
+        raise CkksError(f"load_plaintext_file: the {self.name} backend keeps no plaintexts in files")
+
 
 class CheckedBackend(CkksBackend):
     """Checks and key registry shared by the adapters (SEAL, the emulator, OpenFHE), so

@@ -51,12 +51,14 @@ from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.private_files import open_private, write_private
 
-__all__ = ["KEY_FILE_MAGIC", "KEY_FILE_WHAT", "PAGE", "KeyFile", "Region", "open_key_file", "read_region", "region_digest",
+__all__ = ["KEY_FILE_MAGIC", "KEY_FILE_WHAT", "PAGE", "PLAINTEXT_FILE_WHAT", "KeyFile", "Region", "open_key_file", "read_region", "region_digest",
            "write_key_file"]
 
 KEY_FILE_MAGIC = b"CKKSKEY1"
 #: what a key file is called in messages ("the CKKS key file /k/seal-16384-....keys is open to others")
 KEY_FILE_WHAT = "CKKS key"
+#: a file of encoded plaintexts in the same layout (a backend's ``save_plaintext_file``)
+PLAINTEXT_FILE_WHAT = "CKKS plaintext"
 _TRAILER = struct.Struct("<QQ8s")  # frame offset, frame bytes, magic
 PAGE = 4096
 _WORDS = PAGE // 8
@@ -195,7 +197,7 @@ class KeyFile:
         finally:
             view.release()
         if not ok:
-            raise CkksError(f"the {self.what} file {self.path} is corrupted (its {name} keys do not match their "
+            raise CkksError(f"the {self.what} file {self.path} is corrupted (its {name} region does not match its "
                             f"digest); remove it")
 
     def library_path(self, region: Region) -> str | None:

@@ -8,8 +8,11 @@ are tested against. ``tenseal`` is imported when a backend is made, not when thi
 from __future__ import annotations
 
 import atexit
+import itertools
+import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -29,8 +32,10 @@ from cryptoffload.crypto.ckks.framing import (
     pack_sections,
 )
 from cryptoffload.crypto.ckks.inflate import COMPR_NONE, inflated_size, parse_seal_header, uncompressed
-from cryptoffload.crypto.ckks.keyfile import KEY_FILE_WHAT, KeyFile, Region, open_key_file, read_region, write_key_file
+from cryptoffload.crypto.ckks.keyfile import (KEY_FILE_WHAT, PLAINTEXT_FILE_WHAT, KeyFile, Region, open_key_file,
+                                               read_region, write_key_file)
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, MAX_PRIME_BITS, WORD_BYTES, CkksParams
+from cryptoffload.checks import JsonRefused, strict_json
 from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
 from cryptoffload.private_files import private_dir
 
@@ -86,6 +91,26 @@ def _key_file_regions(kf: KeyFile, header: dict[str, Any], params: CkksParams) -
     return bulk, compact
 
 
+def _json_header(payload: bytes, what: str) -> dict[str, Any]:
+    try:
+        header = strict_json(payload)
+    except (JsonRefused, ValueError) as exc:
+        raise CkksError(f"{what}: malformed header ({exc}); remove it") from None
+    if not isinstance(header, dict):
+        raise CkksError(f"{what}: malformed header; remove it")
+    return header
+
+
+def _sizes(header: dict[str, Any], total: int, limit: int, what: str) -> list[int]:
+    """The plaintexts' sizes a plaintext file lists: positive integers, each within ``limit``
+    (a plaintext's size at the top level), adding up to the region."""
+    sizes = header.get("sizes")
+    if not (isinstance(sizes, list) and all(type(n) is int and 16 <= n <= limit for n in sizes)
+            and sum(sizes) == total):
+        raise CkksError(f"{what}: its plaintext sizes do not add up; remove it")
+    return sizes
+
+
 def _sealapi() -> Any:
     try:
         import tenseal.sealapi as sealapi  # noqa: PLC0415 -- optional native dependency
@@ -128,7 +153,7 @@ class _SealIO:
                 os.unlink(path)
 
     @classmethod
-    def load(cls, obj: Any, context: Any, data: bytes) -> Any:
+    def load(cls, obj: Any, context: Any, data: bytes | memoryview) -> Any:
         path = cls._path()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -139,6 +164,27 @@ class _SealIO:
         finally:
             if os.path.exists(path):
                 os.unlink(path)
+
+
+    @classmethod
+    def load_each(cls, make: Callable[[], Any], context: Any, blobs: Sequence[memoryview]) -> list[Any]:
+        """One new object (``make()``) loaded from each blob, through one staging file written
+        over from its start each time: SEAL reads what an object's header says and stops, so
+        what a longer blob left behind is never read, and the file's pages are made once."""
+        path = cls._path()
+        out = []
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            for blob in blobs:
+                if os.pwrite(fd, blob, 0) != len(blob):
+                    raise CkksError("load: could not stage a serialised object")
+                obj = make()
+                obj.load(context, path)
+                out.append(obj)
+        finally:
+            os.close(fd)
+            os.unlink(path)
+        return out
 
 
 def _seal_errors(op: str) -> Any:
@@ -156,9 +202,11 @@ class SealBackend(CheckedBackend):
 
     name = "seal"
     hoists_rotations = False
+    keeps_plaintexts = True
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False) -> None:
         s = self._s = _sealapi()  # first: a missing library is reported before bad parameters
+        self.library = f"SEAL through tenseal {getattr(sys.modules.get('tenseal'), '__version__', '?')}"
         if not params.single_special_prime:
             raise ConfigError(f"SEAL's special modulus is one prime of at most {MAX_PRIME_BITS} bits, got "
                               f"{params.special_bits} (a special modulus of several primes is the gpu backends'); "
@@ -560,6 +608,48 @@ class SealBackend(CheckedBackend):
             be = cls._rebuild(params, header, sec, key_id, KIND_SECRET, insecure_study, galois)
             be._compact_source = (kf.path, kf.identity, compact)
         return be
+
+    # -- encoded plaintexts kept in a file (:mod:`.keyfile`'s layout) ----------------------------
+    def save_plaintext_file(self, path: str | os.PathLike[str], plaintexts: Sequence[Plaintext]) -> Path:
+        """``plaintexts`` as one private file, uncompressed one after another (read back at the
+        speed of a copy, where encoding them again costs 2 ms each), bound to this key set."""
+        self._need_public("save_plaintext_file")
+        limit = self.params.plaintext_bytes(self.params.levels) + SEAL_SLACK
+        blobs = [b"".join(uncompressed(_SealIO.dump(self._own(pt, Plaintext, "save_plaintext_file")), limit,
+                                       "save_plaintext_file")) for pt in plaintexts]
+
+        def frame_for(spec: dict[str, list[Any]]) -> bytes:
+            return self._frame(KIND_PLAINTEXT, json.dumps({"regions": spec, "sizes": [len(b) for b in blobs]}).encode())
+
+        return write_key_file(path, [("plaintexts", blobs)], frame_for, PLAINTEXT_FILE_WHAT)
+
+    def load_plaintext_file(self, path: str | os.PathLike[str], *,
+                            error: type[CryptoffloadError] = CkksError) -> list[Plaintext]:
+        """The plaintexts :meth:`save_plaintext_file` wrote, from a private file only, refused
+        (:class:`CkksError`) when garbled, corrupted, or made for another key set or parameters."""
+        self._need_public("load_plaintext_file")
+        what = f"the {PLAINTEXT_FILE_WHAT} file {path}"
+        with open_key_file(path, PLAINTEXT_FILE_WHAT, max_bytes=MAX_CONTEXT_BYTES, error=error) as kf:
+            if not kf.is_key_file:
+                raise CkksError(f"{what} is not a plaintext file; remove it")
+            header = _json_header(self._unframe(kf.frame(), KIND_PLAINTEXT), what)
+            region = kf.region(header, "plaintexts")
+            sizes = _sizes(header, region.size, self.params.plaintext_bytes(self.params.levels) + SEAL_SLACK, what)
+            kf.check(region, "plaintext")
+            data = kf.view(region)  # in place: staged for SEAL straight from the page cache
+            try:
+                blobs = [data[at - n: at] for n, at in zip(sizes, itertools.accumulate(sizes))]
+                if any(parse_seal_header(b, what).compr_mode != COMPR_NONE for b in blobs):
+                    raise CkksError(f"{what}: a plaintext is compressed; the file keeps them whole (remove it)")
+                with _seal_errors("load_plaintext_file"):
+                    raws = _SealIO.load_each(self._s.Plaintext, self._ctx, blobs)
+            finally:
+                for b in blobs:
+                    b.release()
+                data.release()
+        if any(tuple(raw.parms_id()) not in self._level_of for raw in raws):
+            raise CkksError(f"{what}: a plaintext is not at a data level of this context (remove it)")
+        return [Plaintext(raw, self.fingerprint) for raw in raws]
 
     def measured_key_bytes(self) -> dict[str, int]:
         """Key sizes counted from SEAL's key objects (checks :meth:`key_bytes`' formula)."""
