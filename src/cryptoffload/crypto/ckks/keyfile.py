@@ -20,6 +20,9 @@ Layout (little-endian)::
                           ``"regions": {"galois": [offset, bytes, digest], ...}``
     end - 24     trailer  <Q F> <Q frame bytes> <8s b"CKKSKEY1">
 
+The same layout holds a backend's encoded plaintexts (``save_plaintext_file``): one region, the
+objects one after another, their sizes listed in the frame (:func:`listed_sizes`).
+
 Reading: the file is opened once under the rule for secrets
 (:func:`~cryptoffload.private_files.open_private`: ours, 0600, no link, in folders only we or
 root can write); the frame is read and checked whole; a region is checked (its digest) before
@@ -47,12 +50,13 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from cryptoffload.checks import strict_json
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.private_files import open_private, write_private
 
-__all__ = ["KEY_FILE_MAGIC", "KEY_FILE_WHAT", "PAGE", "PLAINTEXT_FILE_WHAT", "KeyFile", "Region", "open_key_file", "read_region", "region_digest",
-           "write_key_file"]
+__all__ = ["KEY_FILE_MAGIC", "KEY_FILE_WHAT", "PAGE", "PLAINTEXT_FILE_WHAT", "KeyFile", "Region", "frame_header",
+           "listed_sizes", "open_key_file", "read_region", "region_digest", "write_key_file"]
 
 KEY_FILE_MAGIC = b"CKKSKEY1"
 #: what a key file is called in messages ("the CKKS key file /k/seal-16384-....keys is open to others")
@@ -242,3 +246,24 @@ def read_region(path: Path, identity: tuple[int, int], region: Region, what: str
     if region_digest(data) != region.digest:
         raise CkksError(f"the {what} file {path} is corrupted (a region does not match its digest); remove it")
     return data
+
+
+def frame_header(payload: bytes, what: str) -> dict[str, Any]:
+    """The JSON object a key file's frame holds (strict JSON: no NaN, no key twice)."""
+    try:
+        header = strict_json(payload)
+    except ValueError as exc:  # JsonRefused included
+        raise CkksError(f"{what}: malformed header ({exc}); remove it") from None
+    if not isinstance(header, dict):
+        raise CkksError(f"{what}: malformed header; remove it")
+    return header
+
+
+def listed_sizes(header: dict[str, Any], total: int, limit: int, what: str) -> list[int]:
+    """The sizes of the objects one region holds one after another, as the frame lists them:
+    integers from 16 (a SEAL header) to ``limit`` each, adding up to the region's ``total``."""
+    sizes = header.get("sizes")
+    if not (isinstance(sizes, list) and all(type(n) is int and 16 <= n <= limit for n in sizes)
+            and sum(sizes) == total):
+        raise CkksError(f"{what}: its object sizes do not add up; remove it")
+    return sizes
