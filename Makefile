@@ -24,8 +24,11 @@ VENV_STALE   := $(if $(wildcard $(VENV)),$(filter-out $(PY_VERSION),$(or $(VENV_
 # gcc: the native Paillier core is compiled by pip install; g++: so is the CPU twin of the GPU
 # kernels (paillier_gpu.cu as C++); libssl-dev: Intel's crypto_mb,
 # linked into it, refers to OpenSSL's BN functions; nginx, wrk, ethtool, curl, wget: the TLS offload
-# study serves files with a real nginx and loads it with real clients).
-APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget
+# study serves files with a real nginx and loads it with real clients; chromium, fontconfig,
+# fonts-noto-cjk: the report is tested in headless Chromium at 1000 and 1400 px
+# (tests/report/test_audit.py), every character it shows drawn by an installed font -- Noto CJK
+# for the Chinese venue name, which fontconfig's fc-list confirms).
+APT_PACKAGES := libgcrypt20 libgmp-dev libssl-dev gcc g++ nginx wrk ethtool curl wget chromium fontconfig fonts-noto-cjk
 APT_OPTIONS ?=
 
 .PHONY: demo test typecheck test-gpu-path setup apt clean fuzz bench openfhe openfhe-venv bench-bootstrap bench-bootstrap-plan FORCE

@@ -33,6 +33,24 @@ below N = 2^16 (``HEStd_NotSet``); this is a timing study, never use these param
         --planner-python .venv/bin/python [--rings 4096,8192] [--rounds 9] [--quick]
 
 Writes ``benchmarks/results/bootstrap_plan.json`` (``--out``) and the profiles beside it.
+
+``--library ours`` (issue 33: the planner's split "on both libraries"): the same planner, run in
+this process (Python 3.11+) on the per-level profile shipped for each ring (the OpenFHE op costs
+measured above: the planner has no per-level profile of our library), chooses the plan for the
+depth those OpenFHE runs had (25 levels, 2 left after), and three plans run on OUR RNS-CKKS
+backend (``gpu-twin``, one pinned core) at that ring: the planner's, OpenFHE's default (level
+budget (5, 4), the ``dim1`` OpenFHE resolves, as the planner prices it) and ours
+(``BootstrapPlan()``: (3, 3), our default baby steps). Our chain: a 60-bit q_0, 25 levels of 59
+bits and a 60-bit special modulus, dnum 3, uniform ternary secret with the sparse-secret
+encapsulation for the mod-raise (weight 32), full slots, INSECURE (``insecure_study``) below
+N = 2^16. Every round bootstraps one fresh input (real, uniform in [-1, 1], at level 1) with each
+plan, the order rotating; seconds (wall and the process's CPU time), precision (bits, -log2 of
+the mean and largest error), levels left, and the per-round ratios over the planner's plan.
+
+    flock -x /work/notes/cpu.lock env PYTHONPATH=src .venv/bin/python benchmarks/bootstrap_plan.py \
+        --library ours [--rings 4096] [--rounds 7]
+
+writes ``benchmarks/results/bootstrap_plan_ours.json`` (``--out``).
 """
 
 from __future__ import annotations
@@ -371,12 +389,20 @@ def run_ring(n: int, args, meta: dict, log) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--planner-python", required=True, help="Python 3.11+ with the package's dependencies")
+    ap.add_argument("--library", choices=("openfhe", "ours"), default="openfhe",
+                    help="run the plans on OpenFHE (Python 3.10 venv) or on our backend (this Python)")
+    ap.add_argument("--planner-python", help="Python 3.11+ with the package's dependencies (--library openfhe)")
     ap.add_argument("--rings", default="4096", help="comma-separated ring sizes (powers of two)")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--reps", type=int, default=5, help="interleaved rounds of the op timings")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    if args.library == "ours":
+        from bootstrap_plan_ours import main_ours  # noqa: PLC0415 -- beside this script
+
+        return main_ours(args, RESULTS)
+    if not args.planner_python:
+        ap.error("--planner-python is required with --library openfhe")
     args.out = args.out or RESULTS / "bootstrap_plan.json"
     args.out_dir = args.out.parent          # the profiles go beside the JSON
     args.out_dir.mkdir(parents=True, exist_ok=True)

@@ -81,7 +81,7 @@ def _timed(fn: Callable[[], Any]) -> float:
 
 def cpu_rates(pk: pl.PublicKey, sk: pl.PrivateKey, seconds: float) -> dict[str, Any]:
     """Our constant-time default on one core and on every core, CRT decryption on one core."""
-    enc = pk.encryptor("auto", True)
+    enc = pl.ENCRYPTION.encryptor(pk, "auto", constant_time=True)
     msgs = [secrets.randbelow(pk.n) for _ in range(256)]
     one = 256 / _median(lambda: _timed(lambda: enc.encrypt_raw(msgs)), 3)
     cts = enc.encrypt_raw(msgs[:64])

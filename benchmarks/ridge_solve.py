@@ -39,7 +39,7 @@ from cryptoffload.apps.ridge.powm import ROUTES, products_of_powers
 from cryptoffload.apps.ridge.proofs import Solution, solution_proof, verify_solution
 from cryptoffload.apps.ridge.protocol import Provider, native_column_products
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import PrivateKey, PublicKey, generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, PrivateKey, PublicKey, generate_keypair
 from cryptoffload.studies import ridge as st
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound, generate
 
@@ -116,7 +116,7 @@ def solve_cases(paths: list[str], old_gmp_rows: int) -> list[SolveCase]:
 def masking_inputs(pk: PublicKey) -> tuple[list[list[int]], list[list[int]]]:
     """Enc(A) of a random d x d A (the bases) and the exponent rows: the columns of a random R,
     then r (invertibility of R does not change the cost)."""
-    cts = pk.encryptor().encrypt_raw([secrets.randbelow(pk.n) for _ in range(D * D)])
+    cts = ENCRYPTION.encryptor(pk).encrypt_raw([secrets.randbelow(pk.n) for _ in range(D * D)])
     A = [cts[i * D:(i + 1) * D] for i in range(D)]
     R = [[secrets.randbelow(pk.n) for _ in range(D)] for _ in range(D)]
     r = [secrets.randbelow(pk.n) for _ in range(D)]

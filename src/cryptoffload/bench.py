@@ -13,7 +13,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from cryptoffload.io import write_json
 
@@ -82,7 +82,7 @@ def unpin() -> None:
         pass
 
 
-def save_results(data: Any, path: Path, say: Callable[[str], object] | None = None, note: str = "") -> Path:
+def save_results(data: object, path: Path, say: Callable[[str], object] | None = None, note: str = "") -> Path:
     """A benchmark's results as JSON at ``path`` (its folder made), written atomically through
     :func:`cryptoffload.io.write_json` (numpy values as numbers, NaN as null); ``say`` is told
     ``wrote PATH`` and ``note``. The caller chooses the path: the package never knows where the

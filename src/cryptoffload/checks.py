@@ -15,9 +15,16 @@ import json
 import math
 import numbers
 import re
-from typing import Any
+from typing import Any, Mapping, NoReturn, Sequence, TypeAlias
 
 from cryptoffload.errors import ConfigError, CryptoffloadError
+
+#: A value JSON can hold. ``Mapping`` and ``Sequence`` (read-only, so covariant): a
+#: ``dict[str, float]`` or a ``list[list[int]]`` is one as it is. What results' ``to_dict`` give,
+#: and what a JSON reader hands the code that validates it.
+JsonValue: TypeAlias = "None | bool | int | float | str | Sequence[JsonValue] | Mapping[str, JsonValue]"
+#: A JSON object.
+JsonDict: TypeAlias = "dict[str, JsonValue]"
 
 
 def check_int(what: str, value: object, *, minimum: int = 1, maximum: int | None = None,
@@ -420,11 +427,11 @@ def _json_float(text: str) -> float:
     return value
 
 
-def _json_constant(name: str) -> Any:
+def _json_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON (only finite numbers are)")
 
 
-def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _json_object(pairs: list[tuple[str, JsonValue]]) -> JsonDict:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Protocol, Sequence
 
 from cryptoffload.errors import BackendUnavailable
 
@@ -42,7 +43,21 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _import_cupy() -> tuple[Any, str | None]:
+class RawKernel(Protocol):
+    """A compiled kernel (``cupy.RawKernel``): ``kernel(grid, block, args, shared_mem=...)``."""
+
+    def __call__(self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[object, ...], *,
+                 shared_mem: int = 0) -> None: ...
+
+
+class _RawModule(Protocol):
+    """A compiled source (``cupy.RawModule``): its kernels by name."""
+
+    def get_function(self, name: str) -> RawKernel: ...
+
+
+def _import_cupy() -> tuple[ModuleType | None, str | None]:
+    """(the CuPy module, None), or (None, why it is not importable: one line)."""
     try:
         import cupy  # noqa: PLC0415 -- optional, imported here only
     except Exception as exc:  # ImportError, or a CUDA library that fails to load
@@ -53,7 +68,7 @@ def _import_cupy() -> tuple[Any, str | None]:
 @lru_cache(maxsize=1)
 def _device_reason() -> str | None:
     cp, why = _import_cupy()
-    if why is not None:
+    if cp is None:
         return why
     try:
         count = int(cp.cuda.runtime.getDeviceCount())
@@ -68,16 +83,16 @@ def cuda_reason() -> str | None:
     return why if why is not None else _device_reason()
 
 
-def cupy() -> Any:
+def cupy() -> ModuleType:
     """The CuPy module; :class:`BackendUnavailable` with :func:`cuda_reason` without one."""
     why = cuda_reason()
-    if why is not None:
-        raise BackendUnavailable(why)
-    cp, _ = _import_cupy()
+    cp, not_importable = _import_cupy()
+    if why is not None or cp is None:
+        raise BackendUnavailable(why or str(not_importable))
     return cp
 
 
-def cupyx() -> Any:
+def cupyx() -> ModuleType:
     """CuPy's companion package (pinned host memory); as :func:`cupy`."""
     cupy()
     import cupyx as cpx  # noqa: PLC0415 -- ships with CuPy
@@ -90,7 +105,7 @@ def device_count() -> int:
     return 0 if cuda_reason() is not None else int(cupy().cuda.runtime.getDeviceCount())
 
 
-def device_info(index: int = 0) -> dict[str, Any] | None:
+def device_info(index: int = 0) -> dict[str, str | int] | None:
     """Plain facts about CUDA device ``index`` (name, memory, compute capability, SMs, CuPy's
     version), or None where no usable GPU is (what a result's ``machine.gpu`` holds)."""
     if cuda_reason() is not None or not 0 <= index < device_count():
@@ -109,8 +124,8 @@ class _Module:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.raw: Any = None
-        self.kernels: dict[str, Any] = {}
+        self.raw: _RawModule | None = None
+        self.kernels: dict[str, RawKernel] = {}
 
 
 _MODULES: dict[tuple[str, tuple[str, ...]], _Module] = {}
@@ -122,7 +137,7 @@ def _key(source: str, options: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     return source, tuple(options)
 
 
-def kernel(source: str, options: Sequence[str], name: str) -> Any:
+def kernel(source: str, options: Sequence[str], name: str) -> RawKernel:
     """The kernel ``name`` of ``source`` compiled with ``options`` (a ``cupy.RawKernel``);
     NVRTC runs once per (source, options) in this process (module docstring)."""
     key = _key(source, options)
@@ -135,9 +150,10 @@ def kernel(source: str, options: Sequence[str], name: str) -> Any:
         with mod.lock:
             fn = mod.kernels.get(name)
             if fn is None:
-                if mod.raw is None:
-                    mod.raw = cupy().RawModule(code=source, options=tuple(options))
-                fn = mod.raw.get_function(name)   # compiles (first kernel only) and loads
+                raw = mod.raw
+                if raw is None:
+                    raw = mod.raw = cupy().RawModule(code=source, options=tuple(options))
+                fn = raw.get_function(name)   # compiles (first kernel only) and loads
                 mod.kernels[name] = fn
     return fn
 
@@ -159,4 +175,5 @@ def build_reason(source: str, options: Sequence[str], name: str, what: str) -> s
     return _BUILDS[key]
 
 
-__all__ = ["INSTALL_HINT", "build_reason", "cuda_reason", "cupy", "cupyx", "device_count", "device_info", "kernel"]
+__all__ = ["INSTALL_HINT", "RawKernel", "build_reason", "cuda_reason", "cupy", "cupyx", "device_count", "device_info",
+           "kernel"]

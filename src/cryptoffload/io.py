@@ -287,7 +287,7 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_json(path: str | os.PathLike[str], obj: Any, *, mode: int | None = None, indent: int | None = 2) -> Path:
+def write_json(path: str | os.PathLike[str], obj: object, *, mode: int | None = None, indent: int | None = 2) -> Path:
     """``obj`` (through :func:`json_safe`) as JSON with a final newline, atomically
     (``indent=None``: compact, for large traces)."""
     return atomic_write(path, json.dumps(json_safe(obj), indent=indent) + "\n", mode=mode)

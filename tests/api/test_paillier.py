@@ -5,7 +5,9 @@ refusals that name the fix, and files the command line reads. Small study keys k
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cryptoffload import paillier
+from cryptoffload.api import paillier as api_paillier
+from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto.paillier import djn, encoding, service
+from cryptoffload.crypto.paillier import encryptor as encryptor_module
 from cryptoffload.crypto.paillier.encoding import DEFAULT_FRAC_BITS
 
 
@@ -133,3 +139,47 @@ def test_files_are_the_command_lines(tmp_path: Path, keys: paillier.KeyPair, cap
     (tmp_path / "bad.bin").write_bytes(b"nonsense")
     with pytest.raises(paillier.PaillierError, match="bad.bin: .*paillier.save"):
         paillier.load(keys.public, tmp_path / "bad.bin")
+
+
+# -- each check once, the backend resolved once (issue 36) ---------------------------------------
+
+
+def _count(monkeypatch: pytest.MonkeyPatch, counts: Counter[str], module: Any, name: str) -> None:
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        counts[name] += 1
+        return real(*args, **kwargs)
+    monkeypatch.setattr(module, name, counted)
+
+
+def test_encrypt_resolves_the_backend_once_and_checks_each_value_once(keys: paillier.KeyPair,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review found the backend resolved three times on one encrypt and every value checked
+    twice (against its bound, then again by the signed encoding): now the API's bound check is
+    the one check, and the encryption service resolves once."""
+    counts: Counter[str] = Counter()
+    for module in (service, encryptor_module):
+        _count(monkeypatch, counts, module, "resolve_backend")
+    _count(monkeypatch, counts, djn, "check_plaintext")
+    _count(monkeypatch, counts, encoding, "encode_signed")
+    _count(monkeypatch, counts, api_paillier, "_check_within")
+    values = [5, -17, 100]
+    a = paillier.encrypt(keys.public, values, backend="gmpy2")
+    assert counts == Counter({"resolve_backend": 1, "_check_within": 1})
+    assert paillier.decrypt(keys.private, a) == values
+
+
+def test_arithmetic_and_decryption_check_each_operand_once(keys: paillier.KeyPair,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys are compared once per operand (the API's check), not again per pair of ciphertexts
+    or per ciphertext decrypted."""
+    a = paillier.encrypt(keys.public, [1, 2, 3])
+    b = paillier.encrypt(keys.public, [4, 5, 6])
+    counts: Counter[str] = Counter()
+    _count(monkeypatch, counts, pl.Ciphertext, "_same_key")
+    _count(monkeypatch, counts, pl.PrivateKey, "_check")
+    _count(monkeypatch, counts, api_paillier, "_same_kind")
+    assert paillier.decrypt(keys.private, paillier.add(a, b, a)) == [6, 9, 12]
+    assert paillier.decrypt(keys.private, paillier.sum(a, b)) == [21]
+    assert counts == Counter({"_same_kind": 2})

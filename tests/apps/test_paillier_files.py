@@ -31,7 +31,7 @@ def other_key() -> pl.PublicKey:
 def _write(pk: pl.PublicKey, path: Path, values: list[int], bound: int | None = None) -> Path:
     """The values encrypted into a file recording ``bound`` (default: their largest |value|)."""
     bound = max((abs(v) for v in values), default=0) if bound is None else bound
-    path.write_bytes(pl.ciphertexts_to_bytes(pk.encrypt_many([pl.encode_signed(pk, v) for v in values]), pk,
+    path.write_bytes(pl.ciphertexts_to_bytes(pl.ENCRYPTION.encrypt_many(pk, [pl.encode_signed(pk, v) for v in values]), pk,
                                              bound=bound))
     return path
 
@@ -89,11 +89,8 @@ def test_csv_column_refusals(tmp_path: Path, text: str, column: str, message: st
         pf.read_integers(tmp_path / "d.csv", column)
 
 
-def test_encrypt_values_uses_the_encryptor_given(keys) -> None:
-    pk, sk = keys
-    enc = pk.encryptor("gmpy2")
-    cts = pf.encrypt_values(enc, [pl.encode_signed(pk, v) for v in (4, -9, 0)])
-    assert _plain(sk, cts) == [4, -9, 0] and all(c.public_key == pk for c in cts)
+def test_a_file_holds_what_decrypt_reads(keys) -> None:
+    pk, _ = keys
     pf.check_fits_one_file(pk, (pf.MAX_CIPHERTEXT_FILE_BYTES - 300) // pk.ciphertext_bytes, Path("m.txt"))
     with pytest.raises(pl.PaillierError, match="m.txt holds 4,194,304 integers; one ciphertext file holds at most "
                        "4,194,303 for this key"):
@@ -211,7 +208,7 @@ def _version_2(pk: pl.PublicKey, values: list[int]) -> bytes:
     """A frame as cryptoffload wrote it before bounds: no bound field."""
     from cryptoffload.crypto.paillier import framing
 
-    cts = pk.encrypt_many([pl.encode_signed(pk, v) for v in values])
+    cts = pl.ENCRYPTION.encrypt_many(pk, [pl.encode_signed(pk, v) for v in values])
     body = framing._HEADER.pack(pl.CIPHERTEXT_MAGIC, 2, pk.fingerprint, len(cts)) + b"".join(
         c.value.to_bytes(pk.ciphertext_bytes, "big") for c in cts)
     return body + framing._checksum(body)

@@ -37,6 +37,7 @@ if str(HERE.parent) not in sys.path:  # run as a script: tests/ holds cli_contra
     sys.path.insert(0, str(HERE.parent))
 
 from cli_contract import CLEAN, Outcome, run_cli_forked  # noqa: E402
+from cryptoffload.crypto.paillier import ENCRYPTION  # noqa: E402
 
 # values that are wrong for every option of their kind
 NOT_INT = ["abc", "1.5", "", "2e3"]
@@ -119,12 +120,12 @@ class Fixtures:
         w("m.txt", "1\n-2\n3\n")
         w("m_notint.txt", "1\nfour\n")
         w("m_huge.txt", str(1 << 2000) + "\n")
-        blob = pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2, 3]), bound=3)
+        blob = pl.ciphertexts_to_bytes(ENCRYPTION.encrypt_many(pk, [1, 2, 3]), bound=3)
         w("c.bin", blob)
-        w("c2.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([1, 2]), bound=2))  # another length
-        w("c_other.bin", pl.ciphertexts_to_bytes(opk.encrypt_many([1, 2, 3]), bound=3))  # another key
+        w("c2.bin", pl.ciphertexts_to_bytes(ENCRYPTION.encrypt_many(pk, [1, 2]), bound=2))  # another length
+        w("c_other.bin", pl.ciphertexts_to_bytes(ENCRYPTION.encrypt_many(opk, [1, 2, 3]), bound=3))  # another key
         big = pk.max_int - 1  # issue 32: two of these sum past n/3
-        w("c_big.bin", pl.ciphertexts_to_bytes(pk.encrypt_many([big, big]), bound=big))
+        w("c_big.bin", pl.ciphertexts_to_bytes(ENCRYPTION.encrypt_many(pk, [big, big]), bound=big))
         from cryptoffload.crypto.paillier import framing  # issue 32: the bound edited to 1, checksum redone
         start, size = framing._HEADER.size, framing.bound_bytes(pk)
         body = blob[:start] + (1).to_bytes(size, "big") + blob[start + size:-16]
@@ -135,7 +136,7 @@ class Fixtures:
         flipped[len(blob) // 2] ^= 1
         w("c_flip.bin", bytes(flipped))
         w("c_trunc.bin", blob[:-5])
-        w("c_v1.bin", pl.CIPHERTEXT_MAGIC + b"\x01" + pk.fingerprint + pk.encrypt(1).value.to_bytes(
+        w("c_v1.bin", pl.CIPHERTEXT_MAGIC + b"\x01" + pk.fingerprint + ENCRYPTION.encrypt(pk, 1).value.to_bytes(
             pk.ciphertext_bytes, "big"))
         # profiles: the built-in ones with one value made wrong
         for name in ("virtex2_ciphers", "bsgs_u280", "qat_dh8970", "tls_offload", "isc_platforms"):

@@ -249,37 +249,41 @@ def test_paillier_encrypt_a_csv_column(tmp_path: Path) -> None:
 
 def test_paillier_encrypt_resolves_the_backend_once(tmp_path: Path, monkeypatch) -> None:
     """issue 25: one `paillier encrypt` resolved its backend four times (twice itself, then
-    once per encryptor it asked the key for: one to encrypt, one to describe). Now the command
-    resolves `auto` once and asks for one encryptor by the resolved name, which both encrypts
-    and is described."""
+    once per encryptor it asked the key for: one to encrypt, one to describe); issue 36: the key
+    resolved it again, and so did the encryptor. Now the command asks the encryption service
+    for one encryptor, which resolves `auto` once (counted wherever a resolution could happen),
+    and that encryptor both encrypts and is described."""
     from typer.testing import CliRunner
 
     from cryptoffload.cli import app
     from cryptoffload.crypto import paillier as pl
+    from cryptoffload.crypto.paillier import encryptor as encryptor_module
+    from cryptoffload.crypto.paillier import service
 
     pk, sk = pl.generate_keypair(1024, insecure_study_size=True)
     pl.save_keypair(pk, sk, tmp_path / "k.json", tmp_path / "k.pub")
     (tmp_path / "m.txt").write_text("4\n-5\n")
     resolved, asked = [], []
-    real_resolve, real_encryptor = pl.resolve_backend, pl.PublicKey.encryptor
+    real_resolve, real_encryptor = encryptor_module.resolve_backend, pl.ENCRYPTION.encryptor
 
     def resolve(*args):
         resolved.append((args, real_resolve(*args)))
         return resolved[-1][1]
 
-    def encryptor(self, *args, **kw):
-        asked.append((args, kw))
-        return real_encryptor(self, *args, **kw)
+    def encryptor(*args, **kw):
+        asked.append((args[1:], kw))
+        return real_encryptor(*args, **kw)
 
-    monkeypatch.setattr(pl, "resolve_backend", resolve)
-    monkeypatch.setattr(pl.PublicKey, "encryptor", encryptor)
+    for module in (service, encryptor_module):
+        monkeypatch.setattr(module, "resolve_backend", resolve)
+    monkeypatch.setattr(pl.ENCRYPTION, "encryptor", encryptor)
     res = CliRunner().invoke(app, ["paillier", "encrypt", "--key", str(tmp_path / "k.pub"), "--in",
                                    str(tmp_path / "m.txt"), "--out", str(tmp_path / "c.bin"), STUDY],
                              env={"COLUMNS": "300"})  # the status line whole
     assert res.exit_code == 0, res.output
     name = real_resolve("auto", pk.nsquare.bit_length())
     assert resolved == [(("auto", pk.nsquare.bit_length()), name)]
-    assert asked == [((name, True), {})]
-    assert f"({pk.encryptor(name).describe()})" in res.output
+    assert asked == [(("auto",), {"constant_time": True})]
+    assert f"({real_encryptor(pk, name).describe()})" in res.output
     cts = pl.ciphertexts_from_bytes(pk, (tmp_path / "c.bin").read_bytes())
     assert [pl.decode_signed(pk, m) for m in sk.decrypt_many(cts)] == [4, -5]

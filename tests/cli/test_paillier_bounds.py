@@ -114,7 +114,7 @@ def test_a_file_without_a_bound_is_read_with_n_over_3_and_says_so(keyed) -> None
     """A version 2 file (before bounds): decrypt reads it, checked against n/3 only, and says so
     on stderr; arithmetic that could pass n/3 with it is refused, naming the file and the fix."""
     root, pk = keyed
-    cts = pk.encrypt_many([pl.encode_signed(pk, v) for v in (4, -9)])
+    cts = pl.ENCRYPTION.encrypt_many(pk, [pl.encode_signed(pk, v) for v in (4, -9)])
     body = framing._HEADER.pack(pl.CIPHERTEXT_MAGIC, 2, pk.fingerprint, 2) + b"".join(
         c.value.to_bytes(pk.ciphertext_bytes, "big") for c in cts)
     (root / "old.bin").write_bytes(body + framing._checksum(body))

@@ -95,10 +95,11 @@ def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     lines = proc.stdout.splitlines()
     # the findings on stdout, where the files are on stderr (status lines), no tables (--tables prints them)
-    assert proc.stderr.splitlines() == ["wrote o/result.json (14 tables, 3 figures)",
+    assert proc.stderr.splitlines() == ["wrote o/result.json (16 tables, 3 figures)",
                                         "tables: one CSV each in o/ (--tables prints them here)"]
     assert not any(line.startswith(("┏", "│")) for line in lines) and len(lines) < 25
-    assert sum(line.startswith("• ") for line in lines) == 7   # the paper's Predict leads, our tuned interval beside it
+    # the scoreboard first, then the paper's Predict, our tuned interval beside it
+    assert sum(line.startswith("• ") for line in lines) == 8 and lines[1].startswith("• Scoreboard: ")
     out = tmp_path / "o"
     data = json.loads((out / "result.json").read_text(encoding="utf-8"))
     assert {"study", "mode", "seed", "version", "machine", "tables", "figures", "profiles", "notes"} <= set(data)

@@ -23,6 +23,7 @@ from cryptoffload.crypto.packing import (
     value_bits_for,
 )
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     FixedPoint,
     KeyMismatchError,
     PaillierError,
@@ -458,7 +459,7 @@ def test_encrypted_mask_round_trip(keys):
     vals = [65536, -65536, 3, -1, 0] * 5
     acc = PackedAccumulator.encrypt(layout, vals) + PackedAccumulator.encrypt(layout, vals)
     masks = layout.random_masks(len(vals))
-    masked = [c + pk.encrypt(m) for c, m in zip(acc.ciphertexts, layout.pack_mask(masks))]
+    masked = [c + ENCRYPTION.encrypt(pk, m) for c, m in zip(acc.ciphertexts, layout.pack_mask(masks))]
     fields = layout.unpack_masked(sk.decrypt_many(masked), len(vals))
     assert fields != [2 * v for v in vals]
     assert layout.unmask(fields, masks) == [2 * v for v in vals]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from phe import EncryptedNumber, PaillierPrivateKey, PaillierPublicKey, paillier
 
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     Ciphertext,
     FixedPoint,
     KeyMismatchError,
@@ -77,8 +78,8 @@ def test_phe_generated_keys_work_here(foreign_phe_keys):
     phe_pk, phe_sk = foreign_phe_keys
     sk = from_phe_private_key(phe_sk)
     pk = sk.public_key
-    assert sk.decrypt(pk.encrypt(123456789)) == 123456789
-    assert phe_sk.decrypt(to_phe_encrypted_number(pk.encrypt(encode_signed(pk, -42)), phe_pk=phe_pk)) == -42
+    assert sk.decrypt(ENCRYPTION.encrypt(pk, 123456789)) == 123456789
+    assert phe_sk.decrypt(to_phe_encrypted_number(ENCRYPTION.encrypt(pk, encode_signed(pk, -42)), phe_pk=phe_pk)) == -42
 
 
 def test_key_mismatches_refused(keys, foreign_phe_keys):
@@ -89,7 +90,7 @@ def test_key_mismatches_refused(keys, foreign_phe_keys):
     with pytest.raises(KeyMismatchError):
         to_phe_private_key(sk, phe_pk)
     with pytest.raises(KeyMismatchError):
-        to_phe_encrypted_number(pk.encrypt(1), phe_pk=phe_pk)
+        to_phe_encrypted_number(ENCRYPTION.encrypt(pk, 1), phe_pk=phe_pk)
 
 
 @pytest.mark.parametrize("fn", [to_phe_public_key, from_phe_public_key, to_phe_private_key, from_phe_private_key])
@@ -117,7 +118,7 @@ def test_phe_encrypts_we_decrypt(keys, phe_keys, x):
 def test_we_encrypt_phe_decrypts(keys, phe_keys, x):
     pk, sk = keys
     _, phe_sk = phe_keys
-    ct = pk.encrypt(encode_signed(pk, x))
+    ct = ENCRYPTION.encrypt(pk, encode_signed(pk, x))
     enc = to_phe_encrypted_number(ct)
     assert phe_sk.decrypt(enc) == x
     assert phe_sk.raw_decrypt(enc.ciphertext(be_secure=False)) == x % pk.n
@@ -131,11 +132,11 @@ def test_textbook_and_extreme_values(keys, phe_keys):
     phe_pk, phe_sk = phe_keys
     for x in (0, 1, -1, phe_pk.max_int, -phe_pk.max_int):
         assert sk.decrypt_signed(from_phe_encrypted_number(phe_pk.encrypt(x), pk)) == x
-        assert phe_sk.decrypt(to_phe_encrypted_number(pk.encrypt(encode_signed(pk, x)))) == x
+        assert phe_sk.decrypt(to_phe_encrypted_number(ENCRYPTION.encrypt(pk, encode_signed(pk, x)))) == x
     # the classic two-exponentiation encryption decrypts in phe too
     assert phe_sk.raw_decrypt(pk.raw_encrypt_classic(77)) == 77
     # documented boundary: ours allows |x| = n//3, phe stops one short
-    edge = to_phe_encrypted_number(pk.encrypt(encode_signed(pk, pk.max_int)))
+    edge = to_phe_encrypted_number(ENCRYPTION.encrypt(pk, encode_signed(pk, pk.max_int)))
     with pytest.raises(OverflowError):
         phe_sk.decrypt(edge)
 
@@ -143,7 +144,7 @@ def test_textbook_and_extreme_values(keys, phe_keys):
 def test_mixed_homomorphic_arithmetic(keys, phe_keys):
     pk, sk = keys
     phe_pk, phe_sk = phe_keys
-    ours = pk.encrypt(encode_signed(pk, -1000))
+    ours = ENCRYPTION.encrypt(pk, encode_signed(pk, -1000))
     theirs = from_phe_encrypted_number(phe_pk.encrypt(250), pk)
     total = ours + theirs * 3 + 5
     assert sk.decrypt_signed(total) == -245
@@ -214,7 +215,7 @@ def test_fixed_point_to_phe(keys, phe_keys):
     pk, _ = keys
     _, phe_sk = phe_keys
     fp = FixedPoint(16)
-    ct = pk.encrypt(fp.encode(pk, -2.375))
+    ct = ENCRYPTION.encrypt(pk, fp.encode(pk, -2.375))
     enc = to_phe_encrypted_number(ct, exponent=phe_exponent_for(fp))
     assert enc.exponent == -4
     assert phe_sk.decrypt(enc) == -2.375

@@ -12,6 +12,7 @@ import pytest
 
 from cryptoffload.engines import ENGINES, Engine, EngineClosed, Job, JobFailed, RingFull, engine_reasons, make_engine
 from cryptoffload.engines.base import EngineError, JobFuture
+from cryptoffload.crypto.paillier import PlaintextRangeError
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 MOD = (1 << 2048) - 159  # an odd 2048-bit modulus: ~1 ms per modexp, slow enough to queue up
@@ -93,9 +94,12 @@ def test_close_finishes_or_cancels_queued_jobs(make: Callable[..., Engine]) -> N
 
 
 def test_bad_job_fails_alone(make: Callable[..., Engine]) -> None:
+    """A job whose key the engine refuses (a DJN base h_s that is not a unit modulo n^2: 0,
+    and n itself) fails alone; the jobs around it are computed."""
     engine = make(workers=2)
     good = [Job("modexp", (3, 5, 7)), Job("modexp", (3, 6, 7))]
-    futures = engine.submit_many([good[0], Job("modexp", (3, -1, 7)), good[1], Job("modexp", (3, 5, 0))])
+    futures = engine.submit_many([good[0], Job("paillier.encrypt", (15, 0, 2, None)), good[1],
+                                  Job("paillier.encrypt", (15, 15, 2, None))])
     assert futures[0].result() == 5 and futures[2].result() == 1
     for f in (futures[1], futures[3]):
         with pytest.raises(JobFailed):
@@ -104,10 +108,28 @@ def test_bad_job_fails_alone(make: Callable[..., Engine]) -> None:
 
 
 def test_malformed_jobs_are_refused_when_built() -> None:
+    """A job is checked once, when it is made, whichever way (the constructor or a named
+    one): a bad operand never reaches an engine's ring."""
     with pytest.raises(ConfigError):
         Job("sha256", (1,))
     with pytest.raises(ConfigError):
         Job("modexp", (1, 2))
+    for payload, message in (((3, -1, 7), "non-negative exponent"), ((3, 5, 0), "positive modulus"),
+                             ((3, None, 7), "operand 1 must be an int"), ((3.0, 5, 7), "operand 0 must be an int"),
+                             ((True, 5, 7), "operand 0 must be an int")):
+        with pytest.raises(ConfigError, match=message):
+            Job("modexp", payload)
+    with pytest.raises(ConfigError, match="non-negative exponent"):
+        Job.modexp(3, -1, 7)
+    with pytest.raises(PlaintextRangeError, match=r"must be in \[0, n\) for this 4-bit key"):
+        Job("paillier.encrypt_classic", (15, 15, 2))
+    with pytest.raises(PlaintextRangeError, match="must be an int"):
+        Job("paillier.encrypt", (15, 4, 2.5, None))
+    with pytest.raises(ConfigError, match="operand 1 must be an int"):
+        Job("paillier.encrypt", (15, None, 2, None))
+    with pytest.raises(ConfigError, match="modulus n > 2"):
+        Job("paillier.encrypt_classic", (1, 0, None))
+    assert Job("paillier.encrypt", (15, 4, 14, None)).payload[3] is None  # the engine draws a
 
 
 def test_jobs_carry_their_input_and_output_sizes() -> None:

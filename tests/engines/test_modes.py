@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import secrets
-from typing import Iterator
+from collections import Counter
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
 
-from cryptoffload.crypto.paillier import PlaintextRangeError, PrivateKey, PublicKey, generate_keypair
-from cryptoffload.engines import CLIENT_MODES, CpuEngine, IfmaEngine, encrypt_array, ifma_reason, run_mode
+from cryptoffload.crypto.paillier import PlaintextRangeError, PrivateKey, PublicKey, djn, generate_keypair
+from cryptoffload.engines import CLIENT_MODES, CpuEngine, IfmaEngine, Job, encrypt_array, ifma_reason, run_mode
 from cryptoffload.errors import ConfigError
 
 COUNT = 64
@@ -84,3 +85,51 @@ def test_encrypt_array_list_and_numpy(engine: CpuEngine, keypair: tuple[PublicKe
     assert encrypt_array(engine, pk, []) == []
     with pytest.raises(PlaintextRangeError):
         encrypt_array(engine, pk, [-1])
+
+
+def _count_checks(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Every plaintext check (the key's, a job's, the service's all call djn.check_plaintext)."""
+    counts: Counter[str] = Counter()
+    real = djn.check_plaintext
+
+    def counted(*args: Any) -> int:
+        counts["check_plaintext"] += 1
+        return real(*args)
+    monkeypatch.setattr(djn, "check_plaintext", counted)
+    return counts
+
+
+@pytest.mark.parametrize("mode", CLIENT_MODES)
+def test_each_plaintext_is_checked_once(mode: str, engine: CpuEngine, keypair: tuple[PublicKey, PrivateKey],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 36: a plaintext was checked when its job was made and again where the engine
+    computed it (batch mode and encrypt_array: a third time before). Now once, where it enters:
+    the job (batch mode, encrypt_array, Job.encrypt), or run_mode for the paper's modes (their
+    jobs are modexps, which cannot know that m is a plaintext)."""
+    pk, sk = keypair
+    ms = [0, 5, pk.n - 1]
+    counts = _count_checks(monkeypatch)
+    assert sk.raw_decrypt_many(run_mode(mode, engine, pk, ms, threads=2, inflight=2).ciphertexts) == ms
+    assert counts["check_plaintext"] == len(ms)
+    with pytest.raises(PlaintextRangeError):      # the remaining check refuses at the boundary
+        run_mode(mode, engine, pk, [1, pk.n])
+    assert engine.stats().in_flight == 0
+
+
+def test_a_job_and_encrypt_array_check_once(engine: CpuEngine, keypair: tuple[PublicKey, PrivateKey],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    pk, sk = keypair
+    counts = _count_checks(monkeypatch)
+    jobs = [Job.encrypt(pk, 3), Job.encrypt_classic(pk, 4), Job("paillier.encrypt", (pk.n, pk.hs, 5, None))]
+    futures = engine.submit_many(jobs)
+    assert sk.raw_decrypt_many([f.result() for f in futures]) == [3, 4, 5]
+    assert counts["check_plaintext"] == 3
+    counts.clear()
+    cts = encrypt_array(engine, pk, np.arange(6, dtype=np.int64), progress=False)
+    assert sk.raw_decrypt_many(cts) == list(range(6))
+    assert counts["check_plaintext"] == 6
+    submitted = engine.stats().submitted
+    for bad in ([-1], [pk.n], [2.0]):
+        with pytest.raises(PlaintextRangeError):
+            encrypt_array(engine, pk, [1] + bad)
+    assert engine.stats().submitted == submitted   # nothing half-submitted

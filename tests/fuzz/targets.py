@@ -96,7 +96,7 @@ def _ciphertext_seeds(ctx: Context) -> list[bytes]:
     from cryptoffload.crypto import paillier as pl
 
     pk, _ = ctx.paillier
-    cts = [pl.Ciphertext(pk, c) for c in pk.encryptor().encrypt_raw([0, 1, 5, pk.n - 1])]
+    cts = [pl.Ciphertext(pk, c) for c in pl.ENCRYPTION.encryptor(pk).encrypt_raw([0, 1, 5, pk.n - 1])]
     return [pl.ciphertexts_to_bytes(cts, pk), pl.ciphertexts_to_bytes(cts[:1], pk, bound=7),
             pl.ciphertexts_to_bytes([], pk)]
 
@@ -310,12 +310,34 @@ def _model_parse(ctx: Context, data: bytes) -> object:
     return load_model(ctx.write("model.npz", data))
 
 
+# -- study results ------------------------------------------------------------------------------
+def _study_result_seeds(ctx: Context) -> list[bytes]:
+    """A small result as the studies write it: tables with a paper, a claim, a verdict."""
+    from cryptoffload.report.result import Claim, StudyResult, Table
+    from cryptoffload.report.verdicts import Verdict
+
+    t = Table("t", "a table", ["k", "ours"], [[1, 2.0]], "simulated", paper=[[1, 2.1]])
+    verdict = Verdict("ours at 1", "t", [1], "ours", 2.0, 2.1, "simulated", "Table 1", 1.0, "no offload",
+                      [1.0, 3.0], "inconclusive")
+    res = StudyResult(study="s", title="S", mode="quick", seed=1, version="0", machine={"cpu": "x"},
+                      tables={"t": t}, figures=[], profiles=[], notes=["n"],
+                      claims=[Claim(paper="p", ours="o", provenance="simulated")], verdicts=[verdict])
+    return [json.dumps(res.to_contract()).encode()]
+
+
+def _study_result_parse(ctx: Context, data: bytes) -> object:
+    from cryptoffload.report.result import load_result
+
+    return load_result(ctx.write("result.json", data))
+
+
 # -- HTTP bodies ---------------------------------------------------------------------------------
 def _ridge_message_seeds(ctx: Context) -> list[bytes]:
     from cryptoffload.apps.ridge import messages as m
+    from cryptoffload.crypto import paillier as pl
 
     pk = ctx.paillier[0]
-    cts = m.encode_ciphertexts(pk.encryptor().encrypt_raw([1, 2]), pk)
+    cts = m.encode_ciphertexts(pl.ENCRYPTION.encryptor(pk).encrypt_raw([1, 2]), pk)
     return [m.dumps(m.new_message("upload", pk.fingerprint, upload_id="u1", records=3, vectors=1, ciphertexts=cts)),
             m.dumps(m.new_message("status", pk.fingerprint))]
 
@@ -355,4 +377,5 @@ TARGETS: dict[str, Target] = {
     "digit-image": Target(_image_seeds, _image_parse),
     "he-cnn-model": Target(_model_seeds, _model_parse),
     "ridge-message": Target(_ridge_message_seeds, _ridge_message_parse),
+    "study-result": Target(_study_result_seeds, _study_result_parse),
 }

@@ -1,6 +1,6 @@
 """report/browser.py: finding Chromium, its failures as one clear error, the screenshot written
-whole or not at all -- with a stand-in browser (CI has no Chromium), and with the real one when
-this machine has it (the report rendered, every card in the browser's DOM, a first-screen PNG)."""
+whole or not at all -- with a stand-in browser, and with the real one where it is installed (CI
+installs it: `make apt`) (the report rendered, every card in the browser's DOM, a first-screen PNG)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from cryptoffload.report.html import write_index
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CHROMIUM = browser.find_chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (CI has none); "
-                                    "apt-get install chromium to run the real-browser checks")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine: apt-get install "
+                                    "chromium (make apt installs it) to run the real-browser checks")
 
 
 def _fake(tmp_path: Path, body: str) -> str:
@@ -91,7 +91,7 @@ def test_the_real_browser_renders_the_cards_and_takes_the_first_screen(tmp_path:
 def test_the_overflow_probe_reads_the_browsers_answer_and_leaves_no_probe(tmp_path: Path) -> None:
     page = tmp_path / "index.html"
     page.write_text("<html><body><p>x</p></body></html>")
-    answer = '<pre id="cryptoffload-overflow">{&quot;viewport&quot;: 1400, &quot;page&quot;: 1500, ' \
+    answer = f'<pre id="{browser.PROBE_ID}">{{&quot;viewport&quot;: 1400, &quot;page&quot;: 1500, ' \
              '&quot;wide&quot;: [&quot;table 0..1500&quot;]}</pre>'
     fake = _fake(tmp_path, f"echo '<html><body>{answer}</body></html>'\n")
     assert browser.wider_than_viewport(page, browser=fake) == (1400, 1500, ["table 0..1500"])
@@ -109,7 +109,24 @@ def test_no_element_of_the_report_is_wider_than_the_window(tmp_path: Path) -> No
     cols = ["k"] + [f"platform_{i}_latency_ms" for i in range(16)]
     res.add(Table("wide", "Wide", cols, [[k] + [123456.789 * k + i for i in range(16)] for k in (1, 2, 4)],
                   "simulated", paper=[[1] + [99999.0 + i for i in range(16)]]))
-    res.claims = [Claim("1", "2", "simulated", table="wide", kind="agreement", band=[0.5, 2.5], paper_value=1.0)]
+    res.claims = [Claim("1", "2", "simulated", table="wide")]
     index = write_index([(res, "wide"), (res, "wide-trace")], tmp_path, machine={"cpu": "test", "cores": 2})
     viewport, page, wide = browser.wider_than_viewport(index, width=1000)
     assert wide == [] and page <= viewport
+
+
+@needs_chromium
+def test_a_screenshot_of_one_element_shows_that_element(tmp_path: Path) -> None:
+    """The docs' pictures of one table or figure: the element's own height (folded tables
+    opened), the page's width, and a clear error for an id the page lacks."""
+    from cryptoffload.report.result import Table
+
+    res = StudyResult("s", "Study s", "quick", 1, "0", {}, headline=["h"] * 40)  # the table sits far down
+    res.add(Table("long", "Long", ["k", "v"], [[i, float(i)] for i in range(30)], "measured"))
+    index = write_index([(res, "s")], tmp_path, machine={"cpu": "test", "cores": 2})
+    png = browser.screenshot_of(index, tmp_path / "table.png", "s--long", width=900, max_height=2000)
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])
+    assert width == 900 and 30 * 20 < height < 2000  # 30 rows, opened; not the page above it
+    with pytest.raises(BackendUnavailable, match="no element with id 'nowhere'"):
+        browser.screenshot_of(index, tmp_path / "x.png", "nowhere")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.html", "table.png"]

@@ -40,9 +40,10 @@ def test_index_holds_each_study_tables_paper_badges_and_images(tmp_path: Path) -
     for title in ("FPGA reconfiguration study", "Another study", "Table 6 p90 relative", "Software throughput"):
         assert title in doc
     # ours and the paper's values, formatted
-    assert "<td>1.23</td><td class='paper'>1.17</td>" in doc
-    assert "<td>28,362</td>" in doc
-    assert "<td class='paper'>—</td>" in doc  # rate 1000 has no paper row
+    assert "<td class='num'>1.23</td><td class='paper num'>1.17</td>" in doc
+    assert "<td class='num'>28,362</td>" in doc
+    assert "<td class='paper num'>—</td>" in doc  # rate 1000 has no paper row
+    assert "<td class='key text'>AES-ECB</td>" in doc  # words left-aligned, numbers right-aligned
     # badges
     assert "<span class='badge simulated'>simulated</span>" in doc
     assert "<span class='badge measured'>measured</span>" in doc
@@ -56,6 +57,9 @@ def test_index_holds_each_study_tables_paper_badges_and_images(tmp_path: Path) -
     assert "<div class='note'>differs from the paper</div>" in doc
     assert "Predict/Oracle 1.20" in doc and "a caption" in doc
     assert "<a href='#fpga-reconfig'>" in doc and "<h2 id='other-study'>" in doc
+    # each figure in its own <figure>, captioned with the machine and date of its result
+    assert "<figure id='fpga-reconfig--fig-p90_vs_rate'>" in doc
+    assert "c, 2 cores, no GPU · date not recorded" in doc
     # nothing fetched from the network, no script
     assert "http://" not in doc and "https://" not in doc and "<script" not in doc.lower()
     assert [p.name for p in path.parent.iterdir()] == ["index.html"]
@@ -79,16 +83,18 @@ def test_index_escapes_html_from_results(tmp_path: Path) -> None:
 def test_index_without_paper_has_single_header_row(tmp_path: Path) -> None:
     t = Table("t", "Plain", ["cipher", "share"], [["AES", 0.25]], "cited")
     html = table_html(t)
-    assert "<th>ours</th>" not in html and "class='paper'" not in html
-    assert "<td class='key'>AES</td><td>0.25</td>" in html
+    assert ">ours</th>" not in html and "paper" not in html
+    assert "<td class='key text'>AES</td><td class='num'>0.25</td>" in html
 
 
 def test_table_html_pairs_ours_and_paper_columns() -> None:
     t = Table("t", "T", ["rate", "a", "b"], [[10, 1.0, 2.0]], "simulated", paper=[[10, None, 3.0]])
     html = table_html(t)
-    assert html.count("<th>ours</th><th>paper</th>") == 2
+    # b beside the paper's b; a, which the paper never fills, alone (no column of dashes)
+    assert html.count("<th class='num'>ours</th><th class='num paper'>paper</th>") == 1
+    assert "<th class='num' rowspan='2'>a</th><th class='num' colspan='2'>b</th>" in html
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
-    assert cells == ["10", "1", "—", "2", "3"]
+    assert cells == ["10", "1", "2", "3"]
 
 
 def test_index_rewrite_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -206,7 +212,7 @@ class _Page(HTMLParser):
             self.ids.append(a["id"])
         href = a.get("href", "")
         if tag == "a" and href.startswith("#"):
-            if any(t == "nav" for t, _ in self._stack):
+            if any(t == "nav" and c == "toc" for t, c in self._stack):
                 self.toc_links.append(href[1:])
             if "src" in (a.get("class") or "").split():
                 self.claim_links.append(href[1:])
@@ -217,7 +223,7 @@ class _Page(HTMLParser):
         if tag == "h2" and not any("card" in c.split() for _, c in self._stack):
             self._in_h2 = True
             self.h2.append("")
-        if tag not in ("img", "meta", "br"):
+        if tag not in ("img", "meta", "br", "wbr"):
             self._stack.append((tag, a.get("class") or ""))
 
     def handle_endtag(self, tag: str) -> None:
@@ -228,7 +234,7 @@ class _Page(HTMLParser):
                 break
 
     def handle_data(self, data: str) -> None:
-        if self._in_h2 and self._stack and self._stack[-1][0] == "h2":
+        if self._in_h2 and self._stack and self._stack[-1] != ("a", "self") and "h2" in (t for t, _ in self._stack):
             self.h2[-1] += data
 
 
@@ -256,16 +262,25 @@ def _navigable_report(tmp_path: Path) -> str:
                        machine={}).read_text(encoding="utf-8")
 
 
-def test_contents_link_each_section_once_and_ids_and_headings_are_unique(tmp_path: Path) -> None:
+def test_contents_link_every_section_table_and_figure_once_and_ids_and_headings_are_unique(tmp_path: Path) -> None:
     doc = _navigable_report(tmp_path)
     page = _Page()
     page.feed(doc)
-    assert page.toc_links == ["isc-he-cnn", "isc-he-cnn-trace", "ridge"]
+    tables = {"isc-he-cnn": ["table6", "sw", "wide", "quoted_long", "long"], "isc-he-cnn-trace": ["table6", "sw"],
+              "ridge": ["table6", "sw"]}
+    expected = [x for sec, keys in tables.items() for x in
+                [sec] + [f"{sec}--{k}" for k in keys] + [f"{sec}--fig-p90_vs_rate", f"{sec}--fig-load_factor"]]
+    assert page.toc_links == ["contents"] + expected  # each once, in the page's order (and its own #)
+    assert set(page.toc_links) <= set(page.ids)
     assert len(page.ids) == len(set(page.ids))
-    assert page.h2 == ["Contents", "HE CNN on computational storage",
+    assert [h.strip() for h in page.h2] == ["Contents: every table and figure", "HE CNN on computational storage",
                        "HE CNN on computational storage \u2014 run isc-he-cnn-trace", "Ridge regression"]
-    assert doc.index("<section class='cards'>") < doc.index("<nav class='toc' id='contents'>") \
-        < doc.index("<h2 id='isc-he-cnn'>")
+    assert doc.index("id='scoreboard'") < doc.index("<section class='cards' id='studies'>") \
+        < doc.index("<nav class='toc' id='contents'") < doc.index("<h2 id='isc-he-cnn'>")
+    # every section, table and figure links to itself, and figures are numbered through the page
+    for ident in expected:
+        assert f"<a class='self' href='#{ident}'" in doc, ident
+    assert "Figure 5. p90 vs rate" in doc and "Figure 1. p90 vs rate" in doc and "Figure 6. load factor" in doc
 
 
 def test_each_claim_links_to_the_table_it_quotes(tmp_path: Path) -> None:
@@ -333,5 +348,5 @@ def test_each_card_and_the_top_show_the_scoreboard(tmp_path: Path) -> None:
     assert "3 rows with a paper value" in card and "1 agreement" in card and "1 divergence" in card \
         and "1 inconclusive" in card
     assert "href='#isc-he-cnn--verdicts'" in doc
-    top = doc[:doc.index("<section class='cards'>")]
+    top = doc[:doc.index("<section class='cards'")]
     assert "3 rows with a paper value" in top and "one rule" in top

@@ -95,3 +95,53 @@ def test_the_title_names_the_dashed_line_only_when_one_is_drawn(tmp_path: Path, 
                   ylabel="y", subtitle="dotted: CPU", paper_note="dashed: the paper")
     assert [f["title"] for f in figs] == ["Table 2; dashed: the paper\ndotted: CPU", "Table 2\ndotted: CPU",
                                           "Table 2\ndotted: CPU"]
+
+
+def test_series_are_coloured_by_provenance_and_told_apart_by_shape(tmp_path: Path) -> None:
+    from cryptoffload.report.figures import read_figure
+    from cryptoffload.report.palette import NEUTRAL, PROVENANCE_COLOURS
+    from cryptoffload.report.plots import series_provenance
+
+    assert series_provenance("naive [fitted]") == "fitted" and series_provenance("tuned [predicted]") == "simulated"
+    assert series_provenance("predict", "p90 vs rate (simulated)") == "simulated"
+    assert series_provenance("ours (encrypted)", "Coefficients") == ""  # nothing says: no colour by guess
+    assert series_provenance("x", "measured and simulated") == ""       # two words: not one provenance
+    assert series_provenance("x", declared={"x": "measured"}) == "measured"
+    path = tmp_path / "l.png"
+    line_plot(path, [1, 2], {"a (measured)": [1.0, 2.0], "b": [1.0, 2.0]}, paper={"a (measured)": [1.5, None]},
+              title="t", xlabel="x", ylabel="y")
+    series = read_figure(path, "l.png").series
+    assert [(s["label"], s["colour"]) for s in series] == [
+        ("a (measured)", PROVENANCE_COLOURS["measured"]), ("a (measured) (paper)", PROVENANCE_COLOURS["cited"]),
+        ("b", NEUTRAL)]
+    assert series[0]["marker"] == series[1]["marker"] != series[2]["marker"]  # the paper's line: its series' marker
+
+
+def test_more_lines_than_a_panel_holds_are_split_into_panels(tmp_path: Path, monkeypatch) -> None:
+    from cryptoffload.report.plots import MAX_PANEL_SERIES
+
+    figs: list = []
+    real_savefig = plt.Figure.savefig
+
+    def spy(fig, path, *a, **k):
+        figs.append([(len(ax.get_lines()), ax.get_ylim()) for ax in fig.axes])
+        return real_savefig(fig, path, *a, **k)
+
+    monkeypatch.setattr(plt.Figure, "savefig", spy)
+    series = {f"s{i}": [float(i + 1), float(i + 2)] for i in range(MAX_PANEL_SERIES + 1)}
+    line_plot(tmp_path / "p.png", [1, 10], series, title="t (simulated)", xlabel="x", ylabel="y")
+    (n0, y0), (n1, y1) = figs[-1]
+    assert n0 + n1 == MAX_PANEL_SERIES + 1 and max(n0, n1) <= MAX_PANEL_SERIES
+    assert y0 == y1  # shared axes: panels compare directly
+
+
+def test_bar_kinds_of_one_provenance_share_its_colour_and_differ_by_hatch(tmp_path: Path) -> None:
+    from cryptoffload.report.figures import read_figure
+    from cryptoffload.report.palette import PROVENANCE_COLOURS
+
+    path = tmp_path / "b.png"
+    bar_plot(path, ["a", "b", "c"], [1.0, 2.0, 3.0], kinds=["measured", "measured, scaled", "cited: Table 1"],
+             title="t", ylabel="y")
+    series = read_figure(path, "b.png").series
+    assert [s["colour"] for s in series] == [PROVENANCE_COLOURS["measured"]] * 2 + [PROVENANCE_COLOURS["cited"]]
+    assert series[0]["linestyle"] != series[1]["linestyle"]  # the hatch

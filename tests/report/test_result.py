@@ -394,3 +394,23 @@ def test_a_banded_claim_round_trips_and_an_old_result_still_loads(tmp_path: Path
     old = load_result(tmp_path / "result.json").claims[0]
     assert (old.band, old.paper_value, old.most_sensitive, old.kind) == (None, None, "", "claim")
     assert old.band_text() == ""
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"tables": {}}', "field 'study' missing"),
+    ('[1, 2]', "not a study result"),
+    ('{"tables": {"t": {"title": "x"}}}', "field 'columns' missing"),
+    ('{"tables": {"t": 5}}', "cannot read study result"),
+    ('{"tables": {}, "a": NaN}', "cannot read study result"),
+    ('{"tables": {}, "a": 1, "a": 2}', "cannot read study result"),
+])
+def test_a_result_of_the_wrong_shape_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:
+    """api.study.read hands a user's file here: a bad one is a ConfigError naming the file and
+    how to write a good one, never a KeyError's traceback."""
+    from cryptoffload.errors import ConfigError
+
+    path = tmp_path / "result.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="cannot read study result") as info:
+        load_result(path)
+    assert needle in str(info.value) and str(path) in str(info.value) and "--out DIR" in str(info.value)

@@ -245,3 +245,16 @@ def test_bootstrap_plan_tables_label_predicted_and_stored(paper_run) -> None:
     d = res.tables["bootstrap_plan_devices"]
     assert d.provenance == "simulated"
     assert all(r["speedup"] >= 1 - 1e-9 for r in named(d.rows, d.columns))
+
+
+def test_quick_run_shows_the_stored_bootstrap_split_and_leaves_its_verdict_to_the_full_run(paper_run) -> None:
+    res, out = paper_run
+    t = res.tables["bootstrap_split"]
+    assert t.column_provenance["measured_ms"] == "stored" and t.column_provenance["predicted_ms"] == "simulated"
+    assert "AMD EPYC" in t.title or "cores" in t.title
+    sp = res.tables["bootstrap_split_speedup"]
+    (v,) = [v for v in res.verdicts if v.table == "bootstrap_split_speedup"]
+    assert (v.key, v.kind) == ([2], "not judged in quick mode") and v.paper == 1.08
+    assert [r[0] for r in sp.paper] == [2, 4, 8, 16]
+    assert (out / "bootstrap_split.png").is_file()
+    assert any(h.startswith("Bootstrap stages on Dask workers (stored") for h in res.headline)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.crypto import paillier as pl
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.engines.gpu import twin_reason
 from cryptoffload.studies import _gpu
 
@@ -41,7 +42,7 @@ def test_ridge_gpu_aggregates_match_the_cpu(monkeypatch) -> None:
     pk, sk = pl.generate_keypair(512, insecure_study_size=True)
     rows, cols = 12, 3
     plain = [secrets.randbelow(1 << 40) for _ in range(rows * cols)]
-    cts = pk.encryptor("gmpy2").encrypt_raw(plain)
+    cts = ENCRYPTION.encryptor(pk, "gmpy2").encrypt_raw(plain)
     cpu = [reduce(lambda a, b: a * b % pk.nsquare, cts[c::cols], 1) for c in range(cols)]
     g = _gpu.measure_ridge_gpu(pk, sk, plain, rows, cols, cpu, device="cpu-twin")
     assert g.ciphertexts == rows * cols and g.aggregate_s > 0 and g.encrypt_aggregate_s > 0

@@ -9,6 +9,7 @@ import pytest
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.studies import _paillier_measured as pm
 from cryptoffload.studies._paillier_measured import _check_decrypts, baseline_cases, decryption_cases
 
@@ -28,7 +29,7 @@ def test_every_case_runs_and_counts_its_operations(keys) -> None:
 def test_a_mode_whose_ciphertexts_do_not_decrypt_is_refused(keys) -> None:
     pk, sk = keys
     msgs = [secrets.randbelow(pk.n) for _ in range(20)]
-    cts = [c.value for c in pk.encrypt_many(msgs)]
+    cts = [c.value for c in ENCRYPTION.encrypt_many(pk, msgs)]
     _check_decrypts(sk, msgs, cts, "coro1")
     with pytest.raises(RuntimeError, match="mode coro2: ciphertexts do not decrypt"):
         _check_decrypts(sk, msgs, cts[1:] + cts[:1], "coro2")

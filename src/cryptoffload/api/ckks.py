@@ -32,7 +32,7 @@ import inspect
 import numbers
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -52,7 +52,7 @@ HE_CNN_PARAMS = DEFAULT_PARAMS
 __all__ = ["DEPTH_2_PARAMS", "HE_CNN_PARAMS", "CkksError", "Context", "Params", "Vector", "backends", "context",
            "load"]
 
-Values = float | Sequence[float] | npt.NDArray[Any]
+Values = float | Sequence[float] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
 
 
 def backends() -> list[str]:
@@ -134,7 +134,7 @@ class Context:
         a server needs to evaluate (``crypto.ckks.backend_from_context`` rebuilds it)."""
         return self.backend.public_context()
 
-    def _own(self, vector: Any, op: str) -> "Vector":
+    def _own(self, vector: object, op: str) -> "Vector":
         if not isinstance(vector, Vector):
             raise CkksError(f"{op}: expected a ckks.Vector, got {type(vector).__name__}")
         if vector.context is not self:
@@ -149,7 +149,7 @@ class Context:
             self.backend.add_rotation_keys([steps])
 
 
-def _vector(values: Any, slots: int, op: str) -> npt.NDArray[np.float64]:
+def _vector(values: object, slots: int, op: str) -> npt.NDArray[np.float64]:
     """Real numbers as a 1-D float64 array of at most ``slots`` finite values."""
     if isinstance(values, (bool, np.bool_)):
         raise CkksError(f"{op}: values must be real numbers, got {values!r}")
@@ -194,7 +194,7 @@ class Vector:
     def _new(self, ct: Ciphertext, length: int | None = None) -> "Vector":
         return Vector(self.context, ct, self.length if length is None else length)
 
-    def _plain(self, other: Any, op: str) -> npt.NDArray[np.float64]:
+    def _plain(self, other: object, op: str) -> npt.NDArray[np.float64]:
         """A plaintext operand as ``length`` values (a number fills the vector's values, not
         the empty slots beyond them)."""
         if isinstance(other, numbers.Real) and not isinstance(other, bool):
@@ -265,11 +265,11 @@ class Vector:
         return Vector(self.context, total.ct, 1)
 
 
-def _scaled(op: Any, a: Ciphertext, b: Ciphertext, name: str) -> Ciphertext:
+def _scaled(op: Callable[[Ciphertext, Ciphertext], Ciphertext], a: Ciphertext, b: Ciphertext,
+            name: str) -> Ciphertext:
     """``op(a, b)``, its scale mismatch refused with the fix (CKKS adds values of one scale)."""
     try:
-        result: Ciphertext = op(a, b)
-        return result
+        return op(a, b)
     except CkksError as exc:
         if "scale mismatch" not in str(exc):
             raise

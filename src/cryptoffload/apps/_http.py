@@ -33,14 +33,14 @@ import ssl
 import threading
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, Awaitable, Callable, Iterator, Optional, Sequence, TypeVar
+from typing import Awaitable, Callable, Iterator, Optional, Sequence, TypeVar
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.typedefs import Middleware
 
 from cryptoffload.apps._listen import Acceptor, ServerLimits
-from cryptoffload.checks import MAX_JSON_INT_DIGITS, JsonRefused, strict_json
+from cryptoffload.checks import MAX_JSON_INT_DIGITS, JsonRefused, JsonValue, strict_json
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import read_descriptor, read_input, read_input_text
 from cryptoffload.private_files import open_private, write_private
@@ -131,7 +131,7 @@ class BodyTooLarge(web.HTTPRequestEntityTooLarge):
                          if limit else f"{what} takes no request body")
 
 
-def new_app(errors: Any, *, middlewares: tuple[Any, ...] = ()) -> web.Application:
+def new_app(errors: Middleware, *, middlewares: tuple[Middleware, ...] = ()) -> web.Application:
     """An application whose routes are added with :func:`add_route` (body limits checked
     before the handler runs), ``errors`` outermost."""
     app = web.Application(middlewares=[errors, _body_guard, *middlewares])
@@ -197,7 +197,7 @@ class MalformedJSON(web.HTTPBadRequest):
     """A body that is not the JSON the route expects (answered 400 with the reason)."""
 
 
-def parse_json(body: bytes | str, what: str = "the request body", *, expect: type | None = dict) -> Any:
+def parse_json(body: bytes | str, what: str = "the request body", *, expect: type | None = dict) -> JsonValue:
     """``body`` (UTF-8 JSON) as a Python value of type ``expect`` (None: any). Raises
     :class:`MalformedJSON` (400) for anything else, whatever the parser would raise: invalid
     UTF-8, a syntax error, nesting too deep, an integer of more than :data:`MAX_INT_DIGITS`
@@ -460,7 +460,7 @@ class ServerThread:
     ``with ServerThread(make_app) as url:``. ``make_app`` is called on the server's loop."""
 
     def __init__(self, make_app: Callable[[], web.Application], host: str = "127.0.0.1", port: int = 0, *,
-                 ssl_context: ssl.SSLContext | None = None, on_stop: Callable[[], Any] | None = None,
+                 ssl_context: ssl.SSLContext | None = None, on_stop: Callable[[], object] | None = None,
                  limits: ServerLimits | None = None) -> None:
         self._make_app = make_app
         self._limits = limits
@@ -503,7 +503,7 @@ class ServerThread:
     def __enter__(self) -> str:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -30,7 +30,7 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Callable
 
 from cryptoffload.errors import ConfigError
 
@@ -97,7 +97,7 @@ class RateLimitedLog:
         self.log, self.interval, self._clock = log, interval, clock
         self._last: dict[str, tuple[float, int]] = {}
 
-    def warning(self, key: str, fmt: str, *args: Any) -> bool:
+    def warning(self, key: str, fmt: str, *args: object) -> bool:
         """Log ``fmt % args`` unless ``key`` was logged less than ``interval`` ago; True if logged."""
         now = self._clock()
         seen = self._last.get(key)
@@ -197,7 +197,7 @@ class Acceptor:
             delay = 0.0
             self._admit(conn, addr)
 
-    def _admit(self, conn: socket.socket, addr: Any) -> None:
+    def _admit(self, conn: socket.socket, addr: object) -> None:
         client = str(addr[0]) if isinstance(addr, tuple) and addr else str(addr)
         held = self.per_client.get(client, 0)
         if held >= self.limits.max_per_client or self.open >= self._total_cap:

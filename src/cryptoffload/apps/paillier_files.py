@@ -210,14 +210,6 @@ def check_fits_one_file(pk: pl.PublicKey, count: int, source: Source) -> None:
                                f"for this key (what decrypt reads); split the input")
 
 
-def encrypt_values(enc: pl.Encryptor, values: Sequence[int], *, progress: bool = True) -> list[pl.Ciphertext]:
-    """Encrypt plaintexts already encoded (in [0, n)) with one encryptor, so the backend and
-    table the caller chose are the ones used and described (``progress``: a bar on stderr for
-    large inputs)."""
-    pk = enc.public_key
-    return [pl.Ciphertext(pk, c) for c in enc.encrypt_raw(list(values), progress=progress)]
-
-
 @dataclass(frozen=True)
 class Operand:
     """A ciphertext file as its header describes it, read before any arithmetic so the result's
@@ -308,13 +300,10 @@ def _unrecorded(ops: Sequence[Operand]) -> str:
             f"{'it' if one else 'them'} again to record one")
 
 
-def rerandomized(pk: pl.PublicKey, cts: list[pl.Ciphertext], rerandomize: bool = True) -> list[pl.Ciphertext]:
-    """``cts`` each multiplied by a fresh encryption of 0 (see the module docstring for why);
-    unchanged when not ``rerandomize``."""
-    if not rerandomize or not cts:
-        return cts
-    zeros = pk.encryptor().randomness(len(cts))
-    return [pl.Ciphertext(pk, c.value * r % pk.nsquare) for c, r in zip(cts, zeros)]
+def _fresh(pk: pl.PublicKey, cts: list[pl.Ciphertext], rerandomize: bool) -> list[pl.Ciphertext]:
+    """``cts`` rerandomized by the encryption service (see the module docstring for why),
+    unless ``rerandomize`` is false."""
+    return pl.ENCRYPTION.rerandomize(pk, cts) if rerandomize else cts
 
 
 def add_elementwise(pk: pl.PublicKey, paths: Sequence[Source], *, rerandomize: bool = True) -> pl.CiphertextFrame:
@@ -332,9 +321,9 @@ def add_elementwise(pk: pl.PublicKey, paths: Sequence[Source], *, rerandomize: b
                                 "add fewer files, encrypt the operands with a smaller --bound, or use a larger key"
                                 + _unrecorded(ops))
     total = read_operand(pk, ops[0])
-    for op in ops[1:]:
-        total = [a + b for a, b in zip(total, read_operand(pk, op))]
-    return pl.CiphertextFrame(rerandomized(pk, total, rerandomize), bound)
+    for op in ops[1:]:  # every file read under pk: no pair of ciphertexts is checked again
+        total = [pl.summed(pk, pair) for pair in zip(total, read_operand(pk, op))]
+    return pl.CiphertextFrame(_fresh(pk, total, rerandomize), bound)
 
 
 def sum_all(pk: pl.PublicKey, paths: Sequence[Source], *, rerandomize: bool = True) -> pl.CiphertextFrame:
@@ -348,11 +337,8 @@ def sum_all(pk: pl.PublicKey, paths: Sequence[Source], *, rerandomize: bool = Tr
                                 f"sum of {count:,} values (count x bound of each file)",
                                 "sum fewer values (split the files and add the partial sums after decrypting), "
                                 "encrypt with a smaller --bound, or use a larger key" + _unrecorded(ops))
-    total = pl.Ciphertext(pk, 1)  # 1 = (1 + 0 n) h_s^0: an encryption of 0, rerandomized below
-    for op in ops:
-        for c in read_operand(pk, op):
-            total = total + c
-    return pl.CiphertextFrame(rerandomized(pk, [total], rerandomize), bound)
+    total = pl.summed(pk, (c for op in ops for c in read_operand(pk, op)))  # one file in memory at a time
+    return pl.CiphertextFrame(_fresh(pk, [total], rerandomize), bound)
 
 
 def parse_scalar(text: str) -> int:
@@ -379,7 +365,7 @@ def multiply(pk: pl.PublicKey, path: Source, scalar: int, *, rerandomize: bool =
                                 "multiply by a smaller scalar, encrypt with a smaller --bound, or use a larger key"
                                 + _unrecorded([op]))
     cts = [c * scalar for c in read_operand(pk, op)]
-    return pl.CiphertextFrame(rerandomized(pk, cts, rerandomize), bound)
+    return pl.CiphertextFrame(_fresh(pk, cts, rerandomize), bound)
 
 
 # -- decryption --------------------------------------------------------------------------------
@@ -391,7 +377,7 @@ def decrypt_file(sk: pl.PrivateKey, path: Source, flag: str = "--in") -> tuple[p
     pk = sk.public_key
     frame = read_frame(pk, path, flag)
     values = []
-    for i, m in enumerate(sk.decrypt_many(frame.ciphertexts), 1):
+    for i, m in enumerate(sk.raw_decrypt_many([c.value for c in frame.ciphertexts]), 1):  # read under pk
         value = bounds.decode_within(pk, m, frame.bound)
         if value is None:
             raise pl.PlaintextRangeError(

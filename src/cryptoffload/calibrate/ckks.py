@@ -74,11 +74,11 @@ import time
 from functools import partial
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, TypeVar, TypedDict
 
 import numpy as np
 
-from cryptoffload.crypto.ckks import CkksParams, make_backend
+from cryptoffload.crypto.ckks import CkksBackend, CkksParams, make_backend
 from cryptoffload.crypto.ckks.registry import describe_backend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -107,8 +107,21 @@ BUSY_S = 0.08
 BUSY_BATCH = 8
 
 
+if TYPE_CHECKING:
+    from cryptoffload.engines.dask import DaskRunner
+
+_R = TypeVar("_R")
+
+
+class _Item(TypedDict):
+    """What a producer task hands its consumer: the payload and when it was made (monotonic)."""
+
+    data: bytes
+    end: float
+
+
 # ---- worker side (top-level: pickled by reference) --------------------------------------------
-def _link_produce(nbytes: int, hold_s: float = 0.0) -> dict[str, Any]:
+def _link_produce(nbytes: int, hold_s: float = 0.0) -> _Item:
     if hold_s > 0:
         time.sleep(hold_s)
     data = os.urandom(nbytes)
@@ -128,13 +141,13 @@ def _link_compute(seconds: float, call_s: float) -> int:
     return calls
 
 
-def _link_consume(item: dict[str, Any]) -> tuple[float, int]:
+def _link_consume(item: _Item) -> tuple[float, int]:
     start = time.monotonic()
     return start - item["end"], len(item["data"])
 
 
 # ---- timing helpers ------------------------------------------------------------------------------
-def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S,
+def _gaps(runner: DaskRunner, a: str, b: str, nbytes: int, repeats: int, hold_s: float = HOLD_S,
           busy_call_s: float | None = None) -> list[float]:
     """Worker-side gaps of ``repeats`` producer(a) -> consumer(b) pairs of ``nbytes``, one at a
     time, after one unrecorded warm-up pair. ``busy_call_s``: worker a goes on computing
@@ -157,7 +170,7 @@ def _gaps(runner: Any, a: str, b: str, nbytes: int, repeats: int, hold_s: float 
     return out
 
 
-def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_S,
+def measure_link(runner: DaskRunner, ct_bytes: int, repeats: int, hold_s: float = HOLD_S,
                  rounds: int = 3, busy_call_s: float | None = None,
                  switch_interval_s: float | None = None) -> dict[str, float]:
     """Raw worker-side gaps (seconds, medians) and the derived link and overhead values.
@@ -186,7 +199,7 @@ def measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float = HOLD_
         runner.gather([runner.submit(worker_switch_interval, p, worker=a) for a, p in zip(used, before)])
 
 
-def _measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float, rounds: int,
+def _measure_link(runner: DaskRunner, ct_bytes: int, repeats: int, hold_s: float, rounds: int,
                   busy_call_s: float | None) -> dict[str, float]:
     addrs = runner.worker_addresses()
     if len(addrs) < 2:
@@ -217,7 +230,7 @@ def _measure_link(runner: Any, ct_bytes: int, repeats: int, hold_s: float, round
         f"{large} B {raw['gap_large_s'] * 1e3:.3f} ms); run again with more repeats on a quieter machine")
 
 
-def _busy_link(runner: Any, a: str, b: str, ct_bytes: int, repeats: int, hold_s: float, call_s: float,
+def _busy_link(runner: DaskRunner, a: str, b: str, ct_bytes: int, repeats: int, hold_s: float, call_s: float,
                task_s: float) -> dict[str, float]:
     """The busy-sender gaps and the values derived from them (see :func:`measure_link`)."""
     batch = BUSY_BATCH * ct_bytes
@@ -235,7 +248,7 @@ def _busy_link(runner: Any, a: str, b: str, ct_bytes: int, repeats: int, hold_s:
 
 
 def measure_ops(params: CkksParams, backend: str, repeats: int,
-                insecure_study: bool = False) -> tuple[dict[str, float], Any]:
+                insecure_study: bool = False) -> tuple[dict[str, float], CkksBackend]:
     """Op costs (seconds, :func:`measure_ops_in_context`), sizes (bytes) and limbs at the top
     level and one below; and the backend (for its name and version)."""
     if params.levels < 1:
@@ -277,7 +290,7 @@ def measure_ops_in_context(params: CkksParams, backend: str, repeats: int,
     per: dict[str, list[float]] = {k: [] for k in ("rotate_s", "pmul_s", "add_s", "rescale_s", "rotate_low_s",
                                                    "add_low_s", "serialize_s", "deserialize_s")}
 
-    def sample(key: str, fn: Callable[[], Any], out: dict[str, list[float]]) -> Any:
+    def sample(key: str, fn: Callable[[], _R], out: dict[str, list[float]]) -> _R:
         with timed(be) as t:      # waits for the device before and after: the op's own time
             r = fn()
         out[key].append(t.seconds)
@@ -327,7 +340,7 @@ def _version(dist: str) -> str:
 
 
 def calibrate_ckks(out_path: str | os.PathLike[str], *, params: CkksParams = DEFAULT_CALIBRATION_PARAMS,
-                   backend: str = "seal", repeats: int = 7, progress: bool = True, runner: Any = None,
+                   backend: str = "seal", repeats: int = 7, progress: bool = True, runner: DaskRunner | None = None,
                    hold_s: float = HOLD_S, insecure_study: bool = False,
                    command: str | None = None) -> Path:
     """Measure CKKS op costs here and Dask link costs on ``runner`` (a fresh 2-worker local
@@ -375,7 +388,7 @@ def _check_arguments(params: CkksParams, repeats: int, hold_s: float) -> None:
         raise ConfigError(f"hold_s must be between 0 and 10 seconds, got {hold_s!r}")
 
 
-def _measure_all(r: Any, params: CkksParams, backend: str, repeats: int, insecure_study: bool, hold_s: float,
+def _measure_all(r: DaskRunner, params: CkksParams, backend: str, repeats: int, insecure_study: bool, hold_s: float,
                  say: Callable[[str], None]) -> tuple[dict[str, float], str, dict[str, float], str]:
     """The op costs on one worker (and, with two or more, the slowdown when all time at once),
     then the Dask link between two workers: ops, backend name, link costs, the runner."""
@@ -396,7 +409,7 @@ def _measure_all(r: Any, params: CkksParams, backend: str, repeats: int, insecur
     return ops, name, link, r.describe()
 
 
-def _measure_slowdown(r: Any, addrs: list[str], ops: dict[str, float], params: CkksParams, backend: str,
+def _measure_slowdown(r: DaskRunner, addrs: list[str], ops: dict[str, float], params: CkksParams, backend: str,
                       repeats: int, insecure_study: bool) -> None:
     """Add to ``ops`` the median ratio of op times with every worker timing at once to one alone."""
     futs = [r.submit(measure_ops_on_worker, params, backend, repeats, insecure_study, worker=a) for a in addrs]
@@ -475,8 +488,8 @@ def _task_value(link: dict[str, float], dask_where: str) -> dict[str, ProfileVal
         "client's round trip)"))}
 
 
-def _meta(params: CkksParams, be_name: str, lib: str, ring: str, info: dict[str, Any], date: str, command: str,
-          where_link: str, link: dict[str, float]) -> dict[str, Any]:
+def _meta(params: CkksParams, be_name: str, lib: str, ring: str, info: Mapping[str, object], date: str, command: str,
+          where_link: str, link: dict[str, float]) -> dict[str, object]:
     """The profile's ``[meta]``: what was measured, where, when, with what, by which command."""
     return {
         "name": f"measured-ckks-{be_name}-n{params.poly_modulus_degree}",

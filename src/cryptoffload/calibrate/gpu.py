@@ -31,7 +31,7 @@ import datetime as _dt
 import statistics
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -102,7 +102,7 @@ class GpuBench:
         out = {"encrypt": 4 * self.key.width, "decrypt": 4 * self.dec.width, "aggregate": 0}[op]
         return float(inp), float(out)
 
-    def launch(self, op: str, items: int, inputs: list[Any], stream: gr.Stream) -> Any:
+    def launch(self, op: str, items: int, inputs: list[gr.DeviceWords], stream: gr.Stream) -> gr.DeviceWords:
         """Start ``op`` over the first ``items`` instances of ``inputs`` (device arrays of
         exactly ``items`` columns); returns the device result."""
         if op == "encrypt":
@@ -114,7 +114,7 @@ class GpuBench:
             return self.key.column_products_device(inputs[0], rows, AGGREGATE_COLS, stream)[0]
         raise ConfigError(f"unknown GPU operation {op!r}")
 
-    def device_inputs(self, op: str, items: int, stream: gr.Stream) -> list[Any]:
+    def device_inputs(self, op: str, items: int, stream: gr.Stream) -> list[gr.DeviceWords]:
         """Inputs of exactly ``items`` columns on the device, uploaded from the host arrays' first
         columns. Not a slice of the device arrays: a column slice of a limb-major array is
         strided, which every launch refuses (``gpu_interface.check_args``) -- a kernel would
@@ -163,7 +163,7 @@ def time_transfers(runtime: gr.Runtime, sizes: Sequence[int] = TRANSFER_BYTES, r
             runtime.upload(host, s)
             s.synchronize()
 
-        def download(dev: Any = dev) -> None:
+        def download(dev: gr.DeviceWords = dev) -> None:
             runtime.download(dev, s)
 
         up.append(_median_time(upload, repeats))
@@ -188,21 +188,23 @@ def run_batches(bench: GpuBench, batches: Sequence[tuple[str, int]], streams: in
     batches = check_batches(batches)
     rt = bench.runtime
     ss = [rt.stream() for _ in range(streams)]
-    pending: list[Any] = [None] * streams
+    pending: list[gr.DeviceWords | None] = [None] * streams
     for op, items in batches:
         if items > bench.max_items:
             raise ConfigError(f"batch of {items} exceeds the {bench.max_items} prepared instances")
     t0 = time.perf_counter()
     for i, (op, items) in enumerate(batches):
         j = i % streams
-        if pending[j] is not None:
-            rt.download(pending[j], ss[j])
+        done = pending[j]
+        if done is not None:
+            rt.download(done, ss[j])
         items = _aggregate_items(op, items)
         ins = [rt.upload(a[:, :items], ss[j]) for a in bench.host[op]]
         pending[j] = bench.launch(op, items, ins, ss[j])
     for j in range(streams):
-        if pending[j] is not None:
-            rt.download(pending[j], ss[j])
+        done = pending[j]
+        if done is not None:
+            rt.download(done, ss[j])
     return time.perf_counter() - t0
 
 

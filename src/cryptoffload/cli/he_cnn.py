@@ -14,7 +14,7 @@ from functools import partial
 
 import re
 from pathlib import Path
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, TypeVar
 
 import typer
 
@@ -25,6 +25,12 @@ from cryptoffload.cli.root import (json_option, max_connections_option, max_per_
 from cryptoffload.io import check_not_input, check_output_file
 from cryptoffload.crypto.ckks.registry import backend_help
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:   # imported in the commands that use them
+    from cryptoffload.apps.he_cnn.benchmark import BenchResult
+    from cryptoffload.apps.he_cnn.infer import InferResult
+
+_R = TypeVar("_R")
 
 app = typer.Typer(no_args_is_help=True, help="Encrypted MNIST inference with CKKS (train, infer, bench, serve).")
 
@@ -127,14 +133,9 @@ def he_cnn_infer(
     if trace is not None:
         check_not_input("--trace", trace, [("--model", model), ("--image", image_file), *_mnist_inputs(mnist_dir)])
         check_output_file(trace, create_parents=True)
-    pixels = None
-    if image_file is not None:
-        from cryptoffload.apps.he_cnn.digit_image import load_digit_image  # Pillow: only for a file
-
-        pixels = load_digit_image(image_file)
     folder = (key_dir or default_key_dir()) if keep_keys else None
-    res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image=pixels, key_dir=folder,
-                          log=say, **_model_kw(model))
+    res = inf.infer_image(index, backend=backend, trace_out=trace, mnist_dir=mnist_dir, image_file=image_file,
+                          key_dir=folder, log=say, **_model_kw(model))
     if as_json:
         print_json(res.as_dict() if image_file is None else {"image_file": str(image_file), **res.as_dict()})
         return
@@ -143,13 +144,13 @@ def he_cnn_infer(
         print_data(_details(res))
 
 
-def _answer(res: Any) -> str:
+def _answer(res: InferResult) -> str:
     """``digit 7 (p=1.00, label 7) in 0.55 s``: the one line a person reads first."""
     label = "" if res.label is None else f", label {res.label}"
     return f"digit {res.prediction} (p={res.probability:.2f}{label}) in {res.inference_seconds:.2f} s"
 
 
-def _details(res: Any) -> list[str]:
+def _details(res: InferResult) -> list[str]:
     """``infer --verbose``: what is behind the answer, one fact a line."""
     sec = res.seconds
     keys = (f"keys: {res.keys} ({sec.get('keygen', sec.get('load_keys', 0.0)):.2f} s)"
@@ -164,14 +165,14 @@ def _details(res: Any) -> list[str]:
             f"{res.galois_keys} Galois keys ({res.key_bytes / 2**20:.0f} MiB)"]
 
 
-def _run_on_images(run: Callable[..., Any], images: int, batch: bool, model: Optional[Path], backend: str) -> Any:
+def _run_on_images(run: Callable[..., _R], images: int, batch: bool, model: Optional[Path], backend: str) -> _R:
     """``run`` (:func:`.benchmark.bench` or :func:`.accuracy.evaluate`) over ``images`` held-out
     images, logging to stderr."""
     _check_backend(backend)
     return run(images, batch=batch, backend=backend, log=say, **_model_kw(model))
 
 
-def _bench_summary(res: Any) -> list[str]:
+def _bench_summary(res: BenchResult) -> list[str]:
     if res.mode == "batch" or "batch" in res.latency_s:
         return [f"{res.n_images:,} images in one batch: {res.latency_s.get('batch', res.batch_s):.2f} s evaluated, "
                 f"{res.images_per_s:.3g} images/s ({res.backend}); encrypted accuracy {res.encrypted_accuracy:.1%}"]

@@ -19,7 +19,7 @@ decimals. The file does not record F: decrypt with the F it was encrypted with.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -28,6 +28,11 @@ from cryptoffload.cli.root import (check_binary_stdout, is_quiet, is_stdio, numb
                                    quiet_option, read_stdin, say, write_stdout)
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import PRIVATE, atomic_write, check_not_input, check_output_file
+
+if TYPE_CHECKING:   # imported in the commands that use them
+    from cryptoffload.apps.paillier_files import Piped
+    from cryptoffload.checks import JsonDict
+    from cryptoffload.crypto.paillier import CiphertextFrame, PublicKey
 
 INSECURE_OPTION = typer.Option(False, "--insecure-study-size",
                                help="Accept a key below 112-bit security (made for a study).")
@@ -45,12 +50,12 @@ FIXED_POINT_HELP = ("fixed point with this many fractional bits: x as round(x * 
 app = typer.Typer(no_args_is_help=True, help="Paillier keys, encryption, decryption and arithmetic on ciphertext files.")
 
 
-def _outside(paths: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+def _outside(paths: list[tuple[str, Path | None]]) -> list[tuple[str, Path]]:
     """The (option, path) pairs that name files (``-`` is a stream, not a file to protect)."""
     return [(flag, p) for flag, p in paths if p is not None and not is_stdio(p)]
 
 
-def _source(path: Path, flag: str, what: str) -> Any:
+def _source(path: Path, flag: str, what: str) -> Path | Piped:
     """``path``, or what standard input holds for ``-`` (a :class:`~.paillier_files.Piped`)."""
     from cryptoffload.apps import paillier_files as pf
     from cryptoffload.crypto import paillier as pl
@@ -61,7 +66,7 @@ def _source(path: Path, flag: str, what: str) -> Any:
     return pf.Piped(read_stdin(flag, what, max_bytes=most, error=pl.PaillierError))
 
 
-def _sources(paths: list[Path]) -> list[Any]:
+def _sources(paths: list[Path]) -> list[Path | Piped]:
     """The ``--in`` operands, standard input at most once (it can be read only once)."""
     from cryptoffload.crypto import paillier as pl
 
@@ -94,7 +99,7 @@ def _write(out: Path, data: bytes) -> None:
         atomic_write(out, data)
 
 
-def _report(as_json: bool, status: str, fields: dict[str, Any]) -> None:
+def _report(as_json: bool, status: str, fields: JsonDict) -> None:
     """What a command wrote: one JSON object on stdout with ``--json``, else a line on stderr."""
     if as_json:
         print_json(fields)
@@ -159,14 +164,13 @@ def paillier_encrypt(
     fp = None if fixed_point is None else pl.FixedPoint(fixed_point)
     asked = pf.parse_bound(bound, fp)
     pk = pf.public_key_of(key, insecure_study_size)
-    resolved = pl.resolve_backend(backend, pk.nsquare.bit_length())  # once, for this key, before any input is read
+    enc = pl.ENCRYPTION.encryptor(pk, backend, constant_time=not variable_time)  # resolved once, before any input
     source = _source(infile, "--in", "integers")
     integers = pf.read_integers(source, column, fp)
-    chosen = pf.encryption_bound(pk, integers, asked, source, fp)
-    values = [pl.encode_signed(pk, v) for v in integers]
+    chosen = pf.encryption_bound(pk, integers, asked, source, fp)  # the one check of every value
+    values = [v % pk.n for v in integers]  # |v| <= chosen <= n/3: the signed encoding
     pf.check_fits_one_file(pk, len(values), source)
-    enc = pk.encryptor(resolved, not variable_time)
-    _write(out, pl.ciphertexts_to_bytes(pf.encrypt_values(enc, values, progress=not is_quiet()), pk, bound=chosen))
+    _write(out, pl.ciphertexts_to_bytes(enc.ciphertexts(values, progress=not is_quiet()), pk, bound=chosen))
     shown = describe(chosen) if fp is None else f"|x| <= {fp.to_decimal(chosen)} (fixed point 2^-{fp.frac_bits})"
     _report(as_json, f"wrote {_where(out)}: {len(values):,} ciphertexts, bound {shown} ({enc.describe()})",
             {"out": str(out), "count": len(values), "bound": str(chosen), "format_version": pl.CIPHERTEXT_VERSION,
@@ -206,7 +210,7 @@ def paillier_decrypt(
     source = _source(infile, "--in", "ciphertexts")
     frame, values = pf.decrypt_file(sk, source)
     texts = [str(v) if fp is None else fp.to_decimal(v) for v in values]
-    fields: dict[str, Any] = {"count": len(values), "bound": str(frame.bound), "bound_recorded": frame.bound_recorded,
+    fields: JsonDict = {"count": len(values), "bound": str(frame.bound), "bound_recorded": frame.bound_recorded,
                               "key": sk.public_key.fingerprint.hex(), "fixed_point": fixed_point}
     if out is not None:
         atomic_write(out, "".join(f"{t}\n" for t in texts), mode=PRIVATE)  # decrypted plaintexts: owner only
@@ -220,7 +224,8 @@ def paillier_decrypt(
             f"checked against the key's signed limit n/3 ({describe(frame.bound)}) only; encrypt again to record one")
 
 
-def _write_result(out: Path, infiles: list[Path], pk: Any, frame: Any, as_json: bool, what: dict[str, Any]) -> None:
+def _write_result(out: Path, infiles: list[Path], pk: PublicKey, frame: CiphertextFrame, as_json: bool,
+                  what: JsonDict) -> None:
     """The result of an operation: checked before the work, written all at once after it."""
     from cryptoffload.crypto import paillier as pl
     from cryptoffload.crypto.paillier.bounds import describe
@@ -234,7 +239,7 @@ def _write_result(out: Path, infiles: list[Path], pk: Any, frame: Any, as_json: 
              "key": pk.fingerprint.hex()})
 
 
-def _operands(out: Path, key: Path, infiles: list[Path], insecure_study_size: bool, as_json: bool) -> Any:
+def _operands(out: Path, key: Path, infiles: list[Path], insecure_study_size: bool, as_json: bool) -> PublicKey:
     """The public key, once --out is known to be writable and none of the inputs."""
     from cryptoffload.apps import paillier_files as pf
 

@@ -35,8 +35,9 @@ import json
 import os
 import sys
 import traceback
+from types import EllipsisType
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, List, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -44,6 +45,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cryptoffload import __version__
 from cryptoffload.errors import ConfigError, CryptoffloadError
+
+if TYPE_CHECKING:   # imported where used: every command imports this module
+    from cryptoffload.checks import Bound
+    from cryptoffload.report.result import Table
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
@@ -71,7 +76,7 @@ class StatusConsole(Console):
     """The stderr console of status lines, logs and progress bars: silent under ``--quiet``.
     Error lines do not pass here (:func:`_error_line` has its own console)."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
+    def print(self, *objects: object, **kwargs: Any) -> None:
         if not _state.quiet:
             super().print(*objects, **kwargs)
 
@@ -135,23 +140,26 @@ class NumberParser:
     :class:`~cryptoffload.errors.ConfigError` naming the option, the range and the unit (one
     ``error:`` line, exit 2). The tests find every numeric option's bound through ``bound``."""
 
-    def __init__(self, flag: str, bound: Any, maximum: Optional[float] = None, allow_zero: Optional[bool] = None) -> None:
+    def __init__(self, flag: str, bound: Bound, maximum: Optional[float] = None,
+                 allow_zero: Optional[bool] = None) -> None:
         self.flag, self.bound, self.maximum, self.allow_zero = flag, bound, maximum, allow_zero
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: object) -> int | float | None:
         if value is None:
             return None
         return self.bound.parse(self.flag, value, maximum=self.maximum, allow_zero=self.allow_zero)
 
 
-def number_parser(flag: str, bound: Any, maximum: Optional[float] = None,
+def number_parser(flag: str, bound: Bound | None, maximum: Optional[float] = None,
                   allow_zero: Optional[bool] = None) -> NumberParser:
     """The parser of a numeric option (see :class:`NumberParser`)."""
+    if bound is None:   # a numeric option without a bound: a bug in its declaration
+        raise ValueError(f"{flag}: a numeric option needs a bound (cryptoffload.checks)")
     return NumberParser(flag, bound, maximum, allow_zero)
 
 
-def number_option(default: Any, flag: str, *, bound: Any, help: str, maximum: Optional[float] = None,
-                  allow_zero: Optional[bool] = None) -> Any:
+def number_option(default: int | float | EllipsisType | None, flag: str, *, bound: Bound, help: str,
+                  maximum: Optional[float] = None, allow_zero: Optional[bool] = None) -> Any:
     """A numeric typer option whose text is read by the one grammar and bounded (``bound``:
     a :class:`~cryptoffload.checks.Bound`; ``maximum`` lowers its ceiling; ``allow_zero``
     admits 0 besides the range). Typed ``Any`` as ``typer.Option`` is."""
@@ -254,7 +262,7 @@ def print_json(obj: object) -> None:
     print_data(json.dumps(obj, indent=2, default=str).split("\n"))
 
 
-def print_tables_json(tables: Iterable[Any], notes: Iterable[str] = (), **fields: Any) -> None:
+def print_tables_json(tables: Iterable[Table], notes: Iterable[str] = (), **fields: object) -> None:
     """``--json`` of a command that prints tables (:class:`~cryptoffload.report.result.Table`):
     one JSON object, ``{"tables": {id: contract}, "notes": [...], **fields}`` -- the same table
     shape as a study's ``result.json``."""

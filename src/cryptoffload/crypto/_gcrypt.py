@@ -314,7 +314,7 @@ class Handle:
             )
         self._check(self._lib.gcry_cipher_setiv(self._handle(), iv, len(iv)), "gcry_cipher_setiv")
 
-    def crypt(self, data: bytes, decrypt: bool = False, out: ctypes.Array | None = None) -> bytes:
+    def crypt(self, data: bytes, decrypt: bool = False, out: ctypes.Array[ctypes.c_char] | None = None) -> bytes:
         """Encrypt (or decrypt) whole blocks of ``data`` and return the result.
 
         ``out``, a ``ctypes.create_string_buffer`` at least ``len(data)`` long, avoids one
@@ -357,7 +357,7 @@ def crypt(
     iv: bytes | None,
     data: bytes,
     decrypt: bool = False,
-    out: ctypes.Array | None = None,
+    out: ctypes.Array[ctypes.c_char] | None = None,
 ) -> bytes:
     """One message as a server would handle one request: open, set key (and IV), run, close."""
     h = Handle(algo, mode)

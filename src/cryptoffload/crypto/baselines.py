@@ -10,15 +10,18 @@ the same crypto_mb routine IPCL calls (its own Python wheel does not install on 
 from __future__ import annotations
 
 import secrets
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import gmpy2
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import PrivateKey, PublicKey
 
+if TYPE_CHECKING:
+    import phe   # python-paillier, the baseline (an optional import: no types of its own)
 
-def phe_keys(pk: PublicKey, sk: PrivateKey):  # -> tuple[phe.PaillierPublicKey, phe.PaillierPrivateKey]
+
+def phe_keys(pk: PublicKey, sk: PrivateKey) -> tuple[phe.PaillierPublicKey, phe.PaillierPrivateKey]:
     """phe key objects for the same modulus (so both libraries encrypt the same key size)."""
     import phe
 
@@ -26,12 +29,12 @@ def phe_keys(pk: PublicKey, sk: PrivateKey):  # -> tuple[phe.PaillierPublicKey, 
     return ppk, phe.PaillierPrivateKey(ppk, sk.p, sk.q)
 
 
-def phe_encrypt_many(ppk, values: Sequence[int]) -> list[int]:
+def phe_encrypt_many(ppk: phe.PaillierPublicKey, values: Sequence[int]) -> list[int]:
     """phe's raw encryption (g^m r^n with its gmpy2 fast path, obfuscation included)."""
     return [ppk.raw_encrypt(m) for m in values]
 
 
-def phe_decrypt_many(psk, values: Sequence[int]) -> list[int]:
+def phe_decrypt_many(psk: phe.PaillierPrivateKey, values: Sequence[int]) -> list[int]:
     return [psk.raw_decrypt(c) for c in values]
 
 

@@ -30,11 +30,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, NamedTuple, Protocol
 
 from cryptoffload.crypto import _gcrypt
 from cryptoffload.crypto._gcrypt import WeakKeyError
 from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.backends.openssl.backend import Backend as OsslBackend
+    from cryptography.hazmat.primitives.ciphers import Cipher, CipherAlgorithm, modes
+    from cryptography.hazmat.primitives.ciphers import CipherContext as OsslContext
 
 __all__ = [
     "BACKENDS",
@@ -278,10 +283,12 @@ class _Backend(Protocol):
 class _OpenSSLContext:
     __slots__ = ("_ctx",)
 
-    def __init__(self, ctx: Any) -> None:
-        self._ctx = ctx
+    def __init__(self, ctx: OsslContext) -> None:
+        self._ctx: OsslContext | None = ctx
 
     def update(self, data: bytes) -> bytes:
+        if self._ctx is None:
+            raise ValueError("the cipher context is closed")
         return self._ctx.update(data)
 
     def close(self) -> None:
@@ -290,16 +297,33 @@ class _OpenSSLContext:
             self._ctx = None
 
 
+class _OpenSSLModules(NamedTuple):
+    """What ``cryptography`` gives the OpenSSL backend, imported once."""
+
+    backend: OsslBackend
+    cipher: type[Cipher[modes.ECB | modes.CBC]]
+    mode_types: _Modes
+    algos: dict[str, Callable[[bytes], CipherAlgorithm]]
+
+
+class _Modes(Protocol):
+    """The two modes we run (``cryptography.hazmat.primitives.ciphers.modes``)."""
+
+    def ECB(self) -> modes.ECB: ...  # noqa: N802 -- the module's names
+
+    def CBC(self, iv: bytes) -> modes.CBC: ...  # noqa: N802
+
+
 class _OpenSSLBackend:
     """OpenSSL via ``cryptography``: AES, Camellia and 3DES in ECB/CBC."""
 
     name = "openssl"
 
     def __init__(self) -> None:
-        self._mods: tuple[Any, Any, Any, dict[str, Any]] | None = None
+        self._mods: _OpenSSLModules | None = None
         self._import_error: str | None = None
 
-    def _modules(self) -> tuple[Any, Any, Any, dict[str, Any]]:
+    def _modules(self) -> _OpenSSLModules:
         if self._mods is None and self._import_error is None:
             try:
                 from cryptography.hazmat.backends.openssl import backend as ossl
@@ -311,11 +335,12 @@ class _OpenSSLBackend:
                         TripleDES,
                     )
 
-                    legacy: dict[str, Any] = {"camellia": Camellia, "3des": TripleDES}
+                    legacy: dict[str, Callable[[bytes], CipherAlgorithm]] = {"camellia": Camellia,
+                                                                              "3des": TripleDES}
                 except ImportError:  # pragma: no cover - older cryptography
                     legacy = {"camellia": algorithms.Camellia, "3des": algorithms.TripleDES}
-                algos = {"aes": algorithms.AES, **legacy}
-                self._mods = (ossl, Cipher, modes, algos)
+                algos: dict[str, Callable[[bytes], CipherAlgorithm]] = {"aes": algorithms.AES, **legacy}
+                self._mods = _OpenSSLModules(ossl, Cipher, modes, algos)
             except ImportError as exc:  # pragma: no cover - cryptography is a dependency
                 self._import_error = f"the cryptography package cannot be imported ({exc})"
         if self._mods is None:
@@ -337,9 +362,13 @@ class _OpenSSLBackend:
             return f"this OpenSSL build does not enable {algo}-{mode}"
         return None
 
-    def _cipher(self, algo: str, mode: str, key: bytes, iv: bytes | None) -> Any:
-        _, Cipher, modes, algos = self._modules()
-        return Cipher(algos[algo](key), modes.ECB() if mode == "ecb" else modes.CBC(iv))
+    def _cipher(self, algo: str, mode: str, key: bytes, iv: bytes | None) -> Cipher[modes.ECB | modes.CBC]:
+        mods = self._modules()
+        if mode == "ecb":
+            return mods.cipher(mods.algos[algo](key), mods.mode_types.ECB())
+        if iv is None:   # the checks before give CBC its IV
+            raise AssertionError("CBC without an IV")
+        return mods.cipher(mods.algos[algo](key), mods.mode_types.CBC(iv))
 
     def one_shot(
         self, algo: str, mode: str, key: bytes, iv: bytes | None, data: bytes, decrypt: bool
@@ -468,7 +497,7 @@ def _backend(spec: CipherSpec, backend: str | None) -> _Backend:
 # --- argument checks ------------------------------------------------------------------------
 
 
-def _as_bytes(value: Any, what: str) -> bytes:
+def _as_bytes(value: object, what: str) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -476,26 +505,27 @@ def _as_bytes(value: Any, what: str) -> bytes:
     raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}")
 
 
-def _checked_key(name: str, key: Any, iv: Any) -> tuple[CipherSpec, bytes, bytes | None]:
+def _checked_key(name: str, key_in: object, iv_in: object) -> tuple[CipherSpec, bytes, bytes | None]:
     spec = cipher_spec(name)
-    key = _as_bytes(key, "key")
+    key = _as_bytes(key_in, "key")
     if len(key) != spec.key_size:
         raise ConfigError(
             f"{name}: key must be {spec.key_size} bytes ({spec.key_size * 8} bits), got {len(key)}"
         )
+    iv: bytes | None = None
     if spec.mode == "cbc":
-        if iv is None:
+        if iv_in is None:
             raise ConfigError(f"{name}: CBC needs an IV of {spec.block_size} bytes")
-        iv = _as_bytes(iv, "iv")
+        iv = _as_bytes(iv_in, "iv")
         if len(iv) != spec.block_size:
             raise ConfigError(f"{name}: IV must be {spec.block_size} bytes, got {len(iv)}")
-    elif iv is not None:
+    elif iv_in is not None:
         raise ConfigError(f"{name}: ECB takes no IV")
     return spec, key, iv
 
 
-def _checked_data(spec: CipherSpec, name: str, data: Any) -> bytes:
-    data = _as_bytes(data, "data")
+def _checked_data(spec: CipherSpec, name: str, data_in: object) -> bytes:
+    data = _as_bytes(data_in, "data")
     if len(data) % spec.block_size:
         raise ConfigError(
             f"{name}: data length {len(data)} is not a multiple of the "
@@ -504,10 +534,11 @@ def _checked_data(spec: CipherSpec, name: str, data: Any) -> bytes:
     return data
 
 
-def _checked(name: str, key: Any, iv: Any, data: Any) -> tuple[CipherSpec, bytes, bytes | None, bytes]:
+def _checked(name: str, key_in: object, iv_in: object,
+             data_in: object) -> tuple[CipherSpec, bytes, bytes | None, bytes]:
     """A one-shot call's arguments as bytes: key and IV, then the data, then a weak key."""
-    spec, key, iv = _checked_key(name, key, iv)
-    data = _checked_data(spec, name, data)
+    spec, key, iv = _checked_key(name, key_in, iv_in)
+    data = _checked_data(spec, name, data_in)
     _check_weak(spec, key)
     return spec, key, iv, data
 

@@ -81,6 +81,7 @@ import numpy as np
 
 from cryptoffload.checks import check_int
 from cryptoffload.crypto.paillier import (
+    ENCRYPTION,
     Ciphertext,
     FixedPoint,
     KeyMismatchError,
@@ -462,15 +463,18 @@ class PackedAccumulator:
         self.weight = weight
 
     @classmethod
-    def encrypt(cls, layout: PackingLayout, values: Sequence[int], **encrypt_options: object) -> "PackedAccumulator":
-        """Pack and encrypt ints (already scaled); options go to ``PublicKey.encrypt_many``."""
-        cts = layout.public_key.encrypt_many(layout.pack(values), **encrypt_options)  # type: ignore[arg-type]
+    def encrypt(cls, layout: PackingLayout, values: Sequence[int], *, backend: str = "auto",
+                constant_time: bool = True) -> "PackedAccumulator":
+        """Pack and encrypt ints (already scaled) through the encryption service."""
+        cts = ENCRYPTION.encrypt_many(layout.public_key, layout.pack(values), backend=backend,
+                                      constant_time=constant_time)
         return cls(layout, cts, len(values))
 
     @classmethod
-    def encrypt_fixed(cls, layout: PackingLayout, values: Sequence[float],
-                      **encrypt_options: object) -> "PackedAccumulator":
-        cts = layout.public_key.encrypt_many(layout.pack_fixed(values), **encrypt_options)  # type: ignore[arg-type]
+    def encrypt_fixed(cls, layout: PackingLayout, values: Sequence[float], *, backend: str = "auto",
+                      constant_time: bool = True) -> "PackedAccumulator":
+        cts = ENCRYPTION.encrypt_many(layout.public_key, layout.pack_fixed(values), backend=backend,
+                                      constant_time=constant_time)
         return cls(layout, cts, len(values))
 
     def __repr__(self) -> str:

@@ -35,6 +35,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, Sequence
 
+from cryptoffload.crypto.paillier import djn
 from cryptoffload.engines.rings import Ring, RingClosed, RingFull, share_of
 from cryptoffload.errors import ConfigError
 
@@ -45,6 +46,10 @@ JobKind = Literal["modexp", "paillier.encrypt", "paillier.encrypt_classic"]
 JOB_KINDS: tuple[str, ...] = ("modexp", "paillier.encrypt", "paillier.encrypt_classic")
 # payload lengths: modexp (base, exp, modulus); encrypt (n, hs, m, a | None); classic (n, m, r | None)
 _PAYLOAD_LEN = {"modexp": 3, "paillier.encrypt": 4, "paillier.encrypt_classic": 3}
+#: the payload position of the randomness the engine draws when it is None (modexp has none)
+_DRAWN = {"modexp": -1, "paillier.encrypt": 3, "paillier.encrypt_classic": 2}
+#: the payload position of the plaintext (checked as the key checks one: in [0, n), an int)
+_PLAINTEXT = {"modexp": -1, "paillier.encrypt": 2, "paillier.encrypt_classic": 1}
 #: what a job comes back as: its integer result, or (failed) the error; None before it arrives
 JobValue = int | BaseException | None
 
@@ -88,6 +93,7 @@ class Job:
             raise ConfigError(f"unknown job kind {self.kind!r}; choose one of {', '.join(JOB_KINDS)}")
         if not isinstance(self.payload, tuple) or len(self.payload) != _PAYLOAD_LEN[self.kind]:
             raise ConfigError(f"a {self.kind} job needs a {_PAYLOAD_LEN[self.kind]}-tuple payload, got {self.payload!r}")
+        _check_operands(self.kind, self.payload)
 
     @property
     def input_bytes(self) -> int:
@@ -105,19 +111,42 @@ class Job:
 
     @classmethod
     def modexp(cls, base: int, exp: int, modulus: int) -> "Job":
-        if modulus <= 0 or exp < 0:
-            raise ConfigError("modexp needs a positive modulus and a non-negative exponent")
+        """base^exp mod modulus (checked as every job is, when it is made)."""
         return cls("modexp", (base, exp, modulus))
 
     @classmethod
     def encrypt(cls, pk: "PublicKey", m: int, a: int | None = None) -> "Job":
-        """DJN encryption of m under a :class:`~cryptoffload.crypto.paillier.PublicKey`."""
-        return cls("paillier.encrypt", (pk.n, pk.hs, pk.check_plaintext(m), a))
+        """DJN encryption of m under a :class:`~cryptoffload.crypto.paillier.PublicKey`
+        (m checked when the job is made, once)."""
+        return cls("paillier.encrypt", (pk.n, pk.hs, m, a))
 
     @classmethod
     def encrypt_classic(cls, pk: "PublicKey", m: int, r: int | None = None) -> "Job":
         """Textbook g^m r^n mod n^2 (both modexps computed by the engine)."""
-        return cls("paillier.encrypt_classic", (pk.n, pk.check_plaintext(m), r))
+        return cls("paillier.encrypt_classic", (pk.n, m, r))
+
+
+def _check_operands(kind: str, payload: tuple[int | None, ...]) -> None:
+    """Where a job's operands are checked, once, whichever way the job was made: every operand
+    an int (``None`` only for the randomness the engine draws), a modexp's modulus positive and
+    its exponent non-negative, a plaintext in [0, n) (:func:`~cryptoffload.crypto.paillier.djn.
+    check_plaintext`, the key's own words). The engine then computes without checking again,
+    in this process or a worker's; a job the engine still fails (a DJN base h_s that is not a
+    unit) fails alone, with :class:`JobFailed`."""
+    for i, x in enumerate(payload):
+        if (x is None and i == _DRAWN[kind]) or i == _PLAINTEXT[kind]:
+            continue
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ConfigError(f"a {kind} job's operand {i} must be an int, got {type(x).__name__}")
+    if kind == "modexp":
+        _, exp, modulus = payload
+        if modulus is None or exp is None or modulus <= 0 or exp < 0:
+            raise ConfigError("modexp needs a positive modulus and a non-negative exponent")
+        return
+    n = payload[0]
+    if n is None or n < 3:
+        raise ConfigError(f"a {kind} job needs a Paillier modulus n > 2, got {n!r}")
+    djn.check_plaintext(payload[_PLAINTEXT[kind]], n)
 
 
 _PENDING, _DONE, _FAILED = 0, 1, 2

@@ -57,24 +57,22 @@ it (``overhead.task_s``).
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 import uuid
-from collections import OrderedDict
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from cryptoffload.crypto.ckks import (KIND_PUBLIC, Ciphertext, CkksBackend, CkksError, Plaintext, backend_from_context,
-                                     peek_context)
-from cryptoffload.crypto.ckks.framing import KIND_NAMES
+from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError, Plaintext
 from cryptoffload.crypto.ckks.batched import BatchedOps
 from cryptoffload.crypto.ckks.bsgs import baby_rotations, giant_sums
 from cryptoffload.crypto.ckks.timing import timed
-from cryptoffload.engines.dask import DaskRunner
+from cryptoffload.engines import ckks_workers
+from cryptoffload.engines.dask import DaskRunner, Pending, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, bsgs_plain, giant_plaintext, sent_batches
 
@@ -93,37 +91,17 @@ OP_NAMES = ("rotate", "key_switch", "pmul", "add", "rescale", "serialize", "dese
 SWITCH_INTERVAL_S = 0.001
 
 # ---- worker side -------------------------------------------------------------------------------
-# Module-level state of a worker process (these functions run there, pickled by reference).
-
-_BACKENDS: "OrderedDict[str, CkksBackend]" = OrderedDict()   # context digest -> backend
-_MAX_BACKENDS = 4
+# Module-level state of a worker process (these functions run there, pickled by reference). The
+# backends rebuilt from the client's public context live in :mod:`.ckks_workers` (shared with
+# the bootstrap stages' execution); the names below are this module's for them.
+_BACKENDS = ckks_workers.BACKENDS
+_worker_has_backend = ckks_workers.has_backend
+_worker_load_backend = ckks_workers.load_backend
+_backend = ckks_workers.backend
 _RUNS: dict[str, dict[str, Any]] = {}                        # run id -> inputs, plaintexts, live
-
-
-def _worker_has_backend(digest: str) -> bool:
-    return digest in _BACKENDS
-
-
-def _worker_load_backend(context: bytes, digest: str, insecure_study: bool) -> str:
-    """Rebuild the client's backend here from its *public* context: a worker evaluates and
-    never decrypts, so a context holding a secret key is refused (the second wall behind the
-    client's own check, :func:`_public_context`)."""
-    kind = peek_context(context)[1]
-    if kind != KIND_PUBLIC:
-        raise CkksError(f"a Dask worker takes a public CKKS context only, got a {KIND_NAMES.get(kind, kind)}")
-    if digest not in _BACKENDS:
-        _BACKENDS[digest] = backend_from_context(context, insecure_study=insecure_study)
-        while len(_BACKENDS) > _MAX_BACKENDS:
-            _BACKENDS.popitem(last=False)
-    _BACKENDS.move_to_end(digest)
-    return digest
-
-
-def _backend(digest: str) -> CkksBackend:
-    try:
-        return _BACKENDS[digest]
-    except KeyError:
-        raise RuntimeError("this worker lost the CKKS context (restarted?); run again") from None
+#: what a task leaves on its worker: device, kind, label, start, end, op counts, bytes in, op seconds
+_Record: TypeAlias = tuple[int, str, str, float, float, dict[str, int], int, dict[str, float]]
+_R = TypeVar("_R")
 
 
 def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giants: tuple[int, ...],
@@ -152,7 +130,7 @@ def _worker_teardown(run_id: str) -> bool:
     return _RUNS.pop(run_id, None) is not None
 
 
-def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
+def _worker_collect(run_id: str, rep: int) -> list[_Record]:
     """This worker's task records of one repeat; frees that repeat's ciphertexts."""
     st = _RUNS.get(run_id)
     if st is None:
@@ -162,7 +140,7 @@ def _worker_collect(run_id: str, rep: int) -> list[tuple[Any, ...]]:
     return st["records"].pop(rep, [])
 
 
-class _Task(BatchedOps):
+class _Task(BatchedOps[Ciphertext, Plaintext]):
     """Worker-side bookkeeping of one timed task: its clock, op counts and live store. The BSGS
     kernel runs on the task, which counts each op and hands it to the worker's backend (a
     recording backend would cost more than a ciphertext addition per op)."""
@@ -177,7 +155,7 @@ class _Task(BatchedOps):
         self.op_s = dict.fromkeys(OP_NAMES, 0.0)
         self.bytes_in = 0
 
-    def _timed(self, name: str, fn: Any, *args: Any) -> Any:
+    def _timed(self, name: str, fn: Callable[..., _R], *args: object) -> _R:
         """Run one op and add its time on the worker's device (waited for: on a GPU backend the
         kernels, not their launch; :func:`~cryptoffload.crypto.ckks.timing.timed`)."""
         with timed(self.be) as t:
@@ -244,7 +222,7 @@ def _task_recv(run_id: str, rep: int, device: int, src: int, babies: tuple[int, 
 
 
 def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tuple[int, ...],
-                after: list[Any], out: bool) -> bytes | None:
+                after: Sequence[object], out: bool) -> bytes | None:
     del after   # only orders this task after the baby steps it uses
     t = _Task(run_id, rep, device, "giant", " ".join(map(str, giants)))
     plain = t.st["plain"][device]
@@ -257,7 +235,7 @@ def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tu
     return data
 
 
-def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, after: Any,
+def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, after: object,
                  out: bool) -> bytes | None:
     del after   # orders this task after the one that made this device's partial
     t = _Task(run_id, rep, device, "reduce", f"from {src}")
@@ -331,12 +309,12 @@ class BsgsRunResult:
     records: tuple[TaskRecord, ...] = field(default=(), repr=False)
 
 
-def _ctx_digest(context: bytes) -> str:
-    return hashlib.blake2b(context, digest_size=16).hexdigest()
+_ctx_digest = ckks_workers.context_digest
+_public_context = ckks_workers.public_context
 
 
-def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: Any, repeats: Any,
-           warmup: Any, hoisted: bool) -> tuple[np.ndarray, bytes, bytes]:
+def _check(runner: object, backend: object, diagonals: object, shape: object, sp: object, ct: object, repeats: object,
+           warmup: object, hoisted: bool) -> tuple[np.ndarray, bytes, bytes]:
     """Validate the inputs; ``(diagonals as an array, input bytes, public context)``."""
     if not isinstance(runner, DaskRunner):
         raise ConfigError(f"runner must be a DaskRunner, got {type(runner).__name__}")
@@ -388,22 +366,7 @@ def _check(runner: Any, backend: Any, diagonals: Any, shape: Any, sp: Any, ct: A
     return diag, ct_bytes, _public_context(backend)
 
 
-def _public_context(backend: CkksBackend) -> bytes:
-    """What the workers get of the client's keys: the public context (public, relinearisation
-    and Galois keys), checked to be one by its frame before it leaves this process -- the
-    secret key never travels to a worker, whatever the backend's export returns."""
-    try:
-        context = backend.public_context()
-        kind = peek_context(context)[1]
-    except CkksError as exc:
-        raise ConfigError(f"cannot export the backend's public context: {exc}") from None
-    if kind != KIND_PUBLIC:
-        raise RuntimeError(f"the {backend.name} backend's public_context() returned a "
-                           f"{KIND_NAMES.get(kind, kind)}; refusing to send it to the workers")
-    return context
-
-
-def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: BsgsShape, sp: Split,
+def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: ArrayLike, shape: BsgsShape, sp: Split,
              ct: Ciphertext, *, repeats: int = 1, warmup: int = 1, hoisted: bool = False,
              batched: bool = True, switch_interval_s: float | None = SWITCH_INTERVAL_S) -> BsgsRunResult:
     """Run the product ``sp`` (a :func:`~cryptoffload.workloads.bsgs.split` of ``shape``) of the
@@ -433,7 +396,7 @@ def run_bsgs(runner: DaskRunner, backend: CkksBackend, diagonals: Any, shape: Bs
     return _result(runs, shape, sp, session, hoisted=hoisted, repeats=repeats, setup_s=setup_s, note=note)
 
 
-def _check_options(shape: BsgsShape, batched: Any, switch_interval_s: Any) -> None:
+def _check_options(shape: BsgsShape, batched: object, switch_interval_s: object) -> None:
     """Refuse options the execution does not have (the inputs themselves: :func:`_check`)."""
     if not isinstance(batched, bool):
         raise ConfigError(f"batched must be True or False, got {batched!r}")
@@ -456,7 +419,7 @@ class _Session:
     dev_worker: tuple[str, ...]     # device d's worker
     used: list[str]                 # the workers that hold a device, sorted
     workers: int                    # how many workers the cluster has
-    pending: list[Any] = field(default_factory=list)
+    pending: Pending = field(default_factory=list)
     previous: list[float] = field(default_factory=list)
 
 
@@ -497,13 +460,7 @@ def _setup(runner: DaskRunner, session: _Session, backend: CkksBackend, context:
 
 def _share_context(runner: DaskRunner, session: _Session, context: bytes, insecure: bool) -> None:
     """The public context to every used worker that does not hold its backend yet."""
-    have = runner.gather([runner.submit(_worker_has_backend, session.digest, worker=a) for a in session.used])
-    lacking = [a for a, h in zip(session.used, have) if not h]
-    if lacking:
-        ctx_f = runner.scatter(context, broadcast=True, workers=lacking)
-        runner.gather([runner.submit(_worker_load_backend, ctx_f, session.digest, insecure, worker=a)
-                       for a in lacking])
-        del ctx_f
+    ckks_workers.share_context(runner, session.used, context, session.digest, insecure)
 
 
 def _share_inputs(runner: DaskRunner, session: _Session, ct_bytes: bytes, diag: np.ndarray, shape: BsgsShape,
@@ -591,17 +548,17 @@ class _OneRun:
 
 def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep: int,
               dev_worker: Sequence[str], used: Sequence[str], hoisted: bool, batched: bool,
-              pending: list[Any]) -> _OneRun:
+              pending: Pending) -> _OneRun:
     """Submit one timed run as one graph, wait for it, collect its records."""
     pending.clear()
     senders = {(src, i) for src, dst, i in sp.baby_sends}
     partial_senders = {src for rnd in sp.reduction for src, _ in rnd}
     base = f"bsgs-{run_id}-{rep}"
-    tasks: dict[str, tuple] = {}
+    tasks: dict[str, Task] = {}
     where: dict[str, str] = {}
     rank: dict[str, int] = {}     # issue order within a class; the class orders first
 
-    def add(cls: int, fn: Any, d: int, name: str, *args: Any) -> str:
+    def add(cls: int, fn: Callable[..., object], d: int, name: str, *args: object) -> str:
         key = f"{base}-{name}"
         tasks[key] = (fn, run_id, rep, d, *args)
         where[key] = dev_worker[d]
@@ -660,6 +617,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     wall = time.perf_counter() - t0
     runner.wait(pending)
     result = runner.gather(final)
+    assert isinstance(result, bytes)   # the final partial sum's task returns its ciphertext's bytes
     raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
     pending.clear()
     del futures, final
@@ -670,8 +628,8 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     return _OneRun(wall, span, records, result)
 
 
-def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: Any, shape: BsgsShape,
-           x: Any) -> float:
+def verify(backend: CkksBackend, result: BsgsRunResult | bytes, diagonals: ArrayLike, shape: BsgsShape,
+           x: ArrayLike) -> float:
     """Decrypt ``result`` with ``backend`` (the client's, holding the secret key) and return
     the largest absolute slot error against the plaintext product
     :func:`~cryptoffload.workloads.bsgs.bsgs_plain` (``M @ x`` for the matrix of ``diagonals``)."""

@@ -4,24 +4,30 @@ call covers each group, a failing job isolated (the rest of its batch succeeds).
 Why a module of its own: the CPU engine (threads, or its worker processes), the IFMA engine
 and the GPU engine all run this one function, each with its own ``powm`` (GMP, AVX512-IFMA,
 a CUDA kernel); only where it runs differs. Batches are lists of (kind, payload) integer
-tuples, never key objects; an ``Encryptor`` (fixed-base table) is rebuilt the first time a
-public key is seen, keyed by (n, h_s), and kept.
+tuples, never key objects; a key's ``Encryptor`` (fixed-base table) comes from the encryption
+service (:data:`~cryptoffload.crypto.paillier.service.ENCRYPTION`, the process's one bounded
+table cache), asked with the key's (n, h_s) for each group.
+
+What is not checked here: the operands. A batch holds the payloads of :class:`~.base.Job`
+objects, checked when each job was made (plaintexts in [0, n), exponents non-negative, every
+operand an int); checking them again here would be the second check of the same value.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import djn
+from cryptoffload.crypto.paillier.public_key import PublicKey
+from cryptoffload.crypto.paillier.service import ENCRYPTION, EncryptionService
 from cryptoffload.engines.base import JobFailed, Outcome
 from cryptoffload.errors import ConfigError
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.paillier.encryptor import Encryptor
-    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: ``powm(bases, exps, modulus, exp_bits)``: ``exp_bits`` is a public bound on the exponents'
 #: bit length where the caller knows one (the exponents may be secret), else None. Kernels that
@@ -44,7 +50,7 @@ class BatchEncryptor(Protocol):
 
 
 class EncryptorSource(Protocol):
-    """Where a batch finds the encryptor of a public key (n, h_s): an :class:`EncryptorCache`,
+    """Where a batch finds the encryptor of a public key (n, h_s): :class:`ServiceEncryptors`,
     or the GPU engine's per-stream keys."""
 
     def get(self, n: int, hs: int) -> BatchEncryptor: ...
@@ -55,24 +61,19 @@ def gmp_powm(bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: 
     return native.powm_batch(bases, exps, modulus)
 
 
-class EncryptorCache:
-    """Encryptors per public key (n, h_s); tables are built once per worker."""
+@dataclass(frozen=True)
+class ServiceEncryptors:
+    """The CPU and IFMA engines' :class:`EncryptorSource`: the encryption service asked with
+    this engine's backend and lookup mode. Not a cache of its own: the service keeps the tables
+    (per process -- a worker process has its own), within its memory cap, so an engine holds no
+    second, unbounded copy of them."""
 
-    def __init__(self, backend: str = "gmp", constant_time: bool = True) -> None:
-        self.backend = backend
-        self.constant_time = constant_time
-        self._cache: dict[tuple[int, int], Encryptor] = {}
-        self._lock = threading.Lock()
+    backend: str = "gmp"
+    constant_time: bool = True
+    service: EncryptionService = ENCRYPTION
 
     def get(self, n: int, hs: int) -> "Encryptor":
-        from cryptoffload.crypto.paillier import PublicKey
-
-        with self._lock:
-            enc = self._cache.get((n, hs))
-            if enc is None:
-                enc = PublicKey(n, hs).encryptor(self.backend, self.constant_time)
-                self._cache[(n, hs)] = enc
-        return enc
+        return self.service.encryptor(PublicKey(n, hs), self.backend, constant_time=self.constant_time)
 
 
 def _operand(x: int | None) -> int:
@@ -85,17 +86,13 @@ def _operand(x: int | None) -> int:
 
 def _modexp(key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn) -> list[int]:
     (modulus,) = key
-    exps = [p[1] for p in payloads]
-    checked = [e for e in exps if isinstance(e, int) and e >= 0]
-    if len(checked) != len(exps):
-        raise ConfigError("a modexp exponent must be a non-negative int")
-    return powm([_operand(p[0]) for p in payloads], checked, modulus, None)
+    return powm([_operand(p[0]) for p in payloads], [_operand(p[1]) for p in payloads], modulus, None)
 
 
 def _encrypt(key: GroupKey, payloads: list[tuple[int | None, ...]], encryptors: EncryptorSource) -> list[int]:
     n, hs = key
     enc = encryptors.get(n, hs)
-    ms = [djn.check_plaintext(p[2], n) for p in payloads]
+    ms = [_operand(p[2]) for p in payloads]
     exps = [a if (a := p[3]) is not None else enc.public_key.random_exponent() for p in payloads]
     return enc.encrypt_raw(ms, exps)
 
@@ -103,7 +100,7 @@ def _encrypt(key: GroupKey, payloads: list[tuple[int | None, ...]], encryptors: 
 def _encrypt_classic(key: GroupKey, payloads: list[tuple[int | None, ...]], powm: PowmFn) -> list[int]:
     (n,) = key
     n2 = n * n
-    ms = [djn.check_plaintext(p[1], n) for p in payloads]
+    ms = [_operand(p[1]) for p in payloads]
     rs = [r if (r := p[2]) is not None else djn.random_unit(n) for p in payloads]
     bound = n.bit_length()   # m < n is secret: every exponent is processed over n's length
     gm = powm([n + 1] * len(ms), ms, n2, bound)
@@ -138,7 +135,7 @@ def compute_batch(batch: Sequence[Work], powm: PowmFn = gmp_powm,
                   encryptors: EncryptorSource | None = None) -> list[Outcome]:
     """(ok, value) per job: one native call per (kind, key) group; a group that raises is
     retried job by job so only the bad job fails."""
-    encryptors = encryptors or EncryptorCache()
+    encryptors = encryptors or ServiceEncryptors()
     groups: dict[tuple[str, GroupKey], list[int]] = defaultdict(list)
     out: list[Outcome] = [(False, None)] * len(batch)
     for i, (kind, payload) in enumerate(batch):

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.base import BatchEngine, EngineError, Outcome, Request
-from cryptoffload.engines.compute import EncryptorCache, compute_batch, gmp_powm
+from cryptoffload.engines.compute import ServiceEncryptors, compute_batch, gmp_powm
 from cryptoffload.engines.cpu_worker import worker_main
 from cryptoffload.engines.pinning import choose_cores, pin
 from cryptoffload.errors import ConfigError
@@ -63,7 +63,7 @@ class CpuEngine(BatchEngine):
         self.backend = backend
         self.cores = choose_cores(workers, pin, cores)
         self.pinned: list[int | None] = [None] * workers
-        self._encryptors = EncryptorCache(backend, constant_time)
+        self._encryptors = ServiceEncryptors(backend, constant_time)
         self._conns: list[Connection] = []
         self._procs: list[multiprocessing.process.BaseProcess] = []
         if processes:

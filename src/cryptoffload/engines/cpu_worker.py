@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 from multiprocessing.connection import Connection
 
-from cryptoffload.engines.compute import EncryptorCache, compute_batch, gmp_powm
+from cryptoffload.engines.compute import ServiceEncryptors, compute_batch, gmp_powm
 from cryptoffload.engines.pinning import pin
 
 
 def worker_main(conn: Connection, core: int | None, backend: str, constant_time: bool) -> None:
     """Loop of one worker process: receive a batch of (kind, payload), send back outcomes."""
     pinned = pin(0, core)
-    encryptors = EncryptorCache(backend, constant_time)
+    encryptors = ServiceEncryptors(backend, constant_time)
     conn.send(("ready", os.getpid(), pinned))
     while True:
         try:

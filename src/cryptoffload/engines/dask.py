@@ -61,19 +61,35 @@ import socket
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import (TYPE_CHECKING, Callable, Generic, Hashable, Iterable, Mapping, Sequence, TypeAlias, TypeVar, cast,
+                    overload)
 
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, Pems, RunCredentials, new_pems, scheduler_credentials
 from cryptoffload.errors import ConfigError
 
+if TYPE_CHECKING:   # distributed is imported only when a runner starts
+    from distributed import Client, Future, LocalCluster, Security
+    from rich.progress import Progress
+
 log = logging.getLogger("cryptoffload.dask")
 T = TypeVar("T")
 R = TypeVar("R")
+A = TypeVar("A")
+#: A task of a graph: ``(fn, *args)``; an argument that is another task's key is its result.
+Task: TypeAlias = tuple[object, ...]
+#: The futures of submitted tasks still held (dropping them lets Dask release the results).
+Pending: TypeAlias = "list[Future[object]]"
 
 DEFAULT_PORT = 8786
 _TLS_HINT = " with TLS, and are these its credentials"
 _TLS_WORKER = " --tls-ca-file DIR/ca.pem --tls-cert DIR/cert.pem --tls-key DIR/key.pem"
-_MISSING: Any = object()
+
+
+class _Missing:
+    """The type of :data:`_MISSING`: no initial value given."""
+
+
+_MISSING = _Missing()
 
 _TCP_RE = re.compile(
     r"^(?P<scheme>tcp|tls)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)"
@@ -120,7 +136,7 @@ def _default_workers() -> int:
 
 
 @cache
-def _make_client_class() -> type:   # distributed is imported only when a runner starts
+def _make_client_class() -> type[Client]:   # distributed is imported only when a runner starts
     from distributed import Client
 
     class _Client(Client):
@@ -129,7 +145,7 @@ def _make_client_class() -> type:   # distributed is imported only when a runner
         that stops its event-loop thread when it fails to connect (the stock one leaves it
         running, and the caller never gets the object to close)."""
 
-        def start(self, **kwargs: Any) -> None:
+        def start(self, **kwargs: object) -> None:
             if not self.asynchronous and "callback_timeout" not in kwargs:
                 kwargs["callback_timeout"] = self._timeout   # consumed by utils.sync
             try:
@@ -173,8 +189,8 @@ class DaskRunner:
         self.resources = _check_resources(resources)
         pems = scheduler_credentials(self.address, credentials, insecure_plain_tcp is True)
         self.timeout = float(timeout)
-        self.cluster: Any = None
-        self.client: Any = None
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
         self._tls: RunCredentials | None = None
         self._known_workers: frozenset[str] = frozenset()   # for submit(worker=) without a round trip
         self.peak_in_flight = 0   # chunks submitted and not yet collected, at most, in the last map_chunks
@@ -201,10 +217,10 @@ class DaskRunner:
         this user needs to join a local cluster. ``None`` without TLS or once closed."""
         return self._tls.folder if self._tls is not None else None
 
-    def _security(self) -> Any:
+    def _security(self) -> Security | None:
         return self._tls.security() if self._tls is not None else None
 
-    def _start_local(self, workers: int, threads_per_worker: int, memory_limit: Any,
+    def _start_local(self, workers: int, threads_per_worker: int, memory_limit: str | int | None,
                      resources: dict[str, float] | None) -> None:
         import dask
         from distributed import LocalCluster
@@ -253,7 +269,7 @@ class DaskRunner:
         need = 1 if workers is None else workers
         log.info("waiting up to %g s for %d Dask worker(s) to join %s", self.timeout, need, address)
         try:
-            self.client.wait_for_workers(need, timeout=self.timeout)
+            self._live().wait_for_workers(need, timeout=self.timeout)
         except (TimeoutError, OSError):
             raise ConfigError(
                 f"only {self.workers} of {need} Dask worker(s) joined {address} within {self.timeout:g} s "
@@ -283,7 +299,7 @@ class DaskRunner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _live(self) -> Any:
+    def _live(self) -> Client:
         if self.client is None:
             raise RuntimeError("DaskRunner is closed")
         return self.client
@@ -297,7 +313,10 @@ class DaskRunner:
 
     @property
     def scheduler_address(self) -> str:
-        return self._live().scheduler.address
+        scheduler = self._live().scheduler
+        if scheduler is None:
+            raise RuntimeError("DaskRunner: the client has no scheduler connection")
+        return str(scheduler.address)
 
     @property
     def workers(self) -> int:
@@ -347,7 +366,7 @@ class DaskRunner:
 
     # -- work -----------------------------------------------------------------------------
 
-    def submit(self, fn: Callable[..., R], *args: Any, worker: str | None = None, **kwargs: Any) -> Any:
+    def submit(self, fn: Callable[..., R], *args: object, worker: str | None = None, **kwargs: object) -> Future[R]:
         """``fn(*args, **kwargs)`` as one task; its future. With ``worker`` (one of
         :meth:`worker_addresses`) the task runs on that worker only (never moved elsewhere,
         even if the worker is busy). Futures among the arguments are resolved to their
@@ -365,8 +384,8 @@ class DaskRunner:
             raise ConfigError(f"no Dask worker at {worker!r} (workers: {', '.join(self.worker_addresses())})")
         return client.submit(fn, *args, workers=[worker], allow_other_workers=False, pure=False, **kwargs)
 
-    def submit_graph(self, tasks: Mapping[str, tuple], *, workers: Mapping[str, str] | None = None,
-                     priorities: Mapping[str, int] | None = None) -> dict[str, Any]:
+    def submit_graph(self, tasks: Mapping[str, Task], *, workers: Mapping[str, str] | None = None,
+                     priorities: Mapping[str, int] | None = None) -> dict[str, Future[object]]:
         """Submit a whole task graph in one message; a future per key.
 
         ``tasks`` maps a key to ``(fn, *args)``; an argument (or an item of a list argument)
@@ -387,7 +406,7 @@ class DaskRunner:
         for key, task in tasks.items():
             if not isinstance(task, tuple) or not task or not callable(task[0]):
                 raise TypeError(f"task {key!r} must be a tuple (fn, *args), got {task!r}")
-            ann: dict[str, Any] = {}
+            ann: dict[str, object] = {}
             if key in workers:
                 ann = {"workers": [workers[key]], "allow_other_workers": False}
             if key in priorities:
@@ -402,12 +421,18 @@ class DaskRunner:
         futures = self._live().get(HighLevelGraph(layers, deps), list(tasks), sync=False)
         return dict(zip(tasks, futures))
 
-    def gather(self, futures: Any) -> Any:
-        """Results of a future or of a list/dict of futures (a worker's exception is raised
-        here, as the original type and message)."""
+    @overload
+    def gather(self, futures: Future[R]) -> R: ...
+
+    @overload
+    def gather(self, futures: Sequence[Future[R]]) -> list[R]: ...
+
+    def gather(self, futures: Future[R] | Sequence[Future[R]]) -> R | list[R]:
+        """Results of a future or of a list of futures (a worker's exception is raised here, as
+        the original type and message)."""
         return self._live().gather(futures)
 
-    def wait(self, futures: Any, timeout: float | None = None) -> None:
+    def wait(self, futures: Future[R] | Sequence[Future[R]], timeout: float | None = None) -> None:
         """Block until every future in ``futures`` (one or a list) has finished or failed."""
         from distributed import as_completed
 
@@ -416,7 +441,15 @@ class DaskRunner:
         for _ in as_completed(fs, loop=client.loop, timeout=timeout):   # distributed.wait needs
             pass                                                         # a default client
 
-    def scatter(self, obj: Any, broadcast: bool = True, *, workers: list[str] | None = None) -> Any:
+    @overload   # a list is scattered element by element (a list of futures); anything else whole
+    def scatter(self, obj: list[T], broadcast: bool = True, *,  # type: ignore[overload-overlap]
+                workers: list[str] | None = None) -> list[Future[T]]: ...
+
+    @overload
+    def scatter(self, obj: T, broadcast: bool = True, *, workers: list[str] | None = None) -> Future[T]: ...
+
+    def scatter(self, obj: T | list[T], broadcast: bool = True, *,
+                workers: list[str] | None = None) -> Future[T] | list[Future[T]]:
         """Send ``obj`` to the workers once (to every one with ``broadcast``; only to the
         addresses in ``workers`` when given) and return its future; pass that inside chunks
         instead of the object. A list or dict is scattered element by element, as
@@ -425,10 +458,20 @@ class DaskRunner:
             return self._live().scatter(obj, broadcast=broadcast)
         return self._live().scatter(obj, broadcast=broadcast, workers=list(workers))
 
+    @overload
+    def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *, progress: bool | str = False,
+                   reduce: None = None, retries: int = 0, initial: _Missing = _MISSING,
+                   resources: Mapping[str, float] | None = None, max_in_flight: int | None = None) -> list[R]: ...
+
+    @overload
+    def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *, progress: bool | str = False,
+                   reduce: Callable[[A, R], A], retries: int = 0, initial: A | _Missing = _MISSING,
+                   resources: Mapping[str, float] | None = None, max_in_flight: int | None = None) -> A: ...
+
     def map_chunks(self, fn: Callable[[T], R], chunks: Iterable[T], *,
-                   progress: bool | str = False, reduce: Callable[[Any, R], Any] | None = None,
-                   retries: int = 0, initial: Any = _MISSING,
-                   resources: Mapping[str, float] | None = None, max_in_flight: int | None = None) -> Any:
+                   progress: bool | str = False, reduce: Callable[[A, R], A] | None = None,
+                   retries: int = 0, initial: A | _Missing = _MISSING,
+                   resources: Mapping[str, float] | None = None, max_in_flight: int | None = None) -> list[R] | A:
         """``fn(chunk)`` for each chunk on the workers; the results in chunk order.
 
         ``fn`` must be a top-level function of an importable module (see the module
@@ -453,20 +496,16 @@ class DaskRunner:
         client = self._live()
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {fn!r}")
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
-        if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int)
-                                          or max_in_flight < 1):
-            raise ConfigError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
-        items = list(chunks)
+        _check_chunk_options(retries, max_in_flight)
+        items: list[T | None] = list(chunks)
         self.peak_in_flight = 0
         if not items:
             if reduce is None:
                 return []
-            if initial is _MISSING:
+            if isinstance(initial, _Missing):
                 raise ConfigError("cannot reduce over no chunks without an initial value")
             return initial
-        extra: dict[str, Any] = {"pure": False, "retries": retries or None}
+        extra: dict[str, object] = {"pure": False, "retries": retries or None}
         if resources:
             self.require_resources(resources)
             extra["resources"] = dict(resources)
@@ -481,7 +520,7 @@ class DaskRunner:
             window.fill()
             self.peak_in_flight = window.peak
             if reduce is None:
-                results: list[Any] = [None] * window.total
+                results: list[R | None] = [None] * window.total
                 for batch in window.done.batches():   # one gather per batch of completed chunks
                     for i, v in window.collect(batch, client.gather(batch)):
                         results[i] = v
@@ -489,17 +528,19 @@ class DaskRunner:
                     self.peak_in_flight = window.peak
                     if bar is not None:
                         bar.advance(task, len(batch))
-                return results
+                return cast("list[R]", results)   # every chunk's slot is filled
             acc = initial
             for f in window.done:
                 [(_, v)] = window.collect([f], [f.result()])
                 del f
                 window.fill()
                 self.peak_in_flight = window.peak
-                acc = v if acc is _MISSING else reduce(acc, v)
+                acc = cast(A, v) if isinstance(acc, _Missing) else reduce(acc, v)   # no initial: A is R
                 del v
                 if bar is not None:
                     bar.advance(task, 1)
+            if isinstance(acc, _Missing):   # window.total > 0: one result at least was folded
+                raise AssertionError("no chunk result was folded")
             return acc
         finally:
             window.cancel()
@@ -507,20 +548,20 @@ class DaskRunner:
                 bar.stop()
 
 
-class _Window:
+class _Window(Generic[T, R]):
     """Chunks submitted a few at a time: at most ``limit`` futures held (submitted and not yet
     collected); :meth:`fill` tops the window up, :meth:`collect` drops collected futures, so
     Dask releases their results on the workers."""
 
-    def __init__(self, client: Any, fn: Callable[..., Any], items: list[Any], limit: int,
-                 extra: dict[str, Any]) -> None:
+    def __init__(self, client: Client, fn: Callable[[T], R], items: list[T | None], limit: int,
+                 extra: dict[str, object]) -> None:
         from distributed import as_completed
 
         self.client, self.fn, self.items, self.limit, self.extra = client, fn, items, limit, extra
         self.total = len(items)
         self.next = 0
-        self.index: dict[str, int] = {}
-        self.pending: dict[str, Any] = {}      # our references; dropping one frees the result
+        self.index: dict[Hashable, int] = {}
+        self.pending: dict[Hashable, Future[R]] = {}      # our references; dropping one frees the result
         self.peak = 0
         self.done = as_completed(loop=client.loop)
 
@@ -533,7 +574,7 @@ class _Window:
             self.done.add(f)
         self.peak = max(self.peak, len(self.pending))
 
-    def collect(self, futures: list[Any], values: list[Any]) -> list[tuple[int, Any]]:
+    def collect(self, futures: Sequence[Future[R]], values: Sequence[R]) -> list[tuple[int, R]]:
         out = []
         for f, v in zip(futures, values):
             out.append((self.index.pop(f.key), v))
@@ -547,6 +588,15 @@ class _Window:
                 self.client.cancel(list(self.pending.values()))
             self.pending.clear()
         self.next = self.total
+
+
+def _check_chunk_options(retries: object, max_in_flight: object) -> None:
+    """:meth:`DaskRunner.map_chunks`' options, refused before anything is submitted."""
+    if not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+    if max_in_flight is not None and (isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int)
+                                      or max_in_flight < 1):
+        raise ConfigError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
 
 
 def _check_resources(resources: Mapping[str, float] | None) -> dict[str, float] | None:
@@ -565,7 +615,7 @@ def _checked_resources(resources: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
-def _progress_bar() -> Any:
+def _progress_bar() -> Progress:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

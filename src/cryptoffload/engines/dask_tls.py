@@ -42,12 +42,17 @@ import ssl
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptoffload.owned_tmp import owned_temp_dir
 from cryptoffload.private_files import private_dir, read_private
 from cryptoffload.errors import ConfigError, OutputError
 from cryptoffload.io import PRIVATE, atomic_write
+
+if TYPE_CHECKING:   # cryptography and distributed are imported where they are used
+    from cryptography import x509 as x509_types
+    from cryptography.hazmat.primitives.asymmetric import ec as ec_types
+    from distributed import Security
 
 __all__ = ["CA_FILE", "CERT_FILE", "CREDENTIALS_FLAG", "INSECURE_FLAG", "INSECURE_HELP", "KEY_FILE", "LOCAL_DAYS",
            "MAX_DAYS", "Pems", "RunCredentials", "new_pems", "read_credentials",
@@ -90,7 +95,7 @@ def new_pems(days: int = LOCAL_DAYS) -> Pems:
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cryptoffload Dask CA")])
     leaf_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cryptoffload Dask member")])
 
-    def builder(subject: Any, key: Any) -> Any:
+    def builder(subject: x509_types.Name, key: ec_types.EllipticCurvePrivateKey) -> x509_types.CertificateBuilder:
         return (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_name).public_key(key.public_key())
                 .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end))
 
@@ -124,7 +129,7 @@ def read_credentials(folder: str | os.PathLike[str]) -> Pems:
     return pems
 
 
-def _load_certs(data: bytes, path: Path) -> list[Any]:
+def _load_certs(data: bytes, path: Path) -> list[x509_types.Certificate]:
     from cryptography import x509
 
     try:
@@ -252,7 +257,7 @@ class RunCredentials:
     def scratch(self) -> Path:
         return self.folder / "scratch"
 
-    def security(self) -> Any:
+    def security(self) -> Security:
         """A ``distributed.Security`` for every role (scheduler, worker, client): mutual TLS
         1.3 with this folder's files, encryption required on every connection."""
         from distributed import Security

@@ -25,7 +25,7 @@ engine end to end. Without CuPy or a GPU, construction raises
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -151,17 +151,21 @@ class GpuEngine(BatchEngine):
             return batch_rows
         return max(1, BULK_BATCH // cols)
 
-    def _pipeline(self, key: Modulus, rows: int, cols: int, batch_rows: int, launch) -> list[int]:
+    def _pipeline(self, key: Modulus, rows: int, cols: int, batch_rows: int,
+                  launch: Callable[[int, int, gr.Stream], gr.DeviceWords]) -> list[int]:
         """Run ``launch(start, r, stream) -> device matrix of r x cols values`` for each batch
         of rows on two alternating streams, reduce each batch on the device, and fold the
         batches' column products on the host."""
         rt = self.runtime
         streams = [rt.stream(), rt.stream()]
-        pending: list[tuple[Any, int] | None] = [None, None]
+        pending: list[tuple[gr.DeviceWords, int] | None] = [None, None]
         acc = [1] * cols
 
         def collect(i: int) -> None:
-            dev, r = pending[i]  # type: ignore[misc]
+            batch = pending[i]
+            if batch is None:   # the callers check first
+                raise AssertionError("no batch in flight on this stream")
+            dev, r = batch
             raw = from_limbs(rt.download(dev, streams[i]))
             for c, v in enumerate(key.finish_products(raw, r)):
                 acc[c] = acc[c] * v % key.m
@@ -200,11 +204,11 @@ class GpuEngine(BatchEngine):
         rt = self.runtime
         if isinstance(plaintexts, np.ndarray):
             key.message_limbs(plaintexts)   # validated once, whole, before any batch starts
-            values: Any = plaintexts
+            values: np.ndarray | list[int] = plaintexts
         else:
             values = check_range(plaintexts, key.n, "plaintexts")
 
-        def launch(start: int, r: int, stream: gr.Stream) -> Any:
+        def launch(start: int, r: int, stream: gr.Stream) -> gr.DeviceWords:
             lo, hi = start * cols, (start + r) * cols
             msgs = values[:, lo:hi] if isinstance(values, np.ndarray) else to_limbs(values[lo:hi], key.half)
             exps = random_exponents(r * cols, key.exp_bits)
@@ -231,7 +235,7 @@ class GpuEngine(BatchEngine):
             raise ConfigError("need at least one row and one column")
         rt = self.runtime
 
-        def launch(start: int, r: int, stream: gr.Stream) -> Any:
+        def launch(start: int, r: int, stream: gr.Stream) -> gr.DeviceWords:
             return rt.upload(limbs[:, start * cols:(start + r) * cols], stream)
 
         return self._pipeline(mod, rows, cols, self._rows_per_batch(cols, batch_rows), launch)

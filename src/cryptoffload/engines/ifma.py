@@ -20,7 +20,7 @@ from typing import Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
-from cryptoffload.engines.compute import EncryptorCache, compute_batch
+from cryptoffload.engines.compute import ServiceEncryptors, compute_batch
 from cryptoffload.engines.rings import RingClosed
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
@@ -82,7 +82,7 @@ class IfmaEngine(BatchEngine):
                          in_order=in_order, block_when_full=block_when_full, lanes=LANES)
         self.linger_s = linger_s
         self.powm = IfmaPowm(gmp_below)
-        self._encryptors = EncryptorCache("ifma", constant_time)
+        self._encryptors = ServiceEncryptors("ifma", constant_time)
         self._start_dispatchers()
 
     def _next_batch(self) -> list[Request]:

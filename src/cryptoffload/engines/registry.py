@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
+from cryptoffload.engines.base import Engine
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 
-def _load(target: str | Callable[..., Any]) -> Any:
+def _load(target: str | Callable[..., object]) -> Callable[..., object]:
     if callable(target):
         return target
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    loaded = getattr(importlib.import_module(module), attr)
+    if not callable(loaded):   # a registry entry naming something else: a bug in ENGINES
+        raise TypeError(f"{target} is not callable")
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -32,22 +36,26 @@ class EngineSpec:
     ``auto_rank``: lower is preferred by ``auto``; None keeps the engine out of ``auto``."""
 
     name: str
-    factory: str | Callable[..., Any]
+    factory: str | Callable[..., Engine]
     summary: str
     probe: str | Callable[[], Optional[str]] | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
     auto_rank: Optional[int] = None
 
     def reason(self) -> Optional[str]:
         """None when this engine can run here, else why not (one line)."""
         if self.probe is None:
             return None
-        probe: Callable[[], Optional[str]] = _load(self.probe)
-        return probe()
+        why = _load(self.probe)()
+        if why is not None and not isinstance(why, str):
+            raise TypeError(f"the {self.name} engine's probe returned {why!r}, not a reason or None")
+        return why
 
-    def build(self, **kw: Any) -> Any:
-        cls = _load(self.factory)
-        return cls(**{**self.options, **kw})
+    def build(self, **kw: object) -> Engine:
+        engine = _load(self.factory)(**{**self.options, **kw})
+        if not isinstance(engine, Engine):   # a registry entry naming something else: a bug in ENGINES
+            raise TypeError(f"the {self.name} engine's factory made a {type(engine).__name__}")
+        return engine
 
 
 ENGINES: dict[str, EngineSpec] = {spec.name: spec for spec in (
@@ -74,7 +82,7 @@ def engine_reasons() -> dict[str, Optional[str]]:
     return {name: spec.reason() for name, spec in ENGINES.items()}
 
 
-def make_engine(name: str, **kw: Any) -> Any:
+def make_engine(name: str, **kw: object) -> Engine:
     """An engine by name (keyword arguments go to its constructor), or ``auto``: the engines
     ``auto`` ranks, best first, the first whose probe passes and which starts. An engine
     that cannot run here raises :class:`BackendUnavailable` with the reason."""

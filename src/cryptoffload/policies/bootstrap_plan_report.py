@@ -8,8 +8,9 @@ and the scripts.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.policies.bootstrap_model import PlanPrice
 from cryptoffload.policies.bootstrap_plan import PlanChoice
 from cryptoffload.report.result import Table
@@ -18,7 +19,7 @@ PROVENANCE_WORDS = ("predicted by the op-DAG model (simulated) from per-op costs
                     "benchmarks/bootstrap_plan.py runs the plan on OpenFHE")
 
 
-def stage_rows(price: PlanPrice) -> Iterable[dict[str, object]]:
+def stage_rows(price: PlanPrice) -> Iterable[JsonDict]:
     """A plan's stages as plain rows (the CLI's and the study's tables)."""
     for s in price.stages:
         yield {"transform": s.transform, "stage": s.index, "layers": s.layers, "diagonals": s.diagonals,
@@ -65,7 +66,7 @@ def stages_table(price: PlanPrice) -> Table:
                  provenance="simulated", key_columns=2)
 
 
-def _price_data(price: PlanPrice | None) -> dict[str, Any] | None:
+def _price_data(price: PlanPrice | None) -> JsonDict | None:
     if price is None:
         return None
     return {"plan": price.plan.to_dict(), "devices": price.devices, "levels_after": price.levels_after,
@@ -73,11 +74,11 @@ def _price_data(price: PlanPrice | None) -> dict[str, Any] | None:
             "stages": list(stage_rows(price))}
 
 
-def choice_data(choice: PlanChoice) -> dict[str, Any]:
+def choice_data(choice: PlanChoice) -> JsonDict:
     """Everything the tables show, as plain JSON values (times in ms, all simulated;
     ``openfhe_default`` is null, with ``openfhe_default_note``, where it does not fit)."""
     s = choice.setting
-    out: dict[str, Any] = {
+    out: JsonDict = {
         "setting": {"ring_degree": s.ring_degree, "slots": s.slot_count, "depth": s.depth,
                     "levels_after_required": s.levels_after, "devices": s.devices,
                     "link_bandwidth_Bps": s.bandwidth_Bps, "link_latency_s": s.latency_s},

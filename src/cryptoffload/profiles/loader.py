@@ -31,7 +31,8 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from types import ModuleType
+from typing import Iterable
 
 from cryptoffload.errors import BackendUnavailable, ProfileError
 from cryptoffload.io import atomic_write, read_input
@@ -52,7 +53,7 @@ MAX_PROFILE_BYTES = 4 * 1024 * 1024  # the largest built-in profile is a few KB
 MAX_DEPTH = 16  # dotted levels of a field name (the built-in profiles use at most 4)
 
 
-def toml_writer() -> Any:
+def toml_writer() -> ModuleType:
     """The ``tomli_w`` module, imported on first use: only writing a profile needs it (reading
     uses the standard library), so a machine without it -- the lent GPU machine before its
     wheels are installed -- still imports everything that reads profiles. Raises
@@ -90,7 +91,7 @@ class Profile:
     kind: str
     description: str
     values: dict[str, ProfileValue] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
 
     def value(self, dotted: str) -> float:
         try:
@@ -175,7 +176,7 @@ def infer_provenance(source: str, profile_kind: str) -> str:
     return _SOURCE_WORDS.get(word, "cited")
 
 
-def _read_range(dotted: str, val: dict[str, Any], value: float, path: str) -> tuple[float, float] | None:
+def _read_range(dotted: str, val: dict[str, object], value: float, path: str) -> tuple[float, float] | None:
     """The value's ``range``, checked: two numbers, ordered around the value, each one its field
     can hold, with a ``range_why``."""
     raw = val.get("range")
@@ -200,7 +201,7 @@ def _read_range(dotted: str, val: dict[str, Any], value: float, path: str) -> tu
     return (low, high)
 
 
-def _read_value(dotted: str, val: dict[str, Any], path: str, profile_kind: str) -> ProfileValue:
+def _read_value(dotted: str, val: dict[str, object], path: str, profile_kind: str) -> ProfileValue:
     """One ``{ value = ..., source = "...", ... }`` table, validated."""
     if "value" not in val:
         raise ProfileError(f"{path}: field '{dotted}' has a source but no value")
@@ -224,10 +225,11 @@ def _read_value(dotted: str, val: dict[str, Any], path: str, profile_kind: str) 
     if not isinstance(unverified, str):
         raise ProfileError(f"{path}: field '{dotted}' unverified must be the reason, as text")
     rng = _read_range(dotted, val, float(raw), path)
-    return ProfileValue(float(raw), src, prov, rng, val.get("range_why", "") if rng else "", unverified)
+    why = val.get("range_why", "") if rng else ""
+    return ProfileValue(float(raw), src, prov, rng, str(why), unverified)
 
 
-def _walk(node: dict[str, Any], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1,
+def _walk(node: dict[str, object], prefix: str, path: str, out: dict[str, ProfileValue], depth: int = 1,
           profile_kind: str = "cited") -> None:
     if depth > MAX_DEPTH:
         raise ProfileError(f"{path}: field '{prefix[:80]}...' is nested more than {MAX_DEPTH} levels deep; "
@@ -289,7 +291,7 @@ def parse_profile(raw: bytes, shown: str = "profile", required: Iterable[str] = 
 
 def write_profile(
     path: str | os.PathLike[str],
-    meta: dict[str, Any],
+    meta: dict[str, object],
     values: dict[str, ProfileValue],
 ) -> Path:
     """Write a profile atomically (temp file + rename) so a crash never leaves half a file.
@@ -298,7 +300,7 @@ def write_profile(
     non-finite value, an empty source, a range the value is outside, an unknown kind, an empty name part, a field under ``meta``, a table
     named ``value`` or ``source``, or a field that is also a table of other fields."""
     out = Path(path)
-    tree: dict[str, Any] = {"meta": dict(meta)}
+    tree: dict[str, object] = {"meta": dict(meta)}
     names = set(values)
     for dotted, pv in values.items():
         parts = dotted.split(".")
@@ -315,7 +317,10 @@ def write_profile(
             raise ProfileError(f"{out}: field name '{dotted}' cannot be written as a profile field")
         node = tree
         for part in parts[:-1]:
-            node = node.setdefault(part, {})
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):   # refused above: a field's parent is never a value
+                raise AssertionError(f"{dotted}: {part} is a value")
+            node = child
         entry = _entry_table(pv)
         entry.setdefault("provenance", infer_provenance(pv.source, str(meta.get("kind", ""))))  # stated, not left to a reader
         _read_value(dotted, entry, str(out), str(meta.get("kind", "")))  # its kind and range, as a load checks them
@@ -325,9 +330,9 @@ def write_profile(
     return atomic_write(out, text)
 
 
-def _entry_table(pv: ProfileValue) -> dict[str, Any]:
+def _entry_table(pv: ProfileValue) -> dict[str, object]:
     """A value as its inline table: value and source, and the optional keys it sets."""
-    entry: dict[str, Any] = {"value": pv.value, "source": pv.source}
+    entry: dict[str, object] = {"value": pv.value, "source": pv.source}
     if pv.provenance:
         entry["provenance"] = pv.provenance
     if pv.range is not None:

@@ -12,8 +12,11 @@ Modules (start with :mod:`.result`, then :mod:`.rows`):
   (everything complete, or nothing that looks complete);
 * :mod:`.rows` -- table rows as typed records: ``column()``, ``hidden()``, ``table_of``, ``by_key``;
 * :mod:`.provenance` -- holds every table to its provenance label (a fit is never a prediction);
-* :mod:`.tables` -- terminal tables, ours beside the paper's; :mod:`.plots` -- matplotlib,
-  one figure per file;
-* :mod:`.html` -- ``index.html``: one card per study first, then tables, plots and notes;
-  :mod:`.browser` -- the report looked at in a headless browser.
+* :mod:`.tables` -- terminal tables, ours beside the paper's; :mod:`.palette` -- one colour per
+  provenance (and per verdict) for badges, tables and plots; :mod:`.plots` -- matplotlib, one
+  figure per file, series told apart by shape;
+* :mod:`.html` -- ``index.html``: one card per study first, then tables (:mod:`.grid`), figures
+  (:mod:`.figures`) and notes, all listed in the contents (:mod:`.contents`);
+  :mod:`.browser` -- the report looked at in a headless browser; :mod:`.audit` -- what a
+  reader runs into there (sideways scrolling, dead links, characters without a font).
 """

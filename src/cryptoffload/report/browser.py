@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from cryptoffload.errors import BackendUnavailable
 
@@ -28,18 +29,18 @@ CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrom
 FIRST_SCREEN = (1400, 1000)
 TIMEOUT_S = 90.0
 
-#: Appended to a copy of the page (never to the report, which carries no script): lists every
-#: element whose box reaches past the window's right or left edge. An element inside a
-#: sideways-scrolling box (``.scroll``) is clipped by it, so only the box itself counts.
-_PROBE = """<script>(function(){var w=document.documentElement.clientWidth,bad=[];
+#: Where a probe's answer is left in the page (:func:`probe`).
+PROBE_ID = "cryptoffload-probe"
+
+#: Lists in ``bad`` every element whose box reaches past the window's right or left edge. An
+#: element inside a sideways-scrolling box (``.scroll``) is clipped by it, so only the box
+#: itself counts.
+OVERFLOW_JS = """var w=document.documentElement.clientWidth,bad=[];
 document.querySelectorAll('body *').forEach(function(el){
 if(el.parentElement&&el.parentElement.closest('.scroll'))return;
 var r=el.getBoundingClientRect();if(r.width>0&&(r.right>w+1||r.left<-1)){
 bad.push(el.tagName.toLowerCase()+(el.id?'#'+el.id:'')+(el.className?'.'+String(el.className).split(' ')[0]:'')
-+' '+Math.round(r.left)+'..'+Math.round(r.right));}});
-var o=document.createElement('pre');o.id='cryptoffload-overflow';
-o.textContent=JSON.stringify({viewport:w,page:document.documentElement.scrollWidth,wide:bad});
-document.body.appendChild(o);})();</script>"""
++' '+Math.round(r.left)+'..'+Math.round(r.right));}});"""
 
 
 def find_chromium() -> str | None:
@@ -90,26 +91,46 @@ def rendered_dom(index: str | os.PathLike[str], browser: str | None = None) -> s
     return _run(browser or require_chromium(), ["--dump-dom", page.as_uri()], f"render {page}").stdout
 
 
-def wider_than_viewport(index: str | os.PathLike[str], width: int = FIRST_SCREEN[0],
-                        browser: str | None = None) -> tuple[int, int, list[str]]:
-    """Lay ``index`` out in a window ``width`` pixels wide and return (the window's width, the
-    page's scroll width, the elements reaching past the window's edges). A probe copy of the
-    page is written beside it (so its figures load) and removed afterwards."""
+def probe(index: str | os.PathLike[str], script: str, width: int = FIRST_SCREEN[0],
+          browser: str | None = None) -> dict[str, Any]:
+    """Lay ``index`` out in a window ``width`` pixels wide, run ``script`` in it once the page
+    and its images have loaded, and return the JSON the script leaves in ``<pre id="{PROBE_ID}">``.
+
+    The script goes into a copy of the page written beside it (so its figures load) and removed
+    afterwards: the report itself carries no script."""
     exe = browser or require_chromium()
     page = Path(index).resolve()
     doc = page.read_text(encoding="utf-8")
-    fd, probe = tempfile.mkstemp(prefix=".overflow-probe-", suffix=".html", dir=page.parent)
+    fd, copy = tempfile.mkstemp(prefix=".probe-", suffix=".html", dir=page.parent)
+    tag = f"<script>window.addEventListener('load',function(){{{script}}});</script>"
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(doc.replace("</body>", _PROBE + "</body>", 1))
-        dom = _run(exe, [f"--window-size={width},{FIRST_SCREEN[1]}", "--dump-dom", Path(probe).as_uri()],
+            f.write(doc.replace("</body>", tag + "</body>", 1) if "</body>" in doc else doc + tag)
+        dom = _run(exe, [f"--window-size={width},{FIRST_SCREEN[1]}", "--dump-dom", Path(copy).as_uri()],
                    f"lay out {page}").stdout
     finally:
-        os.unlink(probe)
-    found = re.search(r"<pre id=\"cryptoffload-overflow\">(.*?)</pre>", dom, re.S)
+        os.unlink(copy)
+    found = re.search(rf"<pre id=\"{PROBE_ID}\">(.*?)</pre>", dom, re.S)
     if found is None:
         raise BackendUnavailable(f"lay out {page}: {exe} ran no script (the probe left no answer)")
-    data = json.loads(html.unescape(found.group(1)))
+    answer = json.loads(html.unescape(found.group(1)))
+    if not isinstance(answer, dict):
+        raise BackendUnavailable(f"lay out {page}: the probe's answer is not an object")
+    return answer
+
+
+def answer_js(expression: str) -> str:
+    """JavaScript that leaves ``expression``'s value (JSON) where :func:`probe` reads it."""
+    return (f"var o=document.createElement('pre');o.id='{PROBE_ID}';o.textContent=JSON.stringify({expression});"
+            "document.body.appendChild(o);")
+
+
+def wider_than_viewport(index: str | os.PathLike[str], width: int = FIRST_SCREEN[0],
+                        browser: str | None = None) -> tuple[int, int, list[str]]:
+    """Lay ``index`` out in a window ``width`` pixels wide and return (the window's width, the
+    page's scroll width, the elements reaching past the window's edges)."""
+    data = probe(index, OVERFLOW_JS + answer_js("{viewport:innerWidth,page:document.scrollingElement.scrollWidth,wide:bad}"),
+                 width, browser)
     return int(data["viewport"]), int(data["page"]), list(data["wide"])
 
 
@@ -136,5 +157,42 @@ def screenshot(index: str | os.PathLike[str], png: str | os.PathLike[str], size:
     return target
 
 
-__all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "find_chromium", "require_chromium", "rendered_dom", "screenshot",
-           "wider_than_viewport"]
+def _page_copy(page: Path, doc: str) -> Path:
+    """``doc`` written beside ``page`` (so its figures load) under a hidden temporary name."""
+    fd, copy = tempfile.mkstemp(prefix=".shot-", suffix=".html", dir=page.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(doc)
+    return Path(copy)
+
+
+def screenshot_of(index: str | os.PathLike[str], png: str | os.PathLike[str], element_id: str,
+                  width: int = FIRST_SCREEN[0], margin: int = 12, max_height: int = 1400,
+                  browser: str | None = None) -> Path:
+    """Write a PNG of the element ``element_id`` of ``index`` (a folded table opened), laid out
+    ``width`` pixels wide, with ``margin`` pixels around it and at most ``max_height`` tall.
+
+    Why not the page at ``#id``: headless Chromium paints nothing when a screenshot starts
+    scrolled. The page is shifted instead (``position:relative`` moves the picture without
+    changing its layout), in a copy beside it that is removed afterwards."""
+    exe = browser or require_chromium()
+    page = Path(index).resolve()
+    doc = page.read_text(encoding="utf-8").replace(f"<details class='fold' id='{element_id}'>",
+                                                   f"<details class='fold' id='{element_id}' open>", 1)
+    copy = _page_copy(page, doc)
+    try:
+        box = probe(copy, f"var e=document.getElementById({json.dumps(element_id)}),r=e&&e.getBoundingClientRect();"
+                    + answer_js("r?{top:Math.round(r.top+scrollY),height:Math.ceil(r.height)}:{}"), width, exe)
+    finally:
+        os.unlink(copy)
+    if "top" not in box:
+        raise BackendUnavailable(f"screenshot {page}: no element with id {element_id!r}")
+    top = max(0, int(box["top"]) - margin)
+    shifted = _page_copy(page, doc.replace("</head>", f"<style>body{{position:relative;top:-{top}px}}</style></head>", 1))
+    try:
+        return screenshot(shifted, png, (width, min(int(box["height"]) + 2 * margin, max_height)), exe)
+    finally:
+        os.unlink(shifted)
+
+
+__all__ = ["CHROMIUM_NAMES", "FIRST_SCREEN", "OVERFLOW_JS", "PROBE_ID", "answer_js", "find_chromium", "probe", "rendered_dom",
+           "require_chromium", "screenshot", "screenshot_of", "wider_than_viewport"]

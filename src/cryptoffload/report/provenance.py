@@ -13,7 +13,7 @@ study's ``result.json`` with it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # annotations only: result.py imports this module to enforce it
     from cryptoffload.report.result import StudyResult, Table
@@ -52,7 +52,7 @@ def computed_from(fitted: bool, otherwise: str) -> str:
     return "fitted" if fitted else otherwise
 
 
-def stored_from(record: Mapping[str, Any], what: str) -> str:
+def stored_from(record: Mapping[str, object], what: str) -> str:
     """The provenance of a number read from a stored run of ours: ``stored``, with ``what`` --
     only for a record that names its machine and date (a stored figure without them could be
     anyone's, from any time)."""
@@ -67,7 +67,7 @@ def of_fit(fit: str | None) -> str:
     return "fitted" if fit is not None else "assumed"
 
 
-def provenance_word(text: Any) -> str:
+def provenance_word(text: object) -> str:
     """The provenance a cell states: its first word (``"simulated (Table 2 runs)"`` ->
     ``simulated``), lower-cased; ``""`` for an empty cell."""
     words = str(text or "").strip().split()
@@ -163,7 +163,7 @@ def check_table(table: Table, fits: Mapping[str, str]) -> list[str]:
     return problems
 
 
-def _row_index(table: Table, key: list[Any]) -> int | None:
+def _row_index(table: Table, key: Sequence[object]) -> int | None:
     k = table.key_columns
     for i, r in enumerate(table.rows):
         if list(r[: len(key) or k]) == list(key):

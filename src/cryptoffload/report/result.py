@@ -14,9 +14,12 @@ import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeAlias
 
+from cryptoffload.checks import strict_json
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, read_input_text
 from cryptoffload.report.provenance import (
@@ -40,6 +43,9 @@ from cryptoffload.report.verdicts import (
 
 MAX_RESULT_BYTES = 256 * 1024 * 1024  # a result.json (tables of a full run)
 
+
+#: A cell of a table's key or a value read back from it: a number, a word, a flag or nothing.
+Cell: TypeAlias = "str | int | float | bool | None"
 
 @dataclass
 class Table:
@@ -121,13 +127,13 @@ class Table:
             return list(self.row_inputs[index] or [])
         return None if self.inputs is None else list(self.inputs)
 
-    def paper_row(self, key: Sequence[Any]) -> list[Any] | None:
+    def paper_row(self, key: Sequence[object]) -> list[Any] | None:
         for r in self.paper or []:
             if list(r[: self.key_columns]) == list(key):
                 return r
         return None
 
-    def to_contract(self) -> dict[str, Any]:
+    def to_contract(self) -> JsonDict:
         out = {"title": self.title, "columns": self.columns, "rows": json_safe(self.rows),
                "paper": json_safe(self.paper) if self.paper is not None else None,
                "provenance": self.provenance, "key_columns": self.key_columns, "note": self.note,
@@ -144,7 +150,7 @@ class Table:
             out["column_provenance"] = self.column_provenance
         return out
 
-    def csv_columns_rows(self) -> tuple[list[str], list[list[Any]]]:
+    def csv_columns_rows(self) -> tuple[list[str], list[list[object]]]:
         """Columns and rows as written to the CSV: a table without a ``provenance`` column gets
         one (each value column's provenance where they differ), so every CSV row says where
         its numbers come from; a table with both says each row's word, then the columns that
@@ -161,7 +167,7 @@ class Table:
             return self.columns + [PROVENANCE_COLUMN], [list(r) + [desc] for r in self.rows]
         return self.columns + [PROVENANCE_COLUMN], [list(r) + [self.provenance] for r in self.rows]
 
-    def paper_csv_columns_rows(self) -> tuple[list[str], list[list[Any]]]:
+    def paper_csv_columns_rows(self) -> tuple[list[str], list[list[object]]]:
         """The paper's rows as written to ``*_paper.csv``, with a ``provenance`` column: ``cited``
         (as printed), then each column that is arithmetic on printed numbers, with its arithmetic."""
         derived = "; ".join(f"{c}: {how}" for c, how in (self.paper_derived or {}).items())
@@ -239,7 +245,7 @@ class Claim:
     @classmethod
     def judged(cls, *, paper: str, ours: str, provenance: str, band: Sequence[float], paper_value: float,
                alternative: float, most_sensitive: str, closes: str = "", why: str = "",
-               table: str = "", key: Sequence[Any] = (), band_method: str = "",
+               table: str = "", key: Sequence[Cell] = (), band_method: str = "",
                paper_range: Sequence[float] | None = None, quick_basis: str | None = None) -> "Claim":
         """A banded claim whose kind follows the one rule (:func:`~cryptoffload.report.verdicts.verdict_kind`):
         a divergence when the paper's value (or, with ``paper_range``, its stated precision) lies
@@ -333,7 +339,7 @@ class Claim:
             text += f"; {self.why}"
         return text
 
-    def to_contract(self) -> dict[str, Any]:
+    def to_contract(self) -> JsonDict:
         out = {"paper": self.paper, "ours": self.ours, "provenance": self.provenance, "table": self.table,
                "key": json_safe(self.key), "kind": self.kind, "why": self.why}
         if self.column:
@@ -375,7 +381,7 @@ class StudyResult:
     mode: str
     seed: int
     version: str
-    machine: dict[str, Any]
+    machine: dict[str, object]
     tables: dict[str, Table] = field(default_factory=dict)
     figures: list[str] = field(default_factory=list)
     profiles: list[str] = field(default_factory=list)
@@ -388,6 +394,9 @@ class StudyResult:
     claims: list[Claim] = field(default_factory=list)
     key_figure: str = ""
     verdicts: list[Verdict] = field(default_factory=list)
+    #: when the run's result was written (UTC, ``2026-12-06 10:41 UTC``; :func:`write_result`
+    #: sets it): the report's figure captions give it beside the machine
+    date: str = ""
 
     @property
     def scoreboard(self) -> Scoreboard:
@@ -409,10 +418,10 @@ class StudyResult:
         (``""``: fitted to the paper's results without naming a table)."""
         self.fits.update(fits)
 
-    def to_contract(self) -> dict[str, Any]:
+    def to_contract(self) -> JsonDict:
         return {
             "study": self.study, "title": self.title, "mode": self.mode, "seed": self.seed,
-            "version": self.version, "machine": self.machine,
+            "version": self.version, "machine": self.machine, "date": self.date,
             "tables": {k: t.to_contract() for k, t in self.tables.items()},
             "figures": self.figures, "profiles": self.profiles, "notes": self.notes,
             "headline": self.headline, "paper": self.paper, "elapsed_s": self.elapsed_s,
@@ -423,8 +432,25 @@ class StudyResult:
 
 
 def load_result(path: str | os.PathLike[str]) -> StudyResult:
-    """Read a ``result.json`` back (for the report and for tests)."""
-    data = json.loads(read_input_text(path, "study result", max_bytes=MAX_RESULT_BYTES, error=ConfigError))
+    """Read a ``result.json`` back (for the report, ``api.study.read`` and tests).
+
+    The file comes from outside (a user's folder, a colleague's run): it is read strictly (no
+    NaN literal, no key twice, bounded) and any field missing or of the wrong shape is one
+    :class:`ConfigError` naming the file and the fix, never a traceback."""
+    text = read_input_text(path, "study result", max_bytes=MAX_RESULT_BYTES, error=ConfigError)
+    try:
+        data = strict_json(text)
+        if not isinstance(data, dict) or not isinstance(data.get("tables"), dict):
+            raise ValueError("not a study result (no 'tables' object)")
+        return _result_of(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        what = f"field {exc} missing" if isinstance(exc, KeyError) else str(exc)
+        raise ConfigError(f"cannot read study result {os.fspath(path)}: {what}; write it again with "
+                          "`cryptoffload study <name> --out DIR` (the reader takes what that writes)") from None
+
+
+def _result_of(data: dict[str, Any]) -> StudyResult:
+    """The result held by ``data`` (a decoded ``result.json``); KeyError/TypeError on a bad shape."""
     tables = {tid: Table(id=tid, title=t["title"], columns=t["columns"], rows=t["rows"],
                          provenance=t["provenance"], paper=t.get("paper"),
                          key_columns=t.get("key_columns", 1), note=t.get("note", ""),
@@ -441,7 +467,7 @@ def load_result(path: str | os.PathLike[str]) -> StudyResult:
                        headline=data.get("headline", []), paper=data.get("paper", ""),
                        elapsed_s=data.get("elapsed_s", 0.0), extra=data.get("extra", {}),
                        fits=data.get("fits", {}), claims=claims, key_figure=data.get("key_figure", ""),
-                       verdicts=verdicts)
+                       verdicts=verdicts, date=str(data.get("date") or ""))
 
 
 def write_result(result: StudyResult, out: str | os.PathLike[str],
@@ -458,6 +484,8 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
         raise ValueError(f"study {result.study}: provenance labels or claim bands are not honest:\n  " + "\n  ".join(problems))
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if not result.date:
+        result.date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=out_dir))
     try:
         names: list[str] = []
@@ -484,7 +512,7 @@ def write_result(result: StudyResult, out: str | os.PathLike[str],
     return out_dir / "result.json"
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(columns)

@@ -51,12 +51,12 @@ def columns_of(row_type: type[DataclassInstance]) -> list[str]:
     return [f.metadata.get(_KEY) or f.name for f in _shown(row_type)]
 
 
-def cells_of(record: DataclassInstance) -> list[Any]:
+def cells_of(record: DataclassInstance) -> list[object]:
     """One record's shown values, in column order."""
     return [getattr(record, f.name) for f in _shown(type(record))]
 
 
-def rows_of(row_type: type[R], records: Sequence[R]) -> list[list[Any]]:
+def rows_of(row_type: type[R], records: Sequence[R]) -> list[list[object]]:
     """Records of ``row_type`` as the table's positional rows (refuses a record of another type,
     which would put its values under the wrong columns)."""
     for r in records:
@@ -74,7 +74,7 @@ def table_of(row_type: type[R], records: Sequence[R], *, paper: Sequence[R] | No
                  paper=None if paper is None else rows_of(row_type, paper), **table)
 
 
-def by_key(records: Sequence[R], **match: Any) -> R:
+def by_key(records: Sequence[R], **match: object) -> R:
     """The one record whose fields equal ``match`` (a study finding its own row by what it is,
     not by where it sits); a missing or repeated match is a bug in the study."""
     found = [r for r in records if all(getattr(r, k) == v for k, v in match.items())]

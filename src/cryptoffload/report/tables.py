@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
@@ -12,7 +10,7 @@ from rich.text import Text
 from cryptoffload.report.result import StudyResult, Table
 
 
-def fmt(v: Any) -> str:
+def fmt(v: object) -> str:
     """Numbers with 3 significant digits (the precision of the papers' tables)."""
     if v is None:
         return "—"

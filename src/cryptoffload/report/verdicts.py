@@ -39,10 +39,11 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.io import json_safe
 
 if TYPE_CHECKING:  # annotations only: result.py imports this module
-    from cryptoffload.report.result import StudyResult, Table
+    from cryptoffload.report.result import Cell, StudyResult, Table
 
 AGREEMENT, DIVERGENCE, INCONCLUSIVE, FITTED, NOT_JUDGED = (
     "agreement", "divergence", "inconclusive", "fitted", "not judged in quick mode")
@@ -182,7 +183,7 @@ class Verdict:
         return (f"the paper's {paper} lies inside our band {band}, but the band is {wide}{moved}"
                 + (f"; {self.narrow}" if self.narrow else ""))
 
-    def to_contract(self) -> dict[str, Any]:
+    def to_contract(self) -> JsonDict:
         return {k: json_safe(getattr(self, k)) for k in self.__dataclass_fields__} | {"reason": self.reason()}
 
     @classmethod
@@ -226,7 +227,7 @@ class Scoreboard:
         return {"rows": self.rows} | dict(self.counts)
 
 
-def _cell(table: Table, key: Sequence[Any], column: str) -> tuple[int, Any, Any]:
+def _cell(table: Table, key: Sequence[Cell], column: str) -> tuple[int, Any, Any]:
     """The row index, our value and the paper's value of one cell."""
     k = table.key_columns
     j = table.columns.index(column)
@@ -237,7 +238,7 @@ def _cell(table: Table, key: Sequence[Any], column: str) -> tuple[int, Any, Any]
     raise LookupError(f"table {table.id} has no row {list(key)!r}")
 
 
-def verdict_for(table: Table, key: Sequence[Any], column: str, *, figure: str, paper_source: str,
+def verdict_for(table: Table, key: Sequence[Cell], column: str, *, figure: str, paper_source: str,
                 alternative: float, alternative_what: str, band: Sequence[float] | None, quick: bool = False,
                 basis: str = "full", paper_range: Sequence[float] | None = None, most_sensitive: str = "",
                 closes: str = "", band_method: str = "", why: str = "", narrow: str = "",
@@ -257,7 +258,15 @@ def verdict_for(table: Table, key: Sequence[Any], column: str, *, figure: str, p
                    "" if kind != DIVERGENCE else closes, band_method, why, narrow, rerun, quick_why if quick else "")
 
 
-def _numeric(v: Any) -> bool:
+def _same(cell: object, ours: float) -> bool:
+    """Our figure in the verdict is the table's: equal, or both undefined (NaN: a figure with no
+    requests in a small run, whose verdict is then inconclusive)."""
+    if isinstance(cell, float) and math.isnan(cell):
+        return math.isnan(ours)
+    return isinstance(cell, (int, float)) and _numeric(cell) and math.isclose(cell, ours, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _numeric(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -304,8 +313,7 @@ def check_verdicts(result: StudyResult) -> list[str]:
         except (LookupError, ValueError):
             problems.append(f"verdict on {v.figure!r}: table {v.table} has no cell {v.key!r} {v.column}")
             continue
-        if not (_numeric(ours) and _numeric(paper) and math.isclose(ours, v.ours, rel_tol=1e-9, abs_tol=1e-12)
-                and math.isclose(paper, v.paper, rel_tol=1e-9, abs_tol=1e-12)):
+        if not (_same(ours, v.ours) and _numeric(paper) and math.isclose(paper, v.paper, rel_tol=1e-9, abs_tol=1e-12)):
             problems.append(f"verdict on {v.figure!r}: ours {v.ours!r} / paper {v.paper!r} are not the table's "
                             f"({ours!r} / {paper!r})")
         if t.cell_provenance(i, v.column) != v.provenance:

@@ -20,7 +20,7 @@ import simpy
 from numpy.typing import ArrayLike
 
 from cryptoffload.checks import check_int as check_count  # noqa: F401  (re-exported for the models)
-from cryptoffload.checks import check_non_negative, check_positive  # noqa: F401
+from cryptoffload.checks import JsonDict, check_non_negative, check_positive  # noqa: F401
 from cryptoffload.errors import ConfigError
 
 ProcessGenerator = Generator[simpy.Event, Any, Any]
@@ -109,7 +109,7 @@ class Accounted(Protocol):
 
     def utilisation(self, span: float) -> float: ...
 
-    def report(self, span: float | None) -> dict[str, Any]: ...
+    def report(self, span: float | None) -> JsonDict: ...
 
 
 class Metrics:
@@ -193,7 +193,7 @@ class Metrics:
     def utilisation(self, span: float) -> dict[str, float]:
         return {name: r.utilisation(span) for name, r in self.resources.items()}
 
-    def summary(self, span: float | None) -> dict[str, Any]:
+    def summary(self, span: float | None) -> JsonDict:
         """Plain dicts (JSON-ready) for every job class and every registered resource.
 
         ``span`` is the horizon utilisation is measured over; with ``None`` (or zero) the
@@ -240,6 +240,6 @@ class Simulation:
     def run(self, until: float | simpy.Event | None = None) -> Any:
         return self.env.run(until=until)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         """Metrics over the whole simulated horizon ``[0, now]``."""
         return {"seed": self.seed, "now": self.now, **self.metrics.summary(self.now)}

@@ -8,10 +8,9 @@ is neither a link (bytes do not flow through it) nor a device (it runs nothing).
 
 from __future__ import annotations
 
-from typing import Any
-
 import simpy
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_name, check_non_negative, check_positive
 
@@ -95,7 +94,7 @@ class DeviceDRAM:
     def utilisation(self, span: float) -> float:
         return self.busy_time / check_positive("span", span)
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {"type": self.resource_type, "capacity": self.capacity, "peak": self.peak,
                 "busy_time": self.busy_time, "utilisation": None if span is None else self.utilisation(span)}
 

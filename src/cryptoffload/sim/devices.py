@@ -16,11 +16,12 @@ generator created and never run would hold its place, and possibly a server, for
 from __future__ import annotations
 
 from itertools import count
-from typing import Any, Callable, Hashable, Iterable
+from typing import Callable, Hashable, Iterable
 
 import simpy
 from simpy.resources.resource import Request
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import (
     JobTiming,
@@ -71,7 +72,7 @@ class _Server:
         """Busy time over the capacity offered in ``span`` seconds (``servers * span``)."""
         return self.busy_time / (self.servers * check_positive("span", span))
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {
             "type": self.resource_type,
             "servers": self.servers,
@@ -215,7 +216,7 @@ class ReconfigurableDevice(_Server):
         extra = 0.0 if self._reconfig_start is None else self.sim.env.now - self._reconfig_start
         return self._reconfig_done + extra
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         out = super().report(span)
         out.update(
             reconfig_count=self.reconfig_count,

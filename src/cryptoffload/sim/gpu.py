@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
@@ -113,7 +114,7 @@ class GpuDevice:
     def utilisation(self, span: float) -> float:
         return self.compute.utilisation(span)
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {**self.compute.report(span), "type": self.resource_type}
 
     def run_batch(self, op: str, items: int, kind: Any = None) -> ProcessGenerator:

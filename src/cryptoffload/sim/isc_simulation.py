@@ -13,8 +13,8 @@ run. Hops before the last one stage through host memory, which is assumed large 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from cryptoffload.checks import JsonValue
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import ProcessGenerator, Simulation, check_count, check_positive
 from cryptoffload.sim.device_dram import DeviceDRAM
@@ -37,7 +37,7 @@ class IscRun:
     makespan_s: float
     dram_peak_bytes: float
     occupancy: list[tuple[float, float]] = field(default_factory=list)
-    resources: dict[str, Any] = field(default_factory=dict)
+    resources: JsonValue = field(default_factory=dict)
 
     @property
     def mean_latency_s(self) -> float:

@@ -27,10 +27,11 @@ import math
 from contextlib import nullcontext
 from functools import partial
 from itertools import count
-from typing import Any, Hashable
+from typing import Hashable
 
 import simpy
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.sim.core import (
     JobTiming,
     ProcessGenerator,
@@ -117,7 +118,7 @@ class SharedLink:
     def utilisation(self, span: float) -> float:
         return self.busy_time / check_positive("span", span)
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {
             "type": self.resource_type,
             "transfers": self.transfers,

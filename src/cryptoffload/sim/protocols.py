@@ -21,9 +21,9 @@ TLS cost model's CPU and NIC wire are simulated as resources in :mod:`.tls_node`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Protocol, runtime_checkable
+from typing import Hashable, Protocol, runtime_checkable
 
-from cryptoffload.checks import check_positive
+from cryptoffload.checks import JsonDict, check_positive
 from cryptoffload.sim.core import Accounted, ProcessGenerator
 
 
@@ -62,7 +62,7 @@ class DeviceAccount:
         """Busy time over ``span`` seconds (each account is one server)."""
         return self.busy_time / check_positive("span", span)
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {"type": self.resource_type, "busy_time": self.busy_time,
                 "utilisation": None if span is None else self.utilisation(span)}
 

@@ -56,6 +56,7 @@ from typing import Any, Callable, Generator, Iterable
 
 import numpy as np
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import (
     LatencyStats,
@@ -293,7 +294,7 @@ class QatRunResult:
     max_outstanding: int = 0
     cpu_time: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 

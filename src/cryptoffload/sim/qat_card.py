@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import Simulation, check_count, check_name, check_positive
 
@@ -129,7 +130,7 @@ class QatDevice:
     def utilisation(self, span: float) -> float:
         return self.busy_time / (self.engines * check_positive("span", span))
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {
             "type": self.resource_type,
             "servers": self.engines,

@@ -62,6 +62,7 @@ from typing import Any, Iterable, Mapping, Union
 
 import numpy as np
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError, ProfileError
 from cryptoffload.profiles.loader import Profile, load_profile
 from cryptoffload.sim.core import check_count, check_non_negative, check_positive
@@ -306,7 +307,7 @@ class ModeCost:
     provenance: str
     breakdown: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 
@@ -326,7 +327,7 @@ class CapacityEstimate:
     mean_wire_bytes: float
     provenance: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 

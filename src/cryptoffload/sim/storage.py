@@ -16,8 +16,7 @@ Every byte that leaves storage is counted once; intermediate ciphertexts never l
 
 from __future__ import annotations
 
-from typing import Any
-
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import Simulation, check_positive
 from cryptoffload.sim.links import SharedLink
@@ -33,7 +32,7 @@ class NandFlash(SharedLink):
         super().__init__(sim, name, bandwidth)
         self.capacity = check_positive("NAND capacity", capacity)
 
-    def report(self, span: float | None) -> dict[str, Any]:
+    def report(self, span: float | None) -> JsonDict:
         return {**super().report(span), "capacity": self.capacity}
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
 import numpy as np
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 from cryptoffload.sim.core import (
     LatencyStats,
@@ -82,7 +83,7 @@ class NodeRunResult:
     provenance: str
     method: str = "simulated"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         d = asdict(self)
         d["latency"] = self.latency.as_dict()
         return d
@@ -184,7 +185,7 @@ class ClientPlan:
     provenance: str
     runs: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 

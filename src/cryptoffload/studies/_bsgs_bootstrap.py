@@ -207,9 +207,11 @@ def load_plan_result() -> dict[str, Any] | None:
     from importlib import resources
 
     try:
-        return strict_json(resources.files("cryptoffload.studies.data").joinpath(PLAN_RESULT).read_text(encoding="utf-8"))
+        data = strict_json(resources.files("cryptoffload.studies.data").joinpath(PLAN_RESULT).read_text(encoding="utf-8"))
     except (OSError, ValueError):   # JsonRefused is a ValueError
         return None
+    # shown as stored only with the machine and date it ran on (report/provenance.stored_from)
+    return data if isinstance(data, dict) and data.get("machine") and data.get("date") else None
 
 
 @dataclass(frozen=True)
@@ -265,19 +267,22 @@ def plan_vs_default_rows(stored: dict[str, Any]) -> tuple[list[PlanVsDefaultRow]
     return rows, notes
 
 
+#: the columns of the plan-vs-default table read from the stored OpenFHE run
+STORED_PLAN_COLUMNS = ("rotation_keys", "bootstrap_s", "cpu_s", "precision_bits_mean", "precision_bits_worst",
+                       "default_over_planner", "default_over_planner_cpu", "load_1min")
+
+
 def plan_vs_default_table(stored: dict[str, Any]) -> Table:
     """The planner's plan and OpenFHE's default: predicted here, measured on OpenFHE (stored)."""
     rows, notes = plan_vs_default_rows(stored)
     m = stored.get("machine") or {}
     where = f"{m.get('cpu', 'an unnamed CPU')}, {m.get('cores', '?')} cores, OpenFHE {stored.get('openfhe', '?')}"
+    kept = provenance_word(stored_from(stored, f"benchmarks/bootstrap_plan.py on {where}"))
     return table_of(
         PlanVsDefaultRow, rows, id="bootstrap_plan_openfhe", provenance="mixed", key_columns=2,
         title=f"Bootstrap plans: our planner's vs OpenFHE's default, predicted in this run (simulated), run on OpenFHE "
               f"by benchmarks/bootstrap_plan.py on {where}, {stored.get('date', '?')} (stored, not in this run)",
-        column_provenance={"predicted_ms": "simulated", "rotation_keys": "stored", "bootstrap_s": "stored",
-                           "cpu_s": "stored", "precision_bits_mean": "stored", "precision_bits_worst": "stored",
-                           "default_over_planner": "stored", "default_over_planner_cpu": "stored",
-                           "load_1min": "stored"},
+        column_provenance={"predicted_ms": "simulated", **{c: kept for c in STORED_PLAN_COLUMNS}},
         note="predicted_ms: simulated in this run -- the op-DAG model of the stages plus EvalMod (the parts a plan "
              "changes) priced with the shipped per-level OpenFHE profile of that ring (profiles/openfhe_bootstrap_n<N>"
              ".toml, measured by the same benchmark). rotation_keys (the keys EvalBootstrapKeyGen made), bootstrap_s "

@@ -55,13 +55,13 @@ def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[RoleCase]:
         cases.append(RoleCase("IPCL-style DJN (8-lane IFMA modexp)",
                               lambda: baselines.ipcl_style_encrypt_many(pk, msgs_b[:128]), 128, role=IPCL_STYLE))
     if native.native_available():
-        ct = pk.encryptor("auto", True)
-        vt = pk.encryptor("auto", False)
+        ct = pl.ENCRYPTION.encryptor(pk, "auto", constant_time=True)
+        vt = pl.ENCRYPTION.encryptor(pk, "auto", constant_time=False)
         cases.append(RoleCase(f"ours, constant-time default ({ct.backend}, w={ct.window})",
                               lambda: ct.encrypt_raw(msgs_b), len(msgs_b), role=OURS_CONSTANT_TIME))
         cases.append(RoleCase(f"ours, fastest ({vt.backend}, variable-time, w={vt.window})",
                               lambda: vt.encrypt_raw(msgs_b), len(msgs_b), role=OURS_FASTEST))
-    rs = pk.encryptor().randomness(len(msgs_b))
+    rs = pl.ENCRYPTION.randomness(pk, len(msgs_b))
     n, n2 = pk.n, pk.nsquare
     cases.append(RoleCase("ours, online half of offline/online",
                           lambda: [(1 + m * n) * r % n2 for m, r in zip(msgs_b, rs)], len(msgs_b), role=OURS_ONLINE))
@@ -69,7 +69,7 @@ def baseline_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[RoleCase]:
 
 
 def decryption_cases(pk: pl.PublicKey, sk: pl.PrivateKey) -> list[bench.Case]:
-    cts = [c.value for c in pk.encrypt_many([secrets.randbelow(pk.n) for _ in range(256)])]
+    cts = [c.value for c in pl.ENCRYPTION.encrypt_many(pk, [secrets.randbelow(pk.n) for _ in range(256)])]
     _, psk = baselines.phe_keys(pk, sk)
     cases = [bench.Case("phe 1.5.0", lambda: baselines.phe_decrypt_many(psk, cts[:16]), 16)]
     if native.native_available():

@@ -47,6 +47,7 @@ from cryptoffload.studies._bsgs_bands import table1_bands
 from cryptoffload.studies._bsgs_bootstrap import (OPENFHE_MISSING, OPENFHE_RESULT, bootstrap_plan_part,
                                                   bootstrap_stage_detail_table, bootstrap_stage_rows,
                                                   bootstrap_stages_table, load_openfhe, openfhe_table, stage_totals)
+from cryptoffload.studies._bsgs_bootstrap_split import STUDY_QUICK_WHY, STUDY_SETTINGS, SplitPart, study_part
 from cryptoffload.studies._bsgs_measured import (LINK_FIELDS, STATISTICS, WINDOW_FIELDS, MeasuredRow, MeasuredRun,
                                                   measure, measure_run, measured_tables, scaling_rows)
 from cryptoffload.studies._bsgs_measured_claims import (measured_bands, measured_bands_table, measured_claims,
@@ -91,6 +92,7 @@ class BsgsMultideviceConfig:
     insecure_plain_tcp_scheduler: bool = False   # accept a tcp:// scheduler (no TLS, no authentication)
     level_budget: tuple[int, int] = (3, 3)
     openfhe_result: str | None = None
+    bootstrap_split: bool = True   # full mode: a bootstrap's stages on Dask workers (quick: the stored run)
     statistic: str = "median"   # over the rounds, for the op costs, slowdowns, hops and the runs alike
 
     def __post_init__(self) -> None:
@@ -152,6 +154,9 @@ def _scheduler(flag: str, text: str) -> str:
                help="Folder holding the tls:// scheduler's ca.pem, cert.pem and key.pem (`cryptoffload dask "
                     "credentials`)."),
         Option(INSECURE_FLAG, "insecure_plain_tcp_scheduler", bool, False, INSECURE_HELP),
+        Option("--bootstrap-split/--no-bootstrap-split", "bootstrap_split", bool, True,
+               "Full mode with --measure: also run a bootstrap's stages split over 1 and 2 Dask workers beside the "
+               "model (a few minutes); otherwise the stored run is shown."),
     ],
 )
 def run(cfg: BsgsMultideviceConfig, out: str | Path,
@@ -182,6 +187,7 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
     result.add(bootstrap_stage_detail_table(stages))
     measured = _measured_part(cfg, out, say, result) if cfg.measure else None
     _openfhe_part(cfg, result)
+    split = _bootstrap_split_part(cfg, result, say)
     bands = table1_bands(setup, t1)
     if bands:
         for table in band_tables(list(bands.values()), [setup.profile.name], BANDS_NOTE):
@@ -196,12 +202,12 @@ def run(cfg: BsgsMultideviceConfig, out: str | Path,
         for claim in measured_claims(measured_rows, noise, "sample" if cfg.quick else None):
             result.claim(claim)
         result.headline.append(worst_line(measured_rows, measured.shares, noise))
-    add_verdicts(result, judged)
+    add_verdicts(result, [*judged, *split.verdicts])
     result.extra["config"] = _config_record(cfg, setup.devices)
     say("writing results")
     result.elapsed_s = _time.perf_counter() - started
     result.key_figure = "table1_speedup.png"
-    write_result(result, out, _figures(t1, strategies, measured_rows))
+    write_result(result, out, _figures(t1, strategies, measured_rows) + split.figures)
     return result
 
 
@@ -212,7 +218,8 @@ def _progress(cfg: BsgsMultideviceConfig,
         return lambda label: None
     n_measured = (sum(1 if n == 1 else len(STRATEGIES) for n in cfg.measured_devices) * len(cfg.measured_babies)
                   if cfg.measure else 0)
-    return progress(len(cfg.devices) + n_measured + 4)
+    n_split = STUDY_SETTINGS.rounds + 1 if cfg.measure and cfg.bootstrap_split and not cfg.quick else 0
+    return progress(len(cfg.devices) + n_measured + n_split + 4)
 
 
 def _declare_fits(result: StudyResult, profile: str) -> bool:
@@ -249,6 +256,17 @@ def _openfhe_part(cfg: BsgsMultideviceConfig, result: StudyResult) -> None:
     for table in tables:
         result.add(table)
     result.notes.extend(notes)
+
+
+def _bootstrap_split_part(cfg: BsgsMultideviceConfig, result: StudyResult, say: Callable[[str], None]) -> SplitPart:
+    """A bootstrap's stages split over Dask workers beside the model (``_bsgs_bootstrap_split``):
+    its tables, headline and notes into ``result``; the part returned (its verdicts and figure)."""
+    part = study_part(cfg, say, Judging(cfg.quick, "sample", full_command(NAME), STUDY_QUICK_WHY))
+    for table in part.tables:
+        result.add(table)
+    result.headline.extend(part.headline)
+    result.notes.extend(part.notes)
+    return part
 
 
 def _config_record(cfg: BsgsMultideviceConfig, devices: list[int]) -> dict[str, Any]:

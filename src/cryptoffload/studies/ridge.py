@@ -30,7 +30,8 @@ from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import BULK_ENGINES, BulkRun, chunk_records, run_bulk, run_per_provider
 from cryptoffload.apps.ridge.params import error_bound_from_normal, required_solve_key_bits
 from cryptoffload.checks import BATCH, FEATURES, LAMBDA, RECORDS, STAT_BITS, WORKERS, check_bounded, check_int
-from cryptoffload.crypto.paillier import PrivateKey, generate_keypair
+from cryptoffload.apps.ridge.session import RidgeSession, run_in_process
+from cryptoffload.crypto.paillier import PrivateKey
 from cryptoffload.engines.dask import parse_scheduler
 from cryptoffload.engines.dask_tls import CREDENTIALS_FLAG, INSECURE_FLAG, INSECURE_HELP, scheduler_credentials
 from cryptoffload.engines.registry import ENGINES
@@ -39,7 +40,7 @@ from cryptoffload.machine import machine_info
 from cryptoffload.papers import PAPERS
 from cryptoffload.report.plots import bar_plot, line_plot
 from cryptoffload.report.result import Claim, StudyResult, Table, write_result
-from cryptoffload.report.rows import by_key, column, hidden, table_of
+from cryptoffload.report.rows import column, hidden, table_of
 from cryptoffload.studies import _gpu
 from cryptoffload.studies import _ridge_bands as rb
 from cryptoffload.studies import _ridge_verdicts as rv
@@ -205,8 +206,8 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
     for name, data, lam in cases:
         params = P.RidgeParams(d=data.d, max_records=max(data.n, 1), x_bound=data.x_bound, y_bound=data.y_bound,
                                lam=lam, stat_bits=cfg.stat_bits)
-        res = P.run_in_process(data.X, data.y, params, upload_bits=cfg.upload_bits,
-                               insecure_study_size=cfg.upload_bits < 2048)
+        res = run_in_process(data.X, data.y, params, upload_bits=cfg.upload_bits,
+                             insecure_study_size=cfg.upload_bits < 2048)
         ref = Ridge(alpha=lam, fit_intercept=False).fit(data.X, data.y).coef_
         replay = replayed_error(data.X, data.y, params.scale, params.lam_int, lam, params.symmetric)
         rows.append(accuracy_row(name, res.coef, ref, data.X.T @ data.X, data.X.T @ data.y, data.n, params,
@@ -308,23 +309,26 @@ def _run_params(cfg: RidgeConfig) -> P.RidgeParams:
 
 @dataclass(frozen=True)
 class Parties:
-    """The CSP and the platform of the run. The study plays every party: it keeps the upload
-    key pair (``upload_sk``) to check the GPU rows by decryption."""
+    """The run's session (:class:`~cryptoffload.apps.ridge.session.RidgeSession`): the study plays
+    every party, and keeps the upload key pair (``upload_sk``) to check the GPU rows by decryption."""
 
-    params: P.RidgeParams
+    session: RidgeSession
     upload_sk: PrivateKey
-    csp: P.Csp
-    platform: P.TradingPlatform
     keygen_s: float
+
+    @property
+    def params(self) -> P.RidgeParams:
+        return self.session.params
 
 
 def _parties(cfg: RidgeConfig) -> Parties:
     params = _run_params(cfg)
     t0 = _time.perf_counter()
-    upload_pk, upload_sk = generate_keypair(cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048)
-    csp = P.Csp.generate(params, upload_keys=(upload_pk, upload_sk), insecure_study_size=cfg.upload_bits < 2048)
+    session = RidgeSession.generate(params, upload_bits=cfg.upload_bits, insecure_study_size=cfg.upload_bits < 2048,
+                                    workers=2)
     keygen_s = _time.perf_counter() - t0
-    return Parties(params, upload_sk, csp, P.TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=2), keygen_s)
+    assert session.keys is not None
+    return Parties(session, session.keys.upload[1], keygen_s)
 
 
 @dataclass(frozen=True)
@@ -341,7 +345,7 @@ class Uploads:
 def _upload_runs(cfg: RidgeConfig, parties: Parties, progress: Any, tick: Callable[[str], None] | None) -> Uploads:
     from cryptoffload.engines.dask import DaskRunner
 
-    n, params, upload_pk = cfg.n, parties.params, parties.csp.upload_pk
+    n, params, upload_pk = cfg.n, parties.params, parties.session.upload_pk
     gpu_bulk = cfg.engine != "cpu"
     with DaskRunner(cfg.scheduler, cfg.workers, resources={"GPU": 1} if gpu_bulk and cfg.scheduler is None else None,
                     credentials=cfg.dask_credentials, insecure_plain_tcp=cfg.insecure_plain_tcp_scheduler) as runner:
@@ -371,17 +375,16 @@ class Models:
 
 
 def _solve(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Models:
-    params, csp, r = parties.params, parties.csp, uploads.bulk.result
-    agg = parties.platform.aggregator()
+    session, r = parties.session, uploads.bulk.result
+    agg = session.aggregator()
     agg.add_products(r.aggregate, r.records)
     timings: dict[str, float] = {}
-    model = P.finalize(params, csp, parties.platform, agg.result(), timings)
+    model = session.finalize(agg.result(), timings)
     reference = np.linalg.solve(r.xtx + cfg.lam * np.eye(cfg.d), r.xty)
-    pp_platform = P.TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=2)
-    pp_agg = pp_platform.aggregator()
-    pp_agg.add(P.Upload(csp.upload_pk.fingerprint, uploads.per_provider_cts, 1, uploads.per_provider.result.records))
+    pp_agg = session.aggregator()
+    pp_agg.add(P.Upload(session.upload_pk.fingerprint, uploads.per_provider_cts, 1, uploads.per_provider.result.records))
     pp_t: dict[str, float] = {}
-    pp_model = P.finalize(params, csp, pp_platform, pp_agg.result(), pp_t)
+    pp_model = session.finalize(pp_agg.result(), pp_t)
     return Models(model, timings, reference, float(np.abs(model.coef - reference).max()), pp_t,
                   list(pp_model.fractions) == list(model.fractions))
 
@@ -441,8 +444,8 @@ def _gpu_rows(cfg: RidgeConfig, parties: Parties, uploads: Uploads, times: Phase
     """The GPU's aggregation of the run's ciphertexts, and its encryption + aggregation, each
     checked by decryption against the CPU run's aggregate; its headline goes to ``result``."""
     r = uploads.bulk.result
-    prov = P.Provider(parties.params, parties.csp.upload_pk)
-    g = _gpu.measure_ridge_gpu(parties.csp.upload_pk, parties.upload_sk,
+    prov = parties.session.provider()
+    g = _gpu.measure_ridge_gpu(parties.session.upload_pk, parties.upload_sk,
                                prov.packed_records(*chunk_records(cfg.seed, 0, cfg.n, cfg.d)), cfg.n, prov.plaintexts,
                                r.aggregate, tick=tick)
     result.headline.append(f"GPU ({g.device}): aggregation of {g.ciphertexts:,} ciphertexts {g.aggregate_s:.2f} s "
@@ -503,7 +506,7 @@ def _phases_table(cfg: RidgeConfig, bulk: BulkRun, rows: list[PhaseRow], paper: 
 
 
 def _layout_table(cfg: RidgeConfig, parties: Parties, uploads: Uploads) -> Table:
-    params, csp, platform, r = parties.params, parties.csp, parties.platform, uploads.bulk.result
+    params, csp, platform, r = parties.params, parties.session.csp, parties.session.platform, uploads.bulk.result
     rows = [
         LayoutRow("values per record (upper triangle + b)", params.value_count),
         LayoutRow("plaintexts per record (paper: 17)", platform.layout.plaintexts_needed(params.value_count)),

@@ -264,12 +264,20 @@ def sent_batches(sp: Split, device: int, batched: bool = True) -> list[tuple[int
 
 
 # ---- plaintext reference and the giant-step plaintexts ------------------------------------------
-class _PlainSlots(BatchedOps):
+class _PlainSlots(BatchedOps[np.ndarray, np.ndarray]):
     """The kernel's ops on plain slot vectors (no rescale: nothing is scaled)."""
 
-    mul_plain = staticmethod(np.multiply)
-    add = staticmethod(np.add)
-    rotate = staticmethod(rotate_slots)
+    @staticmethod
+    def mul_plain(v: np.ndarray, pt: np.ndarray) -> np.ndarray:
+        return np.multiply(v, pt)
+
+    @staticmethod
+    def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.add(a, b)
+
+    @staticmethod
+    def rotate(v: np.ndarray, steps: int) -> np.ndarray:
+        return rotate_slots(v, steps)
 
     @staticmethod
     def rescale(v: np.ndarray) -> np.ndarray:
@@ -368,7 +376,7 @@ class OpDag:
         return out
 
 
-class _DagEvaluator(BatchedOps):
+class _DagEvaluator(BatchedOps[int | None, tuple[int, int]]):
     """The kernel's ops as nodes of ``dag`` on ``device``: running
     :func:`~cryptoffload.crypto.ckks.bsgs.giant_sums` here adds the device's giant steps. A
     plaintext is its ``(giant, baby)`` index; a baby is the node that made it on the device
@@ -398,14 +406,24 @@ class _DagEvaluator(BatchedOps):
         self.first = False
         return node
 
-    def add(self, a: int, b: int) -> int:
+    @staticmethod
+    def _made(a: int | None) -> int:
+        """A node this evaluator made (only products read the input, ``None``)."""
+        if a is None:
+            raise AssertionError("the DAG evaluator's input reached an op other than mul_plain")
+        return a
+
+    def add(self, a: int | None, b: int | None) -> int:
+        a, b = self._made(a), self._made(b)
         label = self.group[a] if self.group[a] == self.group[b] else "partial"
         return self._node(ADD, self.level[a], (a, b), label, self.level[a])
 
-    def rescale(self, a: int) -> int:
+    def rescale(self, a: int | None) -> int:
+        a = self._made(a)
         return self._node(RESCALE, self.level[a], (a,), self.group[a], self.level[a] - 1)
 
-    def rotate(self, a: int, step: int) -> int:
+    def rotate(self, a: int | None, step: int) -> int:
+        a = self._made(a)
         return self._node(ROTATE, self.level[a], (a,), self.group[a], self.level[a])
 
 

@@ -9,7 +9,7 @@ prediction is ``he_cnn_eva.paper_inputs_program``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Mapping
 
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.errors import ProfileError
@@ -57,7 +57,7 @@ def _params(prof: "Profile") -> CkksParams:
     return CkksParams(n, tuple([pbits] * (limbs + 1)), int(prof.get("params.scale_bits", 30) or 30))
 
 
-def _phases(prof: "Profile") -> tuple[dict[str, Any], list[str]]:
+def _phases(prof: "Profile") -> tuple[dict[str, dict[str, float]], list[str]]:
     """The profile's phases and their names in program order; every field present and each
     kind of share adding up to 1."""
     phases = prof.section("phases")
@@ -96,7 +96,7 @@ class _PhaseBuilder:
         self.pt_no = 0
         self.carried_keys = 0.0
 
-    def phase(self, ph: str, cfg: dict[str, Any]) -> None:
+    def phase(self, ph: str, cfg: Mapping[str, float]) -> None:
         """One phase: switch to its level, its weights and rotations on ``width`` chains, then
         rescale each chain's result."""
         self.b.phase = ph
@@ -109,7 +109,7 @@ class _PhaseBuilder:
         outs = [a if a is not None else self.srcs[i % len(self.srcs)] for i, a in enumerate(accs)]
         self.srcs = [self.b.rescale(a) if self.b.level[a] > 0 else a for a in outs]
 
-    def _level_and_width(self, ph: str, cfg: dict[str, Any]) -> tuple[int, int]:
+    def _level_and_width(self, ph: str, cfg: Mapping[str, float]) -> tuple[int, int]:
         level = int(cfg["level"])
         width = int(cfg["width"])
         if not 0 <= level <= self.params.levels or width < 1:
@@ -117,7 +117,7 @@ class _PhaseBuilder:
                                f"(got level {level}, width {width}); fix 'phases.{ph}.level' or 'width'")
         return level, width
 
-    def _new_keys(self, cfg: dict[str, Any]) -> list[str]:
+    def _new_keys(self, cfg: Mapping[str, float]) -> list[str]:
         """The keys this phase loads (its share of all keys, the rounding carried over); they
         replace the pool of keys rotations re-use, the previous pool kept as a fallback."""
         self.carried_keys += cfg["keys_share"] * self.n_keys_total
@@ -130,7 +130,7 @@ class _PhaseBuilder:
             self.key_pool = new_keys
         return new_keys
 
-    def _rotations(self, ph: str, cfg: dict[str, Any], level: int, width: int, n_pt: int,
+    def _rotations(self, ph: str, cfg: Mapping[str, float], level: int, width: int, n_pt: int,
                    new_keys: list[str]) -> int:
         """How many rotations fill the phase's share of the compute beside its weights (at
         least one per new key), costed with the FPGA model."""

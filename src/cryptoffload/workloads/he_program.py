@@ -42,8 +42,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, NotRequired, TypedDict
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.params import CkksParams
 from cryptoffload.crypto.ckks.trace import TRACE_SCHEMA
 from cryptoffload.errors import ConfigError
@@ -67,7 +68,24 @@ FETCHED_KINDS = (PLAINTEXT, KEY)
 OpTime = Callable[["HEOp", CkksParams], float]
 
 
+class ProgramSummary(TypedDict):
+    """What :meth:`HEProgram.summary` says about a program: its size, ops and bytes (and its
+    compute time under a cost model, its measured wall time when the trace has one)."""
 
+    name: str
+    source: str
+    params: JsonDict
+    ops: int
+    device_ops: int
+    op_counts: dict[str, int]
+    weight_bytes: int
+    key_bytes: int
+    keys: int
+    input_bytes: int
+    touched_bytes: int
+    min_dram_bytes: int
+    compute_s: NotRequired[float]
+    measured_wall_s: NotRequired[float]
 
 @dataclass(frozen=True, slots=True)
 class HEOp:
@@ -253,8 +271,8 @@ class HEProgram:
             live -= frees.get(i, 0)
         return out
 
-    def summary(self, op_time: OpTime | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def summary(self, op_time: OpTime | None = None) -> ProgramSummary:
+        out: ProgramSummary = {
             "name": self.name, "source": self.source, "params": self.params.to_dict(),
             "ops": len(self.ops), "device_ops": len(self.device_ops), "op_counts": self.op_counts(),
             "weight_bytes": self.weight_bytes, "key_bytes": self.key_total_bytes,
@@ -270,10 +288,10 @@ class HEProgram:
         return out
 
     # -- export ---------------------------------------------------------------------------------
-    def to_trace(self) -> dict[str, Any]:
+    def to_trace(self) -> JsonDict:
         ops = []
         for op in self.ops:
-            d: dict[str, Any] = {"id": op.id, "op": op.op, "level": op.level, "inputs": list(op.inputs),
+            d: JsonDict = {"id": op.id, "op": op.op, "level": op.level, "inputs": list(op.inputs),
                                  "output": op.output, "bytes_in": op.bytes_in, "bytes_out": op.bytes_out}
             if op.keys:
                 d["keys"] = list(op.keys)
@@ -285,7 +303,7 @@ class HEProgram:
             if op.phase:
                 d["phase"] = op.phase
             ops.append(d)
-        out: dict[str, Any] = {"schema": SCHEMA, "name": self.name, "params": self.params.to_dict(), "ops": ops}
+        out: JsonDict = {"schema": SCHEMA, "name": self.name, "params": self.params.to_dict(), "ops": ops}
         if self.key_bytes:
             out["key_bytes"] = dict(self.key_bytes)
         if self.input_bytes:
@@ -308,5 +326,5 @@ def fetched_first(program: HEProgram, op: HEOp) -> list[str]:
 
 __all__ = [
     "CIPHERTEXT", "DEVICE_OPS", "FETCHED_KINDS", "HOST_OPS", "INPUT", "KEY", "KEYED_OPS", "OPS", "PLAINTEXT",
-    "PLAIN_OPS", "SCHEMA", "DataItem", "HEOp", "HEProgram", "OpTime", "fetched_first",
+    "PLAIN_OPS", "SCHEMA", "DataItem", "HEOp", "HEProgram", "OpTime", "ProgramSummary", "fetched_first",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Mapping
 
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
@@ -25,12 +25,12 @@ from cryptoffload.workloads.he_program import (DEVICE_OPS, KEYED_OPS, OPS, PLAIN
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # an HE trace (JSON): millions of ops
 
 
-def _where(src: str, i: int, raw: dict[str, Any]) -> str:
+def _where(src: str, i: int, raw: Mapping[str, object]) -> str:
     ident = raw.get("id") if isinstance(raw, dict) else None
     return f"{src}: op #{i}" + (f" (id {ident!r})" if ident is not None else "")
 
 
-def _int_field(src: str, i: int, raw: dict[str, Any], key: str, *, required: bool, minimum: int = 0) -> int | None:
+def _int_field(src: str, i: int, raw: Mapping[str, object], key: str, *, required: bool, minimum: int = 0) -> int | None:
     if key not in raw or raw[key] is None:
         if required:
             op = raw.get("op", "?")
@@ -45,7 +45,7 @@ def _int_field(src: str, i: int, raw: dict[str, Any], key: str, *, required: boo
     return v
 
 
-def params_from_dict(raw: Any, src: str) -> CkksParams:
+def params_from_dict(raw: object, src: str) -> CkksParams:
     """The trace's ``params`` (``scale_bits`` defaults to 30, EVA's, when a trace omits it)."""
     try:
         return CkksParams.from_dict({"scale_bits": 30, **raw} if isinstance(raw, dict) else raw)
@@ -53,20 +53,20 @@ def params_from_dict(raw: Any, src: str) -> CkksParams:
         raise ConfigError(f"{src}: {exc}") from None
 
 
-def program_from_trace(data: Any, src: str = "trace") -> HEProgram:
+def program_from_trace(data: object, src: str = "trace") -> HEProgram:
     """Validate a decoded trace and build its program. Every refusal names the op index."""
-    params, raw_ops = _check_header(data, src)
-    key_bytes = _size_map(data.get("key_bytes"), src, "key_bytes")
-    input_bytes = _size_map(data.get("input_bytes"), src, "input_bytes")
+    trace, params, raw_ops = _check_header(data, src)
+    key_bytes = _size_map(trace.get("key_bytes"), src, "key_bytes")
+    input_bytes = _size_map(trace.get("input_bytes"), src, "input_bytes")
     reader = _OpReader(src, params, raw_ops)
     ops = [reader.read(i, raw) for i, raw in enumerate(raw_ops)]
     if not any(op.on_device for op in ops):
         raise ConfigError(f"{src}: the trace has no op that runs on the device")
-    return HEProgram(str(data.get("name", Path(src).stem)), "trace", params, ops, key_bytes, input_bytes)
+    return HEProgram(str(trace.get("name", Path(src).stem)), "trace", params, ops, key_bytes, input_bytes)
 
 
-def _check_header(data: Any, src: str) -> tuple[CkksParams, list[Any]]:
-    """The trace's schema, parameters and non-empty op list."""
+def _check_header(data: object, src: str) -> tuple[Mapping[str, object], CkksParams, list[object]]:
+    """The trace (a JSON object), its schema checked, its parameters and non-empty op list."""
     if not isinstance(data, dict):
         raise ConfigError(f"{src}: a trace is a JSON object with 'schema', 'params' and 'ops'")
     if data.get("schema") != SCHEMA:
@@ -75,14 +75,14 @@ def _check_header(data: Any, src: str) -> tuple[CkksParams, list[Any]]:
     raw_ops = data.get("ops")
     if not isinstance(raw_ops, list) or not raw_ops:
         raise ConfigError(f"{src}: 'ops' must be a non-empty list")
-    return params, raw_ops
+    return data, params, raw_ops
 
 
 class _OpReader:
     """Reads the ops in program order, remembering what earlier ops produced (ids, outputs, the
     sizes of encoded plaintexts) to check each op's references."""
 
-    def __init__(self, src: str, params: CkksParams, raw_ops: list[Any]) -> None:
+    def __init__(self, src: str, params: CkksParams, raw_ops: list[object]) -> None:
         self.src = src
         self.params = params
         self.ids: set[str] = set()
@@ -90,24 +90,24 @@ class _OpReader:
         self.produced: set[str] = set()
         self.encoded: dict[str, int] = {}
 
-    def read(self, i: int, raw: Any) -> HEOp:
+    def read(self, i: int, raw: object) -> HEOp:
         src = self.src
-        name, ident = self._name_and_id(i, raw)
-        output = str(raw.get("output", ident))
-        level = self._level(i, raw, name)
-        inputs = self._inputs(i, raw)
-        bytes_out = _int_field(src, i, raw, "bytes_out", required=name != "decrypt", minimum=1) or 0
-        bytes_in = _int_field(src, i, raw, "bytes_in", required=name in DEVICE_OPS and bool(inputs), minimum=1) or 0
-        inputs, plaintext, pt_bytes = self._plaintext(i, raw, name, ident, inputs)
-        keys = _keys(src, i, raw, name)
-        wall = _wall_s(src, i, raw)
+        op, name, ident = self._name_and_id(i, raw)
+        output = str(op.get("output", ident))
+        level = self._level(i, op, name)
+        inputs = self._inputs(i, op)
+        bytes_out = _int_field(src, i, op, "bytes_out", required=name != "decrypt", minimum=1) or 0
+        bytes_in = _int_field(src, i, op, "bytes_in", required=name in DEVICE_OPS and bool(inputs), minimum=1) or 0
+        inputs, plaintext, pt_bytes = self._plaintext(i, op, name, ident, inputs)
+        keys = _keys(src, i, op, name)
+        wall = _wall_s(src, i, op)
         if name == "encode":
             self.encoded[output] = bytes_out
         self.produced.add(output)
         return HEOp(i, ident, name, level, inputs, output, bytes_in, bytes_out, keys, plaintext, pt_bytes,
-                    wall, str(raw.get("phase", "")))
+                    wall, str(op.get("phase", "")))
 
-    def _name_and_id(self, i: int, raw: Any) -> tuple[str, str]:
+    def _name_and_id(self, i: int, raw: object) -> tuple[Mapping[str, object], str, str]:
         if not isinstance(raw, dict):
             raise ConfigError(f"{self.src}: op #{i} must be an object, got {type(raw).__name__}")
         name = raw.get("op")
@@ -117,9 +117,9 @@ class _OpReader:
         if ident in self.ids:
             raise ConfigError(f"{_where(self.src, i, raw)}: id {ident!r} is used twice")
         self.ids.add(ident)
-        return name, ident
+        return raw, name, ident
 
-    def _level(self, i: int, raw: dict[str, Any], name: str) -> int:
+    def _level(self, i: int, raw: Mapping[str, object], name: str) -> int:
         """The op's level (default: the top), within the parameters' levels."""
         level = _int_field(self.src, i, raw, "level", required=name in DEVICE_OPS or name == "encrypt")
         level = self.params.levels if level is None else level
@@ -128,7 +128,7 @@ class _OpReader:
                               f"(the trace's params have {self.params.data_primes} data primes)")
         return level
 
-    def _inputs(self, i: int, raw: dict[str, Any]) -> tuple[str, ...]:
+    def _inputs(self, i: int, raw: Mapping[str, object]) -> tuple[str, ...]:
         """The op's inputs, none of them the output of a later op."""
         inputs_raw = raw.get("inputs", [])
         if not isinstance(inputs_raw, list):
@@ -140,7 +140,7 @@ class _OpReader:
                                   "(ops must be listed in program order)")
         return inputs
 
-    def _plaintext(self, i: int, raw: dict[str, Any], name: str, ident: str,
+    def _plaintext(self, i: int, raw: Mapping[str, object], name: str, ident: str,
                    inputs: tuple[str, ...]) -> tuple[tuple[str, ...], str | None, int]:
         """For an op that reads a plaintext: its ciphertext inputs, the plaintext's name (an
         encoded input, the one named, or ``pt:<id>``) and size; other ops read none."""
@@ -165,7 +165,7 @@ class _OpReader:
         return tuple(ct_inputs), plaintext, pt_bytes
 
 
-def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
+def _keys(src: str, i: int, raw: Mapping[str, object], name: str) -> tuple[str, ...]:
     """The evaluation keys an op uses: as listed, or relinearize's ``relin`` and a rotation's
     ``galois:<step>`` by default; only keyed ops use any."""
     keys_raw = raw.get("keys", [])
@@ -191,13 +191,13 @@ def _keys(src: str, i: int, raw: dict[str, Any], name: str) -> tuple[str, ...]:
     return keys
 
 
-def _wall_s(src: str, i: int, raw: dict[str, Any]) -> float | None:
+def _wall_s(src: str, i: int, raw: Mapping[str, object]) -> float | None:
     """The op's measured wall time, where the trace recorded one."""
     wall = raw.get("wall_s")
     return None if wall is None else OP_S.check(f"{_where(src, i, raw)}: wall_s", wall)
 
 
-def _size_map(raw: Any, src: str, what: str) -> dict[str, int]:
+def _size_map(raw: object, src: str, what: str) -> dict[str, int]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
@@ -134,7 +133,7 @@ class Trace:
         rate_f = RATE_PER_S.check("rate", rate)
         n = len(self)
         if n < 2:
-            return self._replace(time=self.time)
+            return replace(self, time=self.time)
         span = self.span
         if span == 0.0:
             raise TraceError(f"cannot rescale {self.source}: all {n} requests arrive at the same time")
@@ -143,15 +142,15 @@ class Trace:
             raise ConfigError(f"rate {rate!r} is too small: the trace would last {new_span} s")
         # Divide first so that the last request lands on new_span exactly.
         time = (self.time / span) * new_span
-        return self._replace(time=time, source=f"{self.source} @ {rate_f:g} req/s")
+        return replace(self, time=time, source=f"{self.source} @ {rate_f:g} req/s")
 
     def head(self, n: int) -> Trace:
         """The first ``n`` requests (all of them if ``n >= len(self)``)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ConfigError(f"head() needs an integer n >= 0, got {n!r}")
         n = int(n)
-        return self._replace(
-            time=self.time[:n], client=self.client[:n], cipher=self.cipher[:n], size=self.size[:n]
+        return replace(
+            self, time=self.time[:n], client=self.client[:n], cipher=self.cipher[:n], size=self.size[:n]
         )
 
     def segment(self, start: int, stop: int | None = None) -> Trace:
@@ -165,7 +164,7 @@ class Trace:
         if stop <= start:
             raise ConfigError(f"segment() needs start < stop, got {start} and {stop}")
         t = self.time[start:stop]
-        return self._replace(time=t - t[0], client=self.client[start:stop], cipher=self.cipher[start:stop],
+        return replace(self, time=t - t[0], client=self.client[start:stop], cipher=self.cipher[start:stop],
                              size=self.size[start:stop], source=f"{self.source}[{start}:{stop}]")
 
     def cipher_mix(self, weight: str = "count") -> np.ndarray:
@@ -185,6 +184,3 @@ class Trace:
             raise ConfigError(f"cipher_mix weight must be 'count' or 'bytes', got {weight!r}")
         total = totals.sum()
         return totals / total if total > 0 else np.zeros(self.n_ciphers)
-
-    def _replace(self, **changes: Any) -> Trace:
-        return replace(self, **changes)

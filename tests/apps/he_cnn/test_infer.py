@@ -49,11 +49,43 @@ def test_seal_one_image_matches_plaintext_and_writes_trace(tmp_path: Path) -> No
     assert prog.measured_wall_s() and prog.measured_wall_s() > 0
 
 
-def test_wrong_image_and_index_refused() -> None:
+def test_wrong_image_and_index_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"shape \(28, 28, 3\)"):
         infer_image(image=np.zeros((28, 28, 3)), backend="emulator")
     with pytest.raises(ConfigError, match="held-out test image index 0..999"):
         infer_image(1000, backend="emulator")
+    (tmp_path / "notes.png").write_text("not an image\n")
+    with pytest.raises(ConfigError, match="not a PNG or JPEG"):
+        infer_image(image_file=tmp_path / "notes.png", backend="emulator")
+    with pytest.raises(ConfigError, match="pixels or as a file, not both"):
+        infer_image(image=np.zeros((28, 28)), image_file=tmp_path / "notes.png", backend="emulator")
+
+
+def test_a_file_image_is_checked_once_by_its_decoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 36: a file image was checked by its decoder, then again by infer_image (and by
+    the session): now its decoder is the one check, and pixels are checked once here."""
+    from PIL import Image
+
+    from cryptoffload.apps.he_cnn import digit_image
+
+    calls: list[str] = []
+    real = infer.check_image
+
+    def counted(image: object, what: str = "image") -> np.ndarray:
+        calls.append(what)
+        return real(image, what)
+    monkeypatch.setattr(infer, "check_image", counted)
+    monkeypatch.setattr(digit_image, "check_image", counted)
+    digit = np.full((60, 40), 255, np.uint8)
+    digit[10:50, 15:25] = 0
+    Image.fromarray(digit).save(tmp_path / "one.png")
+    r = infer_image(image_file=tmp_path / "one.png", backend="emulator")
+    assert calls == [f"image {tmp_path / 'one.png'}"] and r.index is None and r.label is None
+    assert r.prediction == r.plain_prediction
+    calls.clear()
+    pixels = digit_image.load_digit_image(tmp_path / "one.png")
+    calls.clear()
+    assert infer_image(image=pixels, backend="emulator").prediction == r.prediction and calls == ["image"]
 
 
 def test_emulator_inference_is_exact() -> None:

@@ -35,6 +35,7 @@ from cryptoffload.apps.ridge.platform import FAULT_ENV, PlatformService
 from cryptoffload.apps.ridge.protocol import Csp, Provider
 from cryptoffload.apps.ridge.store import PlatformStore
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.workloads.ridge_data import generate
 
 def env(**extra: str) -> dict[str, str]:
@@ -174,7 +175,7 @@ def overflow_message(info: SessionInfo, upload_id: str = "carol:all", provider_i
     values = [0] * info.params.value_count
     values[0] = 1 << (layout.slot_bits - 1)
     packed = [v % info.upload_pk.n for v in layout._pack_unchecked(values)]
-    cts = info.upload_pk.encryptor().encrypt_raw(packed)
+    cts = ENCRYPTION.encryptor(info.upload_pk).encrypt_raw(packed)
     return m.new_message(m.UPLOAD, info.upload_pk.fingerprint, upload_id=upload_id, provider_id=provider_id,
                          vectors=1, records=1, ciphertexts=m.encode_ciphertexts(cts, info.upload_pk))
 

@@ -8,6 +8,7 @@ import pytest
 from cryptoffload.apps.ridge import protocol as P
 from cryptoffload.apps.ridge.bulk import chunk_records, run_bulk, run_per_provider, split_chunk
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, rounding_sigma
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
@@ -25,7 +26,7 @@ def runner():
 @pytest.fixture(scope="module")
 def setup():
     params = P.RidgeParams(d=D, max_records=10_000, y_bound=algorithm1_y_bound(D), lam=1.0)
-    csp = P.Csp.generate(params, upload_bits=1024, insecure_study_size=True)
+    csp = RidgeSession.generate(params, upload_bits=1024, insecure_study_size=True).csp
     return params, csp
 
 
@@ -283,3 +284,33 @@ def test_no_private_key_or_factor_is_shipped_to_the_workers(runner, setup, monke
         assert format(csp.upload_pk.n, "x").encode() in blob        # the check looks at the right bytes
         for secret in forbidden:
             assert secret not in blob
+
+
+def test_every_provider_of_a_run_is_made_through_the_session(setup, monkeypatch) -> None:
+    """issue 36: the workers built their Provider by hand (a per-worker cache of their own);
+    now every provider of a bulk run -- each chunk's on its worker, the driver's -- is a
+    RidgeSession's, and the model is the same."""
+    from cryptoffload.apps.ridge import bulk
+
+    params, csp = setup
+    counts = {"session": 0, "provider": 0}
+    real_session, real_init = bulk.RidgeSession.provider, P.Provider.__init__
+
+    def session_provider(self, **kw):
+        counts["session"] += 1
+        return real_session(self, **kw)
+
+    def provider_init(self, *args, **kw):
+        counts["provider"] += 1
+        real_init(self, *args, **kw)
+    monkeypatch.setattr(bulk.RidgeSession, "provider", session_provider)
+    monkeypatch.setattr(P.Provider, "__init__", provider_init)
+    here = LocalRunner(lambda rs: rs)
+    run = run_bulk(here, csp.upload_pk, params, 200, seed=9, chunk=50, progress=False)
+    assert run.result.records == 200 and counts == {"session": 5, "provider": 5}  # 4 chunks and the driver
+    counts.update(session=0, provider=0)
+    _, cts = run_per_provider(here, csp.upload_pk, params, 200, seed=9, chunk=50, progress=False)
+    assert counts == {"session": 5, "provider": 5}
+    want = [p % csp.upload_pk.n for p in P.Provider(params, csp.upload_pk).pack(
+        P.Provider(params, csp.upload_pk).encode(*chunk_records(9, 0, 200, D)).sum(axis=0)[None, :], 200)]
+    assert csp._upload_sk.raw_decrypt_many(run.result.aggregate) == want == csp._upload_sk.raw_decrypt_many(cts)

@@ -41,7 +41,7 @@ from cryptoffload.apps.ridge.demo import ServerProcess
 from cryptoffload.apps.ridge.messages import SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.protocol import Csp
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.errors import ConfigError
 
 
@@ -65,7 +65,7 @@ def _one_upload_as_aggregate(p: Parties) -> str:
 def _two(p: Parties, value: int) -> str:
     """Two contributions' worth of ciphertexts of ``value`` (what a commitment to two names)."""
     pk = p.info.upload_pk
-    return m.encode_ciphertexts([c.value for c in pk.encrypt_many([value] * (2 * p.csp_service.plaintexts))], pk)
+    return m.encode_ciphertexts([c.value for c in ENCRYPTION.encrypt_many(pk, [value] * (2 * p.csp_service.plaintexts))], pk)
 
 
 def test_buyer_and_strangers_cannot_route_an_upload_through_the_csp(parties: Parties) -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from cryptoffload.apps.ridge import messages as m
+from cryptoffload.crypto.paillier import ENCRYPTION
 
 
 def test_batch_round_trip_and_refusals(keys: tuple) -> None:
     pk = keys[0][0]
-    values = pk.encrypt_many([1, 2, 3])
+    values = ENCRYPTION.encrypt_many(pk, [1, 2, 3])
     text = m.encode_ciphertexts([c.value for c in values], pk)
     batch = m.decode_ciphertexts(text, pk, count=3)
     assert batch.values == [c.value for c in values]

@@ -37,7 +37,7 @@ from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.demo import ServerProcess
 from cryptoffload.apps.ridge.messages import SessionInfo
 from cryptoffload.apps.ridge.platform import FAULT_ENV
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.workloads.ridge_data import generate
 
 ALICE = PROVIDERS["alice"]
@@ -126,7 +126,7 @@ def test_ciphertexts_under_another_key_are_refused(parties: Parties) -> None:
     count = len(m.decode_ciphertexts(msg["ciphertexts"], p.info.upload_pk).values)
     # a larger foreign modulus: its ciphertexts mostly lie above this n^2
     big = generate_keypair(1100, insecure_study_size=True)[0]
-    cts = [c.value for c in big.encrypt_many([1] * count)]
+    cts = [c.value for c in ENCRYPTION.encrypt_many(big, [1] * count)]
     raw = base64.b64decode(m.encode_ciphertexts([1] * count, p.info.upload_pk))[:27]
     size = m.value_bytes(p.info.upload_pk)
     body = b"".join(min(c, p.info.upload_pk.nsquare + 1).to_bytes(size, "little") for c in cts)

@@ -18,7 +18,7 @@ from cryptoffload.apps.ridge import RidgeParams, TradingPlatform
 from cryptoffload.apps.ridge import powm
 from cryptoffload.apps.ridge.protocol import EncryptedSystem
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import generate_keypair
+from cryptoffload.crypto.paillier import ENCRYPTION, generate_keypair
 from cryptoffload.errors import ConfigError
 
 #: environment -> the arithmetic path it leaves (where this CPU has it)
@@ -104,7 +104,7 @@ def encrypted_system(pk, d: int) -> tuple[EncryptedSystem, list[list[int]], list
     """Enc(A), Enc(b) of a random A (d x d) and b over Z_n, with the plaintexts."""
     A = [[secrets.randbelow(pk.n) for _ in range(d)] for _ in range(d)]
     b = [secrets.randbelow(pk.n) for _ in range(d)]
-    enc = pk.encryptor()
+    enc = ENCRYPTION.encryptor(pk)
     cts = enc.encrypt_raw([v for row in A for v in row] + b)
     return EncryptedSystem(pk.fingerprint, [cts[i * d:(i + 1) * d] for i in range(d)], cts[d * d:]), A, b
 

@@ -31,7 +31,7 @@ from cryptoffload.apps.ridge.proofs import (
 )
 from cryptoffload.apps.ridge.protocol import Aggregate, Csp, Provider, TradingPlatform, aggregate, recover_model
 from cryptoffload.apps.ridge.provider import run_provider
-from cryptoffload.crypto.paillier import decryption_root
+from cryptoffload.crypto.paillier import ENCRYPTION, decryption_root
 from cryptoffload.workloads.ridge_data import generate
 
 
@@ -121,7 +121,7 @@ def test_the_csp_cannot_leave_out_an_honest_contribution(keys: tuple) -> None:
     layout, pk, n = platform.layout, csp.upload_pk, csp.upload_pk.n
 
     def contribution(values: list[int]) -> Aggregate:
-        return Aggregate(pk.fingerprint, pk.encryptor().encrypt_raw([v % n for v in layout._pack_unchecked(values)]), 1)
+        return Aggregate(pk.fingerprint, ENCRYPTION.encryptor(pk).encrypt_raw([v % n for v in layout._pack_unchecked(values)]), 1)
 
     bad = [0, 1 << (layout.slot_bits - 1), 0, 0, 0]
     masked = platform.mask_contributions([contribution([3, -2, 5, 7, -1]), contribution(bad),

@@ -24,7 +24,7 @@ from cryptoffload.apps.ridge import (
     recover_model,
     run_in_process,
 )
-from cryptoffload.crypto.paillier import KeyMismatchError
+from cryptoffload.crypto.paillier import ENCRYPTION, KeyMismatchError
 from cryptoffload.errors import ConfigError
 from cryptoffload.apps.ridge.accuracy import Z_MARGIN, replayed_error, rounding_sigma, solve_float_error
 from cryptoffload.workloads.ridge_data import generate, load_diabetes_scaled
@@ -207,7 +207,7 @@ def test_masked_solve_and_recovery_step_by_step(upload_keys, solve_keys):
     pk = solve_keys[0]
     A = [[5, 1, 0], [1, 4, -2], [0, -2, 6]]
     b = [3, -7, 11]
-    enc = pk.encryptor()
+    enc = ENCRYPTION.encryptor(pk)
     from cryptoffload.apps.ridge.protocol import EncryptedSystem
 
     system = EncryptedSystem(pk.fingerprint, [enc.encrypt_raw([v % pk.n for v in row]) for row in A],
@@ -238,7 +238,7 @@ def test_the_csp_leaves_out_contributions_that_leave_their_masked_range(upload_k
     count = params.value_count
 
     def contribution(values):
-        cts = pk.encryptor().encrypt_raw([v % n for v in layout._pack_unchecked(list(values))])
+        cts = ENCRYPTION.encryptor(pk).encrypt_raw([v % n for v in layout._pack_unchecked(list(values))])
         return Aggregate(pk.fingerprint, cts, 1)
 
     honest = [[3, -2, 5, 7, -1], [1, 1, 1, 1, 1]]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from cryptoffload.crypto import paillier as pl
 from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto.paillier import ENCRYPTION
 from cryptoffload.errors import BackendUnavailable, ConfigError
 
 from .conftest import available_backends
@@ -26,7 +27,7 @@ def test_decrypt_inverts_encrypt_for_every_backend(keys, m: int) -> None:
     m %= pk.n
     for backend in available_backends():
         for ct_mode in (True, False):
-            c = pk.encrypt(m, backend=backend, constant_time=ct_mode)
+            c = ENCRYPTION.encrypt(pk, m, backend=backend, constant_time=ct_mode)
             assert sk.decrypt(c) == m
             assert sk.raw_decrypt_reference(c.value) == m
 
@@ -118,20 +119,20 @@ def test_large_keys_work_with_default_options(big_keys, ifma: bool, monkeypatch)
     elif not native.ifma_available():
         pytest.skip("no AVX512-IFMA on this CPU (or crypto_mb missing)")
     values = [0, 1, -1, pk.max_int, -pk.max_int, secrets.randbits(pk.bits - 3)]
-    cts = pk.encrypt_many([pl.encode_signed(pk, v) for v in values])
-    assert pk.encryptor().backend in ("adx", "gmp", "gmpy2")  # n^2 is wider than every IFMA kernel
+    cts = ENCRYPTION.encrypt_many(pk, [pl.encode_signed(pk, v) for v in values])
+    assert ENCRYPTION.encryptor(pk).backend in ("adx", "gmp", "gmpy2")  # n^2 is wider than every IFMA kernel
     for use_ifma in (True, False):
         assert [pl.decode_signed(pk, m) for m in sk.decrypt_many(cts, use_ifma=use_ifma)] == values
     assert sk.raw_decrypt_reference(cts[5].value) == values[5]
     # the same randomness gives the reference's ciphertexts
     es = [pk.random_exponent() for _ in range(3)]
-    assert pk.encryptor().encrypt_raw([5, 6, 7], es) == [pk.raw_encrypt(m, a) for m, a in zip([5, 6, 7], es)]
+    assert ENCRYPTION.encryptor(pk).encrypt_raw([5, 6, 7], es) == [pk.raw_encrypt(m, a) for m, a in zip([5, 6, 7], es)]
 
 
 @pytest.mark.skipif(not native.ifma_available(), reason="no AVX512-IFMA on this CPU (or crypto_mb missing)")
 def test_explicit_ifma_for_a_key_it_cannot_hold_is_a_clean_error(big_keys) -> None:
     pk, _ = big_keys
     with pytest.raises(ConfigError, match="backend 'ifma' handles keys up to 2,053 bits.*use 'auto' or 'gmp'"):
-        pk.encrypt(1, backend="ifma")
+        ENCRYPTION.encrypt(pk, 1, backend="ifma")
     # and 2048-bit keys still get IFMA under auto
     assert pl.resolve_backend("auto", 4096) == "ifma"

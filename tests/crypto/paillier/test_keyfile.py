@@ -11,7 +11,7 @@ import pytest
 
 from attacker_helpers import ATTACKER, planted_file, root_only
 from cryptoffload.crypto import paillier as pl
-from cryptoffload.crypto.paillier import keyfile
+from cryptoffload.crypto.paillier import ENCRYPTION, keyfile
 from cryptoffload.errors import OutputError
 
 
@@ -21,7 +21,7 @@ def test_round_trip_and_modes(keys, tmp_path) -> None:
     sk2 = pl.load_key(pl.save_key(sk, tmp_path / "sk.json"), insecure_study_size=True)
     assert isinstance(sk2, pl.PrivateKey) and sk2.p == sk.p
     assert stat.S_IMODE(os.stat(tmp_path / "sk.json").st_mode) == 0o600
-    assert sk2.decrypt(pk.encrypt(9)) == 9
+    assert sk2.decrypt(ENCRYPTION.encrypt(pk, 9)) == 9
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from cryptoffload.apps.he_cnn.data import load_mnist
 from cryptoffload.apps.he_cnn.infer import client_and_plan, run_batch
 from cryptoffload.apps.he_cnn.model import load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, make_backend
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe
@@ -42,7 +43,7 @@ class EvalResult:
     plain_accuracy_all_held_out: float
     seconds: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return json_safe(asdict(self))
 
 

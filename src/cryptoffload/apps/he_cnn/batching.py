@@ -15,9 +15,10 @@ same CKKS interface, so it runs on SEAL, the emulator and the recording backend 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, SquareForm
@@ -59,7 +60,7 @@ class BatchPlan:
     def top(self) -> int:
         return self.params.levels
 
-    def pack_images(self, images: Any) -> list[np.ndarray]:
+    def pack_images(self, images: ArrayLike) -> list[np.ndarray]:
         """Client side: (n, 28, 28) images -> 784 slot vectors (pixel-major)."""
         arr = np.asarray(images, dtype=np.float64)
         c = self.config
@@ -98,10 +99,11 @@ class BatchPlan:
         """``rescale(W x + b)``: the products as one batched op (a GPU backend runs the whole
         layer in one launch; elsewhere the scalar products one by one), then the biases and
         the rescales."""
-        accs = ev.mul_scalar_sums(xs, W, name)
-        for r, acc in enumerate(accs):
+        accs: list[Ciphertext] = []
+        for r, acc in enumerate(ev.mul_scalar_sums(xs, W, name)):
             if acc is None:
                 raise ConfigError(f"{name}: row {r} has only zero weights")
+            accs.append(acc)
         return ev.rescale_many([ev.add_plain(acc, ev.encode(float(b[r]), like=acc)) for r, acc in enumerate(accs)])
 
     def _conv_terms(self, cts: Sequence[Ciphertext], bw: BatchWeights, chn: int, i: int, j: int) -> list[tuple[Ciphertext, Plaintext]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -33,7 +33,8 @@ from cryptoffload.apps.he_cnn.infer import LAYERS, breakdown, client_and_plan, c
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend, make_backend
+from cryptoffload.checks import JsonDict
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksBackend, CkksParams, RecordingBackend, make_backend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe
@@ -47,7 +48,7 @@ class BenchResult:
     mode: str
     backend: str
     n_images: int
-    params: dict[str, Any]
+    params: JsonDict
     keygen_s: float
     prepare_s: float
     latency_s: dict[str, float] = field(default_factory=dict)
@@ -75,11 +76,11 @@ class BenchResult:
     #: recorded launches on the twin); empty where the backend cannot capture
     replay_latency_s: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return json_safe(asdict(self))
 
 
-def _key_memory(be: Any) -> dict[str, int]:
+def _key_memory(be: CkksBackend) -> dict[str, int]:
     kb = be.key_bytes()
     out = {"relin": int(kb.get("relin", 0)), "galois": int(sum(v for k, v in kb.items() if k.startswith("galois:")))}
     out["total"] = out["relin"] + out["galois"]
@@ -90,7 +91,7 @@ def _key_memory(be: Any) -> dict[str, int]:
     return out
 
 
-def _warm_up(be: Any, plan: PerChannelPlan, pw: PreparedWeights, image: np.ndarray) -> None:
+def _warm_up(be: CkksBackend, plan: PerChannelPlan, pw: PreparedWeights, image: np.ndarray) -> None:
     """:data:`WARMUP_IMAGES` untimed inferences: a GPU's first run of each op compiles or loads
     its kernels and fills caches (and the plan encodes its biases on first use), which is not
     the latency of an image."""
@@ -98,8 +99,8 @@ def _warm_up(be: Any, plan: PerChannelPlan, pw: PreparedWeights, image: np.ndarr
         plan.unpack_logits(be.decrypt(plan.run(be, be.encrypt(plan.pack_image(image)), pw)))
 
 
-def _one_image(be: Any, plan: PerChannelPlan, pw: PreparedWeights,
-               image: np.ndarray) -> tuple[tuple[float, float, float], np.ndarray, list[dict[str, Any]], int | None]:
+def _one_image(be: CkksBackend, plan: PerChannelPlan, pw: PreparedWeights,
+               image: np.ndarray) -> tuple[tuple[float, float, float], np.ndarray, list[JsonDict], int | None]:
     """Encrypt, evaluate (untraced: the latency) and decrypt one image, each timed on the
     device (:func:`~cryptoffload.crypto.ckks.timing.timed`: no phase's unfinished work lands
     in the next one's time); then evaluate it again traced, for the breakdown. Returns
@@ -110,7 +111,8 @@ def _one_image(be: Any, plan: PerChannelPlan, pw: PreparedWeights,
     before = getattr(be, "kernel_launches", None)
     with timed(be) as lat:
         out = plan.run(be, ct, pw)
-    launches = None if before is None else be.kernel_launches - before
+    after = getattr(be, "kernel_launches", None)
+    launches = None if before is None or after is None else int(after) - int(before)
     with timed(be) as dec:
         logits = plan.unpack_logits(be.decrypt(out))
     ev = RecordingBackend(be)
@@ -118,7 +120,7 @@ def _one_image(be: Any, plan: PerChannelPlan, pw: PreparedWeights,
     return (enc.seconds, lat.seconds, dec.seconds), logits, ev.ops, launches
 
 
-def _replayed(be: Any, plan: PerChannelPlan, pw: PreparedWeights, x: np.ndarray) -> dict[str, float]:
+def _replayed(be: CkksBackend, plan: PerChannelPlan, pw: PreparedWeights, x: np.ndarray) -> dict[str, float]:
     """Latency per image through one inference captured once and replayed for every image (on
     a GPU a CUDA graph: one launch instead of hundreds, the host out of the loop); empty where
     the backend cannot capture. (That a replay computes the direct run's ciphertext bit for bit

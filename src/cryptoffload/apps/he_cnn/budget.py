@@ -21,10 +21,13 @@ import ctypes
 import gc
 import platform
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptoffload.crypto.ckks import WORD_BYTES, CkksParams, make_backend
 from cryptoffload.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptoffload.apps.he_cnn.packing import PerChannelPlan
 
 MIB = 1 << 20
 
@@ -44,7 +47,7 @@ class SessionBounds:
         return self.keys + self.context + self.weights
 
 
-def session_bounds(params: CkksParams, plan: Any, frame_slack: int) -> SessionBounds:
+def session_bounds(params: CkksParams, plan: PerChannelPlan, frame_slack: int) -> SessionBounds:
     """Bounds of one session of ``plan`` (a :class:`~cryptoffload.apps.he_cnn.packing.PerChannelPlan`)."""
     public = 2 * params.poly_modulus_degree * (params.data_primes + 1) * WORD_BYTES
     keys = public + (1 + len(plan.rotation_steps())) * params.ksk_bytes

@@ -21,7 +21,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import aiohttp
 import numpy as np
@@ -32,8 +32,8 @@ from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import ModelConfig
 from cryptoffload.apps.he_cnn.packing import pack_image
 from cryptoffload.apps.he_cnn.server import API, FRAME_SLACK
-from cryptoffload.checks import OP_S, load_json, shown
-from cryptoffload.crypto.ckks import CkksParams, make_backend
+from cryptoffload.checks import OP_S, JsonDict, load_json, shown
+from cryptoffload.crypto.ckks import CkksBackend, CkksParams, make_backend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 
@@ -49,7 +49,7 @@ class ClientResult:
     bytes: dict[str, int] = field(default_factory=dict)
     server_evaluate_s: list[float] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 
@@ -73,7 +73,7 @@ async def _body(resp: aiohttp.ClientResponse, limit: int, what: str) -> bytes:
             raise ConfigError(f"the server's answer to {what} is larger than the {limit:,} bytes accepted")
 
 
-async def _answer(resp: aiohttp.ClientResponse, what: str) -> dict[str, Any]:
+async def _answer(resp: aiohttp.ClientResponse, what: str) -> JsonDict:
     """The answer as a JSON object (strict JSON, at most :data:`MAX_ANSWER_BYTES`)."""
     value = load_json(f"the server's answer to {what}", await _body(resp, MAX_ANSWER_BYTES, what))
     if not isinstance(value, dict):
@@ -92,18 +92,20 @@ async def _check(resp: aiohttp.ClientResponse, what: str) -> None:
     raise ConfigError(f"the server refused {what} (HTTP {resp.status}) {msg}")
 
 
-def _rotation_steps(info: dict[str, Any], slots: int) -> list[int]:
+def _rotation_steps(info: JsonDict, slots: int) -> list[int]:
     """The Galois keys the server asks for: integers below the slot count, at most
     :data:`MAX_ROTATION_STEPS` of them."""
     steps = info.get("rotation_steps")
     if not isinstance(steps, list) or len(steps) > MAX_ROTATION_STEPS:
         raise ConfigError(f"the server's info asks for rotation steps {shown(steps)}: not a list of at most "
                           f"{MAX_ROTATION_STEPS} steps")
+    checked = []
     for step in steps:
         if isinstance(step, bool) or not isinstance(step, int) or not abs(step) < slots:
             raise ConfigError(f"the server's info asks for rotation step {shown(step)}: not an integer of "
                               f"magnitude below the {slots:,} slots")
-    return steps
+        checked.append(step)
+    return checked
 
 
 class HeCnnClient:
@@ -113,8 +115,8 @@ class HeCnnClient:
         self.url = _http.check_url(url, "he-cnn server", insecure_http).rstrip("/")
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self.headers = {"Authorization": f"Bearer {token}"}
-        self.info: dict[str, Any] | None = None
-        self.backend: Any = None
+        self.info: JsonDict | None = None
+        self.backend: CkksBackend | None = None
         self.session_id: str | None = None
         self.config: ModelConfig | None = None
         self.params: CkksParams | None = None
@@ -135,15 +137,18 @@ class HeCnnClient:
         self.info = info
         try:
             self.params = CkksParams.from_dict(info["params"])
-            self.config = ModelConfig(**info["model"])
+            model = info["model"]
+            if not isinstance(model, dict):
+                raise TypeError("model is not an object")
+            self.config = ModelConfig(**model)
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"the server's info lacks or garbles its parameters or model ({exc})") from None
-        self.backend = make_backend(str(info.get("backend")), self.params)
+        be = self.backend = make_backend(str(info.get("backend")), self.params)
         steps = _rotation_steps(info, self.params.slots)
-        with timed(self.backend) as t:
-            self.backend.keygen(rotations=steps, relin=True)
+        with timed(be) as t:
+            be.keygen(rotations=steps, relin=True)
         self.stats["keygen_s"] = t.seconds
-        ctx = self.backend.public_context()
+        ctx = be.public_context()
         self.bytes["context"] = len(ctx)
         t_open = time.perf_counter()
         async with http.post(f"{self.url}{API}/sessions", data=ctx,
@@ -158,9 +163,11 @@ class HeCnnClient:
         self.session_id = session
         return self.session_id
 
-    def encrypt_image(self, image: Any) -> bytes:
+    def encrypt_image(self, image: np.ndarray) -> bytes:
+        """One image, checked where it entered (:func:`client_infer`, or the data set's
+        reader), packed and encrypted."""
         assert self.backend is not None and self.config is not None
-        vec = pack_image(check_image(image), self.config, self.backend.slots)
+        vec = pack_image(image, self.config, self.backend.slots)
         return self.backend.serialize_ciphertext(self.backend.encrypt(vec))
 
     async def send(self, http: aiohttp.ClientSession, data: bytes) -> tuple[bytes, float]:
@@ -177,7 +184,7 @@ class HeCnnClient:
         ct = self.backend.deserialize_ciphertext(data)
         return np.asarray(self.backend.decrypt(ct)[: self.config.classes], dtype=np.float64)
 
-    async def infer(self, http: aiohttp.ClientSession, image: Any) -> tuple[np.ndarray, float]:
+    async def infer(self, http: aiohttp.ClientSession, image: np.ndarray) -> tuple[np.ndarray, float]:
         data = self.encrypt_image(image)
         self.bytes["ciphertexts_sent"] += len(data)
         out, seconds = await self.send(http, data)
@@ -193,7 +200,7 @@ class HeCnnClient:
 
 def client_infer(url: str, image_index: int | Sequence[int] | None = 0, *, token: str,
                  cafile: Path | Sequence[Path] | None = None, insecure_http: bool = False,
-                 mnist_dir: str | Path | None = None, image: Any = None, timeout: float = 600.0,
+                 mnist_dir: str | Path | None = None, image: object = None, timeout: float = 600.0,
                  log: Callable[[str], None] | None = print) -> ClientResult:
     """Classify held-out image(s) ``image_index`` (or ``image``) on the server, encrypted."""
     _http.check_url(url, "he-cnn server", insecure_http)

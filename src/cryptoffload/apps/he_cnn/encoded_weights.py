@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from cryptoffload.apps.he_cnn.keys import KeySet
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
-from cryptoffload.crypto.ckks import CkksError
+from cryptoffload.crypto.ckks import CkksBackend, CkksError
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 
@@ -41,7 +41,7 @@ def weights_file(keys: KeySet, plan: PerChannelPlan) -> Path | None:
     return keys.path.with_name(f"{keys.path.stem}.{h.hexdigest()}.weights")
 
 
-def prepared_weights(plan: PerChannelPlan, keys: KeySet, encoder: Any = None, *, reuse: bool = True,
+def prepared_weights(plan: PerChannelPlan, keys: KeySet, encoder: CkksBackend | None = None, *, reuse: bool = True,
                      log: Callable[[str], None] | None = None) -> tuple[PreparedWeights, str]:
     """The plan's encoded weights for ``keys`` and how they came: ``"reused"`` (read from the
     key folder) or ``"encoded"`` (by ``encoder``, default the keys' backend, and kept in the

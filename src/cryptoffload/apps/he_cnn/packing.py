@@ -60,11 +60,10 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, SquareForm
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
 from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
@@ -106,11 +105,14 @@ def _split(n: int, baby: int | None) -> tuple[int, int]:
     return baby, n // baby
 
 
-def pack_image(image: Any, config: ModelConfig, slots: int) -> np.ndarray:
+def pack_image(image: np.ndarray, config: ModelConfig, slots: int) -> np.ndarray:
     """Client side of the per-channel layout (needs the architecture, not the weights): the
     image replicated into ``config.channels`` blocks of 32 x 32 slots, row stride 32.
-    Refuses an image that is not 28 x 28 in [0, 1] with a ConfigError."""
-    img = check_image(image)
+
+    ``image`` is checked already (:func:`~.mnist_checks.check_image`, 28 x 28 in [0, 1]):
+    where an image enters -- a classifier's call, the command line, the client, a data set
+    read from its files -- it is checked once, and packing does not check it again."""
+    img = image
     block = BLOCK_SIDE * BLOCK_SIDE
     if config.image + config.pad > BLOCK_SIDE or config.channels * block > slots:
         raise ConfigError(f"{config.channels} channels of {BLOCK_SIDE}x{BLOCK_SIDE} blocks do not fit {slots} slots")
@@ -243,8 +245,8 @@ class PerChannelPlan:
         """Level of the encrypted image (the parameters' top level)."""
         return self.params.levels
 
-    def pack_image(self, image: Any) -> np.ndarray:
-        """Client side: the image replicated into the channel blocks (refuses a wrong shape)."""
+    def pack_image(self, image: np.ndarray) -> np.ndarray:
+        """Client side: the (checked) image replicated into the channel blocks."""
         return pack_image(image, self.config, self.slots)
 
     def unpack_logits(self, slots: np.ndarray) -> np.ndarray:

@@ -56,11 +56,13 @@ import concurrent.futures
 import functools
 import logging
 import secrets
+import socket
+import ssl
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from aiohttp import web
 
@@ -71,21 +73,24 @@ from cryptoffload.apps.he_cnn.budget import MemoryBudget, release_memory, sessio
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.packing import PerChannelPlan, PreparedWeights
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
-from cryptoffload.checks import check_int
+from cryptoffload.checks import JsonDict, check_int
 from cryptoffload.crypto.ckks import (
     DEFAULT_PARAMS,
     KIND_SECRET,
+    CkksBackend,
     CkksError,
     CkksParams,
     backend_from_context,
     make_backend,
     peek_context,
 )
-from cryptoffload.crypto.ckks.framing import peek_context_header
+from cryptoffload.crypto.ckks.framing import galois_steps, peek_context_header
 from cryptoffload.crypto.ckks.inflate import InflateLimit
 from cryptoffload.crypto.ckks.rotations import rotation_plan
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.errors import ConfigError, CryptoffloadError
+
+_R = TypeVar("_R")
 
 log = logging.getLogger("cryptoffload.he_cnn")
 
@@ -129,7 +134,7 @@ _errors = _http.error_middleware(_classify, _error, log)
 @dataclass
 class _Session:
     owner: str
-    backend: Any
+    backend: CkksBackend
     weights: PreparedWeights
     created: float
     charge: int = 0  # bytes charged to the memory budget
@@ -170,10 +175,10 @@ class HeCnnServer:
         """Stop the evaluation thread (an evaluation in progress is abandoned)."""
         self.pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _run(self, fn: Callable[..., _R], *args: object) -> _R:
         return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> JsonDict:
         return {"type": "info", "backend": self.backend_name, "params": self.params.to_dict(),
                 "model": self.model.config.as_dict(), "rotation_steps": self.plan.rotation_steps(),
                 "relin": True, "max_sessions_per_client": self.max_per_client,
@@ -182,7 +187,7 @@ class HeCnnServer:
                 "rotations_per_inference": self.plan.rotations_per_inference()["total"]}
 
     # -- sessions ---------------------------------------------------------------------------
-    def _load_context(self, data: bytes) -> Any:
+    def _load_context(self, data: bytes) -> CkksBackend:
         try:
             be_name, kind = peek_context(data)
         except CkksError as exc:
@@ -227,8 +232,12 @@ class HeCnnServer:
         try:
             header = peek_context_header(data)
             params = CkksParams.from_dict(header.get("params"))
-            listed = [(_galois_step(step, self.params.slots), str(name)) for step, name in header.get("galois", [])]
-            sections = {str(name) for name, _size in header.get("sections", [])}
+            listed = [(_galois_step(step, self.params.slots), name)
+                      for step, name in galois_steps(header, "serialised context")]
+            named = header.get("sections", [])
+            if not isinstance(named, list) or not all(isinstance(item, list) and item for item in named):
+                raise ValueError("sections")
+            sections = {str(item[0]) for item in named}
         except CryptoffloadError as exc:          # CkksError, or ConfigError from the parameters
             raise RequestError(400, "bad_context", str(exc)) from None
         except (TypeError, ValueError):
@@ -254,7 +263,7 @@ class HeCnnServer:
         if "relin" not in sections and not header.get("relin"):
             raise RequestError(400, "bad_context", "the context has no relinearisation key")
 
-    def _prepare_or_refusal(self, data: bytes) -> tuple[tuple[Any, PreparedWeights, float] | None,
+    def _prepare_or_refusal(self, data: bytes) -> tuple[tuple[CkksBackend, PreparedWeights, float] | None,
                                                          RequestError | None]:
         """:meth:`_prepare`, or its refusal with nothing it made left alive (a fresh error, no
         traceback holding the half-loaded keys) and the freed memory given back."""
@@ -265,7 +274,7 @@ class HeCnnServer:
         release_memory()
         return None, refusal
 
-    def _prepare(self, data: bytes) -> tuple[Any, PreparedWeights, float]:
+    def _prepare(self, data: bytes) -> tuple[CkksBackend, PreparedWeights, float]:
         be = self._load_context(data)
         with timed(be) as t:
             weights = self.plan.prepare(be)
@@ -287,7 +296,8 @@ class HeCnnServer:
                                f"--memory-budget) holds {self.budget.used:,} bytes of sessions and one more needs "
                                f"{self.budget.per_session:,}; try later or close one of yours")
 
-    def _add(self, client: str, be: Any, weights: PreparedWeights, size: int, prepare_s: float, charge: int) -> str:
+    def _add(self, client: str, be: CkksBackend, weights: PreparedWeights, size: int, prepare_s: float,
+             charge: int) -> str:
         """Called on the event loop, so sessions change in one thread only."""
         self._admit(client)
         mine = [sid for sid, s in self.sessions.items() if s.owner == client]
@@ -432,7 +442,8 @@ def serve(model: CnnModel | str | Path = DEFAULT_WEIGHTS, host: str = "127.0.0.1
             sock.close()
 
 
-def _serve(server: HeCnnServer, sock: Any, ctx: Any, on_ready: Callable[[str], None] | None) -> None:
+def _serve(server: HeCnnServer, sock: socket.socket, ctx: ssl.SSLContext | None,
+           on_ready: Callable[[str], None] | None) -> None:
     def ready(url: str) -> None:
         print(f"he-cnn server{READY_MARK}{url}", flush=True)
         if on_ready is not None:

@@ -31,12 +31,13 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
 from cryptoffload.apps.he_cnn.data import MnistData, load_mnist
 from cryptoffload.apps.he_cnn.model import CnnModel, ModelConfig, patches
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 
 DEFAULT_WEIGHTS = Path(__file__).resolve().parent / "weights" / "mnist_cnn.npz"
@@ -57,7 +58,7 @@ class TrainResult:
     losses: list[float] = field(default_factory=list)
     ranges: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonDict:
         d = asdict(self)
         d["path"] = str(self.path)
         return d
@@ -198,7 +199,7 @@ def train_model(out: str | Path = DEFAULT_WEIGHTS, epochs: int = DEFAULT_EPOCHS,
     shown = DEFAULT_WEIGHTS.relative_to(DEFAULT_WEIGHTS.parents[5]) if Path(out).resolve() == DEFAULT_WEIGHTS else out
     cmd = (f"cryptoffload he-cnn train --epochs {epochs} --seed {seed}"
            + (f" --mnist-dir {mnist_dir}" if mnist_dir is not None else "") + f" --out {shown}")
-    meta = {"command": cmd, "epochs": epochs, "seed": seed, "data": data.describe(), "activation": activation,
+    meta: JsonDict = {"command": cmd, "epochs": epochs, "seed": seed, "data": data.describe(), "activation": activation,
             "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay, "act_penalty": act_penalty,
             "shift": shift, "train_accuracy": train_acc, "test_accuracy": test_acc, "ranges": ranges,
             "numpy": np.__version__, "python": sys.version.split()[0]}

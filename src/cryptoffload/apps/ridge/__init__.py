@@ -7,8 +7,9 @@ Jha, Joye, Page and Yoon (ACNS 2018) instead of garbled circuits. Threat model a
 
 * The mathematics, no I/O: :mod:`.params` (slot sizes, guard bits, the record bound),
   :mod:`.modular` (solving and rational reconstruction mod n), :mod:`.protocol` (the parties'
-  computations: ``Provider``, ``Aggregator``, ``TradingPlatform``, ``Csp``; ``run_in_process``
-  runs them in one process), :mod:`.proofs` (the CSP's answers with their proofs of correct
+  computations: ``Provider``, ``Aggregator``, ``TradingPlatform``, ``Csp``), :mod:`.session`
+  (``RidgeSession``: one session's parameters and keys, the parties wired from them once, for
+  the study, the servers and ``run_in_process``, which runs them all in one process), :mod:`.proofs` (the CSP's answers with their proofs of correct
   decryption, and the platform's and the buyer's checks), :mod:`.powm` (batched modular
   exponentiation), :mod:`.accuracy` (the expected fixed-point error), :mod:`.phases` (the
   optional timer the steps report to).
@@ -21,7 +22,7 @@ Jha, Joye, Page and Yoon (ACNS 2018) instead of garbled circuits. Threat model a
   state), :mod:`.csp`, :mod:`.platform`, :mod:`.provider`, :mod:`.buyer`, and :mod:`.demo`
   (all of them started as processes on this machine).
 
-Where to start reading: :func:`.protocol.run_in_process` (the whole protocol in one call),
+Where to start reading: :func:`.session.run_in_process` (the whole protocol in one call),
 then :mod:`.platform` for how a party keeps state across crashes.
 """
 
@@ -51,13 +52,14 @@ from cryptoffload.apps.ridge.protocol import (
     Upload,
     aggregate,
     recover_model,
-    run_in_process,
 )
+from cryptoffload.apps.ridge.session import RidgeKeys, RidgeSession, run_in_process
 
 __all__ = [
     "UPLOAD_MODES", "Aggregate", "Aggregator", "Csp", "CspProofError", "EncryptedSystem", "Solution", "Unpacked",
     "check_exclusions", "verify_solution", "TradingPlatform", "MaskSecret", "MaskedSystem",
-    "Provider", "ReconstructionError", "RidgeModel", "RidgeParams", "RidgeResult", "SingularMatrixError", "Upload",
+    "Provider", "ReconstructionError", "RidgeKeys", "RidgeModel", "RidgeParams", "RidgeResult", "RidgeSession",
+    "SingularMatrixError", "Upload",
     "aggregate", "check_solve_key", "check_upload_key", "error_bound", "rational_reconstruct", "recover_model",
     "required_solve_key_bits", "run_in_process", "solve_bounds", "solve_mod", "upload_layout",
 ]

@@ -31,7 +31,9 @@ raised), so a lost worker changes nothing but the time.
 
 What workers get: the upload *public* key (n and h_s as hex), the parameters, the seed and the
 range -- never a private key or a mask (``tests/apps/ridge/test_bulk.py`` pickles the tasks of a
-real run and looks for the factors).
+real run and looks for the factors). From these a worker makes its provider as every provider
+is made, through the session (:meth:`~.session.RidgeSession.of_upload_key`, then
+:meth:`~.session.RidgeSession.provider`), and so does the driver for the per-provider upload.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ import numpy as np
 from cryptoffload.apps.ridge.chunks import ChunkAccountingError, ChunkLedger, ChunkSpan, plan_chunks
 from cryptoffload.apps.ridge.phases import Phases
 from cryptoffload.apps.ridge.protocol import Provider, RidgeParams
+from cryptoffload.apps.ridge.session import RidgeSession
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.paillier import PublicKey
 from cryptoffload.errors import ConfigError
 
@@ -156,20 +160,14 @@ class ChunkResult:
     chunks: tuple[ChunkSpan, ...] = ()
 
 
-_PROVIDERS: dict[tuple, Provider] = {}
-
-
 def _provider(task: ChunkTask) -> Provider:
-    """One Provider (and fixed-base table) per worker process and key: building the table
-    takes longer than encrypting a small chunk."""
-    key = (task.n_hex, task.hs_hex, tuple(sorted(task.params.items())), task.backend, task.constant_time)
-    prov = _PROVIDERS.get(key)
-    if prov is None:
-        pk = PublicKey(int(task.n_hex, 16), int(task.hs_hex, 16))
-        prov = Provider(RidgeParams(**task.params), pk, backend=task.backend, constant_time=task.constant_time)
-        _PROVIDERS.clear()
-        _PROVIDERS[key] = prov
-    return prov
+    """The chunk's provider, made through the session of what the task carries (parameters and
+    upload public key). Made per chunk -- a tenth of a millisecond -- while the fixed-base
+    table, which takes longer to build than a small chunk takes to encrypt, is kept between
+    chunks by the worker process's encryption service (one cache, within its memory cap)."""
+    pk = PublicKey(int(task.n_hex, 16), int(task.hs_hex, 16))
+    session = RidgeSession.of_upload_key(RidgeParams(**task.params), pk, backend=task.backend)
+    return session.provider(constant_time=task.constant_time)
 
 
 def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
@@ -276,7 +274,7 @@ class BulkRun:
         """Records per worker that ran, largest first."""
         return sorted(self.result.records_by_worker.values(), reverse=True)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         d = asdict(self.result)
         for k in ("aggregate", "xtx", "xty", "records_by_worker", "chunks"):
             d.pop(k)
@@ -304,7 +302,7 @@ def run_bulk(runner: DaskRunner, upload_pk: PublicKey, params: RidgeParams, reco
     spans = plan_chunks(records, split_chunk(records, chunk, runner.cores))
     tasks = chunk_tasks(upload_pk, params, spans, seed, backend=backend, constant_time=constant_time, engine=engine)
     ledger = ChunkLedger(spans, records)
-    plaintexts = Provider(params, upload_pk).plaintexts
+    plaintexts = RidgeSession.of_upload_key(params, upload_pk, backend=backend).provider().plaintexts
     t0 = time.perf_counter()
     folded = runner.map_chunks(encrypt_aggregate_chunk, tasks, progress=progress, retries=retries,
                                reduce=ledger.reducer(merge(upload_pk.nsquare, plaintexts)),
@@ -368,7 +366,7 @@ def run_per_provider(runner: DaskRunner, upload_pk: PublicKey, params: RidgePara
     sums = runner.map_chunks(sum_chunk, tasks, progress=progress, retries=retries, reduce=ledger.reducer(_fold_sums),
                              initial=empty)
     ledger.finish(sums)
-    prov = Provider(params, upload_pk, backend=backend, constant_time=constant_time)
+    prov = RidgeSession.of_upload_key(params, upload_pk, backend=backend).provider(constant_time=constant_time)
     phases = Phases()
     cts = prov.summed_upload(sums.values, records, phases).ciphertexts
     res = ChunkResult(list(cts), sums.records, len(cts), len(cts) * upload_pk.ciphertext_bytes, sums.encode_s,

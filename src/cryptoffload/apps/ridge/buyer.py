@@ -21,6 +21,7 @@ from cryptoffload.apps.ridge.params import RidgeParams
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.proofs import Solution, verify_solution
 from cryptoffload.apps.ridge.protocol import MaskSecret, RidgeModel, recover_model
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 
 
@@ -35,7 +36,7 @@ class BuyerResult:
     timings: dict[str, float] = field(default_factory=dict)
     excluded_providers: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"coef": [float(c) for c in self.model.coef], "fractions": [str(f) for f in self.model.fractions],
                 "records": self.records, "params": m.params_to_dict(self.params), "system_digest": self.system_digest,
                 "upload_key": self.upload_key, "solve_key": self.solve_key, "timings": self.timings,
@@ -102,7 +103,7 @@ async def run_buyer(platform_url: str, csp_url: str, token: str, *, cafile: Path
     model = recover_model(w_prime, MaskSecret(R, r), info.params, info.solve_pk, sold)
     t["recover"] = time.perf_counter() - s
     records = mask.get("records")
-    left_out = fin.get("excluded_providers")
-    left_out = [str(x) for x in left_out] if isinstance(left_out, list) else []
+    listed = fin.get("excluded_providers")
+    left_out = [str(x) for x in listed] if isinstance(listed, list) else []
     return BuyerResult(model, info.params, records if isinstance(records, int) else -1, digest,
                        ufp.hex(), sfp.hex(), t, left_out)

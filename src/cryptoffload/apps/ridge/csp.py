@@ -48,15 +48,9 @@ from cryptoffload.apps._credentials import Credentials, private_dir
 from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.csp_store import CspStore
-from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.messages import Message, ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.modular import SingularMatrixError
-from cryptoffload.apps.ridge.params import (
-    MAX_PROVIDERS,
-    RidgeParams,
-    check_solve_key,
-    required_solve_key_bits,
-    upload_layout,
-)
+from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_layout
 from cryptoffload.apps.ridge.protocol import Csp, MaskedSystem, TooFewContributions
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
@@ -68,26 +62,20 @@ from cryptoffload.apps.ridge.server import (
     run,
     serve_party,
 )
+from cryptoffload.apps.ridge.session import RidgeKeys, RidgeSession
 from cryptoffload.apps.ridge.tokens import BUYER, PLATFORM, allow, csp_credentials
-from cryptoffload.crypto.paillier import (
-    MIN_SECURE_KEY_BITS,
-    PrivateKey,
-    PublicKey,
-    check_key_bits,
-    generate_keypair,
-    load_key,
-    save_key,
-)
+from cryptoffload.crypto.paillier import PrivateKey, load_key, save_key
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.io import atomic_write, read_input_text
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, insecure_study_size: bool,
-              key_dir: Path | None) -> tuple[tuple[PublicKey, PrivateKey], tuple[PublicKey, PrivateKey], bool]:
-    """Both key pairs: reused from ``key_dir`` when it holds them (for the same parameters),
-    else generated (and saved there, private keys 0600). Returns (upload, solve, reused)."""
+def _csp_session(params: RidgeParams, upload_bits: int, solve_bits: int | None, insecure_study_size: bool,
+                 key_dir: Path | None, backend: str) -> tuple[RidgeSession, bool]:
+    """The CSP's session: both key pairs reused from ``key_dir`` when it holds them (for the
+    same parameters), else generated (and saved there, private keys 0600). Returns the session
+    and whether the keys were reused."""
     if key_dir is not None:
         up, sp, pj = key_dir / "upload.key", key_dir / "solve.key", key_dir / "params.json"
         if up.exists() or sp.exists():
@@ -105,33 +93,26 @@ def _csp_keys(params: RidgeParams, upload_bits: int, solve_bits: int | None, ins
                 if not isinstance(sk, PrivateKey):
                     raise ConfigError(f"{path} holds no private key")
                 keys.append((sk.public_key, sk))
-            return keys[0], keys[1], True
-    upload = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
-    bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-    solve = generate_keypair(bits, insecure_study_size=insecure_study_size)
-    upload_layout(params, upload[0])  # refuse unusable keys before saving them for reuse
-    check_solve_key(params, solve[0])
+            return RidgeSession.of_keys(params, RidgeKeys(keys[0], keys[1]), backend=backend), True
+    session = RidgeSession.generate(params, upload_bits=upload_bits, solve_bits=solve_bits,
+                                    insecure_study_size=insecure_study_size, backend=backend)
+    session.csp  # noqa: B018 -- the CSP's checks refuse unusable keys before they are saved for reuse
     if key_dir is not None:
-        private_dir(key_dir, "CSP key")
-        try:
-            save_key(upload[1], key_dir / "upload.key")
-            save_key(upload[0], key_dir / "upload.pub")
-            save_key(solve[1], key_dir / "solve.key")
-            save_key(solve[0], key_dir / "solve.pub")
-            atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
-        except OSError as exc:
-            raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
-    return upload, solve, False
+        _save_keys(session, key_dir, params)
+    return session, False
 
 
-def check_key_sizes(params: RidgeParams, upload_bits: int, solve_bits: int | None,
-                    insecure_study_size: bool) -> int:
-    """Both key sizes, checked before anything starts; returns the solve key's (by default
-    max(2048, what exact recovery needs))."""
-    check_key_bits(upload_bits, insecure_study_size)
-    bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-    check_key_bits(bits, insecure_study_size)
-    return bits
+def _save_keys(session: RidgeSession, key_dir: Path, params: RidgeParams) -> None:
+    """Both key pairs (private keys 0600) and the parameters they were made for."""
+    assert session.keys is not None
+    private_dir(key_dir, "CSP key")
+    try:
+        for name, (pk, sk) in (("upload", session.keys.upload), ("solve", session.keys.solve)):
+            save_key(sk, key_dir / f"{name}.key")
+            save_key(pk, key_dir / f"{name}.pub")
+        atomic_write(key_dir / "params.json", json.dumps(m.params_to_dict(params)))
+    except OSError as exc:
+        raise ConfigError(f"cannot write keys to {key_dir}: {exc.strerror}") from None
 
 
 class CspService:
@@ -176,7 +157,7 @@ class CspService:
 
     async def _status(self, request: web.Request) -> web.Response:
         """The state for anyone; the committed counts for the platform and the buyer only."""
-        fields: dict[str, Any] = {"role": "csp", "state": self.state(), "solve_key": self.csp.solve_pk.fingerprint.hex()}
+        fields: Message = {"role": "csp", "state": self.state(), "solve_key": self.csp.solve_pk.fingerprint.hex()}
         if request.headers.get("Authorization") is not None:
             self.credentials.identify(request.headers.get("Authorization"))
             c = self.store.commitment() or {}
@@ -186,36 +167,38 @@ class CspService:
     async def _message(self, request: web.Request) -> web.Response:
         role = self.credentials.identify(request.headers.get("Authorization"))  # before reading the body
         msg = await parse(await _http.read_body(request, self.max_body), self._expected)
-        allowed, handler = self._handlers[msg["type"]]
-        allow(role, allowed, f"'{msg['type']}'")
-        self._replay.check(msg["message_id"])
-        await run(self.store.remember_message, msg["message_id"], msg["type"])
+        kind, mid = m.envelope(msg)
+        allowed, handler = self._handlers[kind]
+        allow(role, allowed, f"'{kind}'")
+        self._replay.check(mid)
+        await run(self.store.remember_message, mid, kind)
         return json_response(await handler(msg))
 
     # -- 1. the commitment --------------------------------------------------------------------
-    def _commitment_of(self, msg: dict[str, Any]) -> dict[str, Any]:
-        c: dict[str, Any] = {}
+    def _commitment_of(self, msg: Message) -> Message:
+        c: Message = {}
         for name in ("aggregate_sha256", "uploads_sha256"):
             v = msg.get(name)
             if not isinstance(v, str) or not _HEX64.fullmatch(v):
                 raise ProtocolError(f"field {name!r} must be 64 lowercase hex digits", code="malformed")
             c[name] = v
-        c["records"] = m.int_field(msg, "records", 1, self.params.max_records)
-        c["uploads"] = m.int_field(msg, "uploads", 1, self.params.max_records)
-        c["providers"] = m.int_field(msg, "providers", 1, min(c["uploads"], MAX_PROVIDERS))
-        contributions = msg.get("contributions")
-        if not isinstance(contributions, list) or len(contributions) != c["providers"] or any(
-                isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in contributions) \
-                or sum(contributions) != c["records"]:
+        c["records"] = records = m.int_field(msg, "records", 1, self.params.max_records)
+        c["uploads"] = uploads = m.int_field(msg, "uploads", 1, self.params.max_records)
+        c["providers"] = providers = m.int_field(msg, "providers", 1, min(uploads, MAX_PROVIDERS))
+        try:
+            contributions = m.int_list_field(msg, "contributions", 1)
+        except ProtocolError:
+            contributions = []
+        if len(contributions) != providers or sum(contributions) != records:
             raise ProtocolError("field 'contributions' must list each provider's records (>= 1), as many as "
                                 "'providers', summing to 'records'", code="malformed")
         c["contributions"] = contributions
-        if c["providers"] < self.params.min_providers:
-            raise ProtocolError(f"{c['providers']} provider(s) in the aggregate; a model needs at least "
+        if providers < self.params.min_providers:
+            raise ProtocolError(f"{providers} provider(s) in the aggregate; a model needs at least "
                                 f"{self.params.min_providers} (min_providers)", status=422, code="too_few_providers")
         return c
 
-    async def _commit(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _commit(self, msg: Message) -> Message:
         c = self._commitment_of(msg)
         text = json.dumps(c, sort_keys=True)
         digest = hashlib.sha256(text.encode()).hexdigest()
@@ -231,7 +214,7 @@ class CspService:
         return m.new_message(m.COMMITTED, self.csp.upload_pk.fingerprint, commitment=digest)
 
     # -- 2. the one unpack ----------------------------------------------------------------------
-    async def _unpack(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _unpack(self, msg: Message) -> Message:
         batch = await run(m.decode_ciphertexts, msg.get("ciphertexts"), self.csp.upload_pk)
         commitment = self.store.commitment()
         if commitment is None:
@@ -240,7 +223,7 @@ class CspService:
         if batch.digest != commitment["aggregate_sha256"]:
             raise ProtocolError("these ciphertexts are not the committed aggregate; nothing was spent", status=409,
                                 code="not_committed")
-        P, k = self.plaintexts, commitment["providers"]
+        P, k = self.plaintexts, m.int_field(commitment, "providers", 1)
         if len(batch.values) != P * k:
             raise ProtocolError(f"expected {P * k} ciphertexts ({k} contributions), got {len(batch.values)}",
                                 code="malformed")
@@ -259,7 +242,7 @@ class CspService:
                              excluded=answer["excluded"], exclusion_proofs=answer["exclusion_proofs"],
                              request_digest=batch.digest)
 
-    async def _split(self, values: list[int], P: int, k: int) -> dict[str, Any]:
+    async def _split(self, values: list[int], P: int, k: int) -> Message:
         """The spent unpack itself: each contribution checked and the kept ones summed
         (:meth:`~.protocol.Csp.unpack_contributions`); the answer, or the failure, stored."""
         parts = [values[i * P:(i + 1) * P] for i in range(k)]
@@ -274,7 +257,7 @@ class CspService:
                                 f"{self.params.min_providers} left; this CSP session is spent", status=422,
                                 code="unprocessable") from None
         fields, excluded = unpacked.fields, unpacked.excluded
-        answer = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded,
+        answer: Message = {"ciphertexts": m.encode_ciphertexts(fields, self.csp.solve_pk), "excluded": excluded,
                   "exclusion_proofs": m.exclusion_proofs_to_json(unpacked.proofs)}
         await run(self.store.finish, "unpack", json.dumps(answer))
         for i in excluded:
@@ -284,7 +267,7 @@ class CspService:
         return answer
 
     # -- 3. the one solve -----------------------------------------------------------------------
-    async def _solve(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _solve(self, msg: Message) -> Message:
         unpacked = self.store.step("unpack")
         if unpacked is None or unpacked.result is None:
             raise ProtocolError("nothing unpacked yet: the solve follows the unpack", status=409, code="not_unpacked")
@@ -317,7 +300,7 @@ class CspService:
         return m.new_message(m.SOLVE_ACK, self.csp.solve_pk.fingerprint, system_digest=batch.digest)
 
     # -- 4. w' for the buyer ----------------------------------------------------------------------
-    async def _coefficients(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _coefficients(self, msg: Message) -> Message:
         solved = self.store.step("solve")
         if solved is None or solved.result is None:
             raise ProtocolError("no system has been solved yet: ask the platform to finalize first", status=409,
@@ -328,7 +311,7 @@ class CspService:
         c = self.store.commitment() or {}
         unpacked = self.store.step("unpack")
         excluded = json.loads(unpacked.result)["excluded"] if unpacked is not None and unpacked.result else []
-        kept = [r for i, r in enumerate(c.get("contributions", [])) if i not in excluded]
+        kept = [r for i, r in enumerate(m.int_list_field(c, "contributions")) if i not in excluded]
         log.info("w' handed to the buyer")
         answer = json.loads(solved.result)
         return m.new_message(m.COEFFICIENTS, self.csp.solve_pk.fingerprint, w_prime=answer["w_prime"],
@@ -344,20 +327,20 @@ def serve_csp(params: RidgeParams, *, host: str = "127.0.0.1", port: int = 0, up
     ``key_dir``, or a new private folder whose path is printed and which is removed at exit
     (the keys die with the process then, and so does the session); never to stdout."""
     configure_logging()
-    check_key_sizes(params, upload_bits, solve_bits, insecure_study_size)
+    RidgeKeys.check_sizes(params, upload_bits, solve_bits, insecure_study_size=insecure_study_size)
     ctx = _http.tls_options(tls_cert, tls_key, insecure_http)
     sock = _http.bind(host, port)
     try:
         with secrets_folder(key_dir, "CSP key", "ridge-csp-") as folder:
             ctx = _http.tls_context(ctx, folder, host, insecure_http, "ridge csp")
-            upload, solve, reused = _csp_keys(params, upload_bits, solve_bits, insecure_study_size, key_dir)
+            session, reused = _csp_session(params, upload_bits, solve_bits, insecure_study_size, key_dir, backend)
             credentials = csp_credentials(folder)
             store = CspStore(key_dir / "csp.db" if key_dir is not None else None)
-            service = CspService(Csp(params, upload, solve, backend=backend), credentials, store)
+            service = CspService(session.csp, credentials, store)
             print(f"ridge csp: tokens in {folder} (0600): platform.token for the platform, buyer.token for the "
                   "buyer", flush=True)
-            print(f"ridge csp: {'reused' if reused else 'generated'} upload key {upload[0].bits} bits, solve key "
-                  f"{solve[0].bits} bits; session fingerprint {service.info.fingerprint} (providers: "
+            print(f"ridge csp: {'reused' if reused else 'generated'} upload key {session.upload_pk.bits} bits, solve "
+                  f"key {session.solve_pk.bits} bits; session fingerprint {service.info.fingerprint} (providers: "
                   "--csp-fingerprint)", flush=True)
             try:
                 asyncio.run(serve_party(service.app(), sock, "csp", ctx))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cryptoffload.apps.ridge.db import Database
+from cryptoffload.apps.ridge.messages import Message
 from cryptoffload.errors import ConfigError
 
 SCHEMA_VERSION = 3  # 2: the unpack answer is JSON (fields and the excluded contributions); 3: with the
@@ -77,6 +78,6 @@ class CspStore(Database):
     def finish(self, name: str, result: str | None, failed: bool = False) -> None:
         self._write("UPDATE steps SET result = ?, failed = ? WHERE step = ?", (result, int(failed), name))
 
-    def commitment(self) -> dict[str, Any] | None:
+    def commitment(self) -> Message | None:
         s = self.step("commitment")
         return None if s is None or s.result is None else json.loads(s.result)

@@ -17,11 +17,14 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator, TypeAlias
 
 from cryptoffload.errors import ConfigError
 from cryptoffload.io import check_output_file
 from cryptoffload.private_files import check_private
+
+#: a value SQLite stores (what a statement's parameters may be)
+SqlValue: TypeAlias = "str | int | float | bytes | None"
 
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 #: every party's processed message ids (a replay stays refused across restarts, and the party's
@@ -107,7 +110,7 @@ class Database:
         with self.transaction() as c:
             c.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 
-    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+    def _write(self, sql: str, args: tuple[SqlValue, ...]) -> None:
         with self.transaction() as c:
             c.execute(sql, args)
 

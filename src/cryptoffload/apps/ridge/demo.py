@@ -4,6 +4,13 @@ the buyer in this process, the model checked against scikit-learn.
 The servers are real ``cryptoffload ridge csp|platform`` processes on free loopback ports, so
 every message crosses a real socket; both are stopped on return, on error, on Ctrl-C and on
 SIGTERM, and get SIGTERM themselves if the demo dies (Linux).
+
+Wiring: the demo makes no party itself. The CSP and the platform wire theirs from a
+:class:`~.session.RidgeSession` (the CSP's from its keys, the platform's from ``GET /params``),
+and so do the providers (:func:`~.provider.run_provider`); the demo asks the session's rules
+what they will make -- its parameters are those the CSP's command line builds
+(:func:`~.params.session_params`), its key sizes are checked by :meth:`RidgeKeys.check_sizes`
+-- so a bad size is refused before any server starts, by the rule the CSP follows.
 """
 
 from __future__ import annotations
@@ -29,16 +36,16 @@ from cryptoffload.apps import _http
 from cryptoffload.owned_tmp import owned_temp_dir
 from cryptoffload.apps.ridge import messages as m
 from cryptoffload.apps.ridge.buyer import BuyerResult, run_buyer
-from cryptoffload.apps.ridge.csp import check_key_sizes
 from cryptoffload.apps.ridge.accuracy import expected_bound
-from cryptoffload.apps.ridge.params import RidgeParams, error_bound
+from cryptoffload.apps.ridge.params import RidgeParams, error_bound, session_params
 from cryptoffload.apps.ridge.peer import Peer, client_session
 from cryptoffload.apps.ridge.platform import FAULT_ENV
 from cryptoffload.apps.ridge.protocol import check_upload_mode
 from cryptoffload.apps.ridge.provider import ProgressHook, ProviderReport, load_data_spec, run_provider
 from cryptoffload.apps.ridge.server import READY_MARK
+from cryptoffload.apps.ridge.session import RidgeKeys
 from cryptoffload.apps.ridge.tokens import TOKEN_ENV, read_token
-from cryptoffload.checks import check_int
+from cryptoffload.checks import JsonDict, check_int
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import RidgeData, generate
@@ -164,7 +171,7 @@ class DemoResult:
         fixed-point error expected of a correct run (not merely the worst-case bound)."""
         return self.max_abs_diff <= self.expected
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"coef": [float(v) for v in self.coef], "sklearn": [float(v) for v in self.sklearn],
                 "max_abs_diff": self.max_abs_diff, "l2_diff": self.l2_diff, "error_bound": self.bound,
                 "expected_error": self.expected,
@@ -199,8 +206,13 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
         raise ConfigError(f"--providers must be a positive integer, got {providers!r}")
     rd = demo_data(records, d, data, seed)
-    params = _demo_params(rd, providers, lam, frac_bits, stat_bits)
-    check_key_sizes(params, upload_bits, None, insecure_study_size)
+    if providers > rd.n:
+        raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
+    # the demo plays every party: with one provider it may buy that provider's model (a real
+    # CSP refuses fewer than --min-providers, 2 by default)
+    params = session_params(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
+                            frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min(2, providers))
+    RidgeKeys.check_sizes(params, upload_bits, insecure_study_size=insecure_study_size)
     check_int("--batch", batch)
     if workdir is not None and (workdir / "platform.db").exists():
         raise ConfigError(f"{workdir / 'platform.db'} exists: the demo starts a fresh session (remove it or pick "
@@ -220,16 +232,6 @@ def run_demo(*, records: int = 1000, d: int = 20, providers: int = 1, mode: str 
         shutil.rmtree(secret, ignore_errors=True)
     timings["total"] = time.perf_counter() - t_all
     return DemoResult(buyer.model.coef, np.asarray(sk), bound, expected, rd.n, params, timings, reports, buyer, upload_bits)
-
-
-def _demo_params(rd: RidgeData, providers: int, lam: float, frac_bits: int, stat_bits: int) -> RidgeParams:
-    """The session's parameters for data the demo owns. The demo plays every party: with one
-    provider it may buy that provider's model (a real CSP refuses fewer than
-    --min-providers, 2 by default)."""
-    if providers > rd.n:
-        raise ConfigError(f"{providers} providers for {rd.n} records: each provider needs at least one record")
-    return RidgeParams(d=rd.d, max_records=rd.n, x_bound=rd.x_bound, y_bound=rd.y_bound, lam=lam,
-                       frac_bits=frac_bits, stat_bits=stat_bits, min_providers=min(2, providers))
 
 
 def _references(rd: RidgeData, params: RidgeParams, lam: float) -> tuple[np.ndarray, float, float]:
@@ -274,7 +276,7 @@ class _DemoParties:
     secret: Path
     work: Path
     upload_bits: int
-    study: bool  # an upload key below 2048 bits, allowed (checked by check_key_sizes)
+    study: bool  # an upload key below 2048 bits, allowed (checked by RidgeKeys.check_sizes)
     insecure_http: bool
     cafile: Path | None = None
     server_options: list[str] = field(default_factory=list)

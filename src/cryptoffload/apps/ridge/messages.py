@@ -43,7 +43,7 @@ import json
 import struct
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeAlias
 
 import gmpy2
 
@@ -52,6 +52,7 @@ from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_la
 from cryptoffload.apps.ridge.proofs import ExclusionProof
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
+from cryptoffload.checks import JsonValue
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 PROTOCOL = "cryptoffload-ridge/1"
@@ -93,31 +94,36 @@ class ProtocolError(CryptoffloadError):
         self.code = code
 
 
+#: A protocol message: a JSON object (what every party sends, and what :func:`parse_message`
+#: returns once its envelope is checked; each field is checked where it is read).
+Message: TypeAlias = "dict[str, JsonValue]"
+
+
 # envelopes ---------------------------------------------------------------------------------
 
 
-def new_message(type_: str, key_fingerprint: bytes, **fields: Any) -> dict[str, Any]:
+def new_message(type_: str, key_fingerprint: bytes, **fields: Any) -> Message:
     """A fresh envelope (new uuid4 message id) with ``fields`` added."""
     return {"protocol": PROTOCOL, "type": type_, "message_id": str(uuid.uuid4()),
             "key_fingerprint": key_fingerprint.hex(), **fields}
 
 
-def with_new_id(message: Mapping[str, Any]) -> dict[str, Any]:
+def with_new_id(message: Mapping[str, JsonValue]) -> Message:
     """The same message under a fresh message id: what a retry sends (the old id may have
     been processed, and would then be refused as a replay)."""
     return {**message, "message_id": str(uuid.uuid4())}
 
 
-def dumps(message: Mapping[str, Any]) -> bytes:
+def dumps(message: Mapping[str, JsonValue]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-def error_message(status: int, code: str, text: str) -> dict[str, Any]:
+def error_message(status: int, code: str, text: str) -> Message:
     """The JSON body of every 4xx/5xx answer."""
     return {"protocol": PROTOCOL, "type": ERROR, "status": status, "error": code, "message": text}
 
 
-def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, bytes | None]) -> dict[str, Any]:
+def parse_message(body: bytes | str | Mapping[str, JsonValue], expected: Mapping[str, bytes | None]) -> Message:
     """Check the envelope of a received message and return it as a dict.
 
     ``expected`` maps each message type this receiver accepts to the key fingerprint such a
@@ -125,7 +131,7 @@ def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, 
     (HTTP 400) for a body that is not a JSON object (truncated or garbled), another protocol
     version, an unknown type, a malformed message id or a foreign key fingerprint."""
     if isinstance(body, Mapping):
-        msg: Any = dict(body)
+        msg: object = dict(body)
     else:
         try:  # whatever the parser raises (huge integers, deep nesting, bad UTF-8) is a 400
             msg = _http.parse_json(body, "the message body")
@@ -155,7 +161,7 @@ def parse_message(body: bytes | str | Mapping[str, Any], expected: Mapping[str, 
     return msg
 
 
-def int_field(msg: Mapping[str, Any], name: str, minimum: int = 0, maximum: int | None = None) -> int:
+def int_field(msg: Mapping[str, JsonValue], name: str, minimum: int = 0, maximum: int | None = None) -> int:
     value = msg.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum or \
             (maximum is not None and value > maximum):
@@ -164,7 +170,24 @@ def int_field(msg: Mapping[str, Any], name: str, minimum: int = 0, maximum: int 
     return value
 
 
-def str_field(msg: Mapping[str, Any], name: str, max_len: int = 200) -> str:
+def int_list_field(msg: Mapping[str, JsonValue], name: str, minimum: int = 0) -> list[int]:
+    """A list of integers ``>= minimum`` (absent: empty)."""
+    value = msg.get(name, [])
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum
+                                          for v in value):
+        raise ProtocolError(f"field {name!r} must be a list of integers >= {minimum}", code="malformed")
+    return [v for v in value if isinstance(v, int)]
+
+
+def envelope(msg: Mapping[str, JsonValue]) -> tuple[str, str]:
+    """``(type, message_id)`` of a message :func:`parse_message` returned (it checked both)."""
+    kind, mid = msg.get("type"), msg.get("message_id")
+    if not isinstance(kind, str) or not isinstance(mid, str):   # not from parse_message: a bug
+        raise AssertionError("a message whose envelope parse_message did not check")
+    return kind, mid
+
+
+def str_field(msg: Mapping[str, JsonValue], name: str, max_len: int = 200) -> str:
     value = msg.get(name)
     if not isinstance(value, str) or not 1 <= len(value) <= max_len or not value.isprintable():
         raise ProtocolError(f"field {name!r} must be a printable string of 1..{max_len} characters", code="malformed")
@@ -285,7 +308,7 @@ def hex_to_ints(value: object, count: int, bound: int, name: str) -> list[int]:
     return out
 
 
-def exclusion_proofs_to_json(proofs: Sequence[ExclusionProof]) -> list[dict[str, Any]]:
+def exclusion_proofs_to_json(proofs: Sequence[ExclusionProof]) -> list[Message]:
     return [{"contribution": p.contribution, "plaintext": p.plaintext, "value": format(p.value, "x"),
              "root": format(p.root, "x")} for p in proofs]
 
@@ -313,7 +336,7 @@ def exclusion_proofs_from(value: object, plaintexts: int, n: int) -> list[Exclus
     return out
 
 
-def params_to_dict(params: RidgeParams) -> dict[str, Any]:
+def params_to_dict(params: RidgeParams) -> Message:
     return dataclasses.asdict(params)
 
 
@@ -367,7 +390,7 @@ class SessionInfo:
                            "solve_n": format(self.solve_pk.n, "x")}, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(b"cryptoffload-ridge-session\x00" + body.encode()).hexdigest()
 
-    def to_message(self, role: str) -> dict[str, Any]:
+    def to_message(self, role: str) -> Message:
         layout = upload_layout(self.params, self.upload_pk)
         return new_message(
             PARAMS, self.upload_pk.fingerprint, role=role, params=params_to_dict(self.params),
@@ -376,7 +399,7 @@ class SessionInfo:
             plaintexts_per_record=layout.plaintexts_needed(self.params.value_count))
 
     @classmethod
-    def from_message(cls, msg: Mapping[str, Any]) -> "SessionInfo":
+    def from_message(cls, msg: Mapping[str, JsonValue]) -> "SessionInfo":
         params = params_from_dict(msg.get("params"))
         upk = public_key_from(msg.get("upload_key"), "upload_key")
         spk = public_key_from(msg.get("solve_key"), "solve_key")

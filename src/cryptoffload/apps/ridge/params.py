@@ -16,7 +16,7 @@ import numpy as np
 
 from cryptoffload.checks import BOUND, LAMBDA, check_bounded, check_int
 from cryptoffload.crypto.packing import PackingError, PackingLayout
-from cryptoffload.crypto.paillier import PublicKey
+from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.ridge_data import algorithm1_y_bound
 
@@ -186,6 +186,13 @@ def required_solve_key_bits(params: RidgeParams) -> int:
     num, den = solve_bounds(params)
     bits = (2 * num * den).bit_length() + 1
     return bits + (bits & 1)
+
+
+def solve_key_bits(params: RidgeParams, asked: int | None = None) -> int:
+    """The solve key's size: ``asked``, or max(2048, :func:`required_solve_key_bits`) -- exact
+    recovery's minimum, never below 112-bit security. The one statement of the rule: the CSP
+    server, the in-process runner and the study all size their solve keys here."""
+    return asked if asked is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
 
 
 def check_solve_key(params: RidgeParams, solve_pk: PublicKey) -> None:

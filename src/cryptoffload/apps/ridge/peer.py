@@ -18,7 +18,8 @@ import aiohttp
 from cryptoffload.apps import _http
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.messages import Message, ProtocolError, SessionInfo
+from cryptoffload.checks import JsonValue
 from cryptoffload.errors import ConfigError
 
 
@@ -49,7 +50,7 @@ class Peer:
             what = type(exc).__name__ if not str(exc) else _http.one_line(exc)
             raise Unreachable(f"connection to the {self.role} at {self.url} failed ({what})") from None
 
-    def _answer(self, status: int, body: bytes, what: str, expect: Mapping[str, bytes | None]) -> dict[str, Any]:
+    def _answer(self, status: int, body: bytes, what: str, expect: Mapping[str, bytes | None]) -> Message:
         if status == 200:
             try:
                 return m.parse_message(body, expect)
@@ -58,6 +59,8 @@ class Peer:
                                     code="bad_answer") from None
         try:
             err = _http.parse_json(body, f"the {self.role}'s error answer")
+            if not isinstance(err, dict):   # parse_json checked it is an object
+                raise TypeError("not an object")
             text, code = str(err["message"]), str(err["error"])
         except (_http.MalformedJSON, KeyError, TypeError):
             text, code = f"HTTP {status}", "http_error"
@@ -65,12 +68,12 @@ class Peer:
             raise Unreachable(f"the {self.role} is unavailable for {what}: {text}")
         raise ProtocolError(f"the {self.role} refused {what}: {text} (HTTP {status})", status=status, code=code)
 
-    async def get(self, path: str, expect_type: str, expect_fp: bytes | None = None) -> dict[str, Any]:
+    async def get(self, path: str, expect_type: str, expect_fp: bytes | None = None) -> Message:
         status, body = await self._request("GET", path)
         return self._answer(status, body, f"GET {path}", {expect_type: expect_fp})
 
-    async def post(self, message: Mapping[str, Any], expect_type: str, expect_fp: bytes | None,
-                   token: str | None = None) -> dict[str, Any]:
+    async def post(self, message: Mapping[str, JsonValue], expect_type: str, expect_fp: bytes | None,
+                   token: str | None = None) -> Message:
         headers = {"Content-Type": "application/json"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"

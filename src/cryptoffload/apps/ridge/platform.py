@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import re
+import socket
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import AsyncIterator, Mapping, Sequence
 
 import gmpy2
 from aiohttp import web
@@ -48,11 +48,11 @@ from cryptoffload.apps._credentials import Credentials, Unauthorized, check_name
 from cryptoffload.apps._private_tmp import secrets_folder
 from cryptoffload.apps._http import Unreachable
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.messages import Message, ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.proofs import check_exclusions
-from cryptoffload.apps.ridge.protocol import Aggregate, TradingPlatform
+from cryptoffload.apps.ridge.protocol import Aggregate
 from cryptoffload.apps.ridge.server import (
     ReplayGuard,
     configure_logging,
@@ -63,8 +63,10 @@ from cryptoffload.apps.ridge.server import (
     run,
     serve_party,
 )
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.apps.ridge.store import FinalizeState, PlatformStore, UploadRecord
 from cryptoffload.apps.ridge.tokens import BUYER, allow, read_token
+from cryptoffload.checks import JsonValue
 from cryptoffload.crypto._native import core as native
 from cryptoffload.errors import ConfigError
 
@@ -100,7 +102,7 @@ class PlatformService:
         self.info = info
         self.params = info.params
         self.upload_pk, self.solve_pk = info.upload_pk, info.solve_pk
-        self.protocol = TradingPlatform(info.params, info.upload_pk, info.solve_pk, workers=workers, backend=backend)
+        self.protocol = RidgeSession.of_info(info, backend=backend, workers=workers).platform
         self.plaintexts = self.protocol.layout.plaintexts_needed(info.params.value_count)
         self.store = store
         self.csp_url = _http.check_url(csp_url, "CSP", insecure_http)
@@ -161,7 +163,7 @@ class PlatformService:
         """What the caller's role may know: without a token the state alone; a provider its own
         records and uploads; the buyer the totals (what it gets with the model anyway)."""
         header = request.headers.get("Authorization")
-        fields: dict[str, Any] = {"role": "platform", "state": self.fin.state}
+        fields: Message = {"role": "platform", "state": self.fin.state}
         if header is not None:
             who = self.credentials.identify(header)
             if who == BUYER:
@@ -178,22 +180,23 @@ class PlatformService:
         with self._in_flight(role):
             limit = m.ENVELOPE_BYTES if role == BUYER else self.upload_limit
             msg = await parse(await _http.read_body(request, limit), self._expected)
-            kind = msg["type"]
+            kind, mid = m.envelope(msg)
             if kind == m.UPLOAD:
                 if role == BUYER:
                     raise Unauthorized("'upload' is accepted from providers only", status=403, code="forbidden")
             else:
                 allow(role, BUYER, f"{kind!r}")
-            self._replay.check(msg["message_id"])
+            self._replay.check(mid)
             if kind == m.UPLOAD:
                 return json_response(await self._upload(msg, role))
             return json_response(await (self._finalize(msg) if kind == m.FINALIZE else self._mask(msg)))
 
-    async def _remember(self, msg: Mapping[str, Any]) -> None:
-        await run(self.store.remember_message, msg["message_id"], msg["type"])
+    async def _remember(self, msg: Mapping[str, JsonValue]) -> None:
+        kind, mid = m.envelope(msg)
+        await run(self.store.remember_message, mid, kind)
 
     # -- uploads --------------------------------------------------------------------------------
-    def _ack(self, upload_id: str, status: str, provider: str) -> dict[str, Any]:
+    def _ack(self, upload_id: str, status: str, provider: str) -> Message:
         """The provider's own totals (another provider's counts are not its business)."""
         records, uploads = self._mine.get(provider, (0, 0))
         return m.new_message(m.UPLOAD_ACK, self.upload_pk.fingerprint, upload_id=upload_id, status=status,
@@ -206,8 +209,8 @@ class PlatformService:
                                 f"{prior.vectors} vectors, not {records} in {vectors}", status=409,
                                 code="upload_id_conflict")
 
-    async def _already_accepted(self, msg: Mapping[str, Any], prior: UploadRecord, provider_id: str, records: int,
-                                vectors: int, locked: bool = False) -> dict[str, Any]:
+    async def _already_accepted(self, msg: Mapping[str, JsonValue], prior: UploadRecord, provider_id: str, records: int,
+                                vectors: int, locked: bool = False) -> Message:
         upload_id = prior.upload_id
         self._duplicate(prior, records, vectors)
         if locked:
@@ -218,7 +221,7 @@ class PlatformService:
         log.info("upload %s from %s repeated: already accepted, not counted again", upload_id, provider_id)
         return self._ack(upload_id, "already accepted", provider_id)
 
-    def _upload_fields(self, msg: Mapping[str, Any], provider: str) -> tuple[str, int, int]:
+    def _upload_fields(self, msg: Mapping[str, JsonValue], provider: str) -> tuple[str, int, int]:
         provider_id = m.str_field(msg, "provider_id", 64)
         if provider_id != provider:
             raise Unauthorized(f"this token is provider {provider!r}'s; the upload names {provider_id[:64]!r}",
@@ -247,7 +250,7 @@ class PlatformService:
                                 f"{self.quota} records (max_records_per_provider)", status=422,
                                 code="provider_quota")
 
-    async def _upload(self, msg: dict[str, Any], provider: str) -> dict[str, Any]:
+    async def _upload(self, msg: Message, provider: str) -> Message:
         upload_id, records, vectors = self._upload_fields(msg, provider)
         prior = self.store.upload(upload_id)
         if prior is not None:  # a retry: answered without decoding (even after finalisation)
@@ -261,7 +264,7 @@ class PlatformService:
                 return await self._already_accepted(msg, prior, provider, records, vectors, locked=True)
             self._check_room(records, provider)  # again: another upload may have been accepted meanwhile
             new_words = await run(self._fold, self.aggs.get(provider, self._ones), batch.words, vectors)
-            rec = UploadRecord(upload_id, provider, msg["message_id"], records, vectors, len(batch.words),
+            rec = UploadRecord(upload_id, provider, m.envelope(msg)[1], records, vectors, len(batch.words),
                                batch.digest)
             await run(self.store.accept_upload, rec, new_words)
             self.aggs[provider] = new_words
@@ -292,14 +295,14 @@ class PlatformService:
         return native.ints_to_words(products, n2)
 
     # -- finalisation ---------------------------------------------------------------------------
-    async def _csp_post(self, message: dict[str, Any], expect: str, fp: bytes) -> dict[str, Any]:
+    async def _csp_post(self, message: Message, expect: str, fp: bytes) -> Message:
         assert self._csp is not None
         peer = self._csp
         try:
             # retries resend the same content under a new message id (the CSP caches by content)
             msg = message
 
-            async def call() -> dict[str, Any]:
+            async def call() -> Message:
                 nonlocal msg
                 try:
                     return await peer.post(msg, expect, fp, self._csp_token)
@@ -314,7 +317,7 @@ class PlatformService:
     def _contributions(self, contributors: Sequence[str]) -> list[int]:
         return [self.provider_records(c) for c in contributors]
 
-    async def _commitment(self) -> dict[str, Any]:
+    async def _commitment(self) -> Message:
         """The masked aggregates (one per provider, concatenated), the uploads in them and each
         contribution's record count, in the order sent."""
         digest = await run(self.store.uploads_digest)
@@ -325,7 +328,7 @@ class PlatformService:
     def _kept(self) -> list[str]:
         return [c for i, c in enumerate(self.fin.contributors) if i not in set(self.fin.excluded)]
 
-    async def _finalize(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _finalize(self, msg: Message) -> Message:
         async with self._lock:
             await self._advance()
             await self._remember(msg)
@@ -356,7 +359,7 @@ class PlatformService:
         log.info("finalizing %d records from %d uploads of %d providers: aggregates masked (%.2f s)", self.records,
                  self.upload_count, len(contributors), time.perf_counter() - t0)
 
-    def _excluded(self, resp: Mapping[str, Any]) -> list[int]:
+    def _excluded(self, resp: Mapping[str, JsonValue]) -> list[int]:
         value = resp.get("excluded")
         k = len(self.fin.contributors)
         if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < k
@@ -365,7 +368,7 @@ class PlatformService:
                                 code="csp_refused")
         return value
 
-    def _check_exclusions(self, resp: Mapping[str, Any], excluded: list[int]) -> None:
+    def _check_exclusions(self, resp: Mapping[str, JsonValue], excluded: list[int]) -> None:
         """The CSP's proof for each contribution it left out, against the masked ciphertexts
         this platform sent (:func:`~.proofs.check_exclusions`; CspProofError -> 502)."""
         P, size = self.plaintexts, m.value_bytes(self.upload_pk)
@@ -430,7 +433,7 @@ class PlatformService:
             fin.state = "finalized"
             log.info("the CSP solved the masked system (%.2f s): finalized", time.perf_counter() - t0)
 
-    async def _mask(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def _mask(self, msg: Message) -> Message:
         if self.fin.state != "finalized":
             raise ProtocolError(f"not finalized yet (state {self.fin.state}): send 'finalize' first", status=409,
                                 code="not_finalized")
@@ -468,7 +471,7 @@ def serve_platform(*, csp_url: str, db: Path, csp_token_file: Path, providers: S
     csp_token = read_token(csp_token_file, "CSP token (--csp-token-file)")
     _parse_fault(os.environ.get(FAULT_ENV))
     stores: list[PlatformStore] = []
-    sock: Any = None
+    sock: socket.socket | None = None
 
     async def main(folder: Path) -> None:
         nonlocal ctx

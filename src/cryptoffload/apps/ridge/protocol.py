@@ -9,7 +9,7 @@ layer or a study can put a network between any two of them:
 
 1. **Keys.** The CSP makes an *upload* key (1024-bit n in Zhou and Hua's workload: a study size)
    and a *solve* key (>= 2048 bits and large enough for step 5's rational reconstruction,
-   :func:`required_solve_key_bits`) and publishes both public keys.
+   :func:`~.params.solve_key_bits`) and publishes both public keys (:class:`~.session.RidgeKeys`).
 2. **Providers** (:class:`Provider`) encode each record (x in R^d, y) in fixed point with
    ``frac_bits`` f: ``A_i = round(x x^T 2^f)`` and ``b_i = round(y x 2^f)`` entry by entry.
    A is symmetric, so only its upper triangle (d(d+1)/2 values, row-major) and b (d values)
@@ -60,7 +60,8 @@ residue that is not such a fraction (a corrupted w') then fails with probability
 1 - 2 N D / n instead of about 1/2.
 
 Ciphertexts travel between roles as plain Python ints (what a serialiser or a native batch
-wants); each message names its key by fingerprint and the receiving role checks it.
+wants); each message names its key by fingerprint and the receiving role checks it. The parties
+of one session are wired in one place, :class:`~.session.RidgeSession`, whoever runs them.
 """
 
 from __future__ import annotations
@@ -84,22 +85,10 @@ from cryptoffload.apps.ridge.proofs import (
     solution_proof,
     verify_solution,
 )
-from cryptoffload.apps.ridge.params import (
-    RidgeParams,
-    check_solve_key,
-    required_solve_key_bits,
-    solve_bounds,
-    upload_layout,
-)
+from cryptoffload.apps.ridge.params import RidgeParams, check_solve_key, solve_bounds, upload_layout
 from cryptoffload.checks import check_int
 from cryptoffload.crypto._native import core as native
-from cryptoffload.crypto.paillier import (
-    MIN_SECURE_KEY_BITS,
-    KeyMismatchError,
-    PrivateKey,
-    PublicKey,
-    generate_keypair,
-)
+from cryptoffload.crypto.paillier import ENCRYPTION, Encryptor, KeyMismatchError, PrivateKey, PublicKey
 from cryptoffload.crypto.packing import PackingError
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
@@ -178,15 +167,17 @@ class Provider:
             total += self.encode(X[start:start + chunk], y[start:start + chunk]).sum(axis=0)
         return total
 
+    def _encryptor(self) -> Encryptor:
+        return ENCRYPTION.encryptor(self.public_key, self._backend, constant_time=self._constant_time)
+
     def encrypt(self, plaintexts: Sequence[int]) -> list[int]:
-        enc = self.public_key.encryptor(self._backend, self._constant_time)
-        return enc.encrypt_raw(list(plaintexts))
+        return self._encryptor().encrypt_raw(list(plaintexts))
 
     def encrypt_to_words(self, plaintexts: Sequence[int]) -> bytes:
         """The ciphertexts as the native core's word buffer (what
         :func:`~cryptoffload.crypto._native.core.column_products` reads), never as Python
         integers: the fixed-base table writes them there directly when there is one."""
-        return self.public_key.encryptor(self._backend, self._constant_time).encrypt_to_words(plaintexts)
+        return self._encryptor().encrypt_to_words(plaintexts)
 
     def _upload(self, cts: list[int], vectors: int, records: int) -> Upload:
         return Upload(self.public_key.fingerprint, cts, vectors, records)
@@ -367,7 +358,7 @@ class TradingPlatform:
         packed_masks: list[list[int]] = []
         out: list[list[int]] = []
         n2 = self.upload_pk.nsquare
-        enc = self.upload_pk.encryptor(self._backend)
+        enc = ENCRYPTION.encryptor(self.upload_pk, self._backend)
         for agg in aggs:
             if agg.key_fingerprint != self.upload_pk.fingerprint:
                 raise KeyMismatchError("aggregate is under another key than the upload key")
@@ -456,19 +447,6 @@ class Csp:
         check_solve_key(params, self.solve_pk)
         self._backend = backend
 
-    @classmethod
-    def generate(cls, params: RidgeParams, *, upload_bits: int = 1024, solve_bits: int | None = None,
-                 insecure_study_size: bool = False, backend: str = "auto",
-                 upload_keys: tuple[PublicKey, PrivateKey] | None = None) -> "Csp":
-        """Fresh keys: the upload key of ``upload_bits`` (1024 needs ``insecure_study_size``)
-        and a solve key of ``solve_bits`` (default max(2048, :func:`required_solve_key_bits`)).
-        ``upload_keys``: an upload key pair made by the caller instead (a study that plays every
-        party and checks results by decrypting them keeps its own handle on the key)."""
-        upload = upload_keys or generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
-        bits = solve_bits if solve_bits is not None else max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-        solve = generate_keypair(bits, insecure_study_size=insecure_study_size)
-        return cls(params, upload, solve, backend=backend)
-
     def decrypt_split(self, masked: Sequence[int]) -> list[int]:
         """The CSP's whole view of the data: masked fields T_j + B + rho_j, one per value."""
         plain = self._upload_sk.raw_decrypt_many([self.upload_pk.check_ciphertext(c) for c in masked])
@@ -501,7 +479,7 @@ class Csp:
             total = [a + b for a, b in zip(total, fields)]
         if len(masked) - len(excluded) < minimum:
             raise TooFewContributions(excluded, len(masked), minimum)
-        return Unpacked(self.solve_pk.encryptor(self._backend).encrypt_raw(total), excluded, proofs)
+        return Unpacked(ENCRYPTION.encryptor(self.solve_pk, self._backend).encrypt_raw(total), excluded, proofs)
 
     def solve(self, masked: MaskedSystem) -> Solution:
         """w' = (A R)^-1 (b + A r) mod n, with the proof that it solves the system
@@ -578,61 +556,3 @@ def finalize(params: RidgeParams, csp: Csp, evaluator: TradingPlatform, agg: Agg
     with phase("recover"):
         verify_solution(csp.solve_pk, masked_system.AR, masked_system.c, solution, evaluator.workers)
         return recover_model(solution.w_prime, secret, params, csp.solve_pk, agg.records)
-
-
-def run_in_process(X: np.ndarray, y: np.ndarray, params: RidgeParams, *, mode: str = "per-record",
-                   providers: int = 1, upload_keys: tuple[PublicKey, PrivateKey] | None = None,
-                   solve_keys: tuple[PublicKey, PrivateKey] | None = None, upload_bits: int = 1024,
-                   insecure_study_size: bool = False, backend: str = "auto", workers: int = 1,
-                   chunk: int = 4096) -> RidgeResult:
-    """All parties in this process: keys (unless given), providers (records split into
-    ``providers`` contiguous parts), aggregation, masked unpacking, masked solve, recovery.
-
-    Timings (seconds, wall clock): ``keygen``, ``encode`` (encode + pack), ``encrypt``,
-    ``aggregate``, ``unpack`` (platform masks; CSP decrypts, splits, re-encrypts; platform
-    unmasks), ``mask_solve`` (platform's d^3 + d^2 powers, as d (d + 1) multi-exponentiations),
-    ``csp_solve`` and ``recover``; ``total`` is their sum."""
-    check_upload_mode(mode)
-    check_int("providers", providers)
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64).ravel()
-    params.check_records(len(X))
-    t: dict[str, float] = {k: 0.0 for k in ("keygen", "encode", "encrypt", "aggregate", "unpack", "mask_solve",
-                                            "csp_solve", "recover")}
-    phases = Phases(t)
-    with phases("keygen"):
-        upload_keys, solve_keys = _in_process_keys(params, upload_keys, solve_keys, upload_bits, insecure_study_size)
-    check_solve_key(params, solve_keys[0])
-    csp = Csp(params, upload_keys, solve_keys, backend=backend)
-    evaluator = TradingPlatform(params, csp.upload_pk, csp.solve_pk, workers=workers, backend=backend)
-    agg = evaluator.aggregator()
-    uploaded = 0
-    for Xp, yp in zip(np.array_split(X, providers), np.array_split(y, providers)):
-        prov = Provider(params, csp.upload_pk, backend=backend)
-        uploads = (prov.per_record(Xp, yp, chunk, phases) if mode == "per-record"
-                   else [prov.per_provider(Xp, yp, chunk, phases)])
-        uploaded += agg.add_timed(uploads, phases)
-    with phases("aggregate"):
-        aggregate_ = agg.result()
-    model = finalize(params, csp, evaluator, aggregate_, t)
-    t["total"] = sum(t.values())
-    layout = evaluator.layout
-    return RidgeResult(
-        coef=model.coef, fractions=model.fractions, timings=t, records=len(X),
-        plaintexts_per_record=layout.plaintexts_needed(params.value_count), ciphertexts_uploaded=uploaded,
-        upload_bits=csp.upload_pk.bits, solve_bits=csp.solve_pk.bits, exponentiations=evaluator.exponentiations,
-        powm_backend=evaluator.powm_backend, mode=mode,
-        layout={"value_bits": layout.value_bits, "guard_bits": layout.guard_bits, "mask_bits": layout.mask_bits,
-                "slot_bits": layout.slot_bits, "slots": layout.slots, "values": params.value_count})
-
-
-def _in_process_keys(params: RidgeParams, upload_keys: tuple[PublicKey, PrivateKey] | None,
-                     solve_keys: tuple[PublicKey, PrivateKey] | None, upload_bits: int, insecure_study_size: bool
-                     ) -> tuple[tuple[PublicKey, PrivateKey], tuple[PublicKey, PrivateKey]]:
-    """The keys given, or fresh ones: the solve key max(2048, what recovery needs) bits."""
-    if upload_keys is None:
-        upload_keys = generate_keypair(upload_bits, insecure_study_size=insecure_study_size)
-    if solve_keys is None:
-        bits = max(MIN_SECURE_KEY_BITS, required_solve_key_bits(params))
-        solve_keys = generate_keypair(bits, insecure_study_size=insecure_study_size)
-    return upload_keys, solve_keys

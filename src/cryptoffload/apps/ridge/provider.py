@@ -15,17 +15,19 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
+import aiohttp
 import numpy as np
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import check_name
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.messages import ProtocolError, SessionInfo
+from cryptoffload.apps.ridge.messages import Message, ProtocolError, SessionInfo
 from cryptoffload.apps.ridge.peer import Peer, client_session, fetch_session
 from cryptoffload.apps.ridge.params import RidgeParams
-from cryptoffload.apps.ridge.protocol import Provider, Upload, check_upload_mode
+from cryptoffload.apps.ridge.protocol import Upload, check_upload_mode
+from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.checks import check_int, check_seed
 from cryptoffload.crypto.paillier import MIN_SECURE_KEY_BITS, PublicKey
 from cryptoffload.errors import ConfigError
@@ -156,7 +158,7 @@ async def run_provider(platform_url: str, data: str | tuple[np.ndarray, np.ndarr
         pin = await _session_pin(session, csp_fingerprint, csp_url, insecure_http)
         upload_pk = pinned_upload_key(info, pin, insecure_study_size)
         X, y = _records(data, info.params, part)
-        prov = Provider(info.params, upload_pk, backend=backend)
+        prov = RidgeSession.of_info(info, backend=backend).provider(upload_pk=upload_pk)
         bounds = _batch_bounds(mode, batch, len(X), served_msg.get("max_upload_vectors"))
 
         def make(index: int) -> Upload:
@@ -186,7 +188,7 @@ def _check_options(platform_url: str, token: str, csp_fingerprint: str | None, c
     return check_name(provider_id if provider_id is not None else token.partition(".")[0], "provider id")
 
 
-async def _served_session(peer: Peer) -> tuple[dict[str, Any], SessionInfo]:
+async def _served_session(peer: Peer) -> tuple[Message, SessionInfo]:
     """The platform's ``/params`` message and the session it describes (502 if invalid)."""
     served_msg = await peer.get("/params", m.PARAMS)
     try:
@@ -195,7 +197,8 @@ async def _served_session(peer: Peer) -> tuple[dict[str, Any], SessionInfo]:
         raise ProtocolError(f"the platform at {peer.url} sent invalid parameters: {exc}", 502) from None
 
 
-async def _session_pin(session: Any, csp_fingerprint: str | None, csp_url: str | None, insecure_http: bool) -> str:
+async def _session_pin(session: aiohttp.ClientSession, csp_fingerprint: str | None, csp_url: str | None,
+                       insecure_http: bool) -> str:
     """The fingerprint the platform's session must have: the pinned one, or the one the CSP
     itself serves at ``csp_url`` (which must then equal the pin, when both are given)."""
     if csp_url is None:
@@ -257,7 +260,7 @@ class _UploadLink:
         msg = m.new_message(m.UPLOAD, fp, upload_id=upload_id, provider_id=self.provider_id, vectors=up.vectors,
                             records=up.records, ciphertexts=m.encode_ciphertexts(up.ciphertexts, self.upload_pk))
 
-        async def call() -> dict[str, Any]:
+        async def call() -> Message:
             nonlocal msg
             try:
                 return await self.peer.post(msg, m.UPLOAD_ACK, fp, self.token)
@@ -274,7 +277,7 @@ class _UploadLink:
             raise ProtocolError(f"the platform acknowledged {ack.get('upload_id')!r}, not {upload_id!r}", 502)
         self._count(up, ack)
 
-    def _count(self, up: Upload, ack: dict[str, Any]) -> None:
+    def _count(self, up: Upload, ack: Message) -> None:
         self.report.uploads += 1
         self.report.records += up.records
         self.report.bytes += len(up.ciphertexts) * m.value_bytes(self.upload_pk)

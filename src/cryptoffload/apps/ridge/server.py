@@ -16,16 +16,17 @@ import os
 import socket
 import ssl
 import sys
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 from aiohttp import web
 
 from cryptoffload.apps import _http
 from cryptoffload.apps._credentials import Unauthorized
 from cryptoffload.apps.ridge import messages as m
-from cryptoffload.apps.ridge.messages import ProtocolError
+from cryptoffload.apps.ridge.messages import Message, ProtocolError
 from cryptoffload.apps.ridge.modular import ReconstructionError, SingularMatrixError
 from cryptoffload.apps.ridge.proofs import CspProofError
+from cryptoffload.checks import JsonValue
 from cryptoffload.crypto.paillier import KeyMismatchError
 from cryptoffload.errors import CryptoffloadError
 
@@ -38,7 +39,7 @@ T = TypeVar("T")
 _in_flight = 0
 
 
-async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def run(fn: Callable[..., T], *args: object, **kwargs: object) -> T:
     """``fn`` on the default executor, counted so that :func:`serve_party` knows whether a
     thread is still inside native code when it is asked to stop."""
     global _in_flight
@@ -49,7 +50,7 @@ async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         _in_flight -= 1
 
 
-def json_response(message: Mapping[str, Any], status: int = 200) -> web.Response:
+def json_response(message: Mapping[str, JsonValue], status: int = 200) -> web.Response:
     return web.Response(body=m.dumps(message), status=status, content_type="application/json")
 
 
@@ -79,7 +80,7 @@ errors = _http.error_middleware(_classify, error_response, log)
 PARSE_INLINE_BYTES = 64 * 1024
 
 
-async def parse(body: bytes, expected: Mapping[str, bytes | None]) -> dict[str, Any]:
+async def parse(body: bytes, expected: Mapping[str, bytes | None]) -> Message:
     """:func:`~.messages.parse_message`, off the event loop when the body is large."""
     if len(body) > PARSE_INLINE_BYTES:
         return await run(m.parse_message, body, expected)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from cryptoffload.apps.ridge.db import Database
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import ConfigError
 
 SCHEMA_VERSION = 2
@@ -152,7 +153,7 @@ class PlatformStore(Database):
         super().__init__(path, _SCHEMA, SCHEMA_VERSION, "platform database")
 
     # -- session binding ----------------------------------------------------------------------
-    def bind_session(self, upload_fp: str, solve_fp: str, params: dict[str, Any]) -> None:
+    def bind_session(self, upload_fp: str, solve_fp: str, params: JsonDict) -> None:
         """Tie the database to one CSP key pair and parameter set; a restart against another
         CSP session is refused rather than mixing aggregates under different keys."""
         stored = self.meta("upload_key")

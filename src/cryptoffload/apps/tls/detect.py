@@ -24,9 +24,10 @@ import socket
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from cryptoffload.apps.tls.nginx import NGINX_BINARY, AccessEntry, check_mode
+from cryptoffload.checks import JsonDict, JsonValue
 
 TLS_STAT_PATH = Path("/proc/net/tls_stat")
 AVAILABLE_ULP_PATH = Path("/proc/sys/net/ipv4/tcp_available_ulp")
@@ -44,7 +45,7 @@ NO_TLS_ULP = "no tls ULP in this kernel"
 class Finding:
     """One fact about the machine: ``value`` (None: could not be known) and why we think so."""
 
-    value: Any
+    value: JsonValue
     reason: str
 
 
@@ -79,7 +80,7 @@ class KtlsSupport:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(what, value, reason) rows for the ``tls detect`` table."""
-        def show(v: Any) -> str:
+        def show(v: JsonValue) -> str:
             if v is None:
                 return "unknown"
             if isinstance(v, bool):
@@ -95,7 +96,7 @@ class KtlsSupport:
                  ("OpenSSL built with kTLS", self.openssl_ktls), ("nginx can use kTLS", self.nginx_ktls)]
         return [(n, show(f.value), f.reason) for n, f in names]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return asdict(self)
 
 
@@ -197,9 +198,9 @@ def _version_tuple(text: str) -> Optional[tuple[int, ...]]:
     return tuple(int(x) for x in m.groups()) if m else None
 
 
-def parse_nginx_v(text: str) -> dict[str, Any]:
+def parse_nginx_v(text: str) -> dict[str, str | None]:
     """``nginx -V`` (stderr) -> version, built-with / running-with OpenSSL, configure arguments."""
-    out: dict[str, Any] = {"version": None, "built_with": None, "running_with": None, "configure": ""}
+    out: dict[str, str | None] = {"version": None, "built_with": None, "running_with": None, "configure": ""}
     m = re.search(r"nginx version: nginx/(\S+)", text)
     if m:
         out["version"] = m[1]
@@ -276,7 +277,7 @@ def _nginx_findings(nginx: Optional[str], openssl_ktls: Finding) -> tuple[Findin
     nv = _version_tuple(version or "")
     if nv is not None and nv < (1, 21, 4):
         ok, reasons = False, [f"nginx {version} predates kTLS support (1.21.4)"]
-    elif "--with-openssl-opt=enable-ktls" in info["configure"]:
+    elif "--with-openssl-opt=enable-ktls" in (info["configure"] or ""):
         ok, reasons = True, ["nginx built with --with-openssl-opt=enable-ktls"]
     elif running:
         ov = _version_tuple(running)

@@ -26,6 +26,7 @@ import re
 import shlex
 import shutil
 import signal
+from types import FrameType
 import statistics
 import subprocess
 import sys
@@ -85,7 +86,7 @@ def kernel_with_ktls(pattern: str = KERNEL_GLOB, modules: str = "/lib/modules") 
     return sorted(found, key=_release_key)[-1] if found else None
 
 
-def _release_key(image: str) -> list[Any]:
+def _release_key(image: str) -> list[int | str]:
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", image)]
 
 
@@ -169,11 +170,11 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
             return
 
 
-def _raise_exit(signum: int, frame: Any) -> None:
+def _raise_exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-def _exit_on_sigterm() -> Any:
+def _exit_on_sigterm() -> Callable[[int, FrameType | None], object] | int | None:
     """SIGTERM raises SystemExit while the guest runs, so the ``finally`` that kills vng's group
     (its own session: a signal to ours never reaches it) still runs; the previous handler, or
     None off the main thread (where handlers cannot be set)."""

@@ -27,8 +27,9 @@ import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.procfs import CLK_TCK, read_proc_stat
 from cryptoffload.apps.tls.detect import KtlsSupport, detect_ktls, read_tls_stat, tls_stat_delta, verify_mode
 from cryptoffload.apps.tls.measure import fetch_series, file_sha256, make_files, size_label, verify_download
@@ -80,7 +81,7 @@ class GuestCell:
     sha256_ok: bool = False
     fetches: list[FetchRecord] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         d = asdict(self)
         for f, rec in zip(d["fetches"], self.fetches):
             f["ktls_engaged"] = rec.ktls_engaged
@@ -170,7 +171,7 @@ def run_series(docroot: Path, sizes: Sequence[int], counts: Sequence[int], seed:
     return list(cells.values())
 
 
-def guest_facts() -> dict[str, Any]:
+def guest_facts() -> JsonDict:
     """The guest's kernel and (emulated) CPU, so the result says where it ran."""
     model = "unknown"
     try:
@@ -183,7 +184,7 @@ def guest_facts() -> dict[str, Any]:
     return {"kernel": os.uname().release, "cpu_model": model, "cpus": os.cpu_count(), "clk_tck": CLK_TCK}
 
 
-def probe(docroot: Path) -> dict[str, Any]:
+def probe(docroot: Path) -> JsonDict:
     """The detection code's positive path: what :func:`detect_ktls` finds after ``modprobe
     tls``, and one 2 KB kTLS fetch (TLS 1.3) verified by the counters."""
     module = load_tls_module()
@@ -196,7 +197,7 @@ def probe(docroot: Path) -> dict[str, Any]:
             "fetch": asdict(record), "ktls_engaged": record.ktls_engaged}
 
 
-def bench(docroot: Path, sizes: Sequence[int], counts: Sequence[int], seed: int) -> dict[str, Any]:
+def bench(docroot: Path, sizes: Sequence[int], counts: Sequence[int], seed: int) -> JsonDict:
     """The fetch series of every server, with what the guest is and what detection found."""
     t0 = time.perf_counter()
     module = load_tls_module()

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from cryptoffload.apps.tls.detect import KtlsSupport, detect_ktls, read_tls_stat, tls_stat_delta, verify_mode
 from cryptoffload.apps.tls.nginx import NginxServer, check_mode
+from cryptoffload.checks import JsonDict
 from cryptoffload.errors import BackendUnavailable, ConfigError, CryptoffloadError
 
 CLIENTS: tuple[str, ...] = ("curl", "wget")
@@ -143,7 +144,7 @@ class FetchStats:
         """Sample standard deviation (0 for one sample)."""
         return statistics.stdev(self.samples) if len(self.samples) > 1 else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         d = asdict(self)
         d.update(count=self.count, mean=self.mean, std=self.std, phase_means=self.phase_means())
         return d
@@ -288,7 +289,7 @@ class CellResult:
     def requests(self) -> int:
         return self.stats.count
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"mode": self.mode, "file": self.file, "size": self.size, "client": self.client,
                 "requests": self.requests, "mean_s": self.stats.mean, "std_s": self.stats.std,
                 "cpu_s": self.cpu_s, "cpu_tick_s": self.cpu_tick_s,
@@ -313,7 +314,7 @@ class BenchResult:
     tls_stat_delta: dict[str, dict[str, int]]
     cpu_source: str
     elapsed_s: float
-    support: Optional[dict[str, Any]] = None
+    support: Optional[JsonDict] = None
 
     def cell(self, mode: str, file: str, client: str) -> CellResult:
         for c in self.cells:
@@ -341,7 +342,7 @@ class BenchResult:
                 out[m][f] = 1e3 * sum(c.cpu_s for c in cells) / n if n else math.nan
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"modes": self.modes, "files": self.files, "clients": self.clients, "count": self.count,
                 "interval_s": self.interval_s, "seed": self.seed, "block": self.block,
                 "cells": [c.to_dict() for c in self.cells], "order": [list(o) for o in self.order],
@@ -510,7 +511,7 @@ class WrkResult:
     non_2xx: int = 0
     socket_errors: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return asdict(self)
 
 
@@ -628,7 +629,7 @@ class TlsBenchResult:
     def clients_at_target(self) -> dict[str, Optional[int]]:
         return {m: clients_at_latency_target(rs, self.latency_target_ms) for m, rs in self.wrk.items()}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"bench": self.bench.to_dict(), "wrk": {m: [r.to_dict() for r in rs] for m, rs in self.wrk.items()},
                 "wrk_file": self.wrk_file, "latency_target_ms": self.latency_target_ms,
                 "max_requests_per_s": self.max_requests_per_s(), "clients_at_latency_target": self.clients_at_target(),

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Callable, Literal, Optional, Union
+from typing import Callable, Literal, Optional, Union
 
 from cryptoffload.apps.tls.prefix import TLS_DIR, create_prefix
 from cryptoffload.procfs import CLK_TCK, all_pids, live_group_members, read_proc_stat
@@ -115,7 +115,8 @@ def _die_with_parent() -> None:
 # ---- cleanup of servers left running -----------------------------------------------------------
 _LIVE: "set[NginxServer]" = set()
 _LIVE_LOCK = threading.Lock()
-_PREVIOUS_SIGTERM: Any = None
+#: the SIGTERM handler before ours (a callable one; None: the default)
+_PREVIOUS_SIGTERM: Callable[[int, FrameType | None], object] | None = None
 _HANDLER_INSTALLED = False
 
 

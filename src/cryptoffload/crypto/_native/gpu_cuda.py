@@ -22,15 +22,19 @@ import multiprocessing as mp
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Sequence, TypeAlias, TypedDict
 
 import numpy as np
 
 from cryptoffload import cuda
 from cryptoffload.crypto._native.gpu_interface import (
-    THREADS_PER_BLOCK, Runtime, Stream, check_args, kernel_source, nvrtc_options)
+    THREADS_PER_BLOCK, KernelArg, Runtime, Stream, check_args, kernel_source, nvrtc_options)
 from cryptoffload.crypto._native.gpu_kernels import symbol
 from cryptoffload.errors import BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    import cupy   # the optional GPU extra: its arrays are what this runtime hands out
 
 _SCALARS = {"u64": np.uint64, "i32": np.int32, "u32": np.uint32}
 #: The probe's kernel: the smallest module there is (one Montgomery product, 16 limbs).
@@ -56,7 +60,20 @@ def compile_kernel(kernel: str, width: int) -> float:
     return time.perf_counter() - t
 
 
-def _run_job(job: tuple[str, Callable[..., Any], tuple[Any, ...]]) -> tuple[str, float, str | None]:
+#: A build job: (name, function, its arguments); a function's returned string is its error.
+_Job: TypeAlias = tuple[str, Callable[..., object], tuple[object, ...]]
+
+
+class Precompiled(TypedDict):
+    """What :func:`precompile` built: seconds per module, one line per failure."""
+
+    modules: dict[str, float]
+    errors: dict[str, str]
+    workers: int
+    wall_s: float
+
+
+def _run_job(job: _Job) -> tuple[str, float, str | None]:
     name, fn, args = job
     t = time.perf_counter()
     try:
@@ -72,8 +89,8 @@ def compile_order(pairs: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     return sorted(set(pairs), key=lambda p: (-COMPILE_COST.get(p[0], 1.0) * p[1] ** 2, p))
 
 
-def precompile(pairs: Sequence[tuple[str, int]], also: Sequence[Callable[[], Any]] = (),
-               workers: int | None = None) -> dict[str, Any]:
+def precompile(pairs: Sequence[tuple[str, int]], also: Sequence[Callable[[], object]] = (),
+               workers: int | None = None) -> Precompiled:
     """Build the modules ``pairs`` ((kernel, width) of ``paillier_gpu.cu``), and run the
     callables ``also`` (other sources' builds, e.g. the CKKS kernels' probe, whose returned
     string, if any, is that job's error), concurrently in
@@ -87,7 +104,7 @@ def precompile(pairs: Sequence[tuple[str, int]], also: Sequence[Callable[[], Any
     reason = cuda_reason()
     if reason is not None:
         raise BackendUnavailable(reason)
-    jobs: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+    jobs: list[_Job] = [
         (f"{k}@{w}", compile_kernel, (k, w)) for k, w in compile_order(pairs)]
     jobs += [(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__name__', 'build')}", fn, ()) for fn in also]
     n = max(1, min(len(jobs), workers if workers is not None else (os.cpu_count() or 2) - 1))
@@ -103,9 +120,9 @@ def precompile(pairs: Sequence[tuple[str, int]], also: Sequence[Callable[[], Any
 
 
 class _CudaStream(Stream):
-    def __init__(self, cp: Any) -> None:
+    def __init__(self, cp: ModuleType) -> None:
         self.raw = cp.cuda.Stream(non_blocking=True)
-        self.keep: list[Any] = []   # pinned staging buffers of copies still in flight
+        self.keep: list[np.ndarray] = []   # pinned staging buffers of copies still in flight
 
     def synchronize(self) -> None:
         self.raw.synchronize()
@@ -146,7 +163,7 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         with self._device:
             return _CudaStream(self._cp)
 
-    def upload(self, host: np.ndarray, stream: Stream) -> Any:
+    def upload(self, host: np.ndarray, stream: Stream) -> cupy.ndarray:
         assert isinstance(stream, _CudaStream)
         host = np.asarray(host, dtype=np.uint32)
         pinned = self._cpx.empty_pinned(host.shape, dtype=np.uint32)
@@ -157,7 +174,7 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         stream.keep.append(pinned)
         return dev
 
-    def upload_secret(self, host: np.ndarray, stream: Stream) -> Any:
+    def upload_secret(self, host: np.ndarray, stream: Stream) -> cupy.ndarray:
         assert isinstance(stream, _CudaStream)
         dev = self.upload(host, stream)
         staging = stream.keep.pop()
@@ -165,18 +182,18 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         staging.fill(0)   # before the pinned pool hands this memory to anyone else
         return dev
 
-    def wipe(self, dev: Any, stream: Stream) -> None:
+    def wipe(self, dev: cupy.ndarray, stream: Stream) -> None:
         assert isinstance(stream, _CudaStream)
         with self._device, stream.raw:
             dev.fill(0)
         stream.synchronize()
 
-    def empty(self, shape: tuple[int, ...], stream: Stream) -> Any:
+    def empty(self, shape: tuple[int, ...], stream: Stream) -> cupy.ndarray:
         assert isinstance(stream, _CudaStream)
         with self._device, stream.raw:
             return self._cp.empty(shape, dtype=np.uint32)
 
-    def download(self, dev: Any, stream: Stream) -> np.ndarray:
+    def download(self, dev: cupy.ndarray, stream: Stream) -> np.ndarray:
         assert isinstance(stream, _CudaStream)
         pinned = self._cpx.empty_pinned(dev.shape, dtype=np.uint32)
         with self._device:
@@ -184,7 +201,7 @@ class CupyRuntime(Runtime):  # pragma: no cover - needs a CUDA GPU; run by the G
         stream.synchronize()
         return pinned
 
-    def launch(self, kernel: str, width: int, instances: int, args: Sequence[Any], stream: Stream) -> None:
+    def launch(self, kernel: str, width: int, instances: int, args: Sequence[KernelArg], stream: Stream) -> None:
         spec = check_args(kernel, width, args)
         assert isinstance(stream, _CudaStream)
         if instances < 1:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from cryptoffload.crypto._native.gpu_kernels import KERNELS, WIDTHS
 from cryptoffload.errors import ConfigError
@@ -27,6 +28,12 @@ from cryptoffload.errors import ConfigError
 HERE = Path(__file__).resolve().parent
 #: Threads per block of every launch (at 255 registers a thread, an SM holds two such blocks).
 THREADS_PER_BLOCK = 128
+#: Limbs on a runtime's device: ``uint32`` words, limb-major. A NumPy array on the twin; on a GPU
+#: a ``cupy.ndarray``, which mirrors NumPy's interface but ships no types (CuPy stays an optional
+#: import), so the algorithms written against :class:`Runtime` are checked against NumPy's.
+DeviceWords: TypeAlias = npt.NDArray[np.uint32]
+#: A kernel argument: device words (``in``/``out``) or an integer scalar.
+KernelArg: TypeAlias = "DeviceWords | int | np.integer"
 
 
 @lru_cache(maxsize=1)
@@ -70,7 +77,7 @@ def key_kernels(bits: int, ops: Sequence[str] = ("encrypt", "decrypt", "aggregat
     return [pair for op in ops for pair in per_op[op]]
 
 
-def check_args(kernel: str, width: int, args: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+def check_args(kernel: str, width: int, args: Sequence[KernelArg]) -> tuple[tuple[str, str], ...]:
     """The kernel's argument table, after checking ``args`` against it: the width exists, the
     count matches, arrays are C-contiguous ``uint32`` (NumPy or CuPy alike), outputs writable,
     scalars integers. Raises ``TypeError`` (a bug in the caller) or :class:`ConfigError`."""
@@ -112,29 +119,29 @@ class Runtime(ABC):
     def stream(self) -> Stream: ...
 
     @abstractmethod
-    def upload(self, host: np.ndarray, stream: Stream) -> Any:
+    def upload(self, host: np.ndarray, stream: Stream) -> DeviceWords:
         """A device copy of ``host`` (``uint32``); asynchronous on a GPU stream."""
 
     @abstractmethod
-    def upload_secret(self, host: np.ndarray, stream: Stream) -> Any:
+    def upload_secret(self, host: np.ndarray, stream: Stream) -> DeviceWords:
         """A device copy of secret words, synchronously: every host-side copy the runtime made
         on the way (a pinned staging buffer) is zeroed before it is released. The caller
         zeroes ``host`` itself."""
 
     @abstractmethod
-    def wipe(self, dev: Any, stream: Stream) -> None:
+    def wipe(self, dev: DeviceWords, stream: Stream) -> None:
         """Overwrite device array ``dev`` with zeros and wait for it (before its memory goes
         back to a pool that other code allocates from)."""
 
     @abstractmethod
-    def empty(self, shape: tuple[int, ...], stream: Stream) -> Any: ...
+    def empty(self, shape: tuple[int, ...], stream: Stream) -> DeviceWords: ...
 
     @abstractmethod
-    def download(self, dev: Any, stream: Stream) -> np.ndarray:
+    def download(self, dev: DeviceWords, stream: Stream) -> np.ndarray:
         """``dev`` on the host; waits for ``stream``."""
 
     @abstractmethod
-    def launch(self, kernel: str, width: int, instances: int, args: Sequence[Any], stream: Stream) -> None:
+    def launch(self, kernel: str, width: int, instances: int, args: Sequence[KernelArg], stream: Stream) -> None:
         """Run ``kernel`` at ``width`` over ``instances`` threads' worth of work, with ``args``
         in the order of :data:`~cryptoffload.crypto._native.gpu_kernels.KERNELS` (checked by
         :func:`check_args`)."""

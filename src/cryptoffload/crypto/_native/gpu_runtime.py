@@ -13,7 +13,8 @@ import threading
 
 from cryptoffload.crypto._native.gpu_cuda import CupyRuntime, cuda_reason
 from cryptoffload.crypto._native.gpu_interface import (
-    THREADS_PER_BLOCK, Runtime, Stream, check_args, kernel_source, key_kernels, nvrtc_options, width_for_bits)
+    THREADS_PER_BLOCK, DeviceWords, KernelArg, Runtime, Stream, check_args, kernel_source, key_kernels, nvrtc_options,
+    width_for_bits)
 from cryptoffload.crypto._native.gpu_kernels import WIDTHS
 from cryptoffload.crypto._native.gpu_twin import TwinRuntime, twin_reason
 from cryptoffload.errors import ConfigError
@@ -45,6 +46,6 @@ def get_runtime(device: str = "cuda", index: int = 0) -> Runtime:
     return rt
 
 
-__all__ = ["DEVICES", "THREADS_PER_BLOCK", "WIDTHS", "CupyRuntime", "Runtime", "Stream", "TwinRuntime",
-           "check_args", "cuda_reason", "device_reason", "get_runtime", "kernel_source", "key_kernels", "nvrtc_options",
+__all__ = ["DEVICES", "THREADS_PER_BLOCK", "WIDTHS", "CupyRuntime", "DeviceWords", "KernelArg", "Runtime", "Stream",
+           "TwinRuntime", "check_args", "cuda_reason", "device_reason", "get_runtime", "kernel_source", "key_kernels", "nvrtc_options",
            "twin_reason", "width_for_bits"]

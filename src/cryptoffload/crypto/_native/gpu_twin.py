@@ -9,11 +9,11 @@ twin, not a fast CPU path (the GMP/IFMA core is that).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from cryptoffload.crypto._native.gpu_interface import Runtime, Stream, check_args
+from cryptoffload.crypto._native.gpu_interface import KernelArg, Runtime, Stream, check_args
 from cryptoffload.crypto._native.gpu_kernels import symbol
 from cryptoffload.errors import BackendUnavailable
 
@@ -70,7 +70,7 @@ class TwinRuntime(Runtime):
     def download(self, dev: np.ndarray, stream: Stream) -> np.ndarray:
         return np.array(dev, copy=True)
 
-    def launch(self, kernel: str, width: int, instances: int, args: Sequence[Any], stream: Stream) -> None:
+    def launch(self, kernel: str, width: int, instances: int, args: Sequence[KernelArg], stream: Stream) -> None:
         spec = check_args(kernel, width, args)
         ffi = self._ffi
         converted = [ffi.from_buffer("unsigned int[]", value, require_writable=kind == "out")

@@ -94,7 +94,7 @@ def _are_close(a: float, b: float) -> bool:
     return bool(abs(a - b) < np.finfo(float).eps * max(abs(a), abs(b), 1.0))
 
 
-class CkksBackend(BatchedOps, ABC):
+class CkksBackend(BatchedOps["Ciphertext", "Plaintext"], ABC):
     """CKKS on real-valued slot vectors. Every method returns new objects (inputs are not changed).
 
     The abstract methods are the contract other code is written against; the concrete ones
@@ -104,6 +104,9 @@ class CkksBackend(BatchedOps, ABC):
 
     name: str = "abstract"
     params: CkksParams
+    #: The data primes of the modulus chain, level 0 first (SEAL's: :class:`CheckedBackend`
+    #: sets them; a recording backend reads its inner backend's).
+    primes: tuple[int, ...]
     #: True when ``rotate_many`` shares the key-switch decomposition across steps (hoisting).
     hoists_rotations: bool = False
     #: Slot ``j`` is the plaintext polynomial's value at ``zeta**(g**j)`` (``zeta`` a primitive
@@ -218,6 +221,10 @@ class CkksBackend(BatchedOps, ABC):
     def label(self, obj: Handle, name: str) -> Handle:
         """Name a value (a stored weight, the client's image) and return it unchanged."""
         return obj
+
+    def encode_at(self, value: float, like: Ciphertext, name: str) -> Plaintext:
+        """The constant ``value`` encoded at ``like``'s level (default scale), labelled ``name``."""
+        return self.label(self.encode(value, level=self.level(like)), name)
 
     # -- asynchronous devices ----------------------------------------------------------------
     def synchronize(self) -> None:
@@ -454,7 +461,7 @@ class CheckedBackend(CkksBackend):
     def _meta(self, obj: Ciphertext | Plaintext) -> tuple[int, float, int]:
         """``(level, scale, size)`` of an object already checked to be ours (size 1 for plaintexts)."""
 
-    def _own(self, obj: Any, kind: type[_Handle] | tuple[type[_Handle], ...], op: str) -> Any:
+    def _own(self, obj: object, kind: type[_Handle] | tuple[type[_Handle], ...], op: str) -> Any:
         if not isinstance(obj, kind):
             what = " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__
             raise CkksError(f"{op}: expected a {what}, got {type(obj).__name__}")
@@ -463,7 +470,7 @@ class CheckedBackend(CkksBackend):
                             f"({obj.owner.hex()[:8]}, this one {self.fingerprint.hex()[:8]})")
         return obj.raw
 
-    def _same_level(self, op: str, a: Any, b: Any) -> int:
+    def _same_level(self, op: str, a: Ciphertext | Plaintext, b: Ciphertext | Plaintext) -> int:
         la, lb = self._meta(a)[0], self._meta(b)[0]
         if la != lb:
             raise CkksError(f"{op}: level mismatch ({la} vs {lb}); mod_switch_to the lower level first")
@@ -477,7 +484,7 @@ class CheckedBackend(CkksBackend):
         self._same_scale(op, a, b)
         return ra, rb
 
-    def _same_scale(self, op: str, a: Any, b: Any) -> None:
+    def _same_scale(self, op: str, a: Ciphertext | Plaintext, b: Ciphertext | Plaintext) -> None:
         self._scales_agree(op, self._meta(a)[1], self._meta(b)[1])
 
     def _scales_agree(self, op: str, sa: float, sb: float) -> None:
@@ -535,7 +542,7 @@ class CheckedBackend(CkksBackend):
             raise CkksError(f"mod_raise: the target level must be between 1 and {top}, got {level!r}")
         return int(target)
 
-    def _target_level(self, obj: Any, level: int) -> int:
+    def _target_level(self, obj: Ciphertext | Plaintext, level: int) -> int:
         cur = self._meta(obj)[0]
         if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 0 <= level <= cur:
             raise CkksError(f"mod_switch_to: target level {level!r} must be between 0 and the current level {cur}")
@@ -548,7 +555,7 @@ class CheckedBackend(CkksBackend):
 
 
     # -- values ----------------------------------------------------------------------------
-    def _values(self, values: Any, op: str = "encode") -> np.ndarray:
+    def _values(self, values: object, op: str = "encode") -> np.ndarray:
         """Real slot vector, zero-padded to ``slots``; a scalar fills every slot (as SEAL's
         scalar encode does)."""
         if isinstance(values, Plaintext):

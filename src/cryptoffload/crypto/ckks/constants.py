@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from cryptoffload.crypto.ckks.errors import CkksError
 __all__ = ["complex_slots", "constant_scale", "rounded", "slot_constant"]
 
 
-def slot_constant(op: str, value: Any) -> complex:
+def slot_constant(op: str, value: object) -> complex:
     """A finite real or complex number (not a bool, not an array)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Number):
         raise CkksError(f"{op}: the constant must be a real or complex number, got {type(value).__name__}")
@@ -33,7 +33,7 @@ def slot_constant(op: str, value: Any) -> complex:
     return c
 
 
-def constant_scale(op: str, scale: Any, default: float) -> float:
+def constant_scale(op: str, scale: object, default: float) -> float:
     """The scale a constant is encoded at: ``default`` for None, else a positive finite number."""
     if scale is None:
         return float(default)
@@ -56,7 +56,7 @@ def rounded(op: str, value: complex, scale: float, modulus_bits: int) -> tuple[i
     return round(parts[0]), round(parts[1])
 
 
-def complex_slots(op: str, values: Any, slots: int) -> np.ndarray:
+def complex_slots(op: str, values: object, slots: int) -> np.ndarray:
     """A complex slot vector, zero-padded to ``slots``; a scalar fills every slot."""
     try:
         arr = np.asarray(values, dtype=np.complex128)

@@ -22,9 +22,12 @@ from cryptoffload.crypto.ckks.bootstrap.driver import rotation_steps
 from cryptoffload.crypto.ckks.bootstrap.plan import EPHEMERAL_WEIGHT, BootstrapPlan
 from cryptoffload.crypto.ckks.constants import complex_slots
 from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
+    KIND_NAMES,
     KIND_SECRET,
+    galois_steps,
     load_context_header,
     pack_sections,
 )
@@ -296,7 +299,7 @@ class EmulatorBackend(CheckedBackend):
         self._need_public("public_context")
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
-        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()), "relin": self._has_relin,
+        header: JsonDict = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()), "relin": self._has_relin,
                   "insecure_study": self.insecure_study, "values": self.keeps_values, "conj": self._has_conj,
                   "ephemeral_weight": self._ephemeral}
         return self._frame(kind, pack_sections(header, []))
@@ -307,7 +310,7 @@ class EmulatorBackend(CheckedBackend):
         self = cls(params, insecure_study=insecure_study, values=bool(header.get("values", True)))
         self._key_id = key_id
         self._has_relin = bool(header.get("relin"))
-        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._galois = dict(galois_steps(header, KIND_NAMES[kind]))
         self._has_conj = bool(header.get("conj"))
         weight = header.get("ephemeral_weight")
         self._ephemeral = weight if isinstance(weight, int) and not isinstance(weight, bool) else None

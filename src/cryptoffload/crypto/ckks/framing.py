@@ -12,15 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from typing import Any, Sequence
+from typing import Mapping, Sequence
 
-from cryptoffload.checks import strict_json
+from cryptoffload.checks import JsonDict, JsonValue, strict_json
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.params import CkksParams
 
 __all__ = [
-    "KIND_CIPHERTEXT", "KIND_NAMES", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "load_context_header",
-    "pack_frame", "pack_sections", "peek_context", "peek_context_header", "unpack_frame", "unpack_sections",
+    "KIND_CIPHERTEXT", "KIND_NAMES", "KIND_PLAINTEXT", "KIND_PUBLIC", "KIND_SECRET", "galois_steps", "header_int",
+    "load_context_header", "pack_frame", "pack_sections", "peek_context", "peek_context_header", "unpack_frame", "unpack_sections",
 ]
 
 _MAGIC = b"CKKS"
@@ -85,13 +85,13 @@ def unpack_frame(data: bytes, kind: int, backend: str, params_digest: bytes | No
     return data[_HEADER.size: _HEADER.size + n], kid, pd
 
 
-def pack_sections(header: dict[str, Any], sections: Sequence[tuple[str, bytes]]) -> bytes:
+def pack_sections(header: Mapping[str, JsonValue], sections: Sequence[tuple[str, bytes]]) -> bytes:
     header = dict(header, sections=[[name, len(blob)] for name, blob in sections])
     h = json.dumps(header, sort_keys=True).encode()
     return struct.pack("<I", len(h)) + h + b"".join(blob for _, blob in sections)
 
 
-def unpack_sections(payload: bytes, what: str) -> tuple[dict[str, Any], dict[str, bytes]]:
+def unpack_sections(payload: bytes, what: str) -> tuple[JsonDict, dict[str, bytes]]:
     try:
         (hl,) = struct.unpack_from("<I", payload)
         header = strict_json(payload[4: 4 + hl])  # no NaN, no key twice, no integer past 4,300 digits
@@ -109,6 +109,28 @@ def unpack_sections(payload: bytes, what: str) -> tuple[dict[str, Any], dict[str
     return header, out
 
 
+def galois_steps(header: Mapping[str, JsonValue], what: str) -> list[tuple[int, str]]:
+    """A context header's Galois keys, ``[[step, key name], ...]``, each checked: the one reader
+    of the list every backend's header carries."""
+    raw = header.get("galois", [])
+    if not isinstance(raw, list):
+        raise CkksError(f"malformed {what}: its Galois key list is not a list")
+    steps = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) != 2 or isinstance(item[0], bool) or not isinstance(item[0], int):
+            raise CkksError(f"malformed {what}: a Galois key is not a [step, name] pair")
+        steps.append((item[0], str(item[1])))
+    return steps
+
+
+def header_int(header: Mapping[str, JsonValue], key: str, what: str, default: int | None = None) -> int:
+    """The integer ``key`` of a context header (``default`` when absent; refused when not an integer)."""
+    value = header.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CkksError(f"malformed {what}: {key} must be an integer, got {value!r}")
+    return value
+
+
 def peek_context(data: bytes) -> tuple[str, int]:
     """``(backend name, kind)`` of a serialised context, without validating it."""
     if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) < _HEADER.size + _CHECK:
@@ -119,7 +141,7 @@ def peek_context(data: bytes) -> tuple[str, int]:
     return be.rstrip(b"\0").decode(errors="replace"), kind
 
 
-def peek_context_header(data: bytes) -> dict[str, Any]:
+def peek_context_header(data: bytes) -> JsonDict:
     """The JSON header of a serialised context (parameters, Galois steps, section sizes) read
     from its first bytes, the frame not yet checked: what loading it would allocate can be
     bounded before anything else is read. Loading checks everything again."""
@@ -137,7 +159,7 @@ def peek_context_header(data: bytes) -> dict[str, Any]:
 
 
 def load_context_header(backend: str, data: bytes,
-                        kind: int) -> tuple[CkksParams, dict[str, Any], dict[str, bytes], bytes]:
+                        kind: int) -> tuple[CkksParams, JsonDict, dict[str, bytes], bytes]:
     """Validate a serialised context of ``backend``: ``(params, header, sections, key_id)``."""
     be, _k = peek_context(data)
     if be != backend:

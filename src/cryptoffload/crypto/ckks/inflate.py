@@ -25,7 +25,7 @@ import ctypes.util
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 from cryptoffload.crypto.ckks.errors import CkksError
 
@@ -144,7 +144,7 @@ def _zlib_size(body: memoryview, limit: int, what: str) -> int:
     total = pos = 0
     try:
         while pos < len(body) and not d.eof:
-            chunk: Any = body[pos: pos + (1 << 16)]
+            chunk: bytes | memoryview = body[pos: pos + (1 << 16)]
             pos += len(chunk)
             while chunk and not d.eof:
                 total += len(d.decompress(chunk, _CHUNK))
@@ -163,10 +163,10 @@ class _Buffer(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
 
 
-_zstd_lib: Any = None
+_zstd_lib: ctypes.CDLL | None = None
 
 
-def _zstd() -> Any:
+def _zstd() -> ctypes.CDLL:
     global _zstd_lib
     if _zstd_lib is None:
         try:

@@ -46,11 +46,11 @@ import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from cryptoffload.checks import strict_json
+from cryptoffload.checks import JsonDict, JsonValue, strict_json
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import CryptoffloadError
 from cryptoffload.private_files import open_private, write_private
@@ -76,7 +76,7 @@ class Region:
     size: int
     digest: str
 
-    def as_json(self) -> list[Any]:
+    def as_json(self) -> list[JsonValue]:
         return [self.offset, self.size, self.digest]
 
 
@@ -104,7 +104,7 @@ class _PageSums:
         return h.hexdigest()
 
 
-def _page_sums(view: Any) -> np.ndarray:
+def _page_sums(view: bytes | memoryview) -> np.ndarray:
     return np.frombuffer(view, dtype="<u8").reshape(-1, _WORDS).sum(axis=1, dtype=np.uint64)
 
 
@@ -122,12 +122,12 @@ def region_digest(data: bytes | memoryview | mmap.mmap) -> str:
 
 
 def write_key_file(path: str | os.PathLike[str], regions: Sequence[tuple[str, Iterable[bytes | memoryview]]],
-                   frame_for: Callable[[dict[str, list[Any]]], bytes], what: str) -> Path:
+                   frame_for: Callable[[JsonDict], bytes], what: str) -> Path:
     """Write a key file: ``regions`` (name, chunks) in order from byte 0, then the frame that
     ``frame_for`` makes from the regions' ``[offset, bytes, digest]``, then the trailer; as a
     private file (:func:`~cryptoffload.private_files.write_private`: 0600 from creation,
     linked into place only once whole)."""
-    spec: dict[str, list[Any]] = {}
+    spec: JsonDict = {}
 
     def chunks() -> Iterator[bytes | memoryview]:
         offset = 0
@@ -178,14 +178,16 @@ class KeyFile:
     def whole(self) -> bytes:
         return self.read(Region(0, self.size, ""))
 
-    def region(self, header: dict[str, Any], name: str) -> Region:
+    def region(self, header: JsonDict, name: str) -> Region:
         """The region ``name`` the frame's header lists, checked to lie before the frame."""
-        spec = (header.get("regions") or {}).get(name) if isinstance(header.get("regions"), dict) else None
-        if not (isinstance(spec, list) and len(spec) == 3 and all(type(v) is int for v in spec[:2])
-                and isinstance(spec[2], str) and 0 <= spec[0] and 0 <= spec[1]
-                and spec[0] + spec[1] <= self.frame_offset):
-            raise CkksError(f"the {self.what} file {self.path} lists no valid {name!r} region; remove it")
-        return Region(spec[0], spec[1], spec[2])
+        regions = header.get("regions")
+        spec = regions.get(name) if isinstance(regions, dict) else None
+        if isinstance(spec, list) and len(spec) == 3:
+            offset, size, digest = spec
+            if (type(offset) is int and type(size) is int and isinstance(digest, str) and 0 <= offset and 0 <= size
+                    and offset + size <= self.frame_offset):
+                return Region(offset, size, digest)
+        raise CkksError(f"the {self.what} file {self.path} lists no valid {name!r} region; remove it")
 
     def view(self, region: Region) -> memoryview:
         """The region's bytes in place (memory-mapped, read-only)."""
@@ -248,7 +250,7 @@ def read_region(path: Path, identity: tuple[int, int], region: Region, what: str
     return data
 
 
-def frame_header(payload: bytes, what: str) -> dict[str, Any]:
+def frame_header(payload: bytes, what: str) -> JsonDict:
     """The JSON object a key file's frame holds (strict JSON: no NaN, no key twice)."""
     try:
         header = strict_json(payload)
@@ -259,7 +261,7 @@ def frame_header(payload: bytes, what: str) -> dict[str, Any]:
     return header
 
 
-def listed_sizes(header: dict[str, Any], total: int, limit: int, what: str) -> list[int]:
+def listed_sizes(header: JsonDict, total: int, limit: int, what: str) -> list[int]:
     """The sizes of the objects one region holds one after another, as the frame lists them:
     integers from 16 (a SEAL header) to ``limit`` each, adding up to the region's ``total``."""
     sizes = header.get("sizes")

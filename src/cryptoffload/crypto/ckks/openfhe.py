@@ -46,7 +46,8 @@ from __future__ import annotations
 import math
 import struct
 import time
-from typing import Any, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, ContextManager, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -54,16 +55,22 @@ from numpy.typing import ArrayLike
 from cryptoffload.crypto.ckks.backend import CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
     KIND_NAMES,
     KIND_PLAINTEXT,
     KIND_SECRET,
+    galois_steps,
+    header_int,
     load_context_header,
     pack_sections,
 )
 from cryptoffload.crypto.ckks.params import DEFAULT_PARAMS, WORD_BYTES, CkksParams
 from cryptoffload.errors import BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    import openfhe   # OpenFHE's bindings: untyped, so their classes are Any to mypy
 
 __all__ = ["OPENFHE_PIN", "SECRET_DISTRIBUTIONS", "OpenFheBackend", "openfhe_import_error"]
 
@@ -72,11 +79,11 @@ OPENFHE_PIN = "openfhe==1.6.1.0.22.4"
 SECRET_DISTRIBUTIONS = {"uniform_ternary": "UNIFORM_TERNARY", "sparse_ternary": "SPARSE_TERNARY",
                         "sparse_encapsulated": "SPARSE_ENCAPSULATED"}
 
-_openfhe: Any = None
+_openfhe: ModuleType | None = None
 _import_error: str | None = None
 
 
-def _load() -> Any:
+def _load() -> ModuleType:
     """The ``openfhe`` module (imported once), or :class:`BackendUnavailable` saying why not."""
     global _openfhe, _import_error
     if _openfhe is None and _import_error is None:
@@ -110,14 +117,14 @@ def _short(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _has_mult_key(cc: Any, tag: str) -> bool:
+def _has_mult_key(cc: openfhe.CryptoContext, tag: str) -> bool:
     try:
         return len(cc.GetEvalMultKeyVector(tag)) > 0
     except RuntimeError:
         return False
 
 
-def _fhe_errors(op: str) -> Any:
+def _fhe_errors(op: str) -> ContextManager[None]:
     """OpenFHE's exceptions (``RuntimeError`` from ``OPENFHE_THROW``) as :class:`CkksError`."""
     return library_errors(op, "OpenFHE", _short)
 
@@ -141,7 +148,7 @@ class OpenFheBackend(CheckedBackend):
 
     def __init__(self, params: CkksParams = DEFAULT_PARAMS, *, insecure_study: bool = False,
                  num_large_digits: int | None = None, bootstrap_level_budget: Sequence[int] | None = None,
-                 secret: str = "uniform_ternary", _context: Any = None) -> None:
+                 secret: str = "uniform_ternary", _context: openfhe.CryptoContext | None = None) -> None:
         fhe = self._fhe = _load()
         super().__init__(params, insecure_study=insecure_study)
         bits = params.coeff_mod_bits
@@ -173,8 +180,8 @@ class OpenFheBackend(CheckedBackend):
                                                    for k in range(1, self._boot_depth + 1)]
         self._cc = _context if _context is not None else self._make_context()
         self._m = int(self._cc.GetCyclotomicOrder())
-        self._pk: Any = None
-        self._sk: Any = None
+        self._pk: openfhe.PublicKey = None
+        self._sk: openfhe.PrivateKey = None
         self._tag = ""
         self._blobs: dict[str, bytes] = {}
         self._ksk_cache: int | None = None
@@ -182,7 +189,7 @@ class OpenFheBackend(CheckedBackend):
         #: slots of every encoding: N/2, or a bootstrap plan's fewer (sparse packing)
         self._packing = self.slots
 
-    def _make_context(self) -> Any:
+    def _make_context(self) -> openfhe.CryptoContext:
         fhe, params = self._fhe, self.params
         p = fhe.CCParamsCKKSRNS()
         p.SetRingDim(self._n)
@@ -216,7 +223,7 @@ class OpenFheBackend(CheckedBackend):
         return self._depth
 
     @property
-    def crypto_context(self) -> Any:
+    def crypto_context(self) -> openfhe.CryptoContext:
         """The ``openfhe.CryptoContext`` (for OpenFHE-only calls)."""
         return self._cc
 
@@ -267,7 +274,7 @@ class OpenFheBackend(CheckedBackend):
         sc = self._delta_bits(int(raw.GetNoiseScaleDeg()))
         return lv, sc, (int(raw.NumberCiphertextElements()) if isinstance(obj, Ciphertext) else 1)
 
-    def _ct_out(self, raw: Any) -> Ciphertext:
+    def _ct_out(self, raw: openfhe.Ciphertext) -> Ciphertext:
         return Ciphertext(raw, self.fingerprint)
 
     def _degree(self, scale: float, op: str) -> int:
@@ -350,7 +357,8 @@ class OpenFheBackend(CheckedBackend):
         return vals[: self.slots]
 
     # -- arithmetic ----------------------------------------------------------------------------
-    def _binary(self, op: str, fn: Any, a: Ciphertext, b: Ciphertext) -> Ciphertext:
+    def _binary(self, op: str, fn: Callable[[openfhe.Ciphertext, openfhe.Ciphertext], openfhe.Ciphertext],
+                a: Ciphertext, b: Ciphertext) -> Ciphertext:
         ra, rb = self._summands(op, a, b)
         with _fhe_errors(op):
             return self._ct_out(fn(ra, rb))
@@ -366,7 +374,8 @@ class OpenFheBackend(CheckedBackend):
         with _fhe_errors("negate"):
             return self._ct_out(self._cc.EvalNegate(ra))
 
-    def _plain_op(self, op: str, fn: Any, ct: Ciphertext, pt: Plaintext, same_scale: bool) -> Ciphertext:
+    def _plain_op(self, op: str, fn: Callable[[openfhe.Ciphertext, openfhe.Plaintext], openfhe.Ciphertext],
+                  ct: Ciphertext, pt: Plaintext, same_scale: bool) -> Ciphertext:
         rc, rp = self._own(ct, Ciphertext, op), self._own(pt, Plaintext, op)
         lv = self._same_level(op, ct, pt)
         if same_scale:
@@ -536,7 +545,7 @@ class OpenFheBackend(CheckedBackend):
             if kind == KIND_SECRET:
                 self._need_secret("secret_context")
                 sections.append(("secret", bytes(fhe.Serialize(self._sk, fhe.BINARY))))
-        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
+        header: JsonDict = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study, "depth": self._depth, "dnum": self._dnum,
                   "bootstrap_level_budget": list(self._budget) if self._budget else None, "secret": self.secret}
         return self._frame(kind, pack_sections(header, sections))
@@ -561,18 +570,20 @@ class OpenFheBackend(CheckedBackend):
             sk = fhe.DeserializePrivateKeyString(sec["secret"], fhe.BINARY) if kind == KIND_SECRET else None
         try:
             budget = header.get("bootstrap_level_budget")
+            if budget is not None and not (isinstance(budget, list) and all(isinstance(b, int) for b in budget)):
+                raise ValueError(f"bootstrap_level_budget {budget!r} is not a list of integers")
             self = cls(params, insecure_study=insecure_study or bool(header.get("insecure_study")),
-                       num_large_digits=int(header["dnum"]), bootstrap_level_budget=budget,
+                       num_large_digits=header_int(header, "dnum", KIND_NAMES[kind]), bootstrap_level_budget=budget,
                        secret=str(header.get("secret", "uniform_ternary")), _context=cc)
         except (KeyError, TypeError, ValueError) as exc:
             raise CkksError(f"malformed {KIND_NAMES[kind]}: {exc}") from None
-        if self._depth != int(header.get("depth", -1)) or int(cc.GetRingDimension()) != params.poly_modulus_degree:
+        if self._depth != header_int(header, "depth", KIND_NAMES[kind], -1) or int(cc.GetRingDimension()) != params.poly_modulus_degree:
             raise CkksError(f"serialised {KIND_NAMES[kind]}: OpenFHE context does not match its parameters")
         self._pk, self._sk, self._tag = pk, sk, pk.GetKeyTag()
         self._blobs = {"public": sec["public"]}
         self._key_id = key_id
         self._has_relin = "relin" in sec
-        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._galois = dict(galois_steps(header, KIND_NAMES[kind]))
         self._has_secret = kind == KIND_SECRET
         return self
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from cryptoffload.checks import JsonDict
 
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.errors import ConfigError
@@ -162,13 +162,13 @@ class CkksParams:
         L = self.data_primes
         return L * 2 * (L + 1) * self.poly_modulus_degree * WORD_BYTES
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """The trace schema's ``params`` object."""
         return {"poly_modulus_degree": self.poly_modulus_degree, "coeff_modulus_bits": list(self.coeff_mod_bits),
                 "scale_bits": self.scale_bits, "slots": self.slots}
 
     @classmethod
-    def from_dict(cls, raw: Any) -> "CkksParams":
+    def from_dict(cls, raw: object) -> "CkksParams":
         """The inverse of :meth:`to_dict` (``coeff_mod_bits`` is accepted for
         ``coeff_modulus_bits``); ``slots``, if present, must fit (1 to N/2: a program may use
         fewer slots than the ring has, which changes no size)."""

@@ -17,18 +17,21 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, ContextManager, Protocol, Sequence, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.crypto.ckks.backend import MAX_CONTEXT_BYTES, CheckedBackend, Ciphertext, Plaintext, library_errors
 from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.framing import (
     KIND_CIPHERTEXT,
     KIND_NAMES,
     KIND_PLAINTEXT,
     KIND_SECRET,
+    galois_steps,
     load_context_header,
     pack_sections,
 )
@@ -59,9 +62,28 @@ def inflate_limits(params: CkksParams, galois_keys: int) -> dict[str, int]:
             "secret": poly + SEAL_SLACK}
 
 
-def _galois_count(header: dict[str, Any], params: CkksParams, what: str) -> int:
-    steps = header.get("galois", [])
-    if not isinstance(steps, list) or len(steps) >= params.slots:
+if TYPE_CHECKING:
+    import tenseal.sealapi as sealapi   # SEAL's bindings: untyped, so their classes are Any to mypy
+
+
+class _Saveable(Protocol):
+    """A SEAL object the bindings save to a path (keys, ciphertexts)."""
+
+    def save(self, path: str) -> None: ...
+
+
+class _Loadable(Protocol):
+    """A SEAL object the bindings load from a path, under a context."""
+
+    def load(self, context: sealapi.SEALContext, path: str) -> None: ...
+
+
+_L = TypeVar("_L", bound=_Loadable)
+
+
+def _galois_count(header: JsonDict, params: CkksParams, what: str) -> int:
+    steps = galois_steps(header, what)
+    if len(steps) >= params.slots:
         raise CkksError(f"malformed {what}: its Galois key list")
     return len(steps)
 
@@ -75,7 +97,7 @@ def _check_inflation(sections: dict[str, bytes], limits: dict[str, int], what: s
         inflated_size(blob, limits[name], f"{what} ({name} keys)")
 
 
-def _key_file_regions(kf: KeyFile, header: dict[str, Any], params: CkksParams,
+def _key_file_regions(kf: KeyFile, header: JsonDict, params: CkksParams,
                       relin: bool) -> tuple[Region, Region, Region | None]:
     """The regions of a key file (:mod:`.keyfile`) -- the Galois keys whole and compact, the
     relinearisation key whole (``relin``: the frame has one) -- bounded by the parameters
@@ -100,7 +122,7 @@ def _key_file_regions(kf: KeyFile, header: dict[str, Any], params: CkksParams,
     return bulk, compact, rk
 
 
-def _sealapi() -> Any:
+def _sealapi() -> ModuleType:
     try:
         import tenseal.sealapi as sealapi  # noqa: PLC0415 -- optional native dependency
     except Exception as exc:  # ImportError, or an OSError loading the extension
@@ -131,7 +153,7 @@ class _SealIO:
             return os.path.join(cls._dir, f"{os.getpid()}-{threading.get_ident()}-{cls._n}")
 
     @classmethod
-    def dump(cls, obj: Any) -> bytes:
+    def dump(cls, obj: _Saveable) -> bytes:
         path = cls._path()
         try:
             obj.save(path)
@@ -142,7 +164,7 @@ class _SealIO:
                 os.unlink(path)
 
     @classmethod
-    def load(cls, obj: Any, context: Any, data: bytes | memoryview) -> Any:
+    def load(cls, obj: _L, context: sealapi.SEALContext, data: bytes | memoryview) -> _L:
         path = cls._path()
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -156,7 +178,7 @@ class _SealIO:
 
 
     @classmethod
-    def load_each(cls, make: Callable[[], Any], context: Any, blobs: Sequence[memoryview]) -> list[Any]:
+    def load_each(cls, make: Callable[[], _L], context: sealapi.SEALContext, blobs: Sequence[memoryview]) -> list[_L]:
         """One new object (``make()``) loaded from each blob, through one staging file written
         over from its start each time: SEAL reads what an object's header says and stops, so
         what a longer blob left behind is never read, and the file's pages are made once."""
@@ -176,7 +198,7 @@ class _SealIO:
         return out
 
 
-def _seal_errors(op: str) -> Any:
+def _seal_errors(op: str) -> ContextManager[None]:
     return library_errors(op, "SEAL")
 
 
@@ -212,7 +234,7 @@ class SealBackend(CheckedBackend):
         got = tuple(m.value() for m in ep.coeff_modulus())
         if got != self.primes:  # the emulator's bookkeeping relies on this
             raise CkksError(f"SEAL picked primes {got}, expected {self.primes}")
-        self._parms_ids: list[Any] = [None] * (params.levels + 1)
+        self._parms_ids: list[sealapi.ParmsId | None] = [None] * (params.levels + 1)
         self._level_of: dict[tuple[int, ...], int] = {}
         cd = self._ctx.first_context_data()
         while cd is not None:
@@ -225,13 +247,13 @@ class SealBackend(CheckedBackend):
         self._ev = s.Evaluator(self._ctx)
         # SEAL objects (the binding is untyped), None until keygen or a context sets them; every
         # use is behind _need_public / _need_secret, which the key state guarantees
-        self._sk: Any = None
-        self._pk: Any = None
-        self._rk: Any = None
-        self._gk: Any = None
-        self._kg: Any = None
-        self._encryptor: Any = None
-        self._decryptor: Any = None
+        self._sk: sealapi.SecretKey = None
+        self._pk: sealapi.PublicKey = None
+        self._rk: sealapi.RelinKeys | None = None
+        self._gk: sealapi.GaloisKeys | None = None
+        self._kg: sealapi.KeyGenerator = None
+        self._encryptor: sealapi.Encryptor = None
+        self._decryptor: sealapi.Decryptor = None
         self._blobs: dict[str, bytes] = {}  # compact serialised keys, for contexts
         #: where the compact Galois keys lie when the keys came from a key file (read on use)
         self._compact_source: tuple[Path, tuple[int, int], Region] | None = None
@@ -296,7 +318,7 @@ class SealBackend(CheckedBackend):
         lv = self._level_of[tuple(raw.parms_id())]
         return lv, raw.scale, (raw.size() if isinstance(obj, Ciphertext) else 1)
 
-    def _ct_out(self, raw: Any) -> Ciphertext:
+    def _ct_out(self, raw: sealapi.Ciphertext) -> Ciphertext:
         return Ciphertext(raw, self.fingerprint)
 
     # -- encoding ---------------------------------------------------------------------------
@@ -344,7 +366,7 @@ class SealBackend(CheckedBackend):
         return self._ct_out(out)
 
     @staticmethod
-    def _transparent_safe(fn: Callable[..., Any], *args: Any) -> bool:
+    def _transparent_safe(fn: Callable[..., object], *args: sealapi.Ciphertext) -> bool:
         """Run a SEAL op; False when SEAL refuses its result as *transparent* (not encrypted:
         ``ct * 0`` or ``a - a``), which SEAL is built to throw on."""
         try:
@@ -486,7 +508,7 @@ class SealBackend(CheckedBackend):
             raw = _SealIO.load(self._s.Plaintext(), self._ctx, payload)
         return Plaintext(raw, self.fingerprint)
 
-    def _context_parts(self, kind: int, *, galois: bool = True) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+    def _context_parts(self, kind: int, *, galois: bool = True) -> tuple[JsonDict, list[tuple[str, bytes]]]:
         """The JSON header and the sections of a context of ``kind`` (``galois``: with the
         compact Galois keys)."""
         self._need_public("public_context")
@@ -498,7 +520,7 @@ class SealBackend(CheckedBackend):
         if kind == KIND_SECRET:
             self._need_secret("secret_context")
             sections.append(("secret", _SealIO.dump(self._sk)))
-        header = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
+        header: JsonDict = {"params": self.params.to_dict(), "galois": sorted(self._galois.items()),
                   "insecure_study": self.insecure_study}
         return header, sections
 
@@ -522,9 +544,9 @@ class SealBackend(CheckedBackend):
         return cls._rebuild(params, header, sec, key_id, kind, insecure_study)
 
     @classmethod
-    def _rebuild(cls, params: CkksParams, header: dict[str, Any], sec: dict[str, bytes], key_id: bytes, kind: int,
-                 insecure_study: bool, galois: Callable[["SealBackend"], Any] | None = None,
-                 relin: Callable[["SealBackend"], Any] | None = None) -> "SealBackend":
+    def _rebuild(cls, params: CkksParams, header: JsonDict, sec: dict[str, bytes], key_id: bytes, kind: int,
+                 insecure_study: bool, galois: Callable[["SealBackend"], "sealapi.GaloisKeys"] | None = None,
+                 relin: Callable[["SealBackend"], "sealapi.RelinKeys"] | None = None) -> "SealBackend":
         """A backend from a context's checked header and sections; ``galois`` loads the Galois
         keys from elsewhere (a key file) when the sections do not hold them, ``relin`` the
         relinearisation key (the sections keep its compact form, for contexts)."""
@@ -549,7 +571,7 @@ class SealBackend(CheckedBackend):
         self._blobs = {k: v for k, v in sec.items() if k != "secret"}
         self._key_id = key_id
         self._has_relin = "relin" in sec
-        self._galois = {int(k): str(v) for k, v in header.get("galois", [])}
+        self._galois = dict(galois_steps(header, KIND_NAMES[kind]))
         self._encryptor = s.Encryptor(self._ctx, self._pk)
         if kind == KIND_SECRET:
             self._has_secret = True
@@ -573,7 +595,7 @@ class SealBackend(CheckedBackend):
             regions.append(("relin", uncompressed(_SealIO.dump(self._rk), self.params.ksk_bytes + SEAL_SLACK,
                                                   "save_key_file: the relinearisation key")))
 
-        def frame_for(spec: dict[str, list[Any]]) -> bytes:
+        def frame_for(spec: JsonDict) -> bytes:
             header, sections = self._context_parts(KIND_SECRET, galois=False)
             return self._frame(KIND_SECRET, pack_sections({**header, "regions": spec}, sections))
 
@@ -591,7 +613,7 @@ class SealBackend(CheckedBackend):
             params, header, sec, key_id = load_context_header(cls.name, kf.frame(), KIND_SECRET)
             bulk, compact, relin = _key_file_regions(kf, header, params, "relin" in sec)
 
-            def galois(be: "SealBackend") -> Any:
+            def galois(be: "SealBackend") -> "sealapi.GaloisKeys":
                 gk = be._s.GaloisKeys()
                 where = kf.library_path(bulk)
                 if where is not None:
@@ -599,7 +621,7 @@ class SealBackend(CheckedBackend):
                     return gk
                 return _SealIO.load(gk, be._ctx, kf.read(bulk))
 
-            def relin_keys(be: "SealBackend", region: Region) -> Any:
+            def relin_keys(be: "SealBackend", region: Region) -> "sealapi.RelinKeys":
                 view = kf.view(region)
                 try:
                     return _SealIO.load(be._s.RelinKeys(), be._ctx, view)
@@ -620,7 +642,7 @@ class SealBackend(CheckedBackend):
         blobs = [b"".join(uncompressed(_SealIO.dump(self._own(pt, Plaintext, "save_plaintext_file")), limit,
                                        "save_plaintext_file")) for pt in plaintexts]
 
-        def frame_for(spec: dict[str, list[Any]]) -> bytes:
+        def frame_for(spec: JsonDict) -> bytes:
             return self._frame(KIND_PLAINTEXT, json.dumps({"regions": spec, "sizes": [len(b) for b in blobs]}).encode())
 
         return write_key_file(path, [("plaintexts", blobs)], frame_for, PLAINTEXT_FILE_WHAT)
@@ -657,7 +679,7 @@ class SealBackend(CheckedBackend):
         """Key sizes counted from SEAL's key objects (checks :meth:`key_bytes`' formula)."""
         out: dict[str, int] = {}
 
-        def size(keys: Any) -> int:
+        def size(keys: Sequence[sealapi.PublicKey]) -> int:
             return sum(pk.data().size() * pk.data().coeff_modulus_size() * self.params.poly_modulus_degree
                        * WORD_BYTES for pk in keys)
 

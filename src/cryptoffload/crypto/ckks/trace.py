@@ -37,11 +37,12 @@ import json
 import os
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from cryptoffload.checks import JsonDict, JsonValue
 from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Handle, Plaintext
 from cryptoffload.crypto.ckks.bootstrap.capable import Bootstraps
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
@@ -58,6 +59,8 @@ __all__ = ["TRACE_SCHEMA", "RecordingBackend"]
 
 TRACE_SCHEMA = "cryptoffload-he-trace/1"
 
+
+_R = TypeVar("_R")
 
 class RecordingBackend(Bootstraps, CkksBackend):
     """Runs every op on ``inner`` and records it (see the module docstring).
@@ -81,7 +84,7 @@ class RecordingBackend(Bootstraps, CkksBackend):
         self.inner = inner
         self.trace_name = trace_name
         self._phase = phase
-        self._ops: list[dict[str, Any]] = []
+        self._ops: list[JsonDict] = []
         self._names: dict[int, Ref] = {}
         self._pinned: list[Ciphertext | Plaintext] = []  # objects that cannot be weak-referenced
         self._inputs: dict[str, int] = {}
@@ -177,9 +180,9 @@ class RecordingBackend(Bootstraps, CkksBackend):
 
     # -- recording -----------------------------------------------------------------------------
     def _record(self, op: str, level: int, inputs: list[Ref], bytes_in: int, bytes_out: int, wall: float | None,
-                keys: Sequence[str] = (), **extra: Any) -> int:
+                keys: Sequence[str] = (), **extra: JsonValue) -> int:
         i = len(self._ops)
-        rec: dict[str, Any] = {"id": i, "op": op, "level": int(level), "inputs": inputs, "output": i,
+        rec: JsonDict = {"id": i, "op": op, "level": int(level), "inputs": inputs, "output": i,
                                "bytes_in": int(bytes_in), "bytes_out": int(bytes_out), "keys": list(keys)}
         rec.update(extra)
         rec["wall_s"] = wall
@@ -187,7 +190,8 @@ class RecordingBackend(Bootstraps, CkksBackend):
         self._ops.append(rec)
         return i
 
-    def _timed(self, call: str, fn: Callable[..., Any], *args: Any, count: int = 1, **kw: Any) -> tuple[Any, Any]:
+    def _timed(self, call: str, fn: Callable[..., _R], *args: object, count: int = 1,
+               **kw: object) -> tuple[_R, float | None]:
         """Run ``fn`` and its wall time on the inner backend's device (:func:`.timing.timed`:
         the earlier ops' device work is not counted, this op's is), None when simulated."""
         self.calls[call] = self.calls.get(call, 0) + count
@@ -199,14 +203,15 @@ class RecordingBackend(Bootstraps, CkksBackend):
     def _share(wall: float | None, part: float) -> float | None:
         return None if wall is None else wall * part
 
-    def _ctb(self, ct: Any) -> int:
+    def _ctb(self, ct: Ciphertext) -> int:
         return self.inner.ciphertext_bytes(ct)
 
-    def _unary(self, op: str, ct: Ciphertext, *args: Any, keys: Sequence[str] = (), extra: dict[str, Any] | None = None,
-               **kw: Any) -> Ciphertext:
+    def _unary(self, op: str, ct: Ciphertext, *args: object, keys: Sequence[str] = (),
+               extra: Mapping[str, JsonValue] | None = None, **kw: float | None) -> Ciphertext:
         lv = self.inner.level(ct)
         ref = self._ref(ct)
-        out, wall = self._timed(op, getattr(self.inner, op), ct, *args, **kw)
+        fn = getattr(self.inner, op)
+        out, wall = self._timed(op, lambda: fn(ct, *args, **kw))
         self._bind(out, self._record(op, lv, [ref], self._ctb(ct), self._ctb(out), wall, keys, **(extra or {})))
         return out
 
@@ -319,9 +324,11 @@ class RecordingBackend(Bootstraps, CkksBackend):
             ref = self._pt_ref(ct_or_pt)
             out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)
             # a plaintext at another level is another stored weight: a host-side encode
-            source: dict[str, Any] = {"from": ref}   # "from" is a keyword: passed as a dict
+            source: dict[str, JsonValue] = {"from": ref}   # "from" is a keyword: passed as a dict
+            if not isinstance(out, Plaintext):
+                raise AssertionError(f"mod_switch_to of a plaintext gave a {type(out).__name__}")
             self._bind(out, self._record("encode", be.level(out), [], be.plaintext_bytes(ct_or_pt),
-                                         be.plaintext_bytes(out), wall, **source))
+                                         be.plaintext_bytes(out), wall, (), **source))
             return out
         ref = self._ref(ct_or_pt)
         out, wall = self._timed("mod_switch_to", be.mod_switch_to, ct_or_pt, level)
@@ -356,7 +363,8 @@ class RecordingBackend(Bootstraps, CkksBackend):
     def mod_raise_keys(self) -> list[str]:
         return self.inner.mod_raise_keys()
 
-    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Ref, **extra: Any) -> Ref:
+    def _rotation_records(self, ct: Ciphertext, steps: int, wall: float | None, ref: Ref,
+                          **extra: JsonValue) -> Ref:
         plan = self.inner.rotation_plan(steps)
         lv = self.inner.level(ct)
         nb = self._ctb(ct)
@@ -417,24 +425,24 @@ class RecordingBackend(Bootstraps, CkksBackend):
         return self.inner.secret_context()
 
     @classmethod
-    def from_public_context(cls, data: bytes, **kw: Any) -> "RecordingBackend":
+    def from_public_context(cls, data: bytes, **kw: object) -> "RecordingBackend":
         """Recording a server-side backend rebuilt from a public context."""
         from cryptoffload.crypto.ckks.registry import backend_from_context  # noqa: PLC0415 -- the registry is above
 
         return cls(backend_from_context(data, **kw))
 
     @classmethod
-    def from_secret_context(cls, data: bytes, **kw: Any) -> "RecordingBackend":
+    def from_secret_context(cls, data: bytes, **kw: object) -> "RecordingBackend":
         from cryptoffload.crypto.ckks.registry import backend_from_context  # noqa: PLC0415
 
         return cls(backend_from_context(data, **kw))
 
     # -- output ----------------------------------------------------------------------------
     @property
-    def ops(self) -> list[dict[str, Any]]:
+    def ops(self) -> list[JsonDict]:
         return self._ops
 
-    def trace(self) -> dict[str, Any]:
+    def trace(self) -> JsonDict:
         """The JSON trace (schema ``cryptoffload-he-trace/1``)."""
         be = self.inner
         return {
@@ -450,13 +458,14 @@ class RecordingBackend(Bootstraps, CkksBackend):
     def save(self, path: str | os.PathLike[str]) -> Path:
         return atomic_write(path, json.dumps(self.trace()))  # compact: a trace has thousands of ops
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonDict:
         """Op counts and summed wall time per op (host-side ops included; no times when
         simulated), and the interface calls."""
         counts: dict[str, int] = {}
         walls: dict[str, float] = {}
         for op in self._ops:
-            counts[op["op"]] = counts.get(op["op"], 0) + 1
-            if op["wall_s"] is not None:
-                walls[op["op"]] = walls.get(op["op"], 0.0) + op["wall_s"]
+            name, wall = str(op["op"]), op["wall_s"]
+            counts[name] = counts.get(name, 0) + 1
+            if isinstance(wall, (int, float)):
+                walls[name] = walls.get(name, 0.0) + wall
         return {"ops": len(self._ops), "counts": counts, "wall_s": walls, "calls": dict(self.calls)}

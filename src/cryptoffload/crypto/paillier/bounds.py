@@ -22,13 +22,12 @@ docs/crypto/paillier.md, "Bounds", for what an edited bound can and cannot do.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from cryptoffload.crypto.paillier.encoding import decode_signed
 from cryptoffload.crypto.paillier.errors import PlaintextRangeError
+from cryptoffload.crypto.paillier.public_key import PublicKey
 
-if TYPE_CHECKING:
-    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: The bound ``paillier encrypt`` records when none is given: every 64-bit integer, signed or
 #: unsigned. A fixed figure and not the data's largest |value|, because the bound is written in
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_BOUND = 1 << 64
 
 
-def signed_limit(pk: "PublicKey") -> int:
+def signed_limit(pk: PublicKey) -> int:
     """The largest bound a file under ``pk`` may record: the signed encoding's |m| <= n // 3."""
     return pk.max_int
 
@@ -48,11 +47,11 @@ def describe(x: int) -> str:
     return f"{x:,}" if x.bit_length() <= 80 else f"about 2^{math.log2(x):.3f}"
 
 
-def limit_text(pk: "PublicKey") -> str:
+def limit_text(pk: PublicKey) -> str:
     return f"this {pk.bits}-bit key's signed limit n/3 ({describe(signed_limit(pk))})"
 
 
-def check_bound(pk: "PublicKey", bound: int, what: str) -> int:
+def check_bound(pk: PublicKey, bound: int, what: str) -> int:
     """``bound`` itself when it is an int in [0, n/3]; a :class:`PlaintextRangeError` naming
     ``what`` (the option or the file) otherwise."""
     if isinstance(bound, bool) or not isinstance(bound, int):
@@ -65,7 +64,7 @@ def check_bound(pk: "PublicKey", bound: int, what: str) -> int:
     return bound
 
 
-def check_values(pk: "PublicKey", values: Iterable[int], bound: int, source: str, origin: str) -> None:
+def check_values(pk: PublicKey, values: Iterable[int], bound: int, source: str, origin: str) -> None:
     """Every |value| <= ``bound`` (``origin`` says where the bound came from: "--bound" or the
     default); the first that is not is named by its position (counting from 1)."""
     for i, v in enumerate(values, 1):
@@ -78,7 +77,7 @@ def check_values(pk: "PublicKey", values: Iterable[int], bound: int, source: str
                                       f"the file's header, in the clear)")
 
 
-def check_result(pk: "PublicKey", bound: int, operation: str, fix: str) -> int:
+def check_result(pk: PublicKey, bound: int, operation: str, fix: str) -> int:
     """``bound`` when a result bounded by it can be decoded; otherwise the refusal, before any
     arithmetic: the operation and its bound, the limit, and ``fix``."""
     if bound > signed_limit(pk):
@@ -87,7 +86,7 @@ def check_result(pk: "PublicKey", bound: int, operation: str, fix: str) -> int:
     return bound
 
 
-def decode_within(pk: "PublicKey", m: int, bound: int) -> int | None:
+def decode_within(pk: PublicKey, m: int, bound: int) -> int | None:
     """The signed plaintext of ``m`` when |value| <= ``bound``; None when it lies outside (in
     the encoding's gap or past the bound): the file does not hold what its bound says."""
     try:

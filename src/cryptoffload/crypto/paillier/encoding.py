@@ -24,14 +24,12 @@ import numbers
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from cryptoffload.checks import is_number
 from cryptoffload.crypto.paillier.errors import PlaintextRangeError
+from cryptoffload.crypto.paillier.public_key import PublicKey
 from cryptoffload.errors import ConfigError
 
-if TYPE_CHECKING:
-    from cryptoffload.crypto.paillier.keys import PublicKey
 
 #: Fractional bits of the fixed-point encoding when none are given (python-paillier's floats
 #: carry 53 significant bits; 32 fractional bits keep 2^-32 ~ 2.3e-10 with a 2^32 range under
@@ -45,7 +43,7 @@ MAX_DECIMAL_EXPONENT = 9000
 _DECIMAL = re.compile(r"\s*([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?\s*")
 
 
-def encode_signed(pk: "PublicKey", x: int) -> int:
+def encode_signed(pk: PublicKey, x: int) -> int:
     """A signed integer as a plaintext: x mod n, with |x| <= n // 3 so sums can be told apart
     from negatives (the same convention as python-paillier)."""
     if isinstance(x, bool) or not isinstance(x, int):
@@ -55,7 +53,7 @@ def encode_signed(pk: "PublicKey", x: int) -> int:
     return x % pk.n
 
 
-def decode_signed(pk: "PublicKey", m: int) -> int:
+def decode_signed(pk: PublicKey, m: int) -> int:
     if m <= pk.max_int:
         return m
     if m >= pk.n - pk.max_int:
@@ -105,10 +103,10 @@ class FixedPoint:
         except OverflowError:
             raise PlaintextRangeError(f"a {m.bit_length()}-bit fixed-point value does not fit a float") from None
 
-    def encode(self, pk: "PublicKey", x: float) -> int:
+    def encode(self, pk: PublicKey, x: float) -> int:
         return encode_signed(pk, self.to_int(x))
 
-    def decode(self, pk: "PublicKey", m: int, scale_power: int = 1) -> float:
+    def decode(self, pk: PublicKey, m: int, scale_power: int = 1) -> float:
         return self.from_int(decode_signed(pk, m), scale_power)
 
     def bound_for(self, max_abs: float | Fraction) -> int:

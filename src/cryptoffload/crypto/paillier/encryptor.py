@@ -21,18 +21,22 @@ constant-time scan (every lookup reads the whole window); ``constant_time=False`
 entry and is faster but leaks cache-line access patterns to a co-located attacker.
 
 Windows are measured on the CPU that runs them and cached per CPU (:mod:`.windows`).
+
+Who resolves: :func:`resolve_backend` turns a request (``auto``, or a name) into the backend
+that runs, for one key size on this machine. The encryption service (:mod:`.service`) calls
+it once per call and hands the answer to :class:`Encryptor`, which takes it as given: an
+encryptor is built from a resolved backend and never resolves one again.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from cryptoffload.crypto._native import core as native
 from cryptoffload.crypto.paillier import djn, windows
+from cryptoffload.crypto.paillier.ciphertext import Ciphertext
+from cryptoffload.crypto.paillier.public_key import PublicKey
 from cryptoffload.errors import BackendUnavailable, ConfigError
-
-if TYPE_CHECKING:
-    from cryptoffload.crypto.paillier.keys import PublicKey
 
 BACKENDS: dict[str, str] = {
     "auto": "the fastest that runs here for this key",
@@ -51,6 +55,9 @@ DEFAULT_WINDOWS_BY_BITS: dict[int, dict[tuple[str, bool], int]] = {
 }
 
 DEFAULT_MAX_TABLE_BYTES = 256 * 1024 * 1024
+
+#: what :func:`resolve_backend` can answer: the backends that run (``auto`` is a request only)
+RESOLVED_BACKENDS = ("ifma", "adx", "gmp", "gmpy2")
 
 
 def default_window(bits: int, backend: str, constant_time: bool) -> int:
@@ -96,22 +103,28 @@ def resolve_backend(backend: str, nsquare_bits: int | None = None) -> str:
     return backend
 
 
-def table_bytes_estimate(pk: "PublicKey", backend: str, window: int) -> int:
+def table_bytes_estimate(pk: PublicKey, backend: str, window: int) -> int:
     return windows.table_bytes(backend, pk.nsquare.bit_length(), pk.exp_bits, window)
 
 
 class Encryptor:
     """DJN encryption for one public key with a fixed-base table for h_s.
 
-    ``window`` defaults to the size measured on this CPU for the backend and lookup mode
-    (:mod:`.windows`), shrunk until the table fits ``max_table_bytes``; ``table_bytes``
-    reports the memory used.
+    ``backend`` is one :func:`resolve_backend` answered for this key (the encryption service,
+    :mod:`.service`, resolves it and caches the encryptor); ``auto`` or an unknown name is
+    refused rather than resolved a second time. ``window`` defaults to the size measured on
+    this CPU for the backend and lookup mode (:mod:`.windows`), shrunk until the table fits
+    ``max_table_bytes``; ``table_bytes`` reports the memory used.
     """
 
-    def __init__(self, pk: "PublicKey", backend: str = "auto", *, constant_time: bool = True,
+    def __init__(self, pk: PublicKey, backend: str, *, constant_time: bool = True,
                  window: int | None = None, max_table_bytes: int = DEFAULT_MAX_TABLE_BYTES) -> None:
+        if backend not in RESOLVED_BACKENDS:
+            raise ConfigError(f"an Encryptor takes a resolved backend ({', '.join(RESOLVED_BACKENDS)}), not "
+                              f"{backend!r}: resolve it with resolve_backend, or encrypt through the encryption "
+                              "service (cryptoffload.crypto.paillier.ENCRYPTION)")
         self.public_key = pk
-        self.backend = resolve_backend(backend, pk.nsquare.bit_length())
+        self.backend = backend
         self.constant_time = constant_time
         self.table_bytes = 0
         self._table: native.FixedBaseTable | None = None
@@ -162,6 +175,12 @@ class Encryptor:
                 out.extend(self._table.encrypt(messages[i:i + chunk], exponents[i:i + chunk]))
                 bar.advance(task, min(chunk, len(messages) - i))
         return out
+
+    def ciphertexts(self, messages: Sequence[int], *, progress: bool = False) -> list[Ciphertext]:
+        """:meth:`encrypt_raw` as :class:`~.ciphertext.Ciphertext` values, for plaintexts the
+        caller has checked to lie in [0, n) (once, where they entered)."""
+        pk = self.public_key
+        return [Ciphertext(pk, c) for c in self.encrypt_raw(messages, progress=progress)]
 
     def encrypt_to_words(self, messages: Sequence[int], exponents: Sequence[int] | None = None) -> bytes:
         """The ciphertexts of plaintexts already checked to lie in [0, n) as the native core's

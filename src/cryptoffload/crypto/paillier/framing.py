@@ -34,12 +34,11 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from cryptoffload.crypto.paillier.errors import CiphertextFormatError, KeyMismatchError
+from cryptoffload.crypto.paillier.public_key import PublicKey
 
-if TYPE_CHECKING:
-    from cryptoffload.crypto.paillier.keys import PublicKey
 
 CIPHERTEXT_MAGIC = b"COPC"
 CIPHERTEXT_VERSION = 3
@@ -66,21 +65,21 @@ def _checksum(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=_CHECK, person=b"paillier-frame").digest()
 
 
-def bound_bytes(pk: "PublicKey") -> int:
+def bound_bytes(pk: PublicKey) -> int:
     """Bytes of the bound field under ``pk``: the size of a plaintext (an integer below n)."""
     return (pk.n.bit_length() + 7) // 8
 
 
-def header_size(pk: "PublicKey", version: int = CIPHERTEXT_VERSION) -> int:
+def header_size(pk: PublicKey, version: int = CIPHERTEXT_VERSION) -> int:
     return _HEADER.size + (bound_bytes(pk) if version >= CIPHERTEXT_VERSION else 0)
 
 
-def frame_size(pk: "PublicKey", count: int, version: int = CIPHERTEXT_VERSION) -> int:
+def frame_size(pk: PublicKey, count: int, version: int = CIPHERTEXT_VERSION) -> int:
     """Bytes of a frame of ``count`` ciphertexts under ``pk``."""
     return header_size(pk, version) + count * pk.ciphertext_bytes + _CHECK
 
 
-def pack(pk: "PublicKey", values: Sequence[int], bound: int | None = None) -> bytes:
+def pack(pk: PublicKey, values: Sequence[int], bound: int | None = None) -> bytes:
     """Frame ciphertext integers of ``pk`` (each already < n^2) whose plaintexts satisfy
     |m| <= ``bound`` (None: nothing is known, the key's signed limit n/3)."""
     bound = pk.max_int if bound is None else bound
@@ -106,7 +105,7 @@ def _version(data: bytes) -> int:
     return data[4]
 
 
-def _bound(pk: "PublicKey", data: bytes, version: int) -> int:
+def _bound(pk: PublicKey, data: bytes, version: int) -> int:
     if version < CIPHERTEXT_VERSION:
         return pk.max_int
     bound = int.from_bytes(data[_HEADER.size:_HEADER.size + bound_bytes(pk)], "big")
@@ -116,7 +115,7 @@ def _bound(pk: "PublicKey", data: bytes, version: int) -> int:
     return bound
 
 
-def read_header(pk: "PublicKey", head: bytes, total_size: int) -> FrameHeader:
+def read_header(pk: PublicKey, head: bytes, total_size: int) -> FrameHeader:
     """The header of a frame of ``total_size`` bytes from its first bytes (at least
     :func:`header_size`), before the rest is read: magic, version, key, a size that matches
     the count, a bound within n/3. Nothing here is checksummed yet -- the caller reads the
@@ -135,7 +134,7 @@ def read_header(pk: "PublicKey", head: bytes, total_size: int) -> FrameHeader:
     return FrameHeader(version, count, _bound(pk, head, version))
 
 
-def unpack_frame(pk: "PublicKey", data: bytes | bytearray | memoryview) -> tuple[FrameHeader, list[int]]:
+def unpack_frame(pk: PublicKey, data: bytes | bytearray | memoryview) -> tuple[FrameHeader, list[int]]:
     """The header and the ciphertext integers of a frame made under ``pk``; every refusal says
     what is wrong (not ours, old version, another key, truncated, corrupted, a bound above n/3,
     a value that is no ciphertext)."""
@@ -169,6 +168,6 @@ def unpack_frame(pk: "PublicKey", data: bytes | bytearray | memoryview) -> tuple
     return header, out
 
 
-def unpack(pk: "PublicKey", data: bytes | bytearray | memoryview) -> list[int]:
+def unpack(pk: PublicKey, data: bytes | bytearray | memoryview) -> list[int]:
     """The ciphertext integers of a frame (its bound left aside: see :func:`unpack_frame`)."""
     return unpack_frame(pk, data)[1]

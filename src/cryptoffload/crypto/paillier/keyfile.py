@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from cryptoffload.crypto.paillier.errors import CiphertextFormatError, InvalidKeyError, PaillierError
-from cryptoffload.crypto.paillier.keys import (FORMAT, FORMAT_VERSION, PrivateKey, PublicKey, field_checksum,
-                                              key_fingerprint)
+from cryptoffload.crypto.paillier.keys import PrivateKey
+from cryptoffload.crypto.paillier.public_key import FORMAT, FORMAT_VERSION, PublicKey, field_checksum, key_fingerprint
 from cryptoffload.crypto.paillier.validation import (MAX_KEY_BITS, check_djn_base_public, check_modulus,
                                                      check_modulus_bits)
 from cryptoffload.checks import JsonRefused, strict_json

@@ -39,7 +39,8 @@ from typing import Sequence
 
 from cryptoffload.crypto.paillier.errors import InvalidKeyError
 from cryptoffload.crypto.paillier.gmp import gmpy2
-from cryptoffload.crypto.paillier.keys import PrivateKey, PublicKey
+from cryptoffload.crypto.paillier.keys import PrivateKey
+from cryptoffload.crypto.paillier.public_key import PublicKey
 
 
 def _root_exponents(sk: PrivateKey) -> tuple[int, int]:

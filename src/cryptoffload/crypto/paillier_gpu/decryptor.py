@@ -8,11 +8,11 @@ corrections; the private key's words (layout ``DecLayout``) live on the device w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto._native.gpu_runtime import Runtime, Stream, width_for_bits
+from cryptoffload.crypto._native.gpu_runtime import DeviceWords, Runtime, Stream, width_for_bits
 from cryptoffload.crypto.paillier_gpu.limbs import check_range, context_words, from_limbs, number_words, to_limbs
 from cryptoffload.crypto.paillier_gpu.modulus import stream_or_new
 from cryptoffload.errors import ConfigError
@@ -59,7 +59,7 @@ class GpuDecryptor:
         blob, self.width = private_key_blob(private_key.p, private_key.q)
         s = runtime.stream()
         try:
-            self._key: Any = runtime.upload_secret(blob, s)
+            self._key: DeviceWords | None = runtime.upload_secret(blob, s)
         finally:
             blob.fill(0)
 
@@ -84,7 +84,7 @@ class GpuDecryptor:
         except Exception:  # noqa: BLE001 - at interpreter exit the device may be gone already
             pass
 
-    def decrypt_device(self, cts: Any, count: int, stream: Stream) -> Any:
+    def decrypt_device(self, cts: DeviceWords, count: int, stream: Stream) -> DeviceWords:
         """Plaintexts (width limbs each) of ``count`` ciphertexts on the device (2 width limbs
         each, every one < n^2)."""
         if self._key is None:

@@ -10,11 +10,11 @@ operations (docs/crypto/paillier-gpu.md counts them), with a secret-dependent ad
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto._native.gpu_runtime import Runtime, Stream
+from cryptoffload.crypto._native.gpu_runtime import DeviceWords, Runtime, Stream
 from cryptoffload.crypto.paillier_gpu.limbs import (
     check_limbs_below, check_range, from_limbs, number_words, random_exponents, to_limbs)
 from cryptoffload.crypto.paillier_gpu.modulus import Modulus, stream_or_new
@@ -90,7 +90,7 @@ class GpuPaillier:
                 f"table {self.table_bytes / 2**20:.1f} MiB")
 
     # -- encryption -------------------------------------------------------------------------
-    def encrypt_device(self, messages: Any, exponents: Any, count: int, stream: Stream) -> Any:
+    def encrypt_device(self, messages: DeviceWords, exponents: DeviceWords, count: int, stream: Stream) -> DeviceWords:
         """Ciphertexts of ``count`` messages already on the device (``half`` limbs each, every
         message < n) with exponents on the device (``ew`` limbs each); a (width, count) device
         array. Asynchronous on a GPU stream."""
@@ -148,7 +148,7 @@ class GpuPaillier:
         ciphertexts (record r's ciphertext for plaintext c at r*cols + c)."""
         return self.modulus.column_products(cts, rows, cols, stream)
 
-    def column_products_device(self, cts: Any, rows: int, cols: int, stream: Stream) -> tuple[Any, int]:
+    def column_products_device(self, cts: DeviceWords, rows: int, cols: int, stream: Stream) -> tuple[DeviceWords, int]:
         return self.modulus.column_products_device(cts, rows, cols, stream)
 
     def finish_products(self, raw: Sequence[int], rows: int) -> list[int]:

@@ -22,9 +22,9 @@ exponents and decryption's p - 1, q - 1 never pass here (their kernels fix the l
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from cryptoffload.crypto._native.gpu_runtime import Runtime, Stream, width_for_bits
+from cryptoffload.crypto._native.gpu_runtime import DeviceWords, Runtime, Stream, width_for_bits
 from cryptoffload.crypto.paillier_gpu.limbs import check_range, context_words, from_limbs, to_limbs
 from cryptoffload.errors import ConfigError
 
@@ -95,7 +95,8 @@ class Modulus:
                    rt.upload(to_limbs(list(exps), ew), s), ew, self.ctx, out), s)
         return from_limbs(rt.download(out, s))
 
-    def column_products_device(self, values: Any, rows: int, cols: int, stream: Stream) -> tuple[Any, int]:
+    def column_products_device(self, values: DeviceWords, rows: int, cols: int,
+                               stream: Stream) -> tuple[DeviceWords, int]:
         """Reduce a device matrix of rows x cols values (< m, limb-major, index r*cols + c) to
         one row of ``cols`` values times R^-(rows-1), ``REDUCE_GROUP`` rows per thread and level;
         returns (device row, rows). Stays on the device; :meth:`finish_products` removes the R

@@ -292,3 +292,24 @@ def test_a_dense_layer_of_constants(impls, seed):
     q = RING.q[rows][:, None]
     want = sum((x[p, 1] * c[2, p][:, None]) % q for p in range(5)) % q
     assert np.array_equal(out[2, 1], want)
+
+
+def test_every_kernel_set_provides_its_protocol():
+    """The registry loads each kernel module as its protocol (mypy checks the signatures); at run
+    time every op the protocol names is there, so no kernel set is reached by a name it lacks."""
+    from cryptoffload.crypto.ckks.gpu.arith import KERNEL_SETS
+    from cryptoffload.crypto.ckks.gpu.kernelset import FusedKernels, LoopKernels
+
+    def ops(protocol: type) -> set[str]:
+        return {name for klass in protocol.__mro__ if klass.__module__.endswith(".kernelset")
+                for name, value in vars(klass).items() if callable(value) and not name.startswith("_")}
+
+    assert {"add", "base_convert", "permute"} <= ops(LoopKernels) and "transform" in ops(FusedKernels)
+    for name, entry in KERNEL_SETS.items():
+        assert (entry.loops is None) != (entry.fused is None), name
+        if entry.loops is not None:
+            impl, wanted = entry.loops(), ops(LoopKernels)
+        else:
+            assert entry.fused is not None and entry.executor is not None
+            impl, wanted = entry.fused(), ops(FusedKernels)
+        assert all(callable(getattr(impl, op, None)) for op in wanted), name

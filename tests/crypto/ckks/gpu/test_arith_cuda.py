@@ -18,7 +18,7 @@ def test_source_ships_with_the_package_and_names_every_launched_kernel():
     src = launch.source()
     defined = set(re.findall(r'extern "C" __global__ void (\w+)\(', src))
     code = open(arith_cuda.__file__, encoding="utf-8").read()
-    launched = set(re.findall(r'(?:launch\(|_shared\(t, )"(\w+)"', code))
+    launched = set(re.findall(r'(?:launcher\(\)\(|_shared\(t, )"(\w+)"', code))
     launched |= {f"{name}_k" for name in ("add", "sub", "neg", "mul", "mul_const")}
     assert launched <= defined and len(launched) >= 14
     harness = (launch.resources.files("cryptoffload.crypto.ckks.gpu") / "kernels_host.cpp").read_text()
@@ -42,9 +42,9 @@ def test_kernels_compile_for_sm90_with_nvcc(tmp_path):
 def test_shared_memory_launches_fold_rows_into_grid_x(monkeypatch):
     """A batch of more than 65,535 rows (grid.y's limit) launches the shared-memory NTT kernels
     with every (row, chunk) block in grid.x."""
-    from types import SimpleNamespace
-
     import numpy as np
+
+    from cryptoffload.crypto.ckks.gpu.kernelset import DeviceTables
 
     grids = {}
 
@@ -54,8 +54,9 @@ def test_shared_memory_launches_fold_rows_into_grid_x(monkeypatch):
     monkeypatch.setattr(arith_cuda, "MAX_CHUNK_THREADS", 2)   # N > 2T: the column launches run too
     rows, n = 70_000, 8
     a = np.zeros((rows, n), dtype=np.uint64)
-    t = SimpleNamespace(n=n, q=None, psi=None, psi_sh=None, ipsi=None, ipsi_sh=None, ninv=None, ninv_sh=None,
-                        launch=fake_launch)
+    none = np.zeros(0, dtype=np.uint64)
+    t = DeviceTables(xp=np, n=n, q=none, qinv=none.astype(np.float64), psi=none, psi_sh=none, ipsi=none, ipsi_sh=none,
+                     ninv=none, ninv_sh=none, launch=fake_launch)
     arith_cuda.ntt(t, a, None)
     arith_cuda.intt(t, a, None)
     for name in ("ntt_upper", "ntt_tail", "intt_head", "intt_upper"):

@@ -11,16 +11,19 @@ same two calls.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptoffload.crypto.ckks.bootstrap.driver import MESSAGE_RATIO_BITS, Bootstrapper, BootstrapRun
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.errors import CkksError
 
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend
+
 __all__ = ["Bootstraps", "as_plan"]
 
 
-def as_plan(plan: Any) -> BootstrapPlan:
+def as_plan(plan: object) -> BootstrapPlan:
     """``plan`` as a :class:`BootstrapPlan` (None: the default plan)."""
     if plan is None:
         return BootstrapPlan()
@@ -36,6 +39,14 @@ class Bootstraps:
     #: the timing and levels of the latest :meth:`bootstrap`
     last_bootstrap: BootstrapRun | None = None
 
+    def _backend(self) -> CkksBackend:
+        """This object as the backend it is mixed into."""
+        from cryptoffload.crypto.ckks.backend import CkksBackend  # noqa: PLC0415 -- the interface imports this package
+
+        if not isinstance(self, CkksBackend):
+            raise TypeError(f"{type(self).__name__}: Bootstraps is a mixin of CKKS backends")
+        return self
+
     def bootstrap_keygen(self, plan: BootstrapPlan) -> None:
         """Make the keys a bootstrap with ``plan`` uses that this key set lacks."""
         raise NotImplementedError
@@ -43,7 +54,7 @@ class Bootstraps:
     @property
     def bootstrapper(self) -> Bootstrapper:
         """The prepared bootstrap (stages, EvalMod, schedule): for a caller that runs or splits
-        its phases itself (:meth:`Bootstrapper.stage`)."""
+        its phases itself (:meth:`Bootstrapper.run` with its ``stage`` runner, as engines/bootstrap_run.py does)."""
         if self._bootstrapper is None:
             raise CkksError("bootstrap: call bootstrap_setup(plan) first")
         return self._bootstrapper
@@ -57,12 +68,12 @@ class Bootstraps:
         t0 = time.perf_counter()
         self.bootstrap_keygen(plan)
         t1 = time.perf_counter()
-        boot = Bootstrapper(self, plan, message_ratio_bits=message_ratio_bits)
+        boot = Bootstrapper(self._backend(), plan, message_ratio_bits=message_ratio_bits)
         boot.prepare()
         self._bootstrapper = boot
         return {"keygen_s": t1 - t0, "setup_s": time.perf_counter() - t1}
 
-    def bootstrap(self, ct: Any) -> Any:
+    def bootstrap(self, ct: Ciphertext) -> Ciphertext:
         """A ciphertext of ``ct``'s values and scale with the schedule's levels left
         (:attr:`last_bootstrap` has the run's phases)."""
         out, self.last_bootstrap = self.bootstrapper.run(ct)

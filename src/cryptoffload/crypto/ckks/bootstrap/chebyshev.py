@@ -32,11 +32,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap.scales import factor_for, prescale_for
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 
 __all__ = ["ChebyshevEvaluator", "baby_size", "depth", "evaluate", "evaluate_split", "interpolate", "split"]
 
@@ -122,15 +125,24 @@ def evaluate_split(coeffs: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     return node(np.asarray(coeffs, dtype=np.float64))
 
 
+def at_level(ev: CkksBackend, ct: Ciphertext, level: int) -> Ciphertext:
+    """``ct`` moved down to ``level`` (``mod_switch_to``; itself when it is there already)."""
+    if ev.level(ct) == level:
+        return ct
+    out = ev.mod_switch_to(ct, level)
+    if isinstance(out, type(ct)):
+        return out
+    raise AssertionError(f"mod_switch_to of a ciphertext gave a {type(out).__name__}")
+
 @dataclass
 class ChebyshevEvaluator:
     """Evaluates Chebyshev series on ciphertexts of one input ``y`` (values in ``[-1, 1]``) on a
     backend ``ev``: the powers are made once and shared by every series evaluated."""
 
-    ev: Any
-    y: Any
+    ev: CkksBackend
+    y: Ciphertext
     k: int
-    _powers: dict[int, Any] = field(default_factory=dict, repr=False)
+    _powers: dict[int, Ciphertext] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._powers = {1: self.y}
@@ -139,17 +151,17 @@ class ChebyshevEvaluator:
     def _divisor(self, level: int) -> float:
         return float(self.ev.primes[level])
 
-    def _at(self, ct: Any, level: int) -> Any:
-        return ct if self.ev.level(ct) == level else self.ev.mod_switch_to(ct, level)
+    def _at(self, ct: Ciphertext, level: int) -> Ciphertext:
+        return at_level(self.ev, ct, level)
 
-    def _double_product(self, a: Any, b: Any) -> Any:
+    def _double_product(self, a: Ciphertext, b: Ciphertext) -> Ciphertext:
         """``2 a b`` (relinearised, not rescaled) at the lower of the two levels."""
         ev = self.ev
         lv = min(ev.level(a), ev.level(b))
         prod = ev.relinearize(ev.mul(self._at(a, lv), self._at(b, lv)))
         return ev.add(prod, prod)
 
-    def power(self, i: int) -> Any:
+    def power(self, i: int) -> Ciphertext:
         """``T_i(y)``, made from smaller powers on first use (see the module docstring)."""
         got = self._powers.get(i)
         if got is not None:
@@ -165,7 +177,7 @@ class ChebyshevEvaluator:
         self._powers[i] = out
         return out
 
-    def matched(self, ct: Any, scale: float) -> Any:
+    def matched(self, ct: Ciphertext, scale: float) -> Ciphertext:
         """``ct`` at exactly ``scale`` (where floats allow: within its last bit), its values
         unchanged: times the integer 1 encoded at the ratio of the scales -- no level, one
         element-wise product, and only where the scales differ (see :mod:`.scales`)."""
@@ -180,13 +192,13 @@ class ChebyshevEvaluator:
         """The level a series of ``length`` coefficients comes out at."""
         return self._top - depth(length, self.k)
 
-    def series(self, coeffs: np.ndarray, scale: float) -> Any:
+    def series(self, coeffs: np.ndarray, scale: float) -> Ciphertext:
         """``sum c_i T_i(y)`` at :meth:`output_level` and ``scale`` (exactly, where floats allow)."""
         c = np.asarray(coeffs, dtype=np.float64)
         c = np.where(np.abs(c) > _NEGLIGIBLE * float(np.max(np.abs(c))), c, 0.0)
         return self._node(c, self.output_level(len(c)), scale)
 
-    def _node(self, c: np.ndarray, level: int, scale: float) -> Any:
+    def _node(self, c: np.ndarray, level: int, scale: float) -> Ciphertext:
         if len(c) <= self.k:
             return self._baby(c, level, scale)
         ev = self.ev
@@ -200,13 +212,13 @@ class ChebyshevEvaluator:
             return prod
         return ev.add(prod, self.matched(self._node(lo, level, ev.scale(prod)), ev.scale(prod)))
 
-    def _baby(self, c: np.ndarray, level: int, scale: float) -> Any:
+    def _baby(self, c: np.ndarray, level: int, scale: float) -> Ciphertext:
         """``sum c_i T_i`` for ``i < k`` at (``level``, ``scale``): each power brought to
         ``level + 1``, times its coefficient encoded at the scale that takes it to the sum's,
         the constant term added, one rescale."""
         ev = self.ev
         total = prescale_for(scale, self._divisor(level + 1))
-        terms: list[Any] = []
+        terms: list[Ciphertext] = []
         for i in [i for i in range(1, len(c)) if c[i] != 0.0] or [1]:   # a constant: T_1 times 0
             t = self._at(self.power(i), level + 1)
             term = ev.mul_const(t, float(c[i]) if i < len(c) else 0.0, scale=factor_for(ev.scale(t), total))

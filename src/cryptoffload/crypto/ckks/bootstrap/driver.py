@@ -29,18 +29,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap import dft, evalmod, lintrans
+from cryptoffload.crypto.ckks.bootstrap.chebyshev import at_level
 from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.crypto.ckks.bootstrap.scales import factor_for, prescale_for
 from cryptoffload.crypto.ckks.bootstrap.schedule import Schedule, schedule
 from cryptoffload.crypto.ckks.errors import CkksError
 from cryptoffload.crypto.ckks.timing import timed
+from cryptoffload.checks import JsonDict
 
-__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "rotation_steps", "transforms"]
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
+
+_A = TypeVar("_A")
+_R = TypeVar("_R")
+
+__all__ = ["PHASES", "BootstrapRun", "Bootstrapper", "StageEncoding", "StageRunner", "rotation_steps", "transforms"]
 
 #: the phases a run is timed by, in order
 PHASES = ("scale_down", "mod_raise", "CoeffToSlot", "EvalMod", "SlotToCoeff")
@@ -89,6 +97,13 @@ class StageEncoding:
     factor: complex | np.ndarray = field(repr=False, compare=False)
 
 
+#: How a caller evaluates one stage instead of :func:`.lintrans.apply` in this process (a split of
+#: its giant steps over Dask workers, ``engines/bootstrap_run.py``): given the stage's encoding
+#: (what another process needs to encode it), its plaintexts here and the input ciphertext, the
+#: stage's rescaled output -- the same ciphertext :func:`.lintrans.apply` makes.
+StageRunner = Callable[[StageEncoding, lintrans.EncodedStage, "Ciphertext"], "Ciphertext"]
+
+
 @dataclass
 class BootstrapRun:
     """One bootstrap: seconds per phase (:data:`PHASES`), the levels, the scale the message
@@ -103,7 +118,7 @@ class BootstrapRun:
     def total_s(self) -> float:
         return sum(self.seconds.values())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         return {"seconds": dict(self.seconds), "total_s": self.total_s, "level_in": self.level_in,
                 "level_out": self.level_out, "message_ratio_bits": self.message_ratio_bits}
 
@@ -114,7 +129,7 @@ class Bootstrapper:
     once. ``message_ratio_bits``: ``r`` (see the module docstring); ``eval_mod``: EvalMod's
     parameters (default: :func:`.evalmod.choose` for the backend's raise bound)."""
 
-    def __init__(self, ev: Any, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
+    def __init__(self, ev: CkksBackend, plan: BootstrapPlan, *, message_ratio_bits: int = MESSAGE_RATIO_BITS,
                  eval_mod: evalmod.EvalModParams | None = None) -> None:
         self.ev, self.plan = ev, plan
         ring = ev.params.poly_modulus_degree
@@ -130,6 +145,7 @@ class Bootstrapper:
         self.series_scale = float(ev.primes[self.schedule.eval_mod[0] - self.eval_mod_series_depth])
         self._encoded_cts: list[lintrans.EncodedStage] | None = None
         self._encoded_stc: list[lintrans.EncodedStage] | None = None
+        self._encodings: dict[str, list[StageEncoding]] = {}
         self._prepared_for: tuple[float, float] | None = None
         self._cache: dict[tuple[str, int, float, float], lintrans.EncodedStage] = {}
 
@@ -207,8 +223,10 @@ class Bootstrapper:
         output_scale = float(self.ev.params.scale) if output_scale is None else output_scale
         if self._prepared_for == (input_scale, output_scale):
             return
-        self._encoded_cts = self._encode_all("cts", self.stage_encodings(dft.COEFF_TO_SLOT, input_scale, output_scale))
-        self._encoded_stc = self._encode_all("stc", self.stage_encodings(dft.SLOT_TO_COEFF, input_scale, output_scale))
+        self._encodings = {name: self.stage_encodings(transform, input_scale, output_scale)
+                       for name, transform in (("cts", dft.COEFF_TO_SLOT), ("stc", dft.SLOT_TO_COEFF))}
+        self._encoded_cts = self._encode_all("cts", self._encodings["cts"])
+        self._encoded_stc = self._encode_all("stc", self._encodings["stc"])
         self._prepared_for = (input_scale, output_scale)
 
     def encoded(self, transform: str) -> list[lintrans.EncodedStage]:
@@ -237,7 +255,7 @@ class Bootstrapper:
         return self.eval_mod.depth - self.eval_mod.double_angles - (2 if self.eval_mod.arcsine else 0)
 
     # -- the phases --------------------------------------------------------------------------------
-    def _scale_down(self, ct: Any) -> Any:
+    def _scale_down(self, ct: Ciphertext) -> Ciphertext:
         """``ct`` at level 0 with the scale EvalMod wants its message at (one of the program's
         levels spent if ``ct`` is above 0); an input at level 0 is taken as it is, unless its
         message is not at least 2^MIN_RATIO_BITS below ``q_0``."""
@@ -252,9 +270,9 @@ class Bootstrapper:
             return ct
         want = prescale_for(self.input_scale, float(ev.primes[lv]))
         low = ev.rescale(ev.mul_const(ct, 1.0, scale=factor_for(ev.scale(ct), want)))
-        return low if ev.level(low) == 0 else ev.mod_switch_to(low, 0)
+        return at_level(ev, low, 0)
 
-    def _raise(self, ct: Any) -> Any:
+    def _raise(self, ct: Ciphertext) -> Ciphertext:
         ev = self.ev
         raised = ev.mod_raise(ct, self.schedule.top)
         if self.sparse:
@@ -262,36 +280,37 @@ class Bootstrapper:
                 raised = ev.add(raised, ev.rotate(raised, step))
         return raised
 
-    def _stages(self, name: str, ct: Any, encoded: list[lintrans.EncodedStage]) -> Any:
-        for i, enc in enumerate(encoded):
+    def _stages(self, name: str, ct: Ciphertext, key: str, stage: StageRunner | None) -> Ciphertext:
+        encoded = self._encoded_cts if key == "cts" else self._encoded_stc
+        assert encoded is not None
+        for i, (spec, enc) in enumerate(zip(self._encodings[key], encoded)):
             self.ev.set_phase(f"{name}:{i}")
-            ct = lintrans.apply(self.ev, ct, enc)
+            ct = lintrans.apply(self.ev, ct, enc) if stage is None else stage(spec, enc, ct)
         return ct
 
-    def _coeff_to_slot(self, ct: Any) -> list[Any]:
+    def _coeff_to_slot(self, ct: Ciphertext, stage: StageRunner | None = None) -> list[Ciphertext]:
         ev = self.ev
-        assert self._encoded_cts is not None
-        w = self._stages("CoeffToSlot", ct, self._encoded_cts)
+        w = self._stages("CoeffToSlot", ct, "cts", stage)
         ev.set_phase("CoeffToSlot:split")
         conj = ev.conjugate(w)
         if self.sparse:              # real parts in the first copy, imaginary parts in the second
             return [ev.add(w, conj)]
         return [ev.add(w, conj), ev.mul_const(ev.sub(w, conj), -1j, scale=1.0)]
 
-    def _slot_to_coeff(self, parts: list[Any]) -> Any:
+    def _slot_to_coeff(self, parts: list[Ciphertext], stage: StageRunner | None = None) -> Ciphertext:
         ev = self.ev
-        assert self._encoded_stc is not None
         ev.set_phase("SlotToCoeff:join")
         ct = parts[0] if self.sparse else ev.add(parts[0], ev.mul_const(parts[1], 1j, scale=1.0))
-        ct = self._stages("SlotToCoeff", ct, self._encoded_stc)
+        ct = self._stages("SlotToCoeff", ct, "stc", stage)
         if self.sparse:
             ev.set_phase("SlotToCoeff:fold")
             ct = ev.add(ct, ev.rotate(ct, self.n))
         return ct
 
-    def run(self, ct: Any) -> tuple[Any, BootstrapRun]:
+    def run(self, ct: Ciphertext, *, stage: StageRunner | None = None) -> tuple[Ciphertext, BootstrapRun]:
         """The bootstrap of ``ct``: a ciphertext of the same values and scale at
-        :attr:`Schedule.after`, and the run's timing."""
+        :attr:`Schedule.after`, and the run's timing. ``stage``: evaluates each CoeffToSlot and
+        SlotToCoeff stage instead of this process (:data:`StageRunner`)."""
         ev = self.ev
         if ev.size(ct) != 2:
             raise CkksError(f"bootstrap: needs a size-2 ciphertext, got size {ev.size(ct)}; relinearize first")
@@ -299,7 +318,7 @@ class Bootstrapper:
         out_scale = ev.scale(ct)
         phase_before = getattr(ev, "phase", None)
 
-        def step(name: str, fn: Any, arg: Any) -> Any:
+        def step(name: str, fn: Callable[[_A], _R], arg: _A) -> _R:
             ev.set_phase(name)
             with timed(ev) as t:
                 out = fn(arg)
@@ -310,15 +329,15 @@ class Bootstrapper:
         raised = step("mod_raise", self._raise, low)
         self.prepare(ev.scale(raised), out_scale)
         report.message_ratio_bits = math.log2(self.q0 / ev.scale(raised))
-        parts = step("CoeffToSlot", self._coeff_to_slot, raised)
+        parts = step("CoeffToSlot", lambda c: self._coeff_to_slot(c, stage), raised)
         parts = step("EvalMod", lambda p: evalmod.eval_mod(ev, p, self.eval_mod, self.series_scale), parts)
-        out = step("SlotToCoeff", self._slot_to_coeff, parts)
+        out = step("SlotToCoeff", lambda p: self._slot_to_coeff(p, stage), parts)
         ev.set_phase(phase_before)
         report.level_out = ev.level(out)
         return out, report
 
 
-def _overflow_bound(ev: Any) -> int:
+def _overflow_bound(ev: CkksBackend) -> int:
     """``K``: the bound on ``|I|`` after the backend's mod-raise, from the Hamming weight of the
     secret it raises under (``|I| <= (h + 1) / 2``)."""
     weight = getattr(ev, "raise_weight", None)

@@ -35,12 +35,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from cryptoffload.crypto.ckks.bootstrap.chebyshev import ChebyshevEvaluator, baby_size, depth, interpolate
+from cryptoffload.crypto.ckks.bootstrap.chebyshev import ChebyshevEvaluator, at_level, baby_size, depth, interpolate
 from cryptoffload.crypto.ckks.errors import CkksError
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 
 __all__ = ["EvalModParams", "choose", "eval_mod", "reference"]
 
@@ -123,21 +126,21 @@ def reference(params: EvalModParams, y: np.ndarray) -> np.ndarray:
     return c * (6 + c * c) if params.arcsine else c
 
 
-def _double_angle(ev: Any, c: Any) -> Any:
+def _double_angle(ev: CkksBackend, c: Ciphertext) -> Ciphertext:
     """``2 c^2 - 1``: one product, one rescale."""
     sq = ev.relinearize(ev.mul(c, c))
     return ev.add_const(ev.rescale(ev.add(sq, sq)), -1.0)
 
 
-def _arcsine(ev: Any, u: Any) -> Any:
+def _arcsine(ev: CkksBackend, u: Ciphertext) -> Ciphertext:
     """``u (6 + u^2)``: the square plus 6 (one rescale), times ``u`` (one more)."""
     sq = ev.relinearize(ev.mul(u, u))
     six_plus = ev.rescale(ev.add_const(sq, 6.0))
-    low = ev.mod_switch_to(u, ev.level(six_plus))
+    low = at_level(ev, u, ev.level(six_plus))
     return ev.rescale(ev.relinearize(ev.mul(low, six_plus)))
 
 
-def eval_mod(ev: Any, cts: list[Any], params: EvalModParams, scale: float) -> list[Any]:
+def eval_mod(ev: CkksBackend, cts: list[Ciphertext], params: EvalModParams, scale: float) -> list[Ciphertext]:
     """EvalMod of each ciphertext (values ``y`` in ``[-1, 1]``): :func:`reference` per slot,
     :attr:`EvalModParams.depth` levels lower. The series comes out at ``scale``; each further
     product squares the scale and divides it by its level's prime (pick ``scale`` near the primes)."""

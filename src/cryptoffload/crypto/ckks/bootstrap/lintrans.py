@@ -35,12 +35,15 @@ fill the ciphertext's slots.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap.dft import Stage
 from cryptoffload.crypto.ckks.bsgs import prerotate
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.backend import Ciphertext, CkksBackend, Plaintext
 
 __all__ = ["EncodedStage", "Grid", "apply", "encode", "grid"]
 
@@ -98,7 +101,7 @@ class EncodedStage:
 
     grid: Grid
     level: int
-    plaintexts: list[list[Any]] = field(repr=False)
+    plaintexts: list[list[Plaintext | None]] = field(repr=False)
 
     @property
     def baby(self) -> tuple[int, ...]:
@@ -109,14 +112,15 @@ class EncodedStage:
         return self.grid.giant
 
 
-def encode(ev: Any, stage: Stage, *, level: int, scale: float, factor: complex | np.ndarray = 1.0) -> EncodedStage:
+def encode(ev: CkksBackend, stage: Stage, *, level: int, scale: float,
+           factor: complex | np.ndarray = 1.0) -> EncodedStage:
     """Every diagonal of ``stage`` times ``factor``, pre-rotated by its giant step, repeated to
     the ciphertext's slots and encoded (complex) at ``level`` and ``scale``."""
     gr = grid(stage)
     reps = ev.slots // stage.width
-    table: list[list[Any]] = []
+    table: list[list[Plaintext | None]] = []
     for i, row in enumerate(gr.cells):
-        out_row: list[Any] = []
+        out_row: list[Plaintext | None] = []
         for k in row:
             if k is None:
                 out_row.append(None)
@@ -127,7 +131,8 @@ def encode(ev: Any, stage: Stage, *, level: int, scale: float, factor: complex |
     return EncodedStage(gr, level, table)
 
 
-def apply(ev: Any, ct: Any, enc: EncodedStage, giants: Sequence[int] | None = None, *, rescale: bool = True) -> Any:
+def apply(ev: CkksBackend, ct: Ciphertext, enc: EncodedStage, giants: Sequence[int] | None = None, *,
+          rescale: bool = True) -> Ciphertext:
     """The stage on ``ct`` (at the stage's level): every giant step's inner sum of its cells'
     plaintext products with the baby rotations (``baby_giant_sums``: one hoisted ``rotate_many``
     and the products -- or, on the RNS backends, one decomposition and one ModDown per giant

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cryptoffload.checks import JsonDict
 from cryptoffload.crypto.ckks.errors import CkksError
 
 #: Hamming weight of the ephemeral secret the mod-raise runs under (the sparse-secret
@@ -54,5 +55,5 @@ class BootstrapPlan:
             raise CkksError(f"a bootstrap plan for {self.slots} slots does not fit N = {ring_degree} ({full} slots)")
         return self.slots or full
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> JsonDict:
         return {"level_budget": list(self.level_budget), "dim1": list(self.dim1), "slots": self.slots}

@@ -8,24 +8,27 @@ so it runs on any kernel set and array module. Clarity over speed: these loop ov
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+from cryptoffload.crypto.ckks.gpu.kernelset import Array, Index, KeyWords
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.arith import Arith
     from cryptoffload.crypto.ckks.gpu.convplan import ConvPlan
 
 
-def transform(ar: Arith, buf: Any, offsets: np.ndarray, primes: np.ndarray, inverse: bool, src: Any = None) -> Any:
+def transform(ar: Arith, buf: Array, offsets: np.ndarray, primes: np.ndarray, inverse: bool,
+              src: Array | None = None) -> Array:
     flat = buf.reshape(-1, buf.shape[-1])
     rows = (src if src is not None else buf).reshape(-1, buf.shape[-1])[offsets].copy()
-    done = ar.impl.intt(ar.t, rows, ar.rows(primes)) if inverse else ar.impl.ntt(ar.t, rows, ar.rows(primes))
+    done = ar.intt(rows, primes) if inverse else ar.ntt(rows, primes)   # rows: a contiguous copy
     flat[offsets] = done
     return buf
 
 
-def convert(ar: Arith, x: Any, plan: ConvPlan, out: Any) -> Any:
+def convert(ar: Arith, x: Array, plan: ConvPlan, out: Array) -> Array:
     xf = x.reshape(-1, x.shape[-1])
     of = out.reshape(-1, out.shape[-1])
     for job in plan.jobs_list:
@@ -35,8 +38,8 @@ def convert(ar: Arith, x: Any, plan: ConvPlan, out: Any) -> Any:
     return out
 
 
-def ks_items(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, qp_rows: np.ndarray,
-             key_rows: np.ndarray) -> Any:
+def ks_items(ar: Arith, digits: Array, keys: KeyWords, perms: Index, items: np.ndarray, qp_rows: np.ndarray,
+             key_rows: np.ndarray) -> Array:
     out = ar.xp.empty((len(items), 2) + digits.shape[2:], dtype=ar.xp.uint64)
     for k, (b, key, perm) in enumerate(items.tolist()):
         d = digits[b]
@@ -46,8 +49,8 @@ def ks_items(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, q
     return out
 
 
-def combine(ar: Arith, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarray, rows: np.ndarray, c: Any,
-            c_sh: Any) -> Any:
+def combine(ar: Arith, a: Array, conv: Array, base: Array | None, perms: Index, items: np.ndarray, rows: np.ndarray,
+            c: Array, c_sh: Array) -> Array:
     n = conv.shape[-1]
     r_count = conv.shape[1]
     af = a.reshape(-1, n)
@@ -56,6 +59,8 @@ def combine(ar: Arith, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarr
         x = af[a_off // n: a_off // n + r_count]
         v = ar.mul_const(ar.sub(x, conv[i], rows), c, c_sh, rows)
         if base_off >= 0:
+            if base is None:   # the caller's items and base disagree: a bug in the scheme
+                raise AssertionError("combine: an item adds a base, but no base was given")
             b = base.reshape(-1, n)[base_off // n: base_off // n + r_count]
             if perm >= 0:
                 b = ar.impl.permute(ar.t, ar.xp.ascontiguousarray(b), perms[perm])
@@ -64,22 +69,24 @@ def combine(ar: Arith, a: Any, conv: Any, base: Any, perms: Any, items: np.ndarr
     return out
 
 
-def dot(ar: Arith, cts: Sequence[Any], pts: Sequence[Any], rows: np.ndarray, acc: Any = None) -> Any:
+def dot(ar: Arith, cts: Sequence[Array], pts: Sequence[KeyWords], rows: np.ndarray, acc: Array | None = None) -> Array:
     for ct, pt in zip(cts, pts):
         pt = ar.xp.asarray(pt[: ct.shape[-2]], dtype=ar.xp.uint64)   # a plaintext may hold more rows (P's)
         term = ar.mul(ct, ar.xp.ascontiguousarray(ar.xp.broadcast_to(pt, ct.shape)), rows)
         acc = term if acc is None else ar.add(acc, term, rows)
+    if acc is None:
+        raise ValueError("dot: no terms and no accumulator to sum")
     return acc
 
 
-def total(ar: Arith, arrays: Sequence[Any], rows: np.ndarray) -> Any:
+def total(ar: Arith, arrays: Sequence[Array], rows: np.ndarray) -> Array:
     acc = arrays[0]
     for a in arrays[1:]:
         acc = ar.add(acc, a, rows)
     return acc
 
 
-def lincomb(ar: Arith, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
+def lincomb(ar: Arith, x: Array, c: Array, c_sh: Array, rows: np.ndarray) -> Array:
     out = ar.xp.empty((c.shape[0],) + x.shape[1:], dtype=ar.xp.uint64)
     for r in range(c.shape[0]):
         for s in range(x.shape[1]):          # one polynomial at a time: one constant per row
@@ -91,11 +98,11 @@ def lincomb(ar: Arith, x: Any, c: Any, c_sh: Any, rows: np.ndarray) -> Any:
     return out
 
 
-def tensor(ar: Arith, a: Any, b: Any, rows: np.ndarray) -> Any:
+def tensor(ar: Arith, a: Array, b: Array, rows: np.ndarray) -> Array:
     xp = ar.xp
     p = ar.mul(xp.stack([a[0], a[0], a[1], a[1]]), xp.stack([b[0], b[1], b[0], b[1]]), rows)
     return xp.stack([p[0], ar.add(p[1], p[2], rows), p[3]])
 
 
-def gather(ar: Arith, arrays: Sequence[Any]) -> Any:
+def gather(ar: Arith, arrays: Sequence[Array]) -> Array:
     return ar.xp.stack(list(arrays))

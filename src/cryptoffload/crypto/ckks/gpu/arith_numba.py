@@ -15,23 +15,23 @@ All integers are ``uint64`` (typed explicitly: numba would turn a mix of signed 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numba
 import numpy as np
+
+from cryptoffload.crypto.ckks.gpu.kernelset import Array, DeviceTables, Floats, Index, KeyWords
 
 _S = np.uint64(32)
 _Z = np.uint64(0)
 
 
 @numba.njit(inline="always")
-def _shoup(x: Any, w: Any, ws: Any, q: Any) -> Any:
+def _shoup(x: np.uint64, w: np.uint64, ws: np.uint64, q: np.uint64) -> np.uint64:
     r = x * w - ((x * ws) >> _S) * q
     return r - q if r >= q else r
 
 
 @numba.njit(inline="always")
-def _reduce(x: Any, q: Any, qinv: float) -> Any:
+def _reduce(x: np.uint64, q: np.uint64, qinv: float) -> np.uint64:
     """``x mod q`` for ``x < 2**62`` without a hardware division: the float64 quotient is off by
     at most one either way, corrected in int64."""
     est = np.uint64(np.float64(x) * qinv)
@@ -45,12 +45,12 @@ def _reduce(x: Any, q: Any, qinv: float) -> Any:
 
 
 @numba.njit(inline="always")
-def _mulmod(a: Any, b: Any, q: Any, qinv: float) -> Any:
+def _mulmod(a: np.uint64, b: np.uint64, q: np.uint64, qinv: float) -> np.uint64:
     return _reduce(a * b, q, qinv)
 
 
 @numba.njit(cache=True)
-def _ntt(a: Any, rows: Any, q_all: Any, psi: Any, psi_sh: Any) -> None:
+def _ntt(a: Array, rows: Index, q_all: Array, psi: Array, psi_sh: Array) -> None:
     r_count, n = a.shape
     for r in range(r_count):
         k = rows[r]
@@ -75,7 +75,7 @@ def _ntt(a: Any, rows: Any, q_all: Any, psi: Any, psi_sh: Any) -> None:
 
 
 @numba.njit(cache=True)
-def _intt(a: Any, rows: Any, q_all: Any, ipsi: Any, ipsi_sh: Any, ninv: Any, ninv_sh: Any) -> None:
+def _intt(a: Array, rows: Index, q_all: Array, ipsi: Array, ipsi_sh: Array, ninv: Array, ninv_sh: Array) -> None:
     r_count, n = a.shape
     for r in range(r_count):
         k = rows[r]
@@ -104,7 +104,7 @@ def _intt(a: Any, rows: Any, q_all: Any, ipsi: Any, ipsi_sh: Any, ninv: Any, nin
 
 
 @numba.njit(cache=True)
-def _add(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
+def _add(a: Array, b: Array, rows: Index, q_all: Array, out: Array) -> None:
     for r in range(a.shape[0]):
         q = q_all[rows[r]]
         for j in range(a.shape[1]):
@@ -113,7 +113,7 @@ def _add(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
 
 
 @numba.njit(cache=True)
-def _sub(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
+def _sub(a: Array, b: Array, rows: Index, q_all: Array, out: Array) -> None:
     for r in range(a.shape[0]):
         q = q_all[rows[r]]
         for j in range(a.shape[1]):
@@ -122,7 +122,7 @@ def _sub(a: Any, b: Any, rows: Any, q_all: Any, out: Any) -> None:
 
 
 @numba.njit(cache=True)
-def _neg(a: Any, rows: Any, q_all: Any, out: Any) -> None:
+def _neg(a: Array, rows: Index, q_all: Array, out: Array) -> None:
     for r in range(a.shape[0]):
         q = q_all[rows[r]]
         for j in range(a.shape[1]):
@@ -131,7 +131,7 @@ def _neg(a: Any, rows: Any, q_all: Any, out: Any) -> None:
 
 
 @numba.njit(cache=True)
-def _mul(a: Any, b: Any, rows: Any, q_all: Any, qinv_all: Any, out: Any) -> None:
+def _mul(a: Array, b: Array, rows: Index, q_all: Array, qinv_all: Floats, out: Array) -> None:
     for r in range(a.shape[0]):
         k = rows[r]
         q = q_all[k]
@@ -141,7 +141,7 @@ def _mul(a: Any, b: Any, rows: Any, q_all: Any, qinv_all: Any, out: Any) -> None
 
 
 @numba.njit(cache=True)
-def _mul_const(a: Any, c: Any, c_sh: Any, rows: Any, q_all: Any, out: Any) -> None:
+def _mul_const(a: Array, c: Array, c_sh: Array, rows: Index, q_all: Array, out: Array) -> None:
     for r in range(a.shape[0]):
         q = q_all[rows[r]]
         w = c[r]
@@ -151,8 +151,8 @@ def _mul_const(a: Any, c: Any, c_sh: Any, rows: Any, q_all: Any, out: Any) -> No
 
 
 @numba.njit(cache=True)
-def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, mat_sh: Any, q_all: Any,
-                  qinv_all: Any, exact: Any, use_exact: bool, out: Any) -> None:
+def _base_convert(x: Array, src: Index, dst: Index, yinv: Array, yinv_sh: Array, mat: Array, mat_sh: Array,
+                  q_all: Array, qinv_all: Floats, exact: Array, use_exact: bool, out: Array) -> None:
     s_count, n = x.shape
     y = np.empty((s_count, n), dtype=np.uint64)
     for s in range(s_count):
@@ -185,7 +185,8 @@ def _base_convert(x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any,
 
 
 @numba.njit(cache=True)
-def _ks_inner(digits: Any, key: Any, key_rows: Any, rows: Any, q_all: Any, qinv_all: Any, out: Any) -> None:
+def _ks_inner(digits: Array, key: KeyWords, key_rows: Index, rows: Index, q_all: Array, qinv_all: Floats,
+              out: Array) -> None:
     g_count, r_count, n = digits.shape
     for r in range(r_count):
         k = rows[r]
@@ -204,70 +205,71 @@ def _ks_inner(digits: Any, key: Any, key_rows: Any, rows: Any, q_all: Any, qinv_
 
 
 @numba.njit(cache=True)
-def _permute(a: Any, perm: Any, out: Any) -> None:
+def _permute(a: Array, perm: Index, out: Array) -> None:
     for r in range(a.shape[0]):
         for j in range(a.shape[1]):
             out[r, j] = a[r, perm[j]]
 
 
-# -- the kernel set (same signatures as arith_ref) ------------------------------------------------
+# -- the kernel set (kernelset.LoopKernels, as arith_ref) -----------------------------------------
 
 
-def add(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def add(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     out = np.empty_like(a)
     _add(a, b, rows, t.q, out)
     return out
 
 
-def sub(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def sub(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     out = np.empty_like(a)
     _sub(a, b, rows, t.q, out)
     return out
 
 
-def neg(t: Any, a: Any, rows: Any) -> Any:
+def neg(t: DeviceTables, a: Array, rows: Index) -> Array:
     out = np.empty_like(a)
     _neg(a, rows, t.q, out)
     return out
 
 
-def mul(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def mul(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     out = np.empty_like(a)
     _mul(a, b, rows, t.q, t.qinv, out)
     return out
 
 
-def mul_const(t: Any, a: Any, c: Any, c_sh: Any, rows: Any) -> Any:
+def mul_const(t: DeviceTables, a: Array, c: Array, c_sh: Array, rows: Index) -> Array:
     out = np.empty_like(a)
     _mul_const(a, c, c_sh, rows, t.q, out)
     return out
 
 
-def ntt(t: Any, a: Any, rows: Any) -> Any:
+def ntt(t: DeviceTables, a: Array, rows: Index) -> Array:
     _ntt(a, rows, t.q, t.psi, t.psi_sh)
     return a
 
 
-def intt(t: Any, a: Any, rows: Any) -> Any:
+def intt(t: DeviceTables, a: Array, rows: Index) -> Array:
     _intt(a, rows, t.q, t.ipsi, t.ipsi_sh, t.ninv, t.ninv_sh)
     return a
 
 
-def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, exact: Any = None) -> Any:
+def base_convert(t: DeviceTables, x: Array, src: Index, dst: Index, yinv: Array, yinv_sh: Array, mat: Array,
+                 exact: Array | None = None) -> Array:
     out = np.empty((len(dst), x.shape[1]), dtype=np.uint64)
-    use = exact is not None
     mat_sh = (mat << _S) // t.q[dst][None, :]     # Shoup quotients of the conversion matrix
-    _base_convert(x, src, dst, yinv, yinv_sh, mat, mat_sh, t.q, t.qinv, exact if use else yinv, use, out)
+    _base_convert(x, src, dst, yinv, yinv_sh, mat, mat_sh, t.q, t.qinv, yinv if exact is None else exact,
+                  exact is not None, out)
     return out
 
 
-def ks_inner(t: Any, digits: Any, key: Any, key_rows: Any, rows: Any) -> Any:
+def ks_inner(t: DeviceTables, digits: Array, key: KeyWords, key_rows: Index, rows: Index) -> Array:
     out = np.empty((2,) + digits.shape[1:], dtype=np.uint64)
     _ks_inner(digits, key, key_rows, rows, t.q, t.qinv, out)
     return out
 
 
-def permute(t: Any, a: Any, perm: Any) -> Any:
+def permute(t: DeviceTables, a: Array, perm: Index) -> Array:
     shape = a.shape
     flat = a.reshape(-1, shape[-1])
     out = np.empty_like(flat)

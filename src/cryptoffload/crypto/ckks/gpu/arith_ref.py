@@ -4,47 +4,48 @@ Why a reference: the fast kernels (numba on the CPU, CUDA on the GPU) are checke
 against these, on the array module each runs on. Clarity over speed: products of two residues
 (< 2**62) are reduced with the ``%`` operator, which is exact on ``uint64``.
 
-Every function takes ``t`` (the device tables of :class:`~.arith.Arith`: ``t.xp``, ``t.q``,
-NTT tables indexed ``[prime row, i]``) and ``rows``: for each row of the operand, the index of
+Every function takes ``t`` (the :class:`~.kernelset.DeviceTables` of :class:`~.arith.Arith`:
+``t.xp``, ``t.q``, NTT tables indexed ``[prime row, i]``) and ``rows``: for each row of the operand, the index of
 its prime in the ring's row order. Operands are ``uint64`` arrays of shape ``(R, N)`` holding
-canonical residues (``0 <= x < q``); results are canonical too.
+canonical residues (``0 <= x < q``); results are canonical too. The module implements
+:class:`~.kernelset.LoopKernels` (checked where :mod:`.arith` registers it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from cryptoffload.crypto.ckks.gpu.kernelset import Array, DeviceTables, Index, KeyWords
 
 
-def _q(t: Any, rows: Any) -> Any:
+def _q(t: DeviceTables, rows: Index) -> Array:
     return t.q[rows][:, None]
 
 
-def add(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def add(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     q = _q(t, rows)
     s = a + b
     return t.xp.where(s >= q, s - q, s)
 
 
-def sub(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def sub(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     q = _q(t, rows)
     return t.xp.where(a >= b, a - b, a + q - b)
 
 
-def neg(t: Any, a: Any, rows: Any) -> Any:
+def neg(t: DeviceTables, a: Array, rows: Index) -> Array:
     q = _q(t, rows)
     return t.xp.where(a == 0, a, q - a)
 
 
-def mul(t: Any, a: Any, b: Any, rows: Any) -> Any:
+def mul(t: DeviceTables, a: Array, b: Array, rows: Index) -> Array:
     return (a * b) % _q(t, rows)
 
 
-def mul_const(t: Any, a: Any, c: Any, c_sh: Any, rows: Any) -> Any:
+def mul_const(t: DeviceTables, a: Array, c: Array, c_sh: Array, rows: Index) -> Array:
     """``a * c[r] mod q`` with one constant per row (``c_sh``, Shoup's quotients, unused here)."""
     return (a * c[:, None]) % _q(t, rows)
 
 
-def ntt(t: Any, a: Any, rows: Any) -> Any:
+def ntt(t: DeviceTables, a: Array, rows: Index) -> Array:
     """Forward negacyclic NTT of each row, in place (returns ``a``)."""
     xp = t.xp
     r, n = a.shape
@@ -63,7 +64,7 @@ def ntt(t: Any, a: Any, rows: Any) -> Any:
     return a
 
 
-def intt(t: Any, a: Any, rows: Any) -> Any:
+def intt(t: DeviceTables, a: Array, rows: Index) -> Array:
     """Inverse negacyclic NTT of each row, in place (returns ``a``)."""
     xp = t.xp
     r, n = a.shape
@@ -85,7 +86,8 @@ def intt(t: Any, a: Any, rows: Any) -> Any:
     return a
 
 
-def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, mat: Any, exact: Any = None) -> Any:
+def base_convert(t: DeviceTables, x: Array, src: Index, dst: Index, yinv: Array, yinv_sh: Array, mat: Array,
+                 exact: Array | None = None) -> Array:
     """Fast base conversion of coefficient-form residues ``x`` (rows ``src``) to rows ``dst``:
     ``out_t = sum_s (x_s * yinv_s mod q_s) * mat[s, t] mod t`` -- ``x + u Qs`` for some
     ``0 <= u < S``. With ``exact`` (``Qs mod t`` per destination row) the overflow ``u`` is
@@ -109,7 +111,7 @@ def base_convert(t: Any, x: Any, src: Any, dst: Any, yinv: Any, yinv_sh: Any, ma
     return out
 
 
-def ks_inner(t: Any, digits: Any, key: Any, key_rows: Any, rows: Any) -> Any:
+def ks_inner(t: DeviceTables, digits: Array, key: KeyWords, key_rows: Index, rows: Index) -> Array:
     """Key switching's inner product: ``out[c] = sum_g digits[g] * key[g, c, key_rows]`` mod q
     (``digits``: ``(G, R, N)``; ``key``: ``(G', 2, K, N)`` with ``G' >= G``); ``(2, R, N)``."""
     xp = t.xp
@@ -121,6 +123,6 @@ def ks_inner(t: Any, digits: Any, key: Any, key_rows: Any, rows: Any) -> Any:
     return out
 
 
-def permute(t: Any, a: Any, perm: Any) -> Any:
+def permute(t: DeviceTables, a: Array, perm: Index) -> Array:
     """``out[..., i] = a[..., perm[i]]``: a Galois automorphism on NTT-domain rows."""
     return a[..., perm]

@@ -31,7 +31,7 @@ residue and physical prime (a 60-bit logical prime is two words). Serialised obj
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Callable, Hashable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -60,6 +60,7 @@ from cryptoffload.crypto.ckks.gpu.device import array_module
 from cryptoffload.crypto.ckks.gpu.encoder import MAX_COEFF
 from cryptoffload.crypto.ckks.gpu.chain import prime_chain
 from cryptoffload.crypto.ckks.gpu.capture import Captured, capture
+from cryptoffload.crypto.ckks.gpu.kernelset import Array
 from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme, SecretKey
 from cryptoffload.errors import ConfigError
@@ -92,7 +93,7 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         self.scheme = RnsScheme(self.chain, xp, kernels)
         self.xp = xp
         self._sk: SecretKey | None = None
-        self._pk: Any = None
+        self._pk: Array | None = None
         #: relinearisation ("relin"), Galois (("galois", step)), conjugation ("conj") and the
         #: encapsulation's sparse_to_dense keys
         self._keys = EvalKeys(self.scheme.ar)
@@ -109,7 +110,7 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         (None for the numba and reference kernel sets)."""
         return self.scheme.ar.launches
 
-    def capture(self, fn: Callable[..., Any], *examples: Ciphertext) -> Captured:
+    def capture(self, fn: Callable[..., object], *examples: Ciphertext) -> Captured:
         """``fn`` (ciphertexts -> ciphertext(s), run on this backend) captured once on
         ``examples`` and replayed for new inputs of the same level, scale and size: a CUDA graph
         on the GPU, the recorded launches on the twin (:mod:`.capture`)."""
@@ -134,8 +135,8 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         s = self.scheme
         self._wipe_secret()
         self._sk = s.gen_secret()
-        self._pk = s.gen_public(self._sk)
-        self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(self._pk)))
+        pk = self._pk = s.gen_public(self._sk)
+        self._key_id = self.key_set_id(serial.residues_to_bytes(s.ar.to_host(pk)))
         self._has_secret = True
         self._keys.clear()
         self._encapsulation = None
@@ -294,7 +295,7 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         self._need_public("encrypt")
         pt = values if isinstance(values, Plaintext) else self.encode(values, level=level, scale=scale)
         raw = self._own(pt, Plaintext, "encrypt")
-        return self._ct(self.scheme.encrypt(raw, self._pk))
+        return self._ct(self.scheme.encrypt(raw, self._public_key()))
 
     def decrypt(self, ct: Ciphertext) -> np.ndarray:
         raw = self._own(ct, Ciphertext, "decrypt")
@@ -326,7 +327,8 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         self._encode_raw_check(coeffs, lv)
         return Plaintext(hoisted.extended_plaintext(self.scheme, coeffs, lv, sc), self.fingerprint)
 
-    def baby_giant_sums(self, ct: Ciphertext, steps: Sequence[int], rows: Sequence[Sequence[Any]]) -> list[Any]:
+    def baby_giant_sums(self, ct: Ciphertext, steps: Sequence[int],
+                        rows: Sequence[Sequence[Plaintext | None]]) -> list[Ciphertext]:
         """The inner sums of a BSGS product with one decomposition of ``ct`` and one ModDown per
         row (double hoisting, :mod:`.hoisted`), when every plaintext is from
         :meth:`encode_for_rotations` and every step has a key of its own; else the interface's."""
@@ -347,7 +349,7 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         """Encrypt complex slot values (the interface's ``encrypt`` takes real ones)."""
         self._need_public("encrypt")
         pt = self.encode_complex(values, level=level, scale=scale)
-        return self._ct(self.scheme.encrypt(pt.raw, self._pk))
+        return self._ct(self.scheme.encrypt(pt.raw, self._public_key()))
 
     def decode(self, pt: Plaintext) -> np.ndarray:
         raw = self._own(pt, Plaintext, "decode")
@@ -495,7 +497,8 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
                 out[i] = self.rotate(cts[i], steps[i])
         return out
 
-    def mul_scalar_sums(self, cts: Sequence[Ciphertext], weights: Any, name: str = "w") -> list[Ciphertext | None]:
+    def mul_scalar_sums(self, cts: Sequence[Ciphertext], weights: ArrayLike,
+                        name: str = "w") -> list[Ciphertext | None]:
         """A dense layer of scalar weights in one launch: the constants are what encoding each
         weight at the default scale gives (see the interface), without encoding 10^5 of them on
         the host. Inputs of several levels, scales or sizes, or weights too large to encode,
@@ -547,7 +550,13 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
         return self._ct(self.scheme.drop_to(raw, lv))
 
     # -- rotations -------------------------------------------------------------------------------
-    def _key_of(self, name: str) -> tuple[int, Any]:
+    def _public_key(self) -> Array:
+        """The public key (keygen or a context made it; the ops that encrypt check that first)."""
+        if self._pk is None:
+            raise CkksError("encrypt: no keys yet; call keygen() first")
+        return self._pk
+
+    def _key_of(self, name: str) -> tuple[int, Hashable]:
         """(Galois element, key-store name) of the Galois key ``name`` (``galois:<step>``)."""
         step = int(name.split(":", 1)[1]) % self.slots
         return self.scheme.galois_elt(step), ("galois", step)
@@ -602,14 +611,14 @@ class RnsCkksBackend(Bootstraps, CheckedBackend):
     def _unframe(self, data: bytes, kind: int) -> bytes:
         return unpack_frame(data, kind, self._writer(data), self.params.digest(), self.key_id)[0]
 
-    def _host(self, a: Any) -> np.ndarray:
+    def _host(self, a: Array) -> np.ndarray:
         return self.scheme.ar.to_host(a)
 
     def serialize_ciphertext(self, ct: Ciphertext) -> bytes:
         raw = self._own(ct, Ciphertext, "serialize_ciphertext")
         return self._frame(KIND_CIPHERTEXT, serial.pack_object(raw.level, raw.scale, self._host(raw.data)))
 
-    def _load_object(self, data: bytes, kind: int, what: str, sizes: tuple[int, ...]) -> tuple[int, float, Any]:
+    def _load_object(self, data: bytes, kind: int, what: str, sizes: tuple[int, ...]) -> tuple[int, float, Array]:
         payload = self._unframe(data, kind)
         lv, sc, arr = serial.unpack_object(payload, what, self.params.poly_modulus_degree, self.params.levels,
                                            self.chain.limbs, self.scheme.ring.q, sizes)

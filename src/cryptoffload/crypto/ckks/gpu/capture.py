@@ -24,7 +24,7 @@ result would differ from a direct run, and the tests compare them bit for bit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, TypeAlias
 
 from cryptoffload import cuda
 from cryptoffload.crypto.ckks.backend import Ciphertext
@@ -33,7 +33,12 @@ from cryptoffload.crypto.ckks.gpu.scheme import RawCt
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
-    from cryptoffload.crypto.ckks.gpu.launch import Launcher
+    from cryptoffload.crypto.ckks.gpu.launch import Launcher, Recording
+
+#: What a captured program returns: a ciphertext, or lists and tuples of them (nested).
+CtTree: TypeAlias = "Ciphertext | list[CtTree] | tuple[CtTree, ...]"
+#: The same shape over the raw ciphertexts the capture holds.
+RawTree: TypeAlias = "RawCt | list[RawTree] | tuple[RawTree, ...]"
 
 
 class Captured:
@@ -41,8 +46,8 @@ class Captured:
     example inputs (same level, scale and size); returns what the program returned, as new
     ciphertexts."""
 
-    def __init__(self, backend: RnsCkksBackend, launcher: Launcher, inputs: list[RawCt], outputs: Any,
-                 replay: Callable[[], None], keep: Sequence[Any], launches: int) -> None:
+    def __init__(self, backend: RnsCkksBackend, launcher: Launcher, inputs: list[RawCt], outputs: RawTree,
+                 replay: Callable[[], None], keep: Sequence[object], launches: int) -> None:
         self.backend = backend
         self.launcher = launcher   # the backend's launch code the program was captured through
         self.inputs = inputs
@@ -52,7 +57,7 @@ class Captured:
         #: kernel launches one replay stands for (what one direct run issues)
         self.launches = launches
 
-    def __call__(self, *cts: Ciphertext) -> Any:
+    def __call__(self, *cts: Ciphertext) -> CtTree:
         be = self.backend
         if len(cts) != len(self.inputs):
             raise CkksError(f"captured program: {len(cts)} inputs, it was captured with {len(self.inputs)}")
@@ -66,21 +71,26 @@ class Captured:
         return _map(self.outputs, lambda r: be._ct(RawCt(be.scheme.ar.copy(r.data), r.level, r.scale)))
 
 
-def _map(outputs: Any, fn: Callable[[RawCt], Any]) -> Any:
-    if isinstance(outputs, (list, tuple)):
-        return type(outputs)(fn(o) for o in outputs)
+def _map(outputs: RawTree, fn: Callable[[RawCt], Ciphertext]) -> CtTree:
+    if isinstance(outputs, list):
+        return [_map(o, fn) for o in outputs]
+    if isinstance(outputs, tuple):
+        return tuple(_map(o, fn) for o in outputs)
     return fn(outputs)
 
 
-def _raws(out: Any) -> Any:
-    if isinstance(out, (list, tuple)):
-        return type(out)(_raws(o) for o in out)
+def _raws(out: object) -> RawTree:
+    """The raw ciphertexts of what a program returned (checked: ciphertexts in lists and tuples)."""
+    if isinstance(out, list):
+        return [_raws(o) for o in out]
+    if isinstance(out, tuple):
+        return tuple(_raws(o) for o in out)
     if not isinstance(out, Ciphertext):
         raise CkksError(f"captured program: returns a {type(out).__name__}; it must return ciphertexts")
     return out.raw
 
 
-def capture(backend: RnsCkksBackend, fn: Callable[..., Any], examples: Sequence[Ciphertext]) -> Captured:
+def capture(backend: RnsCkksBackend, fn: Callable[..., object], examples: Sequence[Ciphertext]) -> Captured:
     """Capture ``fn(*examples)`` on ``backend`` (a :class:`~.backend.RnsCkksBackend` with a
     CUDA kernel set); see the module docstring."""
     ar = backend.scheme.ar
@@ -105,8 +115,8 @@ def capture(backend: RnsCkksBackend, fn: Callable[..., Any], examples: Sequence[
     return Captured(backend, launcher, inputs, outputs, replay, [rec, wrapped], launcher.count - before)
 
 
-def _capture_graph(backend: RnsCkksBackend, launcher: Launcher, fn: Callable[..., Any],
-                   wrapped: list[Ciphertext]) -> tuple[Any, Any, Any]:
+def _capture_graph(backend: RnsCkksBackend, launcher: Launcher, fn: Callable[..., object],
+                   wrapped: list[Ciphertext]) -> tuple[RawTree, Callable[[], None], Recording]:
     """The CUDA graph of ``fn(*wrapped)`` (GPU only: needs CuPy)."""
     cp = cuda.cupy()
     pool = cp.cuda.MemoryPool()

@@ -11,13 +11,15 @@ rotation keys; the ephemeral secret itself is never kept.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.errors import CkksError
-from cryptoffload.crypto.ckks.framing import KIND_SECRET
+from cryptoffload.checks import JsonDict
+from cryptoffload.crypto.ckks.framing import KIND_SECRET, galois_steps
 from cryptoffload.crypto.ckks.gpu import serial
+from cryptoffload.crypto.ckks.gpu.kernelset import Array
 from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE
 from cryptoffload.crypto.ckks.gpu.scheme import SecretKey
 from cryptoffload.crypto.ckks.gpu.sparse import SPARSE_TO_DENSE, Encapsulation, encapsulation_basis
@@ -26,18 +28,18 @@ if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.backend import RnsCkksBackend
 
 
-def sections(be: RnsCkksBackend, kind: int) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+def sections(be: RnsCkksBackend, kind: int) -> tuple[JsonDict, list[tuple[str, bytes]]]:
     """The header and the sections of ``be``'s context of ``kind`` (public: no secret key)."""
     host, keys = be.scheme.ar.to_host, be._keys
     steps = sorted(be._galois.items())
-    out = [("public", serial.residues_to_bytes(host(be._pk)))]
+    out = [("public", serial.residues_to_bytes(host(be._public_key())))]
     if "relin" in keys:
         out.append(("relin", serial.residues_to_bytes(host(keys.get("relin")))))
     if steps:
         out.append(("galois", b"".join(serial.residues_to_bytes(host(keys.get(("galois", k)))) for k, _ in steps)))
     if "conj" in keys:
         out.append(("conj", serial.residues_to_bytes(host(keys.get("conj")))))
-    header: dict[str, Any] = {"params": be.params.to_dict(), "galois": steps, "insecure_study": be.insecure_study}
+    header: JsonDict = {"params": be.params.to_dict(), "galois": steps, "insecure_study": be.insecure_study}
     enc = be._encapsulation
     if enc is not None:
         header["ephemeral_weight"] = enc.weight
@@ -50,21 +52,18 @@ def sections(be: RnsCkksBackend, kind: int) -> tuple[dict[str, Any], list[tuple[
     return header, out
 
 
-def load_keys(be: RnsCkksBackend, header: dict[str, Any], sec: dict[str, bytes], what: str) -> None:
+def load_keys(be: RnsCkksBackend, header: JsonDict, sec: dict[str, bytes], what: str) -> None:
     """Put the public and evaluation keys of a context into ``be`` (a fresh backend)."""
     ring = be.scheme.ring
     n, k, g = ring.n, ring.rows, len(ring.digits)
 
-    def load(blob: bytes, shape: tuple[int, ...], name: str, q: np.ndarray = ring.q) -> Any:
+    def load(blob: bytes, shape: tuple[int, ...], name: str, q: np.ndarray = ring.q) -> Array:
         return be.xp.asarray(serial.residues_from_bytes(blob, shape, q, f"{what} ({name} key)"))
 
     be._pk = load(sec["public"], (2, k, n), "public")
     if "relin" in sec:
         be._keys.put("relin", load(sec["relin"], (g, 2, k, n), "relinearisation"))
-    try:
-        steps = [(int(st), str(nm)) for st, nm in header.get("galois", [])]
-    except (TypeError, ValueError):
-        raise CkksError(f"malformed {what}: Galois steps") from None
+    steps = galois_steps(header, what)
     if any(not 0 < st < be.slots for st, _ in steps):
         raise CkksError(f"malformed {what}: a Galois step is out of range")
     blob = sec.get("galois", b"")
@@ -83,8 +82,8 @@ def load_keys(be: RnsCkksBackend, header: dict[str, Any], sec: dict[str, bytes],
             raise CkksError(f"malformed {what}: the sparse-secret encapsulation keys")
         basis = encapsulation_basis(ring)
         rows = np.concatenate([ring.data_rows(0), np.asarray(basis.special, dtype=np.int64)])
-        compact = load(sec["to_sparse"], (len(basis.digits), 2, len(rows), n), "to_sparse", ring.q[rows])
-        compact = compact.astype(KEY_DTYPE)
+        compact = load(sec["to_sparse"], (len(basis.digits), 2, len(rows), n), "to_sparse",
+                       ring.q[rows]).astype(KEY_DTYPE)
         be._encapsulation = Encapsulation(weight, basis, compact)
         be._keys.put(SPARSE_TO_DENSE, load(sec[SPARSE_TO_DENSE], (g, 2, k, n), "sparse_to_dense"))
     be._has_relin = "relin" in be._keys
@@ -95,6 +94,6 @@ def load_secret(be: RnsCkksBackend, blob: bytes, what: str) -> None:
     ring = be.scheme.ring
     small = serial.secret_from_bytes(blob, ring.n)
     be._sk = SecretKey(small, be.scheme.small_to_ntt(small, np.arange(ring.rows)))
-    if not be.scheme.is_key_pair(be._sk, be._pk):
+    if not be.scheme.is_key_pair(be._sk, be._public_key()):
         raise CkksError(f"serialised {what}: the secret key does not belong to the public key")
     be._has_secret = True

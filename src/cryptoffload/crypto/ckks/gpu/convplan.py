@@ -11,7 +11,7 @@ copies are made once (never while a CUDA graph is being captured).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class ConvPlan:
         return plan
 
     @property
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[str, tuple[ConvJob, ...]]:
         return ("convplan", self.jobs_list)
 
     @property

@@ -8,7 +8,7 @@ driver, or one where NVRTC cannot build ``kernels.cu`` -- is a
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 
@@ -26,7 +26,7 @@ def gpu_reason() -> str | None:
     return cuda.build_reason(source(), nvrtc_options(), PROBE_KERNEL, "the CKKS kernels (kernels.cu)")
 
 
-def array_module(kind: str) -> Any:
+def array_module(kind: str) -> ModuleType:
     """``numpy`` for ``"numpy"``; ``cupy`` for ``"cupy"`` or :class:`BackendUnavailable`."""
     if kind == "numpy":
         return np

@@ -26,12 +26,13 @@ memory of ordinary plaintexts. Everything is a launch the GPU already has: one d
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Hashable, Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.gpu import keyswitch
 from cryptoffload.crypto.ckks.gpu.encoder import to_residues
+from cryptoffload.crypto.ckks.gpu.kernelset import Array
 from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE, EvalKeys
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RawPt, RnsScheme
 
@@ -53,8 +54,8 @@ def is_extended(scheme: RnsScheme, pt: RawPt) -> bool:
     return pt.data.shape[0] == len(scheme.ring.qp_rows(pt.level))
 
 
-def _c0_terms(scheme: RnsScheme, permuted: dict[int, Any], level: int, group: Sequence[tuple[int, RawPt]],
-              whole: RawCt, zero: set[int]) -> Any:
+def _c0_terms(scheme: RnsScheme, permuted: dict[int, Array], level: int, group: Sequence[tuple[int, RawPt]],
+              whole: RawCt, zero: set[int]) -> Array:
     """``(sum_j p_j sigma_j(c_0), p_0 c_1)`` of one giant step: the part of the sum outside ModDown
     (``permuted[j]``: ``sigma_j(c_0)``, made once for every giant step)."""
     ar, rows = scheme.ar, scheme.rows(level)
@@ -64,7 +65,7 @@ def _c0_terms(scheme: RnsScheme, permuted: dict[int, Any], level: int, group: Se
     return scheme.xp.stack([first, second])
 
 
-def product_sums(scheme: RnsScheme, ct: RawCt, elts_keys: Sequence[tuple[int, Any] | None],
+def product_sums(scheme: RnsScheme, ct: RawCt, elts_keys: Sequence[tuple[int, Hashable] | None],
                  groups: Sequence[Sequence[tuple[int, RawPt]]], keys: EvalKeys) -> list[RawCt]:
     """``[sum_(j, p) in group  p * rot_j(ct) for group in groups]`` (unrescaled, scale
     ``ct.scale * p.scale``): ``elts_keys[j]`` is the (Galois element, key name) of baby step
@@ -73,17 +74,16 @@ def product_sums(scheme: RnsScheme, ct: RawCt, elts_keys: Sequence[tuple[int, An
     level, r_count = ct.level, scheme.ring.chain.limbs(ct.level)
     data = ar.contig(ct.data)
     qp = keyswitch.Basis.main(ring, level).qp_rows(ring, level)
-    moving = [j for j, ek in enumerate(elts_keys) if ek is not None]
+    moving = {j: ek for j, ek in enumerate(elts_keys) if ek is not None}
     inner = None
     if moving:
         digits = keyswitch.decompose(ar, data, [r_count], level)
-        items = [(0, keys.index(elts_keys[j][1]), keys.perm_index(elts_keys[j][0])) for j in moving]  # type: ignore[index]
+        items = [(0, keys.index(name), keys.perm_index(elt)) for elt, name in moving.values()]
         inner = keyswitch.inner(ar, digits, keys.stack, keys.perms, np.asarray(items, dtype=np.int64), level)
     slot = {j: k for k, j in enumerate(moving)}
     used = {j for group in groups for j, _ in group}
-    permuted = {j: data[0] if elts_keys[j] is None else ar.permute(data[0], elts_keys[j][0])  # type: ignore[index]
-                for j in used}
-    zero = {j for j in used if elts_keys[j] is None}
+    permuted = {j: ar.permute(data[0], moving[j][0]) if j in moving else data[0] for j in used}
+    zero = {j for j in used if j not in moving}
     accs, bases = [], []
     for group in groups:
         ext = [(inner[slot[j]], pt.data) for j, pt in group if j in slot] if inner is not None else []

@@ -16,15 +16,21 @@ never exist twice); the backend's own references are views into the stack.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Hashable, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
+
+from cryptoffload.crypto.ckks.errors import CkksError
+from cryptoffload.crypto.ckks.gpu.kernelset import Index, KeyWords
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.ckks.gpu.arith import Arith
 
 #: the word keys are held in
 KEY_DTYPE = np.uint32
+#: keys as the store holds them (one key ``(G, 2, K, N)``, or the stack of them)
+KeyArray: TypeAlias = npt.NDArray[np.uint32]
 
 
 class EvalKeys:
@@ -34,27 +40,25 @@ class EvalKeys:
 
     def __init__(self, ar: Arith) -> None:
         self.ar = ar
-        self._stack: Any = None
+        self._stack: KeyArray | None = None
         self._index: dict[Hashable, int] = {}
         self._free: list[int] = []
-        self._pending: dict[Hashable, Any] = {}
+        self._pending: dict[Hashable, KeyArray] = {}
         self._elts: dict[Hashable, int] = {}
-        self._perms: Any = None
+        self._perms: Index | None = None
         self._perm_index: dict[int, int] = {}
 
-    def _as_key(self, key: Any) -> Any:
-        return key if key.dtype == KEY_DTYPE else key.astype(KEY_DTYPE)
-
-    def put(self, name: Hashable, key: Any, elt: int | None = None) -> None:
-        key = self._as_key(key)
-        if name in self._index:
-            self._stack[self._index[name]] = key
-        elif self._free and key.shape == self._stack.shape[1:]:
+    def put(self, name: Hashable, key: KeyWords, elt: int | None = None) -> None:
+        words = key.astype(KEY_DTYPE, copy=False)
+        stack = self._stack
+        if stack is not None and name in self._index:
+            stack[self._index[name]] = words
+        elif stack is not None and self._free and words.shape == stack.shape[1:]:
             slot = self._free.pop(0)
-            self._stack[slot] = key
+            stack[slot] = words
             self._index[name] = slot
         else:
-            self._pending[name] = key
+            self._pending[name] = words
         if elt is not None:
             self._elts[name] = elt
             self._perms = None
@@ -68,10 +72,13 @@ class EvalKeys:
         if self._elts.pop(name, None) is not None:
             self._perms = None
 
-    def get(self, name: Hashable) -> Any:
+    def get(self, name: Hashable) -> KeyArray:
         if name in self._pending:
             return self._pending[name]
-        return self._stack[self._index[name]]
+        slot = self._index[name]   # a KeyError for a name never put
+        if self._stack is None:    # a name has a slot only once the stack exists
+            raise AssertionError("the key store lost its stack")
+        return self._stack[slot]
 
     def __contains__(self, name: Hashable) -> bool:
         return name in self._index or name in self._pending
@@ -114,13 +121,17 @@ class EvalKeys:
             self._perms = self.ar.xp.asarray(host)
 
     @property
-    def stack(self) -> Any:
+    def stack(self) -> KeyArray:
         self.build()
+        if self._stack is None:
+            raise CkksError("no evaluation keys are held: generate or load the relinearisation and Galois keys first")
         return self._stack
 
     @property
-    def perms(self) -> Any:
+    def perms(self) -> Index:
         self.build()
+        if self._perms is None:   # build() makes them
+            raise AssertionError("the key store built no permutations")
         return self._perms
 
     @property

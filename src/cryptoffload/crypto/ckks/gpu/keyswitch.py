@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+from cryptoffload.crypto.ckks.gpu.kernelset import Array, Index, KeyWords
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 
 
@@ -73,7 +74,7 @@ class Basis:
         return math.prod(ring.primes[r] for r in self.special)
 
 
-def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int, basis: Basis | None = None) -> Any:
+def decompose(ar: Arith, buf: Array, starts: Sequence[int], level: int, basis: Basis | None = None) -> Array:
     """Digits of the polynomials starting at rows ``starts`` of ``buf`` (NTT form, each the
     level's data rows): ``(B, G, R + alpha, N)`` in NTT form over the basis' rows (the ring's
     own, :meth:`Basis.main`, by default)."""
@@ -99,16 +100,16 @@ def decompose(ar: Arith, buf: Any, starts: Sequence[int], level: int, basis: Bas
     return out
 
 
-def inner(ar: Arith, digits: Any, keys: Any, perms: Any, items: np.ndarray, level: int,
-          basis: Basis | None = None) -> Any:
+def inner(ar: Arith, digits: Array, keys: KeyWords, perms: Index, items: np.ndarray, level: int,
+          basis: Basis | None = None) -> Array:
     """``(K, 2, R + alpha, N)``: item ``(b, key, perm)`` is digit set ``b`` (through permutation
     ``perm`` of ``perms``, -1: none) times ``keys[key]``."""
     basis = basis or Basis.main(ar.ring, level)
     return ar.ks_items(digits, keys, perms, items, basis.qp_rows(ar.ring, level), basis.key_row_table(ar.ring, level))
 
 
-def mod_down(ar: Arith, acc: Any, level: int, base: Any = None, bases: Sequence[tuple[int, int]] | None = None,
-             perms: Any = None, basis: Basis | None = None) -> Any:
+def mod_down(ar: Arith, acc: Array, level: int, base: Array | None = None,
+             bases: Sequence[tuple[int, int]] | None = None, perms: Index | None = None, basis: Basis | None = None) -> Array:
     """Divide ``acc`` ``(..., R + alpha, N)`` (contiguous, NTT form over the level's rows and
     ``P``'s -- the basis' special rows; they are overwritten) by ``P``: ``(..., R, N)``.
     ``bases``, one per polynomial of ``acc`` in order: (element offset in ``base`` of ``R`` rows
@@ -145,12 +146,13 @@ def _combine_items(n: int, stride_rows: int, parts: int, bases: Sequence[tuple[i
     return items
 
 
-def _no_perm(ar: Arith) -> Any:
+def _no_perm(ar: Arith) -> Index:
     return ar.table(np.zeros(1, dtype=np.int64))
 
 
-def switch(ar: Arith, buf: Any, starts: Sequence[int], key_items: Sequence[tuple[int, int, int]], keys: Any,
-           perms: Any, level: int, bases: Sequence[tuple[int, int]] | None = None, basis: Basis | None = None) -> Any:
+def switch(ar: Arith, buf: Array, starts: Sequence[int], key_items: Sequence[tuple[int, int, int]], keys: KeyWords,
+           perms: Index, level: int, bases: Sequence[tuple[int, int]] | None = None,
+           basis: Basis | None = None) -> Array:
     """The whole key switch of the polynomials at ``starts`` of ``buf``: ``key_items`` are
     ``(which start, key index, permutation index)``; ``bases`` as in :func:`mod_down`, offsets
     into ``buf``; ``basis`` the decomposition (the ring's own by default). ``(K, 2, R, N)``."""

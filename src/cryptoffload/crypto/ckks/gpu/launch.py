@@ -31,9 +31,10 @@ import threading
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Protocol, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from cryptoffload import cuda
 from cryptoffload.errors import BackendUnavailable
@@ -121,6 +122,23 @@ def _compile_host(harness: str, target: Path) -> None:
         os.replace(staged, target)
 
 
+#: What a kernel takes: arrays (passed by pointer) and NumPy scalars of a fixed width (by value;
+#: a ``uint64`` is a pointer passed by value).
+KernelArg: TypeAlias = "npt.NDArray[np.generic] | np.int32 | np.int64 | np.uint64"
+#: A resolved kernel: ``fn(grid, block, args, shared_mem)``.
+KernelFn: TypeAlias = Callable[[tuple[int, ...], tuple[int, ...], tuple[KernelArg, ...], int], None]
+
+
+class Executor(Protocol):
+    """Where launches run: resolves kernels by name, gives device pointers, copies strided arrays."""
+
+    def kernel(self, name: str) -> KernelFn: ...
+
+    def pointer(self, a: npt.NDArray[np.generic]) -> np.uint64: ...
+
+    def copy(self, out: npt.NDArray[np.generic], a: npt.NDArray[np.generic]) -> None: ...
+
+
 # -- executors: name -> a callable(grid, block, args, shared_mem) ---------------------------------
 
 class CupyExecutor:
@@ -129,30 +147,30 @@ class CupyExecutor:
     xp_name = "cupy"
 
     def __init__(self) -> None:
-        self._fns: dict[str, Any] = {}
+        self._fns: dict[str, KernelFn] = {}
 
-    def kernel(self, name: str) -> Callable[..., None]:
+    def kernel(self, name: str) -> KernelFn:
         fn = self._fns.get(name)
         if fn is None:
             raw = cuda.kernel(source(), nvrtc_options(), name)
 
-            def fn(grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0,
-                   _raw: Any = raw) -> None:
+            def fn(grid: tuple[int, ...], block: tuple[int, ...], args: tuple[KernelArg, ...], shared_mem: int = 0,
+                   _raw: cuda.RawKernel = raw) -> None:
                 _raw(grid, block, args, shared_mem=shared_mem)
 
             self._fns[name] = fn
         return fn
 
     @staticmethod
-    def pointer(a: Any) -> np.uint64:
-        return np.uint64(a.data.ptr)
+    def pointer(a: npt.NDArray[np.generic]) -> np.uint64:
+        return np.uint64(a.data.ptr)   # type: ignore[attr-defined]  # a cupy.ndarray's device memory
 
     @staticmethod
-    def copy(out: Any, a: Any) -> None:
+    def copy(out: npt.NDArray[np.generic], a: npt.NDArray[np.generic]) -> None:
         out[...] = a
 
 
-def _c_arg(arg: Any) -> Any:
+def _c_arg(arg: KernelArg) -> ctypes.c_void_p | ctypes.c_int | ctypes.c_longlong:
     if isinstance(arg, np.ndarray):
         if not arg.flags.c_contiguous:   # a launch-code bug: the GPU would read the wrong words
             raise AssertionError("a kernel argument is not C-contiguous")
@@ -174,15 +192,15 @@ class HostExecutor:
 
     def __init__(self, lib: ctypes.CDLL | None = None) -> None:
         self.lib = lib if lib is not None else host_library()
-        self._fns: dict[str, Any] = {}
+        self._fns: dict[str, KernelFn] = {}
 
-    def kernel(self, name: str) -> Callable[..., None]:
+    def kernel(self, name: str) -> KernelFn:
         fn = self._fns.get(name)
         if fn is None:
             c_fn = getattr(self.lib, f"launch_{name}")
 
-            def fn(grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], shared_mem: int = 0,
-                   _c: Any = c_fn) -> None:
+            def fn(grid: tuple[int, ...], block: tuple[int, ...], args: tuple[KernelArg, ...], shared_mem: int = 0,
+                   _c: Callable[..., object] = c_fn) -> None:
                 gy = grid[1] if len(grid) > 1 else 1
                 _c(ctypes.c_int(grid[0]), ctypes.c_int(gy), ctypes.c_int(block[0]), *[_c_arg(a) for a in args])
 
@@ -190,13 +208,13 @@ class HostExecutor:
         return fn
 
     @staticmethod
-    def pointer(a: Any) -> np.uint64:
+    def pointer(a: npt.NDArray[np.generic]) -> np.uint64:
         if not a.flags.c_contiguous:
             raise AssertionError("a pointer argument is not C-contiguous")
         return np.uint64(a.ctypes.data)
 
     @staticmethod
-    def copy(out: Any, a: Any) -> None:
+    def copy(out: npt.NDArray[np.generic], a: npt.NDArray[np.generic]) -> None:
         np.copyto(out, a)
 
 
@@ -206,8 +224,8 @@ class Recording:
     replay never touches memory that was freed and handed out again)."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
-        self.keep: list[Any] = []
+        self.launches: list[tuple[Callable[..., None], tuple[object, ...]]] = []
+        self.keep: list[npt.NDArray[np.generic]] = []
 
     def replay(self) -> None:
         for fn, args in self.launches:
@@ -220,29 +238,30 @@ class Recording:
 class Launcher:
     """Counts, and optionally records, every launch of one kernel set (module docstring)."""
 
-    def __init__(self, executor: Any) -> None:
+    def __init__(self, executor: Executor) -> None:
         self.executor = executor
         self.count = 0
         self._recording: Recording | None = None
 
-    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...],
-                 shared_mem: int = 0, keep: tuple[Any, ...] = ()) -> None:
+    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[KernelArg, ...],
+                 shared_mem: int = 0, keep: tuple[npt.NDArray[np.generic], ...] = ()) -> None:
         """Launch kernel ``name``; ``keep``: the arrays its pointer arguments point into."""
         fn = self.executor.kernel(name)
         self._issue(fn, (grid, block, args, shared_mem), keep)
 
-    def copy(self, out: Any, a: Any) -> None:
+    def copy(self, out: npt.NDArray[np.generic], a: npt.NDArray[np.generic]) -> None:
         """``out[...] = a`` (a strided copy: one kernel on a GPU), counted and recorded like a launch."""
         self._issue(self.executor.copy, (out, a), ())
 
-    def _issue(self, fn: Callable[..., None], args: tuple[Any, ...], keep: tuple[Any, ...]) -> None:
+    def _issue(self, fn: Callable[..., None], args: tuple[object, ...],
+               keep: tuple[npt.NDArray[np.generic], ...]) -> None:
         fn(*args)
         self.count += 1
         if self._recording is not None:
             self._recording.launches.append((fn, args))
             self._recording.keep.extend(keep)
 
-    def pointer(self, a: Any) -> np.uint64:
+    def pointer(self, a: npt.NDArray[np.generic]) -> np.uint64:
         return self.executor.pointer(a)
 
     @property
@@ -257,5 +276,5 @@ class Launcher:
         return out
 
 
-__all__ = ["CupyExecutor", "HostExecutor", "Launcher", "Recording", "cache_dir", "host_library", "host_reason", "nvrtc_options",
-           "source"]
+__all__ = ["CupyExecutor", "Executor", "HostExecutor", "KernelArg", "KernelFn", "Launcher", "Recording", "cache_dir",
+           "host_library", "host_reason", "nvrtc_options", "source"]

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from cryptoffload.crypto.ckks.gpu.chain import WORD_BITS, PrimeChain
 
 SHOUP_SHIFT = 32
 
 
-def shoup(w: Any, q: Any) -> Any:
+def shoup(w: npt.ArrayLike, q: npt.ArrayLike) -> npt.NDArray[np.uint64]:
     """Shoup's quotient ``floor(w * 2**32 / q)`` (elementwise on uint64 arrays; ``w < q < 2**31``)."""
     return (np.asarray(w, dtype=np.uint64) << np.uint64(SHOUP_SHIFT)) // np.asarray(q, dtype=np.uint64)
 

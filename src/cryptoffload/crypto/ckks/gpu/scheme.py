@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Hashable, Sequence, overload
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from cryptoffload.crypto.ckks.gpu.arith import Arith
 from cryptoffload.crypto.ckks.gpu.encoder import CrtDecoder, SpecialFft, to_residues
 from cryptoffload.crypto.ckks.gpu.chain import PrimeChain
 from cryptoffload.crypto.ckks.gpu.convplan import ConvJob
+from cryptoffload.crypto.ckks.gpu.kernelset import Array
 from cryptoffload.crypto.ckks.gpu.keystore import EvalKeys
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing, shoup
 from cryptoffload.crypto.ckks.gpu.sampling import Sampler
@@ -40,7 +42,7 @@ from cryptoffload.crypto.ckks.gpu.sampling import Sampler
 class RawCt:
     """A ciphertext: ``data`` ``(size, R, N)`` NTT-form residues at logical ``level`` and ``scale``."""
 
-    data: Any
+    data: Array
     level: int
     scale: float
 
@@ -56,7 +58,7 @@ class RawCt:
 class RawPt:
     """A plaintext: ``data`` ``(R, N)`` NTT-form residues at ``level`` and ``scale``."""
 
-    data: Any
+    data: Array
     level: int
     scale: float
 
@@ -71,7 +73,7 @@ class SecretKey:
     CuPy's pool, which hands it to the next allocation as it is)."""
 
     small: np.ndarray  # (N,) int8 coefficients in {-1, 0, 1}, host
-    ntt: Any           # (K, N) NTT form over every row, device
+    ntt: Array         # (K, N) NTT form over every row, device
 
     def __repr__(self) -> str:
         return "<SecretKey (hidden)>"
@@ -81,7 +83,7 @@ class SecretKey:
         wipe(self.ntt)
 
 
-def wipe(a: Any) -> None:
+def wipe(a: Array) -> None:
     """Overwrite a secret-derived array with zeros and wait until that is done (on a GPU the
     fill is queued on the current stream; the memory must not be reused before it ran)."""
     a.fill(0)
@@ -92,7 +94,7 @@ def wipe(a: Any) -> None:
 class RnsScheme:
     """The scheme over one prime chain, one array module and one kernel set."""
 
-    def __init__(self, chain: PrimeChain, xp: Any, kernels: str | None = None) -> None:
+    def __init__(self, chain: PrimeChain, xp: ModuleType, kernels: str | None = None) -> None:
         self.ring = RnsRing(chain)
         self.ar = Arith(self.ring, xp, kernels)
         self.xp = xp
@@ -109,7 +111,7 @@ class RnsScheme:
         return self.ring.data_rows(level)
 
     # -- small polynomials --------------------------------------------------------------------
-    def small_to_ntt(self, coeffs: np.ndarray, rows: np.ndarray) -> Any:
+    def small_to_ntt(self, coeffs: np.ndarray, rows: np.ndarray) -> Array:
         """Integer coefficients (host, ``(..., N)``) to NTT-form residues over ``rows``: ``(..., R, N)``.
         The host residues are zeroed once on the device (the coefficients may be a secret key's)."""
         q = self.ring.q[rows].astype(np.int64)
@@ -125,7 +127,7 @@ class RnsScheme:
         small = self.sampler.ternary(self.n).astype(np.int8)
         return SecretKey(small, self.small_to_ntt(small, np.arange(self.ring.rows)))
 
-    def _rlwe_zero(self, s_ntt: Any) -> tuple[Any, Any]:
+    def _rlwe_zero(self, s_ntt: Array) -> tuple[Array, Array]:
         """``(-a s + e, a)`` over every row, ``a`` uniform (uniform residues are uniform in
         either domain, so ``a`` is drawn directly in NTT form)."""
         all_rows = np.arange(self.ring.rows)
@@ -134,7 +136,7 @@ class RnsScheme:
         b = self.ar.sub(e, self.ar.mul(a, s_ntt, all_rows), all_rows)
         return b, a
 
-    def is_key_pair(self, sk: SecretKey, pk: Any) -> bool:
+    def is_key_pair(self, sk: SecretKey, pk: Array) -> bool:
         """Whether ``pk_0 + pk_1 s`` is the small error it must be (a loaded secret key checked
         against the public key: a mismatch would decrypt everything to noise)."""
         row = np.array([0])
@@ -144,18 +146,18 @@ class RnsScheme:
         centred = np.where(coeff > q // 2, coeff - q, coeff)
         return bool(np.max(np.abs(centred)) <= 19)
 
-    def gen_public(self, sk: SecretKey) -> Any:
+    def gen_public(self, sk: SecretKey) -> Array:
         b, a = self._rlwe_zero(sk.ntt)
         return self.xp.stack([b, a])
 
-    def gen_switch(self, sk: SecretKey, s_from: Any) -> Any:
+    def gen_switch(self, sk: SecretKey, s_from: Array) -> Array:
         """Key switching key from ``s_from`` (NTT form, every row) to ``sk``: ``(G, 2, K, N)``."""
         ring = self.ring
         out = []
         for rows in ring.digits:
             b, a = self._rlwe_zero(sk.ntt)
             r = np.array(rows)
-            pmod, pmod_sh = self.ar.const(("pmod", rows), lambda r=r: ring.constant(ring.p_product, r))
+            pmod, pmod_sh = self.ar.const(("pmod", rows), lambda: ring.constant(ring.p_product, r))
             part = s_from[r]
             scaled = self.ar.mul_const(part, pmod, pmod_sh, r)
             b[r] = self.ar.add(b[r], scaled, r)
@@ -164,14 +166,14 @@ class RnsScheme:
             out.append(self.xp.stack([b, a]))
         return self.xp.stack(out)
 
-    def gen_relin(self, sk: SecretKey) -> Any:
+    def gen_relin(self, sk: SecretKey) -> Array:
         all_rows = np.arange(self.ring.rows)
         return self._switch_from_temporary(sk, self.ar.mul(sk.ntt, sk.ntt, all_rows))
 
-    def gen_galois(self, sk: SecretKey, elt: int) -> Any:
+    def gen_galois(self, sk: SecretKey, elt: int) -> Array:
         return self._switch_from_temporary(sk, self.ar.permute(sk.ntt, elt))
 
-    def _switch_from_temporary(self, sk: SecretKey, s_from: Any) -> Any:
+    def _switch_from_temporary(self, sk: SecretKey, s_from: Array) -> Array:
         """:meth:`gen_switch` from a key derived from the secret (s^2, an automorphism of s),
         wiped afterwards like the secret itself."""
         try:
@@ -201,7 +203,7 @@ class RnsScheme:
         res = to_residues(coeffs, self.ring.q[rows].tolist())
         return RawPt(self.ar.ntt(self.ar.asarray(res), rows), level, scale)
 
-    def decode_poly(self, poly: Any, level: int, scale: float) -> np.ndarray:
+    def decode_poly(self, poly: Array, level: int, scale: float) -> np.ndarray:
         """Complex slots of an NTT-form polynomial at ``level``/``scale``."""
         rows = self.rows(level)
         coeff = self.ar.to_host(self.ar.intt(poly.copy(), rows))
@@ -211,7 +213,7 @@ class RnsScheme:
         return self.fft.decode(crt.decode(coeff), scale)
 
     # -- encryption -------------------------------------------------------------------------------
-    def encrypt(self, pt: RawPt, pk: Any) -> RawCt:
+    def encrypt(self, pt: RawPt, pk: Array) -> RawCt:
         ar, level = self.ar, pt.level
         qp = self.ring.qp_rows(level)
         v = self.small_to_ntt(self.sampler.ternary(self.n), qp)
@@ -237,12 +239,12 @@ class RnsScheme:
         big, small = (a, b) if a.size >= b.size else (b, a)
         return RawCt(self.ar.add(big.data, self._padded(small.data, big.size, a.level), rows), a.level, a.scale)
 
-    def _zeros(self, level: int) -> Any:
+    def _zeros(self, level: int) -> Array:
         """A zero polynomial at ``level`` (made once)."""
         limbs = self.ring.chain.limbs(level)
         return self.ar.const(("zeros", limbs), lambda: (np.zeros((limbs, self.n), dtype=np.uint64),))[0]
 
-    def _padded(self, parts: Any, size: int, level: int) -> Any:
+    def _padded(self, parts: Array, size: int, level: int) -> Array:
         """``parts`` (``(k, R, N)`` or one ``(R, N)`` polynomial) followed by zero polynomials up
         to ``size`` (one launch): what adds a plaintext or a smaller ciphertext to a ciphertext."""
         rows = [parts] if parts.ndim == 2 else [parts[i] for i in range(parts.shape[0])]
@@ -294,11 +296,12 @@ class RnsScheme:
         return [RawCt(out[r], level, cts[0].scale * scale) for r in range(ints.shape[0])]
 
     # -- constants ------------------------------------------------------------------------------
-    def _row_constant(self, value: int, rows: np.ndarray) -> tuple[Any, Any]:
+    def _row_constant(self, value: int, rows: np.ndarray) -> tuple[Array, Array]:
         """``value mod q_r`` per row, with Shoup quotients, on the device (made once per value)."""
-        return self.ar.const(("int", value, len(rows)), lambda: self.ring.constant(value, rows))
+        c, c_sh = self.ar.const(("int", value, len(rows)), lambda: self.ring.constant(value, rows))
+        return c, c_sh
 
-    def _times_i(self, data: Any, level: int) -> Any:
+    def _times_i(self, data: Array, level: int) -> Array:
         """``data`` (``(..., R, N)``) times ``X**(N/2)``: every slot times ``i``."""
         rows = self.rows(level)
         unit = self.ar.const(("imaginary_unit", len(rows)), lambda: (self.ring.imaginary_unit[: len(rows)].copy(),))[0]
@@ -306,7 +309,7 @@ class RnsScheme:
             return self.ar.mul(data, unit, rows)
         return self.ar.gather([self.ar.mul(data[i], unit, rows) for i in range(data.shape[0])])
 
-    def _const_times(self, data: Any, real: int, imag: int, level: int) -> Any:
+    def _const_times(self, data: Array, real: int, imag: int, level: int) -> Array:
         """``data * (real + imag X**(N/2))``: the product with the constant polynomial whose slots
         are all ``real + imag i`` (exact: one constant per row, and the monomial's NTT form)."""
         rows = self.rows(level)
@@ -359,7 +362,7 @@ class RnsScheme:
             data = self._drop_last(data)
         return [RawCt(data[b], c.level - 1, c.scale / d) for b, (c, d) in enumerate(zip(cts, divisors))]
 
-    def _drop_last(self, data: Any) -> Any:
+    def _drop_last(self, data: Array) -> Array:
         """``(B, S, R, N)`` (ours: its last rows are overwritten) to ``(B, S, R - 1, N)``: each
         polynomial minus the centred value of its last row, divided by the last prime (SEAL's
         ``divide_and_round_q_last``; the exact conversion of one row is its centred value)."""
@@ -381,7 +384,13 @@ class RnsScheme:
         out = ar.combine(data, conv, None, ar.table(np.zeros(1)), items, rest, qinv, qinv_sh)
         return out.reshape(b_count, size, last, n)
 
-    def drop_to(self, a: RawCt | RawPt, level: int) -> Any:
+    @overload
+    def drop_to(self, a: RawCt, level: int) -> RawCt: ...
+
+    @overload
+    def drop_to(self, a: RawPt, level: int) -> RawPt: ...
+
+    def drop_to(self, a: RawCt | RawPt, level: int) -> RawCt | RawPt:
         """The same value with fewer rows (no rescale): valid modulo any divisor of ``Q``."""
         limbs = self.ring.chain.limbs(level)
         if isinstance(a, RawPt):
@@ -389,11 +398,11 @@ class RnsScheme:
         return RawCt(self.ar.contig(a.data[:, :limbs]), level, a.scale)
 
     # -- automorphisms --------------------------------------------------------------------------
-    def automorphism(self, a: RawCt, elt: int, key: str | int, keys: EvalKeys) -> RawCt:
+    def automorphism(self, a: RawCt, elt: int, key: Hashable, keys: EvalKeys) -> RawCt:
         """``X -> X**elt`` and a key switch back to ``s`` (a rotation, or conjugation)."""
         return self.automorphisms_each([a], [(elt, key)], keys)[0]
 
-    def automorphisms_each(self, cts: Sequence[RawCt], elts_keys: Sequence[tuple[int, Any]],
+    def automorphisms_each(self, cts: Sequence[RawCt], elts_keys: Sequence[tuple[int, Hashable]],
                            keys: EvalKeys) -> list[RawCt]:
         """One automorphism per ciphertext (each its own element and key), one batched key switch."""
         level, r_count, n = cts[0].level, self.ring.chain.limbs(cts[0].level), self.n
@@ -405,7 +414,7 @@ class RnsScheme:
                                keys.perms, level, bases)
         return [RawCt(out[b], level, c.scale) for b, c in enumerate(cts)]
 
-    def automorphisms_hoisted(self, a: RawCt, elts_keys: Sequence[tuple[int, Any]], keys: EvalKeys) -> list[RawCt]:
+    def automorphisms_hoisted(self, a: RawCt, elts_keys: Sequence[tuple[int, Hashable]], keys: EvalKeys) -> list[RawCt]:
         """Several automorphisms of one ciphertext sharing one decomposition of ``c1``."""
         level, r_count = a.level, self.ring.chain.limbs(a.level)
         data = self.ar.contig(a.data)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any
+from typing import Callable
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def pack_object(level: int, scale: float, data: np.ndarray) -> bytes:
     return OBJ_HEADER.pack(level, arr.shape[0], arr.shape[1], scale) + residues_to_bytes(arr)
 
 
-def unpack_object(payload: bytes, what: str, n: int, top: int, limbs_of: Any, q: np.ndarray,
+def unpack_object(payload: bytes, what: str, n: int, top: int, limbs_of: Callable[[int], int], q: np.ndarray,
                   sizes: tuple[int, ...]) -> tuple[int, float, np.ndarray]:
     """``(level, scale, residues (size, rows, N))``, every field checked (``limbs_of(level)``:
     rows at a level; ``sizes``: the sizes allowed)."""

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.bootstrap.plan import EPHEMERAL_WEIGHT
 from cryptoffload.crypto.ckks.gpu import keyswitch
 from cryptoffload.crypto.ckks.gpu.keyswitch import Basis
-from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE, EvalKeys
+from cryptoffload.crypto.ckks.gpu.kernelset import Array
+from cryptoffload.crypto.ckks.gpu.keystore import KEY_DTYPE, EvalKeys, KeyArray
 from cryptoffload.crypto.ckks.gpu.ring import RnsRing
 from cryptoffload.crypto.ckks.gpu.scheme import RawCt, RnsScheme, SecretKey, wipe
 
@@ -59,7 +59,7 @@ class Encapsulation:
 
     weight: int
     basis: Basis
-    to_sparse: Any
+    to_sparse: KeyArray
 
     def __repr__(self) -> str:
         return f"<Encapsulation weight {self.weight}, {len(self.basis.digits)} digits>"
@@ -88,7 +88,7 @@ def is_secure(ring: RnsRing, basis: Basis, weight: int) -> bool:
     return ring.n >= SECURE_MIN_N and weight >= EPHEMERAL_WEIGHT and key_modulus_bits(ring, basis) <= SECURE_KEY_BITS
 
 
-def _to_sparse_key(scheme: RnsScheme, sk: SecretKey, sparse_small: np.ndarray, basis: Basis) -> Any:
+def _to_sparse_key(scheme: RnsScheme, sk: SecretKey, sparse_small: np.ndarray, basis: Basis) -> KeyArray:
     """``(G0, 2, R0 + a0, N)``: per digit ``g`` (one level-0 row), ``(-a s' + e + P0 s, a)`` on
     that row and ``(-a s' + e, a)`` elsewhere, over the basis' rows only."""
     ar, ring, sampler = scheme.ar, scheme.ring, scheme.sampler
@@ -103,7 +103,7 @@ def _to_sparse_key(scheme: RnsScheme, sk: SecretKey, sparse_small: np.ndarray, b
             e = scheme.small_to_ntt(sampler.gaussian(ring.n), rows)
             b = ar.sub(e, ar.mul(a, s_new, rows), rows)
             one = np.array([r])
-            c, c_sh = ar.const(("p_part", p_part, r), lambda one=one: ring.constant(p_part, one))
+            c, c_sh = ar.const(("p_part", p_part, r), lambda: ring.constant(p_part, one))
             scaled = ar.mul_const(s_old[pos: pos + 1], c, c_sh, one)
             b[pos: pos + 1] = ar.add(b[pos: pos + 1], scaled, one)
             wipe(scaled)
@@ -115,7 +115,7 @@ def _to_sparse_key(scheme: RnsScheme, sk: SecretKey, sparse_small: np.ndarray, b
 
 
 def gen_encapsulation(scheme: RnsScheme, sk: SecretKey, weight: int = EPHEMERAL_WEIGHT
-                      ) -> tuple[Encapsulation, Any, SecretKey]:
+                      ) -> tuple[Encapsulation, Array, SecretKey]:
     """A fresh ephemeral secret of Hamming weight ``weight`` and its two keys: the compact
     to_sparse key (in the :class:`Encapsulation`) and the sparse_to_dense key-switching key
     (``(G, 2, K, N)``, for the key store). The ephemeral secret is returned for tests; the
