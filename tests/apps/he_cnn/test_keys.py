@@ -36,6 +36,33 @@ def test_keys_are_made_kept_and_reused(tmp_path: Path) -> None:
     assert other.how == "made" and other.path != first.path  # other steps: another key set, another file
 
 
+def test_seal_keys_are_kept_as_a_key_file_and_read_back(tmp_path: Path) -> None:
+    """SEAL's key file (crypto/ckks/keyfile.py): the Galois keys whole, read straight from the
+    file; the key set read back is the one made."""
+    first = keyed_backend("seal", PARAMS, STEPS, tmp_path / "keys")
+    assert first.path is not None and first.path.name.endswith(".keys")
+    with first.path.open("rb") as fh:
+        fh.seek(-8, os.SEEK_END)
+        assert fh.read() == b"CKKSKEY1"
+    second = keyed_backend("seal", PARAMS, STEPS, tmp_path / "keys")
+    assert second.reused and second.backend.fingerprint == first.backend.fingerprint
+    x = np.linspace(-1, 1, 8)
+    ct = second.backend.rotate(first.backend.encrypt(x), 5)
+    assert np.allclose(first.backend.decrypt(ct)[:3], x[5:], atol=1e-4)
+
+
+def test_a_file_holding_another_key_set_than_its_name_says_is_refused_with_the_fix(tmp_path: Path) -> None:
+    folder = tmp_path / "k"
+    mine = keyed_backend("emulator", PARAMS, STEPS, folder)
+    other = keyed_backend("emulator", PARAMS, [1, 3], folder)
+    assert mine.path is not None and other.path is not None
+    os.replace(other.path, mine.path)  # renamed by hand
+    with pytest.raises(ConfigError, match=r"holds no Galois key for rotations \[2, 5\], not the key set its name "
+                                          r"stands for .*: remove it .cryptoffload makes a new key set."):
+        keyed_backend("emulator", PARAMS, STEPS, folder)
+    assert mine.path.exists()  # refused, not replaced
+
+
 def test_no_folder_keeps_nothing(tmp_path: Path) -> None:
     keys = keyed_backend("emulator", PARAMS, STEPS, None)
     assert keys.how == "made" and keys.path is None and list(tmp_path.iterdir()) == []

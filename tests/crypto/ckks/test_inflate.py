@@ -22,6 +22,7 @@ from cryptoffload.crypto.ckks.inflate import (
     inflated_size,
     parse_seal_header,
     seal_header,
+    uncompressed,
     zstd_frame_header,
 )
 
@@ -133,3 +134,22 @@ def test_zlib_measured_exactly_and_truncation_refused():
         inflated_size(seal_object(COMPR_ZLIB, zlib.compress(data) + b"tail"), 1 << 30, "key")
     with pytest.raises(CkksError, match="garbled zlib"):
         inflated_size(seal_object(COMPR_ZLIB, b"\x00\x01garbage"), 1 << 30, "key")
+
+
+@pytest.mark.parametrize("mode, pack", [(COMPR_ZSTD, zstd_compress), (COMPR_ZLIB, zlib.compress),
+                                        (COMPR_NONE, lambda b: b)])
+def test_uncompressed_is_the_same_object_stored_whole(mode, pack):
+    """The key file's form of a SEAL object (uncompressed): the same body under a header that
+    says compression none and the whole size; bounded like inflated_size."""
+    body = bytes(range(256)) * 5000 + b"tail"
+    blob = seal_object(mode, pack(body))
+    whole = b"".join(uncompressed(blob, len(body), "keys"))
+    assert parse_seal_header(whole, "keys").compr_mode == COMPR_NONE and whole[16:] == body
+    with pytest.raises(InflateLimit):
+        b"".join(uncompressed(blob, len(body) - 1, "keys"))
+
+
+def test_uncompressed_refuses_a_truncated_zstd_frame():
+    frame = zstd_compress(bytes(range(256)) * 400)
+    with pytest.raises(CkksError, match="truncated|garbled"):
+        b"".join(uncompressed(seal_object(COMPR_ZSTD, frame[:-8]), MIB, "keys"))

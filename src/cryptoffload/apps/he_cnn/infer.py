@@ -49,8 +49,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from cryptoffload.apps.he_cnn.batching import BatchPlan
-from cryptoffload.apps.he_cnn.data import load_mnist
-from cryptoffload.apps.he_cnn.digit_image import load_digit_image
+from cryptoffload.apps.he_cnn.data import held_out_image
+from cryptoffload.apps.he_cnn.encoded_weights import prepared_weights
 from cryptoffload.apps.he_cnn.keys import KeySet, keyed_backend
 from cryptoffload.apps.he_cnn.mnist_checks import check_image
 from cryptoffload.apps.he_cnn.model import CnnModel, load_model
@@ -64,14 +64,6 @@ from cryptoffload.io import json_safe, write_json
 
 SERVER_PHASES = ("conv", "act1", "fc1", "act2", "fc2", "output")
 LAYERS = ("conv", "act1", "fc1", "act2", "fc2")
-
-
-def _held_out(index: object, mnist_dir: str | Path | None) -> tuple[np.ndarray, int]:
-    data = load_mnist(mnist_dir)
-    n = len(data.y_test)
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
-        raise ConfigError(f"--image must be a held-out test image index 0..{n - 1}, got {index!r}")
-    return data.x_test[index], int(data.y_test[index])
 
 
 def softmax_top(logits: ArrayLike) -> float:
@@ -125,6 +117,7 @@ class InferResult:
     trace_path: str | None = None
     keys: str = "made"  #: "made" (new this call) or "reused" (read from the key folder)
     key_file: str | None = None
+    weights: str = "encoded"  #: "encoded" (this call) or "reused" (read from the key folder)
 
     @property
     def probability(self) -> float:
@@ -167,7 +160,7 @@ class Session:
         plan = PerChannelPlan(model, params)
         keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
         with timed(keys.backend) as prepare:
-            weights = plan.prepare(keys.backend)
+            weights, _ = prepared_weights(plan, keys, log=log)
         return cls(model, plan, keys, weights, prepare.seconds)
 
     def classify(self, image: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
@@ -192,10 +185,12 @@ def _image(index: int | None, image: object, image_file: str | Path | None,
     if image is not None and image_file is not None:
         raise ConfigError("give the image as pixels or as a file, not both")
     if image_file is not None:
+        from cryptoffload.apps.he_cnn.digit_image import load_digit_image  # Pillow: only for a file
+
         return load_digit_image(image_file), None, None
     if image is not None:
         return check_image(image), None, None
-    img, label = _held_out(index, mnist_dir)
+    img, label = held_out_image(index, mnist_dir)
     return img, label, index
 
 
@@ -213,8 +208,8 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
     keys = keyed_backend(backend, params, plan.rotation_steps(), key_dir, log)
     be = keys.backend
     ev = RecordingBackend(be, trace_name="mnist-cnn-per-channel")
-    with timed(ev) as prepare:
-        pw = plan.prepare(ev)
+    with timed(ev) as prepare:  # a trace records the encoding: then the weights are encoded, never read
+        pw, weights = prepared_weights(plan, keys, ev, reuse=trace_out is None, log=log)
     ev.set_phase("client")
     with timed(ev) as encrypt:
         ct = ev.label(ev.encrypt(plan.pack_image(img)), "image")
@@ -244,7 +239,7 @@ def infer_image(index: int | None = 0, model_path: str | Path = DEFAULT_WEIGHTS,
                  "encrypt": encrypt.seconds, "evaluate": evaluate.seconds, "decrypt": decrypt.seconds},
         layers=layers, op_kinds=kinds, rotations=count_rotations(ev.ops), galois_keys=len(plan.rotation_steps()),
         key_bytes=int(sum(be.key_bytes().values())), weight_plaintext_bytes=pw.plaintext_bytes,
-        trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path))
+        trace_path=trace_path, keys=keys.how, key_file=None if keys.path is None else str(keys.path), weights=weights)
 
 
 def run_batch(model: CnnModel, x: np.ndarray, backend: CkksBackend, plan: BatchPlan | None = None,

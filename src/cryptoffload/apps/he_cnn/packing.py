@@ -57,6 +57,7 @@ square, FC2 = 5 rescales; rotations per inference 8 + 28 + 9 = 45, with 28 Galoi
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -210,18 +211,15 @@ class PerChannelPlan:
 
     def _diagonals(self, W: np.ndarray, g: int, G: int, s_idx: np.ndarray) -> list[list[np.ndarray | None]]:
         """BSGS plaintexts of the wide-matrix diagonal method: diagonal ``gj + i`` pre-rotated by
-        giant step ``gj``, with ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots."""
+        giant step ``gj``, with ``diag_d[s] = W[s mod rows, (s + d) mod cols]`` over all slots.
+        Pre-rotated, slot ``s`` of diagonal ``gj + i`` is ``W[(s - gj) mod rows, (s + i) mod
+        cols]`` (rows and cols divide the slot count): all of them in one gather."""
         rows, cols = W.shape
-        out: list[list[np.ndarray | None]] = []
-        for j in range(G):
-            row: list[np.ndarray | None] = []
-            for i in range(g):
-                d = g * j + i
-                diag = W[s_idx % rows, (s_idx + d) % cols]
-                row.append(prerotate(diag, g * j) if np.any(diag) else None)
-            out.append(row)
-        return out
-
+        r = (s_idx[None, :] - g * np.arange(G)[:, None]) % rows   # (G, slots)
+        c = (s_idx[None, :] + np.arange(g)[:, None]) % cols       # (g, slots)
+        diags = W[r[:, None, :], c[None, :, :]]                    # (G, g, slots)
+        nonzero = diags.any(axis=2)
+        return [[diags[j, i] if nonzero[j, i] else None for i in range(g)] for j in range(G)]
 
     def rotation_steps(self) -> list[int]:
         """The Galois keys this plan needs (and nothing else)."""
@@ -255,34 +253,50 @@ class PerChannelPlan:
         return np.asarray(slots[: self.config.classes], dtype=np.float64)
 
 
+    def weight_groups(self) -> list[tuple[str, list[list[np.ndarray | None]], int]]:
+        """The masks and diagonals to encode, per layer, with the level each is used at:
+        ``(name, vectors, level)``, in the order :meth:`prepare` encodes them."""
+        top = self.top
+        return [("conv.mask", self.conv_vectors, top), ("fc1.diag", self.fc1_vectors, top - 2),
+                ("fc2.diag", self.fc2_vectors, top - 4)]
+
+    def weights_digest(self) -> bytes:
+        """A digest of everything the encoded weights depend on but the backend: every vector
+        (its values, its place, its level) and the parameters -- a file of them encoded is the
+        same file exactly when this digest is the same."""
+        h = hashlib.blake2b(digest_size=16, person=b"he-cnn-weights")
+        h.update(self.params.digest())
+        for name, vectors, level in self.weight_groups():
+            h.update(f"{name}@{level}:{len(vectors)}".encode())
+            for row in vectors:
+                for v in row:
+                    h.update(b"-" if v is None else b"+")
+                    if v is not None:
+                        h.update(np.ascontiguousarray(v, dtype="<f8").data)  # the buffer itself, not a copy
+        return h.digest()
+
     def prepare(self, ev: CkksBackend) -> PreparedWeights:
         """Encode every mask and diagonal at the level where it is used (once per key set)."""
         ev.set_phase("weights")
-        top = self.top
-        total = 0
-        count = 0
+        return self.weights_from([ev.label(ev.encode(v, level=level), f"{name}[{j},{i}]")
+                                  for name, vectors, level in self.weight_groups()
+                                  for j, row in enumerate(vectors) for i, v in enumerate(row) if v is not None], ev)
 
-        def enc(vectors: list[list[np.ndarray | None]], level: int, name: str) -> list[list[Plaintext | None]]:
-            nonlocal total, count
-            out = []
-            for j, row in enumerate(vectors):
-                r: list[Plaintext | None] = []
-                for i, v in enumerate(row):
-                    if v is None:
-                        r.append(None)
-                        continue
-                    pt = ev.label(ev.encode(v, level=level), f"{name}[{j},{i}]")
-                    total += ev.plaintext_bytes(pt)
-                    count += 1
-                    r.append(pt)
-                out.append(r)
-            return out
+    def weight_count(self) -> int:
+        """How many vectors :meth:`prepare` encodes (the all-zero ones are not)."""
+        return sum(v is not None for _, vectors, _ in self.weight_groups() for row in vectors for v in row)
 
-        pw = PreparedWeights(conv=enc(self.conv_vectors, top, "conv.mask"),
-                             fc1=enc(self.fc1_vectors, top - 2, "fc1.diag"),
-                             fc2=enc(self.fc2_vectors, top - 4, "fc2.diag"))
-        pw.plaintext_bytes, pw.count = total, count
-        return pw
+    def weights_from(self, plaintexts: Sequence[Plaintext], ev: CkksBackend) -> PreparedWeights:
+        """:class:`PreparedWeights` from the encoded vectors in :meth:`prepare`'s order (None
+        kept where a vector is all-zero); a count that does not match is a ConfigError."""
+        flat = iter(plaintexts)
+        want = self.weight_count()
+        if len(plaintexts) != want:
+            raise ConfigError(f"{len(plaintexts)} encoded weights given, the plan has {want}")
+        conv, fc1, fc2 = ([[None if v is None else next(flat) for v in row] for row in vectors]
+                          for _, vectors, _ in self.weight_groups())
+        return PreparedWeights(conv=conv, fc1=fc1, fc2=fc2, plaintext_bytes=sum(ev.plaintext_bytes(p) for p in plaintexts),
+                               count=len(plaintexts))
 
     def _bias(self, ev: CkksBackend, pw: PreparedWeights, name: str, vec: np.ndarray, ct: Ciphertext) -> Ciphertext:
         key = (name, ev.level(ct), float(ev.scale(ct)))

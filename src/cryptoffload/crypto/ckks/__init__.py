@@ -15,7 +15,10 @@ Layout (one concept per module, imports pointing down this list):
 * ``primes``, ``rotations`` -- SEAL's prime chain and its rotation-key plan, reproduced;
 * ``framing`` -- the serialised frame (header, payload, checksum) of ciphertexts and contexts;
 * ``inflate`` -- SEAL's serialised objects measured (header, declared and actual inflated size)
-  before SEAL inflates them: :func:`inflated_size`, :class:`InflateLimit`;
+  before SEAL inflates them: :func:`inflated_size`, :class:`InflateLimit`; and stored whole
+  (:func:`~.inflate.uncompressed`);
+* ``keyfile`` -- the key file: a secret context laid out for the library to read in place
+  (regions from byte 0, page-sum digests, the framed rest), what ``save_key_file`` writes;
 * ``batched`` -- :class:`~.batched.BatchedOps`, the batched ops as loops of single ops (a GPU
   overrides them);
 * ``backend`` -- :class:`CkksBackend` (the interface), :class:`CheckedBackend` (the checks and

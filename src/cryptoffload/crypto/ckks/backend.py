@@ -333,6 +333,38 @@ class CkksBackend(BatchedOps["Ciphertext", "Plaintext"], ABC):
         data = read_private(path, "CKKS secret context", max_bytes=MAX_CONTEXT_BYTES, error=CkksError)
         return cls.from_secret_context(data)
 
+    def save_key_file(self, path: str | os.PathLike[str]) -> Path:
+        """Every key as a private file laid out to be read back fast, for a key folder that the
+        next call reads (:mod:`.keyfile`; SEAL's keeps its Galois keys whole, 2.6 times the
+        disk space of a secret context); by default the secret context
+        (:meth:`save_secret_context`). The same rule for secrets."""
+        return self.save_secret_context(path)
+
+    @classmethod
+    def load_key_file(cls, path: str | os.PathLike[str], *,
+                      error: type[CryptoffloadError] = CkksError) -> "CkksBackend":
+        """The keys :meth:`save_key_file` wrote, from a private file only; ``error``: the class
+        of a refusal by the rule for secrets (any other refusal is a :class:`CkksError`)."""
+        data = read_private(path, "CKKS key", max_bytes=MAX_CONTEXT_BYTES, error=error)
+        return cls.from_secret_context(data)
+
+    #: the library (and its version) that computes, for the names of files it made: "" when
+    #: this package computes (the emulator, the gpu backends)
+    library = ""
+
+    #: whether encoded plaintexts can be kept in a file (:meth:`save_plaintext_file`): where
+    #: reading them back beats encoding them again (SEAL's)
+    keeps_plaintexts = False
+
+    def save_plaintext_file(self, path: str | os.PathLike[str], plaintexts: Sequence[Plaintext]) -> Path:
+        """Encoded plaintexts as one private file bound to this key set, read back by
+        :meth:`load_plaintext_file` (where :attr:`keeps_plaintexts`)."""
+        raise CkksError(f"save_plaintext_file: the {self.name} backend keeps no plaintexts in files")
+
+    def load_plaintext_file(self, path: str | os.PathLike[str], *,
+                            error: type[CryptoffloadError] = CkksError) -> list[Plaintext]:
+        raise CkksError(f"load_plaintext_file: the {self.name} backend keeps no plaintexts in files")
+
 
 class CheckedBackend(CkksBackend):
     """Checks and key registry shared by the adapters (SEAL, the emulator, OpenFHE), so

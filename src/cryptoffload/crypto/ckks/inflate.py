@@ -25,11 +25,12 @@ import ctypes.util
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import Iterator
 
 from cryptoffload.crypto.ckks.errors import CkksError
 
 __all__ = ["COMPR_NONE", "COMPR_ZLIB", "COMPR_ZSTD", "MAX_WINDOW", "InflateLimit", "SealHeader", "inflated_size",
-           "parse_seal_header", "seal_header", "zstd_frame_header"]
+           "parse_seal_header", "seal_header", "uncompressed", "zstd_frame_header"]
 
 SEAL_MAGIC = 0xA15E
 _HEADER = struct.Struct("<HBBBBHQ")  # magic, header size, major, minor, compression mode, reserved, size
@@ -63,9 +64,10 @@ def seal_header(compr_mode: int, size: int, major: int = 4, minor: int = 1) -> b
     return _HEADER.pack(SEAL_MAGIC, _HEADER.size, major, minor, compr_mode, 0, size)
 
 
-def parse_seal_header(blob: bytes | memoryview, what: str) -> SealHeader:
+def parse_seal_header(blob: bytes | memoryview, what: str, stored: int | None = None) -> SealHeader:
     """SEAL's header of ``blob``, checked: magic, header size, version 3.x/4.x, a known
-    compression mode, the reserved field, and a stored size equal to ``len(blob)``."""
+    compression mode, the reserved field, and a stored size equal to ``len(blob)`` (or to
+    ``stored`` when ``blob`` holds only the object's first bytes)."""
     if len(blob) < _HEADER.size:
         raise CkksError(f"{what}: truncated SEAL header ({len(blob)} of {_HEADER.size} bytes)")
     magic, hsize, major, minor, mode, reserved, size = _HEADER.unpack_from(blob)
@@ -75,8 +77,9 @@ def parse_seal_header(blob: bytes | memoryview, what: str) -> SealHeader:
         raise CkksError(f"{what}: SEAL header of unsupported version {major}.{minor} (reserved {reserved})")
     if mode not in COMPR_NAMES:
         raise CkksError(f"{what}: unknown SEAL compression mode {mode} (known: none 0, zlib 1, zstd 2)")
-    if size != len(blob):
-        raise CkksError(f"{what}: the SEAL header states {size:,} bytes, the object has {len(blob):,} (truncated, or "
+    have = len(blob) if stored is None else stored
+    if size != have:
+        raise CkksError(f"{what}: the SEAL header states {size:,} bytes, the object has {have:,} (truncated, or "
                         "not what SEAL wrote)")
     return SealHeader(major, minor, mode, size)
 
@@ -185,8 +188,9 @@ def _zstd() -> ctypes.CDLL:
     return _zstd_lib
 
 
-def _zstd_size(blob: bytes, declared: int, what: str) -> int:
-    """Inflate into one reused buffer, counting; stop one chunk past ``declared``."""
+def _zstd_chunks(blob: bytes, declared: int, what: str) -> Iterator[memoryview]:
+    """Inflate into one reused buffer, chunk by chunk (each view valid until the next one);
+    stop one chunk past ``declared``."""
     lib = _zstd()
     # the frame after SEAL's header, read in place (bytes do not move; no copy of the object)
     start = ctypes.cast(ctypes.c_char_p(blob), ctypes.c_void_p).value or 0
@@ -205,10 +209,46 @@ def _zstd_size(blob: bytes, declared: int, what: str) -> int:
             if lib.ZSTD_isError(ret):
                 raise CkksError(f"{what}: garbled zstd stream ({lib.ZSTD_getErrorName(ret).decode()})")
             total += dst.pos
+            yield memoryview(out)[: dst.pos]
             if src.pos == src.size and (ret == 0 or dst.pos < dst.size):
                 break
     finally:
         lib.ZSTD_freeDStream(ds)
     if total <= declared and ret != 0:
         raise CkksError(f"{what}: the zstd stream is truncated")
-    return total
+
+
+def _zstd_size(blob: bytes, declared: int, what: str) -> int:
+    return sum(len(chunk) for chunk in _zstd_chunks(blob, declared, what))
+
+
+def uncompressed(blob: bytes, limit: int, what: str) -> Iterator[bytes]:
+    """One serialised SEAL object as SEAL's *uncompressed* stream (compression mode none), in
+    chunks: its header, then the inflated body -- what SEAL reads back at the speed of a copy
+    (the key file's Galois keys, :mod:`.keyfile`), where inflating a zstd stream costs a
+    second per 300 MB. Checked as :func:`inflated_size` checks (``limit``), so a stream that
+    inflates past its declared size is refused midway: the caller writes nothing it has not
+    seen whole (a private file is linked into place only once complete)."""
+    head = parse_seal_header(blob, what)
+    if head.compr_mode != COMPR_ZSTD:
+        inflated_size(blob, limit, what)  # bounded before anything is held inflated
+    if head.compr_mode == COMPR_NONE:
+        yield bytes(blob)
+        return
+    if head.compr_mode == COMPR_ZLIB:
+        body = zlib.decompress(memoryview(blob)[_HEADER.size:])
+        yield seal_header(COMPR_NONE, _HEADER.size + len(body), head.major, head.minor) + body
+        return
+    declared, window = zstd_frame_header(memoryview(blob)[_HEADER.size:], what)
+    _over(declared, limit, what, "declares")
+    if window > MAX_WINDOW:
+        raise CkksError(f"{what}: the zstd frame asks for a {window:,}-byte window (at most {MAX_WINDOW:,})")
+    yield seal_header(COMPR_NONE, _HEADER.size + declared, head.major, head.minor)
+    total = 0
+    for chunk in _zstd_chunks(blob, declared, what):
+        total += len(chunk)
+        if total > declared:
+            raise CkksError(f"{what}: the zstd frame declares {declared:,} bytes and inflates to more")
+        yield bytes(chunk)
+    if total != declared:
+        raise CkksError(f"{what}: the zstd frame declares {declared:,} bytes and inflates to {total:,}")

@@ -135,7 +135,8 @@ def _scheduler(flag: str, text: str) -> str:
 @register_study(
     name=NAME, title=TITLE, paper=PAPERS["multi-device-bootstrapping"], config=BsgsMultideviceConfig,
     summary="BSGS for multi-device bootstrapping: U280 model vs Table 1, and real Dask runs vs the model.",
-    quick="Fewer measured configurations and repeats.", seed="Seed of the simulation (cryptography is never seeded).",
+    quick="Fewer measured configurations and repeats: about 1 min on 2 cores (docs/report.md).",
+    seed="Seed of the simulation (cryptography is never seeded).",
     options=[
         Option("--profile", "profile", str, "bsgs_u280", "Cost profile of the paper setup (name or TOML)."),
         Option("--measure/--no-measure", "measure", bool, True,

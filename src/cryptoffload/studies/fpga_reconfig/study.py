@@ -109,7 +109,8 @@ def _calibrated_ciphers(ctx: ReportContext) -> str:
 @register_study(
     name=NAME, title=TITLE, paper=PAPERS["fpga-reconfiguration"], config=FpgaReconfigConfig,
     summary="FPGA reconfiguration hidden by overlap and request prediction.",
-    quick="Reduced run (61,000 requests, 4 seeds), about 15 s.", seed="Seed of the first generated trace (simulation only).",
+    quick="Reduced run (61,000 requests, 4 seeds): about 12 s on 2 cores (docs/report.md).",
+    seed="Seed of the first generated trace (simulation only).",
     options=[
         Option("--rates", "rates", help="Comma-separated request rates (req/s).", convert=floats, bound=RATE_PER_S),
         Option("--policies", "policies", help="Comma-separated policies (default: all).", convert=names),

@@ -259,7 +259,7 @@ def _extras(cfg: IscHeCnnConfig, setting: IscSetting, t2: Table2) -> dict[str, o
 @register_study(
     name=NAME, title=TITLE, paper=PAPERS["in-storage-he"], config=IscHeCnnConfig,
     summary="HE CNN inference on FPGA, FPGA&SSD and computational storage: Tables 2-3 predicted from the paper's inputs.",
-    quick="Coarser op merging (a few seconds).", seed=None,
+    quick="Coarser op merging: about 20 s on 2 cores (docs/report.md).", seed=None,
     options=[
         Option("--model", "model",
                help="paper (default: built from the paper's stated inputs), fitted (phases fitted to Table 2), "

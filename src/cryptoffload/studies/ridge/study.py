@@ -220,8 +220,8 @@ def _accuracy_rows(cfg: RidgeConfig) -> tuple[list[AccuracyRow], Coefs]:
     name=NAME, title=TITLE, paper=PAPERS["qat-paillier"], config=RidgeConfig,
     summary="Privacy-preserving ridge regression (Paillier only) of the paper's data-trading application, "
             "phases vs the paper.",
-    quick=f"{QUICK_RECORDS:,} records instead of 1,000,000, in {rb.NOISE_CHUNKS} chunks over the Dask workers "
-          "(about a minute).",
+    quick=f"{QUICK_RECORDS:,} records instead of 1,000,000, in {rb.NOISE_CHUNKS} chunks over the Dask workers: "
+          "about 40 s on 2 cores (docs/report.md).",
     seed="Seed of the generated records (cryptography is never seeded).",
     options=[
         Option("--records", "records", int, help=f"Records (default 1,000,000; quick {QUICK_RECORDS:,}).",

@@ -104,7 +104,7 @@ def _measured_costs(bench: BenchResult) -> tuple[nic.MeasuredCosts, list[str]]:
 @register_study(
     name=NAME, title=TITLE, paper=PAPERS["smartnic-tls"], config=TlsOffloadConfig,
     summary="nginx in four modes; CPU per request and clients per core, measured and modelled.",
-    quick="10 fetches per cell and a short wrk sweep (under a minute).",
+    quick="10 fetches per cell and a short wrk sweep: about 30 s on 2 cores (docs/report.md).",
     seed="Seed of the interleaving order and the planner's arrivals.",
     options=[
         Option("--modes", "modes", str, "plain,tls,ktls", "Modes to run on nginx (plain and tls are required).",
