@@ -389,7 +389,7 @@ class StudyResult:
     headline: list[str] = field(default_factory=list)
     paper: str = ""
     elapsed_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)   # anything json_safe writes
     fits: dict[str, str] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     key_figure: str = ""
