@@ -365,7 +365,8 @@ def decrypt_array(private_key: PrivateKey, encrypted: Encrypted[int] | Encrypted
 # -- files ---------------------------------------------------------------------------------------
 
 
-def save(encrypted: Encrypted[int] | Encrypted[float], path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+def save(encrypted: Encrypted[int] | Encrypted[float], path: str | os.PathLike[str], *,
+         overwrite: bool = False) -> Path:
     """Write the ciphertexts as a ciphertext file (the command line's format, with the bound),
     all at once or not at all; an existing file is refused unless ``overwrite``."""
     if not isinstance(encrypted, Encrypted):

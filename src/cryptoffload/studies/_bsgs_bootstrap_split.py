@@ -85,6 +85,8 @@ Q0_BITS, LEVEL_BITS = 60, 59
 SPLIT_RESULT = "bootstrap_split.json"
 SPLIT_MISSING = ("bootstrap stages on Dask workers: no stored record (cryptoffload/studies/data/bootstrap_split.json); "
                  "run benchmarks/bootstrap_split.py, or the study in full mode")
+
+
 @dataclass
 class Case:
     """One stage to run: its description with the plan's baby steps, its input, the candidates."""
