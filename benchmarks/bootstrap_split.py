@@ -24,14 +24,19 @@ prints per configuration the measured and the predicted seconds and the model's 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptoffload.studies.bsgs_multidevice.bootstrap_split import SplitRecord
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def table(record: dict) -> str:
+def table(record: SplitRecord) -> str:
     from cryptoffload.studies.bsgs_multidevice.bootstrap_split import speedup_rows, split_rows
 
     lines = [f"{'stage':15} {'workers':>7} {'kind':>6} {'bs':>4} {'measured s':>11} {'model s':>9} {'error %':>8} "
@@ -72,10 +77,11 @@ def main(argv: list[str] | None = None) -> int:
                              workers=tuple(int(v) for v in args.workers.split(",")), rounds=args.rounds,
                              passes=args.passes)
     record = measure_record(settings, lambda m: print(m, flush=True))
-    record["command"] = "benchmarks/bootstrap_split.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    record["load_average_median"] = statistics.median(record["load_average_1min"])
+    record = dataclasses.replace(
+        record, command="benchmarks/bootstrap_split.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        load_average_median=statistics.median(record.load_average_1min))
     print(table(record))
-    save_results(record, args.out, print)
+    save_results(record.to_json(), args.out, print)
     return 0
 
 

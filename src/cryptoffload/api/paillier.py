@@ -46,7 +46,7 @@ import numbers
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Generic, Iterable, NamedTuple, Sequence, TypeVar, overload
+from typing import Generic, Iterable, NamedTuple, Sequence, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -73,7 +73,8 @@ __all__ = ["DEFAULT_BOUND", "DEFAULT_FRAC_BITS", "Encrypted", "FixedPoint", "Key
 
 #: the kind of plaintext an :class:`Encrypted` decrypts to: ``int`` or ``float``
 V = TypeVar("V", int, float)
-Number = int | float | np.integer[Any] | np.floating[Any]
+#: a number :func:`encrypt` takes (NumPy scalars of any width: their precision parameter's default)
+Number = int | float | np.integer | np.floating
 
 
 class KeyPair(NamedTuple):
@@ -128,7 +129,7 @@ class Encrypted(Generic[V]):
 # -- encryption ----------------------------------------------------------------------------------
 
 
-def _flat(values: object) -> tuple[list[Any], tuple[int, ...] | None]:
+def _flat(values: object) -> tuple[list[object], tuple[int, ...] | None]:
     """The values as one list, and the array's shape (None for a list or a scalar)."""
     if isinstance(values, np.ndarray):
         if values.dtype.kind not in "iuf" and not (values.dtype.kind == "O"):
@@ -142,14 +143,22 @@ def _flat(values: object) -> tuple[list[Any], tuple[int, ...] | None]:
     return list(values), None
 
 
-def _encoding(items: list[Any], fixed_point: int | None) -> FixedPoint | None:
-    """The fixed point the values are encoded with (None: integers as they are)."""
+def _numbers(items: list[object]) -> list[int | float]:
+    """Every item checked to be a real number (``bool`` is not one), as a Python ``int`` (an
+    integral one, exactly) or ``float`` (the value a fixed-point encoding would read from it)."""
+    out: list[int | float] = []
     for i, v in enumerate(items):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
             raise PaillierError(f"encrypt: value {i} is {type(v).__name__} {v!r}, not a number")
+        out.append(int(v) if isinstance(v, numbers.Integral) else float(v))
+    return out
+
+
+def _encoding(items: list[int | float], fixed_point: int | None) -> FixedPoint | None:
+    """The fixed point the values are encoded with (None: integers as they are)."""
     if fixed_point is not None:
         return FixedPoint(fixed_point)
-    if builtins.all(isinstance(v, numbers.Integral) for v in items):
+    if builtins.all(isinstance(v, int) for v in items):
         return None
     return FixedPoint(DEFAULT_FRAC_BITS)
 
@@ -185,17 +194,17 @@ def _check_within(pk: PublicKey, ints: Sequence[int], bound: int, fp: FixedPoint
 
 @overload
 def encrypt(  # type: ignore[overload-overlap]  # integers without fixed_point= stay integers
-        public_key: PublicKey, values: int | Iterable[int] | npt.NDArray[np.integer[Any]], *,
+        public_key: PublicKey, values: int | Iterable[int] | npt.NDArray[np.integer], *,
             fixed_point: None = None, bound: int | None = None, backend: str = "auto") -> Encrypted[int]: ...
 
 
 @overload
-def encrypt(public_key: PublicKey, values: Number | Iterable[Number] | npt.NDArray[Any], *,
+def encrypt(public_key: PublicKey, values: Number | Iterable[Number] | npt.NDArray[np.number | np.object_], *,
             fixed_point: int | None = None, bound: float | None = None, backend: str = "auto") -> Encrypted[float]: ...
 
 
-def encrypt(public_key: PublicKey, values: Any, *, fixed_point: int | None = None, bound: float | None = None,
-            backend: str = "auto") -> Encrypted[Any]:
+def encrypt(public_key: PublicKey, values: object, *, fixed_point: int | None = None, bound: float | None = None,
+            backend: str = "auto") -> Encrypted[int] | Encrypted[float]:
     """Encrypt a number, a sequence of numbers or a NumPy array (any shape) under
     ``public_key``. Integers are encrypted exactly; floats -- or everything, when
     ``fixed_point=F`` is given -- in fixed point with F fractional bits (32 by default).
@@ -208,7 +217,8 @@ def encrypt(public_key: PublicKey, values: Any, *, fixed_point: int | None = Non
     if not isinstance(public_key, PublicKey):
         raise PaillierError(f"encrypt: public_key must be a PublicKey (keygen().public), got "
                             f"{type(public_key).__name__}")
-    items, shape = _flat(values)
+    flat, shape = _flat(values)
+    items = _numbers(flat)
     fp = _encoding(items, fixed_point)
     ints = [int(v) if fp is None else fp.to_int(v) for v in items]
     chosen = _integer_bound(public_key, bound, fp)
@@ -216,13 +226,15 @@ def encrypt(public_key: PublicKey, values: Any, *, fixed_point: int | None = Non
     enc = ENCRYPTION.encryptor(public_key, backend)  # the backend, resolved once
     n = public_key.n
     cts = enc.ciphertexts([m % n for m in ints])  # |m| <= bound <= n/3, checked above: the signed encoding
-    return Encrypted(public_key, tuple(cts), chosen, 0 if fp is None else fp.frac_bits, shape)
+    if fp is None:
+        return Encrypted[int](public_key, tuple(cts), chosen, 0, shape)
+    return Encrypted[float](public_key, tuple(cts), chosen, fp.frac_bits, shape)
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
-def _same_kind(op: str, operands: Sequence[Encrypted[Any]]) -> PublicKey:
+def _same_kind(op: str, operands: Sequence[Encrypted[V]]) -> PublicKey:
     """The one public key and encoding of ``operands``; anything else is refused with the fix."""
     if not operands:
         raise PaillierError(f"{op}: give at least one Encrypted")
@@ -297,7 +309,7 @@ def _fresh(pk: PublicKey, cts: list[pl.Ciphertext], rerandomize: bool) -> list[p
 # -- decryption ----------------------------------------------------------------------------------
 
 
-def _plaintexts(private_key: PrivateKey, encrypted: Encrypted[Any]) -> list[int]:
+def _plaintexts(private_key: PrivateKey, encrypted: Encrypted[int] | Encrypted[float]) -> list[int]:
     """The signed plaintext integers, each checked against the bound."""
     if not isinstance(private_key, PrivateKey):
         raise PaillierError(f"decrypt: private_key must be a PrivateKey (keygen().private), got "
@@ -321,19 +333,27 @@ def _plaintexts(private_key: PrivateKey, encrypted: Encrypted[Any]) -> list[int]
     return out
 
 
-def decrypt(private_key: PrivateKey, encrypted: Encrypted[V]) -> list[V]:
+@overload
+def decrypt(private_key: PrivateKey, encrypted: Encrypted[int]) -> list[int]: ...
+
+
+@overload
+def decrypt(private_key: PrivateKey, encrypted: Encrypted[float]) -> list[float]: ...
+
+
+def decrypt(private_key: PrivateKey, encrypted: Encrypted[int] | Encrypted[float]) -> list[int] | list[float]:
     """The values, in order: ints, or floats for fixed point (correctly rounded from the exact
     fixed-point value). A value outside its bound is an error, never a number."""
     ints = _plaintexts(private_key, encrypted)
     fp = FixedPoint(encrypted.frac_bits) if encrypted.frac_bits else None
-    values: list[Any] = ints if fp is None else [fp.from_int(m) for m in ints]  # V: int, or float for fixed point
-    return values
+    return ints if fp is None else [fp.from_int(m) for m in ints]
 
 
-def decrypt_array(private_key: PrivateKey, encrypted: Encrypted[Any]) -> npt.NDArray[Any]:
+def decrypt_array(private_key: PrivateKey, encrypted: Encrypted[int] | Encrypted[float]
+                  ) -> npt.NDArray[np.float64 | np.int64 | np.object_]:
     """The values as a NumPy array of the shape that was encrypted (1-D for a sequence):
     float64 for fixed point, int64 for integers that fit it (else an array of Python ints)."""
-    values: list[Any] = decrypt(private_key, encrypted)
+    values = decrypt(private_key, encrypted)
     shape = encrypted.shape if encrypted.shape is not None else (len(values),)
     if encrypted.frac_bits:
         return np.asarray(values, dtype=np.float64).reshape(shape)
@@ -345,7 +365,8 @@ def decrypt_array(private_key: PrivateKey, encrypted: Encrypted[Any]) -> npt.NDA
 # -- files ---------------------------------------------------------------------------------------
 
 
-def save(encrypted: Encrypted[Any], path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+def save(encrypted: Encrypted[int] | Encrypted[float], path: str | os.PathLike[str], *,
+         overwrite: bool = False) -> Path:
     """Write the ciphertexts as a ciphertext file (the command line's format, with the bound),
     all at once or not at all; an existing file is refused unless ``overwrite``."""
     if not isinstance(encrypted, Encrypted):
@@ -355,8 +376,16 @@ def save(encrypted: Encrypted[Any], path: str | os.PathLike[str], *, overwrite: 
     return atomic_write(target, data, overwrite=overwrite)
 
 
+@overload
+def load(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *, fixed_point: None = None) -> Encrypted[int]: ...
+
+
+@overload
+def load(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *, fixed_point: int) -> Encrypted[float]: ...
+
+
 def load(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *,
-         fixed_point: int | None = None) -> Encrypted[Any]:
+         fixed_point: int | None = None) -> Encrypted[int] | Encrypted[float]:
     """The ciphertexts of a ciphertext file made under ``key`` (yours, the command line's), with
     the bound its header records. The file does not record a fixed-point scale: give
     ``fixed_point=F`` for values encrypted with one."""
@@ -372,7 +401,9 @@ def load(key: PublicKey | PrivateKey, path: str | os.PathLike[str], *,
     except PaillierError as exc:
         raise type(exc)(f"load {path}: {exc}; give a file written whole by paillier.save() or `cryptoffload "
                         f"paillier encrypt` (add, sum, mul)") from None
-    return Encrypted(pk, tuple(frame.ciphertexts), frame.bound, frac)
+    if fixed_point is None:
+        return Encrypted[int](pk, tuple(frame.ciphertexts), frame.bound, 0)
+    return Encrypted[float](pk, tuple(frame.ciphertexts), frame.bound, frac)
 
 
 def save_keys(keys: KeyPair, path: str | os.PathLike[str],

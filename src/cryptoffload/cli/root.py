@@ -332,13 +332,14 @@ def _flags_take_no_value() -> None:
     <list[Path]>`` included, as if a flag took a value (its plain help does not): a flag shows
     no type, a repeatable option the type of one value. Set once, on typer's option class,
     because flags are made in every command group and for every study."""
+    from typer._click import Context  # typer 0.29 vendors click: its own classes
     from typer.core import TyperOption
 
     if getattr(TyperOption.display_type_rich, "_cryptoffload", False):
         return
     shown = TyperOption.display_type_rich
 
-    def display_type_rich(self: Any, ctx: Any) -> Optional[str]:
+    def display_type_rich(self: TyperOption, ctx: Context) -> Optional[str]:
         if getattr(self, "is_flag", False) and not getattr(self, "count", False):
             return None
         text = shown(self, ctx)

@@ -55,13 +55,15 @@ def _run_study(spec: StudySpec, values: dict[str, Any]) -> None:
         say(f"tables: one CSV each in {out}/ (--tables prints them here)")
 
 
-def _parameter(name: str, annotation: Any, default: Any, *flags: str, help: str,
-               parser: Optional[Callable[[Any], Any]] = None) -> inspect.Parameter:
+def _parameter(name: str, annotation: object, default: object, *flags: str, help: str,
+               parser: Optional[Callable[[str], object]] = None) -> inspect.Parameter:
+    """One keyword option of a generated command: its type (a class, or ``Optional`` of one) and
+    typer's option, both handed to typer as they are."""
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
                              default=typer.Option(default, *flags, help=help, parser=parser))
 
 
-def _seed_default(config: type) -> Any:
+def _seed_default(config: type) -> object:
     """The study config's own default seed (``--seed`` shows it): its constructor's default."""
     return inspect.signature(config).parameters["seed"].default
 

@@ -48,18 +48,22 @@ import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Callable, Sequence, cast
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
 from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksError
 from cryptoffload.crypto.ckks.bootstrap import dft, lintrans
+from cryptoffload.crypto.ckks.bootstrap.capable import Bootstraps
 from cryptoffload.crypto.ckks.timing import timed
 from cryptoffload.engines import ckks_workers
 from cryptoffload.engines.bsgs_run import SWITCH_INTERVAL_S, TaskRecord, worker_switch_interval
 from cryptoffload.engines.dask import DaskRunner, Task
 from cryptoffload.errors import ConfigError
 from cryptoffload.workloads.bsgs import BsgsShape, Split, split
+
+if TYPE_CHECKING:
+    from cryptoffload.crypto.ckks.bootstrap.driver import BootstrapRun, StageEncoding
 
 __all__ = ["PART_COSTS", "StageRunResult", "StageSession", "StageWork", "StagesOnWorkers", "bootstrap_on_workers",
            "run_stage", "stage_in_process",
@@ -70,6 +74,8 @@ PART_COSTS = ("baby_first_s", "baby_s", "term_s", "moddown_s", "giant_rotate_s",
               "serialize_s", "deserialize_s", "bytes", "calls_s", "clamped")
 #: the op seconds a task record keeps, by what the task did
 TASK_OPS = ("stage", "deserialize", "add", "rescale", "serialize")
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -84,7 +90,7 @@ class StageWork:
     factor: complex | np.ndarray = field(default=1.0, repr=False, compare=False)
 
     @classmethod
-    def of(cls, spec: Any, baby: int | None = None) -> "StageWork":
+    def of(cls, spec: StageEncoding, baby: int | None = None) -> "StageWork":
         """From a :class:`~.driver.StageEncoding` (``baby``: run with that many baby steps)."""
         work = cls(spec.stage, spec.level, spec.scale, spec.factor)
         return work if baby is None else work.with_baby(baby)
@@ -135,23 +141,54 @@ def stage_in_process(backend: CkksBackend, work: StageWork, ct: Ciphertext) -> C
 
 # ---- worker side -------------------------------------------------------------------------------
 # Module-level state of a worker process (these functions run there, pickled by reference).
-_SESSIONS: dict[str, dict[str, Any]] = {}   # session id -> input, encoded stage, live partials, records
+class _Record(NamedTuple):
+    """One task's record as a worker keeps it (a :class:`~.bsgs_run.TaskRecord` once the client
+    adds the worker's address): the device, what ran, its worker-side start and end, the ops
+    it ran, the bytes it received, the seconds of each op."""
+
+    device: int
+    kind: str
+    label: str
+    start: float
+    end: float
+    ops: dict[str, int]
+    bytes_in: int
+    op_s: dict[str, float]
+
+
+@dataclass
+class _Session:
+    """A worker's state of one session: the context's digest, the stage's input and encoded
+    plaintexts, the partial sums alive per ``(run, device)`` and the task records per run."""
+
+    digest: str
+    input: Ciphertext
+    enc: lintrans.EncodedStage
+    live: dict[tuple[int, int], Ciphertext] = field(default_factory=dict)
+    records: dict[int, list[_Record]] = field(default_factory=dict)
+
+
+_SESSIONS: dict[str, _Session] = {}   # session id -> its state on this worker
 
 
 def _worker_setup(digest: str, sid: str, work: StageWork, ct_bytes: bytes) -> float:
     """Deserialise the input and encode the stage here; returns the seconds it took."""
     t0 = time.monotonic()
     be = ckks_workers.backend(digest)
-    st = _SESSIONS.setdefault(sid, {"digest": digest, "live": {}, "records": {}})
-    st["input"] = be.deserialize_ciphertext(ct_bytes)
-    st["enc"] = lintrans.encode(be, work.stage, level=work.level, scale=work.scale, factor=work.factor)
+    ct = be.deserialize_ciphertext(ct_bytes)
+    enc = lintrans.encode(be, work.stage, level=work.level, scale=work.scale, factor=work.factor)
+    st = _SESSIONS.get(sid)
+    if st is None:
+        _SESSIONS[sid] = _Session(digest, ct, enc)
+    else:
+        st.input, st.enc = ct, enc
     return time.monotonic() - t0
 
 
 def _worker_load(sid: str, ct_bytes: bytes) -> bool:
     """A new input for the session's stage (the encoded plaintexts stay)."""
     st = _SESSIONS[sid]
-    st["input"] = ckks_workers.backend(st["digest"]).deserialize_ciphertext(ct_bytes)
+    st.input = ckks_workers.backend(st.digest).deserialize_ciphertext(ct_bytes)
     return True
 
 
@@ -159,14 +196,14 @@ def _worker_teardown(sid: str) -> bool:
     return _SESSIONS.pop(sid, None) is not None
 
 
-def _worker_collect(sid: str, rep: int) -> list[tuple[Any, ...]]:
+def _worker_collect(sid: str, rep: int) -> list[_Record]:
     """This worker's task records of one run; frees that run's ciphertexts."""
     st = _SESSIONS.get(sid)
     if st is None:
         return []
-    for key in [k for k in st["live"] if k[0] == rep]:
-        del st["live"][key]
-    return st["records"].pop(rep, [])
+    for key in [k for k in st.live if k[0] == rep]:
+        del st.live[key]
+    return st.records.pop(rep, [])
 
 
 class _Clock:
@@ -176,47 +213,48 @@ class _Clock:
     def __init__(self, sid: str, rep: int, device: int, kind: str, label: str) -> None:
         self.start = time.monotonic()
         self.st = _SESSIONS[sid]
-        self.be = ckks_workers.backend(self.st["digest"])
+        self.be = ckks_workers.backend(self.st.digest)
         self.rep, self.device, self.kind, self.label = rep, device, kind, label
         self.ops = dict.fromkeys(TASK_OPS, 0)
         self.op_s = dict.fromkeys(TASK_OPS, 0.0)
         self.bytes_in = 0
 
-    def run(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def run(self, name: str, fn: Callable[[], R]) -> R:
         with timed(self.be) as t:
-            out = fn(*args)
+            out = fn()
         self.ops[name] += 1
         self.op_s[name] += t.seconds
         return out
 
-    def finish(self, acc: Any, send: bool, final: bool) -> bytes | None:
+    def finish(self, acc: Ciphertext, send: bool, final: bool) -> bytes | None:
         """Keep the partial sum; rescale it if it is the whole sum; serialise it if it leaves."""
         if final:
-            acc = self.run("rescale", self.be.rescale, acc)
-        self.st["live"][(self.rep, self.device)] = acc
-        data = self.run("serialize", self.be.serialize_ciphertext, acc) if (send or final) else None
-        self.st["records"].setdefault(self.rep, []).append(
-            (self.device, self.kind, self.label, self.start, time.monotonic(), self.ops, self.bytes_in, self.op_s))
+            acc = self.run("rescale", partial(self.be.rescale, acc))
+        self.st.live[(self.rep, self.device)] = acc
+        data = self.run("serialize", partial(self.be.serialize_ciphertext, acc)) if (send or final) else None
+        self.st.records.setdefault(self.rep, []).append(
+            _Record(self.device, self.kind, self.label, self.start, time.monotonic(), self.ops, self.bytes_in,
+                    self.op_s))
         return data
 
 
 def _task_stage(sid: str, rep: int, device: int, giants: tuple[int, ...], send: bool, final: bool) -> bytes | None:
     c = _Clock(sid, rep, device, "stage", "giant " + " ".join(map(str, giants)))
-    acc = c.run("stage", partial(lintrans.apply, rescale=False), c.be, c.st["input"], c.st["enc"], list(giants))
+    acc = c.run("stage", partial(lintrans.apply, c.be, c.st.input, c.st.enc, list(giants), rescale=False))
     return c.finish(acc, send, final)
 
 
-def _task_reduce(sid: str, rep: int, device: int, src: int, incoming: bytes, after: Any, send: bool,
+def _task_reduce(sid: str, rep: int, device: int, src: int, incoming: bytes, after: bytes | None, send: bool,
                  final: bool) -> bytes | None:
     del after   # orders this task after the one that made this device's partial sum
     c = _Clock(sid, rep, device, "reduce", f"from {src}")
     c.bytes_in = len(incoming)
-    other = c.run("deserialize", c.be.deserialize_ciphertext, incoming)
-    acc = c.run("add", c.be.add, c.st["live"][(rep, device)], other)
+    other = c.run("deserialize", partial(c.be.deserialize_ciphertext, incoming))
+    acc = c.run("add", partial(c.be.add, c.st.live[(rep, device)], other))
     return c.finish(acc, send, final)
 
 
-def _median_times(calls: dict[str, Callable[[], Any]], be: CkksBackend, repeats: int) -> dict[str, float]:
+def _median_times(calls: dict[str, Callable[[], object]], be: CkksBackend, repeats: int) -> dict[str, float]:
     """Each call's median seconds over ``repeats`` passes (one untimed pass first), the calls
     interleaved within a pass so that a drift of the machine's speed hits them alike."""
     samples: dict[str, list[float]] = {k: [] for k in calls}
@@ -231,7 +269,7 @@ def _median_times(calls: dict[str, Callable[[], Any]], be: CkksBackend, repeats:
 
 def _worker_part_costs(sid: str, repeats: int) -> dict[str, float]:
     st = _SESSIONS[sid]
-    return stage_part_costs(ckks_workers.backend(st["digest"]), st["enc"], st["input"], repeats)
+    return stage_part_costs(ckks_workers.backend(st.digest), st.enc, st.input, repeats)
 
 
 def stage_part_costs(be: CkksBackend, enc: lintrans.EncodedStage, ct: Ciphertext, repeats: int = 3
@@ -263,7 +301,7 @@ def stage_part_costs(be: CkksBackend, enc: lintrans.EncodedStage, ct: Ciphertext
     giants = [s for s in gr.giant if s] or [moving[0]]
     steps = [0] + moving
     blob = be.serialize_ciphertext(ct)
-    calls: dict[str, Callable[[], Any]] = {
+    calls: dict[str, Callable[[], object]] = {
         "zero": lambda: be.baby_giant_sums(ct, [0], [[pts[0]]]),
         "one": lambda: be.baby_giant_sums(ct, steps[:2], [[pts[0], None]]),
         "all": lambda: be.baby_giant_sums(ct, steps, [[pts[0]] + [None] * len(moving)]),
@@ -517,8 +555,8 @@ def _result(runs: Sequence[_OneRun], sp: Split, dev_worker: Sequence[str], shape
         span_all=tuple(r.span for r in runs), note=note, records=tuple(med.records))
 
 
-def _check(runner: Any, backend: Any, work: Any, ct: Any) -> tuple[bytes, bytes]:
-    """Validate the inputs; ``(input bytes, public context)``."""
+def _check(runner: object, backend: object, work: object, ct: Ciphertext) -> tuple[bytes, bytes]:
+    """Validate the inputs (their types too: a caller may be untyped); ``(input bytes, public context)``."""
     if not isinstance(runner, DaskRunner):
         raise ConfigError(f"runner must be a DaskRunner, got {type(runner).__name__}")
     if not isinstance(backend, CkksBackend):
@@ -541,7 +579,7 @@ def _check(runner: Any, backend: Any, work: Any, ct: Any) -> tuple[bytes, bytes]
     return ct_bytes, ckks_workers.public_context(backend)
 
 
-def _input_bytes(backend: CkksBackend, work: StageWork, ct: Any) -> bytes:
+def _input_bytes(backend: CkksBackend, work: StageWork, ct: Ciphertext) -> bytes:
     """``ct`` serialised, once checked to be a size-2 ciphertext of ``backend`` at the stage's level."""
     try:
         level, size, ct_bytes = backend.level(ct), backend.size(ct), backend.serialize_ciphertext(ct)
@@ -597,11 +635,11 @@ class StagesOnWorkers:
             raise ConfigError(f"workers must be 1 to {available} (the cluster's), got {workers!r}")
         self.runner, self.backend, self.devices = runner, backend, devices
         self.workers = workers or min(devices, available)
-        self.sessions: dict[tuple[Any, ...], StageSession] = {}
+        self.sessions: dict[tuple[str, int, float, float], StageSession] = {}
         self.runs: list[tuple[str, StageRunResult]] = []
         self.load_s = 0.0
 
-    def __call__(self, spec: Any, enc: lintrans.EncodedStage, ct: Ciphertext) -> Ciphertext:
+    def __call__(self, spec: StageEncoding, enc: lintrans.EncodedStage, ct: Ciphertext) -> Ciphertext:
         del enc   # the workers encode the stage themselves, from its description
         work = StageWork.of(spec)
         key = (work.name, spec.level, spec.scale, spec.constant)
@@ -627,14 +665,13 @@ class StagesOnWorkers:
         self.sessions.clear()
 
 
-def bootstrap_on_workers(stages: StagesOnWorkers, ct: Ciphertext) -> tuple[Ciphertext, Any]:
+def bootstrap_on_workers(stages: StagesOnWorkers, ct: Ciphertext) -> tuple[Ciphertext, BootstrapRun]:
     """One bootstrap of ``ct`` by ``stages.backend`` (after its ``bootstrap_setup``), every
     CoeffToSlot/SlotToCoeff stage split over the workers (:class:`StagesOnWorkers`): the
     refreshed ciphertext -- the values the bootstrap in one process gives -- and the run's
     :class:`~cryptoffload.crypto.ckks.bootstrap.driver.BootstrapRun` (its CoeffToSlot and
     SlotToCoeff seconds include the round trips to the workers, and in the first bootstrap of
     ``stages`` the sessions' setup: their keys sent and plaintexts encoded on the workers)."""
-    if not hasattr(type(stages.backend), "bootstrapper"):
+    if not isinstance(stages.backend, Bootstraps):
         raise ConfigError(f"the {stages.backend.name} backend runs no bootstrap of ours (gpu, gpu-twin do)")
-    boot = cast(Any, stages.backend).bootstrapper     # not set up: a one-line CkksError
-    return boot.run(ct, stage=stages)
+    return stages.backend.bootstrapper.run(ct, stage=stages)     # not set up: a one-line CkksError

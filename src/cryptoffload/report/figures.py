@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from cryptoffload.report.plots import SERIES_KEY, TITLE_KEY
 
@@ -56,7 +56,7 @@ def read_figure(path: Path, file: str) -> FigureInfo:
 
         with Image.open(path) as im:
             width, height = im.size
-            text: Mapping[str, Any] = getattr(im, "text", {}) or {}
+            text: Mapping[str, str] = getattr(im, "text", {}) or {}   # a PNG's text chunks
             title = str(text.get(TITLE_KEY) or "").strip()
             try:
                 series = json.loads(text.get(SERIES_KEY) or "[]")
@@ -68,7 +68,7 @@ def read_figure(path: Path, file: str) -> FigureInfo:
                       series if isinstance(series, list) else [])
 
 
-def run_line(machine: Mapping[str, Any], date: str) -> str:
+def run_line(machine: Mapping[str, object], date: str) -> str:
     """``AMD EPYC, 2 cores, no GPU · 2026-12-06 10:41 UTC`` -- where and when a result was made."""
     gpu = machine.get("gpu")
     gpu_text = "no GPU" if not gpu else (gpu.get("name", "a GPU") if isinstance(gpu, Mapping) else str(gpu))
@@ -77,7 +77,7 @@ def run_line(machine: Mapping[str, Any], date: str) -> str:
 
 
 def figure_html(info: FigureInfo, src: str, html_id: str, number: int, study: str, mode: str,
-                machine: Mapping[str, Any], date: str) -> str:
+                machine: Mapping[str, object], date: str) -> str:
     """One figure: the image at its own size (scaled down to the column), its caption and a
     link to itself."""
     e = html.escape

@@ -78,7 +78,7 @@ class Table:
     note: str = ""
     reproduces: str = ""
     inputs: list[str] | None = None
-    row_inputs: list[list[str] | None] | None = None
+    row_inputs: Sequence[list[str] | None] | None = None
     column_provenance: dict[str, str] | None = None
     fitted_to: str = ""
     unjudged: str = ""
@@ -201,7 +201,7 @@ class Claim:
     ours: str
     provenance: str
     table: str = ""
-    key: list[Any] = field(default_factory=list)
+    key: Sequence[Cell] = field(default_factory=list)
     kind: str = "claim"
     why: str = ""
     band: list[float] | None = None
@@ -389,7 +389,7 @@ class StudyResult:
     headline: list[str] = field(default_factory=list)
     paper: str = ""
     elapsed_s: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)   # anything json_safe writes
     fits: dict[str, str] = field(default_factory=dict)
     claims: list[Claim] = field(default_factory=list)
     key_figure: str = ""

@@ -18,7 +18,7 @@ is unchanged: :func:`table_of` flattens records in field order.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Required, Sequence, TypedDict, TypeVar, Unpack
 
 from cryptoffload.report.result import Table
 
@@ -40,7 +40,7 @@ def hidden(**kw: Any) -> Any:
     return dataclasses.field(metadata={_KEY: None}, **kw)
 
 
-def _shown(row_type: type[DataclassInstance]) -> list[dataclasses.Field[Any]]:
+def _shown(row_type: type[DataclassInstance]) -> list[dataclasses.Field[object]]:
     if not dataclasses.is_dataclass(row_type):
         raise TypeError(f"{row_type!r} is not a dataclass row type")
     return [f for f in dataclasses.fields(row_type) if f.metadata.get(_KEY, "") is not None]
@@ -65,8 +65,25 @@ def rows_of(row_type: type[R], records: Sequence[R]) -> list[list[object]]:
     return [cells_of(r) for r in records]
 
 
+class TableOptions(TypedDict, total=False):
+    """What :func:`table_of` passes on to :class:`Table` besides the columns and rows."""
+
+    id: Required[str]
+    title: Required[str]
+    provenance: Required[str]
+    key_columns: int
+    note: str
+    reproduces: str
+    inputs: list[str] | None
+    row_inputs: Sequence[list[str] | None] | None
+    column_provenance: dict[str, str] | None
+    fitted_to: str
+    unjudged: str
+    paper_derived: dict[str, str] | None
+
+
 def table_of(row_type: type[R], records: Sequence[R], *, paper: Sequence[R] | None = None,
-             **table: Any) -> Table:
+             **table: Unpack[TableOptions]) -> Table:
     """A :class:`Table` whose columns are ``row_type``'s shown fields and whose rows (and the
     paper's rows, records of the same type) are ``records``. Every other keyword goes to
     :class:`Table` (``id``, ``title``, ``provenance``, ``note``, ...)."""

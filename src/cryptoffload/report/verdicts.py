@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeGuard
 
 from cryptoffload.checks import JsonDict
 from cryptoffload.io import json_safe
@@ -111,7 +111,7 @@ class Verdict:
 
     figure: str
     table: str
-    key: list[Any]
+    key: list[Cell]
     column: str
     ours: float
     paper: float
@@ -227,7 +227,7 @@ class Scoreboard:
         return {"rows": self.rows} | dict(self.counts)
 
 
-def _cell(table: Table, key: Sequence[Cell], column: str) -> tuple[int, Any, Any]:
+def _cell(table: Table, key: Sequence[Cell], column: str) -> tuple[int, Cell, Cell]:
     """The row index, our value and the paper's value of one cell."""
     k = table.key_columns
     j = table.columns.index(column)
@@ -266,7 +266,7 @@ def _same(cell: object, ours: float) -> bool:
     return isinstance(cell, (int, float)) and _numeric(cell) and math.isclose(cell, ours, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _numeric(v: object) -> bool:
+def _numeric(v: object) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 

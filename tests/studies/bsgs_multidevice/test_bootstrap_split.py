@@ -23,8 +23,9 @@ def config(stage: str, workers: int, kind: str, bs_: int, walls: list[float], pr
             "bits": [None] * len(walls)}
 
 
-def record(speedup_2: float, rounds: int = 5, jitter: float = 0.002) -> dict:
-    """Two stages, 1 and 2 workers; at 2 workers the tuned runs are ``speedup_2`` times faster."""
+def record_json(speedup_2: float, rounds: int = 5, jitter: float = 0.002) -> dict:
+    """Two stages, 1 and 2 workers; at 2 workers the tuned runs are ``speedup_2`` times faster:
+    the JSON a split run writes."""
     wig = [1 + jitter * (i - rounds // 2) for i in range(rounds)]
     configs = []
     for stage in ("CoeffToSlot 0", "SlotToCoeff 0"):
@@ -32,11 +33,17 @@ def record(speedup_2: float, rounds: int = 5, jitter: float = 0.002) -> dict:
                     config(stage, 1, "tuned", 16, [0.10 * w for w in wig], [0.11] * rounds),
                     config(stage, 2, "naive", 16, [0.08 * w for w in wig], [0.07 * w for w in wig]),
                     config(stage, 2, "tuned", 8, [0.08 / speedup_2 * w * w for w in wig], [0.06] * rounds)]
-    return {"machine": {"cpu": "a test CPU", "cores": 2}, "date": "2026-12-06T10:00:00+00:00",
-            "settings": {"ring": 2048, "plan": {"level_budget": [2, 2], "dim1": [0, 0], "slots": 0},
-                         "workers": [1, 2], "rounds": rounds},
+    return {"benchmark": "bootstrap_split", "issue": 33, "security": bs.SPLIT_SECURITY,
+            "machine": {"cpu": "a test CPU", "cores": 2}, "date": "2026-12-06T10:00:00+00:00",
+            "settings": bs.SplitSettings(rounds=rounds).to_dict(),
             "workers_on_machine": 2, "tuned": {"CoeffToSlot 0": {"1": 16, "2": 8}, "SlotToCoeff 0": {"1": 16, "2": 8}},
-            "configs": configs}
+            "configs": configs, "costs_alone": [], "concurrent_slowdown": [], "links": [None] * rounds,
+            "load_average_1min": [1.0] * rounds, "setup_s": {"keys_and_setup_s": 1.0}, "key_bytes": 1}
+
+
+def record(speedup_2: float, rounds: int = 5, jitter: float = 0.002) -> bs.SplitRecord:
+    """:func:`record_json` read as a stored record is."""
+    return bs.SplitRecord.from_json(record_json(speedup_2, rounds, jitter))
 
 
 def test_rows_are_the_means_of_the_rounds_and_the_band_holds_the_prediction() -> None:
@@ -142,11 +149,45 @@ def test_the_stored_record_ships_with_the_package_and_names_its_machine() -> Non
     from pathlib import Path
 
     packaged = bs.load_record()
-    assert packaged is not None and packaged["machine"]["cpu"] and packaged["date"]
+    assert packaged is not None and packaged.machine["cpu"] and packaged.date
     repo = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / bs.SPLIT_RESULT
     if repo.is_file():      # the benchmark's own output and the shipped copy must not drift apart
-        assert json.loads(repo.read_text(encoding="utf-8")) == packaged
-    assert packaged["settings"]["rounds"] >= 5 and set(packaged["settings"]["workers"]) == {1, 2}
+        assert json.loads(repo.read_text(encoding="utf-8")) == packaged.to_json()   # read back key for key
+    assert packaged.settings.rounds >= 5 and set(packaged.settings.workers) == {1, 2}
     part = bs.split_part(packaged, False, QUICK)
     assert all(v.kind == NOT_JUDGED for v in part.verdicts) and part.verdicts
     assert all(r.band_low_ms is not None for r in bs.split_rows(packaged))
+
+
+def test_a_record_reads_back_what_it_writes_and_a_bad_one_is_refused_where_it_enters(monkeypatch) -> None:
+    import copy
+    import re
+
+    data = record_json(1.08)
+    rec = bs.SplitRecord.from_json(data)
+    assert rec.to_json() == data and bs.SplitRecord.from_json(rec.to_json()) == rec
+    assert rec.tuned["CoeffToSlot 0"][2] == 8 and rec.configs[0].walls[0] == pytest.approx(0.1 * 0.996)
+    for edit, where in [(lambda d: d.pop("machine"), "'machine'"),
+                        (lambda d: d.update(date=""), "machine and date"),
+                        (lambda d: d["configs"][1]["walls"].pop(), "configs[1]"),
+                        (lambda d: d["configs"][0].update(workers="2"), "configs[0].workers"),
+                        (lambda d: d["configs"][0].update(kind="fast"), "configs[0].kind"),
+                        (lambda d: d["tuned"]["SlotToCoeff 0"].pop("2"), "tuned.SlotToCoeff 0"),
+                        (lambda d: d["settings"].update(ring=65536), "settings: "),
+                        (lambda d: d.update(benchmark="other"), "not a bootstrap_split record")]:
+        bad = copy.deepcopy(data)
+        edit(bad)
+        with pytest.raises(bs.RecordRefused, match=re.escape(where)):
+            bs.SplitRecord.from_json(bad)
+    # a stored file that is not a record reads as none, as an unreadable one does
+    from importlib import resources
+
+    class Files:
+        def joinpath(self, name: str):
+            return self
+
+        def read_text(self, encoding: str) -> str:
+            return '{"machine": {"cpu": "x"}, "date": "today"}'
+
+    monkeypatch.setattr(resources, "files", lambda package: Files())
+    assert bs.load_record() is None

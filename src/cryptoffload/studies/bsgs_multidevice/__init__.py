@@ -8,6 +8,9 @@ Its room, one concept per module:
 * :mod:`.bootstrap` -- CoeffToSlot/SlotToCoeff as sparse BSGS stages, and the stored OpenFHE runs.
 * :mod:`.measured` -- real BSGS products with SEAL ciphertexts on Dask workers beside the model;
   :mod:`.measured_claims` the claims they support, with bands from the run's own noise.
+* :mod:`.bootstrap_split` -- a whole bootstrap's stages split over Dask workers beside the model
+  (issue 33); :mod:`.split_record` its stored record, read and checked once where it enters.
 
-The op-DAG scheduler it drives is ``sim/op_dag.py``; the Dask runs are ``engines/bsgs_run.py``.
+The op-DAG scheduler it drives is ``sim/op_dag.py``; the Dask runs are ``engines/bsgs_run.py`` and
+``engines/bootstrap_run.py``.
 """

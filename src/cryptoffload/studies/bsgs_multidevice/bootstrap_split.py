@@ -39,7 +39,7 @@ show with ``n`` workers at once; then the result's rescale by ``q`` and its seri
 
 Bands: a configuration's predicted time moves with this run's noise -- the predictions priced
 with each round's costs and the measured wall times, each a t-interval of its rounds
-(:mod:`cryptoffload.profiles.sensitivity`), at the 4 corners, as ``_bsgs_measured_claims`` bands
+(:mod:`cryptoffload.profiles.sensitivity`), at the 4 corners, as ``measured_claims`` bands
 the measured products. The speedup of tuning at ``n`` workers (naive over tuned, all stages
 run, per round) is banded by its rounds' t-interval and judged beside the paper's Table 1
 speedup (1.08x at N = 2; the paper's 1.22x and 1.42x at 4 and 8 stand beside rows this 2-core
@@ -52,13 +52,12 @@ import math
 import os
 import statistics
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto.ckks.bootstrap.plan import BootstrapPlan
 from cryptoffload.errors import ConfigError, CryptoffloadError
 from cryptoffload.policies import bsgs_tuner as tuner
 from cryptoffload.profiles.sensitivity import MIN_SAMPLES, Band, Input, band, interval_text, measured_input
@@ -70,52 +69,22 @@ from cryptoffload.sim.op_dag import DagCosts
 from cryptoffload.studies.bands import Banded
 from cryptoffload.studies.bsgs_multidevice.measured_claims import MODEL_TARGET, standard_error
 from cryptoffload.studies.bsgs_multidevice.paper import PAPER_DEVICES, PAPER_NAIVE, PAPER_SPEEDUP, PAPER_TUNED
+from cryptoffload.studies.bsgs_multidevice.split_record import (KINDS, SPLIT_SECURITY, RecordRefused, SplitConfig,
+                                                            SplitRecord, SplitSettings, json_object)
 from cryptoffload.studies.verdicts import Judging, judge
 
 if TYPE_CHECKING:
-    from cryptoffload.crypto.ckks import Ciphertext, CkksBackend
-    from cryptoffload.engines.bootstrap_run import StageWork
+    from cryptoffload.crypto.ckks import Ciphertext, CkksBackend, CkksParams
+    from cryptoffload.engines.bootstrap_run import StageRunResult, StageSession, StageWork
     from cryptoffload.engines.dask import DaskRunner
 
 #: the DAG's addition inside a giant step's inner sum: done inside the extended-basis products (term_s)
 IN_PRODUCT_ADD_S = 1e-9
-KINDS = ("naive", "tuned")
 Q0_BITS, LEVEL_BITS = 60, 59
 #: the stored record of benchmarks/bootstrap_split.py, shipped as package data (the quick run's)
 SPLIT_RESULT = "bootstrap_split.json"
 SPLIT_MISSING = ("bootstrap stages on Dask workers: no stored record (cryptoffload/studies/data/bootstrap_split.json); "
                  "run benchmarks/bootstrap_split.py, or the study in full mode")
-SPLIT_SECURITY = ("INSECURE study setting: a ring of 2^10 to 2^13 with a modulus of about 1,100 bits is far below "
-                  "128-bit security; timings and agreement only, never use these parameters for data")
-
-
-@dataclass(frozen=True)
-class SplitSettings:
-    """What :func:`measure_split` runs: the ring (insecure study parameters: ``q_0`` 60 bits,
-    ``levels`` of 59, ``dnum``), the plan, the stages (names such as ``"CoeffToSlot 1"``; empty:
-    every stage), the worker counts, the rounds and the timed passes of the part costs per round."""
-
-    ring: int = 2048
-    levels: int = 17
-    plan: BootstrapPlan = BootstrapPlan((2, 2))
-    stages: tuple[str, ...] = ()
-    workers: tuple[int, ...] = (1, 2)
-    rounds: int = MIN_SAMPLES
-    passes: int = 1
-    dnum: int = 3
-
-    def validate(self) -> None:
-        if self.ring not in (1024, 2048, 4096, 8192):
-            raise ConfigError(f"the split stages run at an insecure study ring of 2^10 to 2^13, got N = {self.ring}")
-        if not self.workers or any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 16
-                                   for n in self.workers):
-            raise ConfigError(f"worker counts are 1 to 16, got {self.workers!r}")
-        if self.rounds < 1 or self.passes < 1:
-            raise ConfigError(f"rounds and passes must be at least 1, got {self.rounds} and {self.passes}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ring": self.ring, "levels": self.levels, "plan": self.plan.to_dict(), "stages": list(self.stages),
-                "workers": list(self.workers), "rounds": self.rounds, "passes": self.passes, "dnum": self.dnum}
 
 
 @dataclass
@@ -126,7 +95,7 @@ class Case:
     work: StageWork
     ct: Ciphertext
     candidates: tuple[int, ...]
-    refs: dict[int, Any] = field(default_factory=dict)
+    refs: dict[int, Ciphertext] = field(default_factory=dict)
 
     @property
     def naive(self) -> int:
@@ -141,7 +110,7 @@ class Prepared:
     key_bytes: int
 
 
-def params_for(settings: SplitSettings) -> Any:
+def params_for(settings: SplitSettings) -> CkksParams:
     from cryptoffload.crypto.ckks import CkksParams
     from cryptoffload.crypto.ckks.gpu.dnum import params_for_dnum
 
@@ -212,16 +181,15 @@ class StageCosts:
 def dag_costs(c: StageCosts, n: int, link: dict[str, float] | None) -> DagCosts:
     """The op-DAG model's costs for ``n`` workers from a stage's parts (module docstring)."""
     a, lk = c.alone, link or {}
-    busy: dict[str, Any] = {}
-    if "busy_bandwidth_Bps" in lk and "busy_latency_s" in lk:
-        busy = {"busy_latency_s": lk["busy_latency_s"], "busy_bandwidth_Bps": lk["busy_bandwidth_Bps"]}
+    busy = "busy_bandwidth_Bps" in lk and "busy_latency_s" in lk
     return DagCosts(rotate_s=a["baby_first_s"], hoisted_rotate_s=a["baby_s"], pmul_s=a["term_s"],
                     add_s=IN_PRODUCT_ADD_S, rescale_s=a["moddown_s"], rotate_low_s=a["giant_rotate_s"],
                     add_low_s=a["add_s"], bytes=a["bytes"], bytes_low=a["bytes"], serialize_s=a["serialize_s"],
                     deserialize_s=a["deserialize_s"], task_s=lk.get("task_s", 0.0),
                     latency_s=lk.get("latency_s", 0.0), bandwidth_Bps=lk.get("bandwidth_Bps", 1e12),
                     concurrent_slowdown=c.slowdown(n), name="bootstrap stage parts, measured", kind="measured",
-                    **busy)
+                    busy_latency_s=lk["busy_latency_s"] if busy else None,
+                    busy_bandwidth_Bps=lk["busy_bandwidth_Bps"] if busy else None)
 
 
 def predict_s(work: StageWork, n: int, c: StageCosts, link: dict[str, float] | None, *, dask: bool = True) -> float:
@@ -290,14 +258,14 @@ def _link(runner: DaskRunner, prep: Prepared) -> dict[str, float] | None:
         return None
 
 
-def _stage_costs(session: Any, workers: Sequence[int], passes: int) -> StageCosts:
+def _stage_costs(session: StageSession, workers: Sequence[int], passes: int) -> StageCosts:
     c = StageCosts(session.costs(1, passes)[0])
     for k in sorted({n for n in workers if n > 1}):
         c.together[k] = session.costs(k, passes)
     return c
 
 
-def _reference(prep: Prepared, case: Case, bs: int) -> Any:
+def _reference(prep: Prepared, case: Case, bs: int) -> Ciphertext:
     from cryptoffload.engines.bootstrap_run import stage_in_process
 
     if bs not in case.refs:
@@ -312,10 +280,10 @@ class _Sessions:
 
     def __init__(self, stack: ExitStack, runner: DaskRunner, prep: Prepared, workers: int) -> None:
         self.stack, self.runner, self.prep, self.workers = stack, runner, prep, workers
-        self.open: dict[tuple[str, int], Any] = {}
+        self.open: dict[tuple[str, int], StageSession] = {}
         self.warm: set[tuple[str, int]] = set()
 
-    def __call__(self, case: Case, bs: int) -> Any:
+    def __call__(self, case: Case, bs: int) -> StageSession:
         from cryptoffload.engines.bootstrap_run import StageSession
 
         key = (case.name, bs)
@@ -325,7 +293,7 @@ class _Sessions:
                                                                    workers=self.workers))
         return self.open[key]
 
-    def run(self, case: Case, bs: int, n: int) -> Any:
+    def run(self, case: Case, bs: int, n: int) -> StageRunResult:
         """One run on ``n`` devices, after an untimed one the first time this session runs."""
         key = (case.name, bs)
         res = self(case, bs).run(n, warmup=0 if key in self.warm else 1)
@@ -342,7 +310,7 @@ def _stage_round(sessions: _Sessions, case: Case, tuned: dict[int, int], setting
     be = sessions.prep.backend
     costs = _stage_costs(sessions(case, case.naive), settings.workers, settings.passes)
     for n in settings.workers:
-        runs: dict[int, Any] = {}
+        runs: dict[int, StageRunResult] = {}
         for kind, b in (("naive", case.naive), ("tuned", tuned[n])):
             if b not in runs:
                 runs[b] = sessions.run(case, b, n)
@@ -386,21 +354,22 @@ def measure_split(runner: DaskRunner, settings: SplitSettings, say: Callable[[st
 
 
 # ---- the record of a run (JSON: the benchmark's output, the quick run's stored copy) ---------------
-def split_record(run: SplitRun, machine: Mapping[str, Any], date: str) -> dict[str, Any]:
-    """A run as plain JSON: its settings, the tuned counts, every configuration's samples (one
-    per round), the part costs alone per round, the links, the load and the machine and date."""
-    return {"benchmark": "bootstrap_split", "issue": 33, "security": SPLIT_SECURITY, "machine": dict(machine),
-            "date": date, "settings": run.settings.to_dict(), "workers_on_machine": run.workers_on_machine,
-            "tuned": {st: {str(n): b for n, b in per.items()} for st, per in run.tuned.items()},
-            "configs": [dict(asdict(s), bits=[v if math.isfinite(v) else None for v in s.bits]) for s in run.samples],
-            "costs_alone": [{st: dict(c.alone) for st, c in rnd.items()} for rnd in run.costs],
-            "concurrent_slowdown": [{st: {str(n): c.slowdown(n) for n in run.settings.workers} for st, c in rnd.items()}
-                                    for rnd in run.costs],
-            "links": run.links, "load_average_1min": run.loads, "setup_s": run.setup_s, "key_bytes": run.key_bytes}
+def split_record(run: SplitRun, machine: Mapping[str, object], date: str) -> SplitRecord:
+    """A run as its record (:meth:`SplitRecord.to_json`: plain JSON): its settings, the tuned
+    counts, every configuration's samples (one per round; a non-finite agreement, equal bit for
+    bit, as ``None``), the part costs alone per round, the links, the load and the machine and date."""
+    configs = tuple(SplitConfig(s.stage, s.workers, s.kind, s.bs, s.giants, s.active, tuple(s.walls), tuple(s.spans),
+                                tuple(s.predicted), tuple(v if math.isfinite(v) else None for v in s.bits))
+                    for s in run.samples)
+    return SplitRecord(json_object(machine, "machine"), date, run.settings, run.workers_on_machine, run.tuned, configs,
+                       tuple({st: dict(c.alone) for st, c in rnd.items()} for rnd in run.costs),
+                       tuple({st: {n: c.slowdown(n) for n in run.settings.workers} for st, c in rnd.items()}
+                             for rnd in run.costs),
+                       tuple(run.links), tuple(run.loads), dict(run.setup_s), run.key_bytes, SPLIT_SECURITY)
 
 
 def measure_record(settings: SplitSettings, say: Callable[[str], None], *, scheduler: str | None = None,
-                   credentials: str | None = None, insecure_plain_tcp: bool = False) -> dict[str, Any]:
+                   credentials: str | None = None, insecure_plain_tcp: bool = False) -> SplitRecord:
     """:func:`measure_split` on a Dask cluster of ``max(settings.workers)`` workers (a local
     one with per-run TLS credentials, or ``scheduler``), as :func:`split_record`."""
     import datetime as _dt
@@ -419,8 +388,9 @@ def measure_record(settings: SplitSettings, say: Callable[[str], None], *, sched
     return split_record(run, machine_info(), _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
 
-def load_record() -> dict[str, Any] | None:
-    """The stored record shipped with the package, or ``None`` (unreadable, or no machine and date)."""
+def load_record() -> SplitRecord | None:
+    """The stored record shipped with the package, or ``None`` (unreadable, not a record --
+    :meth:`SplitRecord.from_json` checks it once, here -- or no machine and date)."""
     from importlib import resources
 
     from cryptoffload.checks import strict_json
@@ -428,9 +398,9 @@ def load_record() -> dict[str, Any] | None:
     try:
         data = strict_json(resources.files("cryptoffload.studies.data").joinpath(SPLIT_RESULT)
                            .read_text(encoding="utf-8"))
-    except (OSError, ValueError):     # JsonRefused is a ValueError
+        return SplitRecord.from_json(data)
+    except (OSError, ValueError):     # JsonRefused and RecordRefused are ValueErrors
         return None
-    return data if isinstance(data, dict) and data.get("machine") and data.get("date") else None
 
 
 # ---- rows, bands, tables --------------------------------------------------------------------------
@@ -467,25 +437,25 @@ class SplitRow:
     agreement_bits: float | None = column()
 
 
-def split_rows(record: Mapping[str, Any]) -> list[SplitRow]:
+def split_rows(record: SplitRecord) -> list[SplitRow]:
     """One row per stage, worker count and kind: means over the rounds, the model's error, its
     band and the worst agreement in bits with the stage computed in one process."""
     rows = []
-    for c in record["configs"]:
-        meas, pred = statistics.fmean(c["walls"]) * 1e3, statistics.fmean(c["predicted"]) * 1e3
-        b = noise_band(c["predicted"], c["walls"])
-        finite = [v for v in c["bits"] if v is not None and np.isfinite(v)]
+    for c in record.configs:
+        meas, pred = statistics.fmean(c.walls) * 1e3, statistics.fmean(c.predicted) * 1e3
+        b = noise_band(c.predicted, c.walls)
+        finite = [v for v in c.bits if v is not None and np.isfinite(v)]
         bits = min(finite) if finite else None          # None: every run equal to the reference, bit for bit
-        rows.append(SplitRow(c["stage"], c["workers"], c["kind"], c["bs"], c["giants"], c["active"], meas, pred,
+        rows.append(SplitRow(c.stage, c.workers, c.kind, c.bs, c.giants, c.active, meas, pred,
                              (pred / meas - 1) * 100, b.low if b else None, b.high if b else None,
                              b.contains(meas) if b else None, bits))
     return rows
 
 
-def _per_round(record: Mapping[str, Any], n: int, kind: str, what: str) -> list[float]:
+def _per_round(record: SplitRecord, n: int, kind: str, what: Literal["walls", "predicted"]) -> list[float]:
     """The sum over the stages run of one configuration's samples, per round."""
-    cs = [c for c in record["configs"] if c["workers"] == n and c["kind"] == kind]
-    return [float(sum(v)) for v in zip(*(c[what] for c in cs))] if cs else []
+    cs = [c for c in record.configs if c.workers == n and c.kind == kind]
+    return [float(sum(v)) for v in zip(*(c.walls if what == "walls" else c.predicted for c in cs))] if cs else []
 
 
 @dataclass(frozen=True)
@@ -503,7 +473,7 @@ class SpeedupRow:
     note: str = column()
 
 
-def speedup_band(record: Mapping[str, Any], n: int) -> Band | None:
+def speedup_band(record: SplitRecord, n: int) -> Band | None:
     """The speedup of tuning at ``n`` workers (naive over tuned, all stages, one ratio per
     round): its t-interval over the rounds; ``None`` below the minimum rounds."""
     ratios = [a / b for a, b in zip(_per_round(record, n, "naive", "walls"), _per_round(record, n, "tuned", "walls"))]
@@ -511,17 +481,17 @@ def speedup_band(record: Mapping[str, Any], n: int) -> Band | None:
     return None if inp is None else band(lambda ov: ov.get(SPEEDUP_NOISE, inp.nominal), [inp])
 
 
-def speedup_rows(record: Mapping[str, Any]) -> list[SpeedupRow]:
+def speedup_rows(record: SplitRecord) -> list[SpeedupRow]:
     """Per worker count run: both totals, the measured speedup with its band, the model's, the
     model's errors; then the paper's device counts this machine could not run, empty."""
-    run = [int(n) for n in record["settings"]["workers"]]
+    run = list(record.settings.workers)
     rows = []
     for n in run:
         walls = {k: _per_round(record, n, k, "walls") for k in KINDS}
         pred = {k: _per_round(record, n, k, "predicted") for k in KINDS}
         ratios = [a / b for a, b in zip(walls["naive"], walls["tuned"])]
         b = speedup_band(record, n)
-        tuned = ", ".join(f"{st} {per[str(n)]}" for st, per in record["tuned"].items())
+        tuned = ", ".join(f"{st} {per[n]}" for st, per in record.tuned.items())
         m = {k: statistics.fmean(walls[k]) for k in KINDS}
         p = {k: statistics.fmean(pred[k]) for k in KINDS}
         rows.append(SpeedupRow(n, m["naive"] * 1e3, m["tuned"] * 1e3, statistics.fmean(ratios),
@@ -529,7 +499,7 @@ def speedup_rows(record: Mapping[str, Any]) -> list[SpeedupRow]:
                                statistics.fmean(a / c for a, c in zip(pred["naive"], pred["tuned"])),
                                (p["naive"] / m["naive"] - 1) * 100, (p["tuned"] / m["tuned"] - 1) * 100, tuned,
                                "" if b else interval_text(len(ratios))))
-    cores = record.get("workers_on_machine", max(run))
+    cores = record.workers_on_machine
     for n in (d for d in PAPER_DEVICES if d > 1 and d not in run):
         rows.append(SpeedupRow(n, None, None, None, None, None, None, None, None, "",
                                f"not run: {n} workers on this {cores}-core machine would share cores (the issue: "
@@ -545,14 +515,13 @@ def paper_speedup_rows(rows: Sequence[SpeedupRow]) -> list[SpeedupRow]:
             for r in rows if r.workers in speedup and r.workers > 1]
 
 
-def _where(record: Mapping[str, Any]) -> str:
-    m = record.get("machine") or {}
-    s = record["settings"]
-    return (f"N = {s['ring']} (insecure study ring), plan {tuple(s['plan']['level_budget'])}, {s['rounds']} rounds, "
-            f"on {m.get('cpu', 'an unnamed CPU')}, {m.get('cores', '?')} cores, {record.get('date', '?')}")
+def _where(record: SplitRecord) -> str:
+    m, s = record.machine, record.settings
+    return (f"N = {s.ring} (insecure study ring), plan {s.plan.level_budget}, {s.rounds} rounds, "
+            f"on {m.get('cpu', 'an unnamed CPU')}, {m.get('cores', '?')} cores, {record.date}")
 
 
-def split_table(record: Mapping[str, Any], word: str) -> Table:
+def split_table(record: SplitRecord, word: str) -> Table:
     """Every configuration run, measured (``word``: ``measured`` or ``stored``) beside the model."""
     return table_of(
         SplitRow, split_rows(record), id="bootstrap_split", key_columns=3, provenance="mixed", inputs=[],
@@ -567,10 +536,10 @@ def split_table(record: Mapping[str, Any], word: str) -> Table:
              "and of the wall times (4 corners; fewer than five rounds: none); naive = the plan's baby-step count at "
              "every worker count, tuned = the candidate the model prices fastest for that count; agreement_bits: "
              "-log2 of the largest slot difference from the stage computed in one process (empty: equal bit for "
-             f"bit). {record.get('security', SPLIT_SECURITY)}")
+             f"bit). {record.security}")
 
 
-def speedup_table(record: Mapping[str, Any], word: str) -> Table:
+def speedup_table(record: SplitRecord, word: str) -> Table:
     rows = speedup_rows(record)
     return table_of(
         SpeedupRow, rows, paper=paper_speedup_rows(rows), id="bootstrap_split_speedup", provenance="mixed",
@@ -588,7 +557,7 @@ def speedup_table(record: Mapping[str, Any], word: str) -> Table:
 
 
 # ---- verdicts and the study's part ------------------------------------------------------------------
-def speedup_verdicts(table: Table, record: Mapping[str, Any], how: Judging) -> list[Verdict]:
+def speedup_verdicts(table: Table, record: SplitRecord, how: Judging) -> list[Verdict]:
     """A verdict for every measured speedup beside a paper value, against no tuning (1.0)."""
     from cryptoffload.report.verdicts import paper_cells
 
@@ -608,7 +577,7 @@ def speedup_verdicts(table: Table, record: Mapping[str, Any], how: Judging) -> l
     return out
 
 
-def headline(record: Mapping[str, Any], word: str) -> str:
+def headline(record: SplitRecord, word: str) -> str:
     rows = split_rows(record)
     within = sum(abs(r.error_pct) <= MODEL_TARGET * 100 for r in rows)
     med = statistics.median(abs(r.error_pct) for r in rows)
@@ -616,7 +585,7 @@ def headline(record: Mapping[str, Any], word: str) -> str:
     two = sp.get(2)
     tail = (f"; tuning bs at 2 workers: {two.speedup:.2f}x {word} (model {two.predicted_speedup:.2f}x; the paper's "
             f"1.08x at N = 2 on U280s)" if two and two.predicted_speedup else "")
-    return (f"Bootstrap stages on Dask workers ({word}, N = {record['settings']['ring']}): the model within "
+    return (f"Bootstrap stages on Dask workers ({word}, N = {record.settings.ring}): the model within "
             f"{MODEL_TARGET:.0%} of {within} of {len(rows)} configurations (median |error| {med:.1f} %){tail}")
 
 
@@ -629,7 +598,7 @@ class SplitPart:
     figures: list[tuple[str, Callable[[Path], None]]] = field(default_factory=list)
 
 
-def split_figure(record: Mapping[str, Any], word: str) -> Callable[[Path], None]:
+def split_figure(record: SplitRecord, word: str) -> Callable[[Path], None]:
     """Every configuration's measured (or stored) time beside the model's, one bar each."""
     def draw(path: Path) -> None:
         from cryptoffload.report.plots import bar_plot
@@ -641,23 +610,24 @@ def split_figure(record: Mapping[str, Any], word: str) -> Callable[[Path], None]
             values += [r.measured_ms, r.predicted_ms]
             kinds += [word, "simulated"]
         bar_plot(path, labels, values, kinds=kinds, logy=False, ylabel="time (ms)",
-                 title=f"Bootstrap stages on Dask workers, N = {record['settings']['ring']}: {word} vs the model")
+                 title=f"Bootstrap stages on Dask workers, N = {record.settings.ring}: {word} vs the model")
     return draw
 
 
-def split_part(record: Mapping[str, Any] | None, measured: bool, how: Judging) -> SplitPart:
+def split_part(record: SplitRecord | None, measured: bool, how: Judging) -> SplitPart:
     """The study's tables, verdicts, headline and notes from a record: this run's (``measured``)
     or the stored benchmark's (``stored``, with its machine and date); a note without one."""
     if record is None:
         return SplitPart([], [], [], [SPLIT_MISSING])
-    word = "measured" if measured else provenance_word(stored_from(record, "benchmarks/bootstrap_split.py"))
+    word = "measured" if measured else provenance_word(stored_from(record.to_json(), "benchmarks/bootstrap_split.py"))
     speed = speedup_table(record, word)
     notes = [r.note for r in speedup_rows(record) if r.note.startswith("not run")][:1]
     return SplitPart([split_table(record, word), speed], speedup_verdicts(speed, record, how),
                      [headline(record, word)], notes, [("bootstrap_split.png", split_figure(record, word))])
 
 
-__all__ = ["KINDS", "SPLIT_RESULT", "STUDY_QUICK_WHY", "STUDY_SETTINGS", "SplitPart", "SplitRow", "SplitRun", "SplitSettings", "SpeedupRow",
+__all__ = ["KINDS", "SPLIT_RESULT", "SPLIT_SECURITY", "STUDY_QUICK_WHY", "RecordRefused", "STUDY_SETTINGS", "SplitConfig", "SplitPart", "SplitRecord", "SplitRow",
+           "SplitRun", "SplitSettings", "SpeedupRow",
            "load_record", "measure_record", "measure_split", "noise_band", "prepare", "speedup_band", "speedup_rows",
            "split_part", "split_record", "split_rows", "split_table", "speedup_table", "speedup_verdicts", "study_part"]
 
@@ -668,7 +638,18 @@ STUDY_QUICK_WHY = ("quick mode shows the stored record of benchmarks/bootstrap_s
                    "run's own")
 
 
-def study_part(cfg: Any, say: Callable[[str], None], how: Judging) -> SplitPart:
+class SplitStudyConfig(Protocol):
+    """What :func:`study_part` reads of the bsgs-multidevice study's configuration."""
+
+    quick: bool
+    measure: bool
+    bootstrap_split: bool
+    scheduler: str | None
+    dask_credentials: str | None
+    insecure_plain_tcp_scheduler: bool
+
+
+def study_part(cfg: SplitStudyConfig, say: Callable[[str], None], how: Judging) -> SplitPart:
     """The bsgs-multidevice study's part: in a full run that measures (``cfg.measure`` and
     ``cfg.bootstrap_split``), :data:`STUDY_SETTINGS` run now on the study's Dask scheduler
     (a local TLS cluster unless given); otherwise the stored record, labelled stored."""
