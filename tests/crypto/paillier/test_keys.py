@@ -56,9 +56,7 @@ def test_native_decryption_matches_reference_with_and_without_ifma(keys) -> None
 
 
 def _decryption_paths(sk: pl.PrivateKey) -> list[str]:
-    dec = native.CrtDecryptor(sk.p, sk.q)
-    return ["gmp"] + (["adx"] if dec.adx_ok and native.adx_available() else []) + \
-        (["ifma"] if dec.ifma_ok and native.ifma_available() else [])
+    return native.CrtDecryptor(sk.p, sk.q).paths()
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +71,10 @@ def phe_pair(keys):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain=st.lists(st.integers(min_value=0), min_size=1, max_size=11), edge=st.sampled_from([0, 1, -1]))
 def test_every_decryption_path_agrees_with_phe(keys, phe_pair, plain: list[int], edge: int) -> None:
-    """Batch CRT decryption on each kernel set (the ADX exponentiation, crypto_mb, GMP) against
-    an independent implementation: phe decrypting the same ciphertexts; batches of any length
-    (the IFMA path works in groups of 8, the ADX one in any count)."""
+    """Batch CRT decryption on each path (four-lane AVX2, the ADX exponentiation, crypto_mb,
+    GMP) against an independent implementation: phe decrypting the same ciphertexts; batches of
+    any length (the IFMA path works in groups of 8, the AVX2 one in groups of 4 and 3 with the
+    rest on ADX, the ADX one in any count)."""
     pk, sk = keys
     _, psk = phe_pair
     ms = [m % pk.n for m in plain] + [edge % pk.n]
@@ -90,7 +89,8 @@ def test_decryption_path_follows_the_cpu(keys, monkeypatch) -> None:
     pk, sk = keys
     fresh = pl.PrivateKey(pk, sk.p, sk.q)
     monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
-    assert fresh.decrypt_path() == "adx"
+    assert fresh.decrypt_path() == "avx2"
+    assert fresh.raw_decrypt_many([pk.encrypt(5).value], path="adx") == [5]
     monkeypatch.setenv("COPL_DISABLE_ADX", "1")
     assert fresh.decrypt_path() == "gmp"
     with pytest.raises(BackendUnavailable, match="'adx' is not available"):

@@ -164,6 +164,7 @@ typedef struct {
 #define COPL_BACKEND_GMP 0
 #define COPL_BACKEND_IFMA 1
 #define COPL_BACKEND_ADX 2
+#define COPL_DEC_AVX2 3 /* decryption only: four ciphertexts a time on AVX2 (paillier_mb4.h), the rest on ADX */
 
 /* cpuid once (the race between threads writes the same value) */
 static int cpu_adx = -1, cpu_avx2 = -1;
@@ -678,6 +679,70 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
 }
 
 #include "paillier_exp.h"
+#include "paillier_mb4.h"
+
+/*
+ * One Montgomery product or square on a named kernel, for tests against a reference (the
+ * kernels are otherwise reached only through the exponentiations): kernel 0/1 GMP product /
+ * square, 2/3 MULX/ADX product / square, 4/5 four-lane AVX2 product / square. lanes values of
+ * N words each in a, b and out (lanes = 4 for the AVX2 kernels, else 1), each below the odd
+ * modulus m of N words; out = a b / R mod m (or a^2 / R), fully reduced. Returns the bits of R
+ * (64 N, or 28 D for the AVX2 kernels), -1 on bad arguments, -2 out of memory, -3 a kernel this
+ * CPU lacks.
+ */
+int copl_mont_kernel(int kernel, int N, const uint64_t *a, const uint64_t *b, const uint64_t *m, uint64_t *out)
+{
+    if (kernel < 0 || kernel > 5 || N < 1 || !(m[0] & 1) || m[N - 1] == 0)
+        return -1;
+    if (kernel >= 2 && !(copl_have_adx() && copl_adx_fits(N)))
+        return -3;
+    const uint64_t minv = neg_inverse_mod_2_64(m[0]);
+    if (kernel < 4) {
+        uint64_t *t = malloc((size_t)(3 * N + 8) * sizeof(uint64_t));
+        if (!t)
+            return -2;
+        if (kernel == 0)
+            mont_mul(out, a, b, m, N, minv, t);
+        else if (kernel == 1)
+            mont_sqr(out, a, m, N, minv, t);
+        else if (kernel == 2)
+            mont_mul_adx(out, a, b, m, N, minv, t);
+        else
+            mont_sqr_adx(out, a, m, N, minv, t);
+        final_reduce(out, m, N, t);
+        free(t);
+        return 64 * N;
+    }
+    const int D = mb4_digits(64 * N);
+    if (D > MB4_MAX_DIGITS) /* moduli above 5,598 bits: p^2 of keys up to 5,598 bits fit */
+        return -3;
+    uint64_t *buf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t)), *t = malloc((size_t)N * sizeof(uint64_t));
+    if (!buf || !t) {
+        free(buf), free(t);
+        return -2;
+    }
+    copl_mb4 C;
+    uint64_t *A = buf, *B = A + 4 * D, *Q = B + 4 * D, *r = Q + 4 * D, *ctx = aligned_alloc(32, (size_t)12 * D * 8);
+    if (!ctx) {
+        free(buf), free(t);
+        return -2;
+    }
+    mb4_setup(&C, m, N, ctx);
+    for (int l = 0; l < 4; l++) {
+        mb4_lane_from_words(A, D, l, a + (size_t)l * N, N);
+        mb4_lane_from_words(B, D, l, b + (size_t)l * N, N);
+    }
+    if (kernel == 4)
+        mb4_mul(r, A, B, C.m, C.minv, D, Q);
+    else
+        mb4_sqr(r, A, C.m, C.minv, D, Q);
+    for (int l = 0; l < 4; l++) {
+        mb4_lane_to_words(out + (size_t)l * N, N, r, D, l);
+        final_reduce(out + (size_t)l * N, m, N, t);
+    }
+    free(buf), free(t), free(ctx);
+    return MB4_K * D;
+}
 
 /* ----------------------------------------------------------------------------------------- */
 /* generic batch modular exponentiation (the unit of work a QAT-style engine offloads)         */
@@ -759,6 +824,8 @@ typedef struct {
     int pbits, pw;
     uint64_t *p2w, *q2w, *pm1w, *qm1w;
     uint64_t *mont;         /* R^2 mod p^2, R^2 mod q^2, 1 (ph words each): the ADX path's constants */
+    copl_mb4 mbp, mbq;      /* p^2 and q^2 for the four-lane AVX2 kernels (paillier_mb4.h) */
+    uint64_t *mb4buf;       /* their digits; NULL where p^2 is too wide for them */
 } copl_dec;
 
 void copl_dec_free(copl_dec *d)
@@ -771,6 +838,7 @@ void copl_dec_free(copl_dec *d)
     free(d->pm1w);
     free(d->qm1w);
     free(d->mont);
+    free(d->mb4buf);
     free(d);
 }
 
@@ -850,20 +918,56 @@ copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
     copl_mont M;
     mont_setup(&M, d->p2w, d->ph, d->mont, d->mont + 2 * d->ph);
     mont_setup(&M, d->q2w, d->ph, d->mont + d->ph, d->mont + 2 * d->ph);
+    const int D = mb4_digits(64 * d->ph);
+    if (D <= MB4_MAX_DIGITS && (d->mb4buf = aligned_alloc(32, (size_t)24 * D * sizeof(uint64_t))) != NULL) {
+        mb4_setup(&d->mbp, d->p2w, d->ph, d->mb4buf);
+        mb4_setup(&d->mbq, d->q2w, d->ph, d->mb4buf + 12 * D);
+    }
     return d;
 }
 
 static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t);
 
-/* The ADX path of copl_dec_batch: both half-size exponentiations with the constant-time
- * fixed-window exponentiation of paillier_exp.h on the MULX/ADX kernel. */
-static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out)
+/* Ciphertexts s .. s+3 (the last one repeated where fewer are left) through the four-lane AVX2
+ * exponentiation (paillier_mb4.h), both halves: one instruction stream serves four
+ * ciphertexts. buf: 12 ph words. Returns 0 or -2 (out of memory). */
+static int dec_four_mb4(const copl_dec *d, int count, int s, const uint64_t *cts, uint64_t *out, uint64_t *buf,
+                        mpz_t c, mpz_t xp, mpz_t xq, mpz_t m, mpz_t t)
+{
+    const int ph = d->ph, lanes = count - s < 4 ? count - s : 4;
+    const int w = multiexp_window(1, 1, d->pbits, ph);
+    uint64_t *bases = buf, *res = buf + 4 * ph; /* res: the p half's four results, then the q half's */
+    for (int half = 0; half < 2; half++) {
+        for (int l = 0; l < 4; l++) {
+            mpz_from_words(c, cts + (size_t)(s + (l < lanes ? l : lanes - 1)) * d->N, d->N);
+            mpz_mod(t, c, half ? d->q2 : d->p2);
+            mpz_to_words(bases + (size_t)l * ph, ph, t);
+        }
+        int rc = mb4_powm(half ? &d->mbq : &d->mbp, bases, half ? d->qm1w : d->pm1w, d->pw, d->pbits, w,
+                          res + (size_t)half * 4 * ph);
+        if (rc != 0)
+            return rc;
+    }
+    for (int l = 0; l < lanes; l++) {
+        mpz_from_words(xp, res + (size_t)l * ph, ph);
+        mpz_from_words(xq, res + (size_t)(4 + l) * ph, ph);
+        dec_combine(d, m, xp, xq, t);
+        mpz_to_words(out + (size_t)(s + l) * d->nn, d->nn, m);
+    }
+    return 0;
+}
+
+/* The ADX and AVX2 paths of copl_dec_batch. With lanes4 (AVX2), groups of four ciphertexts
+ * (and of three: a wasted lane still costs less than three single ones) go through the
+ * four-lane AVX2 kernels; the rest, one at a time, through the constant-time fixed-window exponentiation of paillier_exp.h on the
+ * MULX/ADX kernels. Both halves of every ciphertext run constant time. */
+static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int lanes4)
 {
     const int ph = d->ph, w = multiexp_window(1, 1, d->pbits, ph);
     const copl_kernels K = kernels_for(COPL_BACKEND_ADX);
     size_t tab_words = ((size_t)1 << w) * ph;
     uint64_t *tab = aligned_alloc(64, tab_words * 8);
-    uint64_t *buf = malloc((size_t)(8 * ph + 8) * sizeof(uint64_t));
+    uint64_t *buf = malloc((size_t)(12 * ph + 8) * sizeof(uint64_t));
     if (!tab || !buf) {
         free(tab), free(buf);
         return -2;
@@ -877,7 +981,11 @@ static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint
     Mp.one = Mq.one = d->mont + 2 * ph;
     mpz_t c, xp, xq, m, t;
     mpz_inits(c, xp, xq, m, t, NULL);
-    for (int s = 0; s < count; s++) {
+    int s = 0, rc = 0;
+    if (lanes4)
+        for (; rc == 0 && count - s >= 3; s += 4)
+            rc = dec_four_mb4(d, count, s, cts, out, buf, c, xp, xq, m, t);
+    for (; rc == 0 && s < count; s++) {
         mpz_from_words(c, cts + (size_t)s * d->N, d->N);
         for (int half = 0; half < 2; half++) {
             const copl_mont *M = half ? &Mq : &Mp;
@@ -892,7 +1000,7 @@ static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint
     }
     mpz_clears(c, xp, xq, m, t, NULL);
     free(tab), free(buf);
-    return 0;
+    return rc;
 }
 
 /* m = CRT(L_p(xp) hp mod p, L_q(xq) hq mod q) */
@@ -918,12 +1026,17 @@ static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t)
  * exponentiations constant time. backend 1 (IFMA): both half-size exponentiations of eight
  * ciphertexts go through crypto_mb's 8-lane modexp; 2 (ADX): our fixed-window exponentiation
  * on the MULX/ADX kernel (needs copl_have_adx() and p^2 of a multiple of 8 words, else -3);
- * 0 (GMP): mpz_powm_sec. Returns 0 on success.
+ * 3 (AVX2): as 2, but four ciphertexts at a time through the four-lane AVX2 kernels of
+ * paillier_mb4.h where the batch allows; 0 (GMP): mpz_powm_sec. Returns 0 on success.
  */
 int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int backend)
 {
-    if (backend == COPL_BACKEND_ADX)
-        return (copl_have_adx() && copl_adx_fits(d->ph)) ? dec_batch_adx(d, count, cts, out) : -3;
+    if (backend == COPL_BACKEND_ADX || backend == COPL_DEC_AVX2) {
+        int lanes4 = backend == COPL_DEC_AVX2;
+        if (!copl_have_adx() || !copl_adx_fits(d->ph) || (lanes4 && d->mb4buf == NULL))
+            return -3;
+        return dec_batch_adx(d, count, cts, out, lanes4);
+    }
     int use_ifma = backend == COPL_BACKEND_IFMA;
     mpz_t c, xp, xq, m, t;
     mpz_inits(c, xp, xq, m, t, NULL);
