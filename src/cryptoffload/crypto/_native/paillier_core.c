@@ -194,7 +194,7 @@ unsigned copl_cpu_signature(void)
 
 /* Version of the kernels' cost shape: a core whose kernels change bumps it, so windows
  * measured on the old kernels are measured again. */
-int copl_kernel_version(void) { return 2; }
+int copl_kernel_version(void) { return 3; }
 
 /* The ADX kernels need a modulus of a multiple of 8 words (the row loop's unrolling). */
 int copl_adx_fits(int words) { return words >= 8 && words % 8 == 0; }
@@ -214,6 +214,8 @@ static copl_kernels kernels_for(int backend)
     return k;
 }
 
+#include "paillier_mb4.h"
+
 /* ----------------------------------------------------------------------------------------- */
 /* fixed-base context                                                                          */
 
@@ -228,6 +230,8 @@ typedef struct {
     mp_limb_t *m, *n, minv;
     mp_limb_t *tab;  /* GMP: [k][E][N] Montgomery form */
     size_t table_bytes;
+    copl_mb4 mb;     /* ADX: n^2 in the four-lane AVX2 form (paillier_mb4.h) */
+    uint64_t *mbbuf; /* its digits (12 D words), then K2 (4 D); NULL: no four-lane groups */
 #ifdef COPL_HAVE_MBX
     int D;           /* 52-bit digits */
     amm_fn amm;
@@ -339,6 +343,7 @@ void copl_fb_free(copl_fb *c)
     free(c->m);
     free(c->n);
     free(c->tab);
+    free(c->mbbuf);
 #ifdef COPL_HAVE_MBX
     free(c->tab52);
     free(c->m_mb8);
@@ -357,6 +362,40 @@ static uint64_t fill_next(uint64_t *x)
     *x ^= *x >> 7;
     *x ^= *x << 17;
     return *x;
+}
+
+/* The four-lane groups of an ADX table (see fb_encrypt4): n^2 in the AVX2 form and
+ * K2 = R4^(k+1) / R^k mod m (R = 2^(64N), the table's radix; R4 = 2^(28D), the lanes'), the
+ * constant that turns a product of k table entries, taken with the lanes' radix, into the
+ * ciphertext with one more product. Returns 0 when out of memory. */
+static int fb_mb4_setup(copl_fb *c)
+{
+    const int N = c->N, D = mb4_digits(64 * N);
+    c->mbbuf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t));
+    uint64_t *k2w = malloc((size_t)N * sizeof(uint64_t));
+    if (!c->mbbuf || !k2w) {
+        free(k2w);
+        return 0;
+    }
+    mb4_setup(&c->mb, c->m, N, c->mbbuf);
+    mpz_t M, r, t; /* n^2 and the radices are public: GMP's variable-time calls are fine here */
+    mpz_inits(M, r, t, NULL);
+    mpz_from_words(M, c->m, N);
+    mpz_set_ui(r, 1);
+    mpz_mul_2exp(r, r, (mp_bitcnt_t)64 * N);
+    int ok = mpz_invert(r, r, M);
+    mpz_set_ui(t, (unsigned long)c->k);
+    mpz_powm(r, r, t, M); /* R^-k */
+    mpz_set_ui(t, 1);
+    mpz_mul_2exp(t, t, (mp_bitcnt_t)MB4_K * D * (c->k + 1));
+    mpz_mul(r, r, t);
+    mpz_mod(r, r, M);
+    mpz_to_words(k2w, N, r);
+    for (int l = 0; l < 4; l++)
+        mb4_lane_from_words(c->mbbuf + 12 * D, D, l, k2w, N);
+    mpz_clears(M, r, t, NULL);
+    free(k2w);
+    return ok;
 }
 
 /*
@@ -486,6 +525,8 @@ static copl_fb *fb_new(const uint64_t *base, const uint64_t *mod, int N, const u
     }
 #endif
     mpz_clears(M, B, cur, x, Rz, NULL);
+    if (ok && backend == COPL_BACKEND_ADX && mb4_digits(64 * N) <= MB4_MAX_DIGITS)
+        ok = fb_mb4_setup(c);
     if (!ok) {
         copl_fb_free(c);
         return NULL;
@@ -543,6 +584,45 @@ static void fb_pow_mont(const copl_fb *c, const copl_kernels *K, const uint64_t 
     }
 }
 
+/* Four ciphertexts of an ADX table on the four-lane AVX2 kernels: each window's four entries
+ * (chosen by the constant-time scan or read directly, as the table says), converted to 28-bit
+ * digits and multiplied into the lanes' accumulators. The entries hold powers times R =
+ * 2^(64N) and the lanes' products divide by R4 = 2^(28D), so after the k windows an
+ * accumulator holds h^a R^k / R4^(k-1); one product with gm K2 / R4 (K2 = R4^(k+1) / R^k, from
+ * fb_mb4_setup) gives h^a gm. gm4: the four (1 + m n), N words each; out4: 4 N words.
+ * buf: 4 N + 24 D words, 32-byte aligned. */
+static void fb_encrypt4(const copl_fb *c, const uint64_t *const lane_exp[4], int ew, const uint64_t *gm4,
+                        uint64_t *out4, uint64_t *buf)
+{
+    const copl_mb4 *C = &c->mb;
+    const int N = c->N, D = C->D, E = c->E, V = 4 * D;
+    uint64_t *wv = buf, *sel = wv + 4 * N, *acc = sel + V, *x = acc + V, *q = x + V, *y = q + V;
+    for (int i = 0; i < c->k; i++) {
+        const uint64_t *win = c->tab + (size_t)i * E * N;
+        uint64_t dg[4];
+        for (int l = 0; l < 4; l++)
+            dg[l] = exp_digit(lane_exp[l], ew, i, c->w);
+        if (c->ct)
+            mb4_select_words(wv, win, E, N, dg);
+        else
+            mb4_gather_words(wv, win, N, dg);
+        mb4_words_to_digits(i == 0 ? acc : sel, wv, N, D);
+        if (i > 0) {
+            uint64_t *sw = acc;
+            mb4_mul(x, acc, sel, C->m, C->minv, D, q);
+            acc = x, x = sw;
+        }
+    }
+    for (int l = 0; l < 4; l++)
+        mb4_lane_from_words(sel, D, l, gm4 + (size_t)l * N, N);
+    mb4_mul(y, sel, c->mbbuf + 12 * D, C->m, C->minv, D, q); /* gm K2 / R4 */
+    mb4_mul(x, acc, y, C->m, C->minv, D, q);
+    for (int l = 0; l < 4; l++) {
+        mb4_lane_to_words(out4 + (size_t)l * N, N, x, D, l);
+        final_reduce(out4 + (size_t)l * N, c->m, N, wv);
+    }
+}
+
 #ifdef COPL_HAVE_MBX
 /* Constant-time lookup of window i for eight lanes: every 8-entry block of every digit row is
  * loaded; a permute picks each lane's entry inside the block and a mask keeps it only in the
@@ -580,6 +660,34 @@ __attribute__((target("avx512f"))) static void ct_gather_mb8(const copl_fb *c, i
 }
 #endif
 
+/* The ADX table's four-lane groups of copl_fb_encrypt: ciphertexts from 0 in groups of four
+ * (and a last group of three, one lane repeated: a wasted lane costs less than three single
+ * ones), *done set to where the one-at-a-time lanes take over. Returns 0 or -2. */
+static int fb_encrypt_groups(const copl_fb *c, int count, const uint64_t *msgs, const uint64_t *exps, int ew,
+                             uint64_t *out, int *done)
+{
+    const int N = c->N, nn = c->nn, D = c->mb.D;
+    uint64_t *buf = aligned_alloc(32, (size_t)(14 * N + 24 * D + 8) * sizeof(uint64_t)); /* t: 2N + 8 */
+    if (!buf)
+        return -2;
+    uint64_t *gm4 = buf + 4 * N + 24 * D, *out4 = gm4 + 4 * N, *t = out4 + 4 * N;
+    int s0 = 0;
+    for (; count - s0 >= 3; s0 += 4) {
+        const int lanes = count - s0 < 4 ? count - s0 : 4;
+        const uint64_t *lane_exp[4];
+        for (int l = 0; l < 4; l++) {
+            int s = s0 + (l < lanes ? l : lanes - 1);
+            lane_exp[l] = exps + (size_t)s * ew;
+            one_plus_mn(gm4 + (size_t)l * N, msgs + (size_t)s * nn, c->n, nn, N, t);
+        }
+        fb_encrypt4(c, lane_exp, ew, gm4, out4, buf);
+        memcpy(out + (size_t)s0 * N, out4, (size_t)lanes * N * sizeof(uint64_t));
+    }
+    *done = s0;
+    free(buf);
+    return 0;
+}
+
 /*
  * DJN encryption core for count plaintexts:
  *   out_i = h^(a_i) * (1 + m_i * n) mod n^2
@@ -601,7 +709,10 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
         copl_kernels K = kernels_for(c->backend);
         if (c->backend == COPL_BACKEND_GMP && !c->ct)
             K.mul = mont_mul_vt;
-        for (int s0 = 0; s0 < count; s0 += FB_LANES) {
+        int s0 = 0;
+        if (c->mbbuf != NULL)
+            rc = fb_encrypt_groups(c, count, msgs, exps, ew, out, &s0);
+        for (; rc == 0 && s0 < count; s0 += FB_LANES) {
             int lanes = count - s0 < FB_LANES ? count - s0 : FB_LANES;
             fb_pow_mont(c, &K, exps + (size_t)s0 * ew, ew, lanes, acc, sel, t);
             for (int l = 0; l < lanes; l++) {
@@ -679,7 +790,6 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
 }
 
 #include "paillier_exp.h"
-#include "paillier_mb4.h"
 
 /*
  * One Montgomery product or square on a named kernel, for tests against a reference (the

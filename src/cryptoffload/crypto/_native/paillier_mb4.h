@@ -239,6 +239,70 @@ static void mb4_select(uint64_t *dst, const uint64_t *tab, int E, int D, uint64_
 }
 #endif
 
+/* Four lanes' entries of one window of a word-form table (E entries of N words, N a multiple
+ * of 8), lane l's entry dg[l], into wv (word j of lane l at [4j + l]). Constant time: every
+ * entry is read (broadcast word by word) and kept in a lane by a mask from a vector compare
+ * of the lanes' digits. */
+#ifndef COPL_CT_LEAKY_TEST
+__attribute__((target("avx2"))) static void mb4_select_words(uint64_t *wv, const uint64_t *win, int E, int N,
+                                                             const uint64_t dg[4])
+{
+    const __m256i want = _mm256_loadu_si256((const __m256i *)dg), one = _mm256_set1_epi64x(1);
+    for (int jb = 0; jb < N; jb += 8) {
+        __m256i acc[8];
+        for (int r = 0; r < 8; r++)
+            acc[r] = _mm256_setzero_si256();
+        __m256i idx = _mm256_setzero_si256();
+        for (int x = 0; x < E; x++) {
+            const __m256i mk = _mm256_cmpeq_epi64(idx, want);
+            const uint64_t *e = win + (size_t)x * N + jb;
+            idx = _mm256_add_epi64(idx, one);
+            for (int r = 0; r < 8; r++)
+                acc[r] = _mm256_or_si256(acc[r], _mm256_and_si256(mk, _mm256_set1_epi64x((long long)e[r])));
+        }
+        for (int r = 0; r < 8; r++)
+            _mm256_storeu_si256((__m256i *)(wv + 4 * (size_t)(jb + r)), acc[r]);
+    }
+}
+#else
+/* test-only leaky lookup: the address follows the secret digits */
+static void mb4_select_words(uint64_t *wv, const uint64_t *win, int E, int N, const uint64_t dg[4])
+{
+    (void)E;
+    for (int l = 0; l < 4; l++)
+        for (int j = 0; j < N; j++)
+            wv[4 * j + l] = win[(size_t)dg[l] * N + j];
+}
+#endif
+
+/* the same by direct reads (variable-time tables: the lookup leaks the digits anyway) */
+static void mb4_gather_words(uint64_t *wv, const uint64_t *win, int N, const uint64_t dg[4])
+{
+    for (int l = 0; l < 4; l++) {
+        const uint64_t *e = win + (size_t)dg[l] * N;
+        for (int j = 0; j < N; j++)
+            wv[4 * j + l] = e[j];
+    }
+}
+
+/* four lanes of N words (word j of lane l at [4j + l]) -> D digits of 28 bits, all lanes at
+ * once (the shifts depend on the digit's position only) */
+__attribute__((target("avx2"))) static void mb4_words_to_digits(uint64_t *dig, const uint64_t *wv, int N, int D)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)MB4_MASK);
+    const __m256i *w = (const __m256i *)wv;
+    __m256i *d = (__m256i *)dig;
+    for (int j = 0; j < D; j++) {
+        int bit = j * MB4_K, word = bit >> 6, off = bit & 63;
+        __m256i x = _mm256_setzero_si256();
+        if (word < N)
+            x = _mm256_srl_epi64(_mm256_loadu_si256(w + word), _mm_cvtsi32_si128(off));
+        if (off + MB4_K > 64 && word + 1 < N)
+            x = _mm256_or_si256(x, _mm256_sll_epi64(_mm256_loadu_si256(w + word + 1), _mm_cvtsi32_si128(64 - off)));
+        d[j] = _mm256_and_si256(x, mask);
+    }
+}
+
 /* A modulus in the four-lane form: its digits, R^2 mod m and 1, each in all four lanes. */
 typedef struct {
     int D, nw;      /* digits; words of the modulus */
