@@ -85,6 +85,21 @@ def test_every_decryption_path_agrees_with_phe(keys, phe_pair, plain: list[int],
 
 
 @pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
+@pytest.mark.parametrize("bits", [1536, 2048])
+def test_batch_decryption_paths_agree_at_other_sizes(bits: int) -> None:
+    """p^2 of 24 and 32 words (three and four unrolled blocks; 56 and 74 digits in the lanes):
+    batches of 7 (a group of four, one of three) and 9 (two groups, one single) on every path,
+    against the gmpy2 reference, with the extreme plaintexts 0 and n - 1."""
+    pk, sk = pl.generate_keypair(bits, insecure_study_size=True)
+    ms = [0, pk.n - 1, 1, 2, pk.n // 2, 12345, pk.n - 2, 7, 8]
+    vals = [c.value for c in pk.encrypt_many(ms)]
+    assert [sk.raw_decrypt_reference(v) for v in vals] == ms
+    for path in _decryption_paths(sk):
+        assert sk.raw_decrypt_many(vals, path=path) == ms, path
+        assert sk.raw_decrypt_many(vals[:7], path=path) == ms[:7], path
+
+
+@pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
 def test_decryption_path_follows_the_cpu(keys, monkeypatch) -> None:
     pk, sk = keys
     fresh = pl.PrivateKey(pk, sk.p, sk.q)
