@@ -14,7 +14,9 @@
  * digit). Radix R = 2^(28 D) with 28 D >= bits + 2, so almost-Montgomery products of values
  * below 2m stay below 2m (R > 4m); D even (two columns a step). Products are column-wise
  * (product scanning): each column's sums stay in registers and a digit of the product is
- * written once, so memory traffic is one load per multiply. Column sums are lazy: a lane
+ * written once, so memory traffic is one load per multiply; the inner loops are unrolled by
+ * four (their counter and pointer updates were a quarter of the instructions: 6-13 % less
+ * time measured). Column sums are lazy: a lane
  * accumulates at most D products of two 28-bit digits (< 2^56) and a carry, below 2^64 for
  * D <= MB4_MAX_DIGITS.
  *
@@ -107,7 +109,7 @@ __attribute__((target("avx2"))) static inline __m256i mb4_high_pair(__m256i A0, 
 #define MB4_QM_LOW(c)                                              \
     do {                                                           \
         __m256i mn = m[(c) + 1];                                   \
-        for (int i = 0; i < (c); i++) {                            \
+        _Pragma("GCC unroll 4") for (int i = 0; i < (c); i++) {                            \
             __m256i qi = q[i], mc = m[(c) - i];                    \
             B0 = MB4_ADD(B0, MB4_MUL(qi, mc));                     \
             B1 = MB4_ADD(B1, MB4_MUL(qi, mn));                     \
@@ -120,7 +122,7 @@ __attribute__((target("avx2"))) static inline __m256i mb4_high_pair(__m256i A0, 
     do {                                                           \
         __m256i mn = m[D - 1];                                     \
         B0 = MB4_MUL(q[(c) - D + 1], m[D - 1]);                    \
-        for (int i = (c) - D + 2; i < D; i++) {                    \
+        _Pragma("GCC unroll 4") for (int i = (c) - D + 2; i < D; i++) {                    \
             __m256i qi = q[i], mc = m[(c) - i];                    \
             B0 = MB4_ADD(B0, MB4_MUL(qi, mc));                     \
             B1 = MB4_ADD(B1, MB4_MUL(qi, mn));                     \
@@ -139,7 +141,7 @@ __attribute__((target("avx2"))) static void mb4_mul(uint64_t *rw, const uint64_t
     __m256i carry = z;
     for (int c = 0; c < D; c += 2) {
         __m256i A0 = carry, A1 = z, B0 = z, B1 = z, bn = b[c + 1];
-        for (int i = 0; i <= c; i++) { /* a_i b_{c-i} and a_i b_{c+1-i} */
+        _Pragma("GCC unroll 4") for (int i = 0; i <= c; i++) { /* a_i b_{c-i} and a_i b_{c+1-i} */
             __m256i ai = a[i], bc = b[c - i];
             A0 = MB4_ADD(A0, MB4_MUL(ai, bc));
             A1 = MB4_ADD(A1, MB4_MUL(ai, bn));
@@ -151,7 +153,7 @@ __attribute__((target("avx2"))) static void mb4_mul(uint64_t *rw, const uint64_t
     }
     for (int c = D; c < 2 * D - 2; c += 2) {
         __m256i A0 = MB4_ADD(carry, MB4_MUL(a[c - D + 1], b[D - 1])), A1 = z, B0, B1 = z, bn = b[D - 1];
-        for (int i = c - D + 2; i < D; i++) {
+        _Pragma("GCC unroll 4") for (int i = c - D + 2; i < D; i++) {
             __m256i ai = a[i], bc = b[c - i];
             A0 = MB4_ADD(A0, MB4_MUL(ai, bc));
             A1 = MB4_ADD(A1, MB4_MUL(ai, bn));
@@ -178,7 +180,7 @@ __attribute__((target("avx2"))) static void mb4_sqr(uint64_t *rw, const uint64_t
     __m256i carry = z;
     for (int c = 0; c < D; c += 2) { /* cross terms i < c-i and i < c+1-i: i < c/2, and i = c/2 for c+1 */
         __m256i A0 = z, A1 = z, B0 = z, B1 = z, an = a[c + 1];
-        for (int i = 0; i < c / 2; i++) {
+        _Pragma("GCC unroll 4") for (int i = 0; i < c / 2; i++) {
             __m256i ai = a[i], ac = a[c - i];
             A0 = MB4_ADD(A0, MB4_MUL(ai, ac));
             A1 = MB4_ADD(A1, MB4_MUL(ai, an));
@@ -193,7 +195,7 @@ __attribute__((target("avx2"))) static void mb4_sqr(uint64_t *rw, const uint64_t
     }
     for (int c = D; c < 2 * D - 2; c += 2) { /* i from c-D+1 (c) or c-D+2 (c+1) */
         __m256i A0 = MB4_MUL(a[c - D + 1], a[D - 1]), A1 = z, B0, B1 = z, an = a[D - 1];
-        for (int i = c - D + 2; i < c / 2; i++) {
+        _Pragma("GCC unroll 4") for (int i = c - D + 2; i < c / 2; i++) {
             __m256i ai = a[i], ac = a[c - i];
             A0 = MB4_ADD(A0, MB4_MUL(ai, ac));
             A1 = MB4_ADD(A1, MB4_MUL(ai, an));
