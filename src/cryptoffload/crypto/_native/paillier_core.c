@@ -617,10 +617,8 @@ static void fb_encrypt4(const copl_fb *c, const uint64_t *const lane_exp[4], int
         mb4_lane_from_words(sel, D, l, gm4 + (size_t)l * N, N);
     mb4_mul(y, sel, c->mbbuf + 12 * D, C->m, C->minv, D, q); /* gm K2 / R4 */
     mb4_mul(x, acc, y, C->m, C->minv, D, q);
-    for (int l = 0; l < 4; l++) {
-        mb4_lane_to_words(out4 + (size_t)l * N, N, x, D, l);
-        final_reduce(out4 + (size_t)l * N, c->m, N, wv);
-    }
+    for (int l = 0; l < 4; l++) /* x < 2m */
+        mb4_lane_to_reduced(out4 + (size_t)l * N, N, x, D, l, c->m, wv);
 }
 
 #ifdef COPL_HAVE_MBX
@@ -826,7 +824,7 @@ int copl_mont_kernel(int kernel, int N, const uint64_t *a, const uint64_t *b, co
     const int D = mb4_digits(64 * N);
     if (D > MB4_MAX_DIGITS) /* moduli above 5,598 bits: p^2 of keys up to 5,598 bits fit */
         return -3;
-    uint64_t *buf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t)), *t = malloc((size_t)N * sizeof(uint64_t));
+    uint64_t *buf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t)), *t = malloc((size_t)(2 * N + 2) * sizeof(uint64_t));
     if (!buf || !t) {
         free(buf), free(t);
         return -2;
@@ -846,10 +844,8 @@ int copl_mont_kernel(int kernel, int N, const uint64_t *a, const uint64_t *b, co
         mb4_mul(r, A, B, C.m, C.minv, D, Q);
     else
         mb4_sqr(r, A, C.m, C.minv, D, Q);
-    for (int l = 0; l < 4; l++) {
-        mb4_lane_to_words(out + (size_t)l * N, N, r, D, l);
-        final_reduce(out + (size_t)l * N, m, N, t);
-    }
+    for (int l = 0; l < 4; l++)
+        mb4_lane_to_reduced(out + (size_t)l * N, N, r, D, l, m, t);
     free(buf), free(t), free(ctx);
     return MB4_K * D;
 }

@@ -12,11 +12,12 @@
  *
  * Layout: a number of D digits of 28 bits; digit j of lane l at word [4j + l] (one ymm per
  * digit). Radix R = 2^(28 D) with 28 D >= bits + 2, so almost-Montgomery products of values
- * below 2m stay below 2m (R > 4m); D even (two columns a step). Products are column-wise
- * (product scanning): each column's sums stay in registers and a digit of the product is
- * written once, so memory traffic is one load per multiply; the inner loops are unrolled by
- * four (their counter and pointer updates were a quarter of the instructions: 6-13 % less
- * time measured). Column sums are lazy: a lane
+ * below 2m stay below 2m (R > 4m); D = 37 for 1,024-bit moduli, 74 for 2,048. Products are
+ * column-wise (product scanning), two columns a step (one alone where D is odd): each
+ * column's sums stay in registers and a digit of the product is written once, so memory
+ * traffic is one load per multiply; the inner loops are unrolled by four (their counter and
+ * pointer updates were a quarter of the instructions: 6-13 % less time measured). Column
+ * sums are lazy: a lane
  * accumulates at most D products of two 28-bit digits (< 2^56) and a carry, below 2^64 for
  * D <= MB4_MAX_DIGITS.
  *
@@ -36,11 +37,12 @@
 #define MB4_AND _mm256_and_si256
 #define MB4_SRL(x) _mm256_srli_epi64((x), MB4_K)
 
-/* digits of an almost-Montgomery radix for moduli of `bits` bits: 28 D >= bits + 2, D even */
+/* digits of an almost-Montgomery radix for moduli of `bits` bits: 28 D >= bits + 2 (and at
+ * least 4, what the column pairs assume) */
 static int mb4_digits(int bits)
 {
     int D = (bits + 2 + MB4_K - 1) / MB4_K;
-    return D + (D & 1);
+    return D < 4 ? 4 : D;
 }
 
 /* lane `lane` of a 4-lane number of D digits <- nw little-endian words */
@@ -58,7 +60,8 @@ static void mb4_lane_from_words(uint64_t *v, int D, int lane, const uint64_t *w,
     }
 }
 
-/* nw words <- lane `lane` of a 4-lane number (digits below 2^28; digits past nw words zero) */
+/* nw words <- lane `lane` of a 4-lane number (digits below 2^28; bits past nw words dropped:
+ * see mb4_lane_to_reduced for values that may reach them) */
 static void mb4_lane_to_words(uint64_t *w, int nw, const uint64_t *v, int D, int lane)
 {
     memset(w, 0, (size_t)nw * sizeof(uint64_t));
@@ -70,6 +73,19 @@ static void mb4_lane_to_words(uint64_t *w, int nw, const uint64_t *v, int D, int
         if (off + MB4_K > 64 && word + 1 < nw)
             w[word + 1] |= x >> (64 - off);
     }
+}
+
+/* nw words <- lane `lane` of a 4-lane value below 2m, reduced below m (m: nw words): an
+ * almost-Montgomery result may reach 2^(64 nw) when m is close to it, so it is taken with one
+ * word more and m is subtracted under a mask. tmp: 2 nw + 2 words. */
+static void mb4_lane_to_reduced(uint64_t *w, int nw, const uint64_t *v, int D, int lane, const uint64_t *m,
+                                uint64_t *tmp)
+{
+    uint64_t *x = tmp, *d = tmp + nw + 1;
+    mb4_lane_to_words(x, nw + 1, v, D, lane);
+    mp_limb_t borrow = mpn_sub_n(d, x, m, nw);
+    mpn_cnd_swap((x[nw] | (borrow ^ 1)) & 1, x, d, nw); /* x >= m: keep x - m */
+    memcpy(w, x, (size_t)nw * sizeof(uint64_t));
 }
 
 /* a column pair's end: digits c and c+1 of the low half from the sums (A: the a*b or a^2
@@ -104,6 +120,34 @@ __attribute__((target("avx2"))) static inline __m256i mb4_high_pair(__m256i A0, 
     return MB4_ADD(MB4_ADD(MB4_SRL(A1), MB4_SRL(B1)), MB4_SRL(s));
 }
 
+/* a single column's end (where D is odd): low half, q_c chosen so the digit becomes zero;
+ * high half, the output digit r[0]; both return the carry */
+__attribute__((target("avx2"))) static inline __m256i mb4_low_single(__m256i A0, __m256i B0, const __m256i *m,
+                                                                     __m256i minv, __m256i *qc)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)MB4_MASK);
+    __m256i s = MB4_ADD(MB4_AND(A0, mask), MB4_AND(B0, mask));
+    __m256i q = MB4_AND(MB4_MUL(s, minv), mask);
+    qc[0] = q;
+    s = MB4_ADD(s, MB4_MUL(q, m[0]));
+    return MB4_ADD(MB4_ADD(MB4_SRL(A0), MB4_SRL(B0)), MB4_SRL(s));
+}
+
+__attribute__((target("avx2"))) static inline __m256i mb4_high_single(__m256i A0, __m256i B0, __m256i *r)
+{
+    const __m256i mask = _mm256_set1_epi64x((long long)MB4_MASK);
+    __m256i s = MB4_ADD(MB4_AND(A0, mask), MB4_AND(B0, mask));
+    r[0] = MB4_AND(s, mask);
+    return MB4_ADD(MB4_ADD(MB4_SRL(A0), MB4_SRL(B0)), MB4_SRL(s));
+}
+
+/* the q*m sum of one column c: terms q_i m_{c-i} for i from lo to min(c, D) - 1 */
+#define MB4_QM_ONE(c, lo, hi)                                      \
+    do {                                                           \
+        _Pragma("GCC unroll 4") for (int i = (lo); i < (hi); i++)  \
+            B0 = MB4_ADD(B0, MB4_MUL(q[i], m[(c) - i]));           \
+    } while (0)
+
 /* the q*m sums of columns c and c+1 of the low half (terms q_i m_{c-i}, q_i m_{c+1-i}, i < c):
  * the register keeps m_{c+1-i}, which is the next step's m_{c-i}: one load per multiply */
 #define MB4_QM_LOW(c)                                              \
@@ -130,8 +174,8 @@ __attribute__((target("avx2"))) static inline __m256i mb4_high_pair(__m256i A0, 
         }                                                          \
     } while (0)
 
-/* r = a b / R mod m, four lanes, r < 2m when a, b < 2m; D digits (even), q: D vectors of
- * scratch; r may not alias a or b. minv = -1/m mod 2^28. */
+/* r = a b / R mod m, four lanes, r < 2m when a, b < 2m; D digits, q: D vectors of scratch;
+ * r may not alias a or b. minv = -1/m mod 2^28. */
 __attribute__((target("avx2"))) static void mb4_mul(uint64_t *rw, const uint64_t *aw, const uint64_t *bw,
                                                     const uint64_t *mw, uint64_t minv64, int D, uint64_t *qw)
 {
@@ -139,7 +183,8 @@ __attribute__((target("avx2"))) static void mb4_mul(uint64_t *rw, const uint64_t
     const __m256i *a = (const __m256i *)aw, *b = (const __m256i *)bw, *m = (const __m256i *)mw;
     const __m256i z = _mm256_setzero_si256(), minv = _mm256_set1_epi64x((long long)minv64);
     __m256i carry = z;
-    for (int c = 0; c < D; c += 2) {
+    int c = 0;
+    for (; c + 1 < D; c += 2) {
         __m256i A0 = carry, A1 = z, B0 = z, B1 = z, bn = b[c + 1];
         _Pragma("GCC unroll 4") for (int i = 0; i <= c; i++) { /* a_i b_{c-i} and a_i b_{c+1-i} */
             __m256i ai = a[i], bc = b[c - i];
@@ -151,7 +196,20 @@ __attribute__((target("avx2"))) static void mb4_mul(uint64_t *rw, const uint64_t
         MB4_QM_LOW(c);
         carry = mb4_low_pair(A0, B0, A1, B1, m, minv, q + c);
     }
-    for (int c = D; c < 2 * D - 2; c += 2) {
+    if (D & 1) { /* odd D: the low half's last column and the high half's first alone */
+        __m256i A0 = carry, B0 = z;
+        for (int i = 0; i <= c; i++)
+            A0 = MB4_ADD(A0, MB4_MUL(a[i], b[c - i]));
+        MB4_QM_ONE(c, 0, c);
+        carry = mb4_low_single(A0, B0, m, minv, q + c);
+        c = D, A0 = carry, B0 = z;
+        for (int i = 1; i < D; i++)
+            A0 = MB4_ADD(A0, MB4_MUL(a[i], b[c - i]));
+        MB4_QM_ONE(c, 1, D);
+        carry = mb4_high_single(A0, B0, r);
+        c = D + 1;
+    }
+    for (; c < 2 * D - 2; c += 2) {
         __m256i A0 = MB4_ADD(carry, MB4_MUL(a[c - D + 1], b[D - 1])), A1 = z, B0, B1 = z, bn = b[D - 1];
         _Pragma("GCC unroll 4") for (int i = c - D + 2; i < D; i++) {
             __m256i ai = a[i], bc = b[c - i];
@@ -178,7 +236,8 @@ __attribute__((target("avx2"))) static void mb4_sqr(uint64_t *rw, const uint64_t
     const __m256i *a = (const __m256i *)aw, *m = (const __m256i *)mw;
     const __m256i z = _mm256_setzero_si256(), minv = _mm256_set1_epi64x((long long)minv64);
     __m256i carry = z;
-    for (int c = 0; c < D; c += 2) { /* cross terms i < c-i and i < c+1-i: i < c/2, and i = c/2 for c+1 */
+    int c = 0;
+    for (; c + 1 < D; c += 2) { /* cross terms i < c-i and i < c+1-i: i < c/2, and i = c/2 for c+1 */
         __m256i A0 = z, A1 = z, B0 = z, B1 = z, an = a[c + 1];
         _Pragma("GCC unroll 4") for (int i = 0; i < c / 2; i++) {
             __m256i ai = a[i], ac = a[c - i];
@@ -193,7 +252,22 @@ __attribute__((target("avx2"))) static void mb4_sqr(uint64_t *rw, const uint64_t
         MB4_QM_LOW(c);
         carry = mb4_low_pair(A0, B0, A1, B1, m, minv, q + c);
     }
-    for (int c = D; c < 2 * D - 2; c += 2) { /* i from c-D+1 (c) or c-D+2 (c+1) */
+    if (D & 1) { /* odd D: column D-1 (even: a diagonal term) and column D (odd: none) alone */
+        __m256i A0 = z, B0 = z;
+        for (int i = 0; i < c / 2; i++)
+            A0 = MB4_ADD(A0, MB4_MUL(a[i], a[c - i]));
+        A0 = MB4_ADD(MB4_ADD(carry, MB4_ADD(A0, A0)), MB4_MUL(a[c / 2], a[c / 2]));
+        MB4_QM_ONE(c, 0, c);
+        carry = mb4_low_single(A0, B0, m, minv, q + c);
+        c = D, A0 = z, B0 = z;
+        for (int i = 1; i <= c / 2; i++)
+            A0 = MB4_ADD(A0, MB4_MUL(a[i], a[c - i]));
+        A0 = MB4_ADD(carry, MB4_ADD(A0, A0));
+        MB4_QM_ONE(c, 1, D);
+        carry = mb4_high_single(A0, B0, r);
+        c = D + 1;
+    }
+    for (; c < 2 * D - 2; c += 2) { /* i from c-D+1 (c) or c-D+2 (c+1) */
         __m256i A0 = MB4_MUL(a[c - D + 1], a[D - 1]), A1 = z, B0, B1 = z, an = a[D - 1];
         _Pragma("GCC unroll 4") for (int i = c - D + 2; i < c / 2; i++) {
             __m256i ai = a[i], ac = a[c - i];
@@ -351,7 +425,7 @@ static int mb4_powm(const copl_mb4 *C, const uint64_t *base, const uint64_t *e, 
     const int D = C->D, nw = C->nw, E = 1 << w, V = 4 * D;
     const int nwin = (exp_bits + w - 1) / w;
     uint64_t *tab = aligned_alloc(32, ((size_t)(E + 4) * V) * sizeof(uint64_t));
-    uint64_t *tmp = malloc((size_t)2 * nw * sizeof(uint64_t));
+    uint64_t *tmp = malloc((size_t)(2 * nw + 2) * sizeof(uint64_t));
     if (!tab || !tmp) {
         free(tab), free(tmp);
         return -2;
@@ -376,10 +450,8 @@ static int mb4_powm(const copl_mb4 *C, const uint64_t *base, const uint64_t *e, 
         sw = acc, acc = x, x = sw;
     }
     mb4_mul(x, acc, C->one, C->m, C->minv, D, q); /* out of Montgomery form: <= m */
-    for (int l = 0; l < 4; l++) {
-        mb4_lane_to_words(out + (size_t)l * nw, nw, x, D, l);
-        final_reduce(out + (size_t)l * nw, C->mw, nw, tmp);
-    }
+    for (int l = 0; l < 4; l++)
+        mb4_lane_to_reduced(out + (size_t)l * nw, nw, x, D, l, C->mw, tmp);
     free(tab), free(tmp);
     return 0;
 }
