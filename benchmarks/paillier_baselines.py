@@ -133,13 +133,14 @@ class EarlierCore:
             return bytes(self.ffi.buffer(out))
         return encrypt
 
-    def decryptor(self, p: int, q: int, use_ifma: bool):
+    def decryptor(self, p: int, q: int, backend: int):
         pw = -(-p.bit_length() // 64)
         ptr = self.ffi.gc(self.lib.copl_dec_new(self._words([p], pw), self._words([q], pw), pw), self.lib.copl_dec_free)
         N = 4 * pw
 
         def decrypt(values: Sequence[int]) -> bytes:
             out = self.ffi.new("uint64_t[]", len(values) * 2 * pw)
-            self.lib.copl_dec_batch(ptr, len(values), self._words(values, N), out, int(use_ifma))
+            if self.lib.copl_dec_batch(ptr, len(values), self._words(values, N), out, backend) != 0:
+                raise RuntimeError(f"the earlier core refused decryption backend {backend}")
             return bytes(self.ffi.buffer(out))
         return decrypt

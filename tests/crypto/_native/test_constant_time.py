@@ -2,8 +2,9 @@
 
 ``ct_harness.c`` includes the core's source, marks the secret exponents and plaintexts
 undefined with memcheck's client requests and runs the fixed-base encryption and the
-multi-exponentiation (CRT decryption's and the ridge masking's kernel) on the ADX and GMP
-kernel sets; memcheck reports any branch or address computed from a secret. The same harness
+multi-exponentiation (CRT decryption's and the ridge masking's kernel: Montgomery products
+and squares) on the ADX and GMP kernel sets, and the four-lane AVX2 exponentiation that
+decrypts batches; memcheck reports any branch or address computed from a secret. The same harness
 built with ``COPL_CT_LEAKY_TEST`` (the scan replaced by a direct read and a branch on the
 digit) must fail: a check that cannot fail proves nothing.
 
@@ -56,7 +57,7 @@ def _memcheck(exe: Path, mode: str, seed: int, words: int) -> subprocess.Complet
 
 
 @pytest.mark.parametrize("words", [8, 32])
-@pytest.mark.parametrize("mode", ["fb-adx", "fb-gmp", "multiexp-adx", "multiexp-gmp"])
+@pytest.mark.parametrize("mode", ["fb-adx", "fb-gmp", "multiexp-adx", "multiexp-gmp", "powm4-avx2"])
 def test_kernels_have_no_secret_dependent_branch_or_address(harness, mode: str, words: int) -> None:
     """n of 512 and 2048 bits (n^2: 16 and 64 words; 64 words is where GMP's Karatsuba used to
     branch on the operands); two different secrets give the same verdict."""
@@ -68,7 +69,7 @@ def test_kernels_have_no_secret_dependent_branch_or_address(harness, mode: str, 
     assert len(outputs) == 2   # different secrets, different results: the secrets were used
 
 
-@pytest.mark.parametrize("mode", ["fb-adx", "multiexp-adx", "multiexp-gmp"])
+@pytest.mark.parametrize("mode", ["fb-adx", "multiexp-adx", "multiexp-gmp", "powm4-avx2"])
 def test_the_check_catches_a_leaky_lookup(harness, mode: str) -> None:
     run = _memcheck(harness["leaky"], mode, 1, 8)
     assert run.returncode == 3

@@ -128,3 +128,62 @@ def test_adx_fixed_base_matches_gmp_for_every_window() -> None:
 def test_cpu_path_and_signature_are_reported() -> None:
     assert native.cpu_path() in ("ifma", "adx", "gmp")
     assert native.cpu_signature().count("-") == 3
+
+
+def _edge_operands(m: int, words: int) -> list[int]:
+    """Operands where carries run the whole length: zero, one, m - 1, all-ones words below the
+    top one, and the largest value of every word count that stays below m."""
+    ones = (1 << (64 * (words - 1))) - 1
+    return [0, 1, m - 1, m - 2, ones, ones % m, (m - 1) >> 1, 1 << (64 * words - 65)]
+
+
+def _moduli(words: int, data) -> list[int]:
+    """A random odd modulus of exactly ``words`` words, and the extremes: all-ones words
+    (2^(64 words) - 1) and the smallest (2^(64 words - 1) + 1)."""
+    top = 64 * words
+    return [secrets.randbits(top) | (1 << (top - 1)) | 1, (1 << top) - 1, (1 << (top - 1)) + 1][:data]
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.sampled_from([8, 16, 24, 32, 48, 64, 96]), which=st.integers(1, 3), data=st.data())
+def test_montgomery_kernels_match_python(words: int, which: int, data) -> None:
+    """Every Montgomery product and square (GMP, MULX/ADX, four-lane AVX2) against Python's
+    integers: a b / R mod m, over random and edge operands (0, 1, m - 1, all-ones words) and
+    moduli (random, all-ones words, 2^k + 1), at the sizes the core uses (p^2 and n^2 of 512- to
+    3072-bit keys)."""
+    for m in _moduli(words, which):
+        pool = _edge_operands(m, words) + [secrets.randbelow(m) for _ in range(4)]
+        for name, (lanes, _) in native.MONTGOMERY_KERNELS.items():
+            if not name.startswith("gmp") and not native.adx_fits(m.bit_length()) or \
+                    name.startswith("avx2") and words > 87:   # 28-bit digits: moduli up to 5,598 bits
+                continue
+            a = [data.draw(st.sampled_from(pool)) for _ in range(lanes)]
+            b = [data.draw(st.sampled_from(pool)) for _ in range(lanes)]
+            got, rbits = native.montgomery_kernel(name, a, b, m)
+            rinv = pow(1 << rbits, -1, m)
+            want = [(x * x if name.endswith("sqr") else x * y) * rinv % m for x, y in zip(a, b)]
+            assert got == want, (name, words)
+
+
+@pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
+def test_squares_of_every_edge_operand() -> None:
+    """The squares alone, every edge operand in every lane position, at the two sizes CRT
+    decryption runs (p^2 of 1024- and 2048-bit keys)."""
+    for words in (16, 32):
+        for m in ((1 << (64 * words)) - 1, secrets.randbits(64 * words) | (1 << (64 * words - 1)) | 1):
+            pool = _edge_operands(m, words)
+            for x in pool:
+                rinv = pow(1 << 64 * words, -1, m)
+                assert native.montgomery_kernel("adx-sqr", [x], [0], m)[0] == [x * x * rinv % m]
+                assert native.montgomery_kernel("gmp-sqr", [x], [0], m)[0] == [x * x * rinv % m]
+            for i in range(0, len(pool), 4):
+                lanes = (pool[i:i + 4] + pool[:4])[:4]
+                got, rbits = native.montgomery_kernel("avx2-sqr", lanes, [0] * 4, m)
+                assert got == [x * x * pow(1 << rbits, -1, m) % m for x in lanes]
+
+
+def test_montgomery_kernel_refuses_bad_arguments() -> None:
+    with pytest.raises(ConfigError, match="4 value"):
+        native.montgomery_kernel("avx2-mul", [1], [1], (1 << 1024) - 1)
+    with pytest.raises(ConfigError, match="refused"):
+        native.montgomery_kernel("gmp-mul", [1], [1], 1 << 1024)   # even

@@ -56,9 +56,7 @@ def test_native_decryption_matches_reference_with_and_without_ifma(keys) -> None
 
 
 def _decryption_paths(sk: pl.PrivateKey) -> list[str]:
-    dec = native.CrtDecryptor(sk.p, sk.q)
-    return ["gmp"] + (["adx"] if dec.adx_ok and native.adx_available() else []) + \
-        (["ifma"] if dec.ifma_ok and native.ifma_available() else [])
+    return native.CrtDecryptor(sk.p, sk.q).paths()
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +71,10 @@ def phe_pair(keys):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain=st.lists(st.integers(min_value=0), min_size=1, max_size=11), edge=st.sampled_from([0, 1, -1]))
 def test_every_decryption_path_agrees_with_phe(keys, phe_pair, plain: list[int], edge: int) -> None:
-    """Batch CRT decryption on each kernel set (the ADX exponentiation, crypto_mb, GMP) against
-    an independent implementation: phe decrypting the same ciphertexts; batches of any length
-    (the IFMA path works in groups of 8, the ADX one in any count)."""
+    """Batch CRT decryption on each path (four-lane AVX2, the ADX exponentiation, crypto_mb,
+    GMP) against an independent implementation: phe decrypting the same ciphertexts; batches of
+    any length (the IFMA path works in groups of 8, the AVX2 one in groups of 4 and 3 with the
+    rest on ADX, the ADX one in any count)."""
     pk, sk = keys
     _, psk = phe_pair
     ms = [m % pk.n for m in plain] + [edge % pk.n]
@@ -86,11 +85,27 @@ def test_every_decryption_path_agrees_with_phe(keys, phe_pair, plain: list[int],
 
 
 @pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
+@pytest.mark.parametrize("bits", [1536, 2048])
+def test_batch_decryption_paths_agree_at_other_sizes(bits: int) -> None:
+    """p^2 of 24 and 32 words (three and four unrolled blocks; 56 and 74 digits in the lanes):
+    batches of 7 (a group of four, one of three) and 9 (two groups, one single) on every path,
+    against the gmpy2 reference, with the extreme plaintexts 0 and n - 1."""
+    pk, sk = pl.generate_keypair(bits, insecure_study_size=True)
+    ms = [0, pk.n - 1, 1, 2, pk.n // 2, 12345, pk.n - 2, 7, 8]
+    vals = [c.value for c in pk.encrypt_many(ms)]
+    assert [sk.raw_decrypt_reference(v) for v in vals] == ms
+    for path in _decryption_paths(sk):
+        assert sk.raw_decrypt_many(vals, path=path) == ms, path
+        assert sk.raw_decrypt_many(vals[:7], path=path) == ms[:7], path
+
+
+@pytest.mark.skipif(not native.adx_available(), reason="no BMI2 + ADX + AVX2 here")
 def test_decryption_path_follows_the_cpu(keys, monkeypatch) -> None:
     pk, sk = keys
     fresh = pl.PrivateKey(pk, sk.p, sk.q)
     monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
-    assert fresh.decrypt_path() == "adx"
+    assert fresh.decrypt_path() == "avx2"
+    assert fresh.raw_decrypt_many([pk.encrypt(5).value], path="adx") == [5]
     monkeypatch.setenv("COPL_DISABLE_ADX", "1")
     assert fresh.decrypt_path() == "gmp"
     with pytest.raises(BackendUnavailable, match="'adx' is not available"):

@@ -43,6 +43,7 @@ int copl_mbx_powm_batch(int count, const uint64_t *bases, const uint64_t *exps, 
 copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw);
 void copl_dec_free(copl_dec *d);
 int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int backend);
+int copl_mont_kernel(int kernel, int N, const uint64_t *a, const uint64_t *b, const uint64_t *m, uint64_t *out);
 int copl_multiexp(int count, int k, const uint64_t *bases, const uint64_t *exps, int ew, int exp_bits,
                   const uint64_t *mod, int N, int backend, uint64_t *out);
 int copl_column_products(int rows, int cols, const uint64_t *vals, const uint64_t *mod, int N, uint64_t *out);
@@ -95,7 +96,7 @@ def make_builder() -> FFI:
         libraries=libraries,
         extra_objects=extra_objects,
         define_macros=macros,
-        # paillier_core.c includes its kernels (paillier_mont.h, paillier_exp.h) from here
+        # paillier_core.c includes its kernels (paillier_mont.h, paillier_exp.h, paillier_mb4.h) from here
         include_dirs=include_dirs + [str(HERE)],
         extra_compile_args=["-O3", "-std=gnu11"],
     )

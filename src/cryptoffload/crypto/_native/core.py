@@ -36,6 +36,10 @@ BACKEND_ADX = 2
 #: The C back end numbers by name (the kernel sets of ``paillier_core.c``).
 BACKEND_CODES = {"gmp": BACKEND_GMP, "ifma": BACKEND_IFMA, "adx": BACKEND_ADX}
 
+#: CRT decryption's paths by name: the kernel sets, and ``avx2`` -- four ciphertexts at a time
+#: on the four-lane AVX2 kernels (``paillier_mb4.h``), the rest of a batch on ``adx``'s.
+DECRYPTION_CODES = {**BACKEND_CODES, "avx2": 3}
+
 
 def native_available() -> bool:
     """True when the C core was built and imported."""
@@ -283,27 +287,36 @@ class CrtDecryptor:
         self.ifma_ok = mbx_kernel_bits(p * p) == size and mbx_kernel_bits(q * q) == size
         self.adx_ok = adx_fits(size)
 
+    def paths(self) -> list[str]:
+        """Every path :meth:`decrypt` can run for this key on this CPU."""
+        out = ["gmp"]
+        if self.adx_ok and adx_available():
+            out += ["adx", "avx2"]
+        if self.ifma_ok and ifma_available():
+            out.append("ifma")
+        return out
+
     def path(self, use_ifma: bool = True) -> str:
-        """The kernel set :meth:`decrypt` runs: ``ifma`` (crypto_mb's 8-lane modexp) where
-        allowed and possible, else ``adx`` (our MULX/ADX exponentiation), else ``gmp``
-        (``mpz_powm_sec``). All three are constant time."""
+        """The path :meth:`decrypt` runs: ``ifma`` (crypto_mb's 8-lane modexp) where allowed
+        and possible, else ``avx2`` (four ciphertexts at a time on AVX2, the rest of a batch on
+        our MULX/ADX exponentiation), else ``gmp`` (``mpz_powm_sec``). All are constant time;
+        ``adx`` (MULX/ADX for every ciphertext) is there to be forced by tests and benchmarks."""
         if use_ifma and self.ifma_ok and ifma_available():
             return "ifma"
-        return "adx" if self.adx_ok and adx_available() else "gmp"
+        return "avx2" if self.adx_ok and adx_available() else "gmp"
 
     def decrypt(self, ciphertexts: Sequence[int], use_ifma: bool = True, *, path: str | None = None) -> list[int]:
-        """Plaintexts of ``ciphertexts`` (each < n^2); ``path`` forces a kernel set (``ifma``,
-        ``adx``, ``gmp``), by default :meth:`path`."""
+        """Plaintexts of ``ciphertexts`` (each < n^2), the whole batch in one C call; ``path``
+        forces one of :meth:`paths`, by default :meth:`path`."""
         count = len(ciphertexts)
         if count == 0:
             return []
         chosen = path or self.path(use_ifma)
-        if (chosen == "ifma" and not (self.ifma_ok and ifma_available())) or \
-                (chosen == "adx" and not (self.adx_ok and adx_available())) or chosen not in BACKEND_CODES:
+        if chosen not in self.paths():
             raise BackendUnavailable(f"decryption path {chosen!r} is not available for this key on this CPU")
         cts = _ffi.from_buffer("uint64_t[]", _pack(ciphertexts, self.N))
         out = _ffi.new("uint64_t[]", count * self.nn)
-        rc = _lib.copl_dec_batch(self._ptr, count, cts, out, BACKEND_CODES[chosen])
+        rc = _lib.copl_dec_batch(self._ptr, count, cts, out, DECRYPTION_CODES[chosen])
         if rc != 0:
             raise RuntimeError(f"native decryption failed (code {rc})")
         return _unpack(bytes(_ffi.buffer(out)), count, self.nn)
@@ -344,6 +357,33 @@ def multi_powm(bases: Sequence[int], exponents: Sequence[Sequence[int]], modulus
     if rc != 0:
         raise RuntimeError(f"native multi-exponentiation failed (code {rc})")
     return _unpack(bytes(_ffi.buffer(out)), rows, N)
+
+
+#: The Montgomery kernels by name, as ``copl_mont_kernel`` numbers them (lanes, code).
+MONTGOMERY_KERNELS = {"gmp-mul": (1, 0), "gmp-sqr": (1, 1), "adx-mul": (1, 2), "adx-sqr": (1, 3),
+                      "avx2-mul": (4, 4), "avx2-sqr": (4, 5)}
+
+
+def montgomery_kernel(kernel: str, a: Sequence[int], b: Sequence[int], modulus: int) -> tuple[list[int], int]:
+    """One Montgomery product (``*-mul``: a_i b_i / R) or square (``*-sqr``: a_i^2 / R) modulo
+    ``modulus`` on one of :data:`MONTGOMERY_KERNELS`, fully reduced, and the bits of R: how
+    the tests hold each kernel against Python's integers (the exponentiations reach them only
+    inside C). ``a`` and ``b`` hold one value per lane (four for ``avx2-*``), each below the
+    odd modulus."""
+    require_native()
+    lanes, code = MONTGOMERY_KERNELS[kernel]
+    if len(a) != lanes or len(b) != lanes:
+        raise ConfigError(f"kernel {kernel} takes {lanes} value(s) per operand")
+    N = words_for_bits(modulus.bit_length())
+    out = _ffi.new("uint64_t[]", lanes * N)
+    rc = _lib.copl_mont_kernel(code, N, _ffi.from_buffer("uint64_t[]", _pack(a, N)),
+                               _ffi.from_buffer("uint64_t[]", _pack(b, N)),
+                               _ffi.from_buffer("uint64_t[]", _pack([modulus], N)), out)
+    if rc == -3:
+        raise BackendUnavailable(f"kernel {kernel} does not run on this CPU for a {modulus.bit_length()}-bit modulus")
+    if rc < 0:
+        raise ConfigError(f"kernel {kernel} refused its arguments (code {rc})")
+    return _unpack(bytes(_ffi.buffer(out)), lanes, N), int(rc)
 
 
 def column_products(words: bytes, rows: int, cols: int, modulus: int) -> list[int]:

@@ -103,6 +103,15 @@ static void mont_mul(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const
     mpn_cnd_sub_n(cy, r, r, m, N);
 }
 
+/* Montgomery square r = a^2/R mod m (r < R), t: 2N words; constant time as mont_mul:
+ * mpn_sec_sqr (schoolbook squaring, no scratch: mpn_sec_sqr_itch = 0) and redc_1. */
+static void mont_sqr(mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *m, int N, mp_limb_t minv, mp_limb_t *t)
+{
+    mpn_sec_sqr(t, a, N, t + 2 * N);
+    mp_limb_t cy = __gmpn_redc_1(r, t, m, N, minv);
+    mpn_cnd_sub_n(cy, r, r, m, N);
+}
+
 /* The same product with mpn_mul_n (Karatsuba from ~20 words: 15-20 % faster at 32-64 words
  * but branching on the operands): only for variable-time tables, whose lookup leaks the
  * exponent's digits through the cache anyway. */
@@ -140,19 +149,22 @@ static void final_reduce(mp_limb_t *r, const mp_limb_t *m, int N, mp_limb_t *tmp
     }
 }
 
-/* A kernel set: the Montgomery product and the constant-time scan that one back end runs.
- * Both Montgomery products take scratch t of 2N+4 words and radix R = 2^(64N). */
+/* A kernel set: the Montgomery product, the Montgomery square and the constant-time scan that
+ * one back end runs. Products and squares take scratch t of 2N+4 words and radix R = 2^(64N). */
 typedef void (*copl_mul_fn)(uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *, int, uint64_t,
                             uint64_t *);
+typedef void (*copl_sqr_fn)(uint64_t *, const uint64_t *, const uint64_t *, int, uint64_t, uint64_t *);
 typedef void (*copl_sel_fn)(uint64_t *, const uint64_t *, int, int, uint64_t);
 typedef struct {
     copl_mul_fn mul;
+    copl_sqr_fn sqr;
     copl_sel_fn sel;
 } copl_kernels;
 
 #define COPL_BACKEND_GMP 0
 #define COPL_BACKEND_IFMA 1
 #define COPL_BACKEND_ADX 2
+#define COPL_DEC_AVX2 3 /* decryption only: four ciphertexts a time on AVX2 (paillier_mb4.h), the rest on ADX */
 
 /* cpuid once (the race between threads writes the same value) */
 static int cpu_adx = -1, cpu_avx2 = -1;
@@ -182,7 +194,7 @@ unsigned copl_cpu_signature(void)
 
 /* Version of the kernels' cost shape: a core whose kernels change bumps it, so windows
  * measured on the old kernels are measured again. */
-int copl_kernel_version(void) { return 2; }
+int copl_kernel_version(void) { return 3; }
 
 /* The ADX kernels need a modulus of a multiple of 8 words (the row loop's unrolling). */
 int copl_adx_fits(int words) { return words >= 8 && words % 8 == 0; }
@@ -192,13 +204,17 @@ static copl_kernels kernels_for(int backend)
     copl_kernels k;
     if (backend == COPL_BACKEND_ADX) {
         k.mul = mont_mul_adx;
+        k.sqr = mont_sqr_adx;
         k.sel = ct_select_avx2;
     } else {
         k.mul = mont_mul;
+        k.sqr = mont_sqr;
         k.sel = have_avx2() ? ct_select_avx2 : ct_select_portable;
     }
     return k;
 }
+
+#include "paillier_mb4.h"
 
 /* ----------------------------------------------------------------------------------------- */
 /* fixed-base context                                                                          */
@@ -214,6 +230,8 @@ typedef struct {
     mp_limb_t *m, *n, minv;
     mp_limb_t *tab;  /* GMP: [k][E][N] Montgomery form */
     size_t table_bytes;
+    copl_mb4 mb;     /* ADX: n^2 in the four-lane AVX2 form (paillier_mb4.h) */
+    uint64_t *mbbuf; /* its digits (12 D words), then K2 (4 D); NULL: no four-lane groups */
 #ifdef COPL_HAVE_MBX
     int D;           /* 52-bit digits */
     amm_fn amm;
@@ -325,6 +343,7 @@ void copl_fb_free(copl_fb *c)
     free(c->m);
     free(c->n);
     free(c->tab);
+    free(c->mbbuf);
 #ifdef COPL_HAVE_MBX
     free(c->tab52);
     free(c->m_mb8);
@@ -343,6 +362,40 @@ static uint64_t fill_next(uint64_t *x)
     *x ^= *x >> 7;
     *x ^= *x << 17;
     return *x;
+}
+
+/* The four-lane groups of an ADX table (see fb_encrypt4): n^2 in the AVX2 form and
+ * K2 = R4^(k+1) / R^k mod m (R = 2^(64N), the table's radix; R4 = 2^(28D), the lanes'), the
+ * constant that turns a product of k table entries, taken with the lanes' radix, into the
+ * ciphertext with one more product. Returns 0 when out of memory. */
+static int fb_mb4_setup(copl_fb *c)
+{
+    const int N = c->N, D = mb4_digits(64 * N);
+    c->mbbuf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t));
+    uint64_t *k2w = malloc((size_t)N * sizeof(uint64_t));
+    if (!c->mbbuf || !k2w) {
+        free(k2w);
+        return 0;
+    }
+    mb4_setup(&c->mb, c->m, N, c->mbbuf);
+    mpz_t M, r, t; /* n^2 and the radices are public: GMP's variable-time calls are fine here */
+    mpz_inits(M, r, t, NULL);
+    mpz_from_words(M, c->m, N);
+    mpz_set_ui(r, 1);
+    mpz_mul_2exp(r, r, (mp_bitcnt_t)64 * N);
+    int ok = mpz_invert(r, r, M);
+    mpz_set_ui(t, (unsigned long)c->k);
+    mpz_powm(r, r, t, M); /* R^-k */
+    mpz_set_ui(t, 1);
+    mpz_mul_2exp(t, t, (mp_bitcnt_t)MB4_K * D * (c->k + 1));
+    mpz_mul(r, r, t);
+    mpz_mod(r, r, M);
+    mpz_to_words(k2w, N, r);
+    for (int l = 0; l < 4; l++)
+        mb4_lane_from_words(c->mbbuf + 12 * D, D, l, k2w, N);
+    mpz_clears(M, r, t, NULL);
+    free(k2w);
+    return ok;
 }
 
 /*
@@ -472,6 +525,8 @@ static copl_fb *fb_new(const uint64_t *base, const uint64_t *mod, int N, const u
     }
 #endif
     mpz_clears(M, B, cur, x, Rz, NULL);
+    if (ok && backend == COPL_BACKEND_ADX && mb4_digits(64 * N) <= MB4_MAX_DIGITS)
+        ok = fb_mb4_setup(c);
     if (!ok) {
         copl_fb_free(c);
         return NULL;
@@ -529,6 +584,43 @@ static void fb_pow_mont(const copl_fb *c, const copl_kernels *K, const uint64_t 
     }
 }
 
+/* Four ciphertexts of an ADX table on the four-lane AVX2 kernels: each window's four entries
+ * (chosen by the constant-time scan or read directly, as the table says), converted to 28-bit
+ * digits and multiplied into the lanes' accumulators. The entries hold powers times R =
+ * 2^(64N) and the lanes' products divide by R4 = 2^(28D), so after the k windows an
+ * accumulator holds h^a R^k / R4^(k-1); one product with gm K2 / R4 (K2 = R4^(k+1) / R^k, from
+ * fb_mb4_setup) gives h^a gm. gm4: the four (1 + m n), N words each; out4: 4 N words.
+ * buf: 4 N + 24 D words, 32-byte aligned. */
+static void fb_encrypt4(const copl_fb *c, const uint64_t *const lane_exp[4], int ew, const uint64_t *gm4,
+                        uint64_t *out4, uint64_t *buf)
+{
+    const copl_mb4 *C = &c->mb;
+    const int N = c->N, D = C->D, E = c->E, V = 4 * D;
+    uint64_t *wv = buf, *sel = wv + 4 * N, *acc = sel + V, *x = acc + V, *q = x + V, *y = q + V;
+    for (int i = 0; i < c->k; i++) {
+        const uint64_t *win = c->tab + (size_t)i * E * N;
+        uint64_t dg[4];
+        for (int l = 0; l < 4; l++)
+            dg[l] = exp_digit(lane_exp[l], ew, i, c->w);
+        if (c->ct)
+            mb4_select_words(wv, win, E, N, dg);
+        else
+            mb4_gather_words(wv, win, N, dg);
+        mb4_words_to_digits(i == 0 ? acc : sel, wv, N, D);
+        if (i > 0) {
+            uint64_t *sw = acc;
+            mb4_mul(x, acc, sel, C->m, C->minv, D, q);
+            acc = x, x = sw;
+        }
+    }
+    for (int l = 0; l < 4; l++)
+        mb4_lane_from_words(sel, D, l, gm4 + (size_t)l * N, N);
+    mb4_mul(y, sel, c->mbbuf + 12 * D, C->m, C->minv, D, q); /* gm K2 / R4 */
+    mb4_mul(x, acc, y, C->m, C->minv, D, q);
+    for (int l = 0; l < 4; l++) /* x < 2m */
+        mb4_lane_to_reduced(out4 + (size_t)l * N, N, x, D, l, c->m, wv);
+}
+
 #ifdef COPL_HAVE_MBX
 /* Constant-time lookup of window i for eight lanes: every 8-entry block of every digit row is
  * loaded; a permute picks each lane's entry inside the block and a mask keeps it only in the
@@ -566,6 +658,34 @@ __attribute__((target("avx512f"))) static void ct_gather_mb8(const copl_fb *c, i
 }
 #endif
 
+/* The ADX table's four-lane groups of copl_fb_encrypt: ciphertexts from 0 in groups of four
+ * (and a last group of three, one lane repeated: a wasted lane costs less than three single
+ * ones), *done set to where the one-at-a-time lanes take over. Returns 0 or -2. */
+static int fb_encrypt_groups(const copl_fb *c, int count, const uint64_t *msgs, const uint64_t *exps, int ew,
+                             uint64_t *out, int *done)
+{
+    const int N = c->N, nn = c->nn, D = c->mb.D;
+    uint64_t *buf = aligned_alloc(32, (size_t)(14 * N + 24 * D + 8) * sizeof(uint64_t)); /* t: 2N + 8 */
+    if (!buf)
+        return -2;
+    uint64_t *gm4 = buf + 4 * N + 24 * D, *out4 = gm4 + 4 * N, *t = out4 + 4 * N;
+    int s0 = 0;
+    for (; count - s0 >= 3; s0 += 4) {
+        const int lanes = count - s0 < 4 ? count - s0 : 4;
+        const uint64_t *lane_exp[4];
+        for (int l = 0; l < 4; l++) {
+            int s = s0 + (l < lanes ? l : lanes - 1);
+            lane_exp[l] = exps + (size_t)s * ew;
+            one_plus_mn(gm4 + (size_t)l * N, msgs + (size_t)s * nn, c->n, nn, N, t);
+        }
+        fb_encrypt4(c, lane_exp, ew, gm4, out4, buf);
+        memcpy(out + (size_t)s0 * N, out4, (size_t)lanes * N * sizeof(uint64_t));
+    }
+    *done = s0;
+    free(buf);
+    return 0;
+}
+
 /*
  * DJN encryption core for count plaintexts:
  *   out_i = h^(a_i) * (1 + m_i * n) mod n^2
@@ -587,7 +707,10 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
         copl_kernels K = kernels_for(c->backend);
         if (c->backend == COPL_BACKEND_GMP && !c->ct)
             K.mul = mont_mul_vt;
-        for (int s0 = 0; s0 < count; s0 += FB_LANES) {
+        int s0 = 0;
+        if (c->mbbuf != NULL)
+            rc = fb_encrypt_groups(c, count, msgs, exps, ew, out, &s0);
+        for (; rc == 0 && s0 < count; s0 += FB_LANES) {
             int lanes = count - s0 < FB_LANES ? count - s0 : FB_LANES;
             fb_pow_mont(c, &K, exps + (size_t)s0 * ew, ew, lanes, acc, sel, t);
             for (int l = 0; l < lanes; l++) {
@@ -665,6 +788,67 @@ int copl_fb_encrypt(const copl_fb *c, int count, const uint64_t *msgs, const uin
 }
 
 #include "paillier_exp.h"
+
+/*
+ * One Montgomery product or square on a named kernel, for tests against a reference (the
+ * kernels are otherwise reached only through the exponentiations): kernel 0/1 GMP product /
+ * square, 2/3 MULX/ADX product / square, 4/5 four-lane AVX2 product / square. lanes values of
+ * N words each in a, b and out (lanes = 4 for the AVX2 kernels, else 1), each below the odd
+ * modulus m of N words; out = a b / R mod m (or a^2 / R), fully reduced. Returns the bits of R
+ * (64 N, or 28 D for the AVX2 kernels), -1 on bad arguments, -2 out of memory, -3 a kernel this
+ * CPU lacks.
+ */
+int copl_mont_kernel(int kernel, int N, const uint64_t *a, const uint64_t *b, const uint64_t *m, uint64_t *out)
+{
+    if (kernel < 0 || kernel > 5 || N < 1 || !(m[0] & 1) || m[N - 1] == 0)
+        return -1;
+    if (kernel >= 2 && !(copl_have_adx() && copl_adx_fits(N)))
+        return -3;
+    const uint64_t minv = neg_inverse_mod_2_64(m[0]);
+    if (kernel < 4) {
+        uint64_t *t = malloc((size_t)(3 * N + 8) * sizeof(uint64_t));
+        if (!t)
+            return -2;
+        if (kernel == 0)
+            mont_mul(out, a, b, m, N, minv, t);
+        else if (kernel == 1)
+            mont_sqr(out, a, m, N, minv, t);
+        else if (kernel == 2)
+            mont_mul_adx(out, a, b, m, N, minv, t);
+        else
+            mont_sqr_adx(out, a, m, N, minv, t);
+        final_reduce(out, m, N, t);
+        free(t);
+        return 64 * N;
+    }
+    const int D = mb4_digits(64 * N);
+    if (D > MB4_MAX_DIGITS) /* moduli above 5,598 bits: p^2 of keys up to 5,598 bits fit */
+        return -3;
+    uint64_t *buf = aligned_alloc(32, (size_t)16 * D * sizeof(uint64_t)), *t = malloc((size_t)(2 * N + 2) * sizeof(uint64_t));
+    if (!buf || !t) {
+        free(buf), free(t);
+        return -2;
+    }
+    copl_mb4 C;
+    uint64_t *A = buf, *B = A + 4 * D, *Q = B + 4 * D, *r = Q + 4 * D, *ctx = aligned_alloc(32, (size_t)12 * D * 8);
+    if (!ctx) {
+        free(buf), free(t);
+        return -2;
+    }
+    mb4_setup(&C, m, N, ctx);
+    for (int l = 0; l < 4; l++) {
+        mb4_lane_from_words(A, D, l, a + (size_t)l * N, N);
+        mb4_lane_from_words(B, D, l, b + (size_t)l * N, N);
+    }
+    if (kernel == 4)
+        mb4_mul(r, A, B, C.m, C.minv, D, Q);
+    else
+        mb4_sqr(r, A, C.m, C.minv, D, Q);
+    for (int l = 0; l < 4; l++)
+        mb4_lane_to_reduced(out + (size_t)l * N, N, r, D, l, m, t);
+    free(buf), free(t), free(ctx);
+    return MB4_K * D;
+}
 
 /* ----------------------------------------------------------------------------------------- */
 /* generic batch modular exponentiation (the unit of work a QAT-style engine offloads)         */
@@ -746,6 +930,8 @@ typedef struct {
     int pbits, pw;
     uint64_t *p2w, *q2w, *pm1w, *qm1w;
     uint64_t *mont;         /* R^2 mod p^2, R^2 mod q^2, 1 (ph words each): the ADX path's constants */
+    copl_mb4 mbp, mbq;      /* p^2 and q^2 for the four-lane AVX2 kernels (paillier_mb4.h) */
+    uint64_t *mb4buf;       /* their digits; NULL where p^2 is too wide for them */
 } copl_dec;
 
 void copl_dec_free(copl_dec *d)
@@ -758,6 +944,7 @@ void copl_dec_free(copl_dec *d)
     free(d->pm1w);
     free(d->qm1w);
     free(d->mont);
+    free(d->mb4buf);
     free(d);
 }
 
@@ -837,20 +1024,56 @@ copl_dec *copl_dec_new(const uint64_t *p, const uint64_t *q, int pw)
     copl_mont M;
     mont_setup(&M, d->p2w, d->ph, d->mont, d->mont + 2 * d->ph);
     mont_setup(&M, d->q2w, d->ph, d->mont + d->ph, d->mont + 2 * d->ph);
+    const int D = mb4_digits(64 * d->ph);
+    if (D <= MB4_MAX_DIGITS && (d->mb4buf = aligned_alloc(32, (size_t)24 * D * sizeof(uint64_t))) != NULL) {
+        mb4_setup(&d->mbp, d->p2w, d->ph, d->mb4buf);
+        mb4_setup(&d->mbq, d->q2w, d->ph, d->mb4buf + 12 * D);
+    }
     return d;
 }
 
 static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t);
 
-/* The ADX path of copl_dec_batch: both half-size exponentiations with the constant-time
- * fixed-window exponentiation of paillier_exp.h on the MULX/ADX kernel. */
-static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out)
+/* Ciphertexts s .. s+3 (the last one repeated where fewer are left) through the four-lane AVX2
+ * exponentiation (paillier_mb4.h), both halves: one instruction stream serves four
+ * ciphertexts. buf: 12 ph words. Returns 0 or -2 (out of memory). */
+static int dec_four_mb4(const copl_dec *d, int count, int s, const uint64_t *cts, uint64_t *out, uint64_t *buf,
+                        mpz_t c, mpz_t xp, mpz_t xq, mpz_t m, mpz_t t)
+{
+    const int ph = d->ph, lanes = count - s < 4 ? count - s : 4;
+    const int w = multiexp_window(1, 1, d->pbits, ph);
+    uint64_t *bases = buf, *res = buf + 4 * ph; /* res: the p half's four results, then the q half's */
+    for (int half = 0; half < 2; half++) {
+        for (int l = 0; l < 4; l++) {
+            mpz_from_words(c, cts + (size_t)(s + (l < lanes ? l : lanes - 1)) * d->N, d->N);
+            mpz_mod(t, c, half ? d->q2 : d->p2);
+            mpz_to_words(bases + (size_t)l * ph, ph, t);
+        }
+        int rc = mb4_powm(half ? &d->mbq : &d->mbp, bases, half ? d->qm1w : d->pm1w, d->pw, d->pbits, w,
+                          res + (size_t)half * 4 * ph);
+        if (rc != 0)
+            return rc;
+    }
+    for (int l = 0; l < lanes; l++) {
+        mpz_from_words(xp, res + (size_t)l * ph, ph);
+        mpz_from_words(xq, res + (size_t)(4 + l) * ph, ph);
+        dec_combine(d, m, xp, xq, t);
+        mpz_to_words(out + (size_t)(s + l) * d->nn, d->nn, m);
+    }
+    return 0;
+}
+
+/* The ADX and AVX2 paths of copl_dec_batch. With lanes4 (AVX2), groups of four ciphertexts
+ * (and of three: a wasted lane still costs less than three single ones) go through the
+ * four-lane AVX2 kernels; the rest, one at a time, through the constant-time fixed-window exponentiation of paillier_exp.h on the
+ * MULX/ADX kernels. Both halves of every ciphertext run constant time. */
+static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int lanes4)
 {
     const int ph = d->ph, w = multiexp_window(1, 1, d->pbits, ph);
     const copl_kernels K = kernels_for(COPL_BACKEND_ADX);
     size_t tab_words = ((size_t)1 << w) * ph;
     uint64_t *tab = aligned_alloc(64, tab_words * 8);
-    uint64_t *buf = malloc((size_t)(8 * ph + 8) * sizeof(uint64_t));
+    uint64_t *buf = malloc((size_t)(12 * ph + 8) * sizeof(uint64_t));
     if (!tab || !buf) {
         free(tab), free(buf);
         return -2;
@@ -864,7 +1087,11 @@ static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint
     Mp.one = Mq.one = d->mont + 2 * ph;
     mpz_t c, xp, xq, m, t;
     mpz_inits(c, xp, xq, m, t, NULL);
-    for (int s = 0; s < count; s++) {
+    int s = 0, rc = 0;
+    if (lanes4)
+        for (; rc == 0 && count - s >= 3; s += 4)
+            rc = dec_four_mb4(d, count, s, cts, out, buf, c, xp, xq, m, t);
+    for (; rc == 0 && s < count; s++) {
         mpz_from_words(c, cts + (size_t)s * d->N, d->N);
         for (int half = 0; half < 2; half++) {
             const copl_mont *M = half ? &Mq : &Mp;
@@ -879,7 +1106,7 @@ static int dec_batch_adx(const copl_dec *d, int count, const uint64_t *cts, uint
     }
     mpz_clears(c, xp, xq, m, t, NULL);
     free(tab), free(buf);
-    return 0;
+    return rc;
 }
 
 /* m = CRT(L_p(xp) hp mod p, L_q(xq) hq mod q) */
@@ -905,12 +1132,17 @@ static void dec_combine(const copl_dec *d, mpz_t m, mpz_t xp, mpz_t xq, mpz_t t)
  * exponentiations constant time. backend 1 (IFMA): both half-size exponentiations of eight
  * ciphertexts go through crypto_mb's 8-lane modexp; 2 (ADX): our fixed-window exponentiation
  * on the MULX/ADX kernel (needs copl_have_adx() and p^2 of a multiple of 8 words, else -3);
- * 0 (GMP): mpz_powm_sec. Returns 0 on success.
+ * 3 (AVX2): as 2, but four ciphertexts at a time through the four-lane AVX2 kernels of
+ * paillier_mb4.h where the batch allows; 0 (GMP): mpz_powm_sec. Returns 0 on success.
  */
 int copl_dec_batch(const copl_dec *d, int count, const uint64_t *cts, uint64_t *out, int backend)
 {
-    if (backend == COPL_BACKEND_ADX)
-        return (copl_have_adx() && copl_adx_fits(d->ph)) ? dec_batch_adx(d, count, cts, out) : -3;
+    if (backend == COPL_BACKEND_ADX || backend == COPL_DEC_AVX2) {
+        int lanes4 = backend == COPL_DEC_AVX2;
+        if (!copl_have_adx() || !copl_adx_fits(d->ph) || (lanes4 && d->mb4buf == NULL))
+            return -3;
+        return dec_batch_adx(d, count, cts, out, lanes4);
+    }
     int use_ifma = backend == COPL_BACKEND_IFMA;
     mpz_t c, xp, xq, m, t;
     mpz_inits(c, xp, xq, m, t, NULL);

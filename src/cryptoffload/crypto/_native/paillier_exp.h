@@ -6,7 +6,8 @@
  *
  * Method: Straus with fixed windows. Each base gets a table of its 2^w first powers in
  * Montgomery form; the exponents are read w bits at a time from the top; one accumulator takes
- * w squarings per window (shared by all k bases: the saving of a multi-exponentiation) and
+ * w squarings per window (shared by all k bases: the saving of a multi-exponentiation; the
+ * kernel set's dedicated Montgomery square, as they are most of the work for few bases) and
  * one product per base with the entry the scan selected. Every step runs whatever the
  * exponents' bits are: the window digit only feeds the scan's masks, so neither a branch nor
  * an address depends on a secret. Leading zero windows are multiplied like the others (the
@@ -68,7 +69,7 @@ static void multiexp_tables(const copl_mont *M, const copl_kernels *K, int k, co
     for (int i = nwin - 1; i >= 0; i--) {
         if (i != nwin - 1)
             for (int s = 0; s < w; s++)
-                K->mul(acc, acc, acc, M->m, N, M->minv, t);
+                K->sqr(acc, acc, M->m, N, M->minv, t);
         for (int j = 0; j < k; j++) {
             K->sel(sel, tabs + (size_t)j * E * N, E, N, exp_digit(exps + (size_t)j * ew, ew, i, w));
             K->mul(acc, acc, sel, M->m, N, M->minv, t);

@@ -4,8 +4,8 @@ The public half is a plain value of its own (:mod:`.public_key`); encryption is 
 encryption service's (:mod:`.service`). Decryption lives here, with the factors.
 
 Secrets and time: decryption's exponentiations and the private key's setup (in C) use
-constant-time exponentiation (crypto_mb's on IFMA, our MULX/ADX kernel's on AVX2 + ADX CPUs,
-``mpz_powm_sec`` elsewhere) and Fermat inverses; so does the
+constant-time exponentiation (crypto_mb's on IFMA; on AVX2 + ADX CPUs our four-lane AVX2
+kernels for groups of a batch and the MULX/ADX kernels for the rest; ``mpz_powm_sec`` elsewhere) and Fermat inverses; so does the
 gmpy2 reference here (``powmod_sec``). Prime generation itself (``is_prime`` on candidates)
 is variable time, as in every mainstream library.
 """
@@ -103,7 +103,7 @@ class PrivateKey:
         return int(mp + p * ((mq - mp) * _inverse_mod_prime(p, q) % q))
 
     def decrypt_path(self, use_ifma: bool = True) -> str:
-        """The kernel set decryption runs here: ``ifma``, ``adx``, ``gmp`` (the C core) or
+        """The path decryption runs here: ``ifma``, ``avx2``, ``gmp`` (the C core) or
         ``gmpy2`` (no core); see :meth:`~cryptoffload.crypto._native.core.CrtDecryptor.path`."""
         dec = self._decryptor()
         return "gmpy2" if dec is None else dec.path(use_ifma)
