@@ -64,6 +64,7 @@ def bad_command_lines(draw) -> tuple[list[str], str]:
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=bad_command_lines())
+@pytest.mark.slow
 def test_every_command_refuses_universally_bad_values_cleanly(fixtures: Path, case: tuple[list[str], str]) -> None:
     template, _ = case
     argv = [a.format(afile=fixtures / "afile", adir=fixtures / "adir") for a in template]

@@ -88,6 +88,7 @@ def test_study_user_errors_exit_2_with_one_line_and_write_nothing(tmp_path: Path
     assert_nothing_written(tmp_path / "o")
 
 
+@pytest.mark.slow
 def test_small_study_run_writes_the_contract(tmp_path: Path) -> None:
     proc = run_cli(tmp_path, "study", "fpga-reconfig", "--requests", "3000", "--rates", "100,1000", "--out", "o",
                "--no-progress")

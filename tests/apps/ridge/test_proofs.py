@@ -72,6 +72,7 @@ def test_an_honest_solution_passes_and_a_changed_one_fails(keys: tuple) -> None:
     assert len(model.fractions) == 2
 
 
+@pytest.mark.slow
 def test_single_bit_flips_of_w_prime_before_and_after(keys: tuple, capsys: pytest.CaptureFixture) -> None:
     """The measurement of issue 32 item 5 at d = 2, 200 flips of one random bit of one
     coefficient of w': with the old reconstruction (denominators up to n / 2N) a third or more

@@ -72,6 +72,7 @@ def test_generated_d5_both_modes_agree_and_match_sklearn(upload_keys, solve_keys
     check_against_sklearn(per_record, data.X, data.y, params, "generated n=300 d=5")
 
 
+@pytest.mark.slow
 def test_generated_d20(upload_keys, solve_keys):
     data = generate(40, 20, seed=5)
     params = RidgeParams(d=20, max_records=1_000_000, y_bound=data.y_bound, lam=1.0)

@@ -92,7 +92,7 @@ def test_batch_decryption_paths_agree_at_other_sizes(bits: int) -> None:
     against the gmpy2 reference, with the extreme plaintexts 0 and n - 1."""
     pk, sk = pl.generate_keypair(bits, insecure_study_size=True)
     ms = [0, pk.n - 1, 1, 2, pk.n // 2, 12345, pk.n - 2, 7, 8]
-    vals = [c.value for c in pk.encrypt_many(ms)]
+    vals = [c.value for c in ENCRYPTION.encrypt_many(pk, ms)]
     assert [sk.raw_decrypt_reference(v) for v in vals] == ms
     for path in _decryption_paths(sk):
         assert sk.raw_decrypt_many(vals, path=path) == ms, path
@@ -105,7 +105,7 @@ def test_decryption_path_follows_the_cpu(keys, monkeypatch) -> None:
     fresh = pl.PrivateKey(pk, sk.p, sk.q)
     monkeypatch.setenv("COPL_DISABLE_IFMA", "1")
     assert fresh.decrypt_path() == "avx2"
-    assert fresh.raw_decrypt_many([pk.encrypt(5).value], path="adx") == [5]
+    assert fresh.raw_decrypt_many([ENCRYPTION.encrypt(pk, 5).value], path="adx") == [5]
     monkeypatch.setenv("COPL_DISABLE_ADX", "1")
     assert fresh.decrypt_path() == "gmp"
     with pytest.raises(BackendUnavailable, match="'adx' is not available"):

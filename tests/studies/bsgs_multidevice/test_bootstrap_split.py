@@ -118,6 +118,7 @@ def test_settings_are_validated() -> None:
         bs.SplitSettings(workers=()).validate()
 
 
+@pytest.mark.slow
 def test_a_real_run_tunes_runs_and_checks_every_configuration(monkeypatch) -> None:
     """The study's full-mode path (``study_part`` measuring) with one stage at N = 1024
     (insecure study ring), one round, 1 and 2 workers: timings are not asserted

@@ -119,6 +119,7 @@ def test_headline_and_openfhe_note(paper_run) -> None:
     assert any("bootstrap_openfhe.json" in n for n in res.notes)
 
 
+@pytest.mark.slow
 def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_path: Path, monkeypatch) -> None:
     from importlib import resources
 
@@ -134,6 +135,7 @@ def test_stored_openfhe_result_ships_with_the_package_and_names_its_machine(tmp_
     assert t.provenance == "stored"
 
 
+@pytest.mark.slow
 def test_openfhe_result_is_shown_when_present(tmp_path: Path) -> None:
     stored = {"date": "2026-11-21", "machine": {"cpu": "CPU X", "cores": 2}, "security": "INSECURE study setting",
               "configs": [{"level_budget": [2, 2], "dim1": [0, 0], "ring_dim": 4096,
@@ -175,6 +177,7 @@ def test_cli_study_refuses_bad_workers(tmp_path: Path) -> None:
     assert not (out / "result.json").exists()
 
 
+@pytest.mark.slow
 def test_measured_part_runs_real_products(tmp_path: Path) -> None:
     """Real SEAL products on 1 and 2 Dask workers: each decrypts to the plaintext product, and
     each has a prediction from the freshly measured profile (timings are not asserted here:

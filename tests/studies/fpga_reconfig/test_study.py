@@ -145,6 +145,7 @@ def test_same_seed_same_result(tmp_path):
     assert a.tables["latency_p90_ms"].rows == b.tables["latency_p90_ms"].rows
 
 
+@pytest.mark.slow
 def test_simpy_engine_gives_the_same_tables(tmp_path):
     kw = dict(quick=True, seed=2, requests=1500, rates=[50.0, 2000.0], policies=["nopredict", "predict", "oracle", "parallel"],
               seeds=1, readings=False)
