@@ -18,6 +18,7 @@ from late_device import LateDevice, fake_clock
 SMALL = CkksParams(4096, (40, 30, 39), 30)      # one level: input 2 limbs, one rescale
 
 
+@pytest.mark.slow
 def test_quick_calibration_writes_a_measured_profile(tmp_path: Path) -> None:
     path = calibrate_ckks(tmp_path / "ckks.toml", params=SMALL, repeats=3,
                           hold_s=0.01, progress=False)

@@ -54,6 +54,7 @@ def _digit_png(tmp_path: Path, index: int) -> tuple[str, int]:
     return "digit.png", int(np.argmax(load_model(DEFAULT_WEIGHTS).forward(x)[0]))
 
 
+@pytest.mark.slow
 def test_infer_an_image_file_of_ones_own(tmp_path: Path) -> None:
     """issue 25: `he-cnn infer --image FILE` classifies a PNG encrypted, with the shipped
     weights, as the plaintext model reads the MNIST original it was drawn from."""

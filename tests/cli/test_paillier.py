@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import assert_user_error, run_cli
 
 
@@ -172,6 +174,7 @@ def _decrypted(tmp_path: Path, key: str, infile: str) -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow
 def test_paillier_add_sum_mul_on_files(tmp_path: Path) -> None:
     """issue 25: homomorphic arithmetic on ciphertext files with the public key only."""
     _keys_and_files(tmp_path, ("x.bin", "a", "5\n-17\n100\n"), ("y.bin", "a", "1\n2\n-300\n"))
