@@ -256,3 +256,36 @@ def test_flags_show_no_type_in_help() -> None:
     res = CliRunner().invoke(app, ["paillier", "add", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0 and "<bool>" not in res.output and "list[" not in res.output
     assert "--json" in res.output and "<path>" in res.output
+
+
+def test_a_command_line_imports_only_its_own_group() -> None:
+    """issue 37: each group in root.COMMANDS is imported when a command line names it, so
+    `he-cnn infer` does not build the study group (one command per study) or import the
+    calibration's modules first; every group still resolves by name, in the table's order."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from cryptoffload.cli.root import COMMANDS
+
+    code = ("import json, sys; from cryptoffload.cli import main\n"
+            "try:\n    main(['he-cnn', 'infer', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cryptoffload.cli.'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded == ["cryptoffload.cli.he_cnn", "cryptoffload.cli.root"], loaded
+
+    from typer._click import Context
+    from typer.main import get_command
+
+    from cryptoffload.cli import app
+
+    root = get_command(app)
+    ctx = Context(root, info_name="cryptoffload")
+    assert root.list_commands(ctx) == ["version", *COMMANDS]
+    for name in COMMANDS:
+        cmd = root.get_command(ctx, name)
+        assert cmd is not None and cmd.name == name

@@ -2,7 +2,8 @@
 logic (each command parses its options, calls the layer below and prints what came back).
 
 ``main`` is the entry point (``[project.scripts]`` and ``python -m cryptoffload.cli``); ``app``
-is the root typer app, with every group attached here in the order ``--help`` lists them.
+is the root typer app. Its commands are :data:`.root.COMMANDS` (one table, in the order
+``--help`` lists them), each module imported only when a command line names it.
 Modules: :mod:`.root` (the root command, ``--version``, consoles, the progress bar, the
 servers' connection options), :mod:`.study` (one command per registered study, generated
 from the registry), :mod:`.report`, :mod:`.plan`, :mod:`.calibrate`, :mod:`.trace`,
@@ -15,13 +16,6 @@ the same operations for Python programs are ``cryptoffload.api`` (docs/api.md).
 
 from __future__ import annotations
 
-from cryptoffload.cli import calibrate, dask, he_cnn, paillier, plan, report, ridge, study, tls, trace
 from cryptoffload.cli.root import app, console, err_console, main, progress_bar
-
-for _name, _group in (("study", study), ("paillier", paillier), ("calibrate", calibrate), ("trace", trace),
-                      ("plan", plan), ("he-cnn", he_cnn), ("ridge", ridge), ("tls", tls),
-                      ("dask", dask)):
-    app.add_typer(_group.app, name=_name)
-app.command("report")(report.report)
 
 __all__ = ["app", "console", "err_console", "main", "progress_bar"]

@@ -40,8 +40,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, NoReturn, Optional
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from typer._click import Command, Context  # typer 0.29 vendors click: its own classes
+from typer.core import TyperGroup
 
 from cryptoffload import __version__
 from cryptoffload.errors import ConfigError, CryptoffloadError
@@ -50,7 +54,76 @@ if TYPE_CHECKING:   # imported where used: every command imports this module
     from cryptoffload.checks import Bound
     from cryptoffload.report.result import Table
 
-app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+#: The commands under the root, in the order ``--help`` lists them after ``version``: name ->
+#: ``module:attribute``, a typer app (a command group) or a function (one command). Each module
+#: is imported the first time a command line names it, not before: typer builds a command's
+#: options when its group is built, and building all eleven groups (the study group generates
+#: one command per study) for every call cost ``he-cnn infer`` a tenth of a second (issue 37).
+#: ``--help``, completion and a misspelt name list them all, and then import them all.
+COMMANDS: dict[str, str] = {
+    "report": "cryptoffload.cli.report:report",
+    "study": "cryptoffload.cli.study:app",
+    "paillier": "cryptoffload.cli.paillier:app",
+    "calibrate": "cryptoffload.cli.calibrate:app",
+    "trace": "cryptoffload.cli.trace:app",
+    "plan": "cryptoffload.cli.plan:app",
+    "he-cnn": "cryptoffload.cli.he_cnn:app",
+    "ridge": "cryptoffload.cli.ridge:app",
+    "tls": "cryptoffload.cli.tls:app",
+    "dask": "cryptoffload.cli.dask:app",
+}
+
+
+class SuggestingGroup(TyperGroup):
+    """A command group whose misspelt command is answered with the closest names among all it
+    lists (typer suggests among the commands already built only)."""
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[Optional[str], Optional[Command], list[str]]:
+        import difflib
+
+        from typer._click.exceptions import UsageError
+
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            if args and "Did you mean" not in exc.message:
+                close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=3)
+                if close:
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(c) for c in close)}?"
+            raise
+
+
+class RootGroup(SuggestingGroup):
+    """The root command: its own commands (``version``), then those of :data:`COMMANDS`, each
+    built when first asked for."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return [*super().list_commands(ctx), *(name for name in COMMANDS if name not in self.commands)]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Optional[Command]:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in COMMANDS:
+            cmd = self.commands[cmd_name] = _build_command(cmd_name, COMMANDS[cmd_name])
+        return cmd
+
+
+def _build_command(name: str, target: str) -> Command:
+    """The click command of one :data:`COMMANDS` entry, named ``name``."""
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    obj = getattr(importlib.import_module(module), attribute)
+    if isinstance(obj, typer.Typer):
+        cmd: Command = typer.main.get_group(obj)
+    else:
+        single = typer.Typer(add_completion=False)
+        single.command(name)(obj)
+        cmd = typer.main.get_command(single)
+    cmd.name = name
+    return cmd
+
+
+app = typer.Typer(cls=RootGroup, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Run, simulate and plan the offload of cryptographic work onto accelerators.")
 
 #: Width of prose and tables when neither COLUMNS nor any terminal says one (logs, CI): wide
@@ -377,7 +450,7 @@ def root(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="For every command: no progress bars and no status "
                                "lines (results and errors are still printed)."),
 ) -> None:
-    """Options of the root command itself; every command group is attached in ``cli/__init__``."""
+    """Options of the root command itself; the commands under it are :data:`COMMANDS`."""
     _state.quiet = quiet
     _fit_consoles()  # also for a caller of ``app`` that bypasses main() (typer's CliRunner)
 

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 from typer._click import Command, Context  # typer 0.29 vendors click: its own classes, not click's
-from typer.core import TyperGroup
 
 from cryptoffload.checks import SEED
-from cryptoffload.cli.root import console, number_parser, print_json, progress_bar, quiet_option, say
+from cryptoffload.cli.root import SuggestingGroup, console, number_parser, print_json, progress_bar, quiet_option, say
 
 #: ``study NAME --tables`` and ``report --tables``: without it a command prints its findings and
 #: where its files are (a study's tables run to hundreds of lines; its CSVs and the HTML report
@@ -97,29 +96,14 @@ def study_command(spec: StudySpec) -> Command:
     return typer.main.get_command(single)
 
 
-class StudyGroup(TyperGroup):
-    """``study``: ``list`` plus one generated command per registered study."""
+class StudyGroup(SuggestingGroup):
+    """``study``: ``list`` plus one generated command per registered study (a misspelt study
+    name is answered with the closest registered names: ``study ridg`` -> did you mean 'ridge'?)."""
 
     def list_commands(self, ctx: Context) -> list[str]:
         from cryptoffload.studies import all_studies
 
         return [*super().list_commands(ctx), *all_studies()]
-
-    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[Optional[str], Optional[Command], list[str]]:
-        """typer suggests close names among the fixed commands only; a study name is suggested
-        from the registry (``study ridg`` -> did you mean 'ridge'?)."""
-        import difflib
-
-        from typer._click.exceptions import UsageError
-
-        try:
-            return super().resolve_command(ctx, args)
-        except UsageError as exc:
-            if args and "Did you mean" not in exc.message:
-                close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=3)
-                if close:
-                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(c) for c in close)}?"
-            raise
 
     def get_command(self, ctx: Context, cmd_name: str) -> Optional[Command]:
         fixed = super().get_command(ctx, cmd_name)
