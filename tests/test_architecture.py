@@ -35,7 +35,7 @@ RANKS = {
     "profiles": 1,
     # rank 0, the base library every layer may use, ordered inside itself: errors below all,
     # report (a leaf library the studies and the CLI call) above the rest.
-    "errors": 0.0, "papers": 0.1, "cuda": 0.15, "machine": 0.2, "checks": 0.3, "io": 0.4, "procfs": 0.42, "private_files": 0.45, "owned_tmp": 0.47,
+    "errors": 0.0, "lru": 0.05, "papers": 0.1, "cuda": 0.15, "machine": 0.2, "checks": 0.3, "io": 0.4, "procfs": 0.42, "private_files": 0.45, "owned_tmp": 0.47,
     "bench": 0.5,
     "report": 0.9,
     "__init__": 0.0,

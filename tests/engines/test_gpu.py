@@ -246,3 +246,20 @@ def test_worker_device_index_without_visible_devices_counts_the_gpus(monkeypatch
     assert worker_device_index() == 1
     monkeypatch.setattr(engine_gpu.cuda, "device_count", lambda: 0)
     assert worker_device_index() == 0
+
+
+def test_device_contexts_are_bounded_least_recently_used_first(monkeypatch: pytest.MonkeyPatch, keypair) -> None:
+    """Clients bring keys: an engine keeps at most MAX_DEVICE_KEYS device contexts (each a
+    table in GPU memory) and MAX_MODULI moduli, not one per key it has ever seen."""
+    monkeypatch.setattr(engine_gpu, "MAX_DEVICE_KEYS", 2)
+    monkeypatch.setattr(engine_gpu, "MAX_MODULI", 2)
+    from cryptoffload.crypto.paillier.public_key import PublicKey
+
+    pk = keypair[0]
+    with GpuEngine(1, device=DEVICES[0], max_batch=8, window=4) as eng:
+        a, b = eng.key(PublicKey(pk.n, pk.hs)), eng.key(PublicKey(pk.n))
+        assert eng.key(PublicKey(pk.n, pk.hs)) is a     # the same numbers: the same context
+        eng.key(PublicKey(pk.n))                        # a third key: b, used least recently, goes
+        assert len(eng._keys) == 2 and b not in eng._keys.values() and a in eng._keys.values()
+        mods = [eng.modulus(m) for m in (pk.n, pk.n + 2, pk.n + 4)]
+        assert len(eng._moduli) == 2 and eng.modulus(pk.n + 4) is mods[2]

@@ -14,19 +14,19 @@ execution with the same keys sends nothing.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from typing import Any, Sequence
 
 from cryptoffload.crypto.ckks import KIND_PUBLIC, CkksBackend, CkksError, backend_from_context, peek_context
 from cryptoffload.crypto.ckks.framing import KIND_NAMES
 from cryptoffload.errors import ConfigError
+from cryptoffload.lru import LruCache
 
 __all__ = ["BACKENDS", "MAX_BACKENDS", "backend", "context_digest", "has_backend", "load_backend",
            "public_context", "share_context"]
 
 # ---- worker side (module-level state of a worker process; the functions are pickled by reference)
-BACKENDS: "OrderedDict[str, CkksBackend]" = OrderedDict()   # context digest -> backend
 MAX_BACKENDS = 4
+BACKENDS: LruCache[str, CkksBackend] = LruCache(MAX_BACKENDS)   # context digest -> backend
 
 
 def has_backend(digest: str) -> bool:
@@ -40,20 +40,16 @@ def load_backend(context: bytes, digest: str, insecure_study: bool) -> str:
     kind = peek_context(context)[1]
     if kind != KIND_PUBLIC:
         raise CkksError(f"a Dask worker takes a public CKKS context only, got a {KIND_NAMES.get(kind, kind)}")
-    if digest not in BACKENDS:
-        BACKENDS[digest] = backend_from_context(context, insecure_study=insecure_study)
-        while len(BACKENDS) > MAX_BACKENDS:
-            BACKENDS.popitem(last=False)
-    BACKENDS.move_to_end(digest)
+    BACKENDS.get_or_make(digest, lambda: backend_from_context(context, insecure_study=insecure_study))
     return digest
 
 
 def backend(digest: str) -> CkksBackend:
     """The backend this worker rebuilt from the context of ``digest``."""
-    try:
-        return BACKENDS[digest]
-    except KeyError:
-        raise RuntimeError("this worker lost the CKKS context (restarted?); run again") from None
+    be = BACKENDS.get(digest)
+    if be is None:
+        raise RuntimeError("this worker lost the CKKS context (restarted?); run again")
+    return be
 
 
 # ---- client side -------------------------------------------------------------------------------

@@ -31,10 +31,12 @@ import numpy as np
 
 from cryptoffload import cuda
 from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto.paillier.service import MAX_CACHED_ENCRYPTORS
 from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, check_range, from_limbs, random_exponents, to_limbs
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
 from cryptoffload.engines.compute import compute_batch
 from cryptoffload.errors import BackendUnavailable, ConfigError
+from cryptoffload.lru import LruCache
 
 if TYPE_CHECKING:
     from cryptoffload.crypto.paillier.keys import PublicKey
@@ -43,6 +45,11 @@ if TYPE_CHECKING:
 #: n = 1024 per batch, enough to fill a large GPU, small enough to overlap.
 BULK_BATCH = 1 << 20
 MAX_GPU_MODULUS_BITS = 32 * gr.WIDTHS[-1]
+#: device contexts (a key's fixed-base table in GPU memory) one engine keeps: as many as the
+#: CPU's encryption service keeps tables (clients bring keys; each costs device memory)
+MAX_DEVICE_KEYS = MAX_CACHED_ENCRYPTORS
+#: Montgomery moduli one engine keeps on its device
+MAX_MODULI = 64
 
 
 def gpu_reason(device: str = "cuda") -> str | None:
@@ -99,9 +106,8 @@ class GpuEngine(BatchEngine):
         self.constant_time = constant_time
         self.window = window
         self._streams = [self.runtime.stream() for _ in range(workers)]
-        self._keys: dict[tuple[int, int], GpuPaillier] = {}
-        self._moduli: dict[int, Modulus] = {}
-        self._lock = threading.Lock()
+        self._keys: LruCache[tuple[int, int], GpuPaillier] = LruCache(MAX_DEVICE_KEYS)
+        self._moduli: LruCache[int, Modulus] = LruCache(MAX_MODULI)
         self._start_dispatchers()
 
     def describe(self) -> str:
@@ -109,24 +115,16 @@ class GpuEngine(BatchEngine):
 
     # -- device contexts -----------------------------------------------------------------------
     def key(self, public_key: PublicKey) -> GpuPaillier:
-        """The device context (fixed-base table) of ``public_key``, built once per engine."""
-        k = (public_key.n, public_key.hs)
-        with self._lock:
-            ctx = self._keys.get(k)
-            if ctx is None:
-                ctx = GpuPaillier(public_key, self.runtime, constant_time=self.constant_time, window=self.window)
-                self._keys[k] = ctx
-        return ctx
+        """The device context (fixed-base table) of ``public_key``, built once per engine and
+        kept among the :data:`MAX_DEVICE_KEYS` most recently used (a batch that holds one keeps
+        it alive past its eviction)."""
+        return self._keys.get_or_make((public_key.n, public_key.hs), lambda: GpuPaillier(
+            public_key, self.runtime, constant_time=self.constant_time, window=self.window))
 
     def modulus(self, m: int) -> Modulus:
-        with self._lock:
-            mod = self._moduli.get(m)
-            if mod is None:
-                if len(self._moduli) >= 64:
-                    self._moduli.pop(next(iter(self._moduli)))
-                mod = Modulus(self.runtime, m)
-                self._moduli[m] = mod
-        return mod
+        """The device's Montgomery context of ``m``, kept among the :data:`MAX_MODULI` most
+        recently used."""
+        return self._moduli.get_or_make(m, lambda: Modulus(self.runtime, m))
 
     def powm(self, bases: Sequence[int], exps: Sequence[int], modulus: int, exp_bits: int | None = None,
              stream: gr.Stream | None = None) -> list[int]:

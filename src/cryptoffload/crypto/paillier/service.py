@@ -20,20 +20,19 @@ whose own boundary has checked its values already (the Python API and the comman
 them against a bound) asks for the :meth:`~EncryptionService.encryptor` and calls its
 :meth:`~.encryptor.Encryptor.ciphertexts`, which checks nothing again.
 
-The cache is bounded: at most :data:`DEFAULT_CACHE_BYTES` of tables and
-:data:`MAX_CACHED_ENCRYPTORS` encryptors, the least recently used dropped first (the one just
-built always stays: its caller holds it anyway).
+The cache is bounded (:class:`~cryptoffload.lru.LruCache`): at most
+:data:`DEFAULT_CACHE_BYTES` of tables and :data:`MAX_CACHED_ENCRYPTORS` encryptors, the least
+recently used dropped first (the one just built always stays: its caller holds it anyway).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Sequence
 
 from cryptoffload.crypto.paillier.ciphertext import Ciphertext
 from cryptoffload.crypto.paillier.encryptor import Encryptor, resolve_backend
 from cryptoffload.crypto.paillier.public_key import PublicKey
+from cryptoffload.lru import LruCache
 
 #: the most table memory kept between calls (one table of the largest default size fits)
 DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
@@ -50,8 +49,8 @@ class EncryptionService:
     def __init__(self, *, cache_bytes: int = DEFAULT_CACHE_BYTES, max_entries: int = MAX_CACHED_ENCRYPTORS) -> None:
         self.cache_bytes = cache_bytes
         self.max_entries = max_entries
-        self._tables: OrderedDict[TableKey, Encryptor] = OrderedDict()
-        self._lock = threading.Lock()
+        self._tables: LruCache[TableKey, Encryptor] = LruCache(max_entries, max_weight=cache_bytes,
+                                                               weigh=lambda e: e.table_bytes)
 
     def encryptor(self, pk: PublicKey, backend: str = "auto", *, constant_time: bool = True,
                   window: int | None = None) -> Encryptor:
@@ -60,31 +59,15 @@ class EncryptionService:
         hold this key, is refused with what to use instead)."""
         resolved = resolve_backend(backend, pk.nsquare.bit_length())
         key: TableKey = (pk.n, pk.hs, resolved, constant_time, window)
-        with self._lock:
-            enc = self._tables.get(key)
-            if enc is None:
-                enc = Encryptor(pk, resolved, constant_time=constant_time, window=window)
-                self._tables[key] = enc
-                self._evict()
-            else:
-                self._tables.move_to_end(key)
-            return enc
-
-    def _evict(self) -> None:
-        """Drop the least recently used encryptors until the cache fits its bounds again."""
-        while len(self._tables) > 1 and (len(self._tables) > self.max_entries or
-                                         sum(e.table_bytes for e in self._tables.values()) > self.cache_bytes):
-            self._tables.popitem(last=False)
+        return self._tables.get_or_make(key, lambda: Encryptor(pk, resolved, constant_time=constant_time, window=window))
 
     def cached(self) -> int:
         """How many encryptors are kept now."""
-        with self._lock:
-            return len(self._tables)
+        return len(self._tables)
 
     def forget(self) -> None:
         """Drop every kept table (tests, and callers that need the memory back)."""
-        with self._lock:
-            self._tables.clear()
+        self._tables.clear()
 
     # -- encryption -------------------------------------------------------------------------
     def encrypt(self, pk: PublicKey, m: int, *, backend: str = "auto", constant_time: bool = True) -> Ciphertext:
