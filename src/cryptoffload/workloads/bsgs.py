@@ -46,13 +46,13 @@ device 0 when it ends (the paper's accounting; fetching and scattering are not p
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from cryptoffload.crypto.ckks.batched import BatchedOps
+from cryptoffload.crypto.ckks.bootstrap import dft
 from cryptoffload.crypto.ckks.bsgs import giant_sums, prerotate, rotate_slots
 from cryptoffload.errors import ConfigError
 
@@ -540,28 +540,19 @@ class Stage:
 def select_layers(log_slots: int, budget: int) -> tuple[int, int, int]:
     """How ``log_slots`` FFT layers are grouped so the transform uses exactly ``budget`` levels:
     ``(layers per stage, full stages, layers of a last partial stage)``, OpenFHE's rule
-    (``SelectLayers`` in ``ckksrns-utils.cpp``): as few layers per stage as keeps the count at
-    ``budget``."""
+    (``SelectLayers`` in ``ckksrns-utils.cpp``) as the executed bootstrap applies it
+    (:func:`~cryptoffload.crypto.ckks.bootstrap.dft.select_layers`: one rule for the model and
+    the run), with a budget or a slot count from outside checked first."""
     check_positive_int("the level budget", budget)
     if log_slots < 1:
         raise ConfigError(f"log2(slots) must be >= 1, got {log_slots}")
-    budget = min(budget, log_slots)
-    layers = math.ceil(log_slots / budget)
-    rows, rem = divmod(log_slots, layers)
-    if rows + (rem != 0) < budget and layers > 1:
-        layers -= 1
-        rows, rem = divmod(log_slots, layers)
-        while rows + (rem != 0) > budget:
-            rows -= 1
-            rem = log_slots - rows * layers
-    return layers, rows, rem
+    return dft.select_layers(log_slots, budget)
 
 
 def default_stage_baby(layers: int) -> int:
-    """OpenFHE's default baby-step count for a stage of ``layers`` collapsed layers (``dim1 = 0``):
-    ``2^(layers // 2 + 1)``, doubled when the stage has more than 7 diagonals."""
-    diagonals = (1 << (layers + 1)) - 1
-    return 1 << (layers // 2 + 1 + (1 if diagonals > 7 else 0))
+    """OpenFHE's default baby-step count for a stage of ``layers`` collapsed layers (``dim1 = 0``),
+    the executed bootstrap's (:func:`~cryptoffload.crypto.ckks.bootstrap.dft.default_baby`)."""
+    return dft.default_baby(layers)
 
 
 def _stage_baby(d1: int, diagonals: int, default: int, what: str) -> int:

@@ -53,7 +53,7 @@ def select_layers(log_slots: int, budget: int) -> tuple[int, int, int]:
     """``(layers per stage, full stages, layers of a last partial stage)`` so that ``log_slots``
     layers take exactly ``min(budget, log_slots)`` stages: OpenFHE's ``SelectLayers``
     (``ckksrns-utils.cpp``), as few layers per stage as keeps the count at the budget.
-    (:func:`cryptoffload.workloads.bsgs.select_layers` models the same rule one layer up.)"""
+    (:func:`cryptoffload.workloads.bsgs.select_layers`, the model's, calls this one.)"""
     if budget < 1 or log_slots < 1:
         raise CkksError(f"a transform of 2^{log_slots} slots in {budget} levels: both must be at least 1")
     budget = min(budget, log_slots)
