@@ -30,9 +30,9 @@ PLAN = BootstrapPlan((2, 2))
 
 # run on the workers (top-level, so they pickle by reference)
 def sessions_left() -> int:
-    from cryptoffload.engines import bootstrap_run
+    from cryptoffload.engines import ckks_workers
 
-    return len(bootstrap_run._SESSIONS)
+    return len(ckks_workers.SESSIONS)
 
 
 def holds_secret() -> list[bool]:

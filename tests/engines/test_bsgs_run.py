@@ -26,9 +26,9 @@ SPARSE = BsgsShape(6, 2, slots=SLOTS, stride=2, offset=7, level=2)
 
 # run on the workers (top-level, so they pickle by reference)
 def runs_left() -> int:
-    from cryptoffload.engines import bsgs_run
+    from cryptoffload.engines import ckks_workers
 
-    return len(bsgs_run._RUNS)
+    return len(ckks_workers.SESSIONS)
 
 
 def backends_cached() -> int:
@@ -176,7 +176,7 @@ def test_bad_inputs(runner: DaskRunner, he) -> None:
     refused(r"shape \(16, 4096\)", diagonals=diag[:, :100])
     refused(r"shape \(16, 4096\)", diagonals=diag[:3])
     low = BsgsShape(C, 4, slots=SLOTS, level=1)
-    refused("at level 2 but the shape says level=1", shape=low, sp=split(low, 2))
+    refused("at level 2, but the shape says level=1", shape=low, sp=split(low, 2))
     refused("no hoisted rotations", hoisted=True)
     refused("repeats must be", repeats=0)
     refused("runner must be a DaskRunner", runner=object())

@@ -48,7 +48,7 @@ import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -140,35 +140,16 @@ def stage_in_process(backend: CkksBackend, work: StageWork, ct: Ciphertext) -> C
 
 
 # ---- worker side -------------------------------------------------------------------------------
-# Module-level state of a worker process (these functions run there, pickled by reference).
-class _Record(NamedTuple):
-    """One task's record as a worker keeps it (a :class:`~.bsgs_run.TaskRecord` once the client
-    adds the worker's address): the device, what ran, its worker-side start and end, the ops
-    it ran, the bytes it received, the seconds of each op."""
+# Module-level state of a worker process (these functions run there, pickled by reference): a
+# session per execution in ckks_workers.SESSIONS, with the stage's input and encoded plaintexts.
+@dataclass(kw_only=True)
+class _Session(ckks_workers.WorkerSession[Ciphertext]):
+    """A worker's state of one session: besides the shared part (digest, the partial sums
+    alive per ``(run, device)``, the task records per run), the stage's input and its encoded
+    plaintexts."""
 
-    device: int
-    kind: str
-    label: str
-    start: float
-    end: float
-    ops: dict[str, int]
-    bytes_in: int
-    op_s: dict[str, float]
-
-
-@dataclass
-class _Session:
-    """A worker's state of one session: the context's digest, the stage's input and encoded
-    plaintexts, the partial sums alive per ``(run, device)`` and the task records per run."""
-
-    digest: str
     input: Ciphertext
     enc: lintrans.EncodedStage
-    live: dict[tuple[int, int], Ciphertext] = field(default_factory=dict)
-    records: dict[int, list[_Record]] = field(default_factory=dict)
-
-
-_SESSIONS: dict[str, _Session] = {}   # session id -> its state on this worker
 
 
 def _worker_setup(digest: str, sid: str, work: StageWork, ct_bytes: bytes) -> float:
@@ -177,33 +158,19 @@ def _worker_setup(digest: str, sid: str, work: StageWork, ct_bytes: bytes) -> fl
     be = ckks_workers.backend(digest)
     ct = be.deserialize_ciphertext(ct_bytes)
     enc = lintrans.encode(be, work.stage, level=work.level, scale=work.scale, factor=work.factor)
-    st = _SESSIONS.get(sid)
-    if st is None:
-        _SESSIONS[sid] = _Session(digest, ct, enc)
-    else:
+    if sid in ckks_workers.SESSIONS:
+        st = ckks_workers.session(sid, _Session)
         st.input, st.enc = ct, enc
+    else:
+        ckks_workers.SESSIONS[sid] = _Session(digest=digest, input=ct, enc=enc)
     return time.monotonic() - t0
 
 
 def _worker_load(sid: str, ct_bytes: bytes) -> bool:
     """A new input for the session's stage (the encoded plaintexts stay)."""
-    st = _SESSIONS[sid]
+    st = ckks_workers.session(sid, _Session)
     st.input = ckks_workers.backend(st.digest).deserialize_ciphertext(ct_bytes)
     return True
-
-
-def _worker_teardown(sid: str) -> bool:
-    return _SESSIONS.pop(sid, None) is not None
-
-
-def _worker_collect(sid: str, rep: int) -> list[_Record]:
-    """This worker's task records of one run; frees that run's ciphertexts."""
-    st = _SESSIONS.get(sid)
-    if st is None:
-        return []
-    for key in [k for k in st.live if k[0] == rep]:
-        del st.live[key]
-    return st.records.pop(rep, [])
 
 
 class _Clock:
@@ -212,7 +179,7 @@ class _Clock:
 
     def __init__(self, sid: str, rep: int, device: int, kind: str, label: str) -> None:
         self.start = time.monotonic()
-        self.st = _SESSIONS[sid]
+        self.st = ckks_workers.session(sid, _Session)
         self.be = ckks_workers.backend(self.st.digest)
         self.rep, self.device, self.kind, self.label = rep, device, kind, label
         self.ops = dict.fromkeys(TASK_OPS, 0)
@@ -232,9 +199,8 @@ class _Clock:
             acc = self.run("rescale", partial(self.be.rescale, acc))
         self.st.live[(self.rep, self.device)] = acc
         data = self.run("serialize", partial(self.be.serialize_ciphertext, acc)) if (send or final) else None
-        self.st.records.setdefault(self.rep, []).append(
-            _Record(self.device, self.kind, self.label, self.start, time.monotonic(), self.ops, self.bytes_in,
-                    self.op_s))
+        self.st.record(self.rep, ckks_workers.WorkerRecord(self.device, self.kind, self.label, self.start,
+                                                           time.monotonic(), self.ops, self.bytes_in, self.op_s))
         return data
 
 
@@ -268,7 +234,7 @@ def _median_times(calls: dict[str, Callable[[], object]], be: CkksBackend, repea
 
 
 def _worker_part_costs(sid: str, repeats: int) -> dict[str, float]:
-    st = _SESSIONS[sid]
+    st = ckks_workers.session(sid, _Session)
     return stage_part_costs(ckks_workers.backend(st.digest), st.enc, st.input, repeats)
 
 
@@ -411,7 +377,7 @@ class StageSession:
         self._open = False
         if self.runner.client is not None:
             with suppress(Exception):
-                self.runner.gather([self.runner.submit(_worker_teardown, self.sid, worker=a) for a in self.addrs])
+                self.runner.gather([self.runner.submit(ckks_workers.end_session, self.sid, worker=a) for a in self.addrs])
                 if self._previous:
                     self.runner.gather([self.runner.submit(worker_switch_interval, p, worker=a)
                                         for a, p in zip(self.addrs, self._previous)])
@@ -422,7 +388,7 @@ class StageSession:
         the stage's plaintexts, so a bootstrap that meets this stage again sends only its input."""
         if not self._open:
             raise ConfigError("this stage session is closed")
-        data = _input_bytes(self.backend, self.work, ct)
+        data = ckks_workers.input_bytes(self.backend, ct, self.work.level, f"the stage runs at level {self.work.level}")
         t0 = time.perf_counter()
         ct_f = self.runner.scatter(data, broadcast=True, workers=self.addrs)
         self.runner.gather([self.runner.submit(_worker_load, self.sid, ct_f, worker=a) for a in self.addrs])
@@ -516,7 +482,7 @@ class StageSession:
             if runner.client is not None:
                 runner.client.cancel(list(futures.values()))
             raise
-        raw = runner.gather([runner.submit(_worker_collect, self.sid, rep, worker=a) for a in used])
+        raw = runner.gather([runner.submit(ckks_workers.collect_records, self.sid, rep, worker=a) for a in used])
         records = sorted((TaskRecord(d, dev_worker[d], kind, label, s, e, ops, b, op_s)
                           for per in raw for d, kind, label, s, e, ops, b, op_s in per),
                          key=lambda r: (r.start, r.device))
@@ -566,30 +532,9 @@ def _check(runner: object, backend: object, work: object, ct: Ciphertext) -> tup
     if backend.slots % work.stage.width:
         raise ConfigError(f"the stage is {work.stage.width} slots wide, which does not divide the {backend.name} "
                           f"backend's {backend.slots}")
-    ct_bytes = _input_bytes(backend, work, ct)
-    missing = []
-    for s in work.rotation_steps():
-        try:
-            backend.rotation_plan(s)
-        except CkksError:
-            missing.append(s)
-    if missing:
-        raise ConfigError(f"the backend has no Galois keys for the stage's rotation steps {missing}; "
-                          "keygen(rotations=...) with StageWork.rotation_steps()")
+    ct_bytes = ckks_workers.input_bytes(backend, ct, work.level, f"the stage runs at level {work.level}")
+    ckks_workers.check_rotation_keys(backend, work.rotation_steps(), "keygen(rotations=...) with StageWork.rotation_steps()")
     return ct_bytes, ckks_workers.public_context(backend)
-
-
-def _input_bytes(backend: CkksBackend, work: StageWork, ct: Ciphertext) -> bytes:
-    """``ct`` serialised, once checked to be a size-2 ciphertext of ``backend`` at the stage's level."""
-    try:
-        level, size, ct_bytes = backend.level(ct), backend.size(ct), backend.serialize_ciphertext(ct)
-    except CkksError as exc:
-        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
-    if level != work.level:
-        raise ConfigError(f"the input ciphertext is at level {level}, the stage runs at level {work.level}")
-    if size != 2:
-        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
-    return ct_bytes
 
 
 def run_stage(runner: DaskRunner, backend: CkksBackend, work: StageWork, sp: Split | int, ct: Ciphertext, *,

@@ -62,7 +62,7 @@ import time
 import uuid
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, TypeAlias, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -98,9 +98,26 @@ _BACKENDS = ckks_workers.BACKENDS
 _worker_has_backend = ckks_workers.has_backend
 _worker_load_backend = ckks_workers.load_backend
 _backend = ckks_workers.backend
-_RUNS: dict[str, dict[str, Any]] = {}                        # run id -> inputs, plaintexts, live
-#: what a task leaves on its worker: device, kind, label, start, end, op counts, bytes in, op seconds
-_Record: TypeAlias = tuple[int, str, str, float, float, dict[str, int], int, dict[str, float]]
+
+
+@dataclass
+class _Alive:
+    """What one device's tasks keep alive within one repeat: the baby steps it holds (made or
+    received) and its partial sum."""
+
+    baby: dict[int, Ciphertext] = field(default_factory=dict)
+    partial: Ciphertext | None = None
+
+
+@dataclass(kw_only=True)
+class _Run(ckks_workers.WorkerSession[_Alive]):
+    """A worker's state of one run: besides the shared part (digest, what each device keeps
+    alive per repeat, the task records per repeat), the input and each device's plaintexts."""
+
+    input: Ciphertext
+    plain: dict[int, dict[tuple[int, int], Plaintext]] = field(default_factory=dict)
+
+
 _R = TypeVar("_R")
 
 
@@ -110,11 +127,11 @@ def _worker_setup(digest: str, run_id: str, device: int, shape: BsgsShape, giant
     and scale; returns the seconds it took."""
     t0 = time.monotonic()
     be = _backend(digest)
-    st = _RUNS.setdefault(run_id, {"digest": digest, "plain": {}, "live": {}, "records": {}})
-    if "input" not in st:
-        st["input"] = be.deserialize_ciphertext(ct_bytes)
-    ct = st["input"]
-    st["plain"][device] = {(j, i): be.encode(giant_plaintext(rows, shape, j, i), like=ct)
+    if run_id not in ckks_workers.SESSIONS:
+        ckks_workers.SESSIONS[run_id] = _Run(digest=digest, input=be.deserialize_ciphertext(ct_bytes))
+    st = ckks_workers.session(run_id, _Run)
+    ct = st.input
+    st.plain[device] = {(j, i): be.encode(giant_plaintext(rows, shape, j, i), like=ct)
                            for j in giants for i in shape.babies_of(j)}
     return time.monotonic() - t0
 
@@ -126,20 +143,6 @@ def worker_switch_interval(seconds: float) -> float:
     return old
 
 
-def _worker_teardown(run_id: str) -> bool:
-    return _RUNS.pop(run_id, None) is not None
-
-
-def _worker_collect(run_id: str, rep: int) -> list[_Record]:
-    """This worker's task records of one repeat; frees that repeat's ciphertexts."""
-    st = _RUNS.get(run_id)
-    if st is None:
-        return []
-    for key in [k for k in st["live"] if k[0] == rep]:
-        del st["live"][key]
-    return st["records"].pop(rep, [])
-
-
 class _Task(BatchedOps[Ciphertext, Plaintext]):
     """Worker-side bookkeeping of one timed task: its clock, op counts and live store. The BSGS
     kernel runs on the task, which counts each op and hands it to the worker's backend (a
@@ -147,9 +150,9 @@ class _Task(BatchedOps[Ciphertext, Plaintext]):
 
     def __init__(self, run_id: str, rep: int, device: int, kind: str, label: str) -> None:
         self.start = time.monotonic()
-        self.st = _RUNS[run_id]
-        self.be = _backend(self.st["digest"])
-        self.live = self.st["live"].setdefault((rep, device), {"baby": {}, "partial": None})
+        self.st = ckks_workers.session(run_id, _Run)
+        self.be = _backend(self.st.digest)
+        self.live = self.st.live.setdefault((rep, device), _Alive())
         self.rep, self.device, self.kind, self.label = rep, device, kind, label
         self.ops = dict.fromkeys(OP_NAMES, 0)
         self.op_s = dict.fromkeys(OP_NAMES, 0.0)
@@ -195,18 +198,17 @@ class _Task(BatchedOps[Ciphertext, Plaintext]):
         return self._timed("deserialize", self.be.deserialize_ciphertext, data)
 
     def done(self) -> None:
-        end = time.monotonic()
-        self.st["records"].setdefault(self.rep, []).append(
-            (self.device, self.kind, self.label, self.start, end, self.ops, self.bytes_in, self.op_s))
+        self.st.record(self.rep, ckks_workers.WorkerRecord(self.device, self.kind, self.label, self.start,
+                                                           time.monotonic(), self.ops, self.bytes_in, self.op_s))
 
 
 def _task_baby(run_id: str, rep: int, device: int, babies: tuple[int, ...], stride: int,
                send: tuple[int, ...], hoisted: bool) -> dict[int, bytes]:
     t = _Task(run_id, rep, device, "baby", " ".join(map(str, babies)))
     slots = t.be.slots
-    ct = t.st["input"]
+    ct = t.st.input
     outs = baby_rotations(t, ct, [(i * stride) % slots for i in babies], hoisted=hoisted)
-    t.live["baby"].update(zip(babies, outs))
+    t.live.baby.update(zip(babies, outs))
     out = {i: t.serialize(c) for i, c in zip(babies, outs) if i in send}
     t.done()
     return out
@@ -216,7 +218,7 @@ def _task_recv(run_id: str, rep: int, device: int, src: int, babies: tuple[int, 
                payload: dict[int, bytes], forward: tuple[int, ...]) -> dict[int, bytes]:
     t = _Task(run_id, rep, device, "recv", f"baby {' '.join(map(str, babies))} from {src}")
     for i in babies:
-        t.live["baby"][i] = t.deserialize(payload[i])
+        t.live.baby[i] = t.deserialize(payload[i])
     t.done()
     return {i: payload[i] for i in forward}
 
@@ -225,11 +227,11 @@ def _task_giant(run_id: str, rep: int, device: int, shape: BsgsShape, giants: tu
                 after: Sequence[object], out: bool) -> bytes | None:
     del after   # only orders this task after the baby steps it uses
     t = _Task(run_id, rep, device, "giant", " ".join(map(str, giants)))
-    plain = t.st["plain"][device]
+    plain = t.st.plain[device]
     rows = {j: [plain[(j, i)] for i in shape.babies_of(j)] for j in giants}
-    acc = giant_sums(t, {0: t.st["input"], **t.live["baby"]}, rows, shape.giant_steps(), giants)
+    acc = giant_sums(t, {0: t.st.input, **t.live.baby}, rows, shape.giant_steps(), giants)
     assert acc is not None
-    t.live["partial"] = acc
+    t.live.partial = acc
     data = t.serialize(acc) if out else None
     t.done()
     return data
@@ -240,8 +242,9 @@ def _task_reduce(run_id: str, rep: int, device: int, src: int, incoming: bytes, 
     del after   # orders this task after the one that made this device's partial
     t = _Task(run_id, rep, device, "reduce", f"from {src}")
     other = t.deserialize(incoming)
-    t.live["partial"] = t.add(t.live["partial"], other)
-    data = t.serialize(t.live["partial"]) if out else None
+    assert t.live.partial is not None   # the giant task this one is ordered after made it
+    t.live.partial = t.add(t.live.partial, other)
+    data = t.serialize(t.live.partial) if out else None
     t.done()
     return data
 
@@ -344,25 +347,10 @@ def _check(runner: object, backend: object, diagonals: object, shape: object, sp
         raise ConfigError("the diagonals must be finite")
     if hoisted and not backend.hoists_rotations:
         raise ConfigError(f"the {backend.name} backend has no hoisted rotations; run with hoisted=False")
-    try:
-        level = backend.level(ct)
-        ct_bytes = backend.serialize_ciphertext(ct)
-    except CkksError as exc:
-        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
-    if level != shape.level:
-        raise ConfigError(f"the input ciphertext is at level {level} but the shape says level={shape.level}; "
-                          f"build BsgsShape(..., level={level})")
-    if backend.size(ct) != 2:
-        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
-    missing = []
-    for s in shape.rotation_steps():
-        try:
-            backend.rotation_plan(s)
-        except CkksError:
-            missing.append(s)
-    if missing:
-        raise ConfigError(f"the backend has no Galois keys for rotation steps {missing}; "
-                          f"keygen(rotations={shape.rotation_steps()}) makes every key the product uses")
+    ct_bytes = ckks_workers.input_bytes(backend, ct, shape.level, f"but the shape says level={shape.level}; build the "
+                                        "BsgsShape at the ciphertext's level")
+    ckks_workers.check_rotation_keys(backend, shape.rotation_steps(), f"keygen(rotations={shape.rotation_steps()}) "
+                                     "makes every key the product uses")
     return diag, ct_bytes, _public_context(backend)
 
 
@@ -485,7 +473,7 @@ def _teardown(runner: DaskRunner, session: _Session) -> None:
         runner.client.cancel(session.pending)
     if runner.client is not None:
         with suppress(Exception):
-            runner.gather([runner.submit(_worker_teardown, session.run_id, worker=a) for a in session.used])
+            runner.gather([runner.submit(ckks_workers.end_session, session.run_id, worker=a) for a in session.used])
             if session.previous:
                 runner.gather([runner.submit(worker_switch_interval, p, worker=a)
                                for a, p in zip(session.used, session.previous)])
@@ -618,7 +606,7 @@ def _run_once(runner: DaskRunner, shape: BsgsShape, sp: Split, run_id: str, rep:
     runner.wait(pending)
     result = runner.gather(final)
     assert isinstance(result, bytes)   # the final partial sum's task returns its ciphertext's bytes
-    raw = runner.gather([runner.submit(_worker_collect, run_id, rep, worker=a) for a in used])
+    raw = runner.gather([runner.submit(ckks_workers.collect_records, run_id, rep, worker=a) for a in used])
     pending.clear()
     del futures, final
     records = sorted((TaskRecord(d, dev_worker[d], kind, label, s, e, ops, b, op_s)

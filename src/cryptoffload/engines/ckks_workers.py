@@ -9,20 +9,27 @@ before it is sent (:func:`public_context`), and a worker checks it again before 
 backend from it (:func:`load_backend`). A rebuilt backend is cached in the worker process by a
 digest of the context (:func:`context_digest`; at most :data:`MAX_BACKENDS`), so a second
 execution with the same keys sends nothing.
+
+What an execution keeps on a worker between its tasks is a :class:`WorkerSession` (the context's
+digest, the ciphertexts alive per repeat and device, the tasks' :class:`WorkerRecord` per
+repeat), one per execution id in :data:`SESSIONS`; :func:`collect_records` hands a repeat's
+records back and frees its ciphertexts, :func:`end_session` drops the rest. Each execution
+(:mod:`.bsgs_run`, :mod:`.bootstrap_run`) extends the session with its own inputs.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, Sequence, TypeVar
 
-from cryptoffload.crypto.ckks import KIND_PUBLIC, CkksBackend, CkksError, backend_from_context, peek_context
+from cryptoffload.crypto.ckks import KIND_PUBLIC, Ciphertext, CkksBackend, CkksError, backend_from_context, peek_context
 from cryptoffload.crypto.ckks.framing import KIND_NAMES
 from cryptoffload.errors import ConfigError
 from cryptoffload.lru import LruCache
 
-__all__ = ["BACKENDS", "MAX_BACKENDS", "backend", "context_digest", "has_backend", "load_backend",
-           "public_context", "share_context"]
+__all__ = ["BACKENDS", "MAX_BACKENDS", "SESSIONS", "WorkerRecord", "WorkerSession", "backend", "check_rotation_keys",
+           "collect_records", "context_digest", "end_session", "has_backend", "input_bytes", "load_backend", "public_context", "session", "share_context"]
 
 # ---- worker side (module-level state of a worker process; the functions are pickled by reference)
 MAX_BACKENDS = 4
@@ -52,9 +59,95 @@ def backend(digest: str) -> CkksBackend:
     return be
 
 
+class WorkerRecord(NamedTuple):
+    """One task's record as a worker keeps it (the client adds the worker's address): the
+    device, what ran, its worker-side start and end, the ops it ran, the bytes it received,
+    the seconds of each op."""
+
+    device: int
+    kind: str
+    label: str
+    start: float
+    end: float
+    ops: dict[str, int]
+    bytes_in: int
+    op_s: dict[str, float]
+
+
+L = TypeVar("L")   # what a device's tasks keep alive within one repeat
+
+
+@dataclass(kw_only=True)
+class WorkerSession(Generic[L]):
+    """What one execution keeps on a worker between its tasks (see the module docstring)."""
+
+    digest: str
+    live: dict[tuple[int, int], L] = field(default_factory=dict)    # (repeat, device) -> alive
+    records: dict[int, list[WorkerRecord]] = field(default_factory=dict)
+
+    def record(self, rep: int, rec: WorkerRecord) -> None:
+        self.records.setdefault(rep, []).append(rec)
+
+
+SESSIONS: dict[str, WorkerSession[Any]] = {}   # execution id -> its state on this worker
+
+S = TypeVar("S", bound=WorkerSession[Any])
+
+
+def session(sid: str, kind: type[S]) -> S:
+    """This worker's session ``sid``, of the execution's own class ``kind``."""
+    st = SESSIONS[sid]
+    if not isinstance(st, kind):
+        raise TypeError(f"session {sid} is a {type(st).__name__}, not a {kind.__name__}")
+    return st
+
+
+def collect_records(sid: str, rep: int) -> list[WorkerRecord]:
+    """This worker's task records of one repeat; frees that repeat's ciphertexts."""
+    st = SESSIONS.get(sid)
+    if st is None:
+        return []
+    for key in [k for k in st.live if k[0] == rep]:
+        del st.live[key]
+    return st.records.pop(rep, [])
+
+
+def end_session(sid: str) -> bool:
+    """Drop the session's state on this worker (False: it held none)."""
+    return SESSIONS.pop(sid, None) is not None
+
+
 # ---- client side -------------------------------------------------------------------------------
 def context_digest(context: bytes) -> str:
     return hashlib.blake2b(context, digest_size=16).hexdigest()
+
+
+def input_bytes(backend: CkksBackend, ct: Ciphertext, level: int, fix: str) -> bytes:
+    """The ciphertext an execution starts from, serialised for the workers, once checked to be
+    a size-2 ciphertext of ``backend`` at ``level`` (``fix``: what the caller should do when it
+    is at another level)."""
+    try:
+        at, size, data = backend.level(ct), backend.size(ct), backend.serialize_ciphertext(ct)
+    except CkksError as exc:
+        raise ConfigError(f"the input ciphertext cannot be used with this backend: {exc}") from None
+    if at != level:
+        raise ConfigError(f"the input ciphertext is at level {at}, {fix}")
+    if size != 2:
+        raise ConfigError("the input ciphertext must be size 2 (relinearize it first)")
+    return data
+
+
+def check_rotation_keys(backend: CkksBackend, steps: Sequence[int], fix: str) -> None:
+    """Refuse, before anything is sent, an execution whose rotation ``steps`` lack Galois keys
+    (``fix``: how to make them)."""
+    missing = []
+    for s in steps:
+        try:
+            backend.rotation_plan(s)
+        except CkksError:
+            missing.append(s)
+    if missing:
+        raise ConfigError(f"the backend has no Galois keys for rotation steps {missing}; {fix}")
 
 
 def public_context(be: CkksBackend) -> bytes:
