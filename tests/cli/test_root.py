@@ -276,7 +276,7 @@ def test_a_command_line_imports_only_its_own_group() -> None:
                           env={**os.environ, "COLUMNS": "100"})
     assert proc.returncode == 0, proc.stderr
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert loaded == ["cryptoffload.cli.he_cnn", "cryptoffload.cli.root"], loaded
+    assert loaded == ["cryptoffload.cli.coercion", "cryptoffload.cli.he_cnn", "cryptoffload.cli.root"], loaded
 
     from typer._click import Context
     from typer.main import get_command

@@ -48,6 +48,7 @@ from typer._click import Command, Context  # typer 0.29 vendors click: its own c
 from typer.core import TyperGroup
 
 from cryptoffload import __version__
+from cryptoffload.cli import coercion
 from cryptoffload.errors import ConfigError, CryptoffloadError
 
 if TYPE_CHECKING:   # imported where used: every command imports this module
@@ -425,6 +426,7 @@ def _flags_take_no_value() -> None:
 
 
 _flags_take_no_value()
+coercion.install()
 
 
 @app.command()
