@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto.native import gpu_runtime as gr
 from cryptoffload.crypto.paillier_gpu import GpuDecryptor, GpuPaillier, random_exponents
 from cryptoffload.errors import ConfigError
 from cryptoffload.machine import machine_info

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.crypto.paillier import djn
 from cryptoffload.crypto.paillier.public_key import PublicKey
 from cryptoffload.crypto.paillier.service import ENCRYPTION, EncryptionService

@@ -18,7 +18,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext, SpawnContext
 from typing import Sequence
 
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.engines.base import BatchEngine, EngineError, Outcome, Request
 from cryptoffload.engines.compute import ServiceEncryptors, compute_batch, gmp_powm
 from cryptoffload.engines.cpu_worker import worker_main

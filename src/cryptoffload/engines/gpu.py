@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from cryptoffload import cuda
-from cryptoffload.crypto._native import gpu_runtime as gr
+from cryptoffload.crypto.native import gpu_runtime as gr
 from cryptoffload.crypto.paillier.service import MAX_CACHED_ENCRYPTORS
 from cryptoffload.crypto.paillier_gpu import GpuPaillier, Modulus, check_range, from_limbs, random_exponents, to_limbs
 from cryptoffload.engines.base import BatchEngine, Outcome, Request

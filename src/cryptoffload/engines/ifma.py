@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.engines.base import BatchEngine, Outcome, Request
 from cryptoffload.engines.compute import ServiceEncryptors, compute_batch
 from cryptoffload.engines.rings import RingClosed

@@ -192,7 +192,7 @@ def encrypt_aggregate_chunk(task: ChunkTask) -> ChunkResult:
 
 def _cpu_encrypt_aggregate(task: ChunkTask, prov: Provider, plaintexts: list[int], phases: Phases) -> list[int]:
     """The chunk's ciphertexts as one word buffer, multiplied column by column in one C call."""
-    from cryptoffload.crypto._native import core as native
+    from cryptoffload.crypto import native
 
     pk = prov.public_key
     with phases("encrypt"):

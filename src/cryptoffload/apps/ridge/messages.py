@@ -50,7 +50,7 @@ import gmpy2
 from cryptoffload.apps import _http
 from cryptoffload.apps.ridge.params import MAX_PROVIDERS, RidgeParams, upload_layout
 from cryptoffload.apps.ridge.proofs import ExclusionProof
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.crypto.paillier import CiphertextFormatError, PublicKey, key_from_dict
 from cryptoffload.checks import JsonValue
 from cryptoffload.errors import ConfigError, CryptoffloadError

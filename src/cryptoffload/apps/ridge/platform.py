@@ -67,7 +67,7 @@ from cryptoffload.apps.ridge.session import RidgeSession
 from cryptoffload.apps.ridge.store import FinalizeState, PlatformStore, UploadRecord
 from cryptoffload.apps.ridge.tokens import BUYER, allow, read_token
 from cryptoffload.checks import JsonValue
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.errors import ConfigError
 
 #: fault injection for tests: ``stall-after-commit:N`` makes the platform hang (without

@@ -30,7 +30,7 @@ from typing import Callable, Sequence, TypeVar
 
 import gmpy2
 
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.errors import ConfigError
 
 #: The route per arithmetic path (:func:`cryptoffload.crypto._native.core.cpu_path`), chosen by

@@ -87,7 +87,7 @@ from cryptoffload.apps.ridge.proofs import (
 )
 from cryptoffload.apps.ridge.params import RidgeParams, check_solve_key, solve_bounds, upload_layout
 from cryptoffload.checks import check_int
-from cryptoffload.crypto._native import core as native
+from cryptoffload.crypto import native
 from cryptoffload.crypto.paillier import ENCRYPTION, Encryptor, KeyMismatchError, PrivateKey, PublicKey
 from cryptoffload.crypto.packing import PackingError
 from cryptoffload.errors import ConfigError, CryptoffloadError
