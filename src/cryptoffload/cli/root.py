@@ -43,7 +43,6 @@ import typer
 import typer.main
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from typer._click import Command, Context  # typer 0.29 vendors click: its own classes
 from typer.core import TyperGroup
 
@@ -58,7 +57,7 @@ if TYPE_CHECKING:   # imported where used: every command imports this module
 #: The commands under the root, in the order ``--help`` lists them after ``version``: name ->
 #: ``module:attribute``, a typer app (a command group) or a function (one command). Each module
 #: is imported the first time a command line names it, not before: typer builds a command's
-#: options when its group is built, and building all eleven groups (the study group generates
+#: options when its group is built, and building all ten (the study group generates
 #: one command per study) for every call cost ``he-cnn infer`` a tenth of a second (issue 37).
 #: ``--help``, completion and a misspelt name list them all, and then import them all.
 COMMANDS: dict[str, str] = {
