@@ -27,11 +27,12 @@ def test_least_recently_used_goes_first() -> None:
 
 def test_weight_bounds_the_total_but_the_entry_just_made_stays() -> None:
     cache: LruCache[int, bytes] = LruCache(10, max_weight=100, weigh=len)
-    cache.get_or_make(1, lambda: b"x" * 60)
-    cache.get_or_make(2, lambda: b"x" * 30)
-    assert len(cache) == 2
-    cache.get_or_make(3, lambda: b"x" * 50)         # 140 > 100: 1 goes, 80 left
-    assert 1 not in cache and len(cache) == 2
+    first = cache.get_or_make(1, lambda: b"a" * 60)
+    second = cache.get_or_make(2, lambda: b"b" * 30)
+    assert cache.values() == [first, second]
+    third = cache.get_or_make(3, lambda: b"c" * 50)  # 140 > 100: the oldest goes, 80 left
+    assert cache.values() == [second, third]
+    assert cache.get(1) is None and cache.get(2) is second
     big = cache.get_or_make(4, lambda: b"x" * 500)  # heavier than the bound alone: kept, alone
     assert cache.values() == [big]
 
